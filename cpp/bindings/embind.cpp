@@ -1,0 +1,182 @@
+// The embind boundary: the only file that includes emscripten headers.
+//
+// One call per forward. Tensors cross as byte offsets into wasm memory (the JS API writes inputs
+// into buffers it malloc'd and reads outputs from them); nothing is marshaled element by element.
+// Errors come back as an integer code (mha::Code) with the message in lastError().
+#include <emscripten/bind.h>
+#include <malloc.h>
+
+#include <cstdint>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "mha/attention.hpp"
+#include "mha/config.hpp"
+#include "mha/kv_cache.hpp"
+
+using namespace emscripten;
+
+namespace {
+
+std::string g_error;  // message of the last failed call (single-threaded module)
+
+int fail(const mha::Status& s) {
+  g_error = s.message;
+  return static_cast<int>(s.code);
+}
+
+template <class T> T* ptr(uintptr_t p) { return reinterpret_cast<T*>(p); }
+
+mha::Config make_config(int d_model, int num_heads, int kv_heads, int d_k, int d_v, int k_dim, int v_dim,
+                        bool bias, float scale, uintptr_t head_dims) {
+  mha::Config c;
+  c.d_model = d_model; c.num_heads = num_heads; c.kv_heads = kv_heads;
+  c.d_k = d_k; c.d_v = d_v; c.k_dim = k_dim; c.v_dim = v_dim; c.bias = bias; c.scale = scale;
+  if (head_dims && num_heads > 0) {  // int32 [2·h]: d_k of every head, then d_v of every head
+    const int32_t* hd = ptr<const int32_t>(head_dims);
+    c.head_dk.assign(hd, hd + num_heads);
+    c.head_dv.assign(hd + num_heads, hd + 2 * num_heads);
+  }
+  return c;
+}
+
+void json_shape(std::ostringstream& o, const std::vector<int64_t>& s) {
+  o << '[';
+  for (size_t i = 0; i < s.size(); ++i) o << (i ? "," : "") << s[i];
+  o << ']';
+}
+
+std::string json_string(const std::string& s) {
+  std::string r = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') r += '\\';
+    r += ch;
+  }
+  return r + "\"";
+}
+
+/// Shape passport as JSON text (the JS API parses it), or "" with lastError() on error.
+std::string passport_json(int d_model, int num_heads, int kv_heads, int d_k, int d_v, int k_dim, int v_dim,
+                          bool bias, int seq_len, int key_len, int batch) {
+  mha::Passport p;
+  mha::Status s = mha::passport(make_config(d_model, num_heads, kv_heads, d_k, d_v, k_dim, v_dim, bias, 0.f, 0),
+                                seq_len, key_len, batch, p);
+  if (!s.ok()) {
+    g_error = std::to_string(static_cast<int>(s.code)) + ":" + s.message;
+    return "";
+  }
+  std::ostringstream o;
+  o.precision(17);
+  o << "{\"dK\":" << p.d_k << ",\"dV\":" << p.d_v << ",\"steps\":[";
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    o << (i ? "," : "") << "{\"name\":" << json_string(p.steps[i].name) << ",\"shape\":";
+    json_shape(o, p.steps[i].shape);
+    o << ",\"formula\":" << json_string(p.steps[i].formula) << '}';
+  }
+  const mha::Params& q = p.params;
+  o << "],\"params\":{\"wQPerHead\":" << q.wq_per_head << ",\"wQ\":" << q.wq << ",\"wK\":" << q.wk
+    << ",\"wV\":" << q.wv << ",\"wO\":" << q.wo << ",\"bias\":" << q.bias << ",\"total\":" << q.total
+    << ",\"singleHeadWQ\":" << q.single_head_wq << "},\"flops\":{\"projections\":" << p.flops.projections
+    << ",\"scores\":" << p.flops.scores << ",\"weighted\":" << p.flops.weighted << ",\"output\":" << p.flops.output
+    << ",\"total\":" << p.flops.total << "}}";
+  return o.str();
+}
+
+class LayerHandle {
+ public:
+  /// Builds the layer from weights at the given byte offsets (0 = absent). Returns a Code.
+  int init(int d_model, int num_heads, int kv_heads, int d_k, int d_v, int k_dim, int v_dim, bool bias,
+           float scale, uintptr_t head_dims, uintptr_t wq, uintptr_t wk, uintptr_t wv, uintptr_t wo, uintptr_t bq,
+           uintptr_t bk, uintptr_t bv, uintptr_t bo) {
+    mha::WeightsView w;
+    w.wq = ptr<const float>(wq); w.wk = ptr<const float>(wk); w.wv = ptr<const float>(wv); w.wo = ptr<const float>(wo);
+    w.bq = ptr<const float>(bq); w.bk = ptr<const float>(bk); w.bv = ptr<const float>(bv); w.bo = ptr<const float>(bo);
+    mha::Status s = mha::Layer::create(
+        make_config(d_model, num_heads, kv_heads, d_k, d_v, k_dim, v_dim, bias, scale, head_dims), w, layer_);
+    return s.ok() ? 0 : fail(s);
+  }
+
+  /// One forward; every tensor argument is a byte offset into wasm memory (0 = absent).
+  int forward(int batch, int tq, int tk, uintptr_t query, uintptr_t key, uintptr_t value, bool causal,
+              uintptr_t key_padding_mask, uintptr_t attn_mask, int attn_mask_kind, uintptr_t output,
+              uintptr_t weights, bool average_weights, uintptr_t tr_q, uintptr_t tr_k, uintptr_t tr_v,
+              uintptr_t tr_scores, uintptr_t tr_concat) {
+    if (!layer_) return fail(mha::Status::Error(mha::Code::kDisposed, "layer is not initialized"));
+    mha::ForwardArgs a;
+    a.batch = batch; a.tq = tq; a.tk = tk;
+    a.query = ptr<const float>(query); a.key = ptr<const float>(key); a.value = ptr<const float>(value);
+    a.causal = causal;
+    a.key_padding_mask = ptr<const uint8_t>(key_padding_mask);
+    a.attn_mask = ptr<const float>(attn_mask);
+    a.attn_mask_kind = static_cast<mha::MaskKind>(attn_mask_kind);
+    a.output = ptr<float>(output);
+    a.weights = ptr<float>(weights);
+    a.average_weights = average_weights;
+    a.trace.q = ptr<float>(tr_q); a.trace.k = ptr<float>(tr_k); a.trace.v = ptr<float>(tr_v);
+    a.trace.scores = ptr<float>(tr_scores); a.trace.concat = ptr<float>(tr_concat);
+    mha::Status s = layer_->forward(a);
+    return s.ok() ? 0 : fail(s);
+  }
+
+  /// Workspace bytes a forward of these sizes needs besides its inputs and outputs.
+  double workspaceBytes(int batch, int tq, int tk, bool self) const {
+    return layer_ ? static_cast<double>(layer_->workspace_bytes(batch, tq, tk, self)) : 0.0;
+  }
+
+  mha::Layer* get() { return layer_.get(); }
+
+ private:
+  std::unique_ptr<mha::Layer> layer_;
+};
+
+class KVCacheHandle {
+ public:
+  int init(LayerHandle& layer, int max_len, int batch) {
+    if (!layer.get()) return fail(mha::Status::Error(mha::Code::kDisposed, "layer is not initialized"));
+    mha::Status s = mha::KVCache::create(layer.get(), max_len, batch, cache_);
+    return s.ok() ? 0 : fail(s);
+  }
+  int step(uintptr_t x, int n, uintptr_t output, uintptr_t weights) {
+    mha::Status s = cache_->step(ptr<const float>(x), n, ptr<float>(output), ptr<float>(weights));
+    return s.ok() ? 0 : fail(s);
+  }
+  int length() const { return cache_ ? cache_->length() : 0; }
+  void reset() { if (cache_) cache_->reset(); }
+
+ private:
+  std::unique_ptr<mha::KVCache> cache_;
+};
+
+std::string last_error() { return g_error; }
+
+/// Bytes currently malloc'd (dlmalloc's in-use count): the leak tests read it.
+double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
+
+bool built_with_simd() {
+#ifdef __wasm_simd128__
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(mha_core) {
+  function("passportJSON", &passport_json);
+  function("lastError", &last_error);
+  function("heapInUse", &heap_in_use);
+  function("simd", &built_with_simd);
+  class_<LayerHandle>("LayerHandle")
+      .constructor<>()
+      .function("init", &LayerHandle::init)
+      .function("forward", &LayerHandle::forward)
+      .function("workspaceBytes", &LayerHandle::workspaceBytes);
+  class_<KVCacheHandle>("KVCacheHandle")
+      .constructor<>()
+      .function("init", &KVCacheHandle::init)
+      .function("step", &KVCacheHandle::step)
+      .function("length", &KVCacheHandle::length)
+      .function("reset", &KVCacheHandle::reset);
+}

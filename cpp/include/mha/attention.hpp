@@ -1,0 +1,123 @@
+// Multi-head attention layer: projections, scaled dot-product attention per head, concat, W_O.
+//
+//   Q = X_q·W_Q + b_Q,  K = X_k·W_K + b_K,  V = X_v·W_V + b_V            (y = x·W + b, W [in, out])
+//   head_i = softmax(Q_i·K_{g(i)}ᵀ · scale_i + M) · V_{g(i)}             scale_i = 1/√d_k by default
+//   MultiHead = concat(head_0, …, head_{h-1})·W_O + b_O
+//
+// Source: Vaswani et al., "Attention Is All You Need" (2017), eq. 1 and §3.2.2; g(i) = i / (h/g),
+// grouped-query attention as in Ainslie et al. (2023) and LLaMA-2's repeat_kv. Masks follow
+// torch.nn.MultiheadAttention; a query row whose keys are all masked gets weights 0 and a zero
+// attention output (PyTorch scaled_dot_product_attention since 2024, ONNX Attention), never NaN.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "mha/buffer.hpp"
+#include "mha/config.hpp"
+#include "mha/status.hpp"
+
+namespace mha {
+
+namespace kernels { struct PackedB; }
+
+/// Weights in the packed form, all row-major [in, out]; biases may be null when Config::bias is
+/// false (and must be non-null when it is true).
+///   wq [d_model, Σd_k]   wk [k_dim, Σ_kv d_k]   wv [v_dim, Σ_kv d_v]   wo [Σd_v, d_model]
+///   bq [Σd_k]  bk [Σ_kv d_k]  bv [Σ_kv d_v]  bo [d_model]
+/// (Σ over the h query heads or the g key/value heads; in the per-head form the columns of head i
+/// are its own W_Q^(i), W_K^(i), W_V^(i) side by side, and the rows of W_O likewise.)
+struct WeightsView {
+  const float *wq = nullptr, *wk = nullptr, *wv = nullptr, *wo = nullptr;
+  const float *bq = nullptr, *bk = nullptr, *bv = nullptr, *bo = nullptr;
+};
+
+/// Additive attention mask layout. A boolean mask is passed as additive with -inf where masked.
+enum class MaskKind : int {
+  kNone = 0,
+  kShared = 1,   ///< [Tq, Tk], the same for every batch element and head
+  kPerHead = 2,  ///< [B·h, Tq, Tk], index b·h + head
+};
+
+/// Optional outputs of a forward for teaching: every intermediate, each row-major.
+struct TraceOut {
+  float* q = nullptr;       ///< [B, Tq, Σd_k]   Q after bias, heads side by side
+  float* k = nullptr;       ///< [B, Tk, Σ_kv d_k]
+  float* v = nullptr;       ///< [B, Tk, Σ_kv d_v]
+  float* scores = nullptr;  ///< [B, h, Tq, Tk]  scaled scores Q_i·K_iᵀ·scale, before any mask
+  float* concat = nullptr;  ///< [B, Tq, Σd_v]   head outputs side by side, before W_O
+};
+
+/// One forward call. B ≥ 1 (an unbatched call is B = 1). key/value null means self-attention
+/// (key = value = query, then Tk = Tq).
+struct ForwardArgs {
+  int batch = 1, tq = 0, tk = 0;
+  const float* query = nullptr;  ///< [B, Tq, d_model]
+  const float* key = nullptr;    ///< [B, Tk, k_dim] or null
+  const float* value = nullptr;  ///< [B, Tk, v_dim] or null
+  bool causal = false;           ///< key j may be attended by query i only if j ≤ i
+  const uint8_t* key_padding_mask = nullptr;  ///< [B, Tk], nonzero = padded key (masked)
+  const float* attn_mask = nullptr;           ///< additive, layout by attn_mask_kind
+  MaskKind attn_mask_kind = MaskKind::kNone;
+  float* output = nullptr;       ///< [B, Tq, d_model] (required)
+  float* weights = nullptr;      ///< [B, h, Tq, Tk], or [B, Tq, Tk] when average_weights; or null
+  bool average_weights = false;  ///< mean of the attention weights over heads
+  TraceOut trace;                ///< all null unless a trace is requested
+};
+
+/// A multi-head attention layer: owns its weights (repacked for the GEMM kernels) and a workspace
+/// reused across calls (no allocation on the steady-state path).
+class Layer {
+ public:
+  /// Validates the configuration and copies the weights in. Errors: resolve()'s
+  /// (kInvalidConfig), missing biases (kInvalidArgument), non-finite weights (kNonFinite, naming
+  /// the matrix and the [row, col] index), allocation failure (kOutOfMemory).
+  static Status create(const Config& config, const WeightsView& w, std::unique_ptr<Layer>& out);
+  ~Layer();
+
+  /// Runs attention (see the file comment). The causal mask is the [Tq, Tk] upper triangle
+  /// (key j > query i is masked), as torch's is_causal. Errors: B, Tq or Tk < 1
+  /// (kShapeMismatch), NaN/Inf in query/key/value (kNonFinite, with the index), NaN or +Inf in
+  /// attn_mask (kNonFinite), workspace allocation failure (kOutOfMemory, with the bytes).
+  Status forward(const ForwardArgs& a);
+
+  /// Bytes of workspace a forward with these sizes allocates (besides its inputs and outputs).
+  size_t workspace_bytes(int batch, int tq, int tk, bool self_attention) const;
+
+  const Resolved& config() const { return cfg_; }
+
+  // --- used by KVCache ---
+  /// Y[M, out] = X[M, in]·W + b for W = W_Q (which = 0), W_K (1), W_V (2), W_O (3).
+  void project(int which, int M, const float* x, float* y) const;
+  /// Attention of Tq queries over Tk keys for B batch elements, heads side by side:
+  /// q rows have stride ldq (batch stride q_bs), k/v likewise, head outputs go to concat
+  /// [B, Tq, Σd_v]. causal_offset: query i is at absolute position i + causal_offset.
+  struct AttendArgs {
+    int batch = 1, tq = 0, tk = 0;
+    const float* q = nullptr; int ldq = 0; size_t q_bs = 0;
+    const float* k = nullptr; int ldk = 0; size_t k_bs = 0;
+    const float* v = nullptr; int ldv = 0; size_t v_bs = 0;
+    bool causal = false; int causal_offset = 0;
+    const uint8_t* key_padding_mask = nullptr;
+    const float* attn_mask = nullptr; MaskKind attn_mask_kind = MaskKind::kNone;
+    float* concat = nullptr;
+    float* weights = nullptr; bool average_weights = false;
+    float* trace_scores = nullptr;
+  };
+  Status attend(const AttendArgs& a);
+
+ private:
+  Layer();
+  Resolved cfg_;
+  std::unique_ptr<kernels::PackedB> wq_, wk_, wv_, wo_;
+  std::vector<float> bq_, bk_, bv_, bo_;
+  Buffer ws_;      // projections and concat
+  Buffer scores_;  // one block of scores rows
+};
+
+/// Checks data[0..n) for NaN/±Inf; on the first found returns kNonFinite naming `what` and the
+/// multi-index in `shape`. allow_neg_inf accepts -Inf (additive masks).
+Status check_finite(const char* what, const float* data, const std::vector<int64_t>& shape,
+                    bool allow_neg_inf = false);
+
+}  // namespace mha

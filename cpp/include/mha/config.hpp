@@ -1,0 +1,96 @@
+// Configuration of a multi-head attention layer, its validation, and the shape passport
+// (every tensor's shape, parameter and FLOP counts) computed from the configuration alone.
+//
+// Source: Vaswani et al., "Attention Is All You Need" (2017), §3.2.2, eq. for MultiHead(Q, K, V);
+// grouped-query attention: Ainslie et al. (2023), "GQA"; multi-query: Shazeer (2019).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mha/status.hpp"
+
+namespace mha {
+
+/// Hyper-parameters of one attention layer. Widths are per head; heads may differ in d_k / d_v
+/// only in the per-head form (head_dk / head_dv non-empty, then kv_heads == num_heads).
+struct Config {
+  int d_model = 0;    ///< width of the query input and of the output
+  int num_heads = 0;  ///< h, number of query heads
+  int kv_heads = 0;   ///< g, number of key/value heads; g divides h (g = 1: multi-query); 0 -> h
+  int d_k = 0;        ///< per-head query/key width; 0 -> d_model / h (h must divide d_model)
+  int d_v = 0;        ///< per-head value width; 0 -> d_k
+  int k_dim = 0;      ///< width of the key input; 0 -> d_model
+  int v_dim = 0;      ///< width of the value input; 0 -> d_model
+  bool bias = true;   ///< b_Q, b_K, b_V, b_O present
+  float scale = 0.f;  ///< score scale; 0 -> 1/sqrt(d_k) (per head in the per-head form)
+  std::vector<int> head_dk;  ///< per-head form: d_k of head i (size h), else empty
+  std::vector<int> head_dv;  ///< per-head form: d_v of head i (size h), else empty
+};
+
+/// A configuration with every default filled in and the column offsets of each head inside the
+/// packed weights: head i reads columns [q_off[i], q_off[i] + dk[i]) of W_Q and rows
+/// [o_off[i], o_off[i] + dv[i]) of W_O; kv head j reads K columns [k_off[j], +dk) and
+/// V columns [v_off[j], +dv). Query head i uses kv head i / (h / g) (LLaMA-2's repeat_kv).
+struct Resolved {
+  int d_model = 0, num_heads = 0, kv_heads = 0, k_dim = 0, v_dim = 0;
+  bool bias = true;
+  bool uniform = true;       ///< every head has the same d_k and d_v
+  std::vector<int> dk, dv;   ///< per query head
+  std::vector<float> scale;  ///< per query head
+  std::vector<int> q_off, o_off;   ///< per query head
+  std::vector<int> k_off, v_off;   ///< per kv head
+  std::vector<int> kv_dk, kv_dv;   ///< per kv head
+  int q_width = 0;   ///< Σ d_k over query heads (columns of W_Q)
+  int k_width = 0;   ///< Σ d_k over kv heads (columns of W_K)
+  int v_width = 0;   ///< Σ d_v over kv heads (columns of W_V)
+  int o_width = 0;   ///< Σ d_v over query heads (rows of W_O, width of the concat)
+  int kv_of(int head) const { return head / (num_heads / kv_heads); }
+};
+
+/// Validates `c` and fills defaults into `out`.
+/// Errors (Code::kInvalidConfig, message names the field, expected and actual value):
+/// d_model < 1, num_heads < 1, kv_heads not dividing num_heads, num_heads not dividing d_model
+/// when d_k is not given, negative widths, non-finite or non-positive scale, per-head widths of
+/// the wrong count or < 1, sizes whose products overflow 2^31 elements.
+Status resolve(const Config& c, Resolved& out);
+
+/// Parameter counts (weights and biases of W_Q, W_K, W_V, W_O).
+struct Params {
+  int64_t wq_per_head = 0;     ///< d_model · d_k (head 0 in the per-head form)
+  int64_t wq = 0, wk = 0, wv = 0, wo = 0;  ///< total weights of each projection
+  int64_t bias = 0;            ///< Σ bias lengths (0 without bias)
+  int64_t total = 0;           ///< wq + wk + wv + wo + bias
+  int64_t single_head_wq = 0;  ///< d_model · (h·d_k): W_Q of one head as wide as all heads together
+};
+
+/// FLOP counts, one multiply-add = 2 FLOPs (softmax, scaling and bias adds not counted).
+struct Flops {
+  double projections = 0;  ///< 2·B·(Tq·d_model·Σd_k + Tk·k_dim·Σ_kv d_k + Tk·v_dim·Σ_kv d_v)
+  double scores = 0;       ///< 2·B·Tq·Tk·Σ d_k      (Q·Kᵀ over all heads)
+  double weighted = 0;     ///< 2·B·Tq·Tk·Σ d_v      (A·V over all heads)
+  double output = 0;       ///< 2·B·Tq·Σd_v·d_model  (concat·W_O)
+  double total = 0;
+};
+
+/// One row of the shape passport.
+struct Step {
+  std::string name;              ///< e.g. "per-head scores"
+  std::vector<int64_t> shape;    ///< full shape, e.g. {B, h, Tq, Tk} (B omitted when batch is 0)
+  std::string formula;           ///< e.g. "Q_i · K_iᵀ / √d_k"
+};
+
+/// Shape passport of one forward: steps, parameters and FLOPs, from the configuration alone.
+struct Passport {
+  int d_k = 0, d_v = 0;
+  std::vector<Step> steps;
+  Params params;
+  Flops flops;
+};
+
+/// Computes the passport for a forward of `batch` sequences (0 = unbatched, counted as 1) of
+/// seq_len query tokens and key_len key tokens (0 -> seq_len). Errors as resolve(), plus
+/// seq_len < 1 or key_len < 0 (Code::kInvalidConfig).
+Status passport(const Config& c, int seq_len, int key_len, int batch, Passport& out);
+
+}  // namespace mha

@@ -1,0 +1,140 @@
+// Configuration validation and the shape passport (parameter and FLOP counts).
+#include "mha/config.hpp"
+
+#include <cmath>
+#include <string>
+
+namespace mha {
+namespace {
+Status invalid(const std::string& m) { return Status::Error(Code::kInvalidConfig, m); }
+std::string str(int64_t v) { return std::to_string(v); }
+}  // namespace
+
+Status resolve(const Config& c, Resolved& r) {
+  r = Resolved{};
+  if (c.d_model < 1) return invalid("dModel must be a positive integer, got " + str(c.d_model));
+  if (c.num_heads < 1) return invalid("numHeads must be a positive integer, got " + str(c.num_heads));
+  const int h = c.num_heads;
+  const int g = c.kv_heads == 0 ? h : c.kv_heads;
+  if (g < 1) return invalid("kvHeads must be a positive integer, got " + str(c.kv_heads));
+  if (h % g != 0)
+    return invalid("kvHeads must divide numHeads (" + str(h) + "), got kvHeads = " + str(g));
+  if (c.k_dim < 0) return invalid("kDim must be a positive integer, got " + str(c.k_dim));
+  if (c.v_dim < 0) return invalid("vDim must be a positive integer, got " + str(c.v_dim));
+  if (!(c.scale >= 0.f) || !std::isfinite(c.scale))
+    return invalid("scale must be a finite positive number, got " + std::to_string(c.scale));
+  r.d_model = c.d_model;
+  r.num_heads = h;
+  r.kv_heads = g;
+  r.k_dim = c.k_dim ? c.k_dim : c.d_model;
+  r.v_dim = c.v_dim ? c.v_dim : c.d_model;
+  r.bias = c.bias;
+  if (!c.head_dk.empty() || !c.head_dv.empty()) {
+    if (static_cast<int>(c.head_dk.size()) != h || static_cast<int>(c.head_dv.size()) != h)
+      return invalid("per-head widths: expected " + str(h) + " d_k and d_v values (one per head), got " +
+                     str(c.head_dk.size()) + " and " + str(c.head_dv.size()));
+    if (g != h) return invalid("per-head weights need kvHeads = numHeads (" + str(h) + "), got " + str(g));
+    r.dk = c.head_dk;
+    r.dv = c.head_dv;
+  } else {
+    int dk = c.d_k;
+    if (dk == 0) {
+      if (c.d_model % h != 0)
+        return invalid("numHeads must divide dModel when dK is not given: dModel = " + str(c.d_model) +
+                       " is not divisible by numHeads = " + str(h));
+      dk = c.d_model / h;
+    }
+    if (dk < 1) return invalid("dK must be a positive integer, got " + str(c.d_k));
+    const int dv = c.d_v ? c.d_v : dk;
+    if (dv < 1) return invalid("dV must be a positive integer, got " + str(c.d_v));
+    r.dk.assign(h, dk);
+    r.dv.assign(h, dv);
+  }
+  for (int i = 0; i < h; ++i) {
+    if (r.dk[i] < 1) return invalid("head " + str(i) + ": d_k must be ≥ 1, got " + str(r.dk[i]));
+    if (r.dv[i] < 1) return invalid("head " + str(i) + ": d_v must be ≥ 1, got " + str(r.dv[i]));
+    if (r.dk[i] != r.dk[0] || r.dv[i] != r.dv[0]) r.uniform = false;
+  }
+  // Offsets and widths, in 64-bit to catch overflow.
+  int64_t q = 0, o = 0;
+  for (int i = 0; i < h; ++i) {
+    r.q_off.push_back(static_cast<int>(q));
+    r.o_off.push_back(static_cast<int>(o));
+    q += r.dk[i];
+    o += r.dv[i];
+    r.scale.push_back(c.scale > 0.f ? c.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(r.dk[i]))));
+  }
+  const int rep = h / g;
+  int64_t k = 0, v = 0;
+  for (int j = 0; j < g; ++j) {
+    r.k_off.push_back(static_cast<int>(k));
+    r.v_off.push_back(static_cast<int>(v));
+    r.kv_dk.push_back(r.dk[j * rep]);
+    r.kv_dv.push_back(r.dv[j * rep]);
+    k += r.dk[j * rep];
+    v += r.dv[j * rep];
+  }
+  const int64_t lim = int64_t(1) << 31;
+  const int64_t dm = r.d_model;
+  if (q >= lim || o >= lim || dm * q >= lim || int64_t(r.k_dim) * k >= lim ||
+      int64_t(r.v_dim) * v >= lim || o * dm >= lim)
+    return invalid("weights too large: d_model = " + str(dm) + ", h·d_k = " + str(q) +
+                   " give more than 2^31 elements in one matrix");
+  r.q_width = static_cast<int>(q);
+  r.o_width = static_cast<int>(o);
+  r.k_width = static_cast<int>(k);
+  r.v_width = static_cast<int>(v);
+  return Status::Ok();
+}
+
+Status passport(const Config& c, int seq_len, int key_len, int batch, Passport& p) {
+  Resolved r;
+  Status s = resolve(c, r);
+  if (!s.ok()) return s;
+  if (seq_len < 1) return invalid("seqLen must be a positive integer, got " + str(seq_len));
+  if (key_len < 0) return invalid("keyLen must be a positive integer, got " + str(key_len));
+  if (batch < 0) return invalid("batch must be a positive integer, got " + str(batch));
+  p = Passport{};
+  const int64_t B = batch ? batch : 1, Tq = seq_len, Tk = key_len ? key_len : seq_len;
+  const int64_t d = r.d_model, h = r.num_heads, g = r.kv_heads;
+  p.d_k = r.dk[0];
+  p.d_v = r.dv[0];
+  auto sh = [&](std::vector<int64_t> dims) {
+    if (batch) dims.insert(dims.begin(), B);
+    return dims;
+  };
+  const int64_t dk = r.dk[0], dv = r.dv[0];
+  const bool kv_shared = g != h;
+  p.steps = {
+      {"input X", sh({Tq, d}), "X"},
+      {"split d_model into heads", sh({h, Tq, dk}), "X·W_Q → h × (T, d_k)"},
+      {"per-head Q", sh({h, Tq, dk}), "Q_i = X·W_Q^(i)"},
+      {"per-head K", sh({g, Tk, dk}), kv_shared ? "K_j = X·W_K^(j), shared by h/g query heads" : "K_i = X·W_K^(i)"},
+      {"per-head V", sh({g, Tk, dv}), kv_shared ? "V_j = X·W_V^(j), shared by h/g query heads" : "V_i = X·W_V^(i)"},
+      {"per-head scores", sh({h, Tq, Tk}), "S_i = Q_i·K_iᵀ / √d_k"},
+      {"per-head attention weights", sh({h, Tq, Tk}), "A_i = softmax(S_i)"},
+      {"per-head outputs", sh({h, Tq, dv}), "head_i = A_i·V_i"},
+      {"concat", sh({Tq, int64_t(r.o_width)}), "concat(head_1, …, head_h)"},
+      {"W_O", {int64_t(r.o_width), d}, "W_O"},
+      {"output", sh({Tq, d}), "concat·W_O"},
+  };
+  Params& pr = p.params;
+  pr.wq_per_head = d * dk;
+  pr.wq = d * r.q_width;
+  pr.wk = int64_t(r.k_dim) * r.k_width;
+  pr.wv = int64_t(r.v_dim) * r.v_width;
+  pr.wo = int64_t(r.o_width) * d;
+  pr.bias = r.bias ? int64_t(r.q_width) + r.k_width + r.v_width + d : 0;
+  pr.total = pr.wq + pr.wk + pr.wv + pr.wo + pr.bias;
+  pr.single_head_wq = d * r.q_width;
+  Flops& f = p.flops;
+  const double Bd = double(B), Tqd = double(Tq), Tkd = double(Tk);
+  f.projections = 2.0 * Bd * (Tqd * d * r.q_width + Tkd * r.k_dim * r.k_width + Tkd * r.v_dim * r.v_width);
+  f.scores = 2.0 * Bd * Tqd * Tkd * r.q_width;
+  f.weighted = 2.0 * Bd * Tqd * Tkd * r.o_width;
+  f.output = 2.0 * Bd * Tqd * r.o_width * d;
+  f.total = f.projections + f.scores + f.weighted + f.output;
+  return Status::Ok();
+}
+
+}  // namespace mha

@@ -1,0 +1,65 @@
+// Portable kernels on Eigen: the native build and the reference the SIMD kernels are tested against.
+// Compiled when MHA_SIMD128 is not defined (see kernels_simd.cpp for the wasm SIMD build).
+#include "kernels.hpp"
+
+#include <Eigen/Core>
+#include <cmath>
+#include <limits>
+
+#include "softmax.hpp"
+
+namespace mha {
+namespace kernels {
+namespace {
+using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using CMap = Eigen::Map<const RowMat, 0, Eigen::OuterStride<>>;
+using MMap = Eigen::Map<RowMat, 0, Eigen::OuterStride<>>;
+}  // namespace
+
+#ifndef MHA_SIMD128
+void pack_b(int K, int N, const float* B, int ldb, PackedB& out) {
+  out.k = K;
+  out.n = N;
+  out.data.resize(static_cast<size_t>(K) * N);
+  for (int r = 0; r < K; ++r)
+    for (int c = 0; c < N; ++c) out.data[static_cast<size_t>(r) * N + c] = B[static_cast<size_t>(r) * ldb + c];
+}
+
+void gemm_packed(int M, const float* A, int lda, const PackedB& B, const float* bias, float* C, int ldc) {
+  if (M == 0 || B.n == 0) return;
+  MMap c(C, M, B.n, Eigen::OuterStride<>(ldc));
+  if (B.k == 0) {
+    c.setZero();
+  } else {
+    CMap a(A, M, B.k, Eigen::OuterStride<>(lda));
+    CMap b(B.data.data(), B.k, B.n, Eigen::OuterStride<>(B.n));
+    c.noalias() = a * b;
+  }
+  if (bias) c.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias, B.n);
+}
+
+void gemm_abt(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float* C, int ldc) {
+  if (M == 0 || N == 0) return;
+  MMap c(C, M, N, Eigen::OuterStride<>(ldc));
+  if (K == 0) { c.setZero(); return; }
+  CMap a(A, M, K, Eigen::OuterStride<>(lda));
+  CMap b(B, N, K, Eigen::OuterStride<>(ldb));
+  c.noalias() = alpha * (a * b.transpose());
+}
+
+void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc, bool accumulate) {
+  if (M == 0 || N == 0) return;
+  MMap c(C, M, N, Eigen::OuterStride<>(ldc));
+  if (K == 0) { if (!accumulate) c.setZero(); return; }
+  CMap a(A, M, K, Eigen::OuterStride<>(lda));
+  CMap b(B, K, N, Eigen::OuterStride<>(ldb));
+  if (accumulate) c.noalias() += a * b; else c.noalias() = a * b;
+}
+
+void softmax_rows(int rows, int n, float* S, int lds) {
+  for (int r = 0; r < rows; ++r) softmax_row_scalar(n, S + static_cast<size_t>(r) * lds);
+}
+#endif
+
+}  // namespace kernels
+}  // namespace mha

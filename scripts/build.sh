@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds the wasm module (CMake via emcmake) into web/wasm/, then the web bundles into web/dist/.
+# Incremental: CMake rebuilds only what changed. Usage: scripts/build.sh [--native] (also builds
+# and runs the native C++ unit tests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"   # Debian's em++ needs acorn from here
+jobs=$(nproc 2>/dev/null || echo 2)
+
+if [ ! -f build-wasm/CMakeCache.txt ]; then
+  emcmake cmake -S . -B build-wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+cmake --build build-wasm -j"$jobs"
+
+if [ -f scripts/build-web.mjs ]; then
+  node scripts/build-web.mjs
+fi
+
+if [ "${1:-}" = "--native" ]; then
+  cmake -S . -B build-native -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-native -j"$jobs"
+  (cd build-native && ctest --output-on-failure)
+fi

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what is missing, idempotently: Debian packages (emscripten, Eigen, Chromium for the
+# browser tests) and the npm dependencies (npm ci when node_modules is stale).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v em++ >/dev/null 2>&1 || need+=(emscripten)
+[ -f /usr/include/eigen3/Eigen/Core ] || need+=(libeigen3-dev)
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+[ -x /usr/bin/chromium ] || need+=(chromium)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing ${need[*]} (apt)"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# npm ci when node_modules is missing or older than the lock file.
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi

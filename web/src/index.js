@@ -1,0 +1,147 @@
+/**
+ * mha-wasm: multi-head attention (Vaswani et al. 2017) computed by a C++/Eigen core compiled to
+ * SIMD WebAssembly. Works in Node (≥ 18) and browsers.
+ *
+ *   import { createMHA } from 'mha-wasm';
+ *   const mha = await createMHA();
+ *   const layer = mha.createLayer({ dModel: 24, numHeads: 2, seed: 1 });
+ *   const { output, weights } = layer.forward(x);   // x [T, 24] → output [T, 24], weights [2, T, T]
+ * @module mha-wasm
+ */
+import { MHAError, throwStatus, CODES } from './errors.js';
+import { loadCore } from './loader.js';
+import { Layer, KVCache } from './layer.js';
+import { Tensor } from './tensor.js';
+import { fromTorch } from './torch.js';
+import { VERSION } from './version.js';
+import { resolveLayer, intOption } from './weights.js';
+import { Staging } from './memory.js';
+
+export { MHAError, Tensor, Layer, KVCache, VERSION };
+
+/** Calls the core's passport (the one place the configuration rules live). */
+function corePassport(core, o) {
+  const json = core.passportJSON(o.dModel, o.numHeads, o.kvHeads || 0, o.dK || 0, o.dV || 0, o.kDim || 0,
+    o.vDim || 0, o.bias !== false, o.seqLen || 1, o.keyLen || 0, o.batch || 0);
+  if (json === '') {
+    const err = core.lastError();
+    const i = err.indexOf(':');
+    throwStatus(Number(err.slice(0, i)), err.slice(i + 1));
+  }
+  return JSON.parse(json);
+}
+
+/** An instance of the wasm module with the API on top. Create it with createMHA(). */
+class MHA {
+  constructor(core) {
+    this._core = core;
+    /** {version: string, simd: boolean} — simd is true when the module was built with wasm SIMD128. */
+    this.info = Object.freeze({ version: VERSION, simd: core.simd() });
+  }
+
+  /**
+   * Shape passport of one forward: every tensor's shape, the parameter and FLOP counts, from the
+   * configuration alone. FLOPs count one multiply-add as 2: projections = Q, K and V projections,
+   * scores = Q·Kᵀ over all heads, weighted = A·V over all heads, output = concat·W_O.
+   * @param {{seqLen: number, dModel: number, numHeads: number, kvHeads?: number, keyLen?: number,
+   *          batch?: number, dK?: number, dV?: number, kDim?: number, vDim?: number, bias?: boolean}} cfg
+   * @returns {{dK: number, dV: number, steps: Array<{name: string, shape: number[], formula: string}>,
+   *   params: {wQPerHead: number, wQ: number, wK: number, wV: number, wO: number, bias: number,
+   *   total: number, singleHeadWQ: number}, flops: {projections: number, scores: number,
+   *   weighted: number, output: number, total: number}}}
+   * @throws {MHAError} INVALID_CONFIG (e.g. numHeads not dividing dModel when dK is not given)
+   */
+  passport(cfg) {
+    if (cfg === null || typeof cfg !== 'object') throw new MHAError('INVALID_CONFIG', 'passport: expected an object {seqLen, dModel, numHeads, ...}');
+    const o = {};
+    for (const k of ['seqLen', 'dModel', 'numHeads']) o[k] = intOption(cfg, k, { required: true });
+    for (const k of ['kvHeads', 'keyLen', 'batch', 'dK', 'dV', 'kDim', 'vDim']) o[k] = intOption(cfg, k);
+    if (cfg.bias !== undefined && typeof cfg.bias !== 'boolean') throw new MHAError('INVALID_CONFIG', `bias must be a boolean, got ${String(cfg.bias)}`);
+    o.bias = cfg.bias;
+    return corePassport(this._core, o);
+  }
+
+  /**
+   * Creates a layer whose weights live in wasm memory.
+   * @param {object} opts
+   * @param {number} [opts.dModel] query/output width (inferred from weights.wQ when omitted)
+   * @param {number} opts.numHeads h
+   * @param {number} [opts.kvHeads] g, dividing h (grouped-query; 1 = multi-query); default h
+   * @param {number} [opts.dK] per-head query/key width; default dModel / h
+   * @param {number} [opts.dV] per-head value width; default dK
+   * @param {number} [opts.kDim] key input width; default dModel
+   * @param {number} [opts.vDim] value input width; default dModel
+   * @param {boolean} [opts.bias] default true (or, with weights, whether biases are given)
+   * @param {number} [opts.scale] score scale; default 1/√d_k
+   * @param {object} [opts.weights] packed {wQ [dModel, h·dK], wK [kDim, g·dK], wV [vDim, g·dV],
+   *   wO [h·dV, dModel], bQ?, bK?, bV?, bO?} or per-head {heads: [{wQ, wK, wV, bQ?, bK?, bV?}],
+   *   wO, bO?}; all [in, out]
+   * @param {number} [opts.seed] seed of the Xavier-uniform init used when weights are omitted
+   * @returns {Layer}
+   * @throws {MHAError} INVALID_CONFIG, SHAPE_MISMATCH (a weight's shape), NON_FINITE (a weight's
+   *   NaN/Inf with its index), INVALID_ARGUMENT, OUT_OF_MEMORY
+   */
+  createLayer(opts) {
+    const core = this._core;
+    const { config, packed, headDims } = resolveLayer(opts, (c) => corePassport(core, c));
+    const staging = new Staging(core);
+    try {
+      const names = ['wQ', 'wK', 'wV', 'wO', 'bQ', 'bK', 'bV', 'bO'];
+      const bytes = names.reduce((a, k) => a + (packed[k] ? packed[k].length * 4 : 0), 0) + (headDims ? headDims.length * 4 : 0);
+      const base = staging.ensure(bytes * 2 + 64, 'createLayer');  // the core keeps its own packed copy
+      const ptrs = {};
+      let at = base;
+      for (const k of names) {
+        if (!packed[k]) { ptrs[k] = 0; continue; }
+        ptrs[k] = at;
+        core.HEAPF32.set(packed[k], at / 4);
+        at += packed[k].length * 4;
+      }
+      let hd = 0;
+      if (headDims) { hd = at; core.HEAP32.set(headDims, at / 4); }
+      const handle = new core.LayerHandle();
+      const status = handle.init(config.dModel, config.numHeads, config.kvHeads, headDims ? 0 : config.dK,
+        headDims ? 0 : config.dV, config.kDim, config.vDim, config.bias, opts.scale || 0, hd,
+        ptrs.wQ, ptrs.wK, ptrs.wV, ptrs.wO, ptrs.bQ, ptrs.bK, ptrs.bV, ptrs.bO);
+      if (status !== 0) {
+        const msg = core.lastError();
+        handle.delete();
+        throwStatus(status, msg, 'createLayer');
+      }
+      return new Layer(core, handle, config);
+    } finally {
+      staging.free();
+    }
+  }
+
+  /**
+   * PyTorch nn.MultiheadAttention state dict → createLayer weights (see torch.js).
+   * @param {object} stateDict
+   * @param {{numHeads: number}} opts
+   */
+  fromTorch(stateDict, opts) {
+    return fromTorch(stateDict, opts);
+  }
+
+  /**
+   * Wasm memory figures, for diagnostics and leak tests.
+   * @returns {{heapBytes: number, inUseBytes: number}} heap size and bytes currently malloc'd
+   */
+  memory() {
+    return { heapBytes: this._core.HEAPU8.length, inUseBytes: this._core.heapInUse() };
+  }
+}
+
+/**
+ * Loads the wasm module and returns the API.
+ * @param {{locateFile?: (path: string, prefix: string) => string, wasmURL?: string|URL,
+ *          wasmBinary?: ArrayBuffer|Uint8Array}} [options] where the .wasm comes from; by default
+ *   the file next to the loader (read from disk in Node, fetched in browsers)
+ * @returns {Promise<MHA>}
+ */
+export async function createMHA(options = {}) {
+  const core = await loadCore(options);
+  return new MHA(core);
+}
+
+export { CODES as ERROR_CODES };

@@ -1,0 +1,357 @@
+/**
+ * Layer and KVCache: the JS side of one attention layer living in wasm memory.
+ * @module layer
+ */
+import { MHAError, throwStatus } from './errors.js';
+import { Staging, Layout, checkFits } from './memory.js';
+import { prepareMasks } from './masks.js';
+import { Tensor, toFloat32, formatShape as fmt } from './tensor.js';
+
+const F32 = 4;
+
+/** Frees the wasm side of layers and caches dropped without dispose(). */
+const registry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((held) => { try { held.release(); } catch { /* module gone */ } })
+  : null;
+
+function makeRelease(handle, staging) {
+  let done = false;
+  return {
+    release() {
+      if (done) return;
+      done = true;
+      staging.free();
+      handle.delete();
+    },
+  };
+}
+
+function copyOut(core, ptr, n) {
+  return new Float32Array(core.HEAPF32.buffer, ptr, n).slice();
+}
+
+function boolOption(opts, key, dflt) {
+  const v = opts[key];
+  if (v === undefined) return dflt;
+  if (typeof v !== 'boolean') throw new MHAError('INVALID_ARGUMENT', `${key} must be a boolean, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/**
+ * One multi-head attention layer (create it with `mha.createLayer`). Its weights live in wasm
+ * memory until dispose().
+ *
+ *   Q = X_q·W_Q + b_Q, K = X_k·W_K + b_K, V = X_v·W_V + b_V
+ *   head_i = softmax(Q_i·K_{g(i)}ᵀ·scale + mask)·V_{g(i)},  g(i) = ⌊i / (h/g)⌋
+ *   output = concat(head_0 … head_{h-1})·W_O + b_O
+ * (Vaswani et al. 2017, eq. 1 and §3.2.2; grouped-query: Ainslie et al. 2023.)
+ */
+export class Layer {
+  /** @internal use mha.createLayer */
+  constructor(core, handle, config) {
+    this._core = core;
+    this._handle = handle;
+    this._staging = new Staging(core);
+    this._caches = new Set();
+    this._release = makeRelease(handle, this._staging);
+    /** Resolved configuration: {dModel, numHeads, kvHeads, dK, dV, kDim, vDim, bias, scale, headDims}. */
+    this.config = Object.freeze(config);
+    registry?.register(this, this._release, this);
+  }
+
+  /** True after dispose(). */
+  get disposed() { return this._handle === null; }
+
+  _alive(what) {
+    if (this._handle === null) throw new MHAError('DISPOSED', `${what}: this layer was disposed`);
+  }
+
+  /**
+   * The shared forward: validates, writes inputs into wasm memory once, runs one core call.
+   * @returns {{batched, B, Tq, Tk, base, lay, outs}} where outs are byte offsets of outputs
+   */
+  _run(query, opts, mode, name) {
+    this._alive(name);
+    if (opts === null || typeof opts !== 'object') throw new MHAError('INVALID_ARGUMENT', `${name}: options must be an object, got ${opts === null ? 'null' : typeof opts}`);
+    const c = this.config;
+    const core = this._core;
+    const q = toFloat32(query, 'query');
+    if (q.shape.length !== 2 && q.shape.length !== 3) {
+      throw new MHAError('SHAPE_MISMATCH', `query: expected shape [B, Tq, ${c.dModel}] or [Tq, ${c.dModel}], got ${fmt(q.shape)}`);
+    }
+    const batched = q.shape.length === 3;
+    const B = batched ? q.shape[0] : 1;
+    const Tq = q.shape[q.shape.length - 2];
+    if (q.shape[q.shape.length - 1] !== c.dModel || Tq < 1 || B < 1) {
+      throw new MHAError('SHAPE_MISMATCH', `query: expected shape ${batched ? `[B, Tq, ${c.dModel}]` : `[Tq, ${c.dModel}]`} with B, Tq ≥ 1, got ${fmt(q.shape)}`);
+    }
+    let k = null, v = null, Tk = Tq;
+    if (opts.key != null || opts.value != null) {
+      if (opts.key == null) throw new MHAError('INVALID_ARGUMENT', 'value given without key: pass key (and value) for cross-attention');
+      k = toFloat32(opts.key, 'key');
+      v = opts.value == null ? k : toFloat32(opts.value, 'value');
+      const lead = batched ? [B] : [];
+      if (k.shape.length !== q.shape.length || (batched && k.shape[0] !== B) || k.shape[k.shape.length - 1] !== c.kDim || k.shape[k.shape.length - 2] < 1) {
+        throw new MHAError('SHAPE_MISMATCH', `key: expected shape ${fmt([...lead.map(String), 'Tk', c.kDim])} (same batch as query, kDim = ${c.kDim}), got ${fmt(k.shape)}`);
+      }
+      Tk = k.shape[k.shape.length - 2];
+      if (v.shape.length !== q.shape.length || (batched && v.shape[0] !== B) || v.shape[v.shape.length - 2] !== Tk || v.shape[v.shape.length - 1] !== c.vDim) {
+        throw new MHAError('SHAPE_MISMATCH', `value: expected shape ${fmt([...lead, Tk, c.vDim])} (same batch and length as key, vDim = ${c.vDim}), got ${fmt(v.shape)}`);
+      }
+    } else if (c.kDim !== c.dModel || c.vDim !== c.dModel) {
+      throw new MHAError('SHAPE_MISMATCH', `key/value: this layer has kDim = ${c.kDim}, vDim = ${c.vDim} ≠ dModel = ${c.dModel}, so pass key and value`);
+    }
+    const causal = boolOption(opts, 'causal', false);
+    const needWeights = mode === 'trace' ? true : boolOption(opts, 'needWeights', true);
+    const average = mode === 'trace' ? false : boolOption(opts, 'averageWeights', false);
+    const h = c.numHeads;
+    const masks = prepareMasks(opts, { B, Tq, Tk, h, batched });
+    const headDims = c.headDims || { dK: Array(h).fill(c.dK), dV: Array(h).fill(c.dV) };
+    const g = c.kvHeads;
+    const qW = headDims.dK.reduce((a, b) => a + b, 0);
+    const oW = headDims.dV.reduce((a, b) => a + b, 0);
+    const kW = qW / h * g, vW = oW / h * g;  // uniform when g < h; per-head form has g = h
+
+    const lay = new Layout();
+    lay.add('query', q.data.length * F32);
+    lay.add('key', k ? k.data.length * F32 : 0);
+    lay.add('value', k && v !== k ? v.data.length * F32 : 0);
+    lay.add('kpm', masks.kpm ? masks.kpm.length : 0);
+    lay.add('mask', masks.attn ? masks.attn.length * F32 : 0);
+    lay.add('output', B * Tq * c.dModel * F32);
+    lay.add('weights', needWeights ? (average ? B * Tq * Tk : B * h * Tq * Tk) * F32 : 0);
+    if (mode === 'trace') {
+      lay.add('tq', B * Tq * qW * F32);
+      lay.add('tk', B * Tk * kW * F32);
+      lay.add('tv', B * Tk * vW * F32);
+      lay.add('ts', B * h * Tq * Tk * F32);
+      lay.add('tc', B * Tq * oW * F32);
+    }
+    checkFits(core, lay.total + this._handle.workspaceBytes(B, Tq, Tk, !k) - this._staging.bytes, `${name} (B = ${B}, Tq = ${Tq}, Tk = ${Tk})`);
+    const base = this._staging.ensure(lay.total, name);
+    const P = (n) => lay.ptr(base, n);
+    core.HEAPF32.set(q.data, P('query') / F32);
+    if (k) core.HEAPF32.set(k.data, P('key') / F32);
+    if (k && v !== k) core.HEAPF32.set(v.data, P('value') / F32);
+    if (masks.kpm) core.HEAPU8.set(masks.kpm, P('kpm'));
+    if (masks.attn) core.HEAPF32.set(masks.attn, P('mask') / F32);
+    const status = this._handle.forward(B, Tq, Tk, P('query'), P('key'), k ? (v !== k ? P('value') : P('key')) : 0,
+      causal, P('kpm'), P('mask'), masks.attnKind, P('output'), P('weights'), average,
+      P('tq'), P('tk'), P('tv'), P('ts'), P('tc'));
+    if (status !== 0) throwStatus(status, core.lastError(), name);
+    return { batched, B, Tq, Tk, h, g, qW, kW, vW, oW, headDims, P, needWeights, average };
+  }
+
+  /**
+   * Multi-head attention forward.
+   * @param {any} query [B, Tq, dModel] or unbatched [Tq, dModel]; nested arrays, Tensor or {data, shape}
+   * @param {object} [opts]
+   * @param {any} [opts.key] [B, Tk, kDim] (cross-attention); default: the query (self-attention)
+   * @param {any} [opts.value] [B, Tk, vDim]; default: the key
+   * @param {boolean} [opts.causal=false] mask key j > query i
+   * @param {any} [opts.keyPaddingMask] [B, Tk]; boolean true = padded key, or additive
+   * @param {any} [opts.attnMask] [Tq, Tk] or [B·h, Tq, Tk] (index b·h + head); boolean or additive
+   * @param {boolean} [opts.needWeights=true] return the attention weights
+   * @param {boolean} [opts.averageWeights=false] average the weights over heads
+   * @returns {{output: Tensor, weights?: Tensor}} output [B?, Tq, dModel]; weights [B?, h, Tq, Tk]
+   *   (or [B?, Tq, Tk] averaged). A query row whose keys are all masked has weights 0 and a zero
+   *   attention output (so its output row is b_O).
+   * @throws {MHAError} SHAPE_MISMATCH, NON_FINITE (NaN/Inf in an input, with its index),
+   *   INVALID_ARGUMENT, OUT_OF_MEMORY (with `bytes`), DISPOSED
+   */
+  forward(query, opts = {}) {
+    const r = this._run(query, opts, 'forward', 'forward');
+    const core = this._core;
+    const lead = r.batched ? [r.B] : [];
+    const result = { output: new Tensor(copyOut(core, r.P('output'), r.B * r.Tq * this.config.dModel), [...lead, r.Tq, this.config.dModel]) };
+    if (r.needWeights) {
+      const shape = r.average ? [...lead, r.Tq, r.Tk] : [...lead, r.h, r.Tq, r.Tk];
+      result.weights = new Tensor(copyOut(core, r.P('weights'), shape.reduce((a, b) => a * b, 1)), shape);
+    }
+    return result;
+  }
+
+  /**
+   * Forward that returns every intermediate, for teaching.
+   * @param {any} query as in forward()
+   * @param {object} [opts] as in forward() (needWeights/averageWeights are ignored)
+   * @returns {{heads: Array<{q: Tensor, k: Tensor, v: Tensor, scores: Tensor, weights: Tensor,
+   *   output: Tensor}>, concat: Tensor, output: Tensor}} per head i: q [B?, Tq, d_k], k [B?, Tk, d_k],
+   *   v [B?, Tk, d_v] (the K/V head it shares under grouped-query attention), scores
+   *   Q_i·K_iᵀ·scale before any mask [B?, Tq, Tk], weights [B?, Tq, Tk], output A_i·V_i [B?, Tq, d_v];
+   *   concat [B?, Tq, Σd_v]; output [B?, Tq, dModel]
+   * @throws {MHAError} as forward()
+   */
+  trace(query, opts = {}) {
+    const r = this._run(query, opts, 'trace', 'trace');
+    const core = this._core;
+    const { B, Tq, Tk, h, qW, kW, vW, oW, headDims } = r;
+    const lead = r.batched ? [B] : [];
+    const read = (name, n) => copyOut(core, r.P(name), n);
+    const Q = read('tq', B * Tq * qW), K = read('tk', B * Tk * kW), V = read('tv', B * Tk * vW);
+    const S = read('ts', B * h * Tq * Tk), W = read('weights', B * h * Tq * Tk), C = read('tc', B * Tq * oW);
+    const cols = (src, rows, width, off, w) => {
+      const out = new Float32Array(B * rows * w);
+      for (let b = 0; b < B; b++) {
+        for (let t = 0; t < rows; t++) {
+          const s = (b * rows + t) * width + off;
+          out.set(src.subarray(s, s + w), (b * rows + t) * w);
+        }
+      }
+      return out;
+    };
+    const plane = (src, i) => {
+      const out = new Float32Array(B * Tq * Tk);
+      for (let b = 0; b < B; b++) out.set(src.subarray((b * h + i) * Tq * Tk, (b * h + i + 1) * Tq * Tk), b * Tq * Tk);
+      return out;
+    };
+    const heads = [];
+    let qo = 0, oo = 0;
+    const rep = h / r.g;
+    const kOff = [], vOff = [];
+    for (let j = 0, ko = 0, vo = 0; j < r.g; j++) {
+      kOff.push(ko); vOff.push(vo);
+      ko += headDims.dK[j * rep]; vo += headDims.dV[j * rep];
+    }
+    for (let i = 0; i < h; i++) {
+      const dk = headDims.dK[i], dv = headDims.dV[i], gi = Math.floor(i / rep);
+      heads.push({
+        q: new Tensor(cols(Q, Tq, qW, qo, dk), [...lead, Tq, dk]),
+        k: new Tensor(cols(K, Tk, kW, kOff[gi], dk), [...lead, Tk, dk]),
+        v: new Tensor(cols(V, Tk, vW, vOff[gi], dv), [...lead, Tk, dv]),
+        scores: new Tensor(plane(S, i), [...lead, Tq, Tk]),
+        weights: new Tensor(plane(W, i), [...lead, Tq, Tk]),
+        output: new Tensor(cols(C, Tq, oW, oo, dv), [...lead, Tq, dv]),
+      });
+      qo += dk; oo += dv;
+    }
+    return {
+      heads,
+      concat: new Tensor(C, [...lead, Tq, oW]),
+      output: new Tensor(read('output', B * Tq * this.config.dModel), [...lead, Tq, this.config.dModel]),
+    };
+  }
+
+  /**
+   * A KV cache for incremental decoding with this layer (self-attention only).
+   * @param {{maxLen: number, batch?: number}} opts maxLen tokens per sequence; batch (default 1)
+   * @returns {KVCache}
+   * @throws {MHAError} INVALID_ARGUMENT (maxLen/batch not positive integers), INVALID_CONFIG
+   *   (kDim or vDim ≠ dModel), OUT_OF_MEMORY (cache bytes = 2·batch·maxLen·g·d_k·4), DISPOSED
+   */
+  createKVCache(opts = {}) {
+    this._alive('createKVCache');
+    if (opts === null || typeof opts !== 'object') throw new MHAError('INVALID_ARGUMENT', 'createKVCache: options must be an object {maxLen, batch?}');
+    const { maxLen, batch = 1 } = opts;
+    for (const [key, v] of [['maxLen', maxLen], ['batch', batch]]) {
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 2 ** 31 - 1) {
+        throw new MHAError('INVALID_ARGUMENT', `createKVCache: ${key} must be a positive integer, got ${v === undefined ? 'undefined' : JSON.stringify(v)}`);
+      }
+    }
+    const c = this.config;
+    const sum = (a) => a.reduce((x, y) => x + y, 0);
+    const kvWidth = c.headDims ? sum(c.headDims.dK) + sum(c.headDims.dV) : c.kvHeads * (c.dK + c.dV);  // floats per token
+    checkFits(this._core, F32 * batch * maxLen * kvWidth, `createKVCache (maxLen = ${maxLen}, batch = ${batch})`);
+    const handle = new this._core.KVCacheHandle();
+    const status = handle.init(this._handle, maxLen, batch);
+    if (status !== 0) {
+      const msg = this._core.lastError();
+      handle.delete();
+      throwStatus(status, msg, 'createKVCache');
+    }
+    const cache = new KVCache(this, handle, maxLen, batch);
+    this._caches.add(cache);
+    return cache;
+  }
+
+  /** Frees the layer's wasm memory and every KV cache made from it. Idempotent. */
+  dispose() {
+    if (this._handle === null) return;
+    for (const c of this._caches) c.dispose();
+    this._caches.clear();
+    registry?.unregister(this);
+    this._release.release();
+    this._handle = null;
+  }
+}
+
+/**
+ * Key/value cache for autoregressive decoding: step(x) appends the new tokens' K and V and lets
+ * them attend causally over every cached token (token t sees 0..t). Equals the matching rows of
+ * causal self-attention over the whole sequence.
+ */
+export class KVCache {
+  /** @internal use layer.createKVCache */
+  constructor(layer, handle, maxLen, batch) {
+    this._layer = layer;
+    this._core = layer._core;
+    this._handle = handle;
+    this._staging = new Staging(this._core);
+    this._release = makeRelease(handle, this._staging);
+    /** Capacity in tokens per sequence. */
+    this.maxLen = maxLen;
+    /** Number of sequences. */
+    this.batch = batch;
+    registry?.register(this, this._release, this);
+  }
+
+  /** Tokens cached so far (per sequence). */
+  get length() {
+    return this._handle ? this._handle.length() : 0;
+  }
+
+  /**
+   * Appends n new tokens and attends from them over the cache.
+   * @param {any} x [n, dModel] (batch 1) or [B, n, dModel]
+   * @param {{needWeights?: boolean}} [opts] needWeights (default true)
+   * @returns {{output: Tensor, weights?: Tensor}} output [B?, n, dModel]; weights
+   *   [B?, h, n, length] where length counts the new tokens too
+   * @throws {MHAError} INVALID_ARGUMENT past maxLen (naming both), SHAPE_MISMATCH, NON_FINITE, DISPOSED
+   */
+  step(x, opts = {}) {
+    if (this._handle === null) throw new MHAError('DISPOSED', 'step: this KV cache was disposed');
+    const c = this._layer.config;
+    const t = toFloat32(x, 'x');
+    const batched = t.shape.length === 3;
+    const B = batched ? t.shape[0] : 1;
+    const n = t.shape[t.shape.length - 2];
+    if ((t.shape.length !== 2 && t.shape.length !== 3) || B !== this.batch || t.shape[t.shape.length - 1] !== c.dModel || !(n >= 1)) {
+      const exp = this.batch === 1 ? `[n, ${c.dModel}] or [1, n, ${c.dModel}]` : `[${this.batch}, n, ${c.dModel}]`;
+      throw new MHAError('SHAPE_MISMATCH', `x: expected shape ${exp} with n ≥ 1, got ${fmt(t.shape)}`);
+    }
+    const needWeights = boolOption(opts || {}, 'needWeights', true);
+    const len = this.length + n;
+    if (len > this.maxLen) {
+      throw new MHAError('INVALID_ARGUMENT', `step: the cache holds ${this.length} of maxLen = ${this.maxLen} tokens; ${n} more would exceed it (reset() or a larger maxLen)`);
+    }
+    const h = c.numHeads;
+    const lay = new Layout();
+    lay.add('x', t.data.length * F32);
+    lay.add('out', B * n * c.dModel * F32);
+    lay.add('w', needWeights ? B * h * n * len * F32 : 0);
+    const base = this._staging.ensure(lay.total, 'step');
+    const core = this._core;
+    core.HEAPF32.set(t.data, lay.ptr(base, 'x') / F32);
+    const status = this._handle.step(lay.ptr(base, 'x'), n, lay.ptr(base, 'out'), lay.ptr(base, 'w'));
+    if (status !== 0) throwStatus(status, core.lastError(), 'step');
+    const lead = batched ? [B] : [];
+    const result = { output: new Tensor(copyOut(core, lay.ptr(base, 'out'), B * n * c.dModel), [...lead, n, c.dModel]) };
+    if (needWeights) result.weights = new Tensor(copyOut(core, lay.ptr(base, 'w'), B * h * n * len), [...lead, h, n, len]);
+    return result;
+  }
+
+  /** Forgets every cached token; keeps the memory. */
+  reset() {
+    if (this._handle === null) throw new MHAError('DISPOSED', 'reset: this KV cache was disposed');
+    this._handle.reset();
+  }
+
+  /** Frees the cache's wasm memory. Idempotent. */
+  dispose() {
+    if (this._handle === null) return;
+    registry?.unregister(this);
+    this._release.release();
+    this._handle = null;
+    this._layer._caches.delete(this);
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Attention masks, as torch.nn.MultiheadAttention takes them: a boolean (or 0/1 Uint8Array) mask
+ * is true = masked (may not attend); a float mask is added to the scores (-Infinity = masked).
+ * Boolean masks become additive masks with -Infinity before they reach the core.
+ * @module masks
+ */
+import { MHAError } from './errors.js';
+import { isTensorLike, nestedShape, formatShape as fmt } from './tensor.js';
+
+/**
+ * Normalizes one mask argument.
+ * @param {any} x nested booleans (boolean mask), nested numbers (additive), `{data: Uint8Array,
+ *   shape}` (boolean), `{data: Float32Array|number[], shape}` or a Tensor (additive)
+ * @param {string} name argument name for errors
+ * @returns {{bool: boolean, data: Uint8Array|Float32Array, shape: number[]}}
+ */
+export function toMask(x, name) {
+  if (isTensorLike(x)) {
+    const { data, shape } = x;
+    if (!Array.isArray(shape) || shape.some((d) => !Number.isInteger(d) || d < 0)) {
+      throw new MHAError('INVALID_ARGUMENT', `${name}.shape must be an array of non-negative integers`);
+    }
+    const n = shape.reduce((a, b) => a * b, 1);
+    if (!data || data.length !== n) {
+      throw new MHAError('SHAPE_MISMATCH', `${name}: shape ${fmt(shape)} needs ${n} values, data has ${data ? data.length : 0}`);
+    }
+    if (data instanceof Uint8Array) return { bool: true, data, shape };
+    if (Array.isArray(data) && data.length && data.every((v) => typeof v === 'boolean')) {
+      return { bool: true, data: Uint8Array.from(data, Number), shape };
+    }
+    if (data instanceof Float32Array) return { bool: false, data, shape };
+    if (ArrayBuffer.isView(data) || Array.isArray(data)) {
+      const out = new Float32Array(n);
+      for (let i = 0; i < n; i++) {
+        if (typeof data[i] !== 'number') throw new MHAError('INVALID_ARGUMENT', `${name}.data[${i}] must be a number or boolean, got ${typeof data[i]}`);
+        out[i] = data[i];
+      }
+      return { bool: false, data: out, shape };
+    }
+    throw new MHAError('INVALID_ARGUMENT', `${name}.data must be a Uint8Array (boolean mask) or Float32Array (additive mask)`);
+  }
+  if (!Array.isArray(x)) {
+    throw new MHAError('INVALID_ARGUMENT', `${name} must be nested arrays of booleans or numbers, or {data, shape}, got ${x === null ? 'null' : typeof x}`);
+  }
+  const shape = nestedShape(x, name);
+  const flat = shape.length > 1 ? x.flat(shape.length - 1) : x;
+  const bool = flat.length > 0 && typeof flat[0] === 'boolean';
+  const data = bool ? new Uint8Array(flat.length) : new Float32Array(flat.length);
+  for (let i = 0; i < flat.length; i++) {
+    const v = flat[i];
+    if (bool ? typeof v !== 'boolean' : typeof v !== 'number') {
+      throw new MHAError('INVALID_ARGUMENT', `${name}: element ${i} (row-major) must be a ${bool ? 'boolean like the first' : 'number'}, got ${v === null ? 'null' : typeof v}`);
+    }
+    data[i] = bool ? (v ? 1 : 0) : v;
+  }
+  return { bool, data, shape };
+}
+
+const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
+
+/**
+ * Turns the mask options of a forward into what the core takes.
+ * @param {{keyPaddingMask?: any, attnMask?: any}} opts
+ * @param {{B: number, Tq: number, Tk: number, h: number, batched: boolean}} dims
+ * @returns {{kpm: Uint8Array|null, attn: Float32Array|null, attnKind: 0|1|2}}
+ *   attnKind 1 = [Tq, Tk] shared, 2 = [B·h, Tq, Tk] per head (index b·h + head)
+ * @throws {MHAError} SHAPE_MISMATCH naming the mask, the expected and the actual shape
+ */
+export function prepareMasks(opts, { B, Tq, Tk, h, batched }) {
+  let kpm = null;
+  let kpmAdd = null;
+  if (opts.keyPaddingMask != null) {
+    const m = toMask(opts.keyPaddingMask, 'keyPaddingMask');
+    const ok = sameShape(m.shape, [B, Tk]) || (!batched && sameShape(m.shape, [Tk]));
+    if (!ok) {
+      throw new MHAError('SHAPE_MISMATCH', `keyPaddingMask: expected shape ${fmt(batched ? [B, Tk] : [Tk])} ([batch, keyLen]), got ${fmt(m.shape)}`);
+    }
+    if (m.bool) kpm = m.data; else kpmAdd = m.data;
+  }
+  let attn = null;
+  let attnKind = 0;
+  if (opts.attnMask != null) {
+    const m = toMask(opts.attnMask, 'attnMask');
+    if (sameShape(m.shape, [Tq, Tk])) attnKind = 1;
+    else if (sameShape(m.shape, [B * h, Tq, Tk]) || sameShape(m.shape, [B, h, Tq, Tk])) attnKind = 2;
+    else {
+      throw new MHAError('SHAPE_MISMATCH', `attnMask: expected shape ${fmt([Tq, Tk])} or ${fmt([B * h, Tq, Tk])} ([batch·numHeads, queryLen, keyLen]), got ${fmt(m.shape)}`);
+    }
+    if (m.bool) {
+      attn = new Float32Array(m.data.length);
+      for (let i = 0; i < attn.length; i++) attn[i] = m.data[i] ? -Infinity : 0;
+    } else {
+      attn = m.data;
+    }
+  }
+  if (kpmAdd) {
+    // An additive key padding mask is folded into a per-head additive mask.
+    const full = new Float32Array(B * h * Tq * Tk);
+    for (let b = 0; b < B; b++) {
+      for (let i = 0; i < h; i++) {
+        for (let q = 0; q < Tq; q++) {
+          const row = ((b * h + i) * Tq + q) * Tk;
+          for (let k = 0; k < Tk; k++) {
+            let v = kpmAdd[b * Tk + k];
+            if (attnKind === 1) v += attn[q * Tk + k];
+            else if (attnKind === 2) v += attn[row + k];
+            full[row + k] = v;
+          }
+        }
+      }
+    }
+    attn = full;
+    attnKind = 2;
+  }
+  return { kpm, attn, attnKind };
+}
