@@ -8,6 +8,9 @@ need=()
 command -v em++ >/dev/null 2>&1 || need+=(emscripten)
 [ -f /usr/include/eigen3/Eigen/Core ] || need+=(libeigen3-dev)
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
+command -v g++ >/dev/null 2>&1 || need+=(g++)
+[ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)   # native unit tests of the core
+command -v wasm-dis >/dev/null 2>&1 || need+=(binaryen)     # the test that checks for f32x4 instructions
 [ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]} (apt)"

@@ -138,7 +138,11 @@ export class Layer {
     const status = this._handle.forward(B, Tq, Tk, P('query'), P('key'), k ? (v !== k ? P('value') : P('key')) : 0,
       causal, P('kpm'), P('mask'), masks.attnKind, P('output'), P('weights'), average,
       P('tq'), P('tk'), P('tv'), P('ts'), P('tc'));
-    if (status !== 0) throwStatus(status, core.lastError(), name);
+    if (status !== 0) {
+      // The core sees an unbatched input as B = 1: report its index without the batch axis.
+      const msg = core.lastError();
+      throwStatus(status, batched ? msg : msg.replace(/^(query|key|value)\[0, /, '$1['), name);
+    }
     return { batched, B, Tq, Tk, h, g, qW, kW, vW, oW, headDims, P, needWeights, average };
   }
 

@@ -1,0 +1,205 @@
+// Native unit tests of the core (GoogleTest): the Layer against a plain float64 loop over the
+// formula, on random configurations (GQA, uneven per-head widths, masks, cross-attention), and
+// the KV cache against a causal forward.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "mha/attention.hpp"
+#include "mha/kv_cache.hpp"
+
+namespace {
+
+struct Case {
+  int B, Tq, Tk, d_model, h, g, k_dim, v_dim;
+  std::vector<int> dk, dv;
+  bool bias, causal, kpm, mask;
+};
+
+std::vector<float> rnd(std::mt19937& r, size_t n, float a = 1.f) {
+  std::uniform_real_distribution<float> u(-a, a);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(r);
+  return v;
+}
+
+// Reference: y = x·W + b per head, softmax with max subtraction, masked rows -> 0.
+void reference(const Case& c, const mha::Resolved& R, const std::vector<float>& q, const std::vector<float>& k,
+               const std::vector<float>& v, const std::vector<float>& wq, const std::vector<float>& wk,
+               const std::vector<float>& wv, const std::vector<float>& wo, const std::vector<float>& bq,
+               const std::vector<float>& bk, const std::vector<float>& bv, const std::vector<float>& bo,
+               const std::vector<uint8_t>& kpm, const std::vector<float>& mask, std::vector<double>& out,
+               std::vector<double>& weights) {
+  auto proj = [](const std::vector<float>& x, int rows, int in, const std::vector<float>& w, int out_w,
+                 const std::vector<float>& b) {
+    std::vector<double> y(size_t(rows) * out_w);
+    for (int r = 0; r < rows; ++r)
+      for (int o = 0; o < out_w; ++o) {
+        double s = b.empty() ? 0 : b[o];
+        for (int i = 0; i < in; ++i) s += double(x[size_t(r) * in + i]) * w[size_t(i) * out_w + o];
+        y[size_t(r) * out_w + o] = s;
+      }
+    return y;
+  };
+  const auto Q = proj(q, c.B * c.Tq, c.d_model, wq, R.q_width, bq);
+  const auto K = proj(k, c.B * c.Tk, c.k_dim, wk, R.k_width, bk);
+  const auto V = proj(v, c.B * c.Tk, c.v_dim, wv, R.v_width, bv);
+  std::vector<double> concat(size_t(c.B) * c.Tq * R.o_width, 0.0);
+  weights.assign(size_t(c.B) * c.h * c.Tq * c.Tk, 0.0);
+  for (int b = 0; b < c.B; ++b)
+    for (int i = 0; i < c.h; ++i) {
+      const int g = R.kv_of(i);
+      for (int t = 0; t < c.Tq; ++t) {
+        std::vector<double> s(c.Tk);
+        double m = -INFINITY;
+        for (int j = 0; j < c.Tk; ++j) {
+          double x = 0;
+          for (int e = 0; e < R.dk[i]; ++e)
+            x += Q[(size_t(b) * c.Tq + t) * R.q_width + R.q_off[i] + e] * K[(size_t(b) * c.Tk + j) * R.k_width + R.k_off[g] + e];
+          x *= R.scale[i];
+          if (c.mask) x += mask[size_t(t) * c.Tk + j];
+          if (c.kpm && kpm[size_t(b) * c.Tk + j]) x = -INFINITY;
+          if (c.causal && j > t) x = -INFINITY;
+          s[j] = x;
+          m = std::max(m, x);
+        }
+        double sum = 0;
+        for (int j = 0; j < c.Tk; ++j) { s[j] = m == -INFINITY ? 0 : std::exp(s[j] - m); sum += s[j]; }
+        for (int j = 0; j < c.Tk; ++j) {
+          const double a = sum > 0 ? s[j] / sum : 0;
+          weights[((size_t(b) * c.h + i) * c.Tq + t) * c.Tk + j] = a;
+          for (int e = 0; e < R.dv[i]; ++e)
+            concat[(size_t(b) * c.Tq + t) * R.o_width + R.o_off[i] + e] += a * V[(size_t(b) * c.Tk + j) * R.v_width + R.v_off[g] + e];
+        }
+      }
+    }
+  out.assign(size_t(c.B) * c.Tq * c.d_model, 0.0);
+  for (size_t r = 0; r < size_t(c.B) * c.Tq; ++r)
+    for (int o = 0; o < c.d_model; ++o) {
+      double s = bo.empty() ? 0 : bo[o];
+      for (int i = 0; i < R.o_width; ++i) s += concat[r * R.o_width + i] * wo[size_t(i) * c.d_model + o];
+      out[r * c.d_model + o] = s;
+    }
+}
+
+TEST(Layer, MatchesFloat64ReferenceOnRandomConfigs) {
+  std::mt19937 rng(1234);
+  int checked = 0;
+  for (int it = 0; it < 150; ++it) {
+    Case c;
+    std::uniform_int_distribution<int> U(1, 6);
+    c.h = U(rng);
+    const int reps[] = {1, 2, 3};
+    c.g = c.h % reps[it % 3] == 0 ? c.h / reps[it % 3] : c.h;
+    const bool per_head = it % 5 == 4;
+    if (per_head) c.g = c.h;
+    c.d_model = U(rng) * 4;
+    c.k_dim = it % 4 == 1 ? U(rng) * 3 : c.d_model;
+    c.v_dim = it % 4 == 1 ? U(rng) * 2 : c.d_model;
+    c.B = U(rng) % 3 + 1;
+    c.Tq = std::uniform_int_distribution<int>(1, 70)(rng);
+    c.Tk = c.k_dim == c.d_model && it % 2 ? c.Tq : std::uniform_int_distribution<int>(1, 70)(rng);
+    c.bias = it % 2 == 0;
+    c.causal = it % 3 == 0;
+    c.kpm = it % 4 == 2;
+    c.mask = it % 7 == 3;
+    mha::Config cfg;
+    cfg.d_model = c.d_model; cfg.num_heads = c.h; cfg.kv_heads = c.g; cfg.k_dim = c.k_dim; cfg.v_dim = c.v_dim; cfg.bias = c.bias;
+    cfg.d_k = U(rng); cfg.d_v = U(rng);
+    if (per_head) for (int i = 0; i < c.h; ++i) { cfg.head_dk.push_back(U(rng)); cfg.head_dv.push_back(U(rng)); }
+    mha::Resolved R;
+    ASSERT_TRUE(mha::resolve(cfg, R).ok());
+    auto wq = rnd(rng, size_t(c.d_model) * R.q_width), wk = rnd(rng, size_t(c.k_dim) * R.k_width),
+         wv = rnd(rng, size_t(c.v_dim) * R.v_width), wo = rnd(rng, size_t(R.o_width) * c.d_model);
+    std::vector<float> bq, bk, bv, bo;
+    if (c.bias) { bq = rnd(rng, R.q_width); bk = rnd(rng, R.k_width); bv = rnd(rng, R.v_width); bo = rnd(rng, c.d_model); }
+    mha::WeightsView w{wq.data(), wk.data(), wv.data(), wo.data(), c.bias ? bq.data() : nullptr,
+                       c.bias ? bk.data() : nullptr, c.bias ? bv.data() : nullptr, c.bias ? bo.data() : nullptr};
+    std::unique_ptr<mha::Layer> layer;
+    ASSERT_TRUE(mha::Layer::create(cfg, w, layer).ok());
+    const bool self = c.k_dim == c.d_model && c.v_dim == c.d_model && c.Tk == c.Tq && it % 2;
+    auto q = rnd(rng, size_t(c.B) * c.Tq * c.d_model, 2.f);
+    auto k = self ? q : rnd(rng, size_t(c.B) * c.Tk * c.k_dim, 2.f);
+    auto v = self ? q : rnd(rng, size_t(c.B) * c.Tk * c.v_dim, 2.f);
+    std::vector<uint8_t> kpm(size_t(c.B) * c.Tk);
+    for (auto& m : kpm) m = rng() % 4 == 0;
+    std::vector<float> mask = rnd(rng, size_t(c.Tq) * c.Tk, 3.f);
+    if (c.mask) mask[0] = -std::numeric_limits<float>::infinity();
+    std::vector<double> ref_out, ref_w;
+    reference(c, R, q, k, v, wq, wk, wv, wo, bq, bk, bv, bo, kpm, mask, ref_out, ref_w);
+    std::vector<float> out(ref_out.size()), weights(ref_w.size());
+    mha::ForwardArgs a;
+    a.batch = c.B; a.tq = c.Tq; a.tk = c.Tk;
+    a.query = q.data(); a.key = self ? nullptr : k.data(); a.value = self ? nullptr : v.data();
+    a.causal = c.causal;
+    a.key_padding_mask = c.kpm ? kpm.data() : nullptr;
+    a.attn_mask = c.mask ? mask.data() : nullptr;
+    a.attn_mask_kind = c.mask ? mha::MaskKind::kShared : mha::MaskKind::kNone;
+    a.output = out.data();
+    a.weights = weights.data();
+    mha::Status s = layer->forward(a);
+    ASSERT_TRUE(s.ok()) << s.message;
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref_out[i], 2e-4 * (1 + std::abs(ref_out[i]))) << "it " << it << " out " << i;
+    for (size_t i = 0; i < weights.size(); ++i) ASSERT_NEAR(weights[i], ref_w[i], 2e-5) << "it " << it << " w " << i;
+    // Without weights (the block path) the output is the same.
+    a.weights = nullptr;
+    std::vector<float> out2(out.size());
+    a.output = out2.data();
+    ASSERT_TRUE(layer->forward(a).ok());
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out2[i], out[i], 1e-5 * (1 + std::abs(out[i])));
+    ++checked;
+  }
+  EXPECT_EQ(checked, 150);
+}
+
+TEST(KVCache, StepsEqualCausalForward) {
+  std::mt19937 rng(7);
+  mha::Config cfg;
+  cfg.d_model = 16; cfg.num_heads = 4; cfg.kv_heads = 2;
+  mha::Resolved R;
+  ASSERT_TRUE(mha::resolve(cfg, R).ok());
+  auto wq = rnd(rng, 16 * R.q_width), wk = rnd(rng, 16 * R.k_width), wv = rnd(rng, 16 * R.v_width), wo = rnd(rng, R.o_width * 16);
+  auto bq = rnd(rng, R.q_width), bk = rnd(rng, R.k_width), bv = rnd(rng, R.v_width), bo = rnd(rng, 16);
+  std::unique_ptr<mha::Layer> layer;
+  ASSERT_TRUE(mha::Layer::create(cfg, {wq.data(), wk.data(), wv.data(), wo.data(), bq.data(), bk.data(), bv.data(), bo.data()}, layer).ok());
+  const int B = 2, T = 11;
+  auto x = rnd(rng, size_t(B) * T * 16);
+  std::vector<float> full(x.size());
+  mha::ForwardArgs a;
+  a.batch = B; a.tq = T; a.query = x.data(); a.causal = true; a.output = full.data();
+  ASSERT_TRUE(layer->forward(a).ok());
+  std::unique_ptr<mha::KVCache> cache;
+  ASSERT_TRUE(mha::KVCache::create(layer.get(), T, B, cache).ok());
+  // Steps of 1, 3, 2, 5 tokens.
+  int t = 0;
+  for (int n : {1, 3, 2, 5}) {
+    std::vector<float> xs(size_t(B) * n * 16), out(xs.size());
+    for (int b = 0; b < B; ++b)
+      std::copy(x.begin() + (size_t(b) * T + t) * 16, x.begin() + (size_t(b) * T + t + n) * 16, xs.begin() + size_t(b) * n * 16);
+    ASSERT_TRUE(cache->step(xs.data(), n, out.data(), nullptr).ok());
+    for (int b = 0; b < B; ++b)
+      for (int i = 0; i < n * 16; ++i) ASSERT_NEAR(out[size_t(b) * n * 16 + i], full[(size_t(b) * T + t) * 16 + i], 1e-5);
+    t += n;
+  }
+  EXPECT_EQ(cache->length(), T);
+  std::vector<float> one(size_t(B) * 16), o(one.size());
+  mha::Status s = cache->step(one.data(), 1, o.data(), nullptr);
+  EXPECT_EQ(s.code, mha::Code::kInvalidArgument);
+  EXPECT_NE(s.message.find("maxLen = 11"), std::string::npos);
+}
+
+TEST(Config, Errors) {
+  mha::Config c;
+  c.d_model = 24; c.num_heads = 5;
+  mha::Resolved r;
+  mha::Status s = mha::resolve(c, r);
+  EXPECT_EQ(s.code, mha::Code::kInvalidConfig);
+  EXPECT_NE(s.message.find("numHeads = 5"), std::string::npos);
+  c.num_heads = 4; c.kv_heads = 3;
+  EXPECT_EQ(mha::resolve(c, r).code, mha::Code::kInvalidConfig);
+}
+
+}  // namespace

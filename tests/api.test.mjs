@@ -1,0 +1,180 @@
+// The JS API contract of DESIGN §4: input forms, passport figures, seeded init, GQA, fromTorch,
+// the SIMD build.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createMHA, Tensor, MHAError, VERSION } from '../web/src/index.js';
+import { loadGolden, input, assertClose, tolerance } from './helpers/golden.mjs';
+
+const mha = await createMHA();
+const golden = loadGolden();
+const x5 = Array.from({ length: 5 }, (_, t) => Array.from({ length: 24 }, (_, e) => Math.cos(0.3 * t + 0.7 * e)));
+
+test('info: version equals package.json, built with SIMD; the .wasm holds f32x4 instructions', () => {
+  const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url)));
+  assert.equal(mha.info.version, pkg.version);
+  assert.equal(VERSION, pkg.version);
+  assert.equal(mha.info.simd, true);
+  const text = execFileSync('wasm-dis', [new URL('../web/wasm/mha_core.wasm', import.meta.url).pathname], { maxBuffer: 1 << 28 }).toString();
+  const n = (text.match(/f32x4\.(mul|add)/g) || []).length;
+  assert.ok(n > 20, `expected f32x4 mul/add instructions in the module, found ${n}`);
+});
+
+test('inputs as nested arrays, Tensor and {data, shape} give the same result', () => {
+  const l = mha.createLayer({ dModel: 24, numHeads: 4, seed: 7 });
+  const flat = Float32Array.from(x5.flat());
+  const a = l.forward(x5);
+  const b = l.forward(new Tensor(flat, [5, 24]));
+  const c = l.forward({ data: Array.from(flat), shape: [5, 24] });
+  assert.deepEqual(a.output.shape, [5, 24]);
+  assert.deepEqual(a.weights.shape, [4, 5, 5]);
+  assert.deepEqual(Array.from(b.output.data), Array.from(a.output.data));
+  assert.deepEqual(Array.from(c.output.data), Array.from(a.output.data));
+  // Tensor helpers.
+  const arr = a.output.toArray();
+  assert.equal(arr.length, 5);
+  assert.equal(arr[2][3], a.output.get(2, 3));
+  // Each weight row is a probability distribution.
+  for (let i = 0; i < 4; i++) for (let q = 0; q < 5; q++) {
+    let s = 0;
+    for (let k = 0; k < 5; k++) s += a.weights.get(i, q, k);
+    assert.ok(Math.abs(s - 1) < 1e-6);
+  }
+  l.dispose();
+});
+
+test('passport at d_model = 512, h = 8, batch 2 × 10 tokens', () => {
+  const p = mha.passport({ seqLen: 10, dModel: 512, numHeads: 8, batch: 2 });
+  assert.equal(p.dK, 64);
+  assert.equal(p.dV, 64);
+  const byName = Object.fromEntries(p.steps.map((s) => [s.name, s.shape]));
+  assert.deepEqual(byName['input X'], [2, 10, 512]);
+  assert.deepEqual(byName['per-head Q'], [2, 8, 10, 64]);
+  assert.deepEqual(byName['per-head scores'], [2, 8, 10, 10]);
+  assert.deepEqual(byName['concat'], [2, 10, 512]);
+  assert.deepEqual(byName['output'], [2, 10, 512]);
+  assert.equal(p.params.wQPerHead, 512 * 64);
+  assert.equal(p.params.wQ, 512 * 512);
+  assert.equal(p.params.total, 4 * 512 * 512 + 4 * 512);
+  assert.equal(p.flops.projections, 2 * 2 * 3 * 10 * 512 * 512);
+  assert.equal(p.flops.scores, 2 * 2 * 10 * 10 * 512);
+  assert.equal(p.flops.total, 2 * 2 * 4 * 10 * 512 * 512 + 2 * 2 * 2 * 10 * 10 * 512);
+  // Grouped-query: K and V shrink by h/g, Q and O do not.
+  const g = mha.passport({ seqLen: 10, dModel: 512, numHeads: 8, kvHeads: 2, bias: false });
+  assert.equal(g.params.wK, 512 * 128);
+  assert.equal(g.params.wQ, 512 * 512);
+  assert.equal(g.params.total, 2 * 512 * 512 + 2 * 512 * 128);
+});
+
+test('seeded init: same seed, same packed weights for every h (the widget re-slices them)', () => {
+  const t1 = mha.createLayer({ dModel: 24, numHeads: 1, seed: 42, bias: false }).trace(x5);
+  const t2 = mha.createLayer({ dModel: 24, numHeads: 2, seed: 42, bias: false }).trace(x5);
+  // Q of the single head = Q of head 0 and head 1 side by side.
+  for (let t = 0; t < 5; t++) for (let e = 0; e < 24; e++) {
+    const h2 = e < 12 ? t2.heads[0].q.get(t, e) : t2.heads[1].q.get(t, e - 12);
+    assert.equal(h2, t1.heads[0].q.get(t, e));
+  }
+  const other = mha.createLayer({ dModel: 24, numHeads: 2, seed: 43, bias: false }).trace(x5);
+  assert.notEqual(other.heads[0].q.get(0, 0), t2.heads[0].q.get(0, 0));
+});
+
+test('grouped-query and multi-query attention: query heads share K/V heads', () => {
+  const l = mha.createLayer({ dModel: 32, numHeads: 8, kvHeads: 2, seed: 5 });
+  assert.equal(l.config.kvHeads, 2);
+  const x = Array.from({ length: 6 }, (_, t) => Array.from({ length: 32 }, (_, e) => Math.sin(t + 0.1 * e)));
+  const tr = l.trace(x);
+  // heads 0..3 use kv head 0, heads 4..7 kv head 1
+  assert.deepEqual(Array.from(tr.heads[3].k.data), Array.from(tr.heads[0].k.data));
+  assert.deepEqual(Array.from(tr.heads[4].v.data), Array.from(tr.heads[7].v.data));
+  assert.notDeepEqual(Array.from(tr.heads[3].k.data), Array.from(tr.heads[4].k.data));
+  const mqa = mha.createLayer({ dModel: 32, numHeads: 8, kvHeads: 1, seed: 5 });
+  assert.deepEqual(mqa.forward(x).weights.shape, [8, 6, 6]);
+  l.dispose(); mqa.dispose();
+});
+
+test('causal mask: weights above the diagonal are exactly 0; rows sum to 1', () => {
+  const l = mha.createLayer({ dModel: 24, numHeads: 3, seed: 9 });
+  const r = l.forward(x5, { causal: true });
+  for (let i = 0; i < 3; i++) for (let q = 0; q < 5; q++) {
+    let s = 0;
+    for (let k = 0; k < 5; k++) {
+      if (k > q) assert.equal(r.weights.get(i, q, k), 0);
+      s += r.weights.get(i, q, k);
+    }
+    assert.ok(Math.abs(s - 1) < 1e-6);
+  }
+  // The first query can only attend to itself.
+  assert.equal(r.weights.get(0, 0, 0), 1);
+  l.dispose();
+});
+
+test('fromTorch: a PyTorch state dict ([out, in], packed in_proj) reproduces the golden output', () => {
+  const { c } = golden.find((g) => g.file.startsWith('sa_E36_h3'));
+  const E = c.config.embed_dim;
+  const T = (m) => {  // our [in, out] back to torch's [out, in]
+    const [r, k] = m.shape;
+    const out = [];
+    for (let j = 0; j < k; j++) out.push(Array.from({ length: r }, (_, i) => m.data[i * k + j]));
+    return out;
+  };
+  const w = c.weights;
+  const sd = {
+    'self_attn.in_proj_weight': [...T(w.Wq), ...T(w.Wk), ...T(w.Wv)],
+    'self_attn.in_proj_bias': { data: [...w.bq.data, ...w.bk.data, ...w.bv.data], shape: [3 * E] },
+    'self_attn.out_proj.weight': T(w.Wo),
+    'self_attn.out_proj.bias': w.bo.data,
+  };
+  const weights = mha.fromTorch(sd, { numHeads: c.config.num_heads });
+  assert.deepEqual(weights.wQ.shape, [E, E]);
+  const l = mha.createLayer({ numHeads: c.config.num_heads, weights });
+  assert.equal(l.config.dModel, E);
+  assert.equal(l.config.bias, true);
+  const r = l.forward(input(c.inputs.query));
+  assertClose(r.output, c.outputs.output, tolerance(c, 'output'), 'fromTorch output');
+  // Separate q/k/v_proj_weight (kdim ≠ E) is accepted too.
+  const ca = golden.find((g) => g.file.startsWith('ca_E12_h2')).c;
+  const sd2 = {
+    q_proj_weight: T(ca.weights.Wq), k_proj_weight: T(ca.weights.Wk), v_proj_weight: T(ca.weights.Wv),
+    in_proj_bias: [...ca.weights.bq.data, ...ca.weights.bk.data, ...ca.weights.bv.data],
+    'out_proj.weight': T(ca.weights.Wo), 'out_proj.bias': ca.weights.bo.data,
+  };
+  const l2 = mha.createLayer({ numHeads: 2, weights: mha.fromTorch(sd2, { numHeads: 2 }) });
+  assert.equal(l2.config.kDim, 5);
+  const r2 = l2.forward(input(ca.inputs.query), { key: input(ca.inputs.key), value: input(ca.inputs.value) });
+  assertClose(r2.output, ca.outputs.output, tolerance(ca, 'output'), 'fromTorch cross-attention output');
+  assert.throws(() => mha.fromTorch({ in_proj_weight: [] }, { numHeads: 2 }), (e) => e instanceof MHAError && /out_proj\.weight/.test(e.message));
+  assert.throws(() => mha.fromTorch(sd, { numHeads: 5 }), (e) => e.code === 'INVALID_CONFIG' && /E = 36/.test(e.message));
+  l.dispose(); l2.dispose();
+});
+
+test('additive key padding mask equals the boolean one', () => {
+  const l = mha.createLayer({ dModel: 24, numHeads: 2, seed: 2 });
+  const xb = [x5, x5.map((r) => r.map((v) => -v))];
+  const a = l.forward(xb, { keyPaddingMask: [[false, false, false, true, true], [false, true, false, false, false]] });
+  const b = l.forward(xb, { keyPaddingMask: [[0, 0, 0, -Infinity, -Infinity], [0, -Infinity, 0, 0, 0]] });
+  assertClose(b.output, a.output.data, { atol: 1e-6, rtol: 1e-6 }, 'output');
+  assert.equal(a.weights.get(0, 1, 2, 4), 0);
+  assert.equal(a.weights.get(1, 0, 3, 1), 0);
+  l.dispose();
+});
+
+test('a long sequence without weights keeps O(T·d) memory', () => {
+  const l = mha.createLayer({ dModel: 64, numHeads: 4, seed: 1 });
+  const T = 4096;
+  const q = { data: new Float32Array(T * 64).map((_, i) => Math.sin(i * 0.001)), shape: [T, 64] };
+  const before = mha.memory().heapBytes;
+  const r = l.forward(q, { needWeights: false, causal: true });
+  assert.ok(r.output.data.every(Number.isFinite));
+  const grown = mha.memory().heapBytes - before;
+  assert.ok(grown < 16 * T * 64 * 4, `heap grew by ${grown} bytes for T = ${T}`);  // T² scores would be 64 MB per head
+  l.dispose();
+});
+
+test('the README worked example runs and prints 4.050', () => {
+  // Resolve 'mha-wasm' to this package through its own exports map (self-reference).
+  const out = execFileSync(process.execPath, [new URL('../web/examples/worked-example.mjs', import.meta.url).pathname], {
+    cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8',
+  });
+  assert.match(out, /Alex's final cheap: 4\.050/);
+});

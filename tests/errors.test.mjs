@@ -1,0 +1,144 @@
+// Bad input: every case gets an MHAError with the right code and a message that names the
+// argument, the expected and the actual value; the module keeps working afterwards.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createMHA, MHAError } from '../web/src/index.js';
+
+const mha = await createMHA();
+const x5 = Array.from({ length: 5 }, (_, t) => Array.from({ length: 24 }, (_, e) => Math.sin(t * 24 + e)));
+
+/** Asserts fn throws MHAError with `code` and a message matching every regexp. */
+function throwsMHA(fn, code, ...patterns) {
+  assert.throws(fn, (e) => {
+    assert.ok(e instanceof MHAError, `expected MHAError, got ${e && e.constructor && e.constructor.name}: ${e && e.message}`);
+    assert.equal(e.code, code, `code of "${e.message}"`);
+    for (const p of patterns) assert.match(e.message, p);
+    return true;
+  });
+  // The module still works after the error.
+  const l = mha.createLayer({ dModel: 24, numHeads: 2, seed: 3 });
+  const r = l.forward(x5);
+  assert.ok(r.output.data.every(Number.isFinite));
+  l.dispose();
+}
+
+test('numHeads not dividing dModel (no dK) is INVALID_CONFIG naming both', () => {
+  throwsMHA(() => mha.createLayer({ dModel: 24, numHeads: 5 }), 'INVALID_CONFIG', /numHeads/, /dModel = 24/, /numHeads = 5/);
+  throwsMHA(() => mha.passport({ seqLen: 5, dModel: 24, numHeads: 7 }), 'INVALID_CONFIG', /dModel = 24/, /numHeads = 7/);
+  // With dK given, any h works.
+  const p = mha.passport({ seqLen: 5, dModel: 24, numHeads: 5, dK: 4 });
+  assert.equal(p.params.wQ, 24 * 20);
+});
+
+test('kvHeads not dividing numHeads is INVALID_CONFIG', () => {
+  throwsMHA(() => mha.createLayer({ dModel: 24, numHeads: 4, kvHeads: 3 }), 'INVALID_CONFIG', /kvHeads/, /numHeads \(4\)/, /kvHeads = 3/);
+});
+
+test('non-integer, negative, string sizes are INVALID_CONFIG', () => {
+  throwsMHA(() => mha.createLayer({ dModel: 24.5, numHeads: 2 }), 'INVALID_CONFIG', /dModel/, /24\.5/);
+  throwsMHA(() => mha.createLayer({ dModel: -4, numHeads: 2 }), 'INVALID_CONFIG', /dModel/, /-4/);
+  throwsMHA(() => mha.createLayer({ dModel: '24', numHeads: 2 }), 'INVALID_CONFIG', /dModel/, /"24"/);
+  throwsMHA(() => mha.createLayer({ numHeads: 2 }), 'INVALID_CONFIG', /dModel is required/);
+  throwsMHA(() => mha.passport({ seqLen: 0, dModel: 24, numHeads: 2 }), 'INVALID_CONFIG', /seqLen/, /got 0/);
+});
+
+test('a weight of the wrong shape is SHAPE_MISMATCH naming it with both shapes', () => {
+  const w = (r, c) => ({ data: new Float32Array(r * c), shape: [r, c] });
+  throwsMHA(() => mha.createLayer({ dModel: 24, numHeads: 2, bias: false, weights: { wQ: w(24, 24), wK: w(24, 12), wV: w(24, 24), wO: w(24, 24) } }),
+    'SHAPE_MISMATCH', /weights\.wK/, /expected shape \[24, 24\]/, /got \[24, 12\]/);
+  throwsMHA(() => mha.createLayer({ dModel: 24, numHeads: 2, bias: true, weights: { wQ: w(24, 24), wK: w(24, 24), wV: w(24, 24), wO: w(24, 24) } }),
+    'INVALID_ARGUMENT', /weights\.bQ is missing/, /\[24\]/);
+  throwsMHA(() => mha.createLayer({ dModel: 4, numHeads: 1, weights: { wQ: [[1, 2], [3]], wK: w(4, 4), wV: w(4, 4), wO: w(4, 4) } }),
+    'SHAPE_MISMATCH', /weights\.wQ\[1\]/, /length 2/);
+});
+
+test('NaN or Infinity in weights is NON_FINITE with the index', () => {
+  const wq = new Float32Array(24 * 24); wq[5 * 24 + 7] = NaN;
+  const z = () => ({ data: new Float32Array(576), shape: [24, 24] });
+  throwsMHA(() => mha.createLayer({ dModel: 24, numHeads: 2, bias: false, weights: { wQ: { data: wq, shape: [24, 24] }, wK: z(), wV: z(), wO: z() } }),
+    'NON_FINITE', /weights\.wQ\[5, 7\]/, /NaN/);
+  const wo = new Float32Array(576); wo[3] = Infinity;
+  throwsMHA(() => mha.createLayer({ dModel: 24, numHeads: 2, bias: false, weights: { wQ: z(), wK: z(), wV: z(), wO: { data: wo, shape: [24, 24] } } }),
+    'NON_FINITE', /weights\.wO\[0, 3\]/, /Infinity/);
+});
+
+test('NaN or Infinity in inputs is NON_FINITE with the index', () => {
+  const l = mha.createLayer({ dModel: 24, numHeads: 2, seed: 1 });
+  const bad = x5.map((r) => r.slice()); bad[3][11] = NaN;
+  throwsMHA(() => l.forward(bad), 'NON_FINITE', /query\[3, 11\]/, /NaN/);
+  const badB = [x5.map((r) => r.slice()), x5.map((r) => r.slice())]; badB[1][0][2] = -Infinity;
+  throwsMHA(() => l.forward(badB), 'NON_FINITE', /query\[1, 0, 2\]/, /-Infinity/);
+  throwsMHA(() => l.forward(x5, { attnMask: Array.from({ length: 5 }, () => [0, 0, NaN, 0, 0]) }), 'NON_FINITE', /attnMask\[0, 2\]/);
+  // -Infinity is a legal additive mask value.
+  const r = l.forward(x5, { attnMask: Array.from({ length: 5 }, () => [0, -Infinity, 0, 0, 0]) });
+  assert.equal(r.weights.get(0, 2, 1), 0);
+  l.dispose();
+});
+
+test('query/key/value width or length mismatch is SHAPE_MISMATCH', () => {
+  const l = mha.createLayer({ dModel: 24, numHeads: 2, kDim: 6, vDim: 8, seed: 1 });
+  const m = (r, c) => Array.from({ length: r }, () => new Array(c).fill(0.5));
+  throwsMHA(() => l.forward(m(5, 23), { key: m(7, 6), value: m(7, 8) }), 'SHAPE_MISMATCH', /query/, /\[Tq, 24\]/, /\[5, 23\]/);
+  throwsMHA(() => l.forward(m(5, 24), { key: m(7, 5), value: m(7, 8) }), 'SHAPE_MISMATCH', /key/, /kDim = 6/, /\[7, 5\]/);
+  throwsMHA(() => l.forward(m(5, 24), { key: m(7, 6), value: m(6, 8) }), 'SHAPE_MISMATCH', /value/, /\[7, 8\]/, /\[6, 8\]/);
+  throwsMHA(() => l.forward(m(5, 24)), 'SHAPE_MISMATCH', /kDim = 6/, /pass key and value/);
+  throwsMHA(() => l.forward([[1, 2], [3]]), 'SHAPE_MISMATCH', /query\[1\]/);
+  throwsMHA(() => l.forward([]), 'SHAPE_MISMATCH', /query/);
+  throwsMHA(() => l.forward('hello'), 'INVALID_ARGUMENT', /query must be/, /string/);
+  throwsMHA(() => l.forward([['a', 'b']]), 'INVALID_ARGUMENT', /query/, /must be a number, got string/);
+  const r = l.forward(m(5, 24), { key: m(7, 6), value: m(7, 8) });
+  assert.deepEqual(r.weights.shape, [2, 5, 7]);
+  l.dispose();
+});
+
+test('a mask of the wrong shape is SHAPE_MISMATCH naming it', () => {
+  const l = mha.createLayer({ dModel: 24, numHeads: 2, seed: 1 });
+  throwsMHA(() => l.forward(x5, { attnMask: Array.from({ length: 4 }, () => new Array(5).fill(false)) }), 'SHAPE_MISMATCH', /attnMask/, /\[5, 5\]/, /\[4, 5\]/);
+  throwsMHA(() => l.forward(x5, { keyPaddingMask: [[false, false, true]] }), 'SHAPE_MISMATCH', /keyPaddingMask/, /\[5\]/, /\[1, 3\]/);
+  throwsMHA(() => l.forward(x5, { causal: 'yes' }), 'INVALID_ARGUMENT', /causal must be a boolean/);
+  l.dispose();
+});
+
+test('use after dispose is DISPOSED', () => {
+  const l = mha.createLayer({ dModel: 24, numHeads: 2, seed: 1 });
+  const cache = l.createKVCache({ maxLen: 4 });
+  l.dispose();
+  l.dispose();  // idempotent
+  throwsMHA(() => l.forward(x5), 'DISPOSED', /forward/, /disposed/);
+  throwsMHA(() => l.trace(x5), 'DISPOSED', /trace/);
+  throwsMHA(() => l.createKVCache({ maxLen: 3 }), 'DISPOSED', /createKVCache/);
+  throwsMHA(() => cache.step([x5[0]]), 'DISPOSED', /step/, /disposed/);
+});
+
+test('KV cache past maxLen and bad cache options are INVALID_ARGUMENT', () => {
+  const l = mha.createLayer({ dModel: 24, numHeads: 2, seed: 1 });
+  throwsMHA(() => l.createKVCache({ maxLen: 0 }), 'INVALID_ARGUMENT', /maxLen must be a positive integer, got 0/);
+  throwsMHA(() => l.createKVCache({}), 'INVALID_ARGUMENT', /maxLen/, /undefined/);
+  const cache = l.createKVCache({ maxLen: 4 });
+  cache.step(x5.slice(0, 3));
+  throwsMHA(() => cache.step(x5.slice(0, 2)), 'INVALID_ARGUMENT', /holds 3 of maxLen = 4/, /2 more/);
+  assert.equal(cache.length, 3);
+  const r = cache.step(x5.slice(3, 4));
+  assert.deepEqual(r.weights.shape, [2, 1, 4]);
+  l.dispose();
+});
+
+test('a request larger than the heap can give is OUT_OF_MEMORY with the bytes, before allocating', () => {
+  const l = mha.createLayer({ dModel: 8, numHeads: 2, seed: 1 });
+  const before = mha.memory();
+  const T = 30000;  // weights [1, 2, T, T] alone would be 7.2 GB
+  const q = { data: new Float32Array(T * 8), shape: [T, 8] };
+  assert.throws(() => l.forward(q), (e) => {
+    assert.equal(e.code, 'OUT_OF_MEMORY');
+    assert.match(e.message, /needs \d+ bytes/);
+    assert.ok(e.bytes > 2 * T * T * 4, `bytes = ${e.bytes}`);
+    return true;
+  });
+  assert.ok(mha.memory().inUseBytes <= before.inUseBytes + 64, 'nothing was allocated');
+  // Without weights the same input fits (scores are computed block by block).
+  const r = l.forward(q, { needWeights: false });
+  assert.equal(r.output.shape[0], T);
+  assert.ok(r.output.data.every(Number.isFinite));
+  throwsMHA(() => l.createKVCache({ maxLen: 2 ** 30 }), 'OUT_OF_MEMORY', /needs \d+ bytes/);
+  l.dispose();
+});
