@@ -8,7 +8,7 @@
 
 #include <cstdint>
 #include <memory>
-#include <sstream>
+#include <cstdio>
 #include <string>
 
 #include "mha/attention.hpp"
@@ -41,10 +41,16 @@ mha::Config make_config(int d_model, int num_heads, int kv_heads, int d_k, int d
   return c;
 }
 
-void json_shape(std::ostringstream& o, const std::vector<int64_t>& s) {
-  o << '[';
-  for (size_t i = 0; i < s.size(); ++i) o << (i ? "," : "") << s[i];
-  o << ']';
+std::string json_num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string json_shape(const std::vector<int64_t>& s) {
+  std::string o = "[";
+  for (size_t i = 0; i < s.size(); ++i) o += (i ? "," : "") + std::to_string(s[i]);
+  return o + "]";
 }
 
 std::string json_string(const std::string& s) {
@@ -56,7 +62,7 @@ std::string json_string(const std::string& s) {
   return r + "\"";
 }
 
-/// Shape passport as JSON text (the JS API parses it), or "" with lastError() on error.
+/// Shape passport as JSON text (the JS API parses it), or "" with lastError() = "code:message".
 std::string passport_json(int d_model, int num_heads, int kv_heads, int d_k, int d_v, int k_dim, int v_dim,
                           bool bias, int seq_len, int key_len, int batch) {
   mha::Passport p;
@@ -66,21 +72,21 @@ std::string passport_json(int d_model, int num_heads, int kv_heads, int d_k, int
     g_error = std::to_string(static_cast<int>(s.code)) + ":" + s.message;
     return "";
   }
-  std::ostringstream o;
-  o.precision(17);
-  o << "{\"dK\":" << p.d_k << ",\"dV\":" << p.d_v << ",\"steps\":[";
+  std::string o = "{\"dK\":" + std::to_string(p.d_k) + ",\"dV\":" + std::to_string(p.d_v) + ",\"steps\":[";
   for (size_t i = 0; i < p.steps.size(); ++i) {
-    o << (i ? "," : "") << "{\"name\":" << json_string(p.steps[i].name) << ",\"shape\":";
-    json_shape(o, p.steps[i].shape);
-    o << ",\"formula\":" << json_string(p.steps[i].formula) << '}';
+    o += (i ? "," : "");
+    o += "{\"name\":" + json_string(p.steps[i].name) + ",\"shape\":" + json_shape(p.steps[i].shape) +
+         ",\"formula\":" + json_string(p.steps[i].formula) + "}";
   }
   const mha::Params& q = p.params;
-  o << "],\"params\":{\"wQPerHead\":" << q.wq_per_head << ",\"wQ\":" << q.wq << ",\"wK\":" << q.wk
-    << ",\"wV\":" << q.wv << ",\"wO\":" << q.wo << ",\"bias\":" << q.bias << ",\"total\":" << q.total
-    << ",\"singleHeadWQ\":" << q.single_head_wq << "},\"flops\":{\"projections\":" << p.flops.projections
-    << ",\"scores\":" << p.flops.scores << ",\"weighted\":" << p.flops.weighted << ",\"output\":" << p.flops.output
-    << ",\"total\":" << p.flops.total << "}}";
-  return o.str();
+  const mha::Flops& f = p.flops;
+  o += "],\"params\":{\"wQPerHead\":" + std::to_string(q.wq_per_head) + ",\"wQ\":" + std::to_string(q.wq) +
+       ",\"wK\":" + std::to_string(q.wk) + ",\"wV\":" + std::to_string(q.wv) + ",\"wO\":" + std::to_string(q.wo) +
+       ",\"bias\":" + std::to_string(q.bias) + ",\"total\":" + std::to_string(q.total) +
+       ",\"singleHeadWQ\":" + std::to_string(q.single_head_wq) + "},\"flops\":{\"projections\":" +
+       json_num(f.projections) + ",\"scores\":" + json_num(f.scores) + ",\"weighted\":" + json_num(f.weighted) +
+       ",\"output\":" + json_num(f.output) + ",\"total\":" + json_num(f.total) + "}}";
+  return o;
 }
 
 class LayerHandle {
@@ -117,6 +123,14 @@ class LayerHandle {
     a.trace.scores = ptr<float>(tr_scores); a.trace.concat = ptr<float>(tr_concat);
     mha::Status s = layer_->forward(a);
     return s.ok() ? 0 : fail(s);
+  }
+
+  /// forward() with its 18 arguments read from a uint32 block in wasm memory (in the order of
+  /// forward's parameters): one embind argument instead of 18 on the per-call path.
+  int forwardPacked(uintptr_t args) {
+    const uint32_t* a = ptr<const uint32_t>(args);
+    return forward(int(a[0]), int(a[1]), int(a[2]), a[3], a[4], a[5], a[6] != 0, a[7], a[8], int(a[9]), a[10], a[11],
+                   a[12] != 0, a[13], a[14], a[15], a[16], a[17]);
   }
 
   /// Workspace bytes a forward of these sizes needs besides its inputs and outputs.
@@ -172,6 +186,7 @@ EMSCRIPTEN_BINDINGS(mha_core) {
       .constructor<>()
       .function("init", &LayerHandle::init)
       .function("forward", &LayerHandle::forward)
+      .function("forwardPacked", &LayerHandle::forwardPacked)
       .function("workspaceBytes", &LayerHandle::workspaceBytes);
   class_<KVCacheHandle>("KVCacheHandle")
       .constructor<>()

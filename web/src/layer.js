@@ -113,6 +113,7 @@ export class Layer {
     const kW = qW / h * g, vW = oW / h * g;  // uniform when g < h; per-head form has g = h
 
     const lay = new Layout();
+    lay.add('args', 18 * 4);
     lay.add('query', q.data.length * F32);
     lay.add('key', k ? k.data.length * F32 : 0);
     lay.add('value', k && v !== k ? v.data.length * F32 : 0);
@@ -135,9 +136,12 @@ export class Layer {
     if (k && v !== k) core.HEAPF32.set(v.data, P('value') / F32);
     if (masks.kpm) core.HEAPU8.set(masks.kpm, P('kpm'));
     if (masks.attn) core.HEAPF32.set(masks.attn, P('mask') / F32);
-    const status = this._handle.forward(B, Tq, Tk, P('query'), P('key'), k ? (v !== k ? P('value') : P('key')) : 0,
-      causal, P('kpm'), P('mask'), masks.attnKind, P('output'), P('weights'), average,
-      P('tq'), P('tk'), P('tv'), P('ts'), P('tc'));
+    // The 18 arguments of LayerHandle::forward, passed as one uint32 block (see forwardPacked).
+    const args = P('args');
+    core.HEAPU32.set([B, Tq, Tk, P('query'), P('key'), k ? (v !== k ? P('value') : P('key')) : 0,
+      causal ? 1 : 0, P('kpm'), P('mask'), masks.attnKind, P('output'), P('weights'), average ? 1 : 0,
+      P('tq'), P('tk'), P('tv'), P('ts'), P('tc')], args / 4);
+    const status = this._handle.forwardPacked(args);
     if (status !== 0) {
       // The core sees an unbatched input as B = 1: report its index without the batch axis.
       const msg = core.lastError();

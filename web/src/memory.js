@@ -17,7 +17,9 @@ const RESERVE_BYTES = 16 * 2 ** 20;
  * @param {string} what names the request
  */
 export function checkFits(core, bytes, what) {
-  const inUse = core.heapInUse();
+  // Cheap test first: the heap can always grow by what it has not reached yet.
+  if (Number.isFinite(bytes) && bytes >= 0 && bytes + core.HEAPU8.length + RESERVE_BYTES <= MAX_HEAP_BYTES) return;
+  const inUse = core.heapInUse();  // walks the allocator's chunks: only on this slow path
   if (!Number.isFinite(bytes) || bytes + inUse + RESERVE_BYTES > MAX_HEAP_BYTES) {
     throw new MHAError('OUT_OF_MEMORY',
       `${what} needs ${bytes} bytes, more than the wasm heap can give (${MAX_HEAP_BYTES - inUse - RESERVE_BYTES} bytes available of a ${MAX_HEAP_BYTES}-byte maximum)`,
