@@ -12,7 +12,8 @@
 namespace mha {
 namespace {
 
-constexpr int kRowBlock = 64;  // query rows whose scores are held at once: memory O(64·Tk) per head
+constexpr int kRowBlock = 64;   // query rows whose scores are held at once: memory O(64·Tk) per head
+constexpr int kKeyBlock = 256;  // keys per step of the streaming (online-softmax) path
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 std::string index_string(size_t flat, const std::vector<int64_t>& shape) {
@@ -37,6 +38,41 @@ bool copy_vec(const float* src, size_t n, std::vector<float>& dst) {
   return true;
 }
 
+/// The masks that apply to one (batch element, head).
+struct HeadMasks {
+  const float* mask = nullptr;     // additive [Tq, Tk] of this head, or null
+  const uint8_t* kpm = nullptr;    // [Tk] of this batch element, or null
+  bool causal = false;
+  int offset = 0;                  // query i sits at absolute position i + offset
+  int tk = 0;
+  bool any() const { return mask || kpm || causal; }
+};
+
+/// Applies the masks to scores S [rows, n] of queries r0.. and keys k0.. (leading dimension lds):
+/// adds the additive mask, sets padded and (causal) future keys to -inf.
+void apply_masks(const HeadMasks& hm, int r0, int rows, int k0, int n, float* S, int lds) {
+  for (int rr = 0; rr < rows; ++rr) {
+    float* srow = S + size_t(rr) * lds;
+    if (hm.mask) {
+      const float* mrow = hm.mask + size_t(r0 + rr) * hm.tk + k0;
+      for (int j = 0; j < n; ++j) srow[j] += mrow[j];
+    }
+    if (hm.kpm)
+      for (int j = 0; j < n; ++j)
+        if (hm.kpm[k0 + j]) srow[j] = kNegInf;
+    if (hm.causal)
+      for (int j = std::max(0, r0 + rr + hm.offset + 1 - k0); j < n; ++j) srow[j] = kNegInf;
+  }
+}
+
+void scale_rows(int rows, int cols, float* X, int ldx, const float* f) {
+  for (int r = 0; r < rows; ++r) {
+    if (f[r] == 1.f) continue;
+    float* x = X + size_t(r) * ldx;
+    for (int c = 0; c < cols; ++c) x[c] *= f[r];
+  }
+}
+
 }  // namespace
 
 Status check_finite(const char* what, const float* data, const std::vector<int64_t>& shape,
@@ -51,6 +87,16 @@ Status check_finite(const char* what, const float* data, const std::vector<int64
                                                                                 : "; expected a finite number"));
   }
   return Status::Ok();
+}
+
+// Issue 6 (robustness): see Layer::forward.
+Status check_output_finite(const char* what, const float* data, const std::vector<int64_t>& shape) {
+  Status s = check_finite(what, data, shape);
+  if (!s.ok())
+    s.message = "float32 overflow: " + s.message.substr(0, s.message.find(';')) +
+                " although every input and weight is finite; their magnitudes are too large for float32"
+                " (max 3.4e38) in the projections or scores: scale them down";
+  return s;
 }
 
 Layer::Layer() = default;
@@ -165,7 +211,10 @@ Status Layer::forward(const ForwardArgs& a) {
   s = attend(t);
   if (!s.ok()) return s;
   project(3, B * Tq, C, a.output);
-  return Status::Ok();
+  // Issue 6 (robustness): finite inputs and weights can still overflow float32 inside the layer
+  // (|x|·|W| > 3.4e38 gives ±Inf projections or scores, then NaN weights); refuse the result
+  // instead of returning a silent NaN. Regression test: tests/property.test.mjs, "overflow".
+  return check_output_finite("output", a.output, {B, Tq, r.d_model});
 }
 
 Status Layer::attend(const AttendArgs& a) {
@@ -173,54 +222,69 @@ Status Layer::attend(const AttendArgs& a) {
   const int B = a.batch, Tq = a.tq, Tk = a.tk, h = r.num_heads, ow = r.o_width;
   const int blk = std::min(kRowBlock, Tq);
   const bool per_head_weights = a.weights && !a.average_weights;
-  if (!per_head_weights && !scores_.reserve(size_t(blk) * Tk))
-    return Status::Error(Code::kOutOfMemory, "attention needs " + std::to_string(size_t(blk) * Tk * 4) +
+  // Without weights or a trace, long key ranges stream through key blocks with the online
+  // softmax: memory O(row block · key block) whatever Tk is.
+  const bool streaming = !a.weights && !a.trace_scores && Tk > kKeyBlock;
+  const size_t scratch = streaming ? size_t(blk) * (kKeyBlock + 3) : per_head_weights ? 0 : size_t(blk) * Tk;
+  if (scratch && !scores_.reserve(scratch))
+    return Status::Error(Code::kOutOfMemory, "attention needs " + std::to_string(scratch * 4) +
                                                  " bytes for a block of scores, which the heap cannot give");
   if (a.weights && a.average_weights) std::fill(a.weights, a.weights + size_t(B) * Tq * Tk, 0.f);
   const float inv_h = 1.f / h;
   for (int b = 0; b < B; ++b) {
-    const uint8_t* kpm = a.key_padding_mask ? a.key_padding_mask + size_t(b) * Tk : nullptr;
     for (int i = 0; i < h; ++i) {
       const int g = r.kv_of(i), dk = r.dk[i], dv = r.dv[i];
       const float* qb = a.q + b * a.q_bs + r.q_off[i];
       const float* kb = a.k + b * a.k_bs + r.k_off[g];
       const float* vb = a.v + b * a.v_bs + r.v_off[g];
-      const float* mask = nullptr;
-      if (a.attn_mask_kind == MaskKind::kShared) mask = a.attn_mask;
-      if (a.attn_mask_kind == MaskKind::kPerHead) mask = a.attn_mask + (size_t(b) * h + i) * Tq * Tk;
+      HeadMasks hm;
+      hm.tk = Tk;
+      hm.kpm = a.key_padding_mask ? a.key_padding_mask + size_t(b) * Tk : nullptr;
+      hm.causal = a.causal;
+      hm.offset = a.causal_offset;
+      if (a.attn_mask_kind == MaskKind::kShared) hm.mask = a.attn_mask;
+      if (a.attn_mask_kind == MaskKind::kPerHead) hm.mask = a.attn_mask + (size_t(b) * h + i) * Tq * Tk;
       float* trace = a.trace_scores ? a.trace_scores + (size_t(b) * h + i) * Tq * Tk : nullptr;
       for (int r0 = 0; r0 < Tq; r0 += blk) {
         const int rows = std::min(blk, Tq - r0);
+        const float* qrows = qb + size_t(r0) * a.ldq;
+        float* O = a.concat + (size_t(b) * Tq + r0) * ow + r.o_off[i];
         // Keys beyond the causal limit of the block's last row are never attended: skip them
         // (unless the trace wants every unmasked score).
         int kend = Tk;
         if (a.causal && !trace) kend = std::max(0, std::min(Tk, r0 + rows + a.causal_offset));
-        float* S;
-        int lds = Tk;
-        if (per_head_weights) S = a.weights + ((size_t(b) * h + i) * Tq + r0) * Tk;
-        else S = scores_.data();
-        if (kend > 0) kernels::gemm_abt(rows, kend, dk, r.scale[i], qb + size_t(r0) * a.ldq, a.ldq, kb, a.ldk, S, lds);
+
+        if (streaming) {
+          float* S = scores_.data();
+          float* m = S + size_t(blk) * kKeyBlock;
+          float* l = m + blk;
+          float* alpha = l + blk;
+          std::fill(m, m + rows, kNegInf);
+          std::fill(l, l + rows, 0.f);
+          for (int rr = 0; rr < rows; ++rr) std::fill(O + size_t(rr) * ow, O + size_t(rr) * ow + dv, 0.f);
+          for (int k0 = 0; k0 < kend; k0 += kKeyBlock) {
+            const int n = std::min(kKeyBlock, kend - k0);
+            kernels::gemm_abt(rows, n, dk, r.scale[i], qrows, a.ldq, kb + size_t(k0) * a.ldk, a.ldk, S, kKeyBlock);
+            if (hm.any()) apply_masks(hm, r0, rows, k0, n, S, kKeyBlock);
+            kernels::softmax_online_block(rows, n, S, kKeyBlock, m, l, alpha);
+            if (k0 > 0) scale_rows(rows, dv, O, ow, alpha);
+            kernels::gemm_ab(rows, dv, n, S, kKeyBlock, vb + size_t(k0) * a.ldv, a.ldv, O, ow, true);
+          }
+          for (int rr = 0; rr < rows; ++rr) alpha[rr] = l[rr] > 0.f ? 1.f / l[rr] : 0.f;  // all masked: 0
+          scale_rows(rows, dv, O, ow, alpha);
+          continue;
+        }
+
+        float* S = per_head_weights ? a.weights + ((size_t(b) * h + i) * Tq + r0) * Tk : scores_.data();
+        const int lds = Tk;
+        if (kend > 0) kernels::gemm_abt(rows, kend, dk, r.scale[i], qrows, a.ldq, kb, a.ldk, S, lds);
         if (trace)
           for (int rr = 0; rr < rows; ++rr)
             std::memcpy(trace + size_t(r0 + rr) * Tk, S + size_t(rr) * lds, sizeof(float) * Tk);
-        if (mask || kpm || a.causal) {
-          for (int rr = 0; rr < rows; ++rr) {
-            float* srow = S + size_t(rr) * lds;
-            if (mask) {
-              const float* mrow = mask + size_t(r0 + rr) * Tk;
-              for (int j = 0; j < kend; ++j) srow[j] += mrow[j];
-            }
-            if (kpm)
-              for (int j = 0; j < kend; ++j)
-                if (kpm[j]) srow[j] = kNegInf;
-            if (a.causal)
-              for (int j = std::max(0, r0 + rr + a.causal_offset + 1); j < kend; ++j) srow[j] = kNegInf;
-          }
-        }
+        if (hm.any()) apply_masks(hm, r0, rows, 0, kend, S, lds);
         kernels::softmax_rows(rows, kend, S, lds);
         if (kend < Tk && per_head_weights)
           for (int rr = 0; rr < rows; ++rr) std::fill(S + size_t(rr) * lds + kend, S + size_t(rr + 1) * lds, 0.f);
-        float* O = a.concat + (size_t(b) * Tq + r0) * ow + r.o_off[i];
         kernels::gemm_ab(rows, dv, kend, S, lds, vb, a.ldv, O, ow, false);
         if (a.weights && a.average_weights) {
           float* W = a.weights + (size_t(b) * Tq + r0) * Tk;

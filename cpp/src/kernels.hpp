@@ -44,5 +44,14 @@ void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int l
 /// ONNX Attention), never NaN.
 void softmax_rows(int rows, int n, float* S, int lds);
 
+/// One step of the online softmax (Milakov & Gimelshein 2018, "Online normalizer calculation
+/// for softmax"; FlashAttention, Dao et al. 2022) over a block S [rows, n] of one row-block's
+/// scores, given the running row maxima m[rows] and sums l[rows] of the blocks before it:
+///   m' = max(m, max_j S[r, j]);  alpha[r] = exp(m - m');  S[r, j] = exp(S[r, j] - m');
+///   l = l·alpha + Σ_j S[r, j];  m = m'.
+/// The caller rescales its output accumulator rows by alpha before adding S·V. -inf entries give
+/// 0; a row that has seen only -inf keeps m = -inf, l = 0 and gets alpha = 1.
+void softmax_online_block(int rows, int n, float* S, int lds, float* m, float* l, float* alpha);
+
 }  // namespace kernels
 }  // namespace mha

@@ -61,5 +61,10 @@ void softmax_rows(int rows, int n, float* S, int lds) {
 }
 #endif
 
+// Shared by both builds until a vector version exists (the exp count is T² per head, like softmax).
+void softmax_online_block(int rows, int n, float* S, int lds, float* m, float* l, float* alpha) {
+  for (int r = 0; r < rows; ++r) softmax_online_row_scalar(n, S + static_cast<size_t>(r) * lds, m[r], l[r], alpha[r]);
+}
+
 }  // namespace kernels
 }  // namespace mha

@@ -155,6 +155,43 @@ TEST(Layer, MatchesFloat64ReferenceOnRandomConfigs) {
   EXPECT_EQ(checked, 150);
 }
 
+TEST(Layer, StreamingPathEqualsBlockPathForLongKeys) {
+  // needWeights = false with more than one key block takes the online-softmax path.
+  std::mt19937 rng(99);
+  for (int it = 0; it < 12; ++it) {
+    mha::Config cfg;
+    cfg.d_model = 24; cfg.num_heads = 3; cfg.kv_heads = it % 2 ? 1 : 3; cfg.bias = true;
+    mha::Resolved R;
+    ASSERT_TRUE(mha::resolve(cfg, R).ok());
+    auto wq = rnd(rng, 24 * R.q_width), wk = rnd(rng, 24 * R.k_width), wv = rnd(rng, 24 * R.v_width), wo = rnd(rng, R.o_width * 24);
+    auto bq = rnd(rng, R.q_width), bk = rnd(rng, R.k_width), bv = rnd(rng, R.v_width), bo = rnd(rng, 24);
+    std::unique_ptr<mha::Layer> layer;
+    ASSERT_TRUE(mha::Layer::create(cfg, {wq.data(), wk.data(), wv.data(), wo.data(), bq.data(), bk.data(), bv.data(), bo.data()}, layer).ok());
+    const int B = 2, Tq = 70 + it * 13, Tk = 257 + it * 97;
+    auto q = rnd(rng, size_t(B) * Tq * 24, 3.f), k = rnd(rng, size_t(B) * Tk * 24, 3.f), v = rnd(rng, size_t(B) * Tk * 24);
+    std::vector<uint8_t> kpm(size_t(B) * Tk, 0);
+    for (int j = 0; j < Tk; ++j) kpm[Tk + j] = j % 3 == 0 || j > Tk - 40;  // second sequence padded
+    if (it % 3 == 2) for (int j = 0; j < Tk; ++j) kpm[j] = 1;            // first sequence fully masked
+    std::vector<float> mask = rnd(rng, size_t(Tq) * Tk, 2.f);
+    for (int j = 300; j < Tk; ++j) mask[5 * Tk + j] = -INFINITY;            // row 5 loses its later keys
+    mha::ForwardArgs a;
+    a.batch = B; a.tq = Tq; a.tk = Tk; a.query = q.data(); a.key = k.data(); a.value = v.data();
+    a.causal = it % 4 == 1;
+    a.key_padding_mask = it % 4 != 3 ? kpm.data() : nullptr;
+    a.attn_mask = it % 2 ? mask.data() : nullptr;
+    a.attn_mask_kind = it % 2 ? mha::MaskKind::kShared : mha::MaskKind::kNone;
+    std::vector<float> w(size_t(B) * 3 * Tq * Tk), o1(size_t(B) * Tq * 24), o2(o1.size());
+    a.output = o1.data(); a.weights = w.data();
+    ASSERT_TRUE(layer->forward(a).ok());
+    a.output = o2.data(); a.weights = nullptr;
+    ASSERT_TRUE(layer->forward(a).ok());
+    for (size_t i = 0; i < o1.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(o2[i]));
+      ASSERT_NEAR(o2[i], o1[i], 2e-5 * (1 + std::abs(o1[i]))) << "it " << it << " i " << i;
+    }
+  }
+}
+
 TEST(KVCache, StepsEqualCausalForward) {
   std::mt19937 rng(7);
   mha::Config cfg;
