@@ -12,9 +12,8 @@ if [ ! -f build-wasm/CMakeCache.txt ]; then
 fi
 cmake --build build-wasm -j"$jobs"
 
-if [ -f scripts/build-web.mjs ]; then
-  node scripts/build-web.mjs
-fi
+node scripts/build-web.mjs       # page and component bundles -> web/dist/
+node scripts/build-package.mjs   # custom-elements.json, component types, anywidget bundle
 
 if [ "${1:-}" = "--native" ]; then
   cmake -S . -B build-native -DCMAKE_BUILD_TYPE=Release >/dev/null

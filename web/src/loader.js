@@ -1,38 +1,164 @@
 /**
  * Loads the wasm core (Emscripten's ES module) in Node and in browsers.
  *
- * In Node the .wasm bytes are read from disk next to the loader (Emscripten's own loader would
- * try fetch() on a file path); in browsers the .wasm is fetched from the URL next to this module
- * (a bundler that understands `new URL(..., import.meta.url)` emits it as an asset).
+ * Two builds of the same core: `mha_core.wasm` (wasm SIMD128, the default) and
+ * `mha_core_nosimd.wasm` (for engines without SIMD128: Safari < 16.4, Chrome < 91, Firefox < 89),
+ * chosen at load time with `WebAssembly.validate` on a 31-byte SIMD module, or forced with
+ * `{simd: true|false}`. Each build has its own Emscripten glue; the non-SIMD glue is imported
+ * only when it is used (a bundler makes it a lazy chunk).
+ *
+ * Where the .wasm comes from, in order:
+ * 1. `wasmBinary`: the bytes themselves (ArrayBuffer or a typed array);
+ * 2. `wasmURL`: the URL of the .wasm of the chosen build (string or URL; http(s), blob:, data:);
+ * 3. `locateFile(file, prefix)`: Emscripten's hook, called with the file name of the chosen build
+ *    (`'mha_core.wasm'` or `'mha_core_nosimd.wasm'`), returns its URL;
+ * 4. default: the file next to this module, `new URL('../wasm/mha_core.wasm', import.meta.url)`:
+ *    read from disk in Node (Emscripten's own loader would fetch() a file path and fail), fetched
+ *    in browsers (bundlers that understand `new URL(..., import.meta.url)`, such as Vite, webpack 5,
+ *    Parcel 2 and Rollup with a URL plugin, emit it as an asset).
  * @module loader
  */
-import createMHACore from '../wasm/mha_core.mjs';
+import createSIMDCore from '../wasm/mha_core.mjs';
+
+/** (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)), as in wasm-feature-detect. */
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
+]);
+
+/**
+ * True when this JS engine compiles wasm SIMD128 (the default build's instruction set).
+ * @returns {boolean}
+ */
+export function simdSupported() {
+  try {
+    return typeof WebAssembly === 'object' && WebAssembly.validate(SIMD_PROBE);
+  } catch {
+    return false;
+  }
+}
 
 const isNode = typeof process === 'object' && process !== null && !!(process.versions && process.versions.node) &&
   typeof window === 'undefined';
 
+/** The two builds: file name, URL next to this module (literal, for bundlers), glue factory. */
+const BUILDS = {
+  simd: {
+    file: 'mha_core.wasm',
+    url: () => new URL('../wasm/mha_core.wasm', import.meta.url),
+    factory: async () => createSIMDCore,
+  },
+  nosimd: {
+    file: 'mha_core_nosimd.wasm',
+    url: () => new URL('../wasm/mha_core_nosimd.wasm', import.meta.url),
+    factory: async () => (await import('../wasm/mha_core_nosimd.mjs')).default,
+  },
+};
+
+function loadError(message, cause) {
+  const err = new Error(`mha-wasm: ${message}`, cause === undefined ? undefined : { cause });
+  err.name = 'MHALoadError';
+  return err;
+}
+
+/** Node: the bytes at a file: URL (read from disk) or another URL (fetched). */
+async function readInNode(url) {
+  try {
+    if (url.startsWith('file:')) {
+      const fs = await import(/* @vite-ignore */ 'node:fs/promises');
+      return new Uint8Array(await fs.readFile(new URL(url)));
+    }
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    return new Uint8Array(await res.arrayBuffer());
+  } catch (e) {
+    throw loadError(`cannot read the wasm core at ${url}: ${e.message}`, e);
+  }
+}
+
+/**
+ * Which build to load: `simd` option when given, else what the engine supports.
+ * @param {{simd?: boolean}} options
+ * @returns {'simd'|'nosimd'}
+ */
+export function chooseBuild(options = {}) {
+  if (options.simd !== undefined && typeof options.simd !== 'boolean') {
+    throw loadError(`simd must be a boolean (true: the SIMD128 build, false: the non-SIMD build), got ${String(options.simd)}`);
+  }
+  const simd = options.simd ?? simdSupported();
+  if (simd && !simdSupported() && options.wasmBinary === undefined) {
+    // Forced SIMD on an engine without it: fail with a clear message instead of a CompileError.
+    throw loadError('simd: true, but this engine does not support wasm SIMD128; omit simd to choose automatically');
+  }
+  return simd ? 'simd' : 'nosimd';
+}
+
 /**
  * @param {{locateFile?: (path: string, prefix: string) => string, wasmURL?: string|URL,
- *          wasmBinary?: ArrayBuffer|Uint8Array}} [options]
+ *          wasmBinary?: ArrayBuffer|ArrayBufferView, simd?: boolean}} [options]
  * @returns {Promise<object>} the Emscripten module instance
+ * @throws {Error} named MHALoadError: bad option types, a .wasm that cannot be fetched or compiled
  */
 export async function loadCore(options = {}) {
-  const opts = {};
-  if (options.wasmBinary) {
-    opts.wasmBinary = options.wasmBinary;
-  } else if (options.wasmURL) {
-    const url = String(options.wasmURL);
-    opts.locateFile = () => url;
-  } else if (options.locateFile) {
-    opts.locateFile = options.locateFile;
-  } else {
-    const url = new URL('../wasm/mha_core.wasm', import.meta.url);
-    if (isNode && url.protocol === 'file:') {
-      const fs = await import(/* @vite-ignore */ 'node:fs/promises');
-      opts.wasmBinary = await fs.readFile(url);
-    } else {
-      opts.locateFile = () => url.href;
-    }
+  if (options === null || typeof options !== 'object') {
+    throw loadError(`createMHA options must be an object {locateFile?, wasmURL?, wasmBinary?, simd?}, got ${options === null ? 'null' : typeof options}`);
   }
-  return createMHACore(opts);
+  const { wasmBinary, wasmURL, locateFile } = options;
+  const build = BUILDS[chooseBuild(options)];
+  const opts = {};
+  let what;
+  if (wasmBinary !== undefined && wasmBinary !== null) {
+    let bytes;
+    if (wasmBinary instanceof ArrayBuffer) bytes = new Uint8Array(wasmBinary);
+    else if (ArrayBuffer.isView(wasmBinary)) bytes = new Uint8Array(wasmBinary.buffer, wasmBinary.byteOffset, wasmBinary.byteLength);
+    else throw loadError(`wasmBinary must be an ArrayBuffer or a typed array (e.g. Uint8Array), got ${typeof wasmBinary}`);
+    if (bytes.length < 8 || bytes[0] !== 0 || bytes[1] !== 0x61 || bytes[2] !== 0x73 || bytes[3] !== 0x6d) {
+      throw loadError(`wasmBinary is not a WebAssembly module (${bytes.length} bytes, no "\\0asm" header)`);
+    }
+    if (!WebAssembly.validate(bytes)) {
+      throw loadError(`wasmBinary does not compile on this engine${simdSupported() ? '' : ' (it lacks wasm SIMD128: pass the bytes of mha_core_nosimd.wasm)'}`);
+    }
+    opts.wasmBinary = bytes;
+    what = `wasmBinary (${bytes.length} bytes)`;
+  } else if (wasmURL !== undefined && wasmURL !== null) {
+    if (typeof wasmURL !== 'string' && !(wasmURL instanceof URL)) {
+      throw loadError(`wasmURL must be a string or a URL, got ${typeof wasmURL}`);
+    }
+    const url = String(wasmURL);
+    if (isNode) {
+      // Node: read file: URLs from disk and fetch the others ourselves (the web glue has no Node I/O).
+      opts.wasmBinary = await readInNode(url);
+    } else {
+      opts.locateFile = () => url;
+    }
+    what = url;
+  } else if (locateFile !== undefined && locateFile !== null) {
+    if (typeof locateFile !== 'function') throw loadError(`locateFile must be a function (file, prefix) => url, got ${typeof locateFile}`);
+    if (isNode) {
+      // Node: resolve it here and read the bytes (a URL, or a file path) ourselves.
+      const loc = String(locateFile(build.file, new URL('.', build.url()).href));
+      const href = /^[a-z][a-z0-9+.-]*:/i.test(loc) && !/^[a-z]:[\\/]/i.test(loc) ? loc : (await import(/* @vite-ignore */ 'node:url')).pathToFileURL(loc).href;
+      opts.wasmBinary = await readInNode(href);
+      what = loc;
+    } else {
+      opts.locateFile = (path, prefix) => String(locateFile(path, prefix));   // path: the chosen build's file
+      what = `locateFile('${build.file}')`;
+    }
+  } else {
+    const url = build.url();
+    if (isNode && url.protocol === 'file:') opts.wasmBinary = await readInNode(url.href);
+    else opts.locateFile = () => url.href;
+    what = url.href;
+  }
+  // The glue computes new URL('mha_core.wasm', import.meta.url) unless locateFile is set, which
+  // throws where import.meta.url is a blob: URL (anywidget, notebooks): always set it.
+  if (!opts.locateFile) opts.locateFile = (path) => path;
+  const factory = await build.factory();
+  try {
+    return await factory(opts);
+  } catch (e) {
+    const msg = e && e.message ? e.message : String(e);
+    throw loadError(`could not load the wasm core from ${what}: ${msg}. A server must send .wasm files with ` +
+      'status 200 (and ideally Content-Type: application/wasm); otherwise pass wasmURL, locateFile or wasmBinary ' +
+      'to createMHA, or import mha-wasm/single (the .wasm embedded in JS).', e);
+  }
 }

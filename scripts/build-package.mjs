@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+// Generates what the npm package ships besides the sources and the wasm (run after the wasm build
+// and scripts/build-web.mjs; needs the devDependencies):
+//   custom-elements.json          the <mha-*> elements' attributes, properties, events, CSS parts
+//                                 and custom properties, by @custom-elements-manifest/analyzer
+//                                 (config: custom-elements-manifest.config.mjs)
+//   web/types/components/*.d.ts   types of mha-wasm/components, emitted by tsc from the JSDoc of
+//                                 web/components/ (+ HTMLElementTagNameMap for the four tags)
+//   web/dist/anywidget.js         web/anywidget.js bundled with lit, the components and the wasm
+//                                 embedded (mha-wasm/single): one ES module a notebook can load
+// Usage: node scripts/build-package.mjs
+import { spawnSync } from 'node:child_process';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bin = (name) => path.join(root, 'node_modules', '.bin', name);
+const run = (cmd, args) => {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${path.basename(cmd)} ${args.join(' ')} failed (${r.status}):\n${r.stdout}${r.stderr}`);
+  return r.stdout;
+};
+
+// 1. custom-elements.json
+run(bin('cem'), ['analyze', '--quiet']);
+const manifest = JSON.parse(await readFile(path.join(root, 'custom-elements.json'), 'utf8'));
+const tags = manifest.modules.flatMap((m) => (m.declarations ?? []).filter((d) => d.customElement).map((d) => [d.tagName, d.name]));
+if (tags.length === 0) throw new Error('custom-elements.json lists no custom element');
+
+// 2. types of the components
+const typesDir = path.join(root, 'web', 'types', 'components');
+await rm(typesDir, { recursive: true, force: true });
+run(bin('tsc'), ['--allowJs', '--declaration', '--emitDeclarationOnly', '--skipLibCheck', '--target', 'es2022',
+  '--module', 'nodenext', '--moduleResolution', 'nodenext', '--outDir', typesDir, 'web/components/index.js']);
+for (const f of await readdir(typesDir)) {
+  const p = path.join(typesDir, f);
+  // web/types/components/x.d.ts sits one folder deeper than web/components/x.js
+  await writeFile(p, (await readFile(p, 'utf8')).replaceAll("'../src/", "'../../src/"));
+}
+const index = path.join(typesDir, 'index.d.ts');
+await writeFile(index, (await readFile(index, 'utf8')) + `
+import type { ${tags.map(([, cls]) => cls).join(', ')} } from './index.js';
+declare global {
+  interface HTMLElementTagNameMap {
+${tags.map(([tag, cls]) => `    '${tag}': ${cls};`).join('\n')}
+  }
+}
+`);
+
+// 3. the anywidget bundle
+await mkdir(path.join(root, 'web', 'dist'), { recursive: true });
+await build({
+  entryPoints: { anywidget: path.join(root, 'web', 'anywidget.js') },
+  outdir: path.join(root, 'web', 'dist'),
+  bundle: true, format: 'esm', platform: 'browser', target: ['es2022'], minify: true,
+  legalComments: 'linked', logLevel: 'warning',
+  external: ['node:*'],
+});
+console.log(`build-package: wrote custom-elements.json (${tags.map(([t]) => t).join(', ')}), web/types/components/, web/dist/anywidget.js`);

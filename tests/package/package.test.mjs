@@ -1,0 +1,389 @@
+// Consumer tests of the npm package: `npm pack` once, install the tarball into fresh temporary
+// projects (`npm install <tarball>`, dependencies from the registry with --prefer-offline), and use
+// it the ways users do: Node ESM and CJS, TypeScript --strict, a Vite build in Chromium, a page
+// without a bundler, the single-file entry where .wasm files cannot be served, a strict CSP page,
+// and the anywidget module. Checks values (the worked example's 4.050), not only "no error".
+// Writes tests/artifacts/package-report.json (tarball files and sizes, gzip sizes).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const FIX = path.join(ROOT, 'tests', 'package', 'fixtures');
+const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'];
+const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'";
+const VITE = process.env.MHA_TEST_VITE || 'vite@^8';   // vite@^7 where vite 8 will not install
+const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', '--no-package-lock'];
+const EXPECTED_CHEAP = '4.050';
+
+let tmp, tarball, pack, nodeApp, viteApp, browser;
+const servers = [];
+
+/** Runs a command in a directory; rejects with its output on failure. */
+async function sh(cmd, args, cwd, opts = {}) {
+  try {
+    return await run(cmd, args, { cwd, maxBuffer: 64 << 20, timeout: 240_000, env: { ...process.env, ...opts.env } });
+  } catch (e) {
+    throw new Error(`${cmd} ${args.join(' ')} (in ${cwd}) failed:\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
+  }
+}
+
+const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
+  '.css': 'text/css', '.json': 'application/json', '.wasm': 'application/wasm', '.svg': 'image/svg+xml' };
+
+/**
+ * A static server of `root`. csp: Content-Security-Policy header on every response;
+ * noWasm: refuse every .wasm with 404 (a host that cannot serve them). Records request paths.
+ */
+function serve(root, { csp = null, noWasm = false } = {}) {
+  const requests = [];
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url, 'http://x');
+    requests.push(url.pathname);
+    if (url.pathname === '/favicon.ico') { res.writeHead(204).end(); return; }
+    let file = path.join(root, decodeURIComponent(url.pathname));
+    if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
+    if ((await stat(file).catch(() => null))?.isDirectory()) file = path.join(file, 'index.html');
+    const headers = { 'Cache-Control': 'no-store' };
+    if (csp) headers['Content-Security-Policy'] = csp;
+    if (noWasm && file.endsWith('.wasm')) { res.writeHead(404, headers).end('no .wasm here'); return; }
+    const body = await readFile(file).catch(() => null);
+    if (!body) { res.writeHead(404, headers).end('not found'); return; }
+    headers['Content-Type'] = MIME[path.extname(file)] ?? 'application/octet-stream';
+    res.writeHead(200, headers).end(body);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
+    const s = { url: `http://127.0.0.1:${server.address().port}`, requests, close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(r); }) };
+    servers.push(s);
+    resolve(s);
+  }));
+}
+
+/** Opens a page, waits for window.__result, returns it with the console errors and CSP violations. */
+async function openPage(url, { waitFor = () => window.__result !== undefined, csp = false } = {}) {
+  const { chromium } = await import('playwright-core');
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  const wasmResponses = [];
+  page.on('response', (r) => { if (r.url().endsWith('.wasm')) wasmResponses.push({ url: r.url(), status: r.status(), type: r.headers()['content-type'] }); });
+  await page.addInitScript(() => {
+    window.__csp = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  const res = await page.goto(url);
+  if (csp) assert.equal(res.headers()['content-security-policy'], CSP);
+  await page.waitForFunction(waitFor, null, { timeout: 30_000 });
+  const result = await page.evaluate(() => window.__result);
+  return { page, context, result, errors, wasmResponses, csp: await page.evaluate(() => window.__csp) };
+}
+
+const heatmaps = (page, sel = 'mha-widget') => page.evaluate((s) => {
+  const w = document.querySelector(s);
+  return w?.shadowRoot?.querySelector('mha-heads')?.shadowRoot?.querySelectorAll('mha-heatmap').length ?? 0;
+}, sel);
+
+/** The worked example's result, checked value by value. */
+function assertWorked(r, { simd } = {}) {
+  assert.ok(r, 'no result');
+  assert.equal(r.cheap, EXPECTED_CHEAP, "Alex's final cheap");
+  assert.deepEqual(r.shape, [3, 6]);
+  assert.deepEqual(r.weightsShape, [2, 3, 3]);
+  for (const row of r.head0) assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-3, `softmax row sums to 1: ${row}`);
+  assert.equal(r.error?.name, 'MHAError');
+  assert.equal(r.error?.code, 'SHAPE_MISMATCH');
+  assert.match(r.error?.message, /query/);
+  if (simd !== undefined) assert.equal(r.simd, simd, 'info.simd');
+}
+
+before(async () => {
+  const need = ['web/wasm/mha_core.wasm', 'web/wasm/mha_core_nosimd.wasm', 'web/wasm/mha_core.wasm.mjs',
+    'web/dist/mha-components.js', 'web/dist/anywidget.js', 'custom-elements.json', 'web/types/components/index.d.ts'];
+  const missing = need.filter((f) => !existsSync(path.join(ROOT, f)));
+  if (missing.length) throw new Error(`missing ${missing.join(', ')}: run npm run build (scripts/build.sh, which runs scripts/build-package.mjs)`);
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'mha-pkg-'));
+  const { stdout } = await sh('npm', ['pack', '--json', '--pack-destination', tmp, '--loglevel=error'], ROOT);
+  pack = JSON.parse(stdout)[0];
+  tarball = path.join(tmp, pack.filename);
+
+  nodeApp = path.join(tmp, 'node-app');
+  viteApp = path.join(tmp, 'vite-app');
+  await mkdir(nodeApp);
+  await mkdir(viteApp);
+  await writeFile(path.join(nodeApp, 'package.json'), JSON.stringify({ name: 'node-app', private: true, type: 'module' }));
+  await writeFile(path.join(viteApp, 'package.json'), JSON.stringify({ name: 'vite-app', private: true, type: 'module', scripts: { build: 'vite build' } }));
+  for (const f of ['worked.mjs', 'node-esm.mjs', 'node-cjs.cjs', 'consumer.ts']) await cp(path.join(FIX, f), path.join(nodeApp, f));
+  await cp(path.join(FIX, 'site'), nodeApp, { recursive: true });
+  await cp(path.join(FIX, 'vite'), viteApp, { recursive: true });
+  await cp(path.join(FIX, 'worked.mjs'), path.join(viteApp, 'worked.mjs'));
+  await Promise.all([
+    sh('npm', ['install', tarball, ...NPM_FLAGS], nodeApp),
+    sh('npm', ['install', tarball, VITE, ...NPM_FLAGS], viteApp),
+  ]);
+});
+
+after(async () => {
+  await browser?.close();
+  for (const s of servers) await s.close();
+  if (tmp && !process.env.MHA_KEEP_TMP) await rm(tmp, { recursive: true, force: true });
+});
+
+test('tarball: what users need, nothing else; sizes reported', async (t) => {
+  const files = pack.files.map((f) => f.path).sort();
+  for (const f of ['package.json', 'README.md', 'web/src/index.js', 'web/src/index.d.ts', 'web/src/loader.js',
+    'web/src/single.js', 'web/src/single.d.ts', 'web/components/index.js', 'web/types/components/index.d.ts',
+    'web/anywidget.js', 'web/dist/anywidget.js', 'web/dist/mha-components.js', 'custom-elements.json',
+    'web/wasm/mha_core.mjs', 'web/wasm/mha_core.wasm', 'web/wasm/mha_core_nosimd.mjs', 'web/wasm/mha_core_nosimd.wasm',
+    'web/wasm/mha_core.wasm.mjs', 'web/wasm/mha_core_nosimd.wasm.mjs']) {
+    assert.ok(files.includes(f), `tarball lacks ${f}`);
+  }
+  const unwanted = files.filter((f) => /^(tests|cpp|scripts|build[^/]*|node_modules|web\/lesson|web\/examples)\//.test(f) ||
+    /\.(map|tgz|o|a|cpp|hpp)$/.test(f) || /^web\/(index\.html|favicon\.svg)$/.test(f) || /^web\/dist\/(lesson|katex)/.test(f) ||
+    /^(CMakeLists\.txt|custom-elements-manifest\.config\.mjs)$/.test(f));
+  assert.deepEqual(unwanted, [], 'tests, sources of the lesson page, build intermediates');
+
+  // gzip sizes: the .wasm, and the JS the default entry loads (its static import graph)
+  const pkgDir = path.join(ROOT);
+  const graph = new Set();
+  const walk = async (rel) => {
+    if (graph.has(rel)) return;
+    graph.add(rel);
+    const src = await readFile(path.join(pkgDir, rel), 'utf8');
+    for (const m of src.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s*['"](\.[^'"]+)['"]|^\s*import\s*['"](\.[^'"]+)['"]/gm)) {
+      await walk(path.posix.join(path.posix.dirname(rel), m[1] ?? m[2]));
+    }
+  };
+  await walk('web/src/index.js');
+  const gz = async (rels) => rels.reduce(async (acc, r) => (await acc) + gzipSync(await readFile(path.join(pkgDir, r)), { level: 9 }).length, Promise.resolve(0));
+  const raw = async (rels) => rels.reduce(async (acc, r) => (await acc) + (await stat(path.join(pkgDir, r))).size, Promise.resolve(0));
+  const entryJS = [...graph].sort();
+  assert.ok(entryJS.includes('web/wasm/mha_core.mjs') && !entryJS.includes('web/wasm/mha_core_nosimd.mjs'), 'default entry: SIMD glue only');
+  const report = {
+    tarball: pack.filename, size: pack.size, unpackedSize: pack.unpackedSize, entryCount: pack.entryCount,
+    files: pack.files.map((f) => ({ path: f.path, size: f.size })).sort((a, b) => a.path.localeCompare(b.path)),
+    gzip: {
+      wasm: await gz(['web/wasm/mha_core.wasm']),
+      wasmNoSimd: await gz(['web/wasm/mha_core_nosimd.wasm']),
+      defaultEntryJS: await gz(entryJS),
+      defaultEntryJSRaw: await raw(entryJS),
+      defaultEntryFiles: entryJS,
+      single: await gz(['web/wasm/mha_core.wasm.mjs']),
+      componentsBundle: await gz(['web/dist/mha-components.js']),
+      anywidgetBundle: await gz(['web/dist/anywidget.js']),
+    },
+  };
+  await mkdir(ARTIFACTS, { recursive: true });
+  await writeFile(path.join(ARTIFACTS, 'package-report.json'), JSON.stringify(report, null, 2));
+  t.diagnostic(`${pack.filename}: ${pack.entryCount} files, ${pack.size} B packed, ${pack.unpackedSize} B unpacked; ` +
+    `gzip: wasm ${report.gzip.wasm} B, default-entry JS ${report.gzip.defaultEntryJS} B (${entryJS.length} files)`);
+  assert.ok(pack.size < 1_500_000, `tarball ${pack.size} B`);
+});
+
+test('package.json: exports resolve to files in the installed package', async () => {
+  const installed = path.join(nodeApp, 'node_modules', 'mha-wasm');
+  const pj = JSON.parse(await readFile(path.join(installed, 'package.json'), 'utf8'));
+  assert.equal(pj.type, 'module');
+  assert.ok(pj.engines.node);
+  const targets = [];
+  const collect = (v) => { if (typeof v === 'string') targets.push(v); else for (const x of Object.values(v)) collect(x); };
+  for (const [key, v] of Object.entries(pj.exports)) if (!key.includes('*')) collect(v);
+  for (const tgt of targets) assert.ok(existsSync(path.join(installed, tgt)), `exports target ${tgt} is in the package`);
+  for (const key of ['.', './components', './single', './anywidget', './wasm', './custom-elements.json']) assert.ok(pj.exports[key], key);
+  for (const key of ['.', './components', './single']) assert.ok(pj.exports[key].types, `${key} has types`);
+  assert.ok(Array.isArray(pj.sideEffects) && pj.sideEffects.some((p) => p.includes('components')), 'components register elements: not side-effect free');
+  const { stdout } = await sh(process.execPath, ['--input-type=module', '-e',
+    "for (const s of ['mha-wasm', 'mha-wasm/components', 'mha-wasm/single', 'mha-wasm/anywidget', 'mha-wasm/wasm', 'mha-wasm/wasm-nosimd', 'mha-wasm/dist/mha-components.js']) console.log(import.meta.resolve(s));"], nodeApp);
+  for (const line of stdout.trim().split('\n')) assert.ok(existsSync(fileURLToPath(line)), line);
+});
+
+test('Node ESM: import with no options, worked example; non-SIMD, single, wasmBinary; no fetch', async () => {
+  const { stdout } = await sh(process.execPath, ['node-esm.mjs'], nodeApp);
+  const r = JSON.parse(stdout);
+  assertWorked(r.simd, { simd: true });
+  assertWorked(r.nosimd, { simd: false });
+  assertWorked(r.single, { simd: true });
+  assertWorked(r.wasmBinary);
+  assert.deepEqual(r.nosimd.output, r.simd.output, 'both builds agree');
+  assert.equal(r.version, JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).version);
+  assert.equal(r.isMHAError, true, 'mha-wasm/single re-exports the same MHAError');
+  assert.equal(r.loadError?.name, 'MHALoadError');
+  assert.match(r.loadError.message, /nonexistent\/mha_core\.wasm/);
+});
+
+test('Node CommonJS: await import(), and require() where Node has require(esm)', async () => {
+  const { stdout } = await sh(process.execPath, ['node-cjs.cjs'], nodeApp);
+  const r = JSON.parse(stdout);
+  assertWorked(r.dynamicImport, { simd: true });
+  if (process.features?.require_module) assertWorked(r.require, { simd: true });
+});
+
+test('TypeScript: tsc --noEmit --strict on a consumer file (types are checked, not any)', async () => {
+  const tsc = path.join(ROOT, 'node_modules', '.bin', 'tsc');
+  const base = { strict: true, noEmit: true, target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext',
+    lib: ['es2022', 'dom'], skipLibCheck: false, types: [] };
+  await writeFile(path.join(nodeApp, 'tsconfig.json'), JSON.stringify({ compilerOptions: base, files: ['consumer.ts'] }));
+  await sh(tsc, ['-p', 'tsconfig.json'], nodeApp);
+  // control: a wrong use is reported, so the check above can fail
+  await writeFile(path.join(nodeApp, 'wrong.ts'),
+    "import { createMHA } from 'mha-wasm';\nconst mha = await createMHA({ simd: 'yes' });\nmha.createLayer({ dModel: 24, numHeads: 2 }).forward([[1]]).output.nope;\nexport {};\n");
+  await writeFile(path.join(nodeApp, 'tsconfig.wrong.json'), JSON.stringify({ compilerOptions: base, files: ['wrong.ts'] }));
+  const err = await sh(tsc, ['-p', 'tsconfig.wrong.json'], nodeApp).then(() => null, (e) => e.message);
+  assert.ok(err, 'tsc must reject wrong.ts');
+  assert.match(err, /wrong\.ts\(2,\d+\): error TS2322: Type 'string' is not assignable to type 'boolean \| undefined'/);
+  assert.match(err, /wrong\.ts\(3,\d+\): error TS2339: Property 'nope' does not exist on type 'Tensor'/);
+});
+
+test('custom-elements.json: generated, lists the four elements with attributes, events, parts, CSS properties', async () => {
+  const installed = path.join(nodeApp, 'node_modules', 'mha-wasm');
+  const pj = JSON.parse(await readFile(path.join(installed, 'package.json'), 'utf8'));
+  assert.equal(pj.customElements, 'custom-elements.json');
+  const m = JSON.parse(await readFile(path.join(installed, pj.customElements), 'utf8'));
+  const els = Object.fromEntries(m.modules.flatMap((mod) => (mod.declarations ?? []).filter((d) => d.customElement).map((d) => [d.tagName, { ...d, path: mod.path }])));
+  assert.deepEqual(Object.keys(els).sort(), ['mha-heads', 'mha-heatmap', 'mha-passport', 'mha-widget']);
+  const w = els['mha-widget'];
+  const attrs = w.attributes.map((a) => a.name);
+  for (const a of ['seq-len', 'd-model', 'heads', 'seed']) assert.ok(attrs.includes(a), `mha-widget attribute ${a}`);
+  assert.ok(!attrs.some((a) => a.startsWith('_') || a === 'result'), `no internal state as attributes: ${attrs}`);
+  assert.ok(w.events.some((e) => e.name === 'change'));
+  assert.ok(w.cssParts.some((p) => p.name === 'head-button'));
+  assert.ok(w.cssProperties.some((p) => p.name === '--mha-accent'));
+  assert.ok(w.members.some((p) => p.name === 'weights' && p.kind === 'field'), 'data property weights');
+  assert.ok(els['mha-passport'].attributes.some((a) => a.name === 'seq-len'));
+  for (const e of Object.values(els)) assert.ok(existsSync(path.join(installed, e.path)), e.path);
+});
+
+test('Vite build: the .wasm is emitted as an asset and loaded in Chromium; components render', async () => {
+  await sh(process.execPath, [path.join(viteApp, 'node_modules', 'vite', 'bin', 'vite.js'), 'build'], viteApp);
+  const assets = await readdir(path.join(viteApp, 'dist', 'assets'));
+  const wasm = assets.filter((f) => f.endsWith('.wasm'));
+  assert.ok(wasm.some((f) => f.startsWith('mha_core-')), `SIMD .wasm emitted: ${assets}`);
+  assert.ok(wasm.some((f) => f.startsWith('mha_core_nosimd-')), `non-SIMD .wasm emitted: ${assets}`);
+  const srv = await serve(path.join(viteApp, 'dist'));
+  const { page, context, result, errors, wasmResponses } = await openPage(`${srv.url}/index.html`);
+  assert.equal(result.error, undefined, result.error);
+  assertWorked(result.simd, { simd: true });
+  assertWorked(result.nosimd, { simd: false });
+  assert.deepEqual(result.nosimd.output, result.simd.output);
+  assert.ok(wasmResponses.some((r) => /\/assets\/mha_core-[^/]*\.wasm$/.test(r.url) && r.status === 200 && r.type === 'application/wasm'), JSON.stringify(wasmResponses));
+  await page.waitForFunction(() => document.querySelector('mha-widget')?.result?.heads === 2);
+  assert.equal(await heatmaps(page), 2);
+  await page.locator('mha-widget button[data-h="4"]').click();
+  await page.waitForFunction(() => document.querySelector('mha-widget')?.result?.heads === 4);
+  assert.equal(await heatmaps(page), 4);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('single-file entry: works where .wasm files are refused (Vite build and no bundler)', async () => {
+  const viteSrv = await serve(path.join(viteApp, 'dist'), { noWasm: true });
+  const a = await openPage(`${viteSrv.url}/single.html`);
+  assert.equal(a.result.error, undefined, a.result.error);
+  assertWorked(a.result.simd, { simd: true });
+  assert.deepEqual(a.wasmResponses, [], 'no .wasm requested');
+  assert.deepEqual(a.errors, []);
+  await a.context.close();
+
+  const siteSrv = await serve(nodeApp, { noWasm: true });
+  const b = await openPage(`${siteSrv.url}/single.html`);
+  assert.equal(b.result.error, undefined, b.result.error);
+  assertWorked(b.result.simd, { simd: true });
+  assertWorked(b.result.nosimd, { simd: false });
+  assert.deepEqual(b.wasmResponses, []);
+  assert.ok(siteSrv.requests.includes('/node_modules/mha-wasm/web/wasm/mha_core_nosimd.wasm.mjs'), 'non-SIMD bytes loaded on demand');
+  assert.deepEqual(b.errors, []);
+  await b.context.close();
+
+  // control: the default entry on the same host fails, with a message that points to the remedy
+  const c = await openPage(`${siteSrv.url}/static.html`);
+  assert.match(c.result.error ?? '', /MHALoadError|could not load the wasm core/);
+  assert.match(c.result.error, /mha-wasm\/single/);
+  await c.context.close();
+});
+
+test('no bundler: a static page imports the API and the component bundle from node_modules', async () => {
+  const srv = await serve(nodeApp);
+  const { page, context, result, errors, wasmResponses } = await openPage(`${srv.url}/static.html`);
+  assert.equal(result.error, undefined, result.error);
+  assertWorked(result.simd, { simd: true });
+  assert.ok(wasmResponses.some((r) => r.url.endsWith('/node_modules/mha-wasm/web/wasm/mha_core.wasm') && r.status === 200), JSON.stringify(wasmResponses));
+  await page.waitForFunction(() => document.querySelector('mha-widget')?.result?.heads === 2);
+  assert.equal(await heatmaps(page), 2);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('strict CSP (no unsafe-eval): copied dist/ + wasm/ folders, and the single-file entry', async () => {
+  // "copy the dist/ and wasm/ folders": node_modules/mha-wasm/web/{dist,wasm} → /mha/
+  const site = path.join(nodeApp, 'mha');
+  await mkdir(site, { recursive: true });
+  await cp(path.join(nodeApp, 'node_modules', 'mha-wasm', 'web', 'dist'), path.join(site, 'dist'), { recursive: true });
+  await cp(path.join(nodeApp, 'node_modules', 'mha-wasm', 'web', 'wasm'), path.join(site, 'wasm'), { recursive: true });
+  const srv = await serve(nodeApp, { csp: CSP });
+  for (const which of ['dist', 'single']) {
+    const { page, context, result, errors, csp, wasmResponses } = await openPage(`${srv.url}/csp.html?which=${which}`, { csp: true });
+    assert.equal(result.error, undefined, `${which}: ${result.error}`);
+    assertWorked(result.simd, { simd: true });
+    if (which === 'dist') {
+      assert.ok(wasmResponses.some((r) => r.url.endsWith('/mha/wasm/mha_core.wasm')), JSON.stringify(wasmResponses));
+      await page.waitForFunction(() => document.querySelector('mha-widget')?.result?.heads === 2);
+      assert.equal(await heatmaps(page), 2);
+    } else {
+      assert.deepEqual(wasmResponses, []);
+    }
+    assert.deepEqual(csp, [], `${which}: CSP violations`);
+    assert.deepEqual(errors, [], `${which}: console errors`);
+    // control: the policy is in force and its violations are seen: an inline script is refused
+    await page.evaluate(() => {
+      const el = document.createElement('script');
+      el.textContent = 'window.__inline = 1';
+      document.body.append(el);
+    });
+    await page.waitForFunction(() => window.__csp.length > 0);
+    assert.equal(await page.evaluate(() => window.__inline), undefined);
+    await context.close();
+  }
+  // control: without 'wasm-unsafe-eval' the wasm cannot compile, and the test sees it
+  const strict = await serve(nodeApp, { csp: "default-src 'self'; script-src 'self'" });
+  const { result, context } = await openPage(`${strict.url}/csp.html?which=single`);
+  assert.ok(result.error, 'wasm compiled without wasm-unsafe-eval?');
+  await context.close();
+});
+
+test('anywidget: the bundled module, imported from a blob: URL, renders <mha-widget> and syncs heads', async () => {
+  const srv = await serve(nodeApp, { noWasm: true });
+  const { page, context, errors, wasmResponses } = await openPage(`${srv.url}/anywidget.html`,
+    { waitFor: () => window.__ready === true || window.__result !== undefined });
+  await page.waitForFunction(() => document.querySelector('#out mha-widget')?.result?.heads === 4, null, { timeout: 30_000 });
+  assert.equal(await heatmaps(page, '#out mha-widget'), 4, 'heads = 4 from the model');
+  assert.equal(await page.evaluate(() => document.querySelector('#out mha-widget').getAttribute('seed')), '3');
+  // user clicks h = 2: written back to the model and saved
+  await page.locator('#out mha-widget button[data-h="2"]').click();
+  await page.waitForFunction(() => window.__model.get('heads') === 2);
+  assert.equal(await page.evaluate(() => window.__model.saves), 1);
+  assert.equal(await heatmaps(page, '#out mha-widget'), 2);
+  // Python sets heads = 8
+  await page.evaluate(() => window.__model.fromPython('heads', 8));
+  await page.waitForFunction(() => document.querySelector('#out mha-widget')?.result?.heads === 8);
+  assert.equal(await heatmaps(page, '#out mha-widget'), 8);
+  // cleanup removes the element and the listeners
+  await page.evaluate(() => window.__cleanup());
+  assert.equal(await page.evaluate(() => [document.querySelectorAll('mha-widget').length, window.__model.listeners()].join()), '0,0');
+  assert.deepEqual(wasmResponses, [], 'wasm embedded in the module');
+  assert.deepEqual(errors, []);
+  await context.close();
+});

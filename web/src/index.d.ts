@@ -1,0 +1,592 @@
+/**
+ * mha-wasm: multi-head attention (Vaswani et al. 2017) computed by a C++/Eigen core compiled to
+ * SIMD WebAssembly. Works in Node (≥ 18) and browsers.
+ *
+ * ```ts
+ * import { createMHA } from 'mha-wasm';
+ * const mha = await createMHA();
+ * const layer = mha.createLayer({ dModel: 24, numHeads: 2, seed: 1 });
+ * const { output, weights } = layer.forward(x);   // x [T, 24] → output [T, 24], weights [2, T, T]
+ * ```
+ *
+ * Conventions: `y = x·W + b` with every weight `W` stored row-major as `[in, out]`; shapes are
+ * written `[B?, Tq, dModel]` where `B?` is present only for batched inputs. Every error the API
+ * throws is an {@link MHAError}; after one, the module keeps working.
+ * @packageDocumentation
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+/** The `code` of an {@link MHAError}. */
+export type MHAErrorCode =
+  | 'INVALID_CONFIG'
+  | 'SHAPE_MISMATCH'
+  | 'NON_FINITE'
+  | 'OUT_OF_MEMORY'
+  | 'DISPOSED'
+  | 'INVALID_ARGUMENT';
+
+/**
+ * The one error type the API throws. `code` says what went wrong; the message names the argument,
+ * the expected and the actual value (e.g. `query: expected shape [Tq, 24], got [3, 6]`).
+ * After an MHAError the module keeps working: the next call succeeds.
+ *
+ * - `INVALID_CONFIG`: a layer or passport option is invalid (e.g. numHeads not dividing dModel).
+ * - `SHAPE_MISMATCH`: a tensor, weight or mask has the wrong shape.
+ * - `NON_FINITE`: an input or weight holds NaN or ±Infinity (the message gives its index).
+ * - `OUT_OF_MEMORY`: the call needs more than the wasm heap (2 GiB at most) can give;
+ *   refused up front, `bytes` is what it would need.
+ * - `DISPOSED`: the layer or KV cache was disposed.
+ * - `INVALID_ARGUMENT`: any other bad argument (wrong type, missing weight, cache full, …).
+ */
+export class MHAError extends Error {
+  /**
+   * @param code one of the {@link MHAErrorCode}s
+   * @param message names the argument, the expected and the actual value
+   * @param details extra fields copied onto the error (e.g. `{bytes}` for OUT_OF_MEMORY)
+   */
+  constructor(code: MHAErrorCode, message: string, details?: { bytes?: number; [key: string]: unknown });
+  readonly name: 'MHAError';
+  /** What went wrong. */
+  code: MHAErrorCode;
+  /** For `OUT_OF_MEMORY`: the number of bytes the refused call would need. */
+  bytes?: number;
+}
+
+/**
+ * The core's status codes, index = numeric code (`ERROR_CODES[0]` is `'OK'`).
+ */
+export const ERROR_CODES: readonly ['OK', 'INVALID_CONFIG', 'SHAPE_MISMATCH', 'NON_FINITE', 'OUT_OF_MEMORY', 'DISPOSED', 'INVALID_ARGUMENT'];
+
+/** The package version, e.g. `'0.1.0'` (equal to package.json's). */
+export const VERSION: string;
+
+// ---------------------------------------------------------------------------------------------
+// Tensors and tensor-like inputs
+// ---------------------------------------------------------------------------------------------
+
+/** Nested arrays of `T` of any depth, e.g. `number[][]` for a matrix. Must be rectangular. */
+export type NestedArray<T> = ReadonlyArray<T | NestedArray<T>>;
+
+/**
+ * A dense row-major tensor: `{data, shape}`. `data.length` must equal the product of `shape`.
+ * `Float32Array` data is passed to wasm memory without a JS-side copy; other array-likes are converted.
+ */
+export interface TensorLike {
+  /** Row-major values. */
+  readonly data: Float32Array | ArrayLike<number>;
+  /** Dimensions, e.g. `[B, T, dModel]`. */
+  readonly shape: readonly number[];
+}
+
+/**
+ * Anything the API accepts as a float tensor: nested arrays of numbers (shape inferred; must be
+ * rectangular), a {@link Tensor}, or `{data, shape}`.
+ * @throws {MHAError} where consumed: `INVALID_ARGUMENT` (not tensor-like, non-numbers),
+ *   `SHAPE_MISMATCH` (ragged nesting, `data.length ≠ ∏shape`)
+ */
+export type TensorInput = NestedArray<number> | Tensor | TensorLike;
+
+/** A dense row-major float32 tensor; every result of the API is one (copied out of wasm memory). */
+export class Tensor {
+  /**
+   * @param data row-major values (converted to a Float32Array when another array-like)
+   * @param shape dimensions; `data.length` must equal their product
+   * @throws {MHAError} `SHAPE_MISMATCH` when `data.length ≠ ∏shape`
+   */
+  constructor(data: Float32Array | ArrayLike<number>, shape: readonly number[]);
+  /** Row-major values. */
+  data: Float32Array;
+  /** Dimensions, e.g. `[B, Tq, dModel]`. */
+  shape: number[];
+  /** Number of elements (`∏shape`). */
+  readonly size: number;
+  /**
+   * The values as nested arrays of numbers: a `[2, 3]` tensor gives `number[][]`; shape `[]`
+   * gives a number.
+   */
+  toArray(): any;
+  /**
+   * The value at a multi-index, one index per dimension (e.g. `output.get(0, 1)` is row 0,
+   * column 1 of a `[T, dModel]` output). Indices are not bounds-checked.
+   */
+  get(...idx: number[]): number;
+}
+
+/**
+ * An attention mask, as `torch.nn.MultiheadAttention` takes it:
+ * - **boolean** (true = masked, may not attend): nested arrays of booleans, or `{data, shape}`
+ *   with `Uint8Array` data (0/1) or `boolean[]` data;
+ * - **additive** (added to the scores; `-Infinity` masks): nested arrays of numbers, a
+ *   {@link Tensor}, or `{data, shape}` with `Float32Array` or number data.
+ */
+export type MaskInput =
+  | NestedArray<boolean>
+  | NestedArray<number>
+  | Tensor
+  | { readonly data: Uint8Array | Float32Array | ArrayLike<number> | readonly boolean[]; readonly shape: readonly number[] };
+
+// ---------------------------------------------------------------------------------------------
+// Loading
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Where the wasm core comes from. By default the `.wasm` next to the loader: read from disk in
+ * Node, fetched with `new URL('../wasm/mha_core.wasm', import.meta.url)` in browsers (bundlers
+ * such as Vite emit it as an asset). The first of `wasmBinary`, `wasmURL`, `locateFile` given wins.
+ */
+export interface CreateMHAOptions {
+  /**
+   * The `.wasm` bytes themselves (e.g. from your own fetch, or `fs.readFile` of
+   * `mha-wasm/wasm`). Must match the build: the SIMD build needs an engine with wasm SIMD128.
+   */
+  wasmBinary?: ArrayBuffer | ArrayBufferView;
+  /**
+   * The URL of the `.wasm` of the chosen build (http(s), `blob:`, `data:` or, in Node, `file:`),
+   * e.g. a CDN copy of `mha_core.wasm` (or of `mha_core_nosimd.wasm` with `simd: false`).
+   */
+  wasmURL?: string | URL;
+  /**
+   * Emscripten's hook: called with the chosen build's file name (`'mha_core.wasm'` or
+   * `'mha_core_nosimd.wasm'`) and the default folder URL; returns the URL (in Node also a path)
+   * to load it from. Serves both builds, so prefer it to `wasmURL` when old engines matter.
+   */
+  locateFile?: (path: string, prefix: string) => string;
+  /**
+   * Which build: `true` the wasm SIMD128 build, `false` the non-SIMD build. Default: SIMD when
+   * `WebAssembly.validate` says the engine supports it (all current browsers, Node ≥ 16.4), else
+   * the non-SIMD build (Safari < 16.4, Chrome < 91, Firefox < 89).
+   */
+  simd?: boolean;
+}
+
+/** What {@link MHA.info} reports. */
+export interface MHAInfo {
+  /** The package version. */
+  readonly version: string;
+  /** True when the loaded module is the wasm SIMD128 build. */
+  readonly simd: boolean;
+}
+
+/**
+ * Loads the wasm module and returns the API. Each call instantiates its own module (own heap).
+ * @param options where the `.wasm` comes from and which build; see {@link CreateMHAOptions}
+ * @throws {Error} (name `MHALoadError`, rejected promise) when an option has the wrong type or the
+ *   `.wasm` cannot be fetched or compiled (404, a server that is not allowed to serve it, a SIMD
+ *   binary on an engine without SIMD). The message names the source tried; import
+ *   `mha-wasm/single` where `.wasm` files cannot be served.
+ */
+export function createMHA(options?: CreateMHAOptions): Promise<MHA>;
+
+// ---------------------------------------------------------------------------------------------
+// The passport
+// ---------------------------------------------------------------------------------------------
+
+/** The configuration {@link MHA.passport} describes. All counts are positive integers. */
+export interface PassportConfig {
+  /** Query length `Tq` (tokens). */
+  seqLen: number;
+  /** Model width `d_model` (query and output width). */
+  dModel: number;
+  /** Number of heads `h`. */
+  numHeads: number;
+  /** Key/value heads `g` (grouped-query attention; 1 = multi-query); must divide `h`. Default `h`. */
+  kvHeads?: number;
+  /** Key length `Tk` (cross-attention). Default `seqLen`. */
+  keyLen?: number;
+  /** Batch size `B`; when given, shapes get a leading `B`. */
+  batch?: number;
+  /** Per-head query/key width `d_k`. Default `dModel / numHeads` (which must then divide). */
+  dK?: number;
+  /** Per-head value width `d_v`. Default `dK`. */
+  dV?: number;
+  /** Key input width. Default `dModel`. */
+  kDim?: number;
+  /** Value input width. Default `dModel`. */
+  vDim?: number;
+  /** Whether the projections have biases (counted in `params`). Default true. */
+  bias?: boolean;
+}
+
+/** One tensor of the forward, in the order it is computed. */
+export interface PassportStep {
+  /** The tensor's name, e.g. `'Q'`, `'scores'`, `'concat'`. */
+  name: string;
+  /** Its shape, e.g. `[2, 5, 5]` for the scores of h = 2, T = 5. */
+  shape: number[];
+  /** How it is computed, e.g. `'X·W_Q + b_Q'`. */
+  formula: string;
+}
+
+/** Parameter counts (weights and biases of W_Q, W_K, W_V, W_O). */
+export interface PassportParams {
+  /** Weights of one head's W_Q slice: `dModel·dK`. */
+  wQPerHead: number;
+  /** W_Q: `dModel·h·dK`. */
+  wQ: number;
+  /** W_K: `kDim·g·dK`. */
+  wK: number;
+  /** W_V: `vDim·g·dV`. */
+  wV: number;
+  /** W_O: `h·dV·dModel`. */
+  wO: number;
+  /** All biases: `h·dK + g·dK + g·dV + dModel` (0 without bias). */
+  bias: number;
+  /** `wQ + wK + wV + wO + bias`. */
+  total: number;
+  /** W_Q of a single head of full width, `dModel²`, for comparison. */
+  singleHeadWQ: number;
+}
+
+/** FLOPs of one forward; one multiply-add counts as 2 FLOPs. */
+export interface PassportFlops {
+  /** The Q, K and V projections. */
+  projections: number;
+  /** Q·Kᵀ over all heads. */
+  scores: number;
+  /** A·V over all heads. */
+  weighted: number;
+  /** concat·W_O. */
+  output: number;
+  /** The sum of the above. */
+  total: number;
+}
+
+/** The shape passport: every tensor's shape, the parameter and FLOP counts of one forward. */
+export interface Passport {
+  /** Resolved per-head query/key width. */
+  dK: number;
+  /** Resolved per-head value width. */
+  dV: number;
+  /** Every tensor of the forward, in order. */
+  steps: PassportStep[];
+  params: PassportParams;
+  flops: PassportFlops;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layers
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Packed weights, all `[in, out]` (`y = x·W + b`); head i owns columns `i·dK … (i+1)·dK - 1` of
+ * W_Q (and of W_K/W_V for its K/V head under grouped-query attention). Biases are required when
+ * `bias` is on (the default when any is given) and forbidden when it is off.
+ */
+export interface PackedWeights {
+  /** W_Q `[dModel, h·dK]`. */
+  wQ: TensorInput;
+  /** W_K `[kDim, g·dK]`. */
+  wK: TensorInput;
+  /** W_V `[vDim, g·dV]`. */
+  wV: TensorInput;
+  /** W_O `[h·dV, dModel]`. */
+  wO: TensorInput;
+  /** b_Q `[h·dK]`. */
+  bQ?: TensorInput;
+  /** b_K `[g·dK]`. */
+  bK?: TensorInput;
+  /** b_V `[g·dV]`. */
+  bV?: TensorInput;
+  /** b_O `[dModel]`. */
+  bO?: TensorInput;
+}
+
+/** One head's projections in the per-head form; widths may differ between heads. */
+export interface HeadWeights {
+  /** W_Q of this head `[dModel, d_k]`. */
+  wQ: TensorInput;
+  /** W_K of this head `[kDim, d_k]` (same `d_k` as its wQ). */
+  wK: TensorInput;
+  /** W_V of this head `[vDim, d_v]`. */
+  wV: TensorInput;
+  /** b_Q `[d_k]`. */
+  bQ?: TensorInput;
+  /** b_K `[d_k]`. */
+  bK?: TensorInput;
+  /** b_V `[d_v]`. */
+  bV?: TensorInput;
+}
+
+/**
+ * Per-head weights: one entry per head (their widths may differ, as in the two-head restaurant
+ * example with d_v = 3 and 2), and W_O over the concatenation. Implies `kvHeads = numHeads`.
+ */
+export interface PerHeadWeights {
+  heads: HeadWeights[];
+  /** W_O `[Σ d_v, dModel]`. */
+  wO: TensorInput;
+  /** b_O `[dModel]`. */
+  bO?: TensorInput;
+}
+
+/** Options of {@link MHA.createLayer}. */
+export interface LayerOptions {
+  /** Query/output width `d_model`; inferred from `weights` (W_Q's rows) when omitted. */
+  dModel?: number;
+  /** Number of heads `h`; inferred from `weights.heads.length` in the per-head form. */
+  numHeads?: number;
+  /** Key/value heads `g`, dividing `h` (grouped-query; 1 = multi-query). Default `h`. */
+  kvHeads?: number;
+  /** Per-head query/key width. Default `dModel / numHeads`. */
+  dK?: number;
+  /** Per-head value width. Default `dK`. */
+  dV?: number;
+  /** Key input width (cross-attention). Default `dModel`. */
+  kDim?: number;
+  /** Value input width (cross-attention). Default `dModel`. */
+  vDim?: number;
+  /** Projection biases. Default true, or with `weights`, whether biases are given. */
+  bias?: boolean;
+  /** Score scale. Default `1/√d_k`. */
+  scale?: number;
+  /** Packed or per-head weights, all `[in, out]`. Omitted: seeded Xavier-uniform init, zero biases. */
+  weights?: PackedWeights | PerHeadWeights;
+  /**
+   * Seed of the Xavier-uniform init used when `weights` is omitted (default 0): the same seed and
+   * dModel give the same packed matrices for every numHeads.
+   */
+  seed?: number;
+}
+
+/** The resolved configuration of a {@link Layer}. */
+export interface LayerConfig {
+  readonly dModel: number;
+  readonly numHeads: number;
+  readonly kvHeads: number;
+  /** Per-head query/key width (of head 0 in the per-head form). */
+  readonly dK: number;
+  /** Per-head value width (of head 0 in the per-head form). */
+  readonly dV: number;
+  readonly kDim: number;
+  readonly vDim: number;
+  readonly bias: boolean;
+  /** The score scale in use (`1/√d_k` unless given). */
+  readonly scale: number;
+  /** Every head's widths in the per-head form; `null` for packed layers. */
+  readonly headDims: { readonly dK: readonly number[]; readonly dV: readonly number[] } | null;
+}
+
+/** Options of {@link Layer.forward} (and {@link Layer.trace}, which ignores the weight options). */
+export interface ForwardOptions {
+  /** Keys `[B?, Tk, kDim]` (cross-attention). Default: the query (self-attention). */
+  key?: TensorInput | null;
+  /** Values `[B?, Tk, vDim]`. Default: the key. Requires `key`. */
+  value?: TensorInput | null;
+  /** Mask key j > query i. Default false. */
+  causal?: boolean;
+  /** `[B, Tk]` (unbatched: `[Tk]` or `[1, Tk]`); boolean true = padded key, or additive. */
+  keyPaddingMask?: MaskInput | null;
+  /**
+   * `[Tq, Tk]` shared by every batch and head, or `[B·h, Tq, Tk]` (index `b·h + head`, as
+   * PyTorch) / `[B, h, Tq, Tk]`; boolean (true = masked) or additive.
+   */
+  attnMask?: MaskInput | null;
+  /** Return the attention weights. Default true. */
+  needWeights?: boolean;
+  /** Average the weights over heads: weights `[B?, Tq, Tk]`. Default false. */
+  averageWeights?: boolean;
+}
+
+/** Result of {@link Layer.forward}. */
+export interface ForwardResult {
+  /** Output `[B?, Tq, dModel]`. */
+  output: Tensor;
+  /**
+   * Attention weights `[B?, h, Tq, Tk]` (`[B?, Tq, Tk]` with `averageWeights`); absent with
+   * `needWeights: false`. A query row whose keys are all masked has weights 0.
+   */
+  weights?: Tensor;
+}
+
+/** One head's intermediates in a {@link TraceResult}. */
+export interface HeadTrace {
+  /** Q_i `[B?, Tq, d_k]`. */
+  q: Tensor;
+  /** K of the K/V head it uses `[B?, Tk, d_k]`. */
+  k: Tensor;
+  /** V of the K/V head it uses `[B?, Tk, d_v]`. */
+  v: Tensor;
+  /** `Q_i·K_iᵀ·scale` before any mask `[B?, Tq, Tk]`. */
+  scores: Tensor;
+  /** Attention weights (after masks and softmax) `[B?, Tq, Tk]`. */
+  weights: Tensor;
+  /** `A_i·V_i` `[B?, Tq, d_v]`. */
+  output: Tensor;
+}
+
+/** Result of {@link Layer.trace}: every intermediate, for teaching. */
+export interface TraceResult {
+  /** One entry per head. */
+  heads: HeadTrace[];
+  /** concat(head_0 … head_{h-1}) `[B?, Tq, Σ d_v]`. */
+  concat: Tensor;
+  /** `concat·W_O + b_O` `[B?, Tq, dModel]`. */
+  output: Tensor;
+}
+
+/**
+ * One multi-head attention layer whose weights live in wasm memory until {@link Layer.dispose}
+ * (a FinalizationRegistry frees them if it is dropped undisposed). Create it with
+ * {@link MHA.createLayer}.
+ *
+ * `Q = X_q·W_Q + b_Q, K = X_k·W_K + b_K, V = X_v·W_V + b_V`;
+ * `head_i = softmax(Q_i·K_{g(i)}ᵀ·scale + mask)·V_{g(i)}`, `g(i) = ⌊i / (h/g)⌋`;
+ * `output = concat(head_0 … head_{h-1})·W_O + b_O`.
+ */
+export class Layer {
+  private constructor();
+  /** Resolved configuration (frozen). */
+  readonly config: LayerConfig;
+  /** True after dispose(). */
+  readonly disposed: boolean;
+
+  /**
+   * Multi-head attention forward.
+   * @param query `[B, Tq, dModel]` or unbatched `[Tq, dModel]`
+   * @param opts keys/values for cross-attention, masks, weight options
+   * @returns output `[B?, Tq, dModel]`; weights `[B?, h, Tq, Tk]` (or `[B?, Tq, Tk]` averaged)
+   *   unless `needWeights: false`
+   * @throws {MHAError} `SHAPE_MISMATCH` (query, key, value, masks), `NON_FINITE` (NaN/Inf in an
+   *   input, with its index), `INVALID_ARGUMENT`, `OUT_OF_MEMORY` (with `bytes`), `DISPOSED`
+   */
+  forward(query: TensorInput, opts: ForwardOptions & { needWeights: false }): { output: Tensor; weights?: undefined };
+  forward(query: TensorInput, opts?: ForwardOptions & { needWeights?: true }): { output: Tensor; weights: Tensor };
+  forward(query: TensorInput, opts?: ForwardOptions): ForwardResult;
+
+  /**
+   * Forward that returns every intermediate, for teaching.
+   * @param query as in {@link Layer.forward}
+   * @param opts as in forward (`needWeights`/`averageWeights` are ignored)
+   * @throws {MHAError} as {@link Layer.forward}
+   */
+  trace(query: TensorInput, opts?: ForwardOptions): TraceResult;
+
+  /**
+   * A KV cache for incremental (autoregressive) decoding with this layer; self-attention only.
+   * Its memory is `2·batch·maxLen·g·d_k·4` bytes (with d_v for V).
+   * @throws {MHAError} `INVALID_ARGUMENT` (maxLen/batch not positive integers), `INVALID_CONFIG`
+   *   (kDim or vDim ≠ dModel), `OUT_OF_MEMORY`, `DISPOSED`
+   */
+  createKVCache(opts: KVCacheOptions): KVCache;
+
+  /** Frees the layer's wasm memory and every KV cache made from it. Idempotent. */
+  dispose(): void;
+}
+
+/** Options of {@link Layer.createKVCache}. */
+export interface KVCacheOptions {
+  /** Capacity in tokens per sequence (positive integer). */
+  maxLen: number;
+  /** Number of sequences. Default 1. */
+  batch?: number;
+}
+
+/** Options of {@link KVCache.step}. */
+export interface StepOptions {
+  /** Return the attention weights. Default true. */
+  needWeights?: boolean;
+}
+
+/** Result of {@link KVCache.step}. */
+export interface StepResult {
+  /** Output of the new tokens `[B?, n, dModel]`. */
+  output: Tensor;
+  /** Weights `[B?, h, n, length]`, where `length` counts the new tokens too; absent with `needWeights: false`. */
+  weights?: Tensor;
+}
+
+/**
+ * Key/value cache for autoregressive decoding: `step(x)` appends the new tokens' K and V and lets
+ * them attend causally over every cached token (token t sees 0..t); equals the matching rows of
+ * causal self-attention over the whole sequence.
+ */
+export class KVCache {
+  private constructor();
+  /** Capacity in tokens per sequence. */
+  readonly maxLen: number;
+  /** Number of sequences. */
+  readonly batch: number;
+  /** Tokens cached so far (per sequence); 0 after dispose(). */
+  readonly length: number;
+  /**
+   * Appends n new tokens and attends from them over the cache.
+   * @param x `[n, dModel]` (batch 1) or `[B, n, dModel]`
+   * @throws {MHAError} `INVALID_ARGUMENT` past maxLen (naming both), `SHAPE_MISMATCH`,
+   *   `NON_FINITE`, `DISPOSED`
+   */
+  step(x: TensorInput, opts: StepOptions & { needWeights: false }): { output: Tensor; weights?: undefined };
+  step(x: TensorInput, opts?: StepOptions & { needWeights?: true }): { output: Tensor; weights: Tensor };
+  step(x: TensorInput, opts?: StepOptions): StepResult;
+  /**
+   * Forgets every cached token; keeps the memory.
+   * @throws {MHAError} `DISPOSED`
+   */
+  reset(): void;
+  /** Frees the cache's wasm memory. Idempotent. */
+  dispose(): void;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PyTorch
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A `torch.nn.MultiheadAttention` state dict, e.g. from
+ * `{k: v.tolist() for k, v in m.state_dict().items()}`; keys may carry a module prefix
+ * (`"layers.0.attn.in_proj_weight"`). Either `in_proj_weight [3E, E]` or `q_proj_weight [E, E]`,
+ * `k_proj_weight [E, kdim]`, `v_proj_weight [E, vdim]`; `out_proj.weight [E, E]`; optionally
+ * `in_proj_bias [3E]` with `out_proj.bias [E]`.
+ */
+export type TorchStateDict = Record<string, TensorInput | null | undefined>;
+
+/** Weights converted from PyTorch (`[out, in]` → `[in, out]`), ready for `createLayer({numHeads, weights})`. */
+export interface TorchWeights {
+  wQ: Tensor;
+  wK: Tensor;
+  wV: Tensor;
+  wO: Tensor;
+  bQ?: Tensor;
+  bK?: Tensor;
+  bV?: Tensor;
+  bO?: Tensor;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The module instance
+// ---------------------------------------------------------------------------------------------
+
+/** An instance of the wasm module with the API on top; create it with {@link createMHA}. */
+export interface MHA {
+  /** `{version, simd}`: simd is true when the SIMD128 build was loaded. */
+  readonly info: MHAInfo;
+
+  /**
+   * Shape passport of one forward: every tensor's shape, the parameter and FLOP counts, from the
+   * configuration alone (no weights, no wasm memory).
+   * @throws {MHAError} `INVALID_CONFIG` (e.g. numHeads not dividing dModel when dK is not given)
+   */
+  passport(cfg: PassportConfig): Passport;
+
+  /**
+   * Creates a layer whose weights live in wasm memory.
+   * @throws {MHAError} `INVALID_CONFIG`, `SHAPE_MISMATCH` (a weight's shape, naming it),
+   *   `NON_FINITE` (a weight's NaN/Inf with its index), `INVALID_ARGUMENT`, `OUT_OF_MEMORY`
+   */
+  createLayer(opts: LayerOptions): Layer;
+
+  /**
+   * Converts a PyTorch `nn.MultiheadAttention` state dict into `createLayer` weights:
+   * `W_Q = in_proj_weight[0:E]ᵀ`, `W_K = in_proj_weight[E:2E]ᵀ`, `W_V = in_proj_weight[2E:3E]ᵀ`,
+   * `W_O = out_proj.weightᵀ`.
+   * @param opts numHeads, checked to divide E
+   * @throws {MHAError} `INVALID_ARGUMENT` (missing keys), `SHAPE_MISMATCH` (naming the key and
+   *   shapes), `INVALID_CONFIG` (numHeads not dividing E)
+   */
+  fromTorch(stateDict: TorchStateDict, opts?: { numHeads?: number }): TorchWeights;
+
+  /** Wasm memory figures, for diagnostics and leak tests: heap size and bytes currently malloc'd. */
+  memory(): { heapBytes: number; inUseBytes: number };
+}
