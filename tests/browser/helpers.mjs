@@ -1,0 +1,107 @@
+// Shared set-up of the browser tests: build web/dist if needed, start the static server in-process
+// on a free port, and launch Debian's Chromium through playwright-core (no browser download).
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer } from '../../scripts/serve.mjs';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
+export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'];
+
+export function ensureBuilt() {
+  const wasm = path.join(ROOT, 'web', 'wasm', 'mha_core.wasm');
+  if (!existsSync(wasm)) throw new Error(`missing ${wasm}: run npm run build first`);
+  const dist = path.join(ROOT, 'web', 'dist');
+  const outputs = ['mha-components.js', 'lesson.js'].map((f) => path.join(dist, f));
+  // the bundles embed the JS API and the Emscripten glue: rebuild when any input is newer
+  const newest = Math.max(...['web/wasm', 'web/src', 'web/components', 'web/lesson'].flatMap((d) => {
+    const dir = path.join(ROOT, d);
+    return existsSync(dir) ? readdirSync(dir).map((f) => statSync(path.join(dir, f)).mtimeMs) : [];
+  }));
+  if (outputs.some((f) => !existsSync(f) || statSync(f).mtimeMs < newest)) {
+    execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-web.mjs')], { stdio: 'inherit' });
+  }
+  mkdirSync(ARTIFACTS, { recursive: true });
+}
+
+/** Start server + browser; returns {server, browser, url, newPage, close}. */
+export async function setup() {
+  ensureBuilt();
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (scripts/setup.sh installs it)`);
+  const server = await startServer({ port: 0, root: path.join(ROOT, 'web') });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const pages = [];
+  return {
+    server,
+    browser,
+    url: server.url,
+    /** A new page that records console errors, page errors, failed requests and CSP violations. */
+    async newPage({ colorScheme = 'light', viewport = { width: 1280, height: 900 } } = {}) {
+      const context = await browser.newContext({ colorScheme, viewport, reducedMotion: 'reduce' });
+      const page = await context.newPage();
+      const errors = [];
+      page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+      page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+      page.on('requestfailed', (r) => errors.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`));
+      page.on('response', (r) => { if (r.status() >= 400) errors.push(`http ${r.status()}: ${r.url()}`); });
+      await page.addInitScript(() => {
+        window.__csp = [];
+        document.addEventListener('securitypolicyviolation', (e) => {
+          window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`);
+        });
+      });
+      pages.push(context);
+      return { page, errors, context };
+    },
+    async close() {
+      for (const c of pages) await c.close().catch(() => {});
+      await browser.close();
+      await server.close();
+    },
+  };
+}
+
+/** The innermost focused element across shadow roots, described for assertions. */
+export async function deepFocus(page) {
+  return page.evaluate(() => {
+    let el = document.activeElement;
+    while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+    if (!el) return null;
+    return {
+      tag: el.tagName.toLowerCase(), role: el.getAttribute('role'), text: el.textContent.trim(),
+      label: el.getAttribute('aria-label'), r: el.dataset?.r, c: el.dataset?.c, h: el.dataset?.h,
+    };
+  });
+}
+
+/** Plain-JS reference of multi-head self-attention weights, packed [in, out] weights, no bias. */
+export function referenceWeights(X, wQ, wK, wV, h) {
+  const T = X.length, d = X[0].length, dk = d / h;
+  const mm = (A, W) => A.map((row) => W[0].map((_, j) => row.reduce((s, x, i) => s + x * W[i][j], 0)));
+  const Q = mm(X, wQ), K = mm(X, wK);
+  void wV;
+  const heads = [];
+  for (let i = 0; i < h; i++) {
+    const rows = [];
+    for (let r = 0; r < T; r++) {
+      const s = [];
+      for (let c = 0; c < T; c++) {
+        let acc = 0;
+        for (let j = i * dk; j < (i + 1) * dk; j++) acc += Q[r][j] * K[c][j];
+        s.push(acc / Math.sqrt(dk));
+      }
+      const m = Math.max(...s);
+      const e = s.map((v) => Math.exp(v - m));
+      const z = e.reduce((a, b) => a + b, 0);
+      rows.push(e.map((v) => v / z));
+    }
+    heads.push(rows);
+  }
+  return heads;
+}

@@ -1,0 +1,280 @@
+// The lesson page in a real browser (Debian's Chromium via playwright-core).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { setup, deepFocus, referenceWeights, ARTIFACTS, ROOT } from './helpers.mjs';
+
+let env;
+before(async () => { env = await setup(); });
+after(async () => { await env?.close(); });
+
+async function openLesson(opts = {}, hash = '') {
+  const { page, errors, context } = await env.newPage(opts);
+  await page.goto(env.url + hash);
+  await page.waitForSelector('body[data-ready]', { state: 'attached' }).catch(() => {});
+  const ready = await page.evaluate(() => document.body.dataset.ready);
+  assert.equal(ready, 'true', `lesson not ready: ${await page.locator('#engine-status').textContent()} ${errors.join(' | ')}`);
+  await page.locator('#widget mha-heatmap').first().waitFor();
+  return { page, errors, context };
+}
+
+/** Click "h = n" in the widget and wait until the engine's result for n is on screen. */
+async function pickHeads(page, n) {
+  await page.locator(`#widget button[data-h="${n}"]`).click();
+  await page.waitForFunction((n) => {
+    const w = document.querySelector('#widget');
+    const heads = w.shadowRoot?.querySelector('mha-heads');
+    const pp = w.shadowRoot?.querySelector('mha-passport');
+    return w.result?.heads === n && heads?.shadowRoot?.querySelectorAll('mha-heatmap').length === n &&
+      pp?.passport?.dK === 24 / n;
+  }, n);
+}
+
+const passportCell = (page, key) => page.locator(`#widget mha-passport tr[data-k="${key}"] td`).first().textContent();
+
+test('the lesson loads with no console errors, the first heatmaps and the formulas rendered', async () => {
+  const { page, errors, context } = await openLesson();
+  assert.equal(await page.locator('#widget mha-heatmap').count(), 2);
+  assert.ok(await page.locator('.katex').count() >= 8, 'KaTeX formulas rendered');
+  assert.match(await page.locator('#engine-status').textContent(), /Engine ready/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('h = 1, 2, 4, 8 update the passport (from the engine) and the number of 5×5 heatmaps', async () => {
+  const { page, errors, context } = await openLesson();
+  await page.evaluate(() => {
+    window.__changes = [];
+    document.querySelector('#widget').addEventListener('change', (e) => window.__changes.push(e.detail.heads));
+  });
+  const flops = new Set();
+  for (const h of [1, 2, 4, 8]) {
+    await pickHeads(page, h);
+    assert.equal(await page.locator(`#widget button[data-h="${h}"]`).getAttribute('aria-pressed'), 'true');
+    assert.equal(await page.locator('#widget mha-heatmap').count(), h);
+    assert.equal(await page.locator('#widget mha-heatmap [role="gridcell"]').count(), h * 25);
+    const dk = 24 / h;
+    assert.equal((await passportCell(page, 'wQPerHead')).trim(), `24 × ${dk} = ${24 * dk}`);
+    assert.equal((await passportCell(page, 'wQ')).trim(), `${h} × ${24 * dk} = 576`);
+    assert.equal((await passportCell(page, 'singleHeadWQ')).trim(), '24 × 24 = 576');
+    flops.add((await passportCell(page, 'flops')).trim());
+    // the passport shows the engine's numbers, not numbers of its own
+    const engine = await page.evaluate(async (h) => {
+      const { getEngine } = await import('/dist/mha-components.js');
+      const mha = await getEngine();
+      return mha.passport({ seqLen: 5, dModel: 24, numHeads: h, bias: false });
+    }, h);
+    assert.equal(engine.dK, dk);
+    assert.equal((await passportCell(page, 'flops')).trim(), engine.flops.total.toLocaleString('en-US'));
+    assert.equal((await passportCell(page, 'total')).trim(), engine.params.total.toLocaleString('en-US'));
+    const shapes = await page.locator('#widget mha-passport tbody:not(.summary) tr td.shape').allTextContents();
+    assert.deepEqual(shapes, engine.steps.map((s) => s.shape.join(' × ')));
+    const captions = await page.locator('#widget mha-heads button.cap').allTextContents();
+    assert.equal(captions.length, h);
+    captions.forEach((c, i) => assert.match(c.replace(/\s+/g, ' '), new RegExp(`head ${i + 1} · dk = ${dk}`)));
+  }
+  assert.deepEqual(await page.evaluate(() => window.__changes), [1, 2, 4, 8]);
+  assert.equal(flops.size, 1, 'same FLOPs at every h');
+  assert.equal([...flops][0], '25,440');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a focused heatmap cell shows the engine weight for that cell, which matches a JS reference', async () => {
+  const { page, errors, context } = await openLesson();
+  await pickHeads(page, 4);
+  const data = await page.evaluate(async () => {
+    const w = document.querySelector('#widget');
+    const { getEngine, toMatrix } = await import('/dist/mha-components.js');
+    const mha = await getEngine();
+    const layer = mha.createLayer({ dModel: 24, numHeads: 4, bias: false, weights: w.packedWeights });
+    const r = layer.forward(w.input);
+    const weights = r.weights.toArray();
+    layer.dispose();
+    const W = w.packedWeights;
+    return { weights, X: toMatrix(w.input), wQ: toMatrix(W.wQ), wK: toMatrix(W.wK), wV: toMatrix(W.wV), tokens: w.tokenLabels };
+  });
+  const ref = referenceWeights(data.X, data.wQ, data.wK, data.wV, 4);
+  for (let i = 0; i < 4; i++) for (let r = 0; r < 5; r++) for (let c = 0; c < 5; c++) {
+    assert.ok(Math.abs(ref[i][r][c] - data.weights[i][r][c]) < 1e-5, `engine vs reference at ${i},${r},${c}`);
+  }
+  for (const [head, r, c] of [[0, 0, 0], [1, 3, 1], [2, 4, 2], [3, 2, 4]]) {
+    const map = page.locator('#widget mha-heatmap').nth(head);
+    await map.locator(`[role="gridcell"][data-r="${r}"][data-c="${c}"]`).focus();
+    const readout = (await map.locator('.readout').textContent()).trim();
+    const v = data.weights[head][r][c];
+    assert.equal(readout, `${data.tokens[r]} → ${data.tokens[c]}: ${v.toFixed(3)}`);
+  }
+  // heads see different slices: their patterns are not the same
+  assert.notDeepEqual(data.weights[0], data.weights[1]);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the worked example shows Alex’s final “cheap” as 4.050 and follows an edited input', async () => {
+  const { page, errors, context } = await openLesson();
+  const cheap = page.locator('#alex-cheap');
+  assert.equal((await cheap.textContent()).trim(), '4.050');
+  // per-head attention weights of both heads, exact engine values
+  assert.equal(await page.locator('#worked-heads mha-heatmap').count(), 2);
+  const a2 = await page.locator('#worked-heads mha-heatmap').nth(1).locator('[data-r="0"][data-c="0"]').textContent();
+  assert.equal(a2.trim(), '0.909');
+  // the stepper's last step computes the same number
+  await page.locator('#step-tabs button[data-step="7"]').click();
+  const stepCell = page.locator('[data-testid="step-result"] td[data-r="0"][data-c="1"]');
+  assert.equal((await stepCell.textContent()).trim(), '4.050');
+  await stepCell.hover();
+  await page.waitForSelector('#cell-formula .katex');
+  assert.match(await page.locator('#cell-formula .katex-mathml').textContent(), /4\.050/);
+  // edit Alex's "cheap" input: everything downstream changes
+  await page.locator('#x-input input[aria-label="Alex, cheap"]').fill('0.5');
+  await page.waitForFunction(() => document.querySelector('#alex-cheap')?.textContent.trim() !== '4.050');
+  const edited = Number((await cheap.textContent()).trim());
+  assert.ok(Number.isFinite(edited) && Math.abs(edited - 4.05) > 0.01, `changed output ${edited}`);
+  const engine = await page.evaluate(async () => {
+    const { getEngine } = await import('/dist/mha-components.js');
+    const { HEADS, WO, X0 } = await import('/lesson/data.js');
+    const mha = await getEngine();
+    const layer = mha.createLayer({ dModel: 6, numHeads: 2, bias: false,
+      weights: { heads: HEADS.map((h) => ({ wQ: h.wQ, wK: h.wK, wV: h.wV })), wO: WO } });
+    const X = X0.map((r) => r.slice()); X[0][1] = 0.5;
+    return layer.forward(X).output.toArray()[0][1];
+  });
+  assert.equal(edited.toFixed(3), engine.toFixed(3));
+  assert.equal((await page.locator('#mix-output tbody tr').nth(2).locator('td').nth(1).textContent()).trim(), engine.toFixed(3));
+  await page.locator('#x-reset').click();
+  await page.waitForFunction(() => document.querySelector('#alex-cheap')?.textContent.trim() === '4.050');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('keyboard only: Tab reaches the h buttons and the heatmap cells, arrows move, the readout follows', async () => {
+  const { page, errors, context } = await openLesson();
+  let f = null;
+  for (let i = 0; i < 80 && !(f && f.h === '4'); i++) { await page.keyboard.press('Tab'); f = await deepFocus(page); }
+  assert.equal(f?.h, '4', 'Tab reached the "h = 4" button');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('#widget').result?.heads === 4);
+  for (let i = 0; i < 40 && f?.role !== 'gridcell'; i++) { await page.keyboard.press('Tab'); f = await deepFocus(page); }
+  assert.equal(f?.role, 'gridcell', 'Tab reached a heatmap cell');
+  assert.deepEqual([f.r, f.c], ['0', '0']);
+  const readout = page.locator('#widget mha-heatmap').first().locator('.readout');
+  assert.match((await readout.textContent()).trim(), /^the → the: 0\.\d{3}$/);
+  await page.keyboard.press('ArrowRight');
+  f = await deepFocus(page);
+  assert.deepEqual([f.r, f.c], ['0', '1']);
+  assert.match((await readout.textContent()).trim(), /^the → river: 0\.\d{3}$/);
+  await page.keyboard.press('ArrowDown');
+  f = await deepFocus(page);
+  assert.deepEqual([f.r, f.c], ['1', '1']);
+  assert.match((await readout.textContent()).trim(), /^river → river: 0\.\d{3}$/);
+  // the highlighted query row follows focus in every head
+  const hl = await page.locator('#widget mha-heatmap .row.hl .rl').allTextContents();
+  assert.deepEqual(hl, ['river', 'river', 'river', 'river']);
+  // one more Tab leaves the grid (roving tabindex: one tab stop per heatmap)
+  await page.keyboard.press('Tab');
+  f = await deepFocus(page);
+  assert.notEqual(f?.role, 'gridcell');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('heads can be enlarged, heatmaps export PNG, and an invalid h shows the engine message in place', async () => {
+  const { page, errors, context } = await openLesson();
+  // "New weights" re-seeds: other attention weights, same passport
+  const before = await page.evaluate(() => Array.from(document.querySelector('#widget').result.weights.data));
+  const passportBefore = await page.locator('#widget mha-passport table').textContent();
+  await page.locator('#widget button[part="reseed"]').click();
+  await page.waitForFunction((b) => {
+    const w = document.querySelector('#widget').result?.weights?.data;
+    return w && w.some((v, i) => Math.abs(v - b[i]) > 1e-6);
+  }, before);
+  assert.equal(await page.locator('#widget mha-passport table').textContent(), passportBefore);
+  const cap = page.locator('#widget mha-heads button.cap').nth(1);
+  await cap.click();
+  assert.equal(await cap.getAttribute('aria-pressed'), 'true');
+  assert.equal(await page.locator('#widget mha-heatmap').nth(1).getAttribute('show-values'), '');
+  const png = await page.evaluate(async () => {
+    const map = document.querySelector('#widget').shadowRoot.querySelector('mha-heads').shadowRoot.querySelector('mha-heatmap');
+    const blob = await map.toPNG();
+    return [...new Uint8Array(await blob.arrayBuffer()).slice(0, 8)].concat(blob.size);
+  });
+  assert.deepEqual(png.slice(0, 8), [137, 80, 78, 71, 13, 10, 26, 10]);
+  assert.ok(png[8] > 2000);
+  const msg = await page.evaluate(async () => {
+    const { getEngine } = await import('/dist/mha-components.js');
+    const mha = await getEngine();
+    try { mha.passport({ seqLen: 5, dModel: 24, numHeads: 5 }); return null; } catch (e) { return e.message; }
+  });
+  assert.match(msg, /divi/);
+  await page.evaluate(() => {
+    const p = document.createElement('mha-passport');
+    p.id = 'bad'; p.setAttribute('d-model', '24'); p.setAttribute('heads', '5');
+    document.querySelector('#split').append(p);
+  });
+  await page.waitForSelector('#bad .error');
+  assert.ok((await page.locator('#bad .error').textContent()).includes(msg));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('self-check: instant feedback, score k / n, and answers kept in the URL hash', async () => {
+  const { page, errors, context } = await openLesson();
+  assert.equal(await page.locator('#quiz-score').textContent(), '0 / 5');
+  await page.locator('input[name="dk"]').fill('32');
+  assert.equal(await page.locator('#quiz-score').textContent(), '0 / 5');
+  assert.match(await page.locator('fieldset[data-q="dk"] .feedback').textContent(), /Not quite/);
+  await page.locator('input[name="dk"]').fill('64');
+  await page.locator('input[name="ratio"][value="1"]').check();
+  await page.locator('input[name="shape"][value="b"]').check();
+  await page.locator('input[name="wo"][value="wo"]').check();
+  await page.locator('input[name="gqa"]').fill('8');
+  assert.equal(await page.locator('#quiz-score').textContent(), '5 / 5');
+  await page.locator('#step-tabs button[data-step="4"]').click();
+  const hash = await page.evaluate(() => location.hash);
+  assert.match(hash, /q\.dk=64/);
+  assert.match(hash, /step=4/);
+  const again = await openLesson({}, hash);
+  assert.equal(await again.page.locator('#quiz-score').textContent(), '5 / 5');
+  assert.equal(await again.page.locator('#step-tabs button[data-step="4"]').getAttribute('aria-pressed'), 'true');
+  assert.deepEqual(again.errors, []);
+  await again.context.close();
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('axe-core finds no serious or critical violations, in light and dark themes', async () => {
+  const axe = readFileSync(path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+  for (const colorScheme of ['light', 'dark']) {
+    const { page, context } = await openLesson({ colorScheme });
+    await pickHeads(page, 4);
+    await page.locator('#widget mha-heatmap').first().locator('[role="gridcell"]').first().focus();
+    await page.addScriptTag({ content: axe });
+    const violations = await page.evaluate(async () => {
+      const r = await window.axe.run(document, { resultTypes: ['violations'] });
+      return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
+    });
+    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    assert.deepEqual(bad, [], `${colorScheme}: ${JSON.stringify(bad, null, 1)}`);
+    await context.close();
+  }
+});
+
+test('screenshots of the lesson and of the widget are written to tests/artifacts/', async () => {
+  for (const colorScheme of ['light', 'dark']) {
+    const { page, context } = await openLesson({ colorScheme });
+    await pickHeads(page, 4);
+    const suffix = colorScheme === 'light' ? '' : '-dark';
+    const lesson = path.join(ARTIFACTS, `lesson${suffix}.png`);
+    const widget = path.join(ARTIFACTS, `widget${suffix}.png`);
+    await page.screenshot({ path: lesson, fullPage: true });
+    await page.locator('#widget').screenshot({ path: widget });
+    for (const f of [lesson, widget]) {
+      const head = readFileSync(f).subarray(0, 8);
+      assert.deepEqual([...head], [137, 80, 78, 71, 13, 10, 26, 10], `${f} is a PNG`);
+      assert.ok(statSync(f).size > 20_000, `${f} has content`);
+    }
+    await context.close();
+  }
+});

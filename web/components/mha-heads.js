@@ -1,0 +1,120 @@
+import { LitElement, html, css, nothing } from 'lit';
+import { baseStyles, toHeads } from './shared.js';
+import './mha-heatmap.js';
+
+/**
+ * `<mha-heads>` — the attention weights of every head of one layer, side by side as small
+ * multiples with one shared color range, each captioned "head i · d_k = …".
+ *
+ * Press a head's caption button to enlarge it (values printed in the cells); press it again to
+ * go back. Hovering or focusing a query row in any head highlights that row in every head.
+ *
+ * @element mha-heads
+ *
+ * @prop {{data: Float32Array, shape: number[]}|number[][][]} weights - `[h, Tq, Tk]` weights
+ *   (a `[1, h, Tq, Tk]` tensor is accepted too), or an array of `[Tq, Tk]` matrices.
+ * @prop {string[]} tokens - Query (and key) labels.
+ * @prop {string[]} keyTokens - Key labels when they differ from the queries.
+ * @prop {number|number[]} dK - d_k of every head (one number, or one per head when widths differ).
+ * @prop {string[]} headNames - Optional names, e.g. ["taste", "budget"], shown after "head i".
+ *
+ * @attr {'viridis'|'cividis'} scheme - Color scale of all heads (default viridis).
+ * @attr {number} expanded - Index of the enlarged head, or -1 (default).
+ * @attr {boolean} show-values - Print values in every small multiple too.
+ *
+ * @fires mha-expand - `{detail: {head}}` when a head is enlarged (-1 when collapsed).
+ *
+ * @csspart heads - The container of the small multiples.
+ * @csspart head - Each head's figure wrapper.
+ * @csspart caption - Each caption button.
+ * @csspart heatmap - Each `<mha-heatmap>` (their own parts are forwarded as `heatmap-*`).
+ *
+ * @cssprop --mha-heads-gap - Space between heads (default 1rem).
+ */
+export class MhaHeads extends LitElement {
+  static properties = {
+    weights: { attribute: false },
+    tokens: { attribute: false },
+    keyTokens: { attribute: false },
+    dK: { attribute: false },
+    headNames: { attribute: false },
+    scheme: { type: String },
+    expanded: { type: Number, reflect: true },
+    showValues: { type: Boolean, attribute: 'show-values' },
+    _row: { state: true },
+  };
+
+  static styles = [baseStyles, css`
+    :host { display: block; }
+    .heads { display: flex; flex-wrap: wrap; gap: var(--mha-heads-gap, 1rem); align-items: flex-start; }
+    .head {
+      border: 1px solid var(--_border); border-radius: var(--_radius); padding: 0.4em 0.5em;
+      background: var(--_bg);
+    }
+    .head.big { flex-basis: 100%; }
+    .cap { display: block; font-size: 0.8em; margin-bottom: 0.35em; background: none; border: 0;
+      padding: 0.1em 0.2em; color: var(--_fg); text-align: left; }
+    .cap:hover { text-decoration: underline; }
+    .cap .hint { font-size: 0.9em; }
+    .empty { color: var(--_muted); font-size: 0.9em; }
+  `];
+
+  constructor() {
+    super();
+    this.weights = null;
+    this.tokens = null;
+    this.keyTokens = null;
+    this.dK = null;
+    this.headNames = null;
+    this.scheme = 'viridis';
+    this.expanded = -1;
+    this.showValues = false;
+    this._row = -1;
+    this._headsFor = {};
+    this._heads = [];
+  }
+
+  /** Per-head matrices as nested arrays `[h][Tq][Tk]` (converted once per new `weights`). */
+  get heads() {
+    if (this._headsFor !== this.weights) {
+      this._headsFor = this.weights;
+      try { this._heads = toHeads(this.weights); } catch { this._heads = []; }
+    }
+    return this._heads;
+  }
+
+  _toggle(i) {
+    this.expanded = this.expanded === i ? -1 : i;
+    this.dispatchEvent(new CustomEvent('mha-expand', { detail: { head: this.expanded }, bubbles: true, composed: true }));
+  }
+
+  render() {
+    const heads = this.heads;
+    if (!heads.length) return html`<p class="empty">No heads to show yet.</p>`;
+    let hi = 0;
+    for (const m of heads) for (const row of m) for (const v of row) if (v > hi) hi = v;
+    const domain = [0, hi || 1];
+    const dk = (i) => (Array.isArray(this.dK) ? this.dK[i] : this.dK);
+    return html`<div class="heads" part="heads" @mha-row-hover=${(e) => { this._row = e.detail.row; }}>
+      ${heads.map((m, i) => {
+        const big = this.expanded === i;
+        const name = this.headNames?.[i] ? ` (${this.headNames[i]})` : '';
+        const label = `head ${i + 1}${name}`;
+        return html`<div class=${big ? 'head big' : 'head'} part="head" data-head=${i}>
+          <button class="cap" part="caption" type="button" aria-pressed=${big ? 'true' : 'false'}
+                  @click=${() => this._toggle(i)}
+                  title=${big ? 'show all heads small' : 'enlarge this head'}>
+            <strong>${label}</strong>${dk(i) != null ? html` · d<sub>k</sub> = ${dk(i)}` : nothing}
+            <span class="hint">${big ? '(shrink)' : ''}</span>
+          </button>
+          <mha-heatmap part="heatmap" exportparts="cell: heatmap-cell, grid: heatmap-grid, legend: heatmap-legend, readout: heatmap-readout, save: heatmap-save"
+            .weights=${m} .tokens=${this.tokens} .keyTokens=${this.keyTokens} .domain=${domain}
+            .highlightRow=${this._row} label=${label} scheme=${this.scheme}
+            ?compact=${!big && heads.length > 4} ?show-values=${big || this.showValues}></mha-heatmap>
+        </div>`;
+      })}
+    </div>`;
+  }
+}
+
+customElements.get('mha-heads') || customElements.define('mha-heads', MhaHeads);

@@ -1,0 +1,167 @@
+import { LitElement, html, css, nothing } from 'lit';
+import { baseStyles, engineFor, errorText, int, num } from './shared.js';
+
+/** Render an engine shape (array of dims or a string) as "5 × 24". */
+export function shapeText(shape) {
+  if (Array.isArray(shape)) return shape.join(' \u00d7 ');
+  return String(shape ?? '').replace(/\s*[x*]\s*/g, ' \u00d7 ');
+}
+
+/**
+ * `<mha-passport>` — the "shape passport" of a multi-head attention layer: a real `<table>` of
+ * every step's tensor and shape, the W_Q size per head and in total next to the single-head
+ * reference, the parameter total and the FLOPs of each stage. Every number comes from the
+ * engine's `mha.passport()`, so it is right for any d_model, h and T; a combination the engine
+ * refuses (h not dividing d_model, say) shows the engine's message in place.
+ *
+ * @element mha-passport
+ *
+ * @attr {number} seq-len - Tokens T (default 5).
+ * @attr {number} d-model - d_model (default 24).
+ * @attr {number} heads - num_heads h (default 2).
+ * @attr {number} kv-heads - Key/value heads g for grouped-query attention (default: h).
+ * @attr {number} batch - Batch size B (optional; omitted means an unbatched input).
+ * @attr {number} key-len - Key length when it differs from seq-len (cross-attention).
+ * @attr {string} caption - Table caption (default "Shape passport").
+ * @attr {boolean} compact - Hide the formula column.
+ * @attr {boolean} no-bias - Count a layer without biases (default: with biases, as in PyTorch).
+ *
+ * @prop {object} engine - An engine from `createMHA()`; by default one shared engine is created.
+ * @prop {object|null} passport - Read-only: the last result of `mha.passport()` (null on error).
+ * @prop {Error|null} error - Read-only: the last engine error (null when valid).
+ *
+ * @fires mha-passport - `{detail: passport}` after every successful update.
+ * @fires mha-error - `{detail: error}` when the engine refuses the configuration.
+ *
+ * @csspart table - The `<table>`.
+ * @csspart caption - The caption.
+ * @csspart error - The error message.
+ * @csspart summary - The parameter and FLOP rows.
+ *
+ * @cssprop --mha-fg, --mha-bg, --mha-surface, --mha-muted, --mha-border, --mha-error - Theme.
+ */
+export class MhaPassport extends LitElement {
+  static properties = {
+    seqLen: { type: Number, attribute: 'seq-len' },
+    dModel: { type: Number, attribute: 'd-model' },
+    heads: { type: Number },
+    kvHeads: { type: Number, attribute: 'kv-heads' },
+    batch: { type: Number },
+    keyLen: { type: Number, attribute: 'key-len' },
+    caption: { type: String },
+    compact: { type: Boolean },
+    noBias: { type: Boolean, attribute: 'no-bias' },
+    engine: { attribute: false },
+    passport: { state: true },
+    error: { state: true },
+  };
+
+  static styles = [baseStyles, css`
+    :host { display: block; }
+    table { border-collapse: collapse; width: 100%; font-size: 0.88em; font-variant-numeric: tabular-nums; }
+    caption { text-align: left; font-weight: 600; padding: 0.2em 0 0.4em; }
+    th, td { text-align: left; padding: 0.28em 0.6em; border-bottom: 1px solid var(--_border); vertical-align: top; }
+    thead th { font-size: 0.85em; color: var(--_muted); font-weight: 600; }
+    tbody th { font-weight: 500; }
+    td.shape { white-space: nowrap; font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); }
+    td.formula { color: var(--_muted); font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); font-size: 0.92em; }
+    tbody.summary th, tbody.summary td { background: var(--_surface); }
+    tbody.summary tr:first-child > * { border-top: 2px solid var(--_border); }
+    .num { white-space: nowrap; font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); }
+    .loading { color: var(--_muted); font-size: 0.9em; }
+  `];
+
+  constructor() {
+    super();
+    this.seqLen = 5;
+    this.dModel = 24;
+    this.heads = 2;
+    this.kvHeads = undefined;
+    this.batch = undefined;
+    this.keyLen = undefined;
+    this.caption = 'Shape passport';
+    this.compact = false;
+    this.noBias = false;
+    this.engine = undefined;
+    this.passport = null;
+    this.error = null;
+    this._seq = 0;
+  }
+
+  /** The options object this element passes to `mha.passport()`. */
+  get config() {
+    const c = { seqLen: num(this.seqLen, 5), dModel: num(this.dModel, 24), numHeads: num(this.heads, 2) };
+    if (this.kvHeads != null && !Number.isNaN(this.kvHeads)) c.kvHeads = this.kvHeads;
+    if (this.batch != null && !Number.isNaN(this.batch)) c.batch = this.batch;
+    if (this.keyLen != null && !Number.isNaN(this.keyLen)) c.keyLen = this.keyLen;
+    if (this.noBias) c.bias = false;
+    return c;
+  }
+
+  async willUpdate(changed) {
+    const keys = ['seqLen', 'dModel', 'heads', 'kvHeads', 'batch', 'keyLen', 'noBias', 'engine'];
+    if (!keys.some((k) => changed.has(k))) return;
+    const seq = ++this._seq;
+    const cfg = this.config;
+    let mha;
+    try {
+      mha = await engineFor(this);
+    } catch (err) {
+      if (seq === this._seq) { this.error = err; this.passport = null; }
+      return;
+    }
+    if (seq !== this._seq) return;
+    try {
+      this.passport = mha.passport(cfg);
+      this.error = null;
+      this.dispatchEvent(new CustomEvent('mha-passport', { detail: this.passport, bubbles: true, composed: true }));
+    } catch (err) {
+      this.passport = null;
+      this.error = err;
+      this.dispatchEvent(new CustomEvent('mha-error', { detail: err, bubbles: true, composed: true }));
+    }
+  }
+
+  render() {
+    if (this.error) {
+      return html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>`;
+    }
+    const p = this.passport;
+    if (!p) return html`<p class="loading">Computing the shape passport…</p>`;
+    const cfg = this.config;
+    const d = cfg.dModel;
+    const h = cfg.numHeads;
+    const g = cfg.kvHeads ?? h;
+    const P = p.params ?? {};
+    const F = p.flops ?? {};
+    return html`<table part="table">
+      <caption part="caption">${this.caption}: d<sub>model</sub> = ${d}, h = ${h}${g !== h ? html`, kv-heads = ${g}` : nothing},
+        T = ${cfg.seqLen}${cfg.batch ? html`, batch = ${cfg.batch}` : nothing}
+        → d<sub>k</sub> = <span data-k="dK">${p.dK}</span>${p.dV !== p.dK ? html`, d<sub>v</sub> = ${p.dV}` : nothing}</caption>
+      <thead><tr><th scope="col">step</th><th scope="col">shape</th>${this.compact ? nothing : html`<th scope="col">how</th>`}</tr></thead>
+      <tbody>
+        ${(p.steps ?? []).map((s) => html`<tr data-step=${s.name}>
+          <th scope="row">${s.name}</th><td class="shape">${shapeText(s.shape)}</td>
+          ${this.compact ? nothing : html`<td class="formula">${s.formula ?? ''}</td>`}</tr>`)}
+      </tbody>
+      <tbody class="summary" part="summary">
+        <tr data-k="wQPerHead"><th scope="row">W<sub>Q</sub> per head</th>
+          <td class="num">${d} × ${p.dK} = ${int(P.wQPerHead)}</td>${this.compact ? nothing : html`<td></td>`}</tr>
+        <tr data-k="wQ"><th scope="row">W<sub>Q</sub> all heads</th>
+          <td class="num">${h} × ${int(P.wQPerHead)} = ${int(P.wQ)}</td>${this.compact ? nothing : html`<td></td>`}</tr>
+        <tr data-k="singleHeadWQ"><th scope="row">single-head reference</th>
+          <td class="num">${d} × ${d} = ${int(P.singleHeadWQ)}</td>${this.compact ? nothing : html`<td class="formula">${P.wQ === P.singleHeadWQ ? 'same as all heads together' : 'differs from the multi-head total'}</td>`}</tr>
+        <tr data-k="wKV"><th scope="row">W<sub>K</sub>, W<sub>V</sub></th>
+          <td class="num">${int(P.wK)} + ${int(P.wV)}</td>${this.compact ? nothing : html`<td></td>`}</tr>
+        <tr data-k="wO"><th scope="row">W<sub>O</sub></th>
+          <td class="num">${int(P.wO)}</td>${this.compact ? nothing : html`<td></td>`}</tr>
+        <tr data-k="total"><th scope="row">parameters ${P.bias ? html`(incl. ${int(P.bias)} bias)` : '(no bias)'}</th>
+          <td class="num">${int(P.total)}</td>${this.compact ? nothing : html`<td></td>`}</tr>
+        <tr data-k="flops"><th scope="row">FLOPs</th>
+          <td class="num">${int(F.total)}</td>${this.compact ? nothing : html`<td class="formula">projections ${int(F.projections)} · scores ${int(F.scores)} · weights·V ${int(F.weighted)} · W<sub>O</sub> ${int(F.output)}</td>`}</tr>
+      </tbody>
+    </table>`;
+  }
+}
+
+customElements.get('mha-passport') || customElements.define('mha-passport', MhaPassport);

@@ -1,0 +1,216 @@
+import { LitElement, html, css, nothing } from 'lit';
+import { baseStyles, engineFor, errorText, seededMatrix, defaultTokens, num } from './shared.js';
+import './mha-passport.js';
+import './mha-heads.js';
+
+/**
+ * `<mha-widget>` — the lesson widget: buttons for h = 1, 2, 4, 8 (or other divisors of d_model),
+ * the shape passport, and every head's attention weights, all recomputed by the wasm engine.
+ *
+ * The input X (`[seq-len, d-model]`) and the packed weights W_Q, W_K, W_V, W_O (each
+ * `[d_model, d_model]`, the `[in, out]` convention) are fixed: generated from `seed` unless set as
+ * properties. Changing h builds a new layer from the *same* packed matrices, so the heads are
+ * only a different slicing of the same W_Q, W_K, W_V. "New weights" draws a new seed.
+ *
+ * @element mha-widget
+ *
+ * @attr {number} seq-len - Tokens T (default 5).
+ * @attr {number} d-model - d_model (default 24).
+ * @attr {number} heads - The selected num_heads h (default 2); reflects the current choice.
+ * @attr {string} head-options - Space-separated h values for the buttons (default "1 2 4 8"),
+ *   or "divisors" for every divisor of d_model.
+ * @attr {number} seed - Seed of the generated X and weights (default 7).
+ * @attr {'viridis'|'cividis'} scheme - Color scale (default viridis).
+ * @attr {boolean} causal - Apply a causal mask.
+ * @attr {boolean} no-reseed - Hide the "New weights" button.
+ *
+ * @prop {number[][]|{data, shape}} x - Input `[T, d_model]`; default: seeded standard normal.
+ * @prop {{wQ, wK, wV, wO}} weights - Packed weights, each `[d_model, d_model]`; default: seeded.
+ * @prop {string[]} tokens - Token labels (default: the first T words of a fixed sentence).
+ * @prop {object} engine - An engine from `createMHA()`; by default one shared engine is created.
+ * @prop {object|null} result - Read-only: `{heads, weights, output, passport}` of the last run.
+ * @prop {Error|null} error - Read-only: the last engine error.
+ *
+ * @fires change - `{detail: {heads}}` when the user picks another h.
+ * @fires mha-computed - `{detail: {heads, weights, output}}` after every recomputation.
+ *
+ * @csspart controls - The button row.
+ * @csspart head-button - Each h button (the pressed one has `aria-pressed="true"`).
+ * @csspart reseed - The "New weights" button.
+ * @csspart passport - The `<mha-passport>`.
+ * @csspart heads - The `<mha-heads>`.
+ * @csspart error - The error message.
+ *
+ * @cssprop --mha-accent, --mha-accent-fg, --mha-fg, --mha-bg, --mha-surface, --mha-border - Theme.
+ */
+export class MhaWidget extends LitElement {
+  static properties = {
+    seqLen: { type: Number, attribute: 'seq-len' },
+    dModel: { type: Number, attribute: 'd-model' },
+    heads: { type: Number, reflect: true },
+    headOptions: { type: String, attribute: 'head-options' },
+    seed: { type: Number, reflect: true },
+    scheme: { type: String },
+    causal: { type: Boolean },
+    noReseed: { type: Boolean, attribute: 'no-reseed' },
+    x: { attribute: false },
+    weights: { attribute: false },
+    tokens: { attribute: false },
+    engine: { attribute: false },
+    result: { state: true },
+    error: { state: true },
+    _passport: { state: true },
+  };
+
+  static styles = [baseStyles, css`
+    :host {
+      display: block; container-type: inline-size; background: var(--_bg); border: 1px solid var(--_border);
+      border-radius: calc(var(--_radius) * 1.5); padding: 1rem;
+    }
+    .controls { display: flex; flex-wrap: wrap; align-items: center; gap: 0.4rem; margin-bottom: 0.8rem; }
+    .controls .lbl { font-weight: 600; margin-right: 0.3rem; }
+    .controls .spacer { flex: 1 1 auto; }
+    .layout { display: grid; grid-template-columns: minmax(0, 1fr); gap: 1rem; }
+    @container (min-width: 820px) {
+      .layout { grid-template-columns: minmax(0, 25rem) minmax(0, 1fr); }
+    }
+    .status { font-size: 0.8em; color: var(--_muted); margin: 0.6rem 0 0; }
+  `];
+
+  constructor() {
+    super();
+    this.seqLen = 5;
+    this.dModel = 24;
+    this.heads = 2;
+    this.headOptions = '1 2 4 8';
+    this.seed = 7;
+    this.scheme = 'viridis';
+    this.causal = false;
+    this.noReseed = false;
+    this.x = undefined;
+    this.weights = undefined;
+    this.tokens = undefined;
+    this.engine = undefined;
+    this.result = null;
+    this.error = null;
+    this._passport = null;
+    this._run = 0;
+    this._gen = null;
+  }
+
+  get _T() { return num(this.seqLen, 5); }
+  get _d() { return num(this.dModel, 24); }
+
+  /** The h values offered as buttons. */
+  get options() {
+    const d = this._d;
+    const spec = (this.headOptions || '1 2 4 8').trim();
+    if (spec === 'divisors') return Array.from({ length: d }, (_, i) => i + 1).filter((h) => d % h === 0);
+    return spec.split(/[\s,]+/).map(Number).filter((h) => Number.isInteger(h) && h > 0);
+  }
+
+  /** The input X in use: the `x` property, or the seeded one. */
+  get input() {
+    return this.x ?? this._generated().x;
+  }
+
+  /** The packed weights in use: the `weights` property, or the seeded ones. */
+  get packedWeights() {
+    return this.weights ?? this._generated().weights;
+  }
+
+  /** The token labels in use. */
+  get tokenLabels() {
+    return this.tokens ?? defaultTokens(this._T);
+  }
+
+  _generated() {
+    const T = this._T, d = this._d, seed = num(this.seed, 7);
+    const key = `${T}/${d}/${seed}`;
+    if (this._gen?.key !== key) {
+      // Xavier-uniform limit sqrt(6 / (d + d)), widened a little so the untrained heads show
+      // patterns that are easy to tell apart.
+      const limit = 1.6 * Math.sqrt(6 / (2 * d));
+      const w = (k) => seededMatrix(seed * 1000 + k, d, d, { kind: 'uniform', limit });
+      this._gen = {
+        key,
+        x: seededMatrix(seed * 1000, T, d),
+        weights: { wQ: w(1), wK: w(2), wV: w(3), wO: w(4) },
+      };
+    }
+    return this._gen;
+  }
+
+  _pick(h) {
+    if (h === this.heads) return;
+    this.heads = h;
+    this.dispatchEvent(new CustomEvent('change', { detail: { heads: h }, bubbles: true, composed: true }));
+  }
+
+  /** Draw a new seed for X and the weights ("New weights"). */
+  reseed() {
+    this.seed = (num(this.seed, 7) * 7919 + 13) % 100003;
+  }
+
+  updated(changed) {
+    const keys = ['seqLen', 'dModel', 'heads', 'seed', 'causal', 'x', 'weights', 'engine'];
+    if (keys.some((k) => changed.has(k))) this._compute();
+  }
+
+  /** Recompute the layer on the engine (called on every relevant change). */
+  async _compute() {
+    const run = ++this._run;
+    const h = num(this.heads, 2), d = this._d;
+    let mha;
+    try {
+      mha = await engineFor(this);
+    } catch (err) {
+      if (run === this._run) { this.error = err; this.result = null; }
+      return;
+    }
+    if (run !== this._run) return;
+    let layer;
+    try {
+      layer = mha.createLayer({ dModel: d, numHeads: h, bias: false, weights: this.packedWeights });
+      const r = layer.forward(this.input, { causal: this.causal, needWeights: true });
+      const passport = mha.passport({ seqLen: this._T, dModel: d, numHeads: h, bias: false });
+      this._passport = passport;
+      this.result = { heads: h, weights: r.weights, output: r.output, passport };
+      this.error = null;
+      this.dispatchEvent(new CustomEvent('mha-computed', {
+        detail: { heads: h, weights: r.weights, output: r.output }, bubbles: true, composed: true,
+      }));
+    } catch (err) {
+      this.result = null;
+      this.error = err;
+    } finally {
+      layer?.dispose?.();
+    }
+  }
+
+  render() {
+    const h = num(this.heads, 2);
+    const r = this.result;
+    return html`
+      <div class="controls" part="controls" role="group" aria-label="number of heads h">
+        <span class="lbl" aria-hidden="true">heads h</span>
+        ${this.options.map((o) => html`<button type="button" part="head-button" data-h=${o}
+            aria-pressed=${o === h ? 'true' : 'false'} aria-label=${`h = ${o}`}
+            @click=${() => this._pick(o)}>${o}</button>`)}
+        <span class="spacer"></span>
+        ${this.noReseed ? nothing : html`<button type="button" part="reseed" @click=${() => this.reseed()}>New weights</button>`}
+      </div>
+      <div class="layout">
+        <mha-passport part="passport" seq-len=${this._T} d-model=${this._d} heads=${h}
+          .engine=${this.engine} compact no-bias></mha-passport>
+        ${this.error
+          ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>`
+          : html`<mha-heads part="heads" .weights=${r?.weights} .tokens=${this.tokenLabels}
+              .dK=${r?.passport?.dK} scheme=${this.scheme}></mha-heads>`}
+      </div>
+      <p class="status" aria-live="polite">${r ? `${r.heads} head${r.heads > 1 ? 's' : ''} of ${this._T} × ${this._T} attention weights, computed by the wasm engine` : this.error ? '' : 'Loading the engine…'}</p>`;
+  }
+}
+
+customElements.get('mha-widget') || customElements.define('mha-widget', MhaWidget);
+
