@@ -7,9 +7,7 @@ cd "$(dirname "$0")/.."
 export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"   # Debian's em++ needs acorn from here
 jobs=$(nproc 2>/dev/null || echo 2)
 
-if [ ! -f build-wasm/CMakeCache.txt ]; then
-  emcmake cmake -S . -B build-wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
-fi
+emcmake cmake -S . -B build-wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-wasm -j"$jobs"
 
 node scripts/build-web.mjs       # page and component bundles -> web/dist/

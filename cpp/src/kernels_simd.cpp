@@ -1,0 +1,439 @@
+// wasm SIMD kernels of the MHA core (wasm_simd128.h, em++ -msimd128): compiled when MHA_SIMD128 is
+// defined; kernels_eigen.cpp is the portable implementation of the same interface (kernels.hpp).
+//
+// GEMM: one register-tiled micro-kernel over packed panels, in the style of the BLIS/GotoBLAS
+// micro-kernel (Van Zee & van de Geijn, "BLIS", ACM TOMS 2015; Goto & van de Geijn, ACM TOMS 2008)
+// and of XNNPACK's f32-gemm "wasmsimd-loadsplat" kernels: a tile of MR = 4 rows × NR = 8 columns
+// of C lives in 8 f32x4 accumulators; for every k the B panel row is loaded as 2 vectors, each
+// A[i, k] is broadcast (v128.load32_splat → vbroadcastss) and multiplied into its row of
+// accumulators. There is no FMA in wasm SIMD without relaxed-simd (absent in Node 20), so every
+// update is a mul followed by an add; the 8 chains are independent, which hides the add latency.
+// 4×8 measured fastest among 4×8, 5×8, 6×8, 4×12, 2×16 and 3×16 under V8 on x64 (16 xmm
+// registers, one of them V8's scratch: 6×8 and 3×16 spill). The k loop is not unrolled: clang
+// regroups unrolled iterations per accumulator, which V8 then has to spill.
+//
+// Blocking (Goto): rows of A in blocks of kMC, depth in blocks of kKC. Each A block is packed once
+// into tiles of kMR rows (A[i, k] at [k·MR + i], so the micro-kernel reads A through one pointer)
+// and swept over every B panel, whose kKC×8 slice stays in L1 across the row tiles.
+//
+// B panel layout (pack_b, and on-the-fly packing for gemm_abt / gemm_ab): columns are grouped into
+// panels of NR = 8; panel p stores B[k, 8p .. 8p+8) for k = 0..K-1 contiguously (K×8 floats, row k
+// at offset 8k). The last panel is 4 wide when N mod 8 is 1..4 (K×4 floats), else 8 wide; columns
+// past N in it are zero. Edges: M remainders run a micro-kernel instantiated with 1..3 rows, N
+// remainders the 1-vector-wide kernel and/or 1..3-lane partial loads/stores of C
+// (v128.load32/64_zero, v128.store32/64_lane); K needs no tile edge (one k per iteration).
+//
+// Softmax: vector max pass, vector exp (Cephes expf: x = n·ln2 + r with ln2 in two parts, degree-5
+// polynomial for e^r by Estrin's scheme, 2^n built in the exponent bits), vector sum and scale
+// passes. After max subtraction, inputs below about -87.7 (including -inf) give exactly 0.
+#ifdef MHA_SIMD128
+
+#include <wasm_simd128.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "kernels.hpp"
+
+namespace mha {
+namespace kernels {
+namespace {
+
+// Tile and block sizes; overridable at build time only for tuning experiments (em++ -DMHA_KERNEL_MR=…).
+#ifndef MHA_KERNEL_MR
+#define MHA_KERNEL_MR 4
+#endif
+#ifndef MHA_KERNEL_NV
+#define MHA_KERNEL_NV 2
+#endif
+#ifndef MHA_KERNEL_MC
+#define MHA_KERNEL_MC 128
+#endif
+#ifndef MHA_KERNEL_KC
+#define MHA_KERNEL_KC 1024
+#endif
+constexpr int kMR = MHA_KERNEL_MR;  // rows per register tile
+constexpr int kNV = MHA_KERNEL_NV;  // f32x4 vectors per tile row (kMR·kNV accumulators)
+constexpr int kNR = 4 * kNV;        // panel width (columns of B per panel)
+static_assert(kMR >= 1 && kMR <= 8 && kNV >= 1 && kNV <= 4, "tile of 1..8 rows × 1..4 vectors");
+constexpr int kMC = MHA_KERNEL_MC;  // rows of A per cache block (kMC × kKC floats stay in L2)
+constexpr int kKC = MHA_KERNEL_KC;  // depth per cache block (a kKC × kNR B panel slice stays in L1)
+
+/// Width of panel p of an N-column panelled matrix: kNR, or for a last partial panel its width
+/// rounded up to a multiple of 4.
+inline int panel_width(int N, int p) {
+  const int rem = N - p * kNR;
+  return rem >= kNR ? kNR : 4 * ((rem + 3) / 4);
+}
+
+/// Number of panels of an N-column panelled matrix.
+inline int num_panels(int N) { return (N + kNR - 1) / kNR; }
+
+/// Offset (floats) of panel p in a panelled buffer of depth K: all earlier panels are full width.
+inline size_t panel_offset(int K, int p) { return static_cast<size_t>(p) * kNR * K; }
+
+/// Size (floats) of the panelled layout of a K×N matrix.
+inline size_t panelled_size(int K, int N) {
+  if (N <= 0 || K <= 0) return 0;
+  const int P = num_panels(N);
+  return panel_offset(K, P - 1) + static_cast<size_t>(panel_width(N, P - 1)) * K;
+}
+
+/// Loads the first r (1..3) floats at p into lanes 0..r-1 (other lanes zero).
+inline v128_t load_partial(const float* p, int r) {
+  switch (r) {
+    case 1: return wasm_v128_load32_zero(p);
+    case 2: return wasm_v128_load64_zero(p);
+    default: return wasm_v128_load32_lane(p + 2, wasm_v128_load64_zero(p), 2);
+  }
+}
+
+/// Stores lanes 0..r-1 (r = 1..3) of v to p.
+inline void store_partial(float* p, v128_t v, int r) {
+  switch (r) {
+    case 1: wasm_v128_store32_lane(p, v, 0); break;
+    case 2: wasm_v128_store64_lane(p, v, 0); break;
+    default:
+      wasm_v128_store64_lane(p, v, 0);
+      wasm_v128_store32_lane(p + 2, v, 2);
+      break;
+  }
+}
+
+/// What the micro-kernel does with its result r = A·B (tile of C):
+/// C = alpha·r (+ bias) when !accumulate, C += alpha·r when accumulate.
+struct Epilogue {
+  float alpha = 1.f;
+  bool scale = false;           // alpha != 1
+  const float* bias = nullptr;  // column bias, already offset to the tile's first column
+  bool accumulate = false;
+};
+
+/// Stores one accumulator vector (columns 4v.. of the tile, `cols` of them valid, 1..4).
+inline void store_vec(float* c, v128_t acc, int cols, const Epilogue& e, int col0) {
+  if (e.scale) acc = wasm_f32x4_mul(acc, wasm_f32x4_splat(e.alpha));
+  if (cols >= 4) {
+    if (e.accumulate) acc = wasm_f32x4_add(acc, wasm_v128_load(c));
+    else if (e.bias) acc = wasm_f32x4_add(acc, wasm_v128_load(e.bias + col0));
+    wasm_v128_store(c, acc);
+  } else {
+    if (e.accumulate) acc = wasm_f32x4_add(acc, load_partial(c, cols));
+    else if (e.bias) acc = wasm_f32x4_add(acc, load_partial(e.bias + col0, cols));
+    store_partial(c, acc, cols);
+  }
+}
+
+/// Micro-kernel: tile C[MR, nc] (nc ≤ 4·NV valid columns) from a packed A tile ap[K, MR] (A[i, k]
+/// at ap[k·MR + i]) and a B panel slice bp[K, 4·NV] (B[k, j] at bp[k·4·NV + j]). MR·NV independent
+/// f32x4 accumulators; per k: NV vector loads of B, MR broadcast loads of A, MR·NV mul+add.
+template <int MR, int NV>
+void micro_kernel(int K, const float* __restrict ap, const float* __restrict bp, float* __restrict c,
+                  int ldc, int nc, const Epilogue& e) {
+  constexpr int W = 4 * NV;
+  v128_t acc[MR][NV];
+  for (int i = 0; i < MR; ++i)
+    for (int v = 0; v < NV; ++v) acc[i][v] = wasm_f32x4_splat(0.f);
+  // One k per iteration: unrolling makes clang interleave iterations into a schedule that needs
+  // more than the 16 xmm registers V8 has on x64 (spills); with pointer bumps the loop overhead is
+  // a few scalar ops next to the 2·MR·NV vector ops.
+#pragma clang loop unroll(disable)
+  for (int k = 0; k < K; ++k) {
+    v128_t b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = wasm_v128_load(bp + 4 * v);
+    for (int i = 0; i < MR; ++i) {
+      const v128_t av = wasm_v128_load32_splat(ap + i);
+      for (int v = 0; v < NV; ++v) acc[i][v] = wasm_f32x4_add(acc[i][v], wasm_f32x4_mul(av, b[v]));
+    }
+    ap += MR;
+    bp += W;
+  }
+  for (int i = 0; i < MR; ++i) {
+    float* cr = c + static_cast<size_t>(i) * ldc;
+    for (int v = 0; v < NV; ++v) {
+      const int cols = nc - 4 * v;
+      if (cols <= 0) break;
+      store_vec(cr + 4 * v, acc[i][v], cols, e, 4 * v);
+    }
+  }
+}
+
+using MicroKernel = void (*)(int, const float*, const float*, float*, int, int, const Epilogue&);
+
+/// The micro-kernel for MR rows and nv (1..kNV) vectors of columns.
+template <int MR>
+MicroKernel pick_width(int nv) {
+  switch (nv) {
+    case 1: return micro_kernel<MR, 1>;
+    case 2: return micro_kernel<MR, std::min(2, kNV)>;
+    case 3: return micro_kernel<MR, std::min(3, kNV)>;
+    default: return micro_kernel<MR, kNV>;
+  }
+}
+
+/// The micro-kernel for mr rows (1..kMR) and a panel of width w (a multiple of 4, ≤ kNR).
+inline MicroKernel pick_kernel(int mr, int w) {
+  const int nv = w / 4;
+  switch (mr) {
+    case 1: return pick_width<1>(nv);
+    case 2: return pick_width<std::min(2, kMR)>(nv);
+    case 3: return pick_width<std::min(3, kMR)>(nv);
+    case 4: return pick_width<std::min(4, kMR)>(nv);
+    case 5: return pick_width<std::min(5, kMR)>(nv);
+    case 6: return pick_width<std::min(6, kMR)>(nv);
+    case 7: return pick_width<std::min(7, kMR)>(nv);
+    default: return pick_width<std::min(8, kMR)>(nv);
+  }
+}
+
+/// Transposes the 4×4 block at s (rows s + r·ld, r = 0..3) into d (rows d + r·dstride).
+inline void transpose4x4(const float* s, size_t ld, float* d, size_t dstride) {
+  const v128_t r0 = wasm_v128_load(s);
+  const v128_t r1 = wasm_v128_load(s + ld);
+  const v128_t r2 = wasm_v128_load(s + 2 * ld);
+  const v128_t r3 = wasm_v128_load(s + 3 * ld);
+  const v128_t t0 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5);  // r0[0] r1[0] r0[1] r1[1]
+  const v128_t t1 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5);
+  const v128_t t2 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7);
+  const v128_t t3 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
+  wasm_v128_store(d, wasm_i64x2_shuffle(t0, t1, 0, 2));
+  wasm_v128_store(d + dstride, wasm_i64x2_shuffle(t0, t1, 1, 3));
+  wasm_v128_store(d + 2 * dstride, wasm_i64x2_shuffle(t2, t3, 0, 2));
+  wasm_v128_store(d + 3 * dstride, wasm_i64x2_shuffle(t2, t3, 1, 3));
+}
+
+/// Packs the block A[mc, kc] (leading dimension lda) into tiles of kMR rows for micro_kernel:
+/// tile t (rows t·kMR ..) at out + t·kMR·kc holds A[t·kMR + i, k] at [k·mr + i], mr = its rows.
+void pack_a(int mc, int kc, const float* A, int lda, float* out) {
+  for (int ir = 0; ir < mc; ir += kMR) {
+    const int mr = std::min(kMR, mc - ir);
+    const float* src = A + static_cast<size_t>(ir) * lda;
+    float* dst = out + static_cast<size_t>(ir) * kc;
+    int k = 0;
+    if (mr == 4)
+      for (; k + 4 <= kc; k += 4) transpose4x4(src + k, lda, dst + 4 * k, 4);
+    for (; k < kc; ++k)
+      for (int i = 0; i < mr; ++i) dst[k * mr + i] = src[static_cast<size_t>(i) * lda + k];
+  }
+}
+
+/// Scratch buffers for on-the-fly packing (single-threaded wasm: one set per thread suffices).
+float* scratch(int which, size_t n) {
+  thread_local std::vector<float> buf[2];
+  if (buf[which].size() < n) buf[which].resize(n);
+  return buf[which].data();
+}
+enum { kScratchA = 0, kScratchB = 1 };
+
+/// C[M, N] (=|+=) alpha·A[M, K]·B[K, N] (+ bias) with B in the panelled layout (see top of file).
+/// Cache blocking: rows in blocks of kMC, depth in blocks of kKC; each A block is packed once
+/// (pack_a) and swept over every B panel; the first depth block applies the caller's epilogue,
+/// later ones accumulate.
+void gemm_panelled(int M, int N, int K, const float* A, int lda, const float* Bp, float* C, int ldc,
+                   float alpha, const float* bias, bool accumulate) {
+  const int P = num_panels(N);
+  float* apack = scratch(kScratchA, static_cast<size_t>(std::min(kMC, M)) * std::min(kKC, K));
+  for (int ic = 0; ic < M; ic += kMC) {
+    const int mc = std::min(kMC, M - ic);
+    for (int pc = 0; pc < K; pc += kKC) {
+      const int kc = std::min(kKC, K - pc);
+      pack_a(mc, kc, A + static_cast<size_t>(ic) * lda + pc, lda, apack);
+      Epilogue e;
+      e.alpha = alpha;
+      e.scale = alpha != 1.f;
+      e.accumulate = accumulate || pc > 0;
+      for (int p = 0; p < P; ++p) {
+        const int w = panel_width(N, p);
+        const int n0 = p * kNR;
+        const int nc = std::min(kNR, N - n0);
+        const float* bp = Bp + panel_offset(K, p) + static_cast<size_t>(pc) * w;
+        e.bias = (bias && !e.accumulate) ? bias + n0 : nullptr;
+        for (int ir = 0; ir < mc; ir += kMR) {
+          const int mr = std::min(kMR, mc - ir);
+          pick_kernel(mr, w)(kc, apack + static_cast<size_t>(ir) * kc, bp,
+                             C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
+        }
+      }
+    }
+  }
+}
+
+/// Packs B[K, N] (row-major, leading dimension ldb) into the panelled layout at out.
+void pack_rows(int K, int N, const float* B, int ldb, float* out) {
+  const int P = num_panels(N);
+  for (int p = 0; p < P; ++p) {
+    const int w = panel_width(N, p);
+    const int n0 = p * kNR;
+    const int nc = std::min(kNR, N - n0);
+    float* dst = out + panel_offset(K, p);
+    for (int k = 0; k < K; ++k) {
+      const float* src = B + static_cast<size_t>(k) * ldb + n0;
+      float* d = dst + static_cast<size_t>(k) * w;
+      if (nc == kNR) {
+        for (int v = 0; v < kNV; ++v) wasm_v128_store(d + 4 * v, wasm_v128_load(src + 4 * v));
+      } else {
+        for (int j = 0; j < w; ++j) d[j] = j < nc ? src[j] : 0.f;
+      }
+    }
+  }
+}
+
+/// Packs Bᵀ where B[N, K] is row-major (leading dimension ldb), i.e. the K×N matrix Bᵀ, into the
+/// panelled layout at out. Full 8-row groups are transposed with 4×4 shuffles.
+void pack_transposed(int N, int K, const float* B, int ldb, float* out) {
+  const int P = num_panels(N);
+  for (int p = 0; p < P; ++p) {
+    const int w = panel_width(N, p);
+    const int n0 = p * kNR;
+    const int nc = std::min(kNR, N - n0);
+    float* dst = out + panel_offset(K, p);
+    int k = 0;
+    if (nc == w) {
+      // w rows of B (w = 4 or 8) are all present: transpose 4×4 blocks.
+      for (; k + 4 <= K; k += 4) {
+        for (int g = 0; g < w; g += 4)
+          transpose4x4(B + static_cast<size_t>(n0 + g) * ldb + k, ldb, dst + static_cast<size_t>(k) * w + g, w);
+      }
+    }
+    for (; k < K; ++k) {
+      float* d = dst + static_cast<size_t>(k) * w;
+      for (int j = 0; j < w; ++j) d[j] = j < nc ? B[static_cast<size_t>(n0 + j) * ldb + k] : 0.f;
+    }
+  }
+}
+
+/// Fills C[M, N] with zeros, or with the bias row when bias != nullptr (the K == 0 product).
+void fill_rows(int M, int N, const float* bias, float* C, int ldc) {
+  for (int i = 0; i < M; ++i) {
+    float* c = C + static_cast<size_t>(i) * ldc;
+    if (bias) std::memcpy(c, bias, sizeof(float) * N);
+    else std::memset(c, 0, sizeof(float) * N);
+  }
+}
+
+// ---- exp ---------------------------------------------------------------------------------------
+
+/// e^x for lanes x ≤ 0 (Cephes expf: x = n·ln2 + r with ln2 in two parts, |r| ≤ ln2/2, degree-5
+/// polynomial for e^r, 2^n built in the exponent bits). Relative error ≲ 2e-7 for x ≥ -87.3.
+/// x is first clamped to ≥ -88 (so -inf → -88); there n = -127 makes the exponent field 0 and the
+/// result exactly 0, which also covers every x whose e^x is below the normal range (< 1.2e-38).
+inline v128_t exp_nonpositive(v128_t x) {
+  x = wasm_f32x4_pmax(x, wasm_f32x4_splat(-88.f));
+  // n = round(x·log2 e) via the 1.5·2^23 magic number; the low bits of t hold n as an integer.
+  const v128_t magic = wasm_f32x4_splat(12582912.f);
+  const v128_t t = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)), magic);
+  const v128_t n = wasm_f32x4_sub(t, magic);
+  // r = x - n·ln2 in two parts (0.693359375 has few mantissa bits, so n·C1 is exact).
+  const v128_t r = wasm_f32x4_sub(wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f))),
+                                  wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
+  // e^r ≈ 1 + r + r²·q(r), q of degree 5 (Cephes coefficients) evaluated by Estrin's scheme: the
+  // dependency chain is ~half of Horner's, which matters because V8 emits each exp as one chain
+  // and the out-of-order window holds only a few of them.
+  const v128_t r2 = wasm_f32x4_mul(r, r);
+  const v128_t q01 = wasm_f32x4_add(wasm_f32x4_mul(r, wasm_f32x4_splat(1.6666665459e-1f)), wasm_f32x4_splat(5.0000001201e-1f));
+  const v128_t q23 = wasm_f32x4_add(wasm_f32x4_mul(r, wasm_f32x4_splat(8.3334519073e-3f)), wasm_f32x4_splat(4.1665795894e-2f));
+  const v128_t q45 = wasm_f32x4_add(wasm_f32x4_mul(r, wasm_f32x4_splat(1.9875691500e-4f)), wasm_f32x4_splat(1.3981999507e-3f));
+  const v128_t q = wasm_f32x4_add(q01, wasm_f32x4_mul(r2, wasm_f32x4_add(q23, wasm_f32x4_mul(r2, q45))));
+  const v128_t p = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(q, r2), r), wasm_f32x4_splat(1.f));
+  // 2^n = bits((bits(t) + 127) << 23): the magic number's bits vanish in the shift; n ≥ -127.
+  const v128_t pow2n = wasm_i32x4_shl(wasm_i32x4_add(t, wasm_i32x4_splat(127)), 23);
+  return wasm_f32x4_mul(p, pow2n);
+}
+
+/// Softmax of one row x[0..n) in place (vector passes; see softmax_rows).
+void softmax_row_simd(int n, float* x) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const int n4 = n & ~3;
+  const int rem = n - n4;
+  // Tail lanes: copied into a -inf padded vector so they take part in every pass.
+  alignas(16) float tail[4] = {ninf, ninf, ninf, ninf};
+  for (int j = 0; j < rem; ++j) tail[j] = x[n4 + j];
+
+  // Max pass (two chains).
+  v128_t m0 = wasm_f32x4_splat(ninf), m1 = m0;
+  int j = 0;
+  for (; j + 8 <= n4; j += 8) {
+    m0 = wasm_f32x4_pmax(m0, wasm_v128_load(x + j));
+    m1 = wasm_f32x4_pmax(m1, wasm_v128_load(x + j + 4));
+  }
+  if (j < n4) m0 = wasm_f32x4_pmax(m0, wasm_v128_load(x + j));
+  m0 = wasm_f32x4_pmax(wasm_f32x4_pmax(m0, m1), wasm_v128_load(tail));
+  m0 = wasm_f32x4_pmax(m0, wasm_i32x4_shuffle(m0, m0, 2, 3, 0, 1));
+  m0 = wasm_f32x4_pmax(m0, wasm_i32x4_shuffle(m0, m0, 1, 0, 3, 2));
+  const float m = wasm_f32x4_extract_lane(m0, 0);
+  if (!(m > ninf)) {  // all -inf: zeros by convention
+    std::memset(x, 0, sizeof(float) * n);
+    return;
+  }
+  const v128_t mv = wasm_f32x4_splat(m);
+
+  // Exp and sum pass.
+  v128_t s0 = wasm_f32x4_splat(0.f), s1 = s0;
+  for (j = 0; j < n4; j += 4) {
+    const v128_t e0 = exp_nonpositive(wasm_f32x4_sub(wasm_v128_load(x + j), mv));
+    wasm_v128_store(x + j, e0);
+    s0 = wasm_f32x4_add(s0, e0);
+  }
+  v128_t et = wasm_f32x4_splat(0.f);
+  if (rem) {
+    et = exp_nonpositive(wasm_f32x4_sub(wasm_v128_load(tail), mv));  // -inf padding → 0
+    s1 = wasm_f32x4_add(s1, et);
+  }
+  s0 = wasm_f32x4_add(s0, s1);
+  s0 = wasm_f32x4_add(s0, wasm_i32x4_shuffle(s0, s0, 2, 3, 0, 1));
+  s0 = wasm_f32x4_add(s0, wasm_i32x4_shuffle(s0, s0, 1, 0, 3, 2));
+  // The maximum contributes e^0 = 1, so the sum is ≥ 1.
+  const v128_t inv = wasm_f32x4_splat(1.f / wasm_f32x4_extract_lane(s0, 0));
+
+  // Scale pass.
+  for (j = 0; j < n4; j += 4) wasm_v128_store(x + j, wasm_f32x4_mul(wasm_v128_load(x + j), inv));
+  if (rem) store_partial(x + n4, wasm_f32x4_mul(et, inv), rem);
+}
+
+}  // namespace
+
+void pack_b(int K, int N, const float* B, int ldb, PackedB& out) {
+  out.k = K;
+  out.n = N;
+  out.data.assign(panelled_size(K, N), 0.f);
+  if (!out.data.empty()) pack_rows(K, N, B, ldb, out.data.data());
+}
+
+void gemm_packed(int M, const float* A, int lda, const PackedB& B, const float* bias, float* C,
+                 int ldc) {
+  if (M <= 0 || B.n <= 0) return;
+  if (B.k <= 0) return fill_rows(M, B.n, bias, C, ldc);
+  gemm_panelled(M, B.n, B.k, A, lda, B.data.data(), C, ldc, 1.f, bias, false);
+}
+
+void gemm_abt(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+              float* C, int ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) return fill_rows(M, N, nullptr, C, ldc);
+  float* bp = scratch(kScratchB, panelled_size(K, N));
+  pack_transposed(N, K, B, ldb, bp);
+  gemm_panelled(M, N, K, A, lda, bp, C, ldc, alpha, nullptr, false);
+}
+
+void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+             int ldc, bool accumulate) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    if (!accumulate) fill_rows(M, N, nullptr, C, ldc);
+    return;
+  }
+  float* bp = scratch(kScratchB, panelled_size(K, N));
+  pack_rows(K, N, B, ldb, bp);
+  gemm_panelled(M, N, K, A, lda, bp, C, ldc, 1.f, nullptr, accumulate);
+}
+
+void softmax_rows(int rows, int n, float* S, int lds) {
+  if (n <= 0) return;
+  for (int r = 0; r < rows; ++r) softmax_row_simd(n, S + static_cast<size_t>(r) * lds);
+}
+
+}  // namespace kernels
+}  // namespace mha
+
+#endif  // MHA_SIMD128
