@@ -178,3 +178,22 @@ test('the README worked example runs and prints 4.050', () => {
   });
   assert.match(out, /Alex's final cheap: 4\.050/);
 });
+
+test('streaming path (needWeights: false, several key blocks) equals the weights path', () => {
+  // Tk > 256 keys takes the online-softmax path; compare it with the path that materializes weights.
+  const l = mha.createLayer({ dModel: 32, numHeads: 4, kvHeads: 2, seed: 11 });
+  const B = 2, Tq = 70, Tk = 700;
+  const rnd = (n, s) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + s) * 3);
+  const q = { data: rnd(B * Tq * 32, 1), shape: [B, Tq, 32] };
+  const k = { data: rnd(B * Tk * 32, 2), shape: [B, Tk, 32] };
+  const kpm = { data: Uint8Array.from({ length: B * Tk }, (_, i) => (i >= Tk && (i % 5 === 0 || i > 2 * Tk - 50) ? 1 : 0)), shape: [B, Tk] };
+  const mask = Array.from({ length: Tq }, (_, i) => Array.from({ length: Tk }, (_, j) => (i === 3 && j > 100 ? -Infinity : Math.cos(i + j))));
+  mask[5].fill(-Infinity);  // a fully masked query row: zero attention output
+  for (const opts of [{}, { keyPaddingMask: kpm }, { attnMask: mask }, { causal: true, keyPaddingMask: kpm }]) {
+    const a = l.forward(q, { key: k, value: k, ...opts });
+    const b = l.forward(q, { key: k, value: k, ...opts, needWeights: false });
+    assert.ok(b.output.data.every(Number.isFinite));
+    assertClose(b.output, a.output.data, { atol: 2e-5, rtol: 1e-4 }, `streaming output ${Object.keys(opts)}`);
+  }
+  l.dispose();
+});

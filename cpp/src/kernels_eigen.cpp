@@ -59,12 +59,11 @@ void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int l
 void softmax_rows(int rows, int n, float* S, int lds) {
   for (int r = 0; r < rows; ++r) softmax_row_scalar(n, S + static_cast<size_t>(r) * lds);
 }
-#endif
 
-// Shared by both builds until a vector version exists (the exp count is T² per head, like softmax).
 void softmax_online_block(int rows, int n, float* S, int lds, float* m, float* l, float* alpha) {
   for (int r = 0; r < rows; ++r) softmax_online_row_scalar(n, S + static_cast<size_t>(r) * lds, m[r], l[r], alpha[r]);
 }
+#endif
 
 }  // namespace kernels
 }  // namespace mha

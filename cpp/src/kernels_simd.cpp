@@ -31,6 +31,7 @@
 #include <wasm_simd128.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -341,7 +342,9 @@ inline v128_t exp_nonpositive(v128_t x) {
   return wasm_f32x4_mul(p, pow2n);
 }
 
-/// Softmax of one row x[0..n) in place (vector passes; see softmax_rows).
+/// Softmax of one row x[0..n) in place: vector max pass (pmax, two chains), exp-and-sum pass
+/// (exp_nonpositive of x - max), scale pass by 1/sum; the n mod 4 tail lanes go through a
+/// -inf-padded vector. A row of only -inf becomes zeros.
 void softmax_row_simd(int n, float* x) {
   const float ninf = -std::numeric_limits<float>::infinity();
   const int n4 = n & ~3;
@@ -391,8 +394,69 @@ void softmax_row_simd(int n, float* x) {
   if (rem) store_partial(x + n4, wasm_f32x4_mul(et, inv), rem);
 }
 
+/// Maximum of x[0..n) and of `init` (vector passes; n mod 4 tail lanes scalar).
+float row_max(int n, const float* x, float init) {
+  const int n4 = n & ~3;
+  v128_t m0 = wasm_f32x4_splat(init), m1 = m0;
+  int j = 0;
+  for (; j + 8 <= n4; j += 8) {
+    m0 = wasm_f32x4_pmax(m0, wasm_v128_load(x + j));
+    m1 = wasm_f32x4_pmax(m1, wasm_v128_load(x + j + 4));
+  }
+  if (j < n4) m0 = wasm_f32x4_pmax(m0, wasm_v128_load(x + j));
+  m0 = wasm_f32x4_pmax(m0, m1);
+  m0 = wasm_f32x4_pmax(m0, wasm_i32x4_shuffle(m0, m0, 2, 3, 0, 1));
+  m0 = wasm_f32x4_pmax(m0, wasm_i32x4_shuffle(m0, m0, 1, 0, 3, 2));
+  float m = wasm_f32x4_extract_lane(m0, 0);
+  for (j = n4; j < n; ++j) m = x[j] > m ? x[j] : m;
+  return m;
+}
+
+/// x[j] <- e^(x[j] - m) for j < n (m ≥ every x[j], finite); returns Σ x[j].
+float exp_sum(int n, float* x, float m) {
+  const int n4 = n & ~3;
+  const v128_t mv = wasm_f32x4_splat(m);
+  v128_t s0 = wasm_f32x4_splat(0.f);
+  for (int j = 0; j < n4; j += 4) {
+    const v128_t e = exp_nonpositive(wasm_f32x4_sub(wasm_v128_load(x + j), mv));
+    wasm_v128_store(x + j, e);
+    s0 = wasm_f32x4_add(s0, e);
+  }
+  if (n4 < n) {
+    const float ninf = -std::numeric_limits<float>::infinity();
+    alignas(16) float tail[4] = {ninf, ninf, ninf, ninf};
+    for (int j = n4; j < n; ++j) tail[j - n4] = x[j];
+    const v128_t e = exp_nonpositive(wasm_f32x4_sub(wasm_v128_load(tail), mv));  // padding → 0
+    store_partial(x + n4, e, n - n4);
+    s0 = wasm_f32x4_add(s0, e);
+  }
+  s0 = wasm_f32x4_add(s0, wasm_i32x4_shuffle(s0, s0, 2, 3, 0, 1));
+  s0 = wasm_f32x4_add(s0, wasm_i32x4_shuffle(s0, s0, 1, 0, 3, 2));
+  return wasm_f32x4_extract_lane(s0, 0);
+}
+
 }  // namespace
 
+/// Online-softmax step over a block of scores (see kernels.hpp): vector max and exp-sum passes
+/// per row, the running max m, sum l and the rescale factor alpha per row.
+void softmax_online_block(int rows, int n, float* S, int lds, float* m, float* l, float* alpha) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (int r = 0; r < rows; ++r) {
+    float* x = S + static_cast<size_t>(r) * lds;
+    const float mb = row_max(n, x, m[r]);
+    if (!(mb > ninf)) {  // only -inf so far: nothing to add
+      std::memset(x, 0, sizeof(float) * n);
+      alpha[r] = 1.f;
+      continue;
+    }
+    alpha[r] = m[r] > ninf ? std::exp(m[r] - mb) : 0.f;
+    l[r] = l[r] * alpha[r] + exp_sum(n, x, mb);
+    m[r] = mb;
+  }
+}
+
+/// Packs B[K, N] (leading dimension ldb) into the panelled layout described at the top of this
+/// file (K·8·ceil(N/8) floats at most, zero-padded last panel). See kernels.hpp.
 void pack_b(int K, int N, const float* B, int ldb, PackedB& out) {
   out.k = K;
   out.n = N;
@@ -400,6 +464,8 @@ void pack_b(int K, int N, const float* B, int ldb, PackedB& out) {
   if (!out.data.empty()) pack_rows(K, N, B, ldb, out.data.data());
 }
 
+/// C[M, N] = A[M, K]·B[K, N] (+ bias[N]) with B from pack_b: the blocked 4×8 micro-kernel, bias
+/// added in the store. K = 0 gives C = bias (or 0). See kernels.hpp.
 void gemm_packed(int M, const float* A, int lda, const PackedB& B, const float* bias, float* C,
                  int ldc) {
   if (M <= 0 || B.n <= 0) return;
@@ -407,6 +473,9 @@ void gemm_packed(int M, const float* A, int lda, const PackedB& B, const float* 
   gemm_panelled(M, B.n, B.k, A, lda, B.data.data(), C, ldc, 1.f, bias, false);
 }
 
+/// C[M, N] = alpha·A[M, K]·B[N, K]ᵀ: B is transposed into panels (4×4 shuffles) in a scratch
+/// buffer of ~K·N floats, then the blocked micro-kernel runs with alpha applied in the store.
+/// See kernels.hpp.
 void gemm_abt(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
               float* C, int ldc) {
   if (M <= 0 || N <= 0) return;
@@ -416,6 +485,9 @@ void gemm_abt(int M, int N, int K, float alpha, const float* A, int lda, const f
   gemm_panelled(M, N, K, A, lda, bp, C, ldc, alpha, nullptr, false);
 }
 
+/// C[M, N] (+)= A[M, K]·B[K, N] with B unpacked: B is copied into panels in a scratch buffer of
+/// ~K·N floats, then the blocked micro-kernel runs (accumulate adds to C in the store).
+/// See kernels.hpp.
 void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
              int ldc, bool accumulate) {
   if (M <= 0 || N <= 0) return;
@@ -428,6 +500,8 @@ void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int l
   gemm_panelled(M, N, K, A, lda, bp, C, ldc, 1.f, nullptr, accumulate);
 }
 
+/// Row-wise stable softmax of S[rows, n] (leading dimension lds) in place, one row at a time by
+/// softmax_row_simd. See kernels.hpp.
 void softmax_rows(int rows, int n, float* S, int lds) {
   if (n <= 0) return;
   for (int r = 0; r < rows; ++r) softmax_row_simd(n, S + static_cast<size_t>(r) * lds);

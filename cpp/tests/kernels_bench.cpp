@@ -1,0 +1,205 @@
+// Micro-benchmark of the compute kernels (cpp/src/kernels.hpp). Built by
+// scripts/build-kernel-tests.sh twice: kernels_bench.js (wasm SIMD kernels) and
+// kernels_bench_eigen.js (the portable Eigen kernels at -O3 -msimd128, the baseline).
+// Run with node: node build/kernel-tests/kernels_bench.js [seconds per measurement, default 0.5]
+//
+// Prints GFLOP/s (one multiply-add = 2 FLOPs) of
+//   gemm_packed [128×768]·[768×768] + b and [512×768]·[768×2304] + b,
+//   gemm_abt Q·Kᵀ at T = 512, d_k = 64 (per-head slices of [T, 768] tensors, ld = 768),
+//   gemm_ab  A·V  at T = 512, d_v = 64 (V a per-head slice, ld = 768),
+// the time of softmax_rows over 512×512 scores, and the measured peak of f32x4 mul+add in
+// independent chains (the best any no-FMA wasm kernel can do), with each GEMM's fraction of it.
+// Times are process CPU time (see now()). Each figure is the best of 11 timed runs after warm-up
+// calls (V8 tiers wasm up from Liftoff to TurboFan only for later calls, so the first call of a
+// long kernel runs baseline code).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+#ifdef __EMSCRIPTEN__
+#include <emscripten.h>
+#endif
+
+#include "kernels.hpp"
+
+namespace {
+
+using namespace mha::kernels;
+double g_seconds = 0.5;
+
+/// Seconds of CPU time of this process (user + system, via Node's process.cpuUsage()) under
+/// Emscripten, else of wall time: on a shared machine CPU time is what the kernel actually cost.
+double now() {
+#ifdef __EMSCRIPTEN__
+  return EM_ASM_DOUBLE({
+    if (typeof process !== 'undefined' && process.cpuUsage) {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1e6;
+    }
+    return performance.now() / 1e3;
+  });
+#else
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+#endif
+}
+volatile float g_sink = 0;
+
+/// Best seconds per call of fn over 11 runs of at least g_seconds / 11 each, after warm-up runs
+/// (the best, not the mean: on a shared machine interference only ever adds time).
+template <class F>
+double time_call(F&& fn) {
+  for (int w = 0; w < 3; ++w) fn();
+  int reps = 1;
+  for (;;) {  // calibrate
+    const double t0 = now();
+    for (int r = 0; r < reps; ++r) fn();
+    const double dt = now() - t0;
+    if (dt > g_seconds / 11 || reps >= (1 << 20)) break;
+    reps *= 2;
+  }
+  double best = 1e30;
+  for (int run = 0; run < 11; ++run) {
+    const double t0 = now();
+    for (int r = 0; r < reps; ++r) fn();
+    best = std::min(best, (now() - t0) / reps);
+  }
+  return best;
+}
+
+std::vector<float> random_vec(size_t n, unsigned seed) {
+  std::vector<float> v(n);
+  unsigned s = seed * 747796405u + 2891336453u;
+  for (auto& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<float>(static_cast<int>(s >> 9) - (1 << 22)) / static_cast<float>(1 << 22);
+  }
+  return v;
+}
+
+#ifdef __wasm_simd128__
+/// 12 independent chains c = c·m + a of f32x4 mul+add, `iters` times. Kept out of line: V8 swaps in
+/// its optimized (TurboFan) code only at the next call of a function, never inside a running loop.
+__attribute__((noinline)) float mul_add_chains(int iters, float mf, float af) {
+  const v128_t m = wasm_f32x4_splat(mf), a = wasm_f32x4_splat(af);
+  v128_t c[12];
+  for (int i = 0; i < 12; ++i) c[i] = wasm_f32x4_splat(static_cast<float>(i));
+  for (int it = 0; it < iters; ++it) {
+#pragma clang loop unroll(full)
+    for (int i = 0; i < 12; ++i) c[i] = wasm_f32x4_add(wasm_f32x4_mul(c[i], m), a);
+  }
+  v128_t s = c[0];
+  for (int i = 1; i < 12; ++i) s = wasm_f32x4_add(s, c[i]);
+  return wasm_f32x4_extract_lane(s, 0);
+}
+#endif
+
+/// A short run of mul_add_chains (warm-up), or 0 without SIMD.
+float mul_add_chains_or_zero() {
+#ifdef __wasm_simd128__
+  return mul_add_chains(1000, 0.999f, 1e-3f);
+#else
+  return 0;
+#endif
+}
+
+/// GFLOP/s of f32x4 mul+add in 12 independent dependency chains (8 FLOPs per mul+add pair):
+/// the peak of any wasm SIMD kernel without FMA on one core.
+double peak_gflops() {
+#ifdef __wasm_simd128__
+  const int iters = 1 << 16;
+  float (*volatile fn)(int, float, float) = mul_add_chains;
+  const double t = time_call([&] { g_sink = fn(iters, 0.999999f, 1e-3f); });
+  return 12.0 * 8.0 * iters / t * 1e-9;
+#else
+  return 0;
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1) g_seconds = std::atof(argv[1]);
+#ifdef MHA_SIMD128
+  const char* impl = "wasm SIMD kernels (kernels_simd.cpp)";
+#else
+  const char* impl = "portable Eigen kernels (kernels_eigen.cpp)";
+#endif
+  std::printf("kernels_bench: %s\n", impl);
+  {
+    // Warm-up: every kernel on small shapes, so V8 has tiered them all up (its compiler threads
+    // count in the process CPU time) before anything is measured.
+    auto a = random_vec(96 * 96, 9), b = random_vec(96 * 96, 10), c = random_vec(96 * 96, 11);
+    PackedB pb;
+    pack_b(96, 96, b.data(), 96, pb);
+    const double t0 = now();
+    while (now() - t0 < 0.5) {
+      for (int M : {1, 2, 3, 4, 5, 96}) {
+        gemm_packed(M, a.data(), 96, pb, b.data(), c.data(), 96);
+        gemm_abt(M, 93, 96, 0.5f, a.data(), 96, b.data(), 96, c.data(), 96);
+        gemm_ab(M, 93, 96, a.data(), 96, b.data(), 96, c.data(), 96, M & 1);
+      }
+      softmax_rows(96, 95, c.data(), 96);
+      (void)mul_add_chains_or_zero();
+    }
+  }
+  const double peak = peak_gflops();
+  if (peak > 0) std::printf("%-44s %8.2f GFLOP/s\n", "peak f32x4 mul+add (12 chains)", peak);
+
+  auto report = [&](const char* name, double flops, double t) {
+    const double g = flops / t * 1e-9;
+    if (peak > 0)
+      std::printf("%-44s %8.2f GFLOP/s  %6.3f ms  %5.1f%% of peak\n", name, g, t * 1e3, 100 * g / peak);
+    else
+      std::printf("%-44s %8.2f GFLOP/s  %6.3f ms\n", name, g, t * 1e3);
+  };
+
+  // Projections: X [M, 768] · W [768, N] + b.
+  struct Proj { int M, K, N; const char* name; };
+  const Proj projs[] = {{128, 768, 768, "gemm_packed [128x768]·[768x768]+b"},
+                        {512, 768, 2304, "gemm_packed [512x768]·[768x2304]+b"}};
+  for (const auto& p : projs) {
+    auto A = random_vec(static_cast<size_t>(p.M) * p.K, 1);
+    auto W = random_vec(static_cast<size_t>(p.K) * p.N, 2);
+    auto b = random_vec(p.N, 3);
+    std::vector<float> C(static_cast<size_t>(p.M) * p.N);
+    PackedB pb;
+    pack_b(p.K, p.N, W.data(), p.N, pb);
+    const double t = time_call([&] { gemm_packed(p.M, A.data(), p.K, pb, b.data(), C.data(), p.N); });
+    g_sink = C[7];
+    report(p.name, 2.0 * p.M * p.N * p.K, t);
+  }
+
+  // Attention per head: T = 512, d_k = d_v = 64, slices of [T, 768] activations.
+  const int T = 512, dk = 64, ld = 768;
+  auto Q = random_vec(static_cast<size_t>(T) * ld, 4);
+  auto Kx = random_vec(static_cast<size_t>(T) * ld, 5);
+  auto V = random_vec(static_cast<size_t>(T) * ld, 6);
+  std::vector<float> S(static_cast<size_t>(T) * T), O(static_cast<size_t>(T) * ld);
+  {
+    const double t = time_call([&] { gemm_abt(T, T, dk, 0.125f, Q.data() + 64, ld, Kx.data() + 64, ld, S.data(), T); });
+    report("gemm_abt Q·Kᵀ T=512 d_k=64 (ld 768)", 2.0 * T * T * dk, t);
+  }
+  {
+    auto Wts = random_vec(static_cast<size_t>(T) * T, 7);
+    for (auto& x : Wts) x = x * 0.5f + 0.5f;
+    const double t = time_call([&] { gemm_ab(T, dk, T, Wts.data(), T, V.data() + 64, ld, O.data() + 64, ld, false); });
+    report("gemm_ab A·V T=512 d_v=64 (ld 768)", 2.0 * T * T * dk, t);
+  }
+  {
+    // Softmax applied again and again to its own output: every call sees finite rows of the same
+    // length, so no copy is needed between calls.
+    auto Sm = random_vec(static_cast<size_t>(T) * T, 8);
+    for (auto& x : Sm) x *= 8.f;
+    const double t = time_call([&] { softmax_rows(T, T, Sm.data(), T); });
+    g_sink = Sm[5];
+    std::printf("%-44s %8.3f ms  (%.2f ns/element)\n", "softmax_rows 512x512", t * 1e3,
+                t * 1e9 / (static_cast<double>(T) * T));
+  }
+  std::printf("(sink %g)\n", static_cast<double>(g_sink));
+  return 0;
+}

@@ -1,0 +1,381 @@
+// Correctness harness of the compute kernels (cpp/src/kernels.hpp) against naive float64 loops.
+//
+// Plain C++17, no test framework: builds with em++ against the wasm SIMD kernels
+// (-msimd128 -DMHA_SIMD128, kernels_simd.cpp) and natively with g++ against the Eigen kernels
+// (kernels_eigen.cpp); scripts/build-kernel-tests.sh does both. Prints one line per failure (the
+// first few), a summary line "kernels_test: <checks> checks, <failures> failures, <elements>
+// elements compared", and exits non-zero on any failure.
+//
+// Covered: gemm_packed / gemm_abt / gemm_ab on every M 1..9 × N 1..35 × K 1..40 with random
+// leading dimensions (ld > width), bias on/off, alpha, accumulate on/off, K = 0 and M or N = 0,
+// plus large shapes (128×768·768×768, head sizes T = 512, d_k = 64, blocks past the cache block
+// sizes); softmax_rows on rows with -inf entries, all -inf, huge (1e3..1e30), tiny and mixed
+// logits. GEMM tolerance: |c - ref| ≤ 1e-5·Σ_k|a_ik·b_kj| (·|alpha|, + |C_old|·1e-6 when
+// accumulating) + 1e-6. Softmax tolerance: |w - ref| ≤ 1e-6 + 1e-5·ref, masked entries exactly 0.
+// Padding between rows of C (ld > width) must be left untouched (checked bitwise).
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels.hpp"
+
+namespace {
+
+using namespace mha::kernels;
+
+long g_checks = 0, g_failures = 0, g_elements = 0;
+
+#define KT_CHECK(cond, ...)                                     \
+  do {                                                          \
+    ++g_checks;                                                 \
+    if (!(cond)) {                                              \
+      if (++g_failures <= 25) {                                 \
+        std::printf("FAIL %s:%d: ", __FILE__, __LINE__);        \
+        std::printf(__VA_ARGS__);                               \
+        std::printf("\n");                                      \
+      }                                                         \
+    }                                                           \
+  } while (0)
+
+/// Deterministic xorshift64* generator.
+struct Rng {
+  uint64_t s;
+  explicit Rng(uint64_t seed) : s(seed * 2654435761ull + 88172645463325252ull) {}
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 2685821657736338717ull;
+  }
+  /// Uniform in [lo, hi).
+  double uniform(double lo, double hi) { return lo + (hi - lo) * ((next() >> 11) * (1.0 / 9007199254740992.0)); }
+  int range(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<uint64_t>(hi - lo + 1)); }
+};
+
+const float kSentinel = -7.77e33f;
+
+/// rows×ld matrix (plus one slack element) of uniform values in [lo, hi).
+std::vector<float> random_matrix(Rng& rng, int rows, int ld, double lo = -1, double hi = 1) {
+  std::vector<float> m(static_cast<size_t>(rows) * ld + 1);
+  for (auto& x : m) x = static_cast<float>(rng.uniform(lo, hi));
+  return m;
+}
+
+/// Bitwise equality (NaN sentinels compare equal to themselves).
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof(float)) == 0; }
+
+/// Compares C[M, N] (leading dimension ldc) with the reference ref (M×N, value and error bound),
+/// and checks that the padding columns N..ldc-1 of C still equal `orig`. One check per call.
+void compare(const char* what, int M, int N, int K, const std::vector<float>& C, int ldc,
+             const std::vector<float>& orig, const std::vector<double>& ref,
+             const std::vector<double>& bound) {
+  int bad = 0;
+  double worst = 0;
+  int wi = -1, wj = -1;
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < ldc; ++j) {
+      const size_t idx = static_cast<size_t>(i) * ldc + j;
+      if (j >= N) {
+        if (!same_bits(C[idx], orig[idx])) { ++bad; wi = i; wj = j; }
+        continue;
+      }
+      ++g_elements;
+      const double err = std::fabs(static_cast<double>(C[idx]) - ref[static_cast<size_t>(i) * N + j]);
+      const double b = bound[static_cast<size_t>(i) * N + j];
+      if (!(err <= b)) {
+        ++bad;
+        if (!(err / b <= worst)) { worst = err / b; wi = i; wj = j; }
+      }
+    }
+  }
+  // Elements past the last row (the +1 slack) must be untouched too.
+  for (size_t idx = static_cast<size_t>(M) * ldc; idx < C.size(); ++idx)
+    if (!same_bits(C[idx], orig[idx])) ++bad;
+  KT_CHECK(bad == 0, "%s M=%d N=%d K=%d ldc=%d: %d bad elements (worst at %d,%d: got %g want %g)", what,
+           M, N, K, ldc, bad, wi, wj,
+           wi >= 0 && wj >= 0 && wj < N ? C[static_cast<size_t>(wi) * ldc + wj] : 0.0,
+           wi >= 0 && wj >= 0 && wj < N ? ref[static_cast<size_t>(wi) * N + wj] : 0.0);
+}
+
+/// gemm_packed: C = A·B (+ bias) with B packed once by pack_b.
+void test_gemm_packed(Rng& rng, int M, int N, int K, bool strided, bool with_bias) {
+  const int lda = K + (strided ? rng.range(1, 5) : 0);
+  const int ldb = N + (strided ? rng.range(1, 5) : 0);
+  const int ldc = N + (strided ? rng.range(1, 5) : 0);
+  auto A = random_matrix(rng, M, lda > 0 ? lda : 1);
+  auto B = random_matrix(rng, K, ldb > 0 ? ldb : 1);
+  auto bias = random_matrix(rng, 1, N);
+  std::vector<float> C(static_cast<size_t>(M) * ldc + 1, kSentinel);
+  for (size_t i = 0; i < C.size(); ++i) C[i] = (i % 3 == 0) ? kSentinel : std::numeric_limits<float>::quiet_NaN();
+  const auto orig = C;
+  PackedB pb;
+  pack_b(K, N, B.data(), ldb, pb);
+  gemm_packed(M, A.data(), lda, pb, with_bias ? bias.data() : nullptr, C.data(), ldc);
+  std::vector<double> ref(static_cast<size_t>(M) * N), bound(ref.size());
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double s = with_bias ? bias[j] : 0.0, sa = with_bias ? std::fabs(bias[j]) : 0.0;
+      for (int k = 0; k < K; ++k) {
+        const double t = static_cast<double>(A[static_cast<size_t>(i) * lda + k]) * B[static_cast<size_t>(k) * ldb + j];
+        s += t;
+        sa += std::fabs(t);
+      }
+      ref[static_cast<size_t>(i) * N + j] = s;
+      bound[static_cast<size_t>(i) * N + j] = 1e-5 * sa + 1e-6;
+    }
+  compare(with_bias ? "gemm_packed+bias" : "gemm_packed", M, N, K, C, ldc, orig, ref, bound);
+}
+
+/// gemm_abt: C = alpha·A·Bᵀ, B given as [N, K].
+void test_gemm_abt(Rng& rng, int M, int N, int K, bool strided) {
+  const int lda = K + (strided ? rng.range(1, 5) : 0);
+  const int ldb = K + (strided ? rng.range(1, 5) : 0);
+  const int ldc = N + (strided ? rng.range(1, 5) : 0);
+  const float alpha = (rng.next() & 1) ? 1.f : static_cast<float>(rng.uniform(-2, 2));
+  auto A = random_matrix(rng, M, lda > 0 ? lda : 1);
+  auto B = random_matrix(rng, N, ldb > 0 ? ldb : 1);
+  std::vector<float> C(static_cast<size_t>(M) * ldc + 1, std::numeric_limits<float>::quiet_NaN());
+  for (size_t i = 0; i < C.size(); i += 2) C[i] = kSentinel;
+  const auto orig = C;
+  gemm_abt(M, N, K, alpha, A.data(), lda, B.data(), ldb, C.data(), ldc);
+  std::vector<double> ref(static_cast<size_t>(M) * N), bound(ref.size());
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double s = 0, sa = 0;
+      for (int k = 0; k < K; ++k) {
+        const double t = static_cast<double>(A[static_cast<size_t>(i) * lda + k]) * B[static_cast<size_t>(j) * ldb + k];
+        s += t;
+        sa += std::fabs(t);
+      }
+      ref[static_cast<size_t>(i) * N + j] = alpha * s;
+      bound[static_cast<size_t>(i) * N + j] = 1e-5 * std::fabs(alpha) * sa + 1e-6;
+    }
+  compare("gemm_abt", M, N, K, C, ldc, orig, ref, bound);
+}
+
+/// gemm_ab: C = A·B or C += A·B, B unpacked [K, N].
+void test_gemm_ab(Rng& rng, int M, int N, int K, bool strided, bool accumulate) {
+  const int lda = K + (strided ? rng.range(1, 5) : 0);
+  const int ldb = N + (strided ? rng.range(1, 5) : 0);
+  const int ldc = N + (strided ? rng.range(1, 5) : 0);
+  auto A = random_matrix(rng, M, lda > 0 ? lda : 1, 0, 1);  // attention weights are ≥ 0
+  auto B = random_matrix(rng, K, ldb > 0 ? ldb : 1);
+  std::vector<float> C(static_cast<size_t>(M) * ldc + 1);
+  for (auto& x : C) x = static_cast<float>(rng.uniform(-1, 1));
+  if (!accumulate)
+    for (size_t i = 0; i < C.size(); i += 2) C[i] = std::numeric_limits<float>::quiet_NaN();
+  const auto orig = C;
+  gemm_ab(M, N, K, A.data(), lda, B.data(), ldb, C.data(), ldc, accumulate);
+  std::vector<double> ref(static_cast<size_t>(M) * N), bound(ref.size());
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      const double c0 = accumulate ? orig[static_cast<size_t>(i) * ldc + j] : 0.0;
+      double s = c0, sa = std::fabs(c0);
+      for (int k = 0; k < K; ++k) {
+        const double t = static_cast<double>(A[static_cast<size_t>(i) * lda + k]) * B[static_cast<size_t>(k) * ldb + j];
+        s += t;
+        sa += std::fabs(t);
+      }
+      ref[static_cast<size_t>(i) * N + j] = s;
+      bound[static_cast<size_t>(i) * N + j] = 1e-5 * sa + 1e-6;
+    }
+  compare(accumulate ? "gemm_ab+=" : "gemm_ab", M, N, K, C, ldc, orig, ref, bound);
+}
+
+/// softmax_rows on the given rows (each of length n) stored with leading dimension lds.
+void test_softmax(const char* what, int n, const std::vector<std::vector<float>>& rows, int pad) {
+  const int R = static_cast<int>(rows.size());
+  const int lds = n + pad;
+  std::vector<float> S(static_cast<size_t>(R) * lds + 1, kSentinel);
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < n; ++j) S[static_cast<size_t>(r) * lds + j] = rows[r][j];
+  const auto orig = S;
+  softmax_rows(R, n, S.data(), lds);
+  int bad = 0, br = -1, bj = -1;
+  double got = 0, want = 0;
+  for (int r = 0; r < R; ++r) {
+    const auto& x = rows[r];
+    double m = -INFINITY;
+    for (float v : x) m = v > m ? v : m;
+    std::vector<double> ref(n, 0.0);
+    if (m > -INFINITY) {
+      double sum = 0;
+      for (int j = 0; j < n; ++j) sum += (ref[j] = std::exp(static_cast<double>(x[j]) - m));
+      for (int j = 0; j < n; ++j) ref[j] /= sum;
+    }
+    double wsum = 0;
+    for (int j = 0; j < lds; ++j) {
+      const size_t idx = static_cast<size_t>(r) * lds + j;
+      if (j >= n) {
+        if (!same_bits(S[idx], orig[idx])) ++bad;
+        continue;
+      }
+      ++g_elements;
+      const double w = S[idx];
+      wsum += w;
+      const bool masked = x[j] == -INFINITY;
+      const bool ok = std::isfinite(w) && w >= 0 && (masked ? w == 0.0 : std::fabs(w - ref[j]) <= 1e-6 + 1e-5 * ref[j]);
+      if (!ok) {
+        if (bad++ == 0) { br = r; bj = j; got = w; want = ref[j]; }
+      }
+    }
+    const double expect_sum = m > -INFINITY ? 1.0 : 0.0;
+    if (!(std::fabs(wsum - expect_sum) <= 1e-5)) {
+      if (bad++ == 0) { br = r; bj = -1; got = wsum; want = expect_sum; }
+    }
+  }
+  for (size_t idx = static_cast<size_t>(R) * lds; idx < S.size(); ++idx)
+    if (!same_bits(S[idx], orig[idx])) ++bad;
+  KT_CHECK(bad == 0, "softmax %s n=%d lds=%d: %d bad (first row %d col %d: got %.9g want %.9g)", what, n,
+           lds, bad, br, bj, got, want);
+}
+
+/// softmax_rows on lengths 1..40 and larger, with normal, masked, all -inf, huge, tiny, mixed and
+/// wide-range logits, ±3e38 extremes, a dense [0, -t] accuracy sweep and zero-size calls.
+void softmax_suite(Rng& rng) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  std::vector<int> lengths;
+  for (int n = 1; n <= 40; ++n) lengths.push_back(n);
+  for (int n : {63, 64, 65, 127, 128, 129, 511, 512, 513, 1000, 2049}) lengths.push_back(n);
+  for (int n : lengths) {
+    const int pad = (n % 3 == 0) ? 0 : rng.range(1, 5);
+    std::vector<std::vector<float>> normal, masked, allmasked, huge, tiny, mixed, wide;
+    for (int r = 0; r < 3; ++r) {
+      std::vector<float> a(n), b(n), c(n, ninf), d(n), e(n), f(n), g(n);
+      for (int j = 0; j < n; ++j) {
+        a[j] = static_cast<float>(rng.uniform(-5, 5));
+        b[j] = (rng.next() % 3 == 0) ? ninf : static_cast<float>(rng.uniform(-10, 10));
+        const double mag = std::pow(10.0, rng.uniform(3, 30));
+        d[j] = static_cast<float>((rng.next() & 1) ? mag : -mag);
+        e[j] = static_cast<float>(rng.uniform(-1, 1) * std::pow(10.0, -rng.uniform(5, 37)));
+        f[j] = (rng.next() % 4 == 0) ? ninf : static_cast<float>(rng.uniform(-100, 100));
+        g[j] = static_cast<float>(rng.uniform(-120, 5));
+      }
+      if (r == 0) b[rng.range(0, n - 1)] = ninf;  // at least one masked entry
+      if (r == 1) {                                // all but one masked
+        for (int j = 0; j < n; ++j) b[j] = ninf;
+        b[rng.range(0, n - 1)] = static_cast<float>(rng.uniform(-3, 3));
+      }
+      normal.push_back(a);
+      masked.push_back(b);
+      allmasked.push_back(c);
+      huge.push_back(d);
+      tiny.push_back(e);
+      mixed.push_back(f);
+      wide.push_back(g);
+    }
+    // A block with an all-masked row between normal rows.
+    std::vector<std::vector<float>> block = {normal[0], allmasked[0], masked[0], allmasked[1]};
+    test_softmax("normal", n, normal, pad);
+    test_softmax("masked", n, masked, pad);
+    test_softmax("all -inf", n, allmasked, pad);
+    test_softmax("huge", n, huge, pad);
+    test_softmax("tiny", n, tiny, pad);
+    test_softmax("mixed", n, mixed, pad);
+    test_softmax("wide range", n, wide, pad);
+    test_softmax("rows with all -inf", n, block, pad);
+  }
+  // Extremes: ±FLT_MAX-scale logits, a single huge value, equal values.
+  for (int n : {1, 2, 5, 8, 13}) {
+    std::vector<float> a(n, 3e38f), b(n, -3e38f), c(n, 7.f);
+    a[0] = -3e38f;
+    b[n - 1] = 3e38f;
+    test_softmax("extreme", n, {a, b, c}, 1);
+  }
+  // exp accuracy over a dense range: rows [0, -t] give weights 1/(1+e^-t) and e^-t/(1+e^-t).
+  std::vector<std::vector<float>> pairs;
+  for (int i = 0; i <= 2000; ++i) pairs.push_back({0.f, static_cast<float>(-i * 0.05)});
+  test_softmax("pairs", 2, pairs, 0);
+  // n = 0 and rows = 0 must be no-ops.
+  float dummy[4] = {1, 2, 3, 4};
+  softmax_rows(0, 4, dummy, 4);
+  softmax_rows(1, 0, dummy, 4);
+  KT_CHECK(dummy[0] == 1 && dummy[3] == 4, "softmax with zero rows or zero length wrote data");
+}
+
+/// K = 0 (C = bias or 0; accumulate leaves C) and M = 0 or N = 0 (nothing written) for every GEMM.
+void degenerate_suite(Rng& rng) {
+  // K = 0: C = 0 (+ bias) for gemm_packed / gemm_abt / gemm_ab; gemm_ab accumulate leaves C.
+  for (int M : {1, 3, 5})
+    for (int N : {1, 7, 9}) {
+      test_gemm_packed(rng, M, N, 0, true, true);
+      test_gemm_packed(rng, M, N, 0, true, false);
+      test_gemm_abt(rng, M, N, 0, true);
+      test_gemm_ab(rng, M, N, 0, true, false);
+      test_gemm_ab(rng, M, N, 0, true, true);
+    }
+  // M = 0 or N = 0: nothing written.
+  std::vector<float> C(16, kSentinel), A(16, 1.f), B(16, 1.f);
+  PackedB pb;
+  pack_b(2, 0, B.data(), 1, pb);
+  gemm_packed(2, A.data(), 2, pb, nullptr, C.data(), 1);
+  pack_b(2, 3, B.data(), 3, pb);
+  gemm_packed(0, A.data(), 2, pb, nullptr, C.data(), 3);
+  gemm_abt(0, 3, 2, 1.f, A.data(), 2, B.data(), 2, C.data(), 3);
+  gemm_abt(3, 0, 2, 1.f, A.data(), 2, B.data(), 2, C.data(), 1);
+  gemm_ab(0, 3, 2, A.data(), 2, B.data(), 3, C.data(), 3, false);
+  gemm_ab(3, 0, 2, A.data(), 2, B.data(), 1, C.data(), 1, false);
+  bool untouched = true;
+  for (float x : C) untouched = untouched && same_bits(x, kSentinel);
+  KT_CHECK(untouched, "a GEMM with M = 0 or N = 0 wrote to C");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  Rng rng(20240607);
+
+  // Every small shape: M 1..9 × N 1..35 × K 1..40, alternating strides, bias and accumulate.
+  int variant = 0;
+  for (int M = 1; M <= 9; ++M)
+    for (int N = 1; N <= 35; ++N)
+      for (int K = 1; K <= 40; ++K) {
+        if (quick && (M + N + K) % 7) continue;
+        const bool strided = (variant & 1) != 0;
+        const bool flag = (variant & 2) != 0;
+        ++variant;
+        test_gemm_packed(rng, M, N, K, strided, flag);
+        test_gemm_abt(rng, M, N, K, !strided);
+        test_gemm_ab(rng, M, N, K, strided, flag);
+      }
+  const long small_checks = g_checks;
+
+  // Larger shapes: past the SIMD kernels' cache blocks (128 rows, 1024 deep: 2100 = 1024 + 1024 +
+  // 52 exercises the depth split, which must add the bias once and keep accumulating), odd edges,
+  // and the model shapes.
+  struct Shape { int M, N, K; };
+  const Shape big[] = {{65, 67, 257}, {130, 33, 600}, {71, 260, 513}, {17, 1001, 300}, {1, 768, 768},
+                       {37, 45, 2100}, {260, 19, 1025}};
+  for (const auto& s : big) {
+    test_gemm_packed(rng, s.M, s.N, s.K, true, true);
+    test_gemm_packed(rng, s.M, s.N, s.K, false, false);
+    test_gemm_abt(rng, s.M, s.N, s.K % 130, true);
+    test_gemm_ab(rng, s.M, s.N, s.K, true, true);
+    test_gemm_ab(rng, s.M, s.N, s.K, false, false);
+  }
+  if (!quick) {
+    test_gemm_packed(rng, 128, 768, 768, false, true);   // [128×768]·[768×768] + b
+    test_gemm_abt(rng, 512, 512, 64, true);              // Q·Kᵀ, T = 512, d_k = 64, per-head slice
+    test_gemm_ab(rng, 512, 64, 512, true, false);        // A·V
+    test_gemm_ab(rng, 512, 64, 512, true, true);
+    test_gemm_abt(rng, 100, 77, 128, true);              // d_k = 128
+    test_gemm_abt(rng, 33, 45, 2, true);                 // d_k = 2
+    test_gemm_abt(rng, 21, 13, 1500, true);              // depth split with alpha
+  }
+  degenerate_suite(rng);
+  softmax_suite(rng);
+
+  std::printf("kernels_test (%s): %ld checks (%ld small GEMM shapes), %ld failures, %ld elements compared\n",
+#ifdef MHA_SIMD128
+              "wasm SIMD kernels",
+#else
+              "portable Eigen kernels",
+#endif
+              g_checks, small_checks, g_failures, g_elements);
+  return g_failures == 0 ? 0 : 1;
+}
