@@ -27,7 +27,7 @@ function makeRelease(handle, staging) {
 }
 
 function copyOut(core, ptr, n) {
-  return new Float32Array(core.HEAPF32.buffer, ptr, n).slice();
+  return core.HEAPF32.slice(ptr / F32, ptr / F32 + n);
 }
 
 function boolOption(opts, key, dflt) {
@@ -56,6 +56,13 @@ export class Layer {
     this._release = makeRelease(handle, this._staging);
     /** Resolved configuration: {dModel, numHeads, kvHeads, dK, dV, kDim, vDim, bias, scale, headDims}. */
     this.config = Object.freeze(config);
+    const h = config.numHeads;
+    const headDims = config.headDims || { dK: Array(h).fill(config.dK), dV: Array(h).fill(config.dV) };
+    const qW = headDims.dK.reduce((a, b) => a + b, 0);
+    const oW = headDims.dV.reduce((a, b) => a + b, 0);
+    // Widths of the packed Q | K | V | concat (K/V uniform when kvHeads < numHeads).
+    this._widths = { headDims, qW, oW, kW: qW / h * config.kvHeads, vW: oW / h * config.kvHeads };
+    this._plan = null;
     registry?.register(this, this._release, this);
   }
 
@@ -106,41 +113,49 @@ export class Layer {
     const average = mode === 'trace' ? false : boolOption(opts, 'averageWeights', false);
     const h = c.numHeads;
     const masks = prepareMasks(opts, { B, Tq, Tk, h, batched });
-    const headDims = c.headDims || { dK: Array(h).fill(c.dK), dV: Array(h).fill(c.dV) };
+    const { headDims, qW, kW, vW, oW } = this._widths;
     const g = c.kvHeads;
-    const qW = headDims.dK.reduce((a, b) => a + b, 0);
-    const oW = headDims.dV.reduce((a, b) => a + b, 0);
-    const kW = qW / h * g, vW = oW / h * g;  // uniform when g < h; per-head form has g = h
 
-    const lay = new Layout();
-    lay.add('args', 18 * 4);
-    lay.add('query', q.data.length * F32);
-    lay.add('key', k ? k.data.length * F32 : 0);
-    lay.add('value', k && v !== k ? v.data.length * F32 : 0);
-    lay.add('kpm', masks.kpm ? masks.kpm.length : 0);
-    lay.add('mask', masks.attn ? masks.attn.length * F32 : 0);
-    lay.add('output', B * Tq * c.dModel * F32);
-    lay.add('weights', needWeights ? (average ? B * Tq * Tk : B * h * Tq * Tk) * F32 : 0);
-    if (mode === 'trace') {
-      lay.add('tq', B * Tq * qW * F32);
-      lay.add('tk', B * Tk * kW * F32);
-      lay.add('tv', B * Tk * vW * F32);
-      lay.add('ts', B * h * Tq * Tk * F32);
-      lay.add('tc', B * Tq * oW * F32);
+    // The memory plan depends only on sizes and flags: reuse it (and skip the heap check) while
+    // they repeat, so a steady stream of same-shaped calls allocates nothing and checks nothing.
+    const sig = `${mode}|${B}|${Tq}|${Tk}|${k ? (v !== k ? 2 : 1) : 0}|${masks.kpm ? 1 : 0}|${masks.attnKind}|${needWeights}|${average}`;
+    let plan = this._plan;
+    if (!plan || plan.sig !== sig || plan.base !== this._staging.ptr) {
+      const lay = new Layout();
+      lay.add('args', 18 * 4);
+      lay.add('query', q.data.length * F32);
+      lay.add('key', k ? k.data.length * F32 : 0);
+      lay.add('value', k && v !== k ? v.data.length * F32 : 0);
+      lay.add('kpm', masks.kpm ? masks.kpm.length : 0);
+      lay.add('mask', masks.attn ? masks.attn.length * F32 : 0);
+      lay.add('output', B * Tq * c.dModel * F32);
+      lay.add('weights', needWeights ? (average ? B * Tq * Tk : B * h * Tq * Tk) * F32 : 0);
+      if (mode === 'trace') {
+        lay.add('tq', B * Tq * qW * F32);
+        lay.add('tk', B * Tk * kW * F32);
+        lay.add('tv', B * Tk * vW * F32);
+        lay.add('ts', B * h * Tq * Tk * F32);
+        lay.add('tc', B * Tq * oW * F32);
+      }
+      checkFits(core, lay.total + this._handle.workspaceBytes(B, Tq, Tk, !k) - this._staging.bytes, `${name} (B = ${B}, Tq = ${Tq}, Tk = ${Tk})`);
+      const base = this._staging.ensure(lay.total, name);
+      const P = (n) => lay.ptr(base, n);
+      // The 18 arguments of LayerHandle::forward, passed as one uint32 block (see forwardPacked);
+      // only the causal flag (index 6) changes between calls of one plan.
+      const args = Uint32Array.from([B, Tq, Tk, P('query'), P('key'), k ? (v !== k ? P('value') : P('key')) : 0,
+        0, P('kpm'), P('mask'), masks.attnKind, P('output'), P('weights'), average ? 1 : 0,
+        P('tq'), P('tk'), P('tv'), P('ts'), P('tc')]);
+      plan = this._plan = { sig, base, P, args, at: { query: P('query') / F32, key: P('key') / F32, value: P('value') / F32, kpm: P('kpm'), mask: P('mask') / F32 } };
     }
-    checkFits(core, lay.total + this._handle.workspaceBytes(B, Tq, Tk, !k) - this._staging.bytes, `${name} (B = ${B}, Tq = ${Tq}, Tk = ${Tk})`);
-    const base = this._staging.ensure(lay.total, name);
-    const P = (n) => lay.ptr(base, n);
-    core.HEAPF32.set(q.data, P('query') / F32);
-    if (k) core.HEAPF32.set(k.data, P('key') / F32);
-    if (k && v !== k) core.HEAPF32.set(v.data, P('value') / F32);
-    if (masks.kpm) core.HEAPU8.set(masks.kpm, P('kpm'));
-    if (masks.attn) core.HEAPF32.set(masks.attn, P('mask') / F32);
-    // The 18 arguments of LayerHandle::forward, passed as one uint32 block (see forwardPacked).
+    const { P, at } = plan;
+    core.HEAPF32.set(q.data, at.query);
+    if (k) core.HEAPF32.set(k.data, at.key);
+    if (k && v !== k) core.HEAPF32.set(v.data, at.value);
+    if (masks.kpm) core.HEAPU8.set(masks.kpm, at.kpm);
+    if (masks.attn) core.HEAPF32.set(masks.attn, at.mask);
+    plan.args[6] = causal ? 1 : 0;
     const args = P('args');
-    core.HEAPU32.set([B, Tq, Tk, P('query'), P('key'), k ? (v !== k ? P('value') : P('key')) : 0,
-      causal ? 1 : 0, P('kpm'), P('mask'), masks.attnKind, P('output'), P('weights'), average ? 1 : 0,
-      P('tq'), P('tk'), P('tv'), P('ts'), P('tc')], args / 4);
+    core.HEAPU32.set(plan.args, args / 4);
     const status = this._handle.forwardPacked(args);
     if (status !== 0) {
       // The core sees an unbatched input as B = 1: report its index without the batch axis.
