@@ -1,0 +1,241 @@
+#!/usr/bin/env node
+/**
+ * npm run bench — our layer.forward against onnxruntime-web (wasm, 1 thread, SIMD) and TensorFlow.js
+ * (wasm backend, 1 thread, SIMD) on the workloads of issue 4; prints a markdown table.
+ *
+ *   node scripts/bench.mjs [--only W0,W2] [--budget-scale 0.5] [--no-rss] [--json out.json] [--md out.md]
+ *   node scripts/bench.mjs --quick     (smoke test of the bench: short budgets, W4 at T = 4096)
+ *   node scripts/bench.mjs --from-json out.json [--md out.md]   (re-prints a saved run)
+ *   node scripts/bench.mjs --engine ../other-tree   (benches the web/src + web/wasm of another tree)
+ *
+ * - One child process per workload (scripts/bench/child.mjs): the implementations are interleaved
+ *   in rounds within it (the order rotates each round); medians over rounds.
+ * - Before timing, every peer's output (and attention weights) is checked against ours: the run
+ *   fails (exit code 1) if any max |diff| exceeds 1e-3 of max |ours|.
+ * - onnxruntime-web runs the same layer (same weights) as an ONNX graph built here
+ *   (scripts/bench/onnx-graph.mjs): a PyTorch-style graph, com.microsoft.MultiHeadAttention or
+ *   com.microsoft.Attention, whichever is fastest for that workload (only the PyTorch-style graph can
+ *   return the attention weights).
+ * - GFLOP/s use the dense count 8·T·d² + 4·T²·d (also for causal); "of peak" divides by the wasm
+ *   SIMD peak measured here (scripts/bench/peak.mjs: f32x4 mul + add in independent chains).
+ * - Peak RSS (process.resourceUsage().maxRSS) for W3 and W4 comes from processes that load only one
+ *   implementation.
+ * Needs the devDependencies onnxruntime-web, onnx-proto, @tensorflow/tfjs-core and
+ * @tensorflow/tfjs-backend-wasm, and a built web/wasm/ (npm run build).
+ */
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+const CHILD = path.join(here, 'bench', 'child.mjs');
+const PEAK = path.join(here, 'bench', 'peak.mjs');
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => { const i = args.indexOf(name); return i < 0 ? dflt : args[i + 1]; };
+const only = opt('--only', null)?.split(',');
+const quick = args.includes('--quick');  // a smoke test of the bench itself: short budgets, W4 at T = 4096
+const budgetScale = Number(opt('--budget-scale', quick ? 0.25 : 1));
+const noRss = args.includes('--no-rss');
+const jsonOut = opt('--json', null);
+const mdOut = opt('--md', null);
+const fromJson = opt('--from-json', null);
+const engine = opt('--engine', null) && path.resolve(opt('--engine'));  // bench the build in another tree (web/src + web/wasm)  // re-prints the report of a run saved with --json
+
+const D = { d: 768, h: 12, causal: false, nws: [true, false], peers: ['ort', 'tfjs'], mode: 'timing', minSampleMs: 0 };
+const WORKLOADS = [
+  { ...D, id: 'W0', T: 5, d: 24, h: 2, budget: 4, minRounds: 9, maxRounds: 41, minSampleMs: 25 },
+  { ...D, id: 'W1', T: 128, budget: 8, minRounds: 7, maxRounds: 31, minSampleMs: 25 },
+  { ...D, id: 'W2', T: 512, budget: 18, minRounds: 5, maxRounds: 21 },
+  { ...D, id: 'W3', T: 1024, causal: true, budget: 25, minRounds: 3, maxRounds: 15, rss: true },
+  // W4: ours first, then one try of each peer; rounds = calls of ours within the budget (≥ 1)
+  { ...D, id: 'W4', T: quick ? 4096 : 16384, nws: [false], mode: 'long', budget: 120, maxRounds: 3 },
+].filter((w) => !only || only.includes(w.id));
+
+function runChild(script, argv, { quiet = false } = {}) {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [script, ...argv], { cwd: root, stdio: ['ignore', 'pipe', quiet ? 'ignore' : 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (b) => { out += b; });
+    p.on('close', (code) => {
+      const line = out.trim().split('\n').pop() || '';
+      let result = null;
+      try { result = JSON.parse(line); } catch { result = { fatal: `child exited with code ${code} and no result${line ? `: ${line.slice(0, 300)}` : ''}` }; }
+      if (code !== 0 && !result.fatal) result.fatal = `child exited with code ${code}`;
+      resolve(result);
+    });
+  });
+}
+
+const flops = (w) => 8 * w.T * w.d * w.d + 4 * w.T * w.T * w.d;
+const fmt = (x, digits = 3) => {
+  if (x == null || !Number.isFinite(x)) return '—';
+  if (x >= 1000) return x.toFixed(0);
+  return x.toPrecision(digits);
+};
+const pct = (x) => (x == null || !Number.isFinite(x) ? '—' : `${(100 * x).toFixed(0)} %`);
+
+/** The peers are devDependencies: say what is missing instead of failing in a child. */
+function checkSetup() {
+  const require = createRequire(import.meta.url);
+  const missing = ['onnxruntime-web', 'onnx-proto', '@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-wasm'].filter((p) => {
+    try { require.resolve(p); return false; } catch { return true; }
+  });
+  const problems = [];
+  if (missing.length) problems.push(`missing devDependencies ${missing.join(', ')}: run npm install (or npm ci)`);
+  if (!fs.existsSync(path.join(engine || root, 'web', 'wasm', 'mha_core.wasm'))) problems.push(`${engine ? `${engine}/` : ''}web/wasm/mha_core.wasm is missing: run npm run build`);
+  if (problems.length) {
+    process.stderr.write(`bench: ${problems.join('; ')}\n`);
+    process.exit(1);
+  }
+}
+
+/** The targets of issue 4, checked against this run. */
+function targets(results, peak) {
+  const get = (id, nw) => results.find((r) => r.workload.id === id && !r.fatal)?.variants.find((v) => v.nw === nw);
+  const med = (v, key) => v?.rows.find((x) => x.key === key)?.median;
+  const out = ['Targets (issue 4):'];
+  const line = (ok, text) => out.push(`- [${ok === null ? ' ' : ok ? 'x' : ' '}] ${text}${ok === null ? ' (not measured)' : ok ? '' : ' — **missed**'}`);
+  for (const id of ['W1', 'W2']) {
+    const w = results.find((r) => r.workload.id === id)?.workload;
+    const f = get(id, false), t = get(id, true);
+    const of = f && w ? flops(w) / med(f, 'ours') / 1e6 / peak : null;
+    const sp = f && med(f, 'ort') ? med(f, 'ort') / med(f, 'ours') : null;
+    line(of == null ? null : of >= 0.85, `${id} needWeights=false at ≥ 85 % of peak: ${of == null ? '—' : pct(of)}`);
+    line(sp == null ? null : sp >= 1.25, `${id} needWeights=false ≥ 1.25× onnxruntime-web: ${sp == null ? '—' : `${fmt(sp)}×`}`);
+    const rt = f && t ? med(t, 'ours') / med(f, 'ours') : null;
+    line(rt == null ? null : rt <= 1.1, `${id} needWeights=true within 10 % of needWeights=false: ${rt == null ? '—' : `${fmt(rt)}×`}`);
+  }
+  for (const nw of [false, true]) {
+    const v = get('W3', nw);
+    const sp = v && med(v, 'ort') ? med(v, 'ort') / med(v, 'ours') : null;
+    line(sp == null ? null : sp >= 1.6, `W3 causal needWeights=${nw} ≥ 1.6× onnxruntime-web: ${sp == null ? '—' : `${fmt(sp)}×`}`);
+  }
+  for (const nw of [true, false]) {
+    const v = get('W0', nw);
+    const sp = v && med(v, 'ort') ? med(v, 'ort') / med(v, 'ours') : null;
+    line(sp == null ? null : sp >= 10, `W0 needWeights=${nw} ≥ 10× onnxruntime-web calls/s: ${sp == null ? '—' : `${fmt(sp)}×, ${fmt(1000 / med(v, 'ours'))} calls/s`}`);
+  }
+  const w4 = results.find((r) => r.workload.id === 'W4');
+  line(w4 ? !w4.fatal : null, `W4 completes${w4 && w4.workload.T !== 16384 ? ` (at T = ${w4.workload.T}: --quick)` : ''}`);
+  const w3 = results.find((r) => r.workload.id === 'W3');
+  const rss = w3?.rss?.['ours:false'];
+  line(rss == null ? null : rss <= 100, `W3 needWeights=false peak RSS ≤ 100 MB: ${rss == null ? '—' : `${fmt(rss)} MB`}`);
+  return out;
+}
+
+async function main() {
+  checkSetup();
+  const started = Date.now();
+  const load0 = os.loadavg();
+  const cpus = os.cpus();
+  process.stderr.write(`mha-wasm bench: ${WORKLOADS.map((w) => w.id).join(', ')} — measuring the wasm SIMD peak\n`);
+  const peaks = [await runChild(PEAK, ['3'], { quiet: true })];
+
+  const results = [];
+  let failed = false;
+  for (const w of WORKLOADS) {
+    const job = { ...w, budget: w.budget * budgetScale, engine };
+    process.stderr.write(`${w.id}: T=${w.T} d=${w.d} h=${w.h}${w.causal ? ' causal' : ''}\n`);
+    const r = await runChild(CHILD, [JSON.stringify(job)]);
+    r.workload = w;
+    if (r.fatal) { failed = true; process.stderr.write(`\n!!! ${w.id} FAILED: ${r.fatal}\n\n`); }
+    if (w.rss && !noRss && !r.fatal) {
+      r.rss = {};
+      for (const v of r.variants) {
+        for (const impl of ['ours', 'ort']) {
+          if (impl === 'ort' && !v.ortStyle) continue;
+          const rr = await runChild(CHILD, [JSON.stringify({ mode: 'rss', engine, id: `${w.id} rss ${impl}`, T: w.T, d: w.d, h: w.h, causal: w.causal, nw: v.nw, impl, style: v.ortStyle })]);
+          r.rss[`${impl}:${v.nw}`] = rr.fatal ? null : rr.maxRSS;
+          if (!rr.fatal) (r.rssDetail ??= []).push(`${impl} needWeights=${v.nw}${impl === 'ort' ? ` (${v.ortStyle})` : ''}: ${fmt(rr.baseMB)} MB with the data, ${fmt(rr.loadedMB)} MB with the layer loaded, ${fmt(rr.maxRSS)} MB peak`);
+        }
+      }
+    }
+    results.push(r);
+  }
+  peaks.push(await runChild(PEAK, ['3'], { quiet: true }));
+  const run = {
+    machine: { cpu: cpus[0]?.model ?? 'unknown cpu', cores: cpus.length, memGiB: os.totalmem() / 2 ** 30, platform: `${os.platform()} ${os.arch()}`, node: process.version, v8: process.versions.v8 },
+    load: [load0, os.loadavg()], seconds: (Date.now() - started) / 1000, budgetScale, engine, peaks, results,
+  };
+  if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify(run, null, 1));
+  report(run);
+  if (failed) {
+    process.stderr.write('\nbench: FAILED (see the messages above)\n');
+    process.exitCode = 1;
+  }
+}
+
+/** Prints (and with --md writes) the markdown report of a run. */
+function report({ machine: m, load, seconds, engine: eng, peaks, results }) {
+  const good = peaks.filter((p) => p && Number.isFinite(p.gflops));
+  const peak = good.length ? Math.max(...good.map((p) => p.gflops)) : NaN;
+  const L = [];
+  L.push('## mha-wasm benchmark');
+  L.push('');
+  L.push(`- machine: ${m.cpu} (${m.cores} logical cores), ${m.memGiB.toFixed(0)} GiB, ${m.platform}; load average ${load[0][0].toFixed(1)} at start, ${load[1][0].toFixed(1)} at end`);
+  L.push(`- node ${m.node} (V8 ${m.v8}); every implementation single-threaded wasm with SIMD128${eng ? `; ours from ${eng}` : ''}`);
+  const labels = Object.assign({}, ...results.map((r) => r.labels || {}));
+  L.push(`- implementations: ours = ${labels.ours ?? 'mha-wasm'}; ORT = ${labels.ort ?? 'onnxruntime-web'} (wasm EP, numThreads = 1); tfjs = ${labels.tfjs ?? 'tfjs'} (@tensorflow/tfjs-backend-wasm, 1 thread)`);
+  L.push(`- wasm SIMD peak (f32x4 mul + add, independent chains, best of ${peaks.length} measurements: ${good.map((p) => `${p.gflops.toFixed(1)} [${p.best}]`).join(', ')}): **${fmt(peak)} GFLOP/s**`);
+  L.push('- GFLOP/s = (8·T·d² + 4·T²·d) / median time (the dense count, also for causal); median of interleaved rounds (rounds × calls timed together per round); ± = half the interquartile range; speed-up of ours = that peer\'s median / ours; max |Δ| = largest absolute difference from our output (/ w: attention weights), checked before timing (limit 1e-3 of max |ours|)');
+  L.push('');
+  L.push('| workload | needWeights | implementation | median ms | ± | best ms | rounds | GFLOP/s | of peak | speed-up of ours | calls/s | peak RSS MB | max \\|Δ\\| vs ours |');
+  L.push('| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+  const notes = [];
+  const implName = (key, v) => (key === 'ours' ? '**ours**' : key === 'ort' ? `ORT (${{ torch: 'PyTorch-style graph', mha: 'MultiHeadAttention op', attn: 'Attention op' }[v.ortStyle] ?? '—'})` : 'tfjs');
+  for (const r of results) {
+    const w = r.workload;
+    const wname = `${w.id} T=${w.T} d=${w.d} h=${w.h}${w.causal ? ' causal' : ''}`;
+    if (r.fatal) {
+      L.push(`| ${wname} | | **FAILED** | | | | | | | | | | ${r.fatal.replace(/\|/g, '\\|').slice(0, 300)} |`);
+      continue;
+    }
+    for (const v of r.variants) {
+      const oursRow = v.rows.find((x) => x.key === 'ours');
+      for (const key of ['ours', 'ort', 'tfjs']) {
+        const row = v.rows.find((x) => x.key === key);
+        if (!row && !v.errors[key]) continue;
+        if (!row) {
+          L.push(`| ${wname} | ${v.nw} | ${key === 'ort' ? 'ORT' : 'tfjs'} | cannot run | | | | | | | | | see note |`);
+          notes.push(`${w.id} needWeights=${v.nw}: ${key === 'ort' ? 'onnxruntime-web' : 'tfjs'} cannot run it: ${v.errors[key]}`);
+          continue;
+        }
+        const gf = flops(w) / (row.median / 1000) / 1e9;
+        const spread = row.median ? (row.q3 - row.q1) / 2 / row.median : NaN;
+        const ratio = key === 'ours' ? '—' : `${fmt(row.median / oursRow.median)}×`;
+        const calls = w.id === 'W0' ? fmt(1000 / row.median) : '';
+        let rss = '';
+        if (r.rss && (key === 'ours' || key === 'ort')) rss = fmt(r.rss[`${key}:${v.nw}`]);
+        if (w.mode === 'long' && key === 'ours') rss = fmt(r.oursRSS);
+        const c = v.checks[key];
+        const chk = key === 'ours' ? '' : c ? `${c.y.maxAbs.toExponential(1)}${c.w ? ` / w ${c.w.maxAbs.toExponential(1)}` : ''}` : '';
+        L.push(`| ${wname} | ${v.nw} | ${implName(key, v)} | ${fmt(row.median)} | ${Number.isFinite(spread) && row.n > 1 ? `${(100 * spread).toFixed(0)} %` : '—'} | ${fmt(row.min)} | ${row.n}${row.callsPerSample > 1 ? ` × ${row.callsPerSample}` : ''} | ${fmt(gf)} | ${pct(gf / peak)} | ${ratio} | ${calls} | ${rss} | ${chk} |`);
+      }
+      if (w.mode === 'long' && Object.keys(v.errors).length) {
+        const gib = (w.h * w.T * w.T * 4) / 2 ** 30;
+        const who = Object.keys(v.errors).map((k) => (k === 'ort' ? `onnxruntime-web (graph ${v.ortStyle})` : 'tfjs'));
+        notes.push(`${w.id}: ${v.rows.length === 1 ? 'ours only. ' : ''}${who.join(' and ')} materialize${who.length === 1 ? 's' : ''} the ${w.h}·T·T attention scores, ${gib.toFixed(1)} GiB for this input${gib > 4 ? ', beyond the 4 GiB a wasm32 instance can address' : ''} (ORT\'s CPU flash-attention path of MultiHeadAttention is not taken in its wasm build: its scores buffer grows with T²)`);
+      }
+      if (v.ortStyles && v.ortStyles.length > 1) {
+        notes.push(`${w.id} needWeights=${v.nw}: ORT graphs tried (ms per call): ${v.ortStyles.map((s) => `${s.style} ${s.error ? `cannot (${s.error})` : fmt(s.ms)}`).join(', ')} → ${v.ortStyle}`);
+      }
+    }
+  }
+  L.push('');
+  L.push(...targets(results, peak));
+  for (const r of results) if (r.rssDetail) notes.push(`${r.workload.id} peak RSS processes: ${r.rssDetail.join('; ')}`);
+  L.push('');
+  if (notes.length) { L.push('Notes:'); for (const n of notes) L.push(`- ${n}`); L.push(''); }
+  L.push(`Total time ${seconds.toFixed(0)} s. Peak RSS: whole process (node + one implementation's module + the layer's weights in JS), W3 from processes running only that implementation, W4 ours measured before any peer was loaded.`);
+  const md = L.join('\n');
+  process.stdout.write(`\n${md}\n`);
+  if (mdOut) fs.writeFileSync(mdOut, `${md}\n`);
+}
+
+if (fromJson) report(JSON.parse(fs.readFileSync(fromJson, 'utf8')));
+else main().catch((e) => { process.stderr.write(`${e.stack || e}\n`); process.exitCode = 1; });
