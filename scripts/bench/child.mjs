@@ -18,6 +18,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { buildMhaOnnx } from './onnx-graph.mjs';
+import { mulberry32 } from '../../web/src/weights.js';
 
 const require = createRequire(import.meta.url);
 const job = JSON.parse(process.argv[2]);
@@ -25,16 +26,7 @@ const log = (...a) => process.stderr.write(`  [${job.id || job.mode}] ${a.join('
 const now = () => performance.now();
 
 // ---------- data: deterministic weights (Xavier-uniform) and input ----------
-function rng(seed) {  // mulberry32
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 function makeData({ T, d }) {
   const r = rng(1234 + T * 7 + d);
   const uni = (n, b) => { const a = new Float32Array(n); for (let i = 0; i < n; i++) a[i] = (2 * r() - 1) * b; return a; };

@@ -6,6 +6,7 @@
 import { css } from 'lit';
 import { interpolateViridis, interpolateCividis } from 'd3-scale-chromatic';
 import { createMHA } from '../src/index.js';
+import { mulberry32 } from '../src/weights.js';
 
 let enginePromise = null;
 
@@ -120,17 +121,8 @@ export function textOn(bg) {
   return onBlack >= onWhite ? '#000' : '#fff';
 }
 
-/** Deterministic PRNG (mulberry32); returns a function giving floats in [0, 1). */
-export function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG (mulberry32, the one the engine's seeded init uses); floats in [0, 1). */
+export const rng = mulberry32;
 
 /** A seeded `[rows, cols]` Float32 matrix: standard normal (`'normal'`) or uniform in ±limit. */
 export function seededMatrix(seed, rows, cols, { kind = 'normal', limit = 1 } = {}) {
