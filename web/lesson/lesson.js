@@ -357,6 +357,9 @@ function renderWorkedOutputs(mha) {
   void mha;
 }
 
+/** Largest magnitude accepted in an editable cell of X (keeps every product far from float32 overflow). */
+const X_LIMIT = 1e6;
+
 function recomputeWorked(mha) {
   worked.trace = worked.layer.trace(worked.X);
   renderStep();
@@ -374,15 +377,30 @@ function setupWorked(mha) {
 
   const xt = matrixTable({ caption: 'X: three people × six features (editable)', rows: PEOPLE, cols: FEATURES, values: worked.X, kind: 'input', id: 'x-input' });
   $('#x-table').replaceChildren(xt);
+  // What a user types is only ever read as a number: anything else (text, markup, huge values
+  // that would overflow float32) is refused with a message next to the table, and the numbers
+  // below keep their last valid state.
+  const xError = $('#x-error');
   xt.addEventListener('input', (e) => {
     const inp = e.target;
+    const r = Number(inp.dataset.r), c = Number(inp.dataset.c);
     const v = Number(inp.value);
-    if (inp.value.trim() === '' || !Number.isFinite(v)) { inp.setAttribute('aria-invalid', 'true'); return; }
+    if (inp.validity.badInput || inp.value.trim() === '' || !Number.isFinite(v) || Math.abs(v) > X_LIMIT) {
+      inp.setAttribute('aria-invalid', 'true');
+      xError.textContent = `${PEOPLE[r]} · ${FEATURES[c]}: not accepted — enter a number between −${X_LIMIT.toLocaleString('en-US')} and ${X_LIMIT.toLocaleString('en-US')}. The results below still use ${worked.X[r][c]}.`;
+      return;
+    }
     inp.removeAttribute('aria-invalid');
-    worked.X[Number(inp.dataset.r)][Number(inp.dataset.c)] = v;
-    recomputeWorked(mha);
+    if (!xt.querySelector('[aria-invalid="true"]')) xError.textContent = '';
+    worked.X[r][c] = v;
+    try {
+      recomputeWorked(mha);
+    } catch (err) {
+      xError.textContent = err && err.message ? err.message : String(err);
+    }
   });
   $('#x-reset').addEventListener('click', () => {
+    xError.textContent = '';
     worked.X = X0.map((r) => r.slice());
     for (const inp of $$('input', xt)) { inp.value = String(worked.X[inp.dataset.r][inp.dataset.c]); inp.removeAttribute('aria-invalid'); }
     recomputeWorked(mha);
