@@ -11,6 +11,8 @@ command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v g++ >/dev/null 2>&1 || need+=(g++)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)   # native unit tests of the core
 command -v wasm-dis >/dev/null 2>&1 || need+=(binaryen)     # the test that checks for f32x4 instructions
+command -v clang++-14 >/dev/null 2>&1 || need+=(clang-14)   # fuzz target replay (ASan + UBSan)
+ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.asan-x86_64.a >/dev/null 2>&1 || need+=(libclang-rt-14-dev)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]} (apt)"

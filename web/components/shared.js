@@ -5,8 +5,7 @@
 // with `setEngine()` or by setting the `engine` property of a component.
 import { css } from 'lit';
 import { interpolateViridis, interpolateCividis } from 'd3-scale-chromatic';
-import { createMHA } from '../src/index.js';
-import { mulberry32 } from '../src/weights.js';
+import { createMHA, mulberry32 } from '../src/index.js';
 
 let enginePromise = null;
 

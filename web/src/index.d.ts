@@ -590,3 +590,10 @@ export interface MHA {
   /** Wasm memory figures, for diagnostics and leak tests: heap size and bytes currently malloc'd. */
   memory(): { heapBytes: number; inUseBytes: number };
 }
+
+/**
+ * The deterministic PRNG (mulberry32) behind `createLayer({seed})`.
+ * @param seed any integer (taken modulo 2^32)
+ * @returns a function giving floats in [0, 1)
+ */
+export function mulberry32(seed: number): () => number;

@@ -15,7 +15,7 @@ import { Tensor } from './tensor.js';
 import { fromTorch } from './torch.js';
 import { VERSION } from './version.js';
 import { resolveLayer, intOption } from './weights.js';
-import { Staging } from './memory.js';
+import { Staging, checkFits } from './memory.js';
 
 export { MHAError, Tensor, Layer, KVCache, VERSION };
 
@@ -83,12 +83,23 @@ class MHA {
    */
   createLayer(opts) {
     const core = this._core;
-    const { config, packed, headDims } = resolveLayer(opts, (c) => corePassport(core, c));
+    // Issue 6 (robustness): refuse weights the heap cannot hold *before* the seeded init builds
+    // them in JS (dModel = 30000 used to allocate 14 GB of Float32Arrays, then say OUT_OF_MEMORY).
+    // The figure is the one staging.ensure() checks below. Regression: tests/oom.test.mjs.
+    const { config, packed, headDims } = resolveLayer(opts, (c) => {
+      const p = corePassport(core, c);
+      checkFits(core, p.params.total * 4 * 2 + 64, 'createLayer');
+      return p;
+    });
     const staging = new Staging(core);
     try {
       const names = ['wQ', 'wK', 'wV', 'wO', 'bQ', 'bK', 'bV', 'bO'];
       const bytes = names.reduce((a, k) => a + (packed[k] ? packed[k].length * 4 : 0), 0) + (headDims ? headDims.length * 4 : 0);
-      const base = staging.ensure(bytes * 2 + 64, 'createLayer');  // the core keeps its own packed copy
+      // Issue 6 (robustness): room for the staged weights *and* the core's packed copy is checked,
+      // but only the staged weights are malloc'd (it used to malloc both, so a layer of ~1/3 of
+      // the heap aborted the instance when the core then copied). Regression: tests/oom.test.mjs.
+      checkFits(core, bytes * 2 + 64, 'createLayer');
+      const base = staging.ensure(bytes + 64, 'createLayer');
       const ptrs = {};
       let at = base;
       for (const k of names) {
@@ -145,3 +156,9 @@ export async function createMHA(options = {}) {
 }
 
 export { CODES as ERROR_CODES };
+
+/**
+ * The deterministic PRNG (mulberry32) behind `createLayer({seed})`: `mulberry32(seed)()` gives
+ * floats in [0, 1). Exported so pages can draw reproducible inputs from the same generator.
+ */
+export { mulberry32 } from './weights.js';

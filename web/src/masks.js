@@ -76,6 +76,18 @@ export function prepareMasks(opts, { B, Tq, Tk, h, batched }) {
       throw new MHAError('SHAPE_MISMATCH', `keyPaddingMask: expected shape ${fmt(batched ? [B, Tk] : [Tk])} ([batch, keyLen]), got ${fmt(m.shape)}`);
     }
     if (m.bool) kpm = m.data; else kpmAdd = m.data;
+    // Issue 6 (robustness): an additive key padding mask is folded into the attention mask below,
+    // so the core would name a NaN/+Inf in it "attnMask[...]"; name the argument the caller passed.
+    // Regression: tests/property.test.mjs (invalid calls, "keyPaddingMask has NaN").
+    if (kpmAdd) {
+      for (let i = 0; i < kpmAdd.length; i++) {
+        const v = kpmAdd[i];
+        if (Number.isNaN(v) || v === Infinity) {
+          const at = batched || m.shape.length === 2 ? `${Math.floor(i / Tk)}, ${i % Tk}` : `${i}`;
+          throw new MHAError('NON_FINITE', `keyPaddingMask[${at}] is ${v}; expected a finite number or -Infinity`);
+        }
+      }
+    }
   }
   let attn = null;
   let attnKind = 0;

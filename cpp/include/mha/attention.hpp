@@ -108,10 +108,25 @@ class Layer {
 
  private:
   Layer();
+  struct Masks;
+  /// Packs rows t0 .. t0+n of one batch element's K (ldk) and V (ldv) into packs_ (layout: see
+  /// attention.cpp, "K/V packs"); t0 is a multiple of 8.
+  void pack_kv(const float* K, int ldk, const float* V, int ldv, int t0, int n, int tk);
+  /// Attention of `rows` queries (rows r0.. of batch element b; Q rows at q, leading dimension ldq,
+  /// heads side by side) over the packed K/V of b, every head; head outputs to o (leading dimension ldo).
+  void attend_rows(const Masks& m, int b, int r0, int rows, const float* q, int ldq, float* o, int ldo);
+  /// Y[M, width] = X·W + b for W = W_Q / W_K / W_V / W_O (which = 0..3), Y with leading dimension ldy.
+  void project_rows(int which, int M, const float* x, float* y, int ldy) const;
   Resolved cfg_;
-  std::unique_ptr<kernels::PackedB> wq_, wk_, wv_, wo_;
-  std::vector<float> bq_, bk_, bv_, bo_;
-  Buffer ws_;      // projections and concat
+  // W_Q, W_K, W_V packed side by side as one [d_model, qkv_n_] matrix when k_dim = v_dim = d_model
+  // (each group starting on a panel: columns [0, q_width), [qkv_k0_, +k_width), [qkv_v0_, +v_width)),
+  // else separately in wq_, wk_, wv_.
+  std::unique_ptr<kernels::PackedB> wqkv_, wq_, wk_, wv_, wo_;
+  std::vector<float> bqkv_, bq_, bk_, bv_, bo_;
+  int qkv_k0_ = 0, qkv_v0_ = 0, qkv_n_ = 0;
+  std::vector<size_t> kp_off_, vp_off_;  // per kv head: offsets of its K and V packs in packs_
+  Buffer ws_;      // projection blocks (K/V rows, Q rows, head outputs)
+  Buffer packs_;   // packed Kᵀ and V of every kv head of one batch element
   Buffer scores_;  // one block of scores rows
 };
 
@@ -119,5 +134,9 @@ class Layer {
 /// multi-index in `shape`. allow_neg_inf accepts -Inf (additive masks).
 Status check_finite(const char* what, const float* data, const std::vector<int64_t>& shape,
                     bool allow_neg_inf = false);
+
+/// check_finite for a result computed from finite inputs (issue 6): NaN/±Inf there means float32
+/// overflow inside the layer; returns kNonFinite saying so, with the index.
+Status check_output_finite(const char* what, const float* data, const std::vector<int64_t>& shape);
 
 }  // namespace mha

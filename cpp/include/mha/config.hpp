@@ -48,9 +48,12 @@ struct Resolved {
   int kv_of(int head) const { return head / (num_heads / kv_heads); }
 };
 
+/// Largest number of heads resolve() accepts (issue 6: bounds the per-head tables it allocates).
+constexpr int kMaxHeads = 65536;
+
 /// Validates `c` and fills defaults into `out`.
 /// Errors (Code::kInvalidConfig, message names the field, expected and actual value):
-/// d_model < 1, num_heads < 1, kv_heads not dividing num_heads, num_heads not dividing d_model
+/// d_model < 1, num_heads < 1 or > kMaxHeads, kv_heads not dividing num_heads, num_heads not dividing d_model
 /// when d_k is not given, negative widths, non-finite or non-positive scale, per-head widths of
 /// the wrong count or < 1, sizes whose products overflow 2^31 elements.
 Status resolve(const Config& c, Resolved& out);

@@ -1,0 +1,439 @@
+// libFuzzer target over the C++ core (issue 6): a byte-decoded configuration, weights, inputs and
+// masks drive mha::resolve / mha::passport / mha::Layer::create / Layer::forward (with and
+// without weights, averaged, traced) and mha::KVCache (steps, overflow of max_len, reset).
+//
+// Built with clang -fsanitize=fuzzer,address,undefined by scripts/fuzz.sh; the same file, with
+// -DMHA_FUZZ_REPLAY_MAIN, is the deterministic corpus replayer (`scripts/fuzz.sh --replay`).
+//
+// Beyond memory errors and UB, every call is checked against the contract (a violation traps):
+//  - the status code is one of the documented ones;
+//  - a config that resolve() accepts with finite weights creates a layer; NaN/Inf weights give
+//    kNonFinite; NaN/Inf in query/key/value, NaN/+Inf in an additive mask give kNonFinite;
+//  - a successful call returns no NaN/Inf: output finite, weights in [0, 1] with rows summing to
+//    1 (or all 0 for a row whose keys are all masked); otherwise kNonFinite "float32 overflow",
+//    which is allowed only when some value is large (|x| ≥ 2^16);
+//  - with tame values the output and weights match a float64 reference written from the formula
+//    (Vaswani et al. 2017, eq. 1; masks as torch.nn.MultiheadAttention; grouped-query heads);
+//  - a KV cache fed the sequence in chunks reproduces the rows of causal self-attention; a step
+//    past max_len or with NaN is refused and leaves length() unchanged.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "mha/attention.hpp"
+#include "mha/config.hpp"
+#include "mha/kv_cache.hpp"
+
+namespace {
+
+[[noreturn]] void fail(const char* what, const std::string& detail = "") {
+  std::fprintf(stderr, "contract violation: %s %s\n", what, detail.c_str());
+  std::fflush(stderr);
+  __builtin_trap();
+}
+#define CHECK(cond, ...) \
+  do {                   \
+    if (!(cond)) fail(#cond, ##__VA_ARGS__); \
+  } while (0)
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+/// Reads the fuzz input as a stream of small decisions; past the end every read is 0.
+struct Reader {
+  const uint8_t* p;
+  size_t n, i = 0;
+  uint8_t u8() { return i < n ? p[i++] : 0; }
+  uint16_t u16() { return uint16_t(u8() | (u8() << 8)); }
+  int32_t i32() { return int32_t(uint32_t(u8()) | uint32_t(u8()) << 8 | uint32_t(u8()) << 16 | uint32_t(u8()) << 24); }
+  int range(int lo, int hi) { return lo + int(u8() % unsigned(hi - lo + 1)); }  // inclusive, hi - lo < 256
+  bool bit() { return u8() & 1; }
+};
+
+/// Values: tame ones are k/16 for k in [-16, 16]; with `special` > 0, one byte in 256/special
+/// becomes NaN, ±Inf, huge, tiny or -0.
+struct ValueGen {
+  Reader& r;
+  int special = 0;  // 0..255
+  bool saw_nonfinite = false, saw_large = false;
+  float next() {
+    const uint8_t b = r.u8();
+    if (special && r.u8() < special) {
+      switch (b % 9) {
+        case 0: saw_nonfinite = true; return std::numeric_limits<float>::quiet_NaN();
+        case 1: saw_nonfinite = true; return kInf;
+        case 2: saw_nonfinite = true; return -kInf;
+        case 3: saw_large = true; return 3.0e38f;
+        case 4: saw_large = true; return -1.0e20f;
+        case 5: saw_large = true; return 65536.f;
+        case 6: return std::numeric_limits<float>::denorm_min();
+        case 7: return -0.f;
+        default: return 1e-30f;
+      }
+    }
+    return float(int(b % 33) - 16) / 16.f;
+  }
+  void fill(std::vector<float>& v) { for (float& x : v) x = next(); }
+};
+
+bool all_finite(const std::vector<float>& v) {
+  for (float x : v) if (!std::isfinite(x)) return false;
+  return true;
+}
+
+void check_code(const mha::Status& s) {
+  const int c = int(s.code);
+  CHECK(c >= 0 && c <= 6 && c != int(mha::Code::kDisposed), std::to_string(c) + " " + s.message);
+  if (!s.ok()) CHECK(!s.message.empty());
+}
+
+/// Float64 reference of the forward for query rows [B, Tq, d_model] etc., packed weights.
+struct Ref {
+  std::vector<double> out, w;  // [B, Tq, d_model], [B, h, Tq, Tk]
+  double max_score = 0;
+};
+
+Ref reference(const mha::Resolved& r, const std::vector<float>& wq, const std::vector<float>& wk,
+              const std::vector<float>& wv, const std::vector<float>& wo, const std::vector<float>& bq,
+              const std::vector<float>& bk, const std::vector<float>& bv, const std::vector<float>& bo, int B,
+              int Tq, int Tk, const float* q, const float* k, const float* v, bool causal,
+              const uint8_t* kpm, const float* mask, mha::MaskKind kind) {
+  auto proj = [](const float* x, int M, int in, const std::vector<float>& W, int out, const std::vector<float>& b) {
+    std::vector<double> y(size_t(M) * out);
+    for (int m = 0; m < M; ++m)
+      for (int o = 0; o < out; ++o) {
+        double s = b.empty() ? 0.0 : b[o];
+        for (int i = 0; i < in; ++i) s += double(x[size_t(m) * in + i]) * W[size_t(i) * out + o];
+        y[size_t(m) * out + o] = s;
+      }
+    return y;
+  };
+  const int h = r.num_heads;
+  std::vector<double> Q = proj(q, B * Tq, r.d_model, wq, r.q_width, bq);
+  std::vector<double> K = proj(k, B * Tk, r.k_dim, wk, r.k_width, bk);
+  std::vector<double> V = proj(v, B * Tk, r.v_dim, wv, r.v_width, bv);
+  std::vector<double> C(size_t(B) * Tq * r.o_width, 0.0);
+  Ref ref;
+  ref.w.assign(size_t(B) * h * Tq * Tk, 0.0);
+  std::vector<double> s(Tk);
+  for (int b = 0; b < B; ++b)
+    for (int i = 0; i < h; ++i) {
+      const int g = r.kv_of(i);
+      for (int t = 0; t < Tq; ++t) {
+        double mx = -INFINITY;
+        for (int j = 0; j < Tk; ++j) {
+          double d = 0;
+          for (int c = 0; c < r.dk[i]; ++c)
+            d += Q[(size_t(b) * Tq + t) * r.q_width + r.q_off[i] + c] * K[(size_t(b) * Tk + j) * r.k_width + r.k_off[g] + c];
+          d *= r.scale[i];
+          ref.max_score = std::max(ref.max_score, std::fabs(d));
+          if (kind == mha::MaskKind::kShared) d += mask[size_t(t) * Tk + j];
+          if (kind == mha::MaskKind::kPerHead) d += mask[((size_t(b) * h + i) * Tq + t) * Tk + j];
+          if (kpm && kpm[size_t(b) * Tk + j]) d = -INFINITY;
+          if (causal && j > t) d = -INFINITY;
+          s[j] = d;
+          mx = std::max(mx, d);
+        }
+        double sum = 0;
+        for (int j = 0; j < Tk; ++j) sum += (s[j] = mx == -INFINITY ? 0.0 : std::exp(s[j] - mx));
+        for (int j = 0; j < Tk; ++j) {
+          const double a = sum > 0 ? s[j] / sum : 0.0;
+          ref.w[((size_t(b) * h + i) * Tq + t) * Tk + j] = a;
+          for (int c = 0; c < r.dv[i]; ++c)
+            C[(size_t(b) * Tq + t) * r.o_width + r.o_off[i] + c] += a * V[(size_t(b) * Tk + j) * r.v_width + r.v_off[g] + c];
+        }
+      }
+    }
+  ref.out.assign(size_t(B) * Tq * r.d_model, 0.0);
+  for (int m = 0; m < B * Tq; ++m)
+    for (int o = 0; o < r.d_model; ++o) {
+      double acc = bo.empty() ? 0.0 : bo[o];
+      for (int c = 0; c < r.o_width; ++c) acc += C[size_t(m) * r.o_width + c] * wo[size_t(c) * r.d_model + o];
+      ref.out[size_t(m) * r.d_model + o] = acc;
+    }
+  return ref;
+}
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+void run(const uint8_t* data, size_t size) {
+  Reader rd{data, size};
+  ValueGen wgen{rd}, xgen{rd};
+
+  // ---- configuration ----
+  const uint8_t mode = rd.u8();
+  mha::Config c;
+  if (mode & 0x80) {
+    // Wild: raw 32-bit fields straight into resolve() and passport(); nothing is allocated.
+    c.d_model = rd.i32(); c.num_heads = rd.i32(); c.kv_heads = rd.i32(); c.d_k = rd.i32();
+    c.d_v = rd.i32(); c.k_dim = rd.i32(); c.v_dim = rd.i32(); c.bias = rd.bit();
+    uint32_t bits = uint32_t(rd.i32());
+    std::memcpy(&c.scale, &bits, 4);
+    if (rd.bit()) {
+      const int n = rd.range(0, 9);
+      for (int i = 0; i < n; ++i) { c.head_dk.push_back(rd.i32()); c.head_dv.push_back(rd.i32()); }
+      if (rd.bit() && !c.head_dv.empty()) c.head_dv.pop_back();
+    }
+    mha::Resolved res;
+    mha::Status s = mha::resolve(c, res);
+    check_code(s);
+    if (s.ok()) {
+      CHECK(res.q_width >= 1 && res.k_width >= 1 && res.v_width >= 1 && res.o_width >= 1);
+      CHECK(int64_t(res.d_model) * res.q_width < (int64_t(1) << 31));
+    } else {
+      CHECK(s.code == mha::Code::kInvalidConfig, s.message);
+    }
+    mha::Passport p;
+    s = mha::passport(c, rd.i32(), rd.i32(), rd.i32(), p);
+    check_code(s);
+    if (s.ok()) CHECK(std::isfinite(p.flops.total) && p.flops.total >= 0 && p.params.total > 0);
+    return;
+  }
+  const bool per_head = mode & 1;
+  c.bias = mode & 2;
+  const bool cross = mode & 4;
+  c.d_model = rd.range(1, 48);
+  c.num_heads = rd.range(1, 8);
+  if (per_head) {
+    c.kv_heads = rd.bit() ? c.num_heads : 0;
+    for (int i = 0; i < c.num_heads; ++i) { c.head_dk.push_back(rd.range(1, 8)); c.head_dv.push_back(rd.range(1, 8)); }
+  } else {
+    std::vector<int> divs;
+    for (int g = 1; g <= c.num_heads; ++g) if (c.num_heads % g == 0) divs.push_back(g);
+    c.kv_heads = (mode & 8) ? rd.range(0, 8) : divs[rd.u8() % divs.size()];  // may not divide
+    c.d_k = (mode & 16) ? rd.range(1, 16) : 0;  // 0: d_model / h, must divide
+    c.d_v = rd.bit() ? rd.range(1, 16) : 0;
+  }
+  if (cross) { c.k_dim = rd.range(1, 24); c.v_dim = rd.range(1, 24); }
+  if (mode & 32) c.scale = float(rd.range(1, 64)) / 16.f;
+
+  mha::Resolved r;
+  mha::Status s = mha::resolve(c, r);
+  check_code(s);
+  if (!s.ok()) { CHECK(s.code == mha::Code::kInvalidConfig, s.message); return; }
+
+  // ---- weights ----
+  wgen.special = (mode & 64) ? rd.u8() : 0;
+  std::vector<float> wq(size_t(r.d_model) * r.q_width), wk(size_t(r.k_dim) * r.k_width),
+      wv(size_t(r.v_dim) * r.v_width), wo(size_t(r.o_width) * r.d_model), bq, bk, bv, bo;
+  wgen.fill(wq); wgen.fill(wk); wgen.fill(wv); wgen.fill(wo);
+  if (r.bias) {
+    bq.resize(r.q_width); bk.resize(r.k_width); bv.resize(r.v_width); bo.resize(r.d_model);
+    wgen.fill(bq); wgen.fill(bk); wgen.fill(bv); wgen.fill(bo);
+  }
+  mha::WeightsView wvw;
+  wvw.wq = wq.data(); wvw.wk = wk.data(); wvw.wv = wv.data(); wvw.wo = wo.data();
+  if (r.bias) { wvw.bq = bq.data(); wvw.bk = bk.data(); wvw.bv = bv.data(); wvw.bo = bo.data(); }
+  std::unique_ptr<mha::Layer> layer;
+  s = mha::Layer::create(c, wvw, layer);
+  check_code(s);
+  if (wgen.saw_nonfinite) { CHECK(s.code == mha::Code::kNonFinite, s.message); return; }
+  CHECK(s.ok(), s.message);
+
+  // ---- one or two forwards ----
+  const int nforward = rd.range(1, 2);
+  for (int f = 0; f < nforward; ++f) {
+    const uint8_t fm = rd.u8();
+    const int B = rd.range(1, 3);
+    const int Tq = (fm & 1) ? rd.range(1, 80) : rd.range(1, 12);
+    int Tk = cross ? ((fm & 2) ? rd.range(1, 255) + rd.range(0, 100) : rd.range(1, 12)) : Tq;
+    xgen.special = (fm & 4) ? rd.u8() : 0;
+    xgen.saw_nonfinite = xgen.saw_large = false;
+    std::vector<float> q(size_t(B) * Tq * r.d_model), k, v;
+    xgen.fill(q);
+    if (cross) { k.resize(size_t(B) * Tk * r.k_dim); v.resize(size_t(B) * Tk * r.v_dim); xgen.fill(k); xgen.fill(v); }
+    const bool input_bad = xgen.saw_nonfinite;
+    const bool causal = fm & 8;
+    std::vector<uint8_t> kpm;
+    if (fm & 16) { kpm.resize(size_t(B) * Tk); for (auto& x : kpm) x = rd.u8() < 64; }
+    mha::MaskKind kind = mha::MaskKind(rd.range(0, 2));
+    std::vector<float> mask;
+    bool mask_bad = false;
+    if (kind != mha::MaskKind::kNone) {
+      mask.resize((kind == mha::MaskKind::kShared ? size_t(1) : size_t(B) * r.num_heads) * Tq * Tk);
+      for (float& m : mask) {
+        const uint8_t b = rd.u8();
+        m = b < 48 ? -kInf : b < 52 && (fm & 4) ? std::numeric_limits<float>::quiet_NaN() : b < 54 && (fm & 4) ? kInf
+                                                                                                      : float(int(b % 17) - 8);
+        if (std::isnan(m) || m == kInf) mask_bad = true;
+      }
+    }
+    const int wmode = rd.range(0, 3);  // 0 none, 1 per head, 2 averaged, 3 trace (per head)
+    std::vector<float> out(size_t(B) * Tq * r.d_model, 7.f);
+    std::vector<float> w(wmode == 0 ? 0 : wmode == 2 ? size_t(B) * Tq * Tk : size_t(B) * r.num_heads * Tq * Tk, 7.f);
+    std::vector<float> tq, tk, tv, ts, tc;
+    mha::ForwardArgs a;
+    a.batch = B; a.tq = Tq; a.tk = cross ? Tk : 0;
+    a.query = q.data();
+    if (cross) { a.key = k.data(); a.value = v.data(); }
+    a.causal = causal;
+    a.key_padding_mask = kpm.empty() ? nullptr : kpm.data();
+    a.attn_mask = mask.empty() ? nullptr : mask.data();
+    a.attn_mask_kind = kind;
+    a.output = out.data();
+    a.weights = w.empty() ? nullptr : w.data();
+    a.average_weights = wmode == 2;
+    if (wmode == 3) {
+      tq.resize(size_t(B) * Tq * r.q_width); tk.resize(size_t(B) * Tk * r.k_width); tv.resize(size_t(B) * Tk * r.v_width);
+      ts.resize(size_t(B) * r.num_heads * Tq * Tk); tc.resize(size_t(B) * Tq * r.o_width);
+      a.trace.q = tq.data(); a.trace.k = tk.data(); a.trace.v = tv.data(); a.trace.scores = ts.data(); a.trace.concat = tc.data();
+    }
+    s = layer->forward(a);
+    check_code(s);
+    if (input_bad || mask_bad) { CHECK(s.code == mha::Code::kNonFinite, s.message); continue; }
+    if (!s.ok()) {
+      // The only other failure a valid call may see is float32 overflow from large values.
+      CHECK(s.code == mha::Code::kNonFinite && s.message.find("overflow") != std::string::npos, s.message);
+      CHECK(xgen.saw_large || wgen.saw_large, s.message);
+      continue;
+    }
+    CHECK(all_finite(out), "output");
+    const int h = r.num_heads;
+    const int rows = wmode == 2 ? B * Tq : B * h * Tq;
+    if (wmode) {
+      for (int row = 0; row < rows; ++row) {
+        double sum = 0;
+        for (int j = 0; j < Tk; ++j) {
+          const float x = w[size_t(row) * Tk + j];
+          CHECK(x >= 0.f && x <= 1.f + 1e-6f, "weight " + std::to_string(x));
+          sum += x;
+        }
+        // A row sums to 1, or to 0 when all its keys are masked; averaged over h heads: m/h.
+        const double units = wmode == 2 ? sum * h : sum;
+        CHECK(std::fabs(units - std::round(units)) < 1e-3 * h && units <= (wmode == 2 ? h : 1) + 1e-3,
+              "row sum " + std::to_string(sum));
+      }
+    }
+    // Float64 reference when every value is tame (|x| ≤ 1 weights/inputs, masks ≥ -8).
+    if (!xgen.saw_large && !wgen.saw_large && !xgen.special && !wgen.special) {
+      Ref ref = reference(r, wq, wk, wv, wo, bq, bk, bv, bo, B, Tq, Tk, q.data(), cross ? k.data() : q.data(),
+                          cross ? v.data() : q.data(), causal, kpm.empty() ? nullptr : kpm.data(),
+                          mask.empty() ? nullptr : mask.data(), kind);
+      const double wtol = 1e-4 + 1e-6 * ref.max_score;
+      const double otol = 1e-4 * (1 + max_abs(ref.out)) + wtol * Tk * r.o_width * 4;
+      for (size_t i = 0; i < out.size(); ++i)
+        CHECK(std::fabs(out[i] - ref.out[i]) <= otol, "output[" + std::to_string(i) + "] " + std::to_string(out[i]) +
+                                                        " vs " + std::to_string(ref.out[i]));
+      if (wmode == 1 || wmode == 3)
+        for (size_t i = 0; i < w.size(); ++i)
+          CHECK(std::fabs(w[i] - ref.w[i]) <= wtol, "weights[" + std::to_string(i) + "]");
+      if (wmode == 2)
+        for (int row = 0; row < B * Tq; ++row)
+          for (int j = 0; j < Tk; ++j) {
+            const int b = row / Tq, t = row % Tq;
+            double m = 0;
+            for (int i = 0; i < h; ++i) m += ref.w[((size_t(b) * h + i) * Tq + t) * Tk + j] / h;
+            CHECK(std::fabs(w[size_t(row) * Tk + j] - m) <= wtol, "averaged weights");
+          }
+    }
+  }
+
+  // ---- KV cache: chunks of the sequence reproduce causal self-attention ----
+  if (cross) return;
+  const int B = rd.range(1, 2), max_len = rd.range(1, 40);
+  std::unique_ptr<mha::KVCache> cache;
+  s = mha::KVCache::create(layer.get(), max_len, B, cache);
+  check_code(s);
+  CHECK(s.ok(), s.message);
+  const int total = rd.range(1, max_len);
+  xgen.special = 0;
+  xgen.saw_large = false;
+  std::vector<float> x(size_t(B) * total * r.d_model);
+  xgen.fill(x);
+  std::vector<float> full(size_t(B) * total * r.d_model);
+  mha::ForwardArgs a;
+  a.batch = B; a.tq = total; a.query = x.data(); a.causal = true; a.output = full.data();
+  s = layer->forward(a);
+  check_code(s);
+  if (!s.ok()) { CHECK(s.code == mha::Code::kNonFinite && wgen.saw_large, s.message); return; }
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass runs after reset()
+    int at = 0;
+    while (at < total) {
+      const int n = std::min(total - at, rd.range(1, 8));
+      std::vector<float> chunk(size_t(B) * n * r.d_model), out(chunk.size()), w(size_t(B) * r.num_heads * n * (at + n));
+      for (int b = 0; b < B; ++b)
+        std::memcpy(&chunk[size_t(b) * n * r.d_model], &x[(size_t(b) * total + at) * r.d_model], sizeof(float) * n * r.d_model);
+      if (rd.u8() < 16) {  // a NaN token is refused and changes nothing
+        std::vector<float> bad = chunk;
+        bad[bad.size() / 2] = std::numeric_limits<float>::quiet_NaN();
+        s = cache->step(bad.data(), n, out.data(), nullptr);
+        CHECK(s.code == mha::Code::kNonFinite && cache->length() == at, s.message);
+      }
+      s = cache->step(chunk.data(), n, out.data(), rd.bit() ? w.data() : nullptr);
+      check_code(s);
+      if (!s.ok()) { CHECK(s.code == mha::Code::kNonFinite && wgen.saw_large, s.message); return; }
+      CHECK(cache->length() == at + n);
+      if (!wgen.saw_large && !wgen.special)
+        for (int b = 0; b < B; ++b)
+          for (size_t i = 0; i < size_t(n) * r.d_model; ++i) {
+            const float got = out[size_t(b) * n * r.d_model + i], want = full[(size_t(b) * total + at) * r.d_model + i];
+            CHECK(std::fabs(got - want) <= 1e-3f * (1.f + std::fabs(want)), "cache step vs forward");
+          }
+      at += n;
+    }
+    // Past max_len: refused, length unchanged.
+    if (at == max_len) {
+      std::vector<float> one(size_t(B) * r.d_model, 0.25f), o1(one.size());
+      s = cache->step(one.data(), 1, o1.data(), nullptr);
+      CHECK(s.code == mha::Code::kInvalidArgument && cache->length() == at, s.message);
+    }
+    cache->reset();
+    CHECK(cache->length() == 0);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  run(data, size);
+  return 0;
+}
+
+#ifdef MHA_FUZZ_REPLAY_MAIN
+// Deterministic replay of a corpus (files or directories given as arguments), for CI: no
+// libFuzzer, no mutation, every file once. Prints "replayed N inputs".
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+static int replay_path(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) { std::fprintf(stderr, "cannot stat %s\n", path.c_str()); std::exit(2); }
+  if (S_ISDIR(st.st_mode)) {
+    std::vector<std::string> names;
+    if (DIR* d = opendir(path.c_str())) {
+      while (dirent* e = readdir(d))
+        if (e->d_name[0] != '.') names.push_back(e->d_name);
+      closedir(d);
+    }
+    std::sort(names.begin(), names.end());
+    int n = 0;
+    for (const auto& nm : names) n += replay_path(path + "/" + nm);
+    return n;
+  }
+  std::ifstream f(path, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
+  return 1;
+}
+
+int main(int argc, char** argv) {
+  int n = 0;
+  for (int i = 1; i < argc; ++i) n += replay_path(argv[i]);
+  std::printf("replayed %d inputs\n", n);
+  return n > 0 ? 0 : 1;
+}
+#endif
