@@ -18,7 +18,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { createMHA, MHAError, Tensor } from '../web/src/index.js';
+import { createMHA, MHAError, Tensor, mulberry32 } from '../web/src/index.js';
 
 const RUNS = Number(process.env.FC_NUM_RUNS || 10000);
 const SEED = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED);
@@ -30,16 +30,7 @@ const runsDone = {};  // property name -> runs executed (printed at the end)
 // ---------------------------------------------------------------------------------------------
 // Deterministic data from a seed (fast-check shrinks the sizes; the values follow the seed).
 
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = mulberry32;
 /** n float32-representable values uniform in [-amp, amp]. */
 function values(rand, n, amp = 1) {
   const a = new Float32Array(n);
