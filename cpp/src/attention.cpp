@@ -12,8 +12,20 @@
 namespace mha {
 namespace {
 
-constexpr int kRowBlock = 64;   // query rows whose scores are held at once: memory O(64·Tk) per head
-constexpr int kKeyBlock = 256;  // keys per step of the streaming (online-softmax) path
+// Block sizes; overridable at build time only for tuning experiments (em++ -DMHA_ROW_BLOCK=…).
+#ifndef MHA_ROW_BLOCK
+#define MHA_ROW_BLOCK 64
+#endif
+#ifndef MHA_KEY_BLOCK
+#define MHA_KEY_BLOCK 256
+#endif
+constexpr int kRowBlock = MHA_ROW_BLOCK;  // query rows whose scores are held at once: O(kRowBlock·Tk) per head
+constexpr int kKeyBlock = MHA_KEY_BLOCK;  // keys per step of the streaming (online-softmax) path (multiple of 8)
+constexpr int kProjRows = 256;  // rows of K/V projected at once before packing (multiple of 8)
+constexpr int kQRows = 128;     // query rows projected, attended and output-projected at once
+constexpr int kFuseRows = 128;  // self-attention with ≤ this many rows (B·T): one fused Q|K|V GEMM
+static_assert(kKeyBlock % 8 == 0 && kProjRows % 8 == 0, "K/V packs are addressed in panels of 8 keys");
+inline int round8(int n) { return (n + 7) & ~7; }
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 std::string index_string(size_t flat, const std::vector<int64_t>& shape) {
@@ -65,20 +77,24 @@ void apply_masks(const HeadMasks& hm, int r0, int rows, int k0, int n, float* S,
   }
 }
 
-void scale_rows(int rows, int cols, float* X, int ldx, const float* f) {
-  for (int r = 0; r < rows; ++r) {
-    if (f[r] == 1.f) continue;
-    float* x = X + size_t(r) * ldx;
-    for (int c = 0; c < cols; ++c) x[c] *= f[r];
-  }
-}
-
 }  // namespace
 
 Status check_finite(const char* what, const float* data, const std::vector<int64_t>& shape,
                     bool allow_neg_inf) {
   size_t n = 1;
   for (int64_t d : shape) n *= static_cast<size_t>(d);
+  // Fast path (vectorized by clang): any element whose exponent bits are all ones (±Inf, NaN),
+  // other than an allowed -Inf? Only then search for the first one to name it.
+  {
+    const uint32_t neg_inf_bits = 0xff800000u;
+    uint32_t bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t u;
+      std::memcpy(&u, data + i, sizeof u);
+      bad |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u && !(allow_neg_inf && u == neg_inf_bits));
+    }
+    if (!bad) return Status::Ok();
+  }
   for (size_t i = 0; i < n; ++i) {
     const float x = data[i];
     if (std::isfinite(x) || (allow_neg_inf && x == kNegInf)) continue;
@@ -102,6 +118,17 @@ Status check_output_finite(const char* what, const float* data, const std::vecto
 Layer::Layer() = default;
 Layer::~Layer() = default;
 
+// ---- K/V packs ---------------------------------------------------------------------------------
+// For one batch element, every kv head g gets (kernels.hpp, "panelled operands"):
+//   Kᵀ [d_k, Tk] in panels of 8 keys (panel stride 8·d_k): the B operand of S = Q_i·K_gᵀ, a key
+//      block k0.. (k0 a multiple of 8) is the panels from k0 / 8 on;
+//   V [Tk, d_v] in panels of 8 value columns with panel stride 8·round8(Tk): the B operand of
+//      O += P·V, a key block is rows k0.. of every panel.
+// They are packed once per (batch element, kv head) and read by every query block and key block
+// (and by the h/g query heads that share the kv head), so no GEMM repacks B in the attention loop.
+// Their size is Tk·(Σ_kv d_k + Σ_kv d_v) floats plus padding to multiples of 8: the only O(T·d)
+// working memory of a forward besides its input and output.
+
 Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr<Layer>& out) {
   std::unique_ptr<Layer> L(new Layer());
   Status s = resolve(config, L->cfg_);
@@ -123,37 +150,208 @@ Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr
     s = check_finite((std::string("weights.") + m.name).c_str(), m.p, shape);
     if (!s.ok()) return s;
   }
-  L->wq_.reset(new kernels::PackedB());
-  L->wk_.reset(new kernels::PackedB());
-  L->wv_.reset(new kernels::PackedB());
-  L->wo_.reset(new kernels::PackedB());
-  kernels::pack_b(r.d_model, r.q_width, w.wq, r.q_width, *L->wq_);
-  kernels::pack_b(r.k_dim, r.k_width, w.wk, r.k_width, *L->wk_);
-  kernels::pack_b(r.v_dim, r.v_width, w.wv, r.v_width, *L->wv_);
-  kernels::pack_b(r.o_width, r.d_model, w.wo, r.d_model, *L->wo_);
-  if (r.bias) {
-    copy_vec(w.bq, r.q_width, L->bq_);
-    copy_vec(w.bk, r.k_width, L->bk_);
-    copy_vec(w.bv, r.v_width, L->bv_);
-    copy_vec(w.bo, r.d_model, L->bo_);
+  if (r.k_dim == r.d_model && r.v_dim == r.d_model) {
+    // One [d_model, N] matrix W_Q | W_K | W_V, each group starting on a panel boundary (zero columns
+    // between), so that Q, K and V are panel-aligned column ranges of one packed B.
+    L->qkv_k0_ = round8(r.q_width);
+    L->qkv_v0_ = L->qkv_k0_ + round8(r.k_width);
+    L->qkv_n_ = L->qkv_v0_ + r.v_width;
+    const int N = L->qkv_n_, D = r.d_model;
+    std::vector<float> W(size_t(D) * N, 0.f);
+    for (int k = 0; k < D; ++k) {
+      std::memcpy(&W[size_t(k) * N], w.wq + size_t(k) * r.q_width, sizeof(float) * r.q_width);
+      std::memcpy(&W[size_t(k) * N + L->qkv_k0_], w.wk + size_t(k) * r.k_width, sizeof(float) * r.k_width);
+      std::memcpy(&W[size_t(k) * N + L->qkv_v0_], w.wv + size_t(k) * r.v_width, sizeof(float) * r.v_width);
+    }
+    L->wqkv_.reset(new kernels::PackedB());
+    kernels::pack_b(D, N, W.data(), N, *L->wqkv_);
+    if (r.bias) {
+      L->bqkv_.assign(N, 0.f);
+      std::memcpy(&L->bqkv_[0], w.bq, sizeof(float) * r.q_width);
+      std::memcpy(&L->bqkv_[L->qkv_k0_], w.bk, sizeof(float) * r.k_width);
+      std::memcpy(&L->bqkv_[L->qkv_v0_], w.bv, sizeof(float) * r.v_width);
+    }
+  } else {
+    L->wq_.reset(new kernels::PackedB());
+    L->wk_.reset(new kernels::PackedB());
+    L->wv_.reset(new kernels::PackedB());
+    kernels::pack_b(r.d_model, r.q_width, w.wq, r.q_width, *L->wq_);
+    kernels::pack_b(r.k_dim, r.k_width, w.wk, r.k_width, *L->wk_);
+    kernels::pack_b(r.v_dim, r.v_width, w.wv, r.v_width, *L->wv_);
+    if (r.bias) {
+      copy_vec(w.bq, r.q_width, L->bq_);
+      copy_vec(w.bk, r.k_width, L->bk_);
+      copy_vec(w.bv, r.v_width, L->bv_);
+    }
   }
+  L->wo_.reset(new kernels::PackedB());
+  kernels::pack_b(r.o_width, r.d_model, w.wo, r.d_model, *L->wo_);
+  if (r.bias) copy_vec(w.bo, r.d_model, L->bo_);
+  L->kp_off_.resize(r.kv_heads);
+  L->vp_off_.resize(r.kv_heads);
   out = std::move(L);
   return Status::Ok();
 }
 
+namespace {
+
+/// Floats of the K/V packs of one batch element (see "K/V packs").
+size_t packs_floats(const Resolved& r, int tk) {
+  size_t n = 0;
+  for (int g = 0; g < r.kv_heads; ++g)
+    n += kernels::panels_size(r.kv_dk[g], tk) + size_t(round8(r.kv_dv[g])) * round8(tk);
+  return n;
+}
+
+/// Floats of the scores scratch of attend_rows for these sizes.
+size_t scores_floats(int tq, int tk, bool streaming, bool per_head_weights) {
+  const size_t blk = std::min(kRowBlock, tq);
+  return streaming ? blk * (kKeyBlock + 3) : per_head_weights ? 0 : blk * tk;
+}
+
+/// Floats of ws_ for a forward: the fused Q|K|V rows, or the larger of the K/V block (phase 1) and
+/// the Q and head-output blocks (phase 2), which share it. Trace buffers only make it smaller.
+size_t ws_floats(const Resolved& r, bool fused_layout, int qkv_n, int batch, int tq, int tk, bool self) {
+  if (fused_layout && self && size_t(batch) * tq <= size_t(kFuseRows))
+    return size_t(batch) * tq * qkv_n + size_t(std::min(kQRows, tq)) * r.o_width;
+  const size_t kv = size_t(std::min(kProjRows, tk)) * (round8(r.k_width) + r.v_width);
+  const size_t qo = size_t(std::min(kQRows, tq)) * (r.q_width + r.o_width);
+  return std::max(kv, qo);
+}
+
+}  // namespace
+
 size_t Layer::workspace_bytes(int batch, int tq, int tk, bool self_attention) const {
   const Resolved& r = cfg_;
   if (self_attention) tk = tq;
-  const size_t B = batch, Tq = tq, Tk = tk;
-  return sizeof(float) * (B * Tq * (r.q_width + r.o_width) + B * Tk * (r.k_width + r.v_width) +
-                          static_cast<size_t>(std::min(kRowBlock, tq)) * Tk);
+  // Upper bound over needWeights / averageWeights / trace: the scores block of the non-streaming
+  // path (≥ the streaming one's whenever that path is taken).
+  const size_t scores = std::max(scores_floats(tq, tk, false, false), tk > kKeyBlock ? scores_floats(tq, tk, true, false) : 0);
+  return sizeof(float) * (ws_floats(r, wqkv_ != nullptr, qkv_n_, batch, tq, tk, self_attention) +
+                          packs_floats(r, tk) + scores);
+}
+
+void Layer::project_rows(int which, int M, const float* x, float* y, int ldy) const {
+  const Resolved& r = cfg_;
+  if (which == 3) return kernels::gemm_packed(M, x, r.o_width, *wo_, bo_.empty() ? nullptr : bo_.data(), y, ldy);
+  if (wqkv_) {
+    const int n0[] = {0, qkv_k0_, qkv_v0_}, n[] = {r.q_width, r.k_width, r.v_width};
+    return kernels::gemm_packed_cols(M, x, r.d_model, *wqkv_, n0[which], n[which], bqkv_.empty() ? nullptr : bqkv_.data(),
+                                     y, ldy);
+  }
+  const kernels::PackedB* W[] = {wq_.get(), wk_.get(), wv_.get()};
+  const std::vector<float>* b[] = {&bq_, &bk_, &bv_};
+  kernels::gemm_packed(M, x, W[which]->k, *W[which], b[which]->empty() ? nullptr : b[which]->data(), y, ldy);
 }
 
 void Layer::project(int which, int M, const float* x, float* y) const {
-  const kernels::PackedB* W[] = {wq_.get(), wk_.get(), wv_.get(), wo_.get()};
-  const std::vector<float>* b[] = {&bq_, &bk_, &bv_, &bo_};
-  const float* bias = b[which]->empty() ? nullptr : b[which]->data();
-  kernels::gemm_packed(M, x, W[which]->k, *W[which], bias, y, W[which]->n);
+  const Resolved& r = cfg_;
+  const int width[] = {r.q_width, r.k_width, r.v_width, r.d_model};
+  project_rows(which, M, x, y, width[which]);
+}
+
+void Layer::pack_kv(const float* K, int ldk, const float* V, int ldv, int t0, int n, int tk) {
+  const Resolved& r = cfg_;
+  const size_t vstride = size_t(kernels::kPanel) * round8(tk);
+  for (int g = 0; g < r.kv_heads; ++g) {
+    const int dk = r.kv_dk[g], dv = r.kv_dv[g];
+    const size_t kstride = size_t(kernels::kPanel) * dk;
+    kernels::pack_panels_t(dk, n, K + r.k_off[g], ldk, packs_.data() + kp_off_[g] + size_t(t0 / 8) * kstride, kstride);
+    kernels::pack_panels(n, dv, V + r.v_off[g], ldv, packs_.data() + vp_off_[g] + size_t(t0) * kernels::kPanel, vstride);
+  }
+}
+
+/// Everything attend_rows needs besides the query rows: sizes, masks, weights outputs.
+struct Layer::Masks {
+  int tq = 0, tk = 0;
+  bool causal = false; int causal_offset = 0;
+  const uint8_t* key_padding_mask = nullptr;  // [B, Tk]
+  const float* attn_mask = nullptr; MaskKind attn_mask_kind = MaskKind::kNone;
+  float* weights = nullptr; bool average_weights = false;
+  float* trace_scores = nullptr;
+  bool streaming = false;
+};
+
+void Layer::attend_rows(const Masks& a, int b, int r0q, int nrows, const float* q, int ldq, float* o, int ldo) {
+  const Resolved& r = cfg_;
+  const int Tq = a.tq, Tk = a.tk, h = r.num_heads;
+  const bool per_head_weights = a.weights && !a.average_weights;
+  const float inv_h = 1.f / h;
+  const size_t vstride = size_t(kernels::kPanel) * round8(Tk);
+  for (int i = 0; i < h; ++i) {
+    const int g = r.kv_of(i), dk = r.dk[i], dv = r.dv[i];
+    const size_t kstride = size_t(kernels::kPanel) * dk;
+    const float* kp = packs_.data() + kp_off_[g];
+    const float* vp = packs_.data() + vp_off_[g];
+    HeadMasks hm;
+    hm.tk = Tk;
+    hm.kpm = a.key_padding_mask ? a.key_padding_mask + size_t(b) * Tk : nullptr;
+    hm.causal = a.causal;
+    hm.offset = a.causal_offset;
+    if (a.attn_mask_kind == MaskKind::kShared) hm.mask = a.attn_mask;
+    if (a.attn_mask_kind == MaskKind::kPerHead) hm.mask = a.attn_mask + (size_t(b) * h + i) * Tq * Tk;
+    float* trace = a.trace_scores ? a.trace_scores + (size_t(b) * h + i) * Tq * Tk : nullptr;
+    for (int rb = 0; rb < nrows; rb += kRowBlock) {
+      const int rows = std::min(kRowBlock, nrows - rb), r0 = r0q + rb;
+      const float* qrows = q + size_t(rb) * ldq + r.q_off[i];
+      float* O = o + size_t(rb) * ldo + r.o_off[i];
+      // Keys beyond the causal limit of the block's last row are never attended: skip them
+      // (unless the trace wants every unmasked score). Only the key block on the diagonal is
+      // partly masked; the ones above it are never computed.
+      int kend = Tk;
+      if (a.causal && !trace) kend = std::max(0, std::min(Tk, r0 + rows + a.causal_offset));
+      if (kend == 0) {
+        for (int rr = 0; rr < rows; ++rr) std::fill(O + size_t(rr) * ldo, O + size_t(rr) * ldo + dv, 0.f);
+        if (per_head_weights)
+          for (int rr = 0; rr < rows; ++rr) {
+            float* W = a.weights + ((size_t(b) * h + i) * Tq + r0 + rr) * Tk;
+            std::fill(W, W + Tk, 0.f);
+          }
+        continue;
+      }
+
+      if (a.streaming) {
+        // Layout of scores_ (scores_floats): S [blk, kKeyBlock], then m, l, alpha [blk] each.
+        const int blk = std::min(kRowBlock, Tq);
+        float* S = scores_.data();
+        float* m = S + size_t(blk) * kKeyBlock;
+        float* l = m + blk;
+        float* alpha = l + blk;
+        std::fill(m, m + rows, kNegInf);
+        std::fill(l, l + rows, 0.f);
+        for (int k0 = 0; k0 < kend; k0 += kKeyBlock) {
+          const int n = std::min(kKeyBlock, kend - k0);
+          kernels::gemm_panels(rows, n, dk, r.scale[i], qrows, ldq, kp + size_t(k0 / 8) * kstride, kstride, S,
+                               kKeyBlock, false);
+          if (hm.any()) apply_masks(hm, r0, rows, k0, n, S, kKeyBlock);
+          kernels::softmax_online_block(rows, n, S, kKeyBlock, m, l, alpha);
+          if (k0 > 0) kernels::scale_rows(rows, dv, O, ldo, alpha);
+          kernels::gemm_panels(rows, dv, n, 1.f, S, kKeyBlock, vp + size_t(k0) * kernels::kPanel, vstride, O, ldo,
+                               k0 > 0);
+        }
+        for (int rr = 0; rr < rows; ++rr) alpha[rr] = l[rr] > 0.f ? 1.f / l[rr] : 0.f;  // all masked: 0
+        kernels::scale_rows(rows, dv, O, ldo, alpha);
+        continue;
+      }
+
+      float* S = per_head_weights ? a.weights + ((size_t(b) * h + i) * Tq + r0) * Tk : scores_.data();
+      const int lds = Tk;
+      kernels::gemm_panels(rows, kend, dk, r.scale[i], qrows, ldq, kp, kstride, S, lds, false);
+      if (trace)
+        for (int rr = 0; rr < rows; ++rr)
+          std::memcpy(trace + size_t(r0 + rr) * Tk, S + size_t(rr) * lds, sizeof(float) * Tk);
+      if (hm.any()) apply_masks(hm, r0, rows, 0, kend, S, lds);
+      kernels::softmax_rows(rows, kend, S, lds);
+      if (kend < Tk && per_head_weights)
+        for (int rr = 0; rr < rows; ++rr) std::fill(S + size_t(rr) * lds + kend, S + size_t(rr + 1) * lds, 0.f);
+      kernels::gemm_panels(rows, dv, kend, 1.f, S, lds, vp, vstride, O, ldo, false);
+      if (a.weights && a.average_weights) {
+        float* W = a.weights + (size_t(b) * Tq + r0) * Tk;
+        for (int rr = 0; rr < rows; ++rr)
+          for (int j = 0; j < kend; ++j) W[size_t(rr) * Tk + j] += inv_h * S[size_t(rr) * lds + j];
+      }
+    }
+  }
 }
 
 Status Layer::forward(const ForwardArgs& a) {
@@ -178,39 +376,85 @@ Status Layer::forward(const ForwardArgs& a) {
     s = check_finite("attnMask", a.attn_mask, {int64_t(B) * r.num_heads, Tq, Tk}, true);
   if (!s.ok()) return s;
 
-  const size_t nq = size_t(B) * Tq * r.q_width, nk = size_t(B) * Tk * r.k_width,
-               nv = size_t(B) * Tk * r.v_width, no = size_t(B) * Tq * r.o_width;
-  const size_t need = (a.trace.q ? 0 : nq) + (a.trace.k ? 0 : nk) + (a.trace.v ? 0 : nv) + (a.trace.concat ? 0 : no);
-  if (!ws_.reserve(need))
-    return Status::Error(Code::kOutOfMemory, "forward needs " + std::to_string(need * sizeof(float)) +
+  const TraceOut& tr = a.trace;
+  const bool tracing = tr.q || tr.k || tr.v || tr.scores || tr.concat;
+  const bool fused = wqkv_ && self && !tracing && size_t(B) * Tq <= size_t(kFuseRows);
+  Masks m;
+  m.tq = Tq; m.tk = Tk;
+  m.causal = a.causal;
+  m.key_padding_mask = a.key_padding_mask;
+  m.attn_mask = a.attn_mask; m.attn_mask_kind = a.attn_mask_kind;
+  m.weights = a.weights; m.average_weights = a.average_weights;
+  m.trace_scores = tr.scores;
+  m.streaming = !a.weights && !tr.scores && Tk > kKeyBlock;
+  const size_t nws = ws_floats(r, wqkv_ != nullptr, qkv_n_, B, Tq, Tk, self);
+  const size_t npk = packs_floats(r, Tk);
+  const size_t nsc = scores_floats(Tq, Tk, m.streaming, a.weights && !a.average_weights);
+  if (!ws_.reserve(nws) || !packs_.reserve(npk) || (nsc && !scores_.reserve(nsc)))
+    return Status::Error(Code::kOutOfMemory, "forward needs " + std::to_string((nws + npk + nsc) * sizeof(float)) +
                                                  " bytes of workspace, which the heap cannot give");
-  float* p = ws_.data();
-  float* Q = a.trace.q ? a.trace.q : p;
-  if (!a.trace.q) p += nq;
-  float* K = a.trace.k ? a.trace.k : p;
-  if (!a.trace.k) p += nk;
-  float* V = a.trace.v ? a.trace.v : p;
-  if (!a.trace.v) p += nv;
-  float* C = a.trace.concat ? a.trace.concat : p;
-
-  project(0, B * Tq, a.query, Q);
-  project(1, B * Tk, self ? a.query : a.key, K);
-  project(2, B * Tk, self ? a.query : a.value, V);
-
-  AttendArgs t;
-  t.batch = B; t.tq = Tq; t.tk = Tk;
-  t.q = Q; t.ldq = r.q_width; t.q_bs = size_t(Tq) * r.q_width;
-  t.k = K; t.ldk = r.k_width; t.k_bs = size_t(Tk) * r.k_width;
-  t.v = V; t.ldv = r.v_width; t.v_bs = size_t(Tk) * r.v_width;
-  t.causal = a.causal;
-  t.key_padding_mask = a.key_padding_mask;
-  t.attn_mask = a.attn_mask; t.attn_mask_kind = a.attn_mask_kind;
-  t.concat = C;
-  t.weights = a.weights; t.average_weights = a.average_weights;
-  t.trace_scores = a.trace.scores;
-  s = attend(t);
-  if (!s.ok()) return s;
-  project(3, B * Tq, C, a.output);
+  for (size_t g = 0, off = 0; g < size_t(r.kv_heads); ++g) {
+    kp_off_[g] = off;
+    off += kernels::panels_size(r.kv_dk[g], Tk);
+    vp_off_[g] = off;
+    off += size_t(round8(r.kv_dv[g])) * round8(Tk);
+  }
+  if (a.weights && a.average_weights) std::fill(a.weights, a.weights + size_t(B) * Tq * Tk, 0.f);
+  float* F = ws_.data();
+  // Fused: Q | K | V of every row in one GEMM (small inputs: one call instead of three).
+  if (fused) kernels::gemm_packed(B * Tq, a.query, r.d_model, *wqkv_, bqkv_.empty() ? nullptr : bqkv_.data(), F, qkv_n_);
+  const float* xk = self ? a.query : a.key;
+  const float* xv = self ? a.query : a.value;
+  const int kdim = self ? r.d_model : r.k_dim, vdim = self ? r.d_model : r.v_dim;
+  for (int b = 0; b < B; ++b) {
+    // Phase 1: K and V of batch element b, projected in row blocks and packed per kv head.
+    if (fused) {
+      const float* f = F + size_t(b) * Tq * qkv_n_;
+      pack_kv(f + qkv_k0_, qkv_n_, f + qkv_v0_, qkv_n_, 0, Tk, Tk);
+    } else {
+      for (int t0 = 0; t0 < Tk; t0 += kProjRows) {
+        const int n = std::min(kProjRows, Tk - t0);
+        const size_t row = size_t(b) * Tk + t0;
+        float *K, *V;
+        int ldk, ldv;
+        if (wqkv_ && self && !tr.k && !tr.v) {  // K | V in one GEMM over their column range
+          ldk = ldv = qkv_n_ - qkv_k0_;
+          K = F;
+          V = F + (qkv_v0_ - qkv_k0_);
+          kernels::gemm_packed_cols(n, xk + row * kdim, kdim, *wqkv_, qkv_k0_, ldk,
+                                    bqkv_.empty() ? nullptr : bqkv_.data(), K, ldk);
+        } else {
+          K = tr.k ? tr.k + row * r.k_width : F;
+          V = tr.v ? tr.v + row * r.v_width : F + size_t(n) * r.k_width;
+          ldk = r.k_width;
+          ldv = r.v_width;
+          project_rows(1, n, xk + row * kdim, K, ldk);
+          project_rows(2, n, xv + row * vdim, V, ldv);
+        }
+        pack_kv(K, ldk, V, ldv, t0, n, Tk);
+      }
+    }
+    // Phase 2: query blocks: Q rows, attention of every head, the output rows.
+    for (int r0 = 0; r0 < Tq; r0 += kQRows) {
+      const int rows = std::min(kQRows, Tq - r0);
+      const size_t row = size_t(b) * Tq + r0;
+      const float* Q;
+      int ldq;
+      if (fused) {
+        Q = F + row * qkv_n_;
+        ldq = qkv_n_;
+      } else {
+        float* q = tr.q ? tr.q + row * r.q_width : F;
+        project_rows(0, rows, a.query + row * r.d_model, q, r.q_width);
+        Q = q;
+        ldq = r.q_width;
+      }
+      float* O = tr.concat ? tr.concat + row * r.o_width
+                           : fused ? F + size_t(B) * Tq * qkv_n_ : F + size_t(std::min(kQRows, Tq)) * r.q_width;
+      attend_rows(m, b, r0, rows, Q, ldq, O, r.o_width);
+      project_rows(3, rows, O, a.output + row * r.d_model, r.d_model);
+    }
+  }
   // Issue 6 (robustness): finite inputs and weights can still overflow float32 inside the layer
   // (|x|·|W| > 3.4e38 gives ±Inf projections or scores, then NaN weights); refuse the result
   // instead of returning a silent NaN. Regression test: tests/property.test.mjs, "overflow".
@@ -219,80 +463,30 @@ Status Layer::forward(const ForwardArgs& a) {
 
 Status Layer::attend(const AttendArgs& a) {
   const Resolved& r = cfg_;
-  const int B = a.batch, Tq = a.tq, Tk = a.tk, h = r.num_heads, ow = r.o_width;
-  const int blk = std::min(kRowBlock, Tq);
-  const bool per_head_weights = a.weights && !a.average_weights;
-  // Without weights or a trace, long key ranges stream through key blocks with the online
-  // softmax: memory O(row block · key block) whatever Tk is.
-  const bool streaming = !a.weights && !a.trace_scores && Tk > kKeyBlock;
-  const size_t scratch = streaming ? size_t(blk) * (kKeyBlock + 3) : per_head_weights ? 0 : size_t(blk) * Tk;
-  if (scratch && !scores_.reserve(scratch))
-    return Status::Error(Code::kOutOfMemory, "attention needs " + std::to_string(scratch * 4) +
-                                                 " bytes for a block of scores, which the heap cannot give");
+  const int B = a.batch, Tq = a.tq, Tk = a.tk;
+  Masks m;
+  m.tq = Tq; m.tk = Tk;
+  m.causal = a.causal; m.causal_offset = a.causal_offset;
+  m.key_padding_mask = a.key_padding_mask;
+  m.attn_mask = a.attn_mask; m.attn_mask_kind = a.attn_mask_kind;
+  m.weights = a.weights; m.average_weights = a.average_weights;
+  m.trace_scores = a.trace_scores;
+  m.streaming = !a.weights && !a.trace_scores && Tk > kKeyBlock;
+  const size_t npk = packs_floats(r, Tk);
+  const size_t nsc = scores_floats(Tq, Tk, m.streaming, a.weights && !a.average_weights);
+  if (!packs_.reserve(npk) || (nsc && !scores_.reserve(nsc)))
+    return Status::Error(Code::kOutOfMemory, "attention needs " + std::to_string((npk + nsc) * sizeof(float)) +
+                                                 " bytes for the packed keys, values and scores, which the heap cannot give");
+  for (size_t g = 0, off = 0; g < size_t(r.kv_heads); ++g) {
+    kp_off_[g] = off;
+    off += kernels::panels_size(r.kv_dk[g], Tk);
+    vp_off_[g] = off;
+    off += size_t(round8(r.kv_dv[g])) * round8(Tk);
+  }
   if (a.weights && a.average_weights) std::fill(a.weights, a.weights + size_t(B) * Tq * Tk, 0.f);
-  const float inv_h = 1.f / h;
   for (int b = 0; b < B; ++b) {
-    for (int i = 0; i < h; ++i) {
-      const int g = r.kv_of(i), dk = r.dk[i], dv = r.dv[i];
-      const float* qb = a.q + b * a.q_bs + r.q_off[i];
-      const float* kb = a.k + b * a.k_bs + r.k_off[g];
-      const float* vb = a.v + b * a.v_bs + r.v_off[g];
-      HeadMasks hm;
-      hm.tk = Tk;
-      hm.kpm = a.key_padding_mask ? a.key_padding_mask + size_t(b) * Tk : nullptr;
-      hm.causal = a.causal;
-      hm.offset = a.causal_offset;
-      if (a.attn_mask_kind == MaskKind::kShared) hm.mask = a.attn_mask;
-      if (a.attn_mask_kind == MaskKind::kPerHead) hm.mask = a.attn_mask + (size_t(b) * h + i) * Tq * Tk;
-      float* trace = a.trace_scores ? a.trace_scores + (size_t(b) * h + i) * Tq * Tk : nullptr;
-      for (int r0 = 0; r0 < Tq; r0 += blk) {
-        const int rows = std::min(blk, Tq - r0);
-        const float* qrows = qb + size_t(r0) * a.ldq;
-        float* O = a.concat + (size_t(b) * Tq + r0) * ow + r.o_off[i];
-        // Keys beyond the causal limit of the block's last row are never attended: skip them
-        // (unless the trace wants every unmasked score).
-        int kend = Tk;
-        if (a.causal && !trace) kend = std::max(0, std::min(Tk, r0 + rows + a.causal_offset));
-
-        if (streaming) {
-          float* S = scores_.data();
-          float* m = S + size_t(blk) * kKeyBlock;
-          float* l = m + blk;
-          float* alpha = l + blk;
-          std::fill(m, m + rows, kNegInf);
-          std::fill(l, l + rows, 0.f);
-          for (int rr = 0; rr < rows; ++rr) std::fill(O + size_t(rr) * ow, O + size_t(rr) * ow + dv, 0.f);
-          for (int k0 = 0; k0 < kend; k0 += kKeyBlock) {
-            const int n = std::min(kKeyBlock, kend - k0);
-            kernels::gemm_abt(rows, n, dk, r.scale[i], qrows, a.ldq, kb + size_t(k0) * a.ldk, a.ldk, S, kKeyBlock);
-            if (hm.any()) apply_masks(hm, r0, rows, k0, n, S, kKeyBlock);
-            kernels::softmax_online_block(rows, n, S, kKeyBlock, m, l, alpha);
-            if (k0 > 0) scale_rows(rows, dv, O, ow, alpha);
-            kernels::gemm_ab(rows, dv, n, S, kKeyBlock, vb + size_t(k0) * a.ldv, a.ldv, O, ow, true);
-          }
-          for (int rr = 0; rr < rows; ++rr) alpha[rr] = l[rr] > 0.f ? 1.f / l[rr] : 0.f;  // all masked: 0
-          scale_rows(rows, dv, O, ow, alpha);
-          continue;
-        }
-
-        float* S = per_head_weights ? a.weights + ((size_t(b) * h + i) * Tq + r0) * Tk : scores_.data();
-        const int lds = Tk;
-        if (kend > 0) kernels::gemm_abt(rows, kend, dk, r.scale[i], qrows, a.ldq, kb, a.ldk, S, lds);
-        if (trace)
-          for (int rr = 0; rr < rows; ++rr)
-            std::memcpy(trace + size_t(r0 + rr) * Tk, S + size_t(rr) * lds, sizeof(float) * Tk);
-        if (hm.any()) apply_masks(hm, r0, rows, 0, kend, S, lds);
-        kernels::softmax_rows(rows, kend, S, lds);
-        if (kend < Tk && per_head_weights)
-          for (int rr = 0; rr < rows; ++rr) std::fill(S + size_t(rr) * lds + kend, S + size_t(rr + 1) * lds, 0.f);
-        kernels::gemm_ab(rows, dv, kend, S, lds, vb, a.ldv, O, ow, false);
-        if (a.weights && a.average_weights) {
-          float* W = a.weights + (size_t(b) * Tq + r0) * Tk;
-          for (int rr = 0; rr < rows; ++rr)
-            for (int j = 0; j < kend; ++j) W[size_t(rr) * Tk + j] += inv_h * S[size_t(rr) * lds + j];
-        }
-      }
-    }
+    pack_kv(a.k + b * a.k_bs, a.ldk, a.v + b * a.v_bs, a.ldv, 0, Tk, Tk);
+    attend_rows(m, b, 0, Tq, a.q + b * a.q_bs, a.ldq, a.concat + size_t(b) * Tq * r.o_width, r.o_width);
   }
   return Status::Ok();
 }

@@ -27,6 +27,40 @@ void pack_b(int K, int N, const float* B, int ldb, PackedB& out);
 void gemm_packed(int M, const float* A, int lda, const PackedB& B, const float* bias, float* C,
                  int ldc);
 
+/// C[M, n] = A[M, K] · B[K, n0 .. n0+n) (+ bias[n0 .. n0+n) broadcast over rows): the product with a
+/// column range of a packed B (e.g. the Q, K or V columns of a fused [W_Q | W_K | W_V]). n0 must be
+/// a multiple of kPanel (the range starts on a panel). Overwrites C.
+void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,
+                      float* C, int ldc);
+
+// ---- panelled operands (packed once, used many times) ------------------------------------------
+// A "panelled" B [K, N] (used for the per-head Kᵀ and V of attention, packed once per (batch, kv
+// head) and reused by every query block and key block): columns in panels of kPanel = 8; panel p
+// (columns 8p .. 8p+8, columns ≥ N zero) starts at Bp + p·stride and holds B[k, 8p + j] at
+// [k·8 + j], k = 0..K-1 (stride ≥ 8·K floats; a larger stride leaves room below). Sub-matrices
+// need no copy: rows k0.. of B are Bp + 8·k0 (same stride), columns from 8p.. are Bp + p·stride.
+// Total size: panels_size(K, N) with stride 8·K.
+constexpr int kPanel = 8;
+
+/// Floats of a panelled K×N matrix with the dense stride 8·K: 8·K·ceil(N/8).
+inline size_t panels_size(int K, int N) { return size_t(K) * kPanel * ((N + kPanel - 1) / kPanel); }
+
+/// Packs B[K, N] (row-major, leading dimension ldb) into panels at out (panel p at out + p·stride).
+void pack_panels(int K, int N, const float* B, int ldb, float* out, size_t stride);
+
+/// Packs B = Btᵀ [K, N], given Bt[N, K] (row-major, leading dimension ldbt), into panels at out
+/// (panel p at out + p·stride). For attention: Bt = K [Tk, d_k] of a head gives Kᵀ panels.
+void pack_panels_t(int K, int N, const float* Bt, int ldbt, float* out, size_t stride);
+
+/// C[M, N] = alpha·A[M, K]·B[K, N] (accumulate = false) or C += alpha·A·B (true), with B panelled
+/// (panel p at Bp + p·stride, row k at [8k]). Used for S = Q_i·K_iᵀ·scale (B = Kᵀ panels of a key
+/// block) and O += P·V (B = rows of a key block of the V panels).
+void gemm_panels(int M, int N, int K, float alpha, const float* A, int lda, const float* Bp, size_t stride,
+                 float* C, int ldc, bool accumulate);
+
+/// X[r, 0..cols) *= f[r] for r < rows (leading dimension ldx); rows with f[r] == 1 are skipped.
+void scale_rows(int rows, int cols, float* X, int ldx, const float* f);
+
 /// C[M, N] = alpha · A[M, K] · B[N, K]ᵀ. Overwrites C. Used for the scores S = Q·Kᵀ·(1/√d_k)
 /// (Vaswani et al. 2017, eq. 1).
 void gemm_abt(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,

@@ -3,6 +3,7 @@
 #include "kernels.hpp"
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -36,6 +37,56 @@ void gemm_packed(int M, const float* A, int lda, const PackedB& B, const float* 
     c.noalias() = a * b;
   }
   if (bias) c.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias, B.n);
+}
+
+void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,
+                      float* C, int ldc) {
+  if (M == 0 || n == 0) return;
+  MMap c(C, M, n, Eigen::OuterStride<>(ldc));
+  if (B.k == 0) {
+    c.setZero();
+  } else {
+    CMap a(A, M, B.k, Eigen::OuterStride<>(lda));
+    CMap b(B.data.data() + n0, B.k, n, Eigen::OuterStride<>(B.n));
+    c.noalias() = a * b;
+  }
+  if (bias) c.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias + n0, n);
+}
+
+void pack_panels(int K, int N, const float* B, int ldb, float* out, size_t stride) {
+  for (int p = 0, n0 = 0; n0 < N; ++p, n0 += kPanel)
+    for (int k = 0; k < K; ++k)
+      for (int j = 0; j < kPanel; ++j)
+        out[p * stride + size_t(k) * kPanel + j] = n0 + j < N ? B[size_t(k) * ldb + n0 + j] : 0.f;
+}
+
+void pack_panels_t(int K, int N, const float* Bt, int ldbt, float* out, size_t stride) {
+  for (int p = 0, n0 = 0; n0 < N; ++p, n0 += kPanel)
+    for (int k = 0; k < K; ++k)
+      for (int j = 0; j < kPanel; ++j)
+        out[p * stride + size_t(k) * kPanel + j] = n0 + j < N ? Bt[size_t(n0 + j) * ldbt + k] : 0.f;
+}
+
+void gemm_panels(int M, int N, int K, float alpha, const float* A, int lda, const float* Bp, size_t stride,
+                 float* C, int ldc, bool accumulate) {
+  if (M == 0 || N == 0) return;
+  MMap c(C, M, N, Eigen::OuterStride<>(ldc));
+  if (K == 0) { if (!accumulate) c.setZero(); return; }
+  CMap a(A, M, K, Eigen::OuterStride<>(lda));
+  for (int p = 0, n0 = 0; n0 < N; ++p, n0 += kPanel) {
+    const int nc = std::min(kPanel, N - n0);
+    CMap b(Bp + p * stride, K, nc, Eigen::OuterStride<>(kPanel));
+    if (accumulate) c.middleCols(n0, nc).noalias() += alpha * (a * b);
+    else c.middleCols(n0, nc).noalias() = alpha * (a * b);
+  }
+}
+
+void scale_rows(int rows, int cols, float* X, int ldx, const float* f) {
+  for (int r = 0; r < rows; ++r) {
+    if (f[r] == 1.f) continue;
+    float* x = X + size_t(r) * ldx;
+    for (int c = 0; c < cols; ++c) x[c] *= f[r];
+  }
 }
 
 void gemm_abt(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float* C, int ldc) {

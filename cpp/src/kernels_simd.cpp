@@ -61,6 +61,7 @@ constexpr int kNR = 4 * kNV;        // panel width (columns of B per panel)
 static_assert(kMR >= 1 && kMR <= 8 && kNV >= 1 && kNV <= 4, "tile of 1..8 rows × 1..4 vectors");
 constexpr int kMC = MHA_KERNEL_MC;  // rows of A per cache block (kMC × kKC floats stay in L2)
 constexpr int kKC = MHA_KERNEL_KC;  // depth per cache block (a kKC × kNR B panel slice stays in L1)
+static_assert(kNR == kPanel, "the fixed-width panels of kernels.hpp are one register tile wide");
 
 /// Width of panel p of an N-column panelled matrix: kNR, or for a last partial panel its width
 /// rounded up to a multiple of 4.
@@ -127,12 +128,13 @@ inline void store_vec(float* c, v128_t acc, int cols, const Epilogue& e, int col
 }
 
 /// Micro-kernel: tile C[MR, nc] (nc ≤ 4·NV valid columns) from a packed A tile ap[K, MR] (A[i, k]
-/// at ap[k·MR + i]) and a B panel slice bp[K, 4·NV] (B[k, j] at bp[k·4·NV + j]). MR·NV independent
-/// f32x4 accumulators; per k: NV vector loads of B, MR broadcast loads of A, MR·NV mul+add.
+/// at ap[k·MR + i]) and a B panel slice bp (B[k, j] at bp[k·ldb + j], ldb ≥ 4·NV: the panel width).
+/// MR·NV independent f32x4 accumulators; per k: NV vector loads of B, MR broadcast loads of A,
+/// MR·NV mul+add.
 template <int MR, int NV>
-void micro_kernel(int K, const float* __restrict ap, const float* __restrict bp, float* __restrict c,
+void micro_kernel(int K, const float* __restrict ap, const float* __restrict bp, int ldb, float* __restrict c,
                   int ldc, int nc, const Epilogue& e) {
-  constexpr int W = 4 * NV;
+  const int W = ldb;
   v128_t acc[MR][NV];
   for (int i = 0; i < MR; ++i)
     for (int v = 0; v < NV; ++v) acc[i][v] = wasm_f32x4_splat(0.f);
@@ -160,7 +162,7 @@ void micro_kernel(int K, const float* __restrict ap, const float* __restrict bp,
   }
 }
 
-using MicroKernel = void (*)(int, const float*, const float*, float*, int, int, const Epilogue&);
+using MicroKernel = void (*)(int, const float*, const float*, int, float*, int, int, const Epilogue&);
 
 /// The micro-kernel for MR rows and nv (1..kNV) vectors of columns.
 template <int MR>
@@ -173,9 +175,9 @@ MicroKernel pick_width(int nv) {
   }
 }
 
-/// The micro-kernel for mr rows (1..kMR) and a panel of width w (a multiple of 4, ≤ kNR).
+/// The micro-kernel for mr rows (1..kMR) and w columns (w ≤ kNR; ceil(w/4) vectors).
 inline MicroKernel pick_kernel(int mr, int w) {
-  const int nv = w / 4;
+  const int nv = (w + 3) / 4;
   switch (mr) {
     case 1: return pick_width<1>(nv);
     case 2: return pick_width<std::min(2, kMR)>(nv);
@@ -227,11 +229,22 @@ float* scratch(int which, size_t n) {
 }
 enum { kScratchA = 0, kScratchB = 1 };
 
-/// C[M, N] (=|+=) alpha·A[M, K]·B[K, N] (+ bias) with B in the panelled layout (see top of file).
+/// Where the panels of a B operand are: either the pack_b layout of a ktot×ntot matrix starting at
+/// panel p0 (panel widths 8, or 4 for a narrow last panel; stride 0), or fixed-width panels of
+/// kNR columns at base + p·stride (the pack_panels layout, kernels.hpp).
+struct PanelSrc {
+  const float* base;
+  size_t stride = 0;     // 0: pack_b layout
+  int ktot = 0, ntot = 0, p0 = 0;  // pack_b layout only
+  const float* panel(int p) const { return stride ? base + p * stride : base + panel_offset(ktot, p0 + p); }
+  int width(int p) const { return stride ? kNR : panel_width(ntot, p0 + p); }
+};
+
+/// C[M, N] (=|+=) alpha·A[M, K]·B[K, N] (+ bias) with B in panels (PanelSrc).
 /// Cache blocking: rows in blocks of kMC, depth in blocks of kKC; each A block is packed once
 /// (pack_a) and swept over every B panel; the first depth block applies the caller's epilogue,
 /// later ones accumulate.
-void gemm_panelled(int M, int N, int K, const float* A, int lda, const float* Bp, float* C, int ldc,
+void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc& B, float* C, int ldc,
                    float alpha, const float* bias, bool accumulate) {
   const int P = num_panels(N);
   float* apack = scratch(kScratchA, static_cast<size_t>(std::min(kMC, M)) * std::min(kKC, K));
@@ -245,16 +258,18 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const float* Bp
       e.scale = alpha != 1.f;
       e.accumulate = accumulate || pc > 0;
       for (int p = 0; p < P; ++p) {
-        const int w = panel_width(N, p);
+        const int w = B.width(p);
         const int n0 = p * kNR;
         const int nc = std::min(kNR, N - n0);
-        const float* bp = Bp + panel_offset(K, p) + static_cast<size_t>(pc) * w;
+        const float* bp = B.panel(p) + static_cast<size_t>(pc) * w;
         e.bias = (bias && !e.accumulate) ? bias + n0 : nullptr;
-        for (int ir = 0; ir < mc; ir += kMR) {
-          const int mr = std::min(kMR, mc - ir);
-          pick_kernel(mr, w)(kc, apack + static_cast<size_t>(ir) * kc, bp,
-                             C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
-        }
+        const MicroKernel full = pick_kernel(kMR, nc);
+        int ir = 0;
+        for (; ir + kMR <= mc; ir += kMR)
+          full(kc, apack + static_cast<size_t>(ir) * kc, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
+        if (ir < mc)
+          pick_kernel(mc - ir, nc)(kc, apack + static_cast<size_t>(ir) * kc, bp, w,
+                                   C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
       }
     }
   }
@@ -470,7 +485,76 @@ void gemm_packed(int M, const float* A, int lda, const PackedB& B, const float* 
                  int ldc) {
   if (M <= 0 || B.n <= 0) return;
   if (B.k <= 0) return fill_rows(M, B.n, bias, C, ldc);
-  gemm_panelled(M, B.n, B.k, A, lda, B.data.data(), C, ldc, 1.f, bias, false);
+  PanelSrc src{B.data.data(), 0, B.k, B.n, 0};
+  gemm_panelled(M, B.n, B.k, A, lda, src, C, ldc, 1.f, bias, false);
+}
+
+/// Column range [n0, n0 + n) of a pack_b matrix: panels from n0 / kNR on. See kernels.hpp.
+void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,
+                      float* C, int ldc) {
+  if (M <= 0 || n <= 0) return;
+  if (B.k <= 0) return fill_rows(M, n, bias ? bias + n0 : nullptr, C, ldc);
+  PanelSrc src{B.data.data(), 0, B.k, B.n, n0 / kNR};
+  gemm_panelled(M, n, B.k, A, lda, src, C, ldc, 1.f, bias ? bias + n0 : nullptr, false);
+}
+
+/// Panels of kNR = 8 columns at out + p·stride (see kernels.hpp); rows copied as two vectors.
+void pack_panels(int K, int N, const float* B, int ldb, float* out, size_t stride) {
+  for (int p = 0, n0 = 0; n0 < N; ++p, n0 += kNR) {
+    const int nc = std::min(kNR, N - n0);
+    float* dst = out + p * stride;
+    if (nc == kNR) {
+      for (int k = 0; k < K; ++k) {
+        const float* src = B + static_cast<size_t>(k) * ldb + n0;
+        for (int v = 0; v < kNV; ++v) wasm_v128_store(dst + 8 * k + 4 * v, wasm_v128_load(src + 4 * v));
+      }
+    } else {
+      for (int k = 0; k < K; ++k) {
+        const float* src = B + static_cast<size_t>(k) * ldb + n0;
+        for (int j = 0; j < kNR; ++j) dst[8 * k + j] = j < nc ? src[j] : 0.f;
+      }
+    }
+  }
+}
+
+/// Panels of Btᵀ: 8 rows of Bt at a time, transposed in 4×4 blocks (see kernels.hpp).
+void pack_panels_t(int K, int N, const float* Bt, int ldbt, float* out, size_t stride) {
+  for (int p = 0, n0 = 0; n0 < N; ++p, n0 += kNR) {
+    const int nc = std::min(kNR, N - n0);
+    float* dst = out + p * stride;
+    int k = 0;
+    if (nc == kNR)
+      for (; k + 4 <= K; k += 4)
+        for (int g = 0; g < kNR; g += 4)
+          transpose4x4(Bt + static_cast<size_t>(n0 + g) * ldbt + k, ldbt, dst + 8 * k + g, 8);
+    for (; k < K; ++k)
+      for (int j = 0; j < kNR; ++j) dst[8 * k + j] = j < nc ? Bt[static_cast<size_t>(n0 + j) * ldbt + k] : 0.f;
+  }
+}
+
+/// C (=|+=) alpha·A·B with B in fixed 8-wide panels (see kernels.hpp).
+void gemm_panels(int M, int N, int K, float alpha, const float* A, int lda, const float* Bp, size_t stride,
+                 float* C, int ldc, bool accumulate) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    if (!accumulate) fill_rows(M, N, nullptr, C, ldc);
+    return;
+  }
+  PanelSrc src{Bp, stride};
+  gemm_panelled(M, N, K, A, lda, src, C, ldc, alpha, nullptr, accumulate);
+}
+
+/// Vector rescale of rows (see kernels.hpp).
+void scale_rows(int rows, int cols, float* X, int ldx, const float* f) {
+  const int c4 = cols & ~3;
+  for (int r = 0; r < rows; ++r) {
+    if (f[r] == 1.f) continue;
+    float* x = X + static_cast<size_t>(r) * ldx;
+    const v128_t fv = wasm_f32x4_splat(f[r]);
+    int c = 0;
+    for (; c < c4; c += 4) wasm_v128_store(x + c, wasm_f32x4_mul(wasm_v128_load(x + c), fv));
+    for (; c < cols; ++c) x[c] *= f[r];
+  }
 }
 
 /// C[M, N] = alpha·A[M, K]·B[N, K]ᵀ: B is transposed into panels (4×4 shuffles) in a scratch
@@ -482,7 +566,8 @@ void gemm_abt(int M, int N, int K, float alpha, const float* A, int lda, const f
   if (K <= 0) return fill_rows(M, N, nullptr, C, ldc);
   float* bp = scratch(kScratchB, panelled_size(K, N));
   pack_transposed(N, K, B, ldb, bp);
-  gemm_panelled(M, N, K, A, lda, bp, C, ldc, alpha, nullptr, false);
+  PanelSrc src{bp, 0, K, N, 0};
+  gemm_panelled(M, N, K, A, lda, src, C, ldc, alpha, nullptr, false);
 }
 
 /// C[M, N] (+)= A[M, K]·B[K, N] with B unpacked: B is copied into panels in a scratch buffer of
@@ -497,7 +582,8 @@ void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int l
   }
   float* bp = scratch(kScratchB, panelled_size(K, N));
   pack_rows(K, N, B, ldb, bp);
-  gemm_panelled(M, N, K, A, lda, bp, C, ldc, 1.f, nullptr, accumulate);
+  PanelSrc src{bp, 0, K, N, 0};
+  gemm_panelled(M, N, K, A, lda, src, C, ldc, 1.f, nullptr, accumulate);
 }
 
 /// Row-wise stable softmax of S[rows, n] (leading dimension lds) in place, one row at a time by

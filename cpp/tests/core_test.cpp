@@ -167,7 +167,7 @@ TEST(Layer, StreamingPathEqualsBlockPathForLongKeys) {
     auto bq = rnd(rng, R.q_width), bk = rnd(rng, R.k_width), bv = rnd(rng, R.v_width), bo = rnd(rng, 24);
     std::unique_ptr<mha::Layer> layer;
     ASSERT_TRUE(mha::Layer::create(cfg, {wq.data(), wk.data(), wv.data(), wo.data(), bq.data(), bk.data(), bv.data(), bo.data()}, layer).ok());
-    const int B = 2, Tq = 70 + it * 13, Tk = 257 + it * 97;
+    const int B = 2, Tq = it % 3 == 0 ? 1 + it : 70 + it * 13, Tk = 257 + it * 97;  // Tq < 64: a short scores block
     auto q = rnd(rng, size_t(B) * Tq * 24, 3.f), k = rnd(rng, size_t(B) * Tk * 24, 3.f), v = rnd(rng, size_t(B) * Tk * 24);
     std::vector<uint8_t> kpm(size_t(B) * Tk, 0);
     for (int j = 0; j < Tk; ++j) kpm[Tk + j] = j % 3 == 0 || j > Tk - 40;  // second sequence padded
@@ -188,6 +188,51 @@ TEST(Layer, StreamingPathEqualsBlockPathForLongKeys) {
     for (size_t i = 0; i < o1.size(); ++i) {
       ASSERT_TRUE(std::isfinite(o2[i]));
       ASSERT_NEAR(o2[i], o1[i], 2e-5 * (1 + std::abs(o1[i]))) << "it " << it << " i " << i;
+    }
+  }
+}
+
+TEST(Layer, LongSelfAttentionMatchesReference) {
+  // Self-attention past the fused small-input path: K/V projected and packed in several row
+  // blocks, queries in several blocks, odd head widths (panel padding in the fused W_Q|W_K|W_V),
+  // batch > 1, causal and padding masks; with and without weights (streaming path for T > 256).
+  std::mt19937 rng(2024);
+  const int Ts[] = {129, 300, 531};
+  for (int it = 0; it < 6; ++it) {
+    Case c{};
+    c.B = 1 + it % 2; c.Tq = c.Tk = Ts[it % 3]; c.d_model = 20; c.h = it % 2 ? 2 : 4; c.g = c.h;
+    c.k_dim = c.v_dim = c.d_model;
+    c.bias = it != 3; c.causal = it % 3 != 1; c.kpm = it % 2 == 1; c.mask = false;
+    mha::Config cfg;
+    cfg.d_model = c.d_model; cfg.num_heads = c.h; cfg.bias = c.bias;
+    if (it % 2) { cfg.head_dk = {5, 3}; cfg.head_dv = {7, 2}; }
+    mha::Resolved R;
+    ASSERT_TRUE(mha::resolve(cfg, R).ok());
+    auto wq = rnd(rng, size_t(c.d_model) * R.q_width), wk = rnd(rng, size_t(c.d_model) * R.k_width),
+         wv = rnd(rng, size_t(c.d_model) * R.v_width), wo = rnd(rng, size_t(R.o_width) * c.d_model);
+    std::vector<float> bq, bk, bv, bo;
+    if (c.bias) { bq = rnd(rng, R.q_width); bk = rnd(rng, R.k_width); bv = rnd(rng, R.v_width); bo = rnd(rng, c.d_model); }
+    mha::WeightsView w{wq.data(), wk.data(), wv.data(), wo.data(), c.bias ? bq.data() : nullptr,
+                       c.bias ? bk.data() : nullptr, c.bias ? bv.data() : nullptr, c.bias ? bo.data() : nullptr};
+    std::unique_ptr<mha::Layer> layer;
+    ASSERT_TRUE(mha::Layer::create(cfg, w, layer).ok());
+    auto q = rnd(rng, size_t(c.B) * c.Tq * c.d_model, 2.f);
+    std::vector<uint8_t> kpm(size_t(c.B) * c.Tk);
+    for (auto& m : kpm) m = rng() % 5 == 0;
+    std::vector<float> mask;
+    std::vector<double> ref_out, ref_w;
+    reference(c, R, q, q, q, wq, wk, wv, wo, bq, bk, bv, bo, kpm, mask, ref_out, ref_w);
+    for (int nw = 0; nw < 2; ++nw) {
+      std::vector<float> out(ref_out.size()), weights(nw ? ref_w.size() : 0);
+      mha::ForwardArgs a;
+      a.batch = c.B; a.tq = c.Tq; a.query = q.data(); a.causal = c.causal;
+      a.key_padding_mask = c.kpm ? kpm.data() : nullptr;
+      a.output = out.data(); a.weights = nw ? weights.data() : nullptr;
+      mha::Status s = layer->forward(a);
+      ASSERT_TRUE(s.ok()) << s.message;
+      for (size_t i = 0; i < out.size(); ++i)
+        ASSERT_NEAR(out[i], ref_out[i], 2e-4 * (1 + std::abs(ref_out[i]))) << "it " << it << " nw " << nw << " out " << i;
+      for (size_t i = 0; i < weights.size(); ++i) ASSERT_NEAR(weights[i], ref_w[i], 2e-5) << "it " << it << " w " << i;
     }
   }
 }

@@ -9,7 +9,9 @@
 // Covered: gemm_packed / gemm_abt / gemm_ab on every M 1..9 × N 1..35 × K 1..40 with random
 // leading dimensions (ld > width), bias on/off, alpha, accumulate on/off, K = 0 and M or N = 0,
 // plus large shapes (128×768·768×768, head sizes T = 512, d_k = 64, blocks past the cache block
-// sizes); softmax_rows on rows with -inf entries, all -inf, huge (1e3..1e30), tiny and mixed
+// sizes); gemm_panels on row/column sub-blocks of panels packed by pack_panels / pack_panels_t
+// (with the packed layout checked element by element), gemm_packed_cols on column ranges,
+// scale_rows; softmax_rows on rows with -inf entries, all -inf, huge (1e3..1e30), tiny and mixed
 // logits. GEMM tolerance: |c - ref| ≤ 1e-5·Σ_k|a_ik·b_kj| (·|alpha|, + |C_old|·1e-6 when
 // accumulating) + 1e-6. Softmax tolerance: |w - ref| ≤ 1e-6 + 1e-5·ref, masked entries exactly 0.
 // Padding between rows of C (ld > width) must be left untouched (checked bitwise).
@@ -186,6 +188,104 @@ void test_gemm_ab(Rng& rng, int M, int N, int K, bool strided, bool accumulate) 
   compare(accumulate ? "gemm_ab+=" : "gemm_ab", M, N, K, C, ldc, orig, ref, bound);
 }
 
+/// gemm_panels on sub-matrices of a panelled matrix, as attention uses them: a big B [Kt, Nt] is
+/// packed once (pack_panels, or pack_panels_t from Bᵀ) with a padded panel stride, then the block
+/// rows k0..k0+K, columns n0..n0+N (n0 a multiple of kPanel) are multiplied without repacking:
+/// C (=|+=) alpha·A·B[k0.., n0..].
+void test_gemm_panels(Rng& rng, int M, int N, int K, bool transposed, bool accumulate) {
+  const int k0 = rng.range(0, 9), p0 = rng.range(0, 2), n0 = p0 * kPanel;
+  const int Kt = k0 + K + rng.range(0, 9), Nt = n0 + N + rng.range(0, 11);
+  const size_t stride = size_t(Kt) * kPanel + rng.range(0, 3) * 4;
+  const int lda = K + rng.range(0, 4), ldc = N + rng.range(0, 4);
+  const float alpha = (rng.next() & 1) ? 1.f : static_cast<float>(rng.uniform(-2, 2));
+  const int ldb = (transposed ? Kt : Nt) + rng.range(0, 3);
+  auto A = random_matrix(rng, M, lda > 0 ? lda : 1);
+  auto Bs = random_matrix(rng, transposed ? Nt : Kt, ldb);  // B [Kt, Nt], or Bᵀ [Nt, Kt]
+  auto b = [&](int k, int j) { return transposed ? Bs[size_t(j) * ldb + k] : Bs[size_t(k) * ldb + j]; };
+  const int P = (Nt + kPanel - 1) / kPanel;
+  std::vector<float> packed(stride * P + 1, kSentinel);
+  if (transposed) pack_panels_t(Kt, Nt, Bs.data(), ldb, packed.data(), stride);
+  else pack_panels(Kt, Nt, Bs.data(), ldb, packed.data(), stride);
+  // The layout itself: element (k, j) at panel j/8, [k·8 + j%8]; zero padding past Nt.
+  int bad_layout = 0;
+  for (int p = 0; p < P; ++p)
+    for (int k = 0; k < Kt; ++k)
+      for (int j = 0; j < kPanel; ++j) {
+        const float want = p * kPanel + j < Nt ? b(k, p * kPanel + j) : 0.f;
+        bad_layout += !same_bits(packed[p * stride + size_t(k) * kPanel + j], want);
+      }
+  KT_CHECK(bad_layout == 0, "%s layout: %d wrong elements (Kt=%d Nt=%d)", transposed ? "pack_panels_t" : "pack_panels", bad_layout, Kt, Nt);
+  std::vector<float> C(static_cast<size_t>(M) * ldc + 1);
+  for (auto& x : C) x = static_cast<float>(rng.uniform(-1, 1));
+  if (!accumulate)
+    for (size_t i = 0; i < C.size(); i += 2) C[i] = std::numeric_limits<float>::quiet_NaN();
+  const auto orig = C;
+  gemm_panels(M, N, K, alpha, A.data(), lda, packed.data() + p0 * stride + size_t(k0) * kPanel, stride, C.data(), ldc,
+              accumulate);
+  std::vector<double> ref(static_cast<size_t>(M) * N), bound(ref.size());
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      const double c0 = accumulate ? orig[static_cast<size_t>(i) * ldc + j] : 0.0;
+      double s = 0, sa = 0;
+      for (int k = 0; k < K; ++k) {
+        const double t = static_cast<double>(A[static_cast<size_t>(i) * lda + k]) * b(k0 + k, n0 + j);
+        s += t;
+        sa += std::fabs(t);
+      }
+      ref[static_cast<size_t>(i) * N + j] = c0 + alpha * s;
+      bound[static_cast<size_t>(i) * N + j] = 1e-5 * std::fabs(alpha) * sa + 1e-6 * std::fabs(c0) + 1e-6;
+    }
+  compare(transposed ? (accumulate ? "gemm_panels(Bᵀ)+=" : "gemm_panels(Bᵀ)") : (accumulate ? "gemm_panels+=" : "gemm_panels"),
+          M, N, K, C, ldc, orig, ref, bound);
+}
+
+/// gemm_packed_cols: C = A·B[:, n0 .. n0+n) (+ bias) on a pack_b matrix, n0 a multiple of kPanel.
+void test_gemm_packed_cols(Rng& rng, int M, int Nt, int K, bool with_bias) {
+  const int n0 = kPanel * rng.range(0, (Nt - 1) / kPanel);
+  const int n = rng.range(1, Nt - n0);
+  const int lda = K + rng.range(0, 3), ldb = Nt + rng.range(0, 3), ldc = n + rng.range(0, 3);
+  auto A = random_matrix(rng, M, lda > 0 ? lda : 1);
+  auto B = random_matrix(rng, K, ldb);
+  auto bias = random_matrix(rng, 1, Nt);
+  std::vector<float> C(static_cast<size_t>(M) * ldc + 1, kSentinel);
+  const auto orig = C;
+  PackedB pb;
+  pack_b(K, Nt, B.data(), ldb, pb);
+  gemm_packed_cols(M, A.data(), lda, pb, n0, n, with_bias ? bias.data() : nullptr, C.data(), ldc);
+  std::vector<double> ref(static_cast<size_t>(M) * n), bound(ref.size());
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < n; ++j) {
+      double s = with_bias ? bias[n0 + j] : 0.0, sa = std::fabs(s);
+      for (int k = 0; k < K; ++k) {
+        const double t = static_cast<double>(A[static_cast<size_t>(i) * lda + k]) * B[static_cast<size_t>(k) * ldb + n0 + j];
+        s += t;
+        sa += std::fabs(t);
+      }
+      ref[static_cast<size_t>(i) * n + j] = s;
+      bound[static_cast<size_t>(i) * n + j] = 1e-5 * sa + 1e-6;
+    }
+  compare("gemm_packed_cols", M, n, K, C, ldc, orig, ref, bound);
+}
+
+/// scale_rows: rows times their factor, factor-1 rows and padding untouched (bitwise).
+void test_scale_rows(Rng& rng, int rows, int cols) {
+  const int ld = cols + rng.range(0, 5);
+  auto X = random_matrix(rng, rows, ld);
+  std::vector<float> f(rows);
+  for (auto& x : f) x = (rng.next() % 3 == 0) ? 1.f : static_cast<float>(rng.uniform(0, 1));
+  const auto orig = X;
+  scale_rows(rows, cols, X.data(), ld, f.data());
+  int bad = 0;
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < ld; ++c) {
+      const size_t i = size_t(r) * ld + c;
+      const float want = c < cols ? orig[i] * f[r] : orig[i];
+      bad += !same_bits(X[i], want);
+      ++g_elements;
+    }
+  KT_CHECK(bad == 0, "scale_rows rows=%d cols=%d: %d wrong elements", rows, cols, bad);
+}
+
 /// softmax_rows on the given rows (each of length n) stored with leading dimension lds.
 void test_softmax(const char* what, int n, const std::vector<std::vector<float>>& rows, int pad) {
   const int R = static_cast<int>(rows.size());
@@ -345,6 +445,16 @@ int main(int argc, char** argv) {
       }
   const long small_checks = g_checks;
 
+  // Panelled operands (pack once, multiply sub-blocks): every small M × N × K, both packings.
+  for (int M = 1; M <= 9; ++M)
+    for (int N = 1; N <= 27; N += (quick ? 5 : 1))
+      for (int K = 1; K <= 20; K += (quick ? 3 : 1)) {
+        test_gemm_panels(rng, M, N, K, (M + N + K) & 1, (M + N) & 1);
+        if (K <= 9) test_gemm_packed_cols(rng, M, N + 4, K, (N + K) & 1);
+      }
+  for (int rows = 1; rows <= 5; ++rows)
+    for (int cols = 0; cols <= 13; ++cols) test_scale_rows(rng, rows, cols);
+
   // Larger shapes: past the SIMD kernels' cache blocks (128 rows, 1024 deep: 2100 = 1024 + 1024 +
   // 52 exercises the depth split, which must add the bias once and keep accumulating), odd edges,
   // and the model shapes.
@@ -357,6 +467,8 @@ int main(int argc, char** argv) {
     test_gemm_abt(rng, s.M, s.N, s.K % 130, true);
     test_gemm_ab(rng, s.M, s.N, s.K, true, true);
     test_gemm_ab(rng, s.M, s.N, s.K, false, false);
+    test_gemm_panels(rng, s.M, s.N, s.K % 300 + 1, true, false);
+    test_gemm_panels(rng, s.M, s.N, s.K, false, true);
   }
   if (!quick) {
     test_gemm_packed(rng, 128, 768, 768, false, true);   // [128×768]·[768×768] + b
@@ -366,6 +478,10 @@ int main(int argc, char** argv) {
     test_gemm_abt(rng, 100, 77, 128, true);              // d_k = 128
     test_gemm_abt(rng, 33, 45, 2, true);                 // d_k = 2
     test_gemm_abt(rng, 21, 13, 1500, true);              // depth split with alpha
+    test_gemm_panels(rng, 64, 256, 64, true, false);     // S = Q·Kᵀ of a key block, d_k = 64
+    test_gemm_panels(rng, 64, 64, 256, false, true);     // O += P·V of a key block
+    test_gemm_panels(rng, 67, 61, 1100, false, true);    // depth split, edges
+    test_gemm_packed_cols(rng, 70, 2304, 768, true);     // Q / K / V columns of fused W_QKV
   }
   degenerate_suite(rng);
   softmax_suite(rng);
