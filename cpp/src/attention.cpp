@@ -28,11 +28,12 @@ static_assert(kKeyBlock % 8 == 0 && kProjRows % 8 == 0, "K/V packs are addressed
 inline int round8(int n) { return (n + 7) & ~7; }
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-std::string index_string(size_t flat, const std::vector<int64_t>& shape) {
+std::string index_string(size_t flat, Shape shape) {
+  const int64_t* dims = shape.begin();
   std::vector<int64_t> idx(shape.size());
   for (size_t d = shape.size(); d-- > 0;) {
-    idx[d] = shape[d] ? static_cast<int64_t>(flat % shape[d]) : 0;
-    flat = shape[d] ? flat / shape[d] : flat;
+    idx[d] = dims[d] ? static_cast<int64_t>(flat % dims[d]) : 0;
+    flat = dims[d] ? flat / dims[d] : flat;
   }
   std::string s = "[";
   for (size_t d = 0; d < idx.size(); ++d) s += (d ? ", " : "") + std::to_string(idx[d]);
@@ -79,8 +80,7 @@ void apply_masks(const HeadMasks& hm, int r0, int rows, int k0, int n, float* S,
 
 }  // namespace
 
-Status check_finite(const char* what, const float* data, const std::vector<int64_t>& shape,
-                    bool allow_neg_inf) {
+Status check_finite(const char* what, const float* data, Shape shape, bool allow_neg_inf) {
   size_t n = 1;
   for (int64_t d : shape) n *= static_cast<size_t>(d);
   // Fast path (vectorized by clang): any element whose exponent bits are all ones (±Inf, NaN),
@@ -106,7 +106,7 @@ Status check_finite(const char* what, const float* data, const std::vector<int64
 }
 
 // Issue 6 (robustness): see Layer::forward.
-Status check_output_finite(const char* what, const float* data, const std::vector<int64_t>& shape) {
+Status check_output_finite(const char* what, const float* data, Shape shape) {
   Status s = check_finite(what, data, shape);
   if (!s.ok())
     s.message = "float32 overflow: " + s.message.substr(0, s.message.find(';')) +
@@ -145,9 +145,8 @@ Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr
                     {"bV", r.bias ? w.bv : nullptr, 1, r.v_width}, {"bO", r.bias ? w.bo : nullptr, 1, r.d_model}};
   for (const M& m : mats) {
     if (!m.p) continue;
-    std::vector<int64_t> shape = m.rows == 1 && m.name[0] == 'b' ? std::vector<int64_t>{m.cols}
-                                                                  : std::vector<int64_t>{m.rows, m.cols};
-    s = check_finite((std::string("weights.") + m.name).c_str(), m.p, shape);
+    const std::string what = std::string("weights.") + m.name;
+    s = m.name[0] == 'b' ? check_finite(what.c_str(), m.p, {m.cols}) : check_finite(what.c_str(), m.p, {m.rows, m.cols});
     if (!s.ok()) return s;
   }
   if (r.k_dim == r.d_model && r.v_dim == r.d_model) {

@@ -10,6 +10,7 @@
 // attention output (PyTorch scaled_dot_product_attention since 2024, ONNX Attention), never NaN.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -130,13 +131,15 @@ class Layer {
   Buffer scores_;  // one block of scores rows
 };
 
+/// A tensor's dimensions, e.g. {B, Tq, d_model}, for naming the index of a bad element (no allocation).
+using Shape = std::initializer_list<int64_t>;
+
 /// Checks data[0..n) for NaN/±Inf; on the first found returns kNonFinite naming `what` and the
 /// multi-index in `shape`. allow_neg_inf accepts -Inf (additive masks).
-Status check_finite(const char* what, const float* data, const std::vector<int64_t>& shape,
-                    bool allow_neg_inf = false);
+Status check_finite(const char* what, const float* data, Shape shape, bool allow_neg_inf = false);
 
 /// check_finite for a result computed from finite inputs (issue 6): NaN/±Inf there means float32
 /// overflow inside the layer; returns kNonFinite saying so, with the index.
-Status check_output_finite(const char* what, const float* data, const std::vector<int64_t>& shape);
+Status check_output_finite(const char* what, const float* data, Shape shape);
 
 }  // namespace mha
