@@ -60,3 +60,16 @@ test('a layer of a third of the heap is created (it used to abort the instance),
   assert.ok(mha.memory().inUseBytes <= mem0.inUseBytes + 4 * d * 4 * 8, `in-use after dispose: ${mha.memory().inUseBytes}`);
   stillWorks();
 });
+
+test('a layer whose staged weights fit but whose packed copy does not is refused by the core, not aborted', () => {
+  // d = 7200: the weights are 829 MB, so the JS check (2× the weights) passes, but the core's
+  // packing (a temporary W_Q | W_K | W_V, its packed copy and the packed W_O: 1.75× more, 2.28 GB
+  // with the staged weights) cannot fit under the 2 GB maximum. Without the core's malloc probe
+  // in Layer::create, std::vector's failed allocation aborted the instance (-fno-exceptions).
+  const d = 7200;
+  const mem0 = mha.memory();
+  throwsOOM(() => mha.createLayer({ dModel: d, numHeads: 1, bias: false, seed: 7 }), 1.75 * 4 * d * d * 4);
+  assert.match(String(mha.memory().inUseBytes), /^\d+$/);
+  assert.ok(mha.memory().inUseBytes <= mem0.inUseBytes + 4096, `in-use after the refusal: ${mha.memory().inUseBytes}`);
+  stillWorks();
+});

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -148,6 +149,20 @@ Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr
     const std::string what = std::string("weights.") + m.name;
     s = m.name[0] == 'b' ? check_finite(what.c_str(), m.p, {m.cols}) : check_finite(what.c_str(), m.p, {m.rows, m.cols});
     if (!s.ok()) return s;
+  }
+  {
+    // Under -fno-exceptions a failed std::vector allocation aborts the wasm instance: probe the
+    // heap with malloc for everything create() allocates (with the fused layout, a temporary copy
+    // and the packed copy of W_Q | W_K | W_V; padding to panels of 8 columns) and refuse cleanly.
+    const size_t qkv = size_t(r.d_model) * (round8(r.q_width) + round8(r.k_width) + round8(r.v_width));
+    const size_t floats = 2 * qkv + size_t(r.o_width) * round8(r.d_model) + 4 * size_t(r.d_model) +
+                          size_t(r.q_width) + r.k_width + r.v_width;
+    // volatile: clang removes an unused malloc/free pair (assuming success) otherwise.
+    void* volatile probe = std::malloc(floats * sizeof(float));
+    if (!probe)
+      return Status::Error(Code::kOutOfMemory, "packing the weights needs " + std::to_string(floats * sizeof(float)) +
+                                                   " bytes, which the heap cannot give");
+    std::free(probe);
   }
   if (r.k_dim == r.d_model && r.v_dim == r.d_model) {
     // One [d_model, N] matrix W_Q | W_K | W_V, each group starting on a panel boundary (zero columns
