@@ -117,6 +117,8 @@ test('KV cache past maxLen and bad cache options are INVALID_ARGUMENT', () => {
   const cache = l.createKVCache({ maxLen: 4 });
   cache.step(x5.slice(0, 3));
   throwsMHA(() => cache.step(x5.slice(0, 2)), 'INVALID_ARGUMENT', /holds 3 of maxLen = 4/, /2 more/);
+  throwsMHA(() => cache.step(x5.slice(3, 4), 'x'), 'INVALID_ARGUMENT', /step: options must be an object, got string/);
+  throwsMHA(() => cache.step(x5.slice(3, 4), null), 'INVALID_ARGUMENT', /step: options must be an object, got null/);
   assert.equal(cache.length, 3);
   const r = cache.step(x5.slice(3, 4));
   assert.deepEqual(r.weights.shape, [2, 1, 4]);

@@ -30,6 +30,11 @@ function copyOut(core, ptr, n) {
   return core.HEAPF32.slice(ptr / F32, ptr / F32 + n);
 }
 
+/** Throws INVALID_ARGUMENT unless opts is an options object (forward, trace and step take one). */
+function checkOptions(opts, name) {
+  if (opts === null || typeof opts !== 'object') throw new MHAError('INVALID_ARGUMENT', `${name}: options must be an object, got ${opts === null ? 'null' : typeof opts}`);
+}
+
 function boolOption(opts, key, dflt) {
   const v = opts[key];
   if (v === undefined) return dflt;
@@ -79,7 +84,7 @@ export class Layer {
    */
   _run(query, opts, mode, name) {
     this._alive(name);
-    if (opts === null || typeof opts !== 'object') throw new MHAError('INVALID_ARGUMENT', `${name}: options must be an object, got ${opts === null ? 'null' : typeof opts}`);
+    checkOptions(opts, name);
     const c = this.config;
     const core = this._core;
     const q = toFloat32(query, 'query');
@@ -329,10 +334,12 @@ export class KVCache {
    * @param {{needWeights?: boolean}} [opts] needWeights (default true)
    * @returns {{output: Tensor, weights?: Tensor}} output [B?, n, dModel]; weights
    *   [B?, h, n, length] where length counts the new tokens too
-   * @throws {MHAError} INVALID_ARGUMENT past maxLen (naming both), SHAPE_MISMATCH, NON_FINITE, DISPOSED
+   * @throws {MHAError} INVALID_ARGUMENT past maxLen (naming both) or opts not an object, SHAPE_MISMATCH,
+   *   NON_FINITE, DISPOSED
    */
   step(x, opts = {}) {
     if (this._handle === null) throw new MHAError('DISPOSED', 'step: this KV cache was disposed');
+    checkOptions(opts, 'step');
     const c = this._layer.config;
     const t = toFloat32(x, 'x');
     const batched = t.shape.length === 3;
@@ -342,7 +349,7 @@ export class KVCache {
       const exp = this.batch === 1 ? `[n, ${c.dModel}] or [1, n, ${c.dModel}]` : `[${this.batch}, n, ${c.dModel}]`;
       throw new MHAError('SHAPE_MISMATCH', `x: expected shape ${exp} with n ≥ 1, got ${fmt(t.shape)}`);
     }
-    const needWeights = boolOption(opts || {}, 'needWeights', true);
+    const needWeights = boolOption(opts, 'needWeights', true);
     const len = this.length + n;
     if (len > this.maxLen) {
       throw new MHAError('INVALID_ARGUMENT', `step: the cache holds ${this.length} of maxLen = ${this.maxLen} tokens; ${n} more would exceed it (reset() or a larger maxLen)`);
