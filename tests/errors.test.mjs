@@ -144,3 +144,15 @@ test('a request larger than the heap can give is OUT_OF_MEMORY with the bytes, b
   throwsMHA(() => l.createKVCache({ maxLen: 2 ** 30 }), 'OUT_OF_MEMORY', /needs \d+ bytes/);
   l.dispose();
 });
+
+test('float32 overflow in an unbatched call names the output index without a batch axis', () => {
+  const big = (v) => ({ data: new Float32Array(16).fill(v), shape: [4, 4] });
+  const l = mha.createLayer({ dModel: 4, numHeads: 2, bias: false, weights: { wQ: big(1e20), wK: big(1e20), wV: big(1e20), wO: big(1e20) } });
+  const x = { data: new Float32Array(8).fill(1e20), shape: [2, 4] };
+  throwsMHA(() => l.forward(x), 'NON_FINITE', /^forward: float32 overflow: output\[\d+, \d+\] is /);
+  throwsMHA(() => l.forward({ data: x.data, shape: [1, 2, 4] }), 'NON_FINITE', /float32 overflow: output\[0, \d+, \d+\] is /);
+  const c = l.createKVCache({ maxLen: 4 });
+  throwsMHA(() => c.step(x), 'NON_FINITE', /^step: float32 overflow: output\[\d+, \d+\] is /);
+  throwsMHA(() => c.step({ data: new Float32Array(4).fill(NaN), shape: [1, 4] }), 'NON_FINITE', /^step: x\[0, 0\] is NaN/);
+  l.dispose();
+});

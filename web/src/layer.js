@@ -30,6 +30,15 @@ function copyOut(core, ptr, n) {
   return core.HEAPF32.slice(ptr / F32, ptr / F32 + n);
 }
 
+/**
+ * The core sees an unbatched input as B = 1 and names a bad element with its batch index
+ * ("query[0, 2, 5] is NaN", "float32 overflow: output[0, 1, 3] ..."): drop that index so the
+ * message matches the shape the caller passed.
+ */
+function unbatchedMessage(msg) {
+  return msg.replace(/^((?:float32 overflow: )?(?:query|key|value|output|x))\[0, /, '$1[');
+}
+
 /** Throws INVALID_ARGUMENT unless opts is an options object (forward, trace and step take one). */
 function checkOptions(opts, name) {
   if (opts === null || typeof opts !== 'object') throw new MHAError('INVALID_ARGUMENT', `${name}: options must be an object, got ${opts === null ? 'null' : typeof opts}`);
@@ -163,9 +172,8 @@ export class Layer {
     core.HEAPU32.set(plan.args, args / 4);
     const status = this._handle.forwardPacked(args);
     if (status !== 0) {
-      // The core sees an unbatched input as B = 1: report its index without the batch axis.
       const msg = core.lastError();
-      throwStatus(status, batched ? msg : msg.replace(/^(query|key|value)\[0, /, '$1['), name);
+      throwStatus(status, batched ? msg : unbatchedMessage(msg), name);
     }
     return { batched, B, Tq, Tk, h, g, qW, kW, vW, oW, headDims, P, needWeights, average };
   }
@@ -363,7 +371,7 @@ export class KVCache {
     const core = this._core;
     core.HEAPF32.set(t.data, lay.ptr(base, 'x') / F32);
     const status = this._handle.step(lay.ptr(base, 'x'), n, lay.ptr(base, 'out'), lay.ptr(base, 'w'));
-    if (status !== 0) throwStatus(status, core.lastError(), 'step');
+    if (status !== 0) throwStatus(status, batched ? core.lastError() : unbatchedMessage(core.lastError()), 'step');
     const lead = batched ? [B] : [];
     const result = { output: new Tensor(copyOut(core, lay.ptr(base, 'out'), B * n * c.dModel), [...lead, n, c.dModel]) };
     if (needWeights) result.weights = new Tensor(copyOut(core, lay.ptr(base, 'w'), B * h * n * len), [...lead, h, n, len]);
