@@ -209,11 +209,16 @@ Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr
 
 namespace {
 
-/// Floats of the K/V packs of one batch element (see "K/V packs").
-size_t packs_floats(const Resolved& r, int tk) {
+/// Floats of the K/V packs of one batch element (see "K/V packs"); when kp and vp are given, also
+/// the offsets of every kv head's K and V packs in them.
+size_t packs_floats(const Resolved& r, int tk, size_t* kp = nullptr, size_t* vp = nullptr) {
   size_t n = 0;
-  for (int g = 0; g < r.kv_heads; ++g)
-    n += kernels::panels_size(r.kv_dk[g], tk) + size_t(round8(r.kv_dv[g])) * round8(tk);
+  for (int g = 0; g < r.kv_heads; ++g) {
+    if (kp) kp[g] = n;
+    n += kernels::panels_size(r.kv_dk[g], tk);
+    if (vp) vp[g] = n;
+    n += size_t(round8(r.kv_dv[g])) * round8(tk);
+  }
   return n;
 }
 
@@ -368,6 +373,25 @@ void Layer::attend_rows(const Masks& a, int b, int r0q, int nrows, const float* 
   }
 }
 
+Status Layer::prepare_attention(const AttendArgs& a, size_t nws, const char* who, Masks& m) {
+  const Resolved& r = cfg_;
+  m.tq = a.tq; m.tk = a.tk;
+  m.causal = a.causal; m.causal_offset = a.causal_offset;
+  m.key_padding_mask = a.key_padding_mask;
+  m.attn_mask = a.attn_mask; m.attn_mask_kind = a.attn_mask_kind;
+  m.weights = a.weights; m.average_weights = a.average_weights;
+  m.trace_scores = a.trace_scores;
+  m.streaming = !a.weights && !a.trace_scores && a.tk > kKeyBlock;
+  const size_t npk = packs_floats(r, a.tk, kp_off_.data(), vp_off_.data());
+  const size_t nsc = scores_floats(a.tq, a.tk, m.streaming, a.weights && !a.average_weights);
+  if ((nws && !ws_.reserve(nws)) || !packs_.reserve(npk) || (nsc && !scores_.reserve(nsc)))
+    return Status::Error(Code::kOutOfMemory, std::string(who) + " needs " + std::to_string((nws + npk + nsc) * sizeof(float)) +
+                                                 " bytes of workspace (projections, packed keys and values, scores),"
+                                                 " which the heap cannot give");
+  if (a.weights && a.average_weights) std::fill(a.weights, a.weights + size_t(a.batch) * a.tq * a.tk, 0.f);
+  return Status::Ok();
+}
+
 Status Layer::forward(const ForwardArgs& a) {
   const Resolved& r = cfg_;
   const bool self = a.key == nullptr && a.value == nullptr;
@@ -393,27 +417,16 @@ Status Layer::forward(const ForwardArgs& a) {
   const TraceOut& tr = a.trace;
   const bool tracing = tr.q || tr.k || tr.v || tr.scores || tr.concat;
   const bool fused = wqkv_ && self && !tracing && size_t(B) * Tq <= size_t(kFuseRows);
+  AttendArgs t;  // the sizes, masks and weight outputs (Q/K/V are projected block by block below)
+  t.batch = B; t.tq = Tq; t.tk = Tk;
+  t.causal = a.causal;
+  t.key_padding_mask = a.key_padding_mask;
+  t.attn_mask = a.attn_mask; t.attn_mask_kind = a.attn_mask_kind;
+  t.weights = a.weights; t.average_weights = a.average_weights;
+  t.trace_scores = tr.scores;
   Masks m;
-  m.tq = Tq; m.tk = Tk;
-  m.causal = a.causal;
-  m.key_padding_mask = a.key_padding_mask;
-  m.attn_mask = a.attn_mask; m.attn_mask_kind = a.attn_mask_kind;
-  m.weights = a.weights; m.average_weights = a.average_weights;
-  m.trace_scores = tr.scores;
-  m.streaming = !a.weights && !tr.scores && Tk > kKeyBlock;
-  const size_t nws = ws_floats(r, wqkv_ != nullptr, qkv_n_, B, Tq, Tk, self);
-  const size_t npk = packs_floats(r, Tk);
-  const size_t nsc = scores_floats(Tq, Tk, m.streaming, a.weights && !a.average_weights);
-  if (!ws_.reserve(nws) || !packs_.reserve(npk) || (nsc && !scores_.reserve(nsc)))
-    return Status::Error(Code::kOutOfMemory, "forward needs " + std::to_string((nws + npk + nsc) * sizeof(float)) +
-                                                 " bytes of workspace, which the heap cannot give");
-  for (size_t g = 0, off = 0; g < size_t(r.kv_heads); ++g) {
-    kp_off_[g] = off;
-    off += kernels::panels_size(r.kv_dk[g], Tk);
-    vp_off_[g] = off;
-    off += size_t(round8(r.kv_dv[g])) * round8(Tk);
-  }
-  if (a.weights && a.average_weights) std::fill(a.weights, a.weights + size_t(B) * Tq * Tk, 0.f);
+  s = prepare_attention(t, ws_floats(r, wqkv_ != nullptr, qkv_n_, B, Tq, Tk, self), "forward", m);
+  if (!s.ok()) return s;
   float* F = ws_.data();
   // Fused: Q | K | V of every row in one GEMM (small inputs: one call instead of three).
   if (fused) kernels::gemm_packed(B * Tq, a.query, r.d_model, *wqkv_, bqkv_.empty() ? nullptr : bqkv_.data(), F, qkv_n_);
@@ -479,25 +492,8 @@ Status Layer::attend(const AttendArgs& a) {
   const Resolved& r = cfg_;
   const int B = a.batch, Tq = a.tq, Tk = a.tk;
   Masks m;
-  m.tq = Tq; m.tk = Tk;
-  m.causal = a.causal; m.causal_offset = a.causal_offset;
-  m.key_padding_mask = a.key_padding_mask;
-  m.attn_mask = a.attn_mask; m.attn_mask_kind = a.attn_mask_kind;
-  m.weights = a.weights; m.average_weights = a.average_weights;
-  m.trace_scores = a.trace_scores;
-  m.streaming = !a.weights && !a.trace_scores && Tk > kKeyBlock;
-  const size_t npk = packs_floats(r, Tk);
-  const size_t nsc = scores_floats(Tq, Tk, m.streaming, a.weights && !a.average_weights);
-  if (!packs_.reserve(npk) || (nsc && !scores_.reserve(nsc)))
-    return Status::Error(Code::kOutOfMemory, "attention needs " + std::to_string((npk + nsc) * sizeof(float)) +
-                                                 " bytes for the packed keys, values and scores, which the heap cannot give");
-  for (size_t g = 0, off = 0; g < size_t(r.kv_heads); ++g) {
-    kp_off_[g] = off;
-    off += kernels::panels_size(r.kv_dk[g], Tk);
-    vp_off_[g] = off;
-    off += size_t(round8(r.kv_dv[g])) * round8(Tk);
-  }
-  if (a.weights && a.average_weights) std::fill(a.weights, a.weights + size_t(B) * Tq * Tk, 0.f);
+  Status s = prepare_attention(a, 0, "attention", m);
+  if (!s.ok()) return s;
   for (int b = 0; b < B; ++b) {
     pack_kv(a.k + b * a.k_bs, a.ldk, a.v + b * a.v_bs, a.ldv, 0, Tk, Tk);
     attend_rows(m, b, 0, Tq, a.q + b * a.q_bs, a.ldq, a.concat + size_t(b) * Tq * r.o_width, r.o_width);

@@ -113,6 +113,10 @@ class Layer {
   /// Packs rows t0 .. t0+n of one batch element's K (ldk) and V (ldv) into packs_ (layout: see
   /// attention.cpp, "K/V packs"); t0 is a multiple of 8.
   void pack_kv(const float* K, int ldk, const float* V, int ldv, int t0, int n, int tk);
+  /// Fills m from a's sizes, masks and outputs, reserves the workspace (nws floats of ws_, the K/V
+  /// packs, the scores block), lays out the packs and zeroes averaged weights. Errors:
+  /// kOutOfMemory naming `who` and the bytes.
+  Status prepare_attention(const AttendArgs& a, size_t nws, const char* who, Masks& m);
   /// Attention of `rows` queries (rows r0.. of batch element b; Q rows at q, leading dimension ldq,
   /// heads side by side) over the packed K/V of b, every head; head outputs to o (leading dimension ldo).
   void attend_rows(const Masks& m, int b, int r0, int rows, const float* q, int ldq, float* o, int ldo);
