@@ -26,6 +26,25 @@ std::vector<float> rnd(std::mt19937& r, size_t n, float a = 1.f) {
   return v;
 }
 
+/// Random weights (uniform in [-1, 1]) of a layer with the resolved configuration R, biases when R.bias.
+struct Weights {
+  std::vector<float> wq, wk, wv, wo, bq, bk, bv, bo;
+  mha::WeightsView view() const {
+    auto p = [](const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); };
+    return {p(wq), p(wk), p(wv), p(wo), p(bq), p(bk), p(bv), p(bo)};
+  }
+};
+
+Weights random_weights(std::mt19937& rng, const mha::Resolved& R) {
+  Weights W;
+  W.wq = rnd(rng, size_t(R.d_model) * R.q_width);
+  W.wk = rnd(rng, size_t(R.k_dim) * R.k_width);
+  W.wv = rnd(rng, size_t(R.v_dim) * R.v_width);
+  W.wo = rnd(rng, size_t(R.o_width) * R.d_model);
+  if (R.bias) { W.bq = rnd(rng, R.q_width); W.bk = rnd(rng, R.k_width); W.bv = rnd(rng, R.v_width); W.bo = rnd(rng, R.d_model); }
+  return W;
+}
+
 // Reference: y = x·W + b per head, softmax with max subtraction, masked rows -> 0.
 void reference(const Case& c, const mha::Resolved& R, const std::vector<float>& q, const std::vector<float>& k,
                const std::vector<float>& v, const std::vector<float>& wq, const std::vector<float>& wk,
@@ -112,14 +131,9 @@ TEST(Layer, MatchesFloat64ReferenceOnRandomConfigs) {
     if (per_head) for (int i = 0; i < c.h; ++i) { cfg.head_dk.push_back(U(rng)); cfg.head_dv.push_back(U(rng)); }
     mha::Resolved R;
     ASSERT_TRUE(mha::resolve(cfg, R).ok());
-    auto wq = rnd(rng, size_t(c.d_model) * R.q_width), wk = rnd(rng, size_t(c.k_dim) * R.k_width),
-         wv = rnd(rng, size_t(c.v_dim) * R.v_width), wo = rnd(rng, size_t(R.o_width) * c.d_model);
-    std::vector<float> bq, bk, bv, bo;
-    if (c.bias) { bq = rnd(rng, R.q_width); bk = rnd(rng, R.k_width); bv = rnd(rng, R.v_width); bo = rnd(rng, c.d_model); }
-    mha::WeightsView w{wq.data(), wk.data(), wv.data(), wo.data(), c.bias ? bq.data() : nullptr,
-                       c.bias ? bk.data() : nullptr, c.bias ? bv.data() : nullptr, c.bias ? bo.data() : nullptr};
+    const Weights W = random_weights(rng, R);
     std::unique_ptr<mha::Layer> layer;
-    ASSERT_TRUE(mha::Layer::create(cfg, w, layer).ok());
+    ASSERT_TRUE(mha::Layer::create(cfg, W.view(), layer).ok());
     const bool self = c.k_dim == c.d_model && c.v_dim == c.d_model && c.Tk == c.Tq && it % 2;
     auto q = rnd(rng, size_t(c.B) * c.Tq * c.d_model, 2.f);
     auto k = self ? q : rnd(rng, size_t(c.B) * c.Tk * c.k_dim, 2.f);
@@ -129,7 +143,7 @@ TEST(Layer, MatchesFloat64ReferenceOnRandomConfigs) {
     std::vector<float> mask = rnd(rng, size_t(c.Tq) * c.Tk, 3.f);
     if (c.mask) mask[0] = -std::numeric_limits<float>::infinity();
     std::vector<double> ref_out, ref_w;
-    reference(c, R, q, k, v, wq, wk, wv, wo, bq, bk, bv, bo, kpm, mask, ref_out, ref_w);
+    reference(c, R, q, k, v, W.wq, W.wk, W.wv, W.wo, W.bq, W.bk, W.bv, W.bo, kpm, mask, ref_out, ref_w);
     std::vector<float> out(ref_out.size()), weights(ref_w.size());
     mha::ForwardArgs a;
     a.batch = c.B; a.tq = c.Tq; a.tk = c.Tk;
@@ -163,10 +177,9 @@ TEST(Layer, StreamingPathEqualsBlockPathForLongKeys) {
     cfg.d_model = 24; cfg.num_heads = 3; cfg.kv_heads = it % 2 ? 1 : 3; cfg.bias = true;
     mha::Resolved R;
     ASSERT_TRUE(mha::resolve(cfg, R).ok());
-    auto wq = rnd(rng, 24 * R.q_width), wk = rnd(rng, 24 * R.k_width), wv = rnd(rng, 24 * R.v_width), wo = rnd(rng, R.o_width * 24);
-    auto bq = rnd(rng, R.q_width), bk = rnd(rng, R.k_width), bv = rnd(rng, R.v_width), bo = rnd(rng, 24);
+    const Weights W = random_weights(rng, R);
     std::unique_ptr<mha::Layer> layer;
-    ASSERT_TRUE(mha::Layer::create(cfg, {wq.data(), wk.data(), wv.data(), wo.data(), bq.data(), bk.data(), bv.data(), bo.data()}, layer).ok());
+    ASSERT_TRUE(mha::Layer::create(cfg, W.view(), layer).ok());
     const int B = 2, Tq = it % 3 == 0 ? 1 + it : 70 + it * 13, Tk = 257 + it * 97;  // Tq < 64: a short scores block
     auto q = rnd(rng, size_t(B) * Tq * 24, 3.f), k = rnd(rng, size_t(B) * Tk * 24, 3.f), v = rnd(rng, size_t(B) * Tk * 24);
     std::vector<uint8_t> kpm(size_t(B) * Tk, 0);
@@ -208,20 +221,15 @@ TEST(Layer, LongSelfAttentionMatchesReference) {
     if (it % 2) { cfg.head_dk = {5, 3}; cfg.head_dv = {7, 2}; }
     mha::Resolved R;
     ASSERT_TRUE(mha::resolve(cfg, R).ok());
-    auto wq = rnd(rng, size_t(c.d_model) * R.q_width), wk = rnd(rng, size_t(c.d_model) * R.k_width),
-         wv = rnd(rng, size_t(c.d_model) * R.v_width), wo = rnd(rng, size_t(R.o_width) * c.d_model);
-    std::vector<float> bq, bk, bv, bo;
-    if (c.bias) { bq = rnd(rng, R.q_width); bk = rnd(rng, R.k_width); bv = rnd(rng, R.v_width); bo = rnd(rng, c.d_model); }
-    mha::WeightsView w{wq.data(), wk.data(), wv.data(), wo.data(), c.bias ? bq.data() : nullptr,
-                       c.bias ? bk.data() : nullptr, c.bias ? bv.data() : nullptr, c.bias ? bo.data() : nullptr};
+    const Weights W = random_weights(rng, R);
     std::unique_ptr<mha::Layer> layer;
-    ASSERT_TRUE(mha::Layer::create(cfg, w, layer).ok());
+    ASSERT_TRUE(mha::Layer::create(cfg, W.view(), layer).ok());
     auto q = rnd(rng, size_t(c.B) * c.Tq * c.d_model, 2.f);
     std::vector<uint8_t> kpm(size_t(c.B) * c.Tk);
     for (auto& m : kpm) m = rng() % 5 == 0;
     std::vector<float> mask;
     std::vector<double> ref_out, ref_w;
-    reference(c, R, q, q, q, wq, wk, wv, wo, bq, bk, bv, bo, kpm, mask, ref_out, ref_w);
+    reference(c, R, q, q, q, W.wq, W.wk, W.wv, W.wo, W.bq, W.bk, W.bv, W.bo, kpm, mask, ref_out, ref_w);
     for (int nw = 0; nw < 2; ++nw) {
       std::vector<float> out(ref_out.size()), weights(nw ? ref_w.size() : 0);
       mha::ForwardArgs a;
@@ -243,10 +251,9 @@ TEST(KVCache, StepsEqualCausalForward) {
   cfg.d_model = 16; cfg.num_heads = 4; cfg.kv_heads = 2;
   mha::Resolved R;
   ASSERT_TRUE(mha::resolve(cfg, R).ok());
-  auto wq = rnd(rng, 16 * R.q_width), wk = rnd(rng, 16 * R.k_width), wv = rnd(rng, 16 * R.v_width), wo = rnd(rng, R.o_width * 16);
-  auto bq = rnd(rng, R.q_width), bk = rnd(rng, R.k_width), bv = rnd(rng, R.v_width), bo = rnd(rng, 16);
+  const Weights W = random_weights(rng, R);
   std::unique_ptr<mha::Layer> layer;
-  ASSERT_TRUE(mha::Layer::create(cfg, {wq.data(), wk.data(), wv.data(), wo.data(), bq.data(), bk.data(), bv.data(), bo.data()}, layer).ok());
+  ASSERT_TRUE(mha::Layer::create(cfg, W.view(), layer).ok());
   const int B = 2, T = 11;
   auto x = rnd(rng, size_t(B) * T * 16);
   std::vector<float> full(x.size());

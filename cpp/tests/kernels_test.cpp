@@ -103,6 +103,28 @@ void compare(const char* what, int M, int N, int K, const std::vector<float>& C,
            wi >= 0 && wj >= 0 && wj < N ? ref[static_cast<size_t>(wi) * N + wj] : 0.0);
 }
 
+/// The double-precision reference of C[i, j] = c0(i, j) + alpha·Σ_k A[i, k]·b(k, j) for an [M, N]
+/// result (A row-major with leading dimension lda), and each element's error bound
+/// 1e-5·|alpha|·Σ_k |A[i, k]·b(k, j)| + 1e-6·|c0(i, j)| + 1e-6 (float32 accumulation over K terms).
+template <class BAt, class C0>
+void reference_gemm(int M, int N, int K, double alpha, const std::vector<float>& A, int lda, BAt b, C0 c0,
+                    std::vector<double>& ref, std::vector<double>& bound) {
+  ref.assign(static_cast<size_t>(M) * N, 0.0);
+  bound.assign(ref.size(), 0.0);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double s = 0, sa = 0;
+      for (int k = 0; k < K; ++k) {
+        const double t = static_cast<double>(A[static_cast<size_t>(i) * lda + k]) * b(k, j);
+        s += t;
+        sa += std::fabs(t);
+      }
+      const double c = c0(i, j);
+      ref[static_cast<size_t>(i) * N + j] = c + alpha * s;
+      bound[static_cast<size_t>(i) * N + j] = 1e-5 * std::fabs(alpha) * sa + 1e-6 * std::fabs(c) + 1e-6;
+    }
+}
+
 /// gemm_packed: C = A·B (+ bias) with B packed once by pack_b.
 void test_gemm_packed(Rng& rng, int M, int N, int K, bool strided, bool with_bias) {
   const int lda = K + (strided ? rng.range(1, 5) : 0);
@@ -117,18 +139,9 @@ void test_gemm_packed(Rng& rng, int M, int N, int K, bool strided, bool with_bia
   PackedB pb;
   pack_b(K, N, B.data(), ldb, pb);
   gemm_packed(M, A.data(), lda, pb, with_bias ? bias.data() : nullptr, C.data(), ldc);
-  std::vector<double> ref(static_cast<size_t>(M) * N), bound(ref.size());
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j) {
-      double s = with_bias ? bias[j] : 0.0, sa = with_bias ? std::fabs(bias[j]) : 0.0;
-      for (int k = 0; k < K; ++k) {
-        const double t = static_cast<double>(A[static_cast<size_t>(i) * lda + k]) * B[static_cast<size_t>(k) * ldb + j];
-        s += t;
-        sa += std::fabs(t);
-      }
-      ref[static_cast<size_t>(i) * N + j] = s;
-      bound[static_cast<size_t>(i) * N + j] = 1e-5 * sa + 1e-6;
-    }
+  std::vector<double> ref, bound;
+  reference_gemm(M, N, K, 1.0, A, lda, [&](int k, int j) { return B[static_cast<size_t>(k) * ldb + j]; },
+                 [&](int, int j) { return with_bias ? double(bias[j]) : 0.0; }, ref, bound);
   compare(with_bias ? "gemm_packed+bias" : "gemm_packed", M, N, K, C, ldc, orig, ref, bound);
 }
 
@@ -144,18 +157,9 @@ void test_gemm_abt(Rng& rng, int M, int N, int K, bool strided) {
   for (size_t i = 0; i < C.size(); i += 2) C[i] = kSentinel;
   const auto orig = C;
   gemm_abt(M, N, K, alpha, A.data(), lda, B.data(), ldb, C.data(), ldc);
-  std::vector<double> ref(static_cast<size_t>(M) * N), bound(ref.size());
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j) {
-      double s = 0, sa = 0;
-      for (int k = 0; k < K; ++k) {
-        const double t = static_cast<double>(A[static_cast<size_t>(i) * lda + k]) * B[static_cast<size_t>(j) * ldb + k];
-        s += t;
-        sa += std::fabs(t);
-      }
-      ref[static_cast<size_t>(i) * N + j] = alpha * s;
-      bound[static_cast<size_t>(i) * N + j] = 1e-5 * std::fabs(alpha) * sa + 1e-6;
-    }
+  std::vector<double> ref, bound;
+  reference_gemm(M, N, K, alpha, A, lda, [&](int k, int j) { return B[static_cast<size_t>(j) * ldb + k]; },
+                 [](int, int) { return 0.0; }, ref, bound);
   compare("gemm_abt", M, N, K, C, ldc, orig, ref, bound);
 }
 
@@ -172,19 +176,9 @@ void test_gemm_ab(Rng& rng, int M, int N, int K, bool strided, bool accumulate) 
     for (size_t i = 0; i < C.size(); i += 2) C[i] = std::numeric_limits<float>::quiet_NaN();
   const auto orig = C;
   gemm_ab(M, N, K, A.data(), lda, B.data(), ldb, C.data(), ldc, accumulate);
-  std::vector<double> ref(static_cast<size_t>(M) * N), bound(ref.size());
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j) {
-      const double c0 = accumulate ? orig[static_cast<size_t>(i) * ldc + j] : 0.0;
-      double s = c0, sa = std::fabs(c0);
-      for (int k = 0; k < K; ++k) {
-        const double t = static_cast<double>(A[static_cast<size_t>(i) * lda + k]) * B[static_cast<size_t>(k) * ldb + j];
-        s += t;
-        sa += std::fabs(t);
-      }
-      ref[static_cast<size_t>(i) * N + j] = s;
-      bound[static_cast<size_t>(i) * N + j] = 1e-5 * sa + 1e-6;
-    }
+  std::vector<double> ref, bound;
+  reference_gemm(M, N, K, 1.0, A, lda, [&](int k, int j) { return B[static_cast<size_t>(k) * ldb + j]; },
+                 [&](int i, int j) { return accumulate ? double(orig[static_cast<size_t>(i) * ldc + j]) : 0.0; }, ref, bound);
   compare(accumulate ? "gemm_ab+=" : "gemm_ab", M, N, K, C, ldc, orig, ref, bound);
 }
 
@@ -222,19 +216,9 @@ void test_gemm_panels(Rng& rng, int M, int N, int K, bool transposed, bool accum
   const auto orig = C;
   gemm_panels(M, N, K, alpha, A.data(), lda, packed.data() + p0 * stride + size_t(k0) * kPanel, stride, C.data(), ldc,
               accumulate);
-  std::vector<double> ref(static_cast<size_t>(M) * N), bound(ref.size());
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j) {
-      const double c0 = accumulate ? orig[static_cast<size_t>(i) * ldc + j] : 0.0;
-      double s = 0, sa = 0;
-      for (int k = 0; k < K; ++k) {
-        const double t = static_cast<double>(A[static_cast<size_t>(i) * lda + k]) * b(k0 + k, n0 + j);
-        s += t;
-        sa += std::fabs(t);
-      }
-      ref[static_cast<size_t>(i) * N + j] = c0 + alpha * s;
-      bound[static_cast<size_t>(i) * N + j] = 1e-5 * std::fabs(alpha) * sa + 1e-6 * std::fabs(c0) + 1e-6;
-    }
+  std::vector<double> ref, bound;
+  reference_gemm(M, N, K, alpha, A, lda, [&](int k, int j) { return double(b(k0 + k, n0 + j)); },
+                 [&](int i, int j) { return accumulate ? double(orig[static_cast<size_t>(i) * ldc + j]) : 0.0; }, ref, bound);
   compare(transposed ? (accumulate ? "gemm_panels(Bᵀ)+=" : "gemm_panels(Bᵀ)") : (accumulate ? "gemm_panels+=" : "gemm_panels"),
           M, N, K, C, ldc, orig, ref, bound);
 }
@@ -252,18 +236,9 @@ void test_gemm_packed_cols(Rng& rng, int M, int Nt, int K, bool with_bias) {
   PackedB pb;
   pack_b(K, Nt, B.data(), ldb, pb);
   gemm_packed_cols(M, A.data(), lda, pb, n0, n, with_bias ? bias.data() : nullptr, C.data(), ldc);
-  std::vector<double> ref(static_cast<size_t>(M) * n), bound(ref.size());
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < n; ++j) {
-      double s = with_bias ? bias[n0 + j] : 0.0, sa = std::fabs(s);
-      for (int k = 0; k < K; ++k) {
-        const double t = static_cast<double>(A[static_cast<size_t>(i) * lda + k]) * B[static_cast<size_t>(k) * ldb + n0 + j];
-        s += t;
-        sa += std::fabs(t);
-      }
-      ref[static_cast<size_t>(i) * n + j] = s;
-      bound[static_cast<size_t>(i) * n + j] = 1e-5 * sa + 1e-6;
-    }
+  std::vector<double> ref, bound;
+  reference_gemm(M, n, K, 1.0, A, lda, [&](int k, int j) { return B[static_cast<size_t>(k) * ldb + n0 + j]; },
+                 [&](int, int j) { return with_bias ? double(bias[n0 + j]) : 0.0; }, ref, bound);
   compare("gemm_packed_cols", M, n, K, C, ldc, orig, ref, bound);
 }
 
