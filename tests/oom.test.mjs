@@ -69,7 +69,6 @@ test('a layer whose staged weights fit but whose packed copy does not is refused
   const d = 7200;
   const mem0 = mha.memory();
   throwsOOM(() => mha.createLayer({ dModel: d, numHeads: 1, bias: false, seed: 7 }), 1.75 * 4 * d * d * 4);
-  assert.match(String(mha.memory().inUseBytes), /^\d+$/);
   assert.ok(mha.memory().inUseBytes <= mem0.inUseBytes + 4096, `in-use after the refusal: ${mha.memory().inUseBytes}`);
   stillWorks();
 });
