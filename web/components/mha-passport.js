@@ -1,5 +1,5 @@
 import { LitElement, html, css, nothing } from 'lit';
-import { baseStyles, engineFor, errorText, int, num } from './shared.js';
+import { baseStyles, computeWithEngine, errorText, int, num } from './shared.js';
 
 /** Render an engine shape (array of dims or a string) as "5 × 24". */
 export function shapeText(shape) {
@@ -85,7 +85,6 @@ export class MhaPassport extends LitElement {
     this.engine = undefined;
     this.passport = null;
     this.error = null;
-    this._seq = 0;
   }
 
   /** The options object this element passes to `mha.passport()`. */
@@ -101,25 +100,15 @@ export class MhaPassport extends LitElement {
   async willUpdate(changed) {
     const keys = ['seqLen', 'dModel', 'heads', 'kvHeads', 'batch', 'keyLen', 'noBias', 'engine'];
     if (!keys.some((k) => changed.has(k))) return;
-    const seq = ++this._seq;
-    const cfg = this.config;
-    let mha;
-    try {
-      mha = await engineFor(this);
-    } catch (err) {
-      if (seq === this._seq) { this.error = err; this.passport = null; }
-      return;
-    }
-    if (seq !== this._seq) return;
-    try {
-      this.passport = mha.passport(cfg);
+    await computeWithEngine(this, (mha) => {
+      this.passport = mha.passport(this.config);
       this.error = null;
       this.dispatchEvent(new CustomEvent('mha-passport', { detail: this.passport, bubbles: true, composed: true }));
-    } catch (err) {
+    }, (err) => {
       this.passport = null;
       this.error = err;
       this.dispatchEvent(new CustomEvent('mha-error', { detail: err, bubbles: true, composed: true }));
-    }
+    });
   }
 
   render() {

@@ -1,5 +1,5 @@
 import { LitElement, html, css, nothing } from 'lit';
-import { baseStyles, engineFor, errorText, seededMatrix, defaultTokens, num } from './shared.js';
+import { baseStyles, computeWithEngine, errorText, seededMatrix, defaultTokens, num } from './shared.js';
 import './mha-passport.js';
 import './mha-heads.js';
 
@@ -94,7 +94,6 @@ export class MhaWidget extends LitElement {
     this.result = null;
     this.error = null;
     this._passport = null;
-    this._run = 0;
     this._gen = null;
   }
 
@@ -159,33 +158,25 @@ export class MhaWidget extends LitElement {
 
   /** Recompute the layer on the engine (called on every relevant change). */
   async _compute() {
-    const run = ++this._run;
-    const h = num(this.heads, 2), d = this._d;
-    let mha;
-    try {
-      mha = await engineFor(this);
-    } catch (err) {
-      if (run === this._run) { this.error = err; this.result = null; }
-      return;
-    }
-    if (run !== this._run) return;
-    let layer;
-    try {
-      layer = mha.createLayer({ dModel: d, numHeads: h, bias: false, weights: this.packedWeights });
-      const r = layer.forward(this.input, { causal: this.causal, needWeights: true });
-      const passport = mha.passport({ seqLen: this._T, dModel: d, numHeads: h, bias: false });
-      this._passport = passport;
-      this.result = { heads: h, weights: r.weights, output: r.output, passport };
-      this.error = null;
-      this.dispatchEvent(new CustomEvent('mha-computed', {
-        detail: { heads: h, weights: r.weights, output: r.output }, bubbles: true, composed: true,
-      }));
-    } catch (err) {
+    await computeWithEngine(this, (mha) => {
+      const h = num(this.heads, 2), d = this._d;
+      const layer = mha.createLayer({ dModel: d, numHeads: h, bias: false, weights: this.packedWeights });
+      try {
+        const r = layer.forward(this.input, { causal: this.causal, needWeights: true });
+        const passport = mha.passport({ seqLen: this._T, dModel: d, numHeads: h, bias: false });
+        this._passport = passport;
+        this.result = { heads: h, weights: r.weights, output: r.output, passport };
+        this.error = null;
+        this.dispatchEvent(new CustomEvent('mha-computed', {
+          detail: { heads: h, weights: r.weights, output: r.output }, bubbles: true, composed: true,
+        }));
+      } finally {
+        layer.dispose();
+      }
+    }, (err) => {
       this.result = null;
       this.error = err;
-    } finally {
-      layer?.dispose?.();
-    }
+    });
   }
 
   render() {

@@ -31,6 +31,24 @@ export function engineFor(el) {
   return el.engine ? Promise.resolve(el.engine) : getEngine();
 }
 
+/**
+ * Runs compute(mha) on the component's engine for its latest request only: when a later call
+ * for the same element starts before the engine resolves, this one does nothing. An error of the
+ * engine or of compute goes to fail(err), again only for the latest request.
+ * @param {HTMLElement} el the component (its `engine` property is honored)
+ * @param {(mha: object) => void} compute
+ * @param {(err: Error) => void} fail
+ */
+export async function computeWithEngine(el, compute, fail) {
+  const id = (el._engineRequest = (el._engineRequest || 0) + 1);
+  try {
+    const mha = await engineFor(el);
+    if (id === el._engineRequest) compute(mha);
+  } catch (err) {
+    if (id === el._engineRequest) fail(err);
+  }
+}
+
 /** A readable message for an engine error (MHAError has `.code` and `.message`). */
 export function errorText(err) {
   if (!err) return '';
