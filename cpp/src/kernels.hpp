@@ -62,12 +62,13 @@ void gemm_panels(int M, int N, int K, float alpha, const float* A, int lda, cons
 void scale_rows(int rows, int cols, float* X, int ldx, const float* f);
 
 /// C[M, N] = alpha · A[M, K] · B[N, K]ᵀ. Overwrites C. Used for the scores S = Q·Kᵀ·(1/√d_k)
-/// (Vaswani et al. 2017, eq. 1).
+/// (Vaswani et al. 2017, eq. 1) when attention reads K in place (few keys or few queries: no
+/// packing pays off there, and the SIMD version runs small products as direct dot products).
 void gemm_abt(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
               float* C, int ldc);
 
 /// C[M, N] = A[M, K] · B[K, N] (B not packed; accumulate = false overwrites C, true adds to it).
-/// Used for the weighted sum A·V of attention weights and values.
+/// Used for the weighted sum A·V of attention weights and values when attention reads V in place.
 void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
              int ldc, bool accumulate);
 

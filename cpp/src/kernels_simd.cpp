@@ -12,20 +12,30 @@
 // registers, one of them V8's scratch: 6×8 and 3×16 spill). The k loop is not unrolled: clang
 // regroups unrolled iterations per accumulator, which V8 then has to spill.
 //
-// Blocking (Goto): rows of A in blocks of kMC, depth in blocks of kKC. Each A block is packed once
-// into tiles of kMR rows (A[i, k] at [k·MR + i], so the micro-kernel reads A through one pointer)
-// and swept over every B panel, whose kKC×8 slice stays in L1 across the row tiles.
+// Blocking (Goto): rows of A in blocks of kMC, depth in blocks of kKC; every B panel's kKC×8 slice
+// stays in L1 across the row tiles of a block. A block of 32 rows or more is packed once into tiles
+// of kMR rows (A[i, k] at [k·MR + i]: one sequential stream per tile, no L1 set conflicts between
+// rows of a wide A); smaller blocks read A in place through one pointer per tile row, as XNNPACK's
+// GEMMs do, since there the packing copy costs more than it saves (a tenth of the lesson's
+// 5-token forward).
 //
 // B panel layout (pack_b, and on-the-fly packing for gemm_abt / gemm_ab): columns are grouped into
 // panels of NR = 8; panel p stores B[k, 8p .. 8p+8) for k = 0..K-1 contiguously (K×8 floats, row k
 // at offset 8k). The last panel is 4 wide when N mod 8 is 1..4 (K×4 floats), else 8 wide; columns
-// past N in it are zero. Edges: M remainders run a micro-kernel instantiated with 1..3 rows, N
-// remainders the 1-vector-wide kernel and/or 1..3-lane partial loads/stores of C
-// (v128.load32/64_zero, v128.store32/64_lane); K needs no tile edge (one k per iteration).
+// past N in it are zero. Edges: 1 or 2 remainder rows run micro_kernel_wide over 4 or 2 panels at
+// once (8 accumulator chains, as in the full tile), 3 rows and the last panels a micro-kernel
+// instantiated with 1..3 rows; N remainders the 1-vector-wide kernel and/or 1..3-lane partial
+// loads/stores of C (v128.load32/64_zero, v128.store32/64_lane); K needs no tile edge (one k per
+// iteration).
+//
+// Small attention products (few keys or few queries, where packing costs as much as the product)
+// skip B packing: gemm_abt runs dot products against rows of B (dots_abt), gemm_ab reads B's rows in
+// place through the same micro-kernels.
 //
 // Softmax: vector max pass, vector exp (Cephes expf: x = n·ln2 + r with ln2 in two parts, degree-5
 // polynomial for e^r by Estrin's scheme, 2^n built in the exponent bits), vector sum and scale
-// passes. After max subtraction, inputs below about -87.7 (including -inf) give exactly 0.
+// passes; rows of up to 8 go four at a time with one horizontal reduction per pass. After max
+// subtraction, inputs below about -87.7 (including -inf) give exactly 0.
 #ifdef MHA_SIMD128
 
 #include <wasm_simd128.h>
@@ -127,12 +137,12 @@ inline void store_vec(float* c, v128_t acc, int cols, const Epilogue& e, int col
   }
 }
 
-/// Micro-kernel: tile C[MR, nc] (nc ≤ 4·NV valid columns) from a packed A tile ap[K, MR] (A[i, k]
-/// at ap[k·MR + i]) and a B panel slice bp (B[k, j] at bp[k·ldb + j], ldb ≥ 4·NV: the panel width).
-/// MR·NV independent f32x4 accumulators; per k: NV vector loads of B, MR broadcast loads of A,
-/// MR·NV mul+add.
-template <int MR, int NV>
-void micro_kernel(int K, const float* __restrict ap, const float* __restrict bp, int ldb, float* __restrict c,
+/// Micro-kernel: tile C[MR, nc] (nc ≤ 4·NV valid columns) from MR rows of A read in place (A[i, k]
+/// at ap[i·lda + k]) and a B panel slice bp (B[k, j] at bp[k·ldb + j]; ldb is the panel width, or
+/// B's leading dimension when its rows are read in place). MR·NV independent f32x4 accumulators;
+/// per k: NV vector loads of B, MR broadcast loads of A, MR·NV mul+add.
+template <int MR, int NV, bool kPackedA = false>
+void micro_kernel(int K, const float* __restrict ap, int lda, const float* __restrict bp, int ldb, float* __restrict c,
                   int ldc, int nc, const Epilogue& e) {
   const int W = ldb;
   v128_t acc[MR][NV];
@@ -140,16 +150,20 @@ void micro_kernel(int K, const float* __restrict ap, const float* __restrict bp,
     for (int v = 0; v < NV; ++v) acc[i][v] = wasm_f32x4_splat(0.f);
   // One k per iteration: unrolling makes clang interleave iterations into a schedule that needs
   // more than the 16 xmm registers V8 has on x64 (spills); with pointer bumps the loop overhead is
-  // a few scalar ops next to the 2·MR·NV vector ops.
+  // a few scalar ops next to the 2·MR·NV vector ops. (Splitting k over two accumulator sets for
+  // the narrow remainder tiles measured no faster: V8 spills them.)
+  // A[i, k]: at ap + k·MR + i in a pack_a tile (one pointer, bumped by MR), or at a[i] + k in place.
+  const float* a[MR];
+  for (int i = 0; i < MR; ++i) a[i] = ap + static_cast<size_t>(i) * lda;
 #pragma clang loop unroll(disable)
   for (int k = 0; k < K; ++k) {
     v128_t b[NV];
     for (int v = 0; v < NV; ++v) b[v] = wasm_v128_load(bp + 4 * v);
     for (int i = 0; i < MR; ++i) {
-      const v128_t av = wasm_v128_load32_splat(ap + i);
+      const v128_t av = wasm_v128_load32_splat(kPackedA ? ap + i : a[i] + k);
       for (int v = 0; v < NV; ++v) acc[i][v] = wasm_f32x4_add(acc[i][v], wasm_f32x4_mul(av, b[v]));
     }
-    ap += MR;
+    if (kPackedA) ap += MR;
     bp += W;
   }
   for (int i = 0; i < MR; ++i) {
@@ -162,16 +176,46 @@ void micro_kernel(int K, const float* __restrict ap, const float* __restrict bp,
   }
 }
 
-using MicroKernel = void (*)(int, const float*, const float*, int, float*, int, int, const Epilogue&);
+/// Remainder micro-kernel: MR (1 or 2) rows × NP (2 or 4) full panels (8 columns each, panel q at
+/// bp + q·pstride), MR·NP·2 accumulators. The rows left below the last 4-row tile would run
+/// through micro_kernel<MR, 2> panel by panel with only 2·MR accumulator chains, bound by the add
+/// latency; taking NP = 4 / MR panels at once gives 8 independent chains again.
+template <int MR, int NP>
+void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* __restrict bp, int ldb, size_t pstride,
+                       float* __restrict c, int ldc, const Epilogue& e) {
+  v128_t acc[MR][NP][2];
+  for (int i = 0; i < MR; ++i)
+    for (int q = 0; q < NP; ++q) acc[i][q][0] = acc[i][q][1] = wasm_f32x4_splat(0.f);
+  const float* a[MR];
+  for (int i = 0; i < MR; ++i) a[i] = ap + static_cast<size_t>(i) * lda;
+#pragma clang loop unroll(disable)
+  for (int k = 0; k < K; ++k) {
+    for (int q = 0; q < NP; ++q) {
+      const v128_t b0 = wasm_v128_load(bp + q * pstride), b1 = wasm_v128_load(bp + q * pstride + 4);
+      for (int i = 0; i < MR; ++i) {
+        const v128_t av = wasm_v128_load32_splat(a[i] + k);
+        acc[i][q][0] = wasm_f32x4_add(acc[i][q][0], wasm_f32x4_mul(av, b0));
+        acc[i][q][1] = wasm_f32x4_add(acc[i][q][1], wasm_f32x4_mul(av, b1));
+      }
+    }
+    bp += ldb;
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int q = 0; q < NP; ++q)
+      for (int v = 0; v < 2; ++v)
+        store_vec(c + static_cast<size_t>(i) * ldc + 8 * q + 4 * v, acc[i][q][v], 4, e, 8 * q + 4 * v);
+}
+
+using MicroKernel = void (*)(int, const float*, int, const float*, int, float*, int, int, const Epilogue&);
 
 /// The micro-kernel for MR rows and nv (1..kNV) vectors of columns.
-template <int MR>
+template <int MR, bool kPackedA = false>
 MicroKernel pick_width(int nv) {
   switch (nv) {
-    case 1: return micro_kernel<MR, 1>;
-    case 2: return micro_kernel<MR, std::min(2, kNV)>;
-    case 3: return micro_kernel<MR, std::min(3, kNV)>;
-    default: return micro_kernel<MR, kNV>;
+    case 1: return micro_kernel<MR, 1, kPackedA>;
+    case 2: return micro_kernel<MR, std::min(2, kNV), kPackedA>;
+    case 3: return micro_kernel<MR, std::min(3, kNV), kPackedA>;
+    default: return micro_kernel<MR, kNV, kPackedA>;
   }
 }
 
@@ -206,18 +250,18 @@ inline void transpose4x4(const float* s, size_t ld, float* d, size_t dstride) {
   wasm_v128_store(d + 3 * dstride, wasm_i64x2_shuffle(t2, t3, 1, 3));
 }
 
-/// Packs the block A[mc, kc] (leading dimension lda) into tiles of kMR rows for micro_kernel:
-/// tile t (rows t·kMR ..) at out + t·kMR·kc holds A[t·kMR + i, k] at [k·mr + i], mr = its rows.
+/// Packs the full kMR-row tiles of A[mc, kc] (leading dimension lda): tile t (rows t·kMR ..) at
+/// out + t·kMR·kc holds A[t·kMR + i, k] at [k·kMR + i], so micro_kernel<…, true> reads it
+/// sequentially. Rows past the last full tile are not packed (the remainder kernels read A in place).
 void pack_a(int mc, int kc, const float* A, int lda, float* out) {
-  for (int ir = 0; ir < mc; ir += kMR) {
-    const int mr = std::min(kMR, mc - ir);
+  for (int ir = 0; ir + kMR <= mc; ir += kMR) {
     const float* src = A + static_cast<size_t>(ir) * lda;
     float* dst = out + static_cast<size_t>(ir) * kc;
     int k = 0;
-    if (mr == 4)
+    if (kMR == 4)
       for (; k + 4 <= kc; k += 4) transpose4x4(src + k, lda, dst + 4 * k, 4);
     for (; k < kc; ++k)
-      for (int i = 0; i < mr; ++i) dst[k * mr + i] = src[static_cast<size_t>(i) * lda + k];
+      for (int i = 0; i < kMR; ++i) dst[k * kMR + i] = src[static_cast<size_t>(i) * lda + k];
   }
 }
 
@@ -229,6 +273,12 @@ float* scratch(int which, size_t n) {
 }
 enum { kScratchA = 0, kScratchB = 1 };
 
+/// Row blocks of at least this many rows pack A (pack_a): a block swept over the panels many
+/// times then reads one contiguous buffer, where rows of a wide A (e.g. Q rows 3 KB apart) would
+/// fall into a few L1 sets. Smaller blocks read A in place: packing them costs more than it saves
+/// (a tenth of a 5-token forward).
+constexpr int kPackRows = 32;
+
 /// Where the panels of a B operand are: either the pack_b layout of a ktot×ntot matrix starting at
 /// panel p0 (panel widths 8, or 4 for a narrow last panel; stride 0), or fixed-width panels of
 /// kNR columns at base + p·stride (the pack_panels layout, kernels.hpp).
@@ -236,40 +286,76 @@ struct PanelSrc {
   const float* base;
   size_t stride = 0;     // 0: pack_b layout
   int ktot = 0, ntot = 0, p0 = 0;  // pack_b layout only
-  const float* panel(int p) const { return stride ? base + p * stride : base + panel_offset(ktot, p0 + p); }
-  int width(int p) const { return stride ? kNR : panel_width(ntot, p0 + p); }
+  int ld = 0;            // > 0: B unpacked, row-major with this leading dimension (N % 4 == 0)
+  const float* panel(int p) const {
+    return ld ? base + p * kNR : stride ? base + p * stride : base + panel_offset(ktot, p0 + p);
+  }
+  /// Distance between rows k and k+1 of panel p (its width when packed).
+  int width(int p) const { return ld ? ld : stride ? kNR : panel_width(ntot, p0 + p); }
+  /// Distance between consecutive full-width panels.
+  size_t panel_step() const { return ld ? kNR : stride ? stride : size_t(kNR) * ktot; }
 };
 
 /// C[M, N] (=|+=) alpha·A[M, K]·B[K, N] (+ bias) with B in panels (PanelSrc).
-/// Cache blocking: rows in blocks of kMC, depth in blocks of kKC; each A block is packed once
-/// (pack_a) and swept over every B panel; the first depth block applies the caller's epilogue,
-/// later ones accumulate.
+/// Cache blocking: rows in blocks of kMC, depth in blocks of kKC; each block of A (packed when it
+/// has kPackRows rows or more, else read in place) is swept over every B panel; the first depth
+/// block applies the caller's epilogue, later ones accumulate.
 void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc& B, float* C, int ldc,
                    float alpha, const float* bias, bool accumulate) {
   const int P = num_panels(N);
-  float* apack = scratch(kScratchA, static_cast<size_t>(std::min(kMC, M)) * std::min(kKC, K));
   for (int ic = 0; ic < M; ic += kMC) {
     const int mc = std::min(kMC, M - ic);
     for (int pc = 0; pc < K; pc += kKC) {
       const int kc = std::min(kKC, K - pc);
-      pack_a(mc, kc, A + static_cast<size_t>(ic) * lda + pc, lda, apack);
+      const float* ablk = A + static_cast<size_t>(ic) * lda + pc;
+      const bool packed = mc >= kPackRows;
+      float* apack = packed ? scratch(kScratchA, static_cast<size_t>(mc) * kc) : nullptr;
+      if (packed) pack_a(mc, kc, ablk, lda, apack);
       Epilogue e;
       e.alpha = alpha;
       e.scale = alpha != 1.f;
       e.accumulate = accumulate || pc > 0;
+      const int mfull = mc - mc % kMR, rem = mc - mfull;
       for (int p = 0; p < P; ++p) {
         const int w = B.width(p);
         const int n0 = p * kNR;
         const int nc = std::min(kNR, N - n0);
         const float* bp = B.panel(p) + static_cast<size_t>(pc) * w;
         e.bias = (bias && !e.accumulate) ? bias + n0 : nullptr;
-        const MicroKernel full = pick_kernel(kMR, nc);
-        int ir = 0;
-        for (; ir + kMR <= mc; ir += kMR)
-          full(kc, apack + static_cast<size_t>(ir) * kc, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
-        if (ir < mc)
-          pick_kernel(mc - ir, nc)(kc, apack + static_cast<size_t>(ir) * kc, bp, w,
-                                   C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
+        if (packed) {
+          const MicroKernel full = pick_width<kMR, true>((nc + 3) / 4);
+          for (int ir = 0; ir < mfull; ir += kMR)
+            full(kc, apack + static_cast<size_t>(ir) * kc, 0, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
+        } else {
+          const MicroKernel full = pick_kernel(kMR, nc);
+          for (int ir = 0; ir < mfull; ir += kMR)
+            full(kc, ablk + static_cast<size_t>(ir) * lda, lda, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
+        }
+      }
+      if (rem == 0) continue;
+      // The rows below the last full tile: 1 or 2 rows take 4 or 2 full panels at once.
+      const float* ar = ablk + static_cast<size_t>(mfull) * lda;
+      float* cr = C + static_cast<size_t>(ic + mfull) * ldc;
+      int p = 0;
+      auto wide = [&](int np, void (*kernel)(int, const float*, int, const float*, int, size_t, float*, int, const Epilogue&)) {
+        for (; (p + np) * kNR <= N; p += np) {
+          e.bias = (bias && !e.accumulate) ? bias + p * kNR : nullptr;
+          kernel(kc, ar, lda, B.panel(p) + static_cast<size_t>(pc) * B.width(p), B.width(p), B.panel_step(),
+                 cr + p * kNR, ldc, e);
+        }
+      };
+      if (rem == 1) {
+        wide(4, micro_kernel_wide<1, 4>);
+        wide(2, micro_kernel_wide<1, 2>);
+      } else if (rem == 2) {
+        wide(2, micro_kernel_wide<2, 2>);
+      }
+      for (; p < P; ++p) {
+        const int w = B.width(p);
+        const int n0 = p * kNR;
+        const int nc = std::min(kNR, N - n0);
+        e.bias = (bias && !e.accumulate) ? bias + n0 : nullptr;
+        pick_kernel(rem, nc)(kc, ar, lda, B.panel(p) + static_cast<size_t>(pc) * w, w, cr + n0, ldc, nc, e);
       }
     }
   }
@@ -325,6 +411,44 @@ void fill_rows(int M, int N, const float* bias, float* C, int ldc) {
     float* c = C + static_cast<size_t>(i) * ldc;
     if (bias) std::memcpy(c, bias, sizeof(float) * N);
     else std::memset(c, 0, sizeof(float) * N);
+  }
+}
+
+/// Sums of each of 4 vectors, as one vector: [Σs0, Σs1, Σs2, Σs3].
+inline v128_t hsum4(v128_t s0, v128_t s1, v128_t s2, v128_t s3) {
+  const v128_t t0 = wasm_f32x4_add(wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5), wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7));
+  const v128_t t1 = wasm_f32x4_add(wasm_i32x4_shuffle(s2, s3, 0, 4, 1, 5), wasm_i32x4_shuffle(s2, s3, 2, 6, 3, 7));
+  return wasm_f32x4_add(wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5), wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7));
+}
+
+/// C[R, N] = alpha·A[R, K]·B[N, K]ᵀ for R (1 or 2) rows of A, by dot products over K (K % 4 == 0):
+/// four rows of B at a time, R·4 vector accumulators, reduced with hsum4 into one store of 4
+/// scores. No packing: for attention over few keys or few queries, where packing B would cost as
+/// much as the product.
+template <int R>
+void dots_abt(int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float* C, int ldc) {
+  const v128_t av = wasm_f32x4_splat(alpha);
+  for (int j = 0; j < N; j += 4) {
+    const int nj = std::min(4, N - j);
+    const float* b[4];
+    for (int u = 0; u < 4; ++u) b[u] = B + size_t(j + std::min(u, nj - 1)) * ldb;  // short group: repeat the last row
+    v128_t s[R][4];
+    for (int i = 0; i < R; ++i)
+      for (int u = 0; u < 4; ++u) s[i][u] = wasm_f32x4_splat(0.f);
+    for (int k = 0; k < K; k += 4) {
+      v128_t bv[4];
+      for (int u = 0; u < 4; ++u) bv[u] = wasm_v128_load(b[u] + k);
+      for (int i = 0; i < R; ++i) {
+        const v128_t x = wasm_v128_load(A + size_t(i) * lda + k);
+        for (int u = 0; u < 4; ++u) s[i][u] = wasm_f32x4_add(s[i][u], wasm_f32x4_mul(x, bv[u]));
+      }
+    }
+    for (int i = 0; i < R; ++i) {
+      const v128_t r = wasm_f32x4_mul(hsum4(s[i][0], s[i][1], s[i][2], s[i][3]), av);
+      float* c = C + size_t(i) * ldc + j;
+      if (nj == 4) wasm_v128_store(c, r);
+      else store_partial(c, r, nj);
+    }
   }
 }
 
@@ -407,6 +531,67 @@ void softmax_row_simd(int n, float* x) {
   // Scale pass.
   for (j = 0; j < n4; j += 4) wasm_v128_store(x + j, wasm_f32x4_mul(wasm_v128_load(x + j), inv));
   if (rem) store_partial(x + n4, wasm_f32x4_mul(et, inv), rem);
+}
+
+/// The first cnt (≤ 4; < 1 gives none) floats at p in lanes 0..cnt-1, -inf in the other lanes.
+inline v128_t load_or_ninf(const float* p, int cnt) {
+  const v128_t ninf = wasm_f32x4_splat(-std::numeric_limits<float>::infinity());
+  if (cnt >= 4) return wasm_v128_load(p);
+  if (cnt <= 0) return ninf;
+  const v128_t lanes = wasm_i32x4_gt(wasm_i32x4_splat(cnt), wasm_i32x4_make(0, 1, 2, 3));
+  return wasm_v128_bitselect(load_partial(p, cnt), ninf, lanes);
+}
+
+/// Maxima of each of 4 vectors, as one vector (the pmax analogue of hsum4).
+inline v128_t hmax4(v128_t s0, v128_t s1, v128_t s2, v128_t s3) {
+  const v128_t t0 = wasm_f32x4_pmax(wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5), wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7));
+  const v128_t t1 = wasm_f32x4_pmax(wasm_i32x4_shuffle(s2, s3, 0, 4, 1, 5), wasm_i32x4_shuffle(s2, s3, 2, 6, 3, 7));
+  return wasm_f32x4_pmax(wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5), wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7));
+}
+
+/// Softmax of short rows (n ≤ 4·NV ≤ 8) four rows at a time: each row is NV vectors (-inf padded),
+/// the four row maxima and the four sums come out of one hmax4 / hsum4 each, and one vector
+/// division gives the four reciprocals. Per-row passes would spend most of a short row on
+/// horizontal reductions and scalar work; this is the lesson-sized case (T of a few tokens).
+template <int NV>
+void softmax_short_rows(int rows, int n, float* S, int lds) {
+  for (int r = 0; r < rows; r += 4) {
+    const int nr = std::min(4, rows - r);
+    v128_t x[4][NV], mx[4];
+    for (int i = 0; i < 4; ++i) {
+      const float* row = S + static_cast<size_t>(r + std::min(i, nr - 1)) * lds;  // missing rows: repeat the last
+      for (int v = 0; v < NV; ++v) x[i][v] = load_or_ninf(row + 4 * v, n - 4 * v);
+      mx[i] = NV == 1 ? x[i][0] : wasm_f32x4_pmax(x[i][0], x[i][NV - 1]);
+    }
+    const v128_t m = hmax4(mx[0], mx[1], mx[2], mx[3]);
+    // A row of only -inf has m = -inf: subtract 0 instead (its exps are 0) and give it weights 0.
+    const v128_t live = wasm_f32x4_gt(m, wasm_f32x4_splat(-std::numeric_limits<float>::infinity()));
+    alignas(16) float ms[4];
+    wasm_v128_store(ms, wasm_v128_and(m, live));
+    v128_t sum[4];
+    for (int i = 0; i < 4; ++i) {
+      sum[i] = wasm_f32x4_splat(1.f);
+      if (i >= nr) continue;  // a repeated row: no exps
+      const v128_t mi = wasm_v128_load32_splat(ms + i);
+      sum[i] = wasm_f32x4_splat(0.f);
+      for (int v = 0; v < NV; ++v) {
+        x[i][v] = exp_nonpositive(wasm_f32x4_sub(x[i][v], mi));
+        sum[i] = wasm_f32x4_add(sum[i], x[i][v]);
+      }
+    }
+    alignas(16) float inv[4];
+    wasm_v128_store(inv, wasm_v128_and(wasm_f32x4_div(wasm_f32x4_splat(1.f), hsum4(sum[0], sum[1], sum[2], sum[3])), live));
+    for (int i = 0; i < nr; ++i) {
+      float* row = S + static_cast<size_t>(r + i) * lds;
+      const v128_t f = wasm_v128_load32_splat(inv + i);
+      for (int v = 0; v < NV; ++v) {
+        const int cols = n - 4 * v;
+        const v128_t y = wasm_f32x4_mul(x[i][v], f);
+        if (cols >= 4) wasm_v128_store(row + 4 * v, y);
+        else if (cols > 0) store_partial(row + 4 * v, y, cols);
+      }
+    }
+  }
 }
 
 /// Maximum of x[0..n) and of `init` (vector passes; n mod 4 tail lanes scalar).
@@ -557,22 +742,31 @@ void scale_rows(int rows, int cols, float* X, int ldx, const float* f) {
   }
 }
 
-/// C[M, N] = alpha·A[M, K]·B[N, K]ᵀ: B is transposed into panels (4×4 shuffles) in a scratch
-/// buffer of ~K·N floats, then the blocked micro-kernel runs with alpha applied in the store.
-/// See kernels.hpp.
+/// C[M, N] = alpha·A[M, K]·B[N, K]ᵀ. See kernels.hpp. Small products with K % 4 == 0 (attention
+/// over a few keys or for a few query rows) run as direct dot products, reading B in place;
+/// larger ones transpose B into panels (4×4 shuffles) in a scratch buffer of ~K·N floats first,
+/// then run the blocked micro-kernel with alpha applied in the store.
 void gemm_abt(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
               float* C, int ldc) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) return fill_rows(M, N, nullptr, C, ldc);
+  if (K % 4 == 0 && (M <= 2 * kMR || size_t(N) * K <= 4096)) {
+    int i = 0;
+    for (; i + 2 <= M; i += 2)
+      dots_abt<2>(N, K, alpha, A + size_t(i) * lda, lda, B, ldb, C + size_t(i) * ldc, ldc);
+    if (i < M) dots_abt<1>(N, K, alpha, A + size_t(i) * lda, lda, B, ldb, C + size_t(i) * ldc, ldc);
+    return;
+  }
   float* bp = scratch(kScratchB, panelled_size(K, N));
   pack_transposed(N, K, B, ldb, bp);
   PanelSrc src{bp, 0, K, N, 0};
   gemm_panelled(M, N, K, A, lda, src, C, ldc, alpha, nullptr, false);
 }
 
-/// C[M, N] (+)= A[M, K]·B[K, N] with B unpacked: B is copied into panels in a scratch buffer of
-/// ~K·N floats, then the blocked micro-kernel runs (accumulate adds to C in the store).
-/// See kernels.hpp.
+/// C[M, N] (+)= A[M, K]·B[K, N] with B unpacked. See kernels.hpp. When N % 4 == 0 and the product
+/// is small (a few rows of A, or at most 64 rows of B: a panel's rows then stay in L1 however far
+/// apart they are), the micro-kernel reads B's rows in place; otherwise B is first copied into
+/// panels in a scratch buffer of ~K·N floats.
 void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
              int ldc, bool accumulate) {
   if (M <= 0 || N <= 0) return;
@@ -580,16 +774,23 @@ void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int l
     if (!accumulate) fill_rows(M, N, nullptr, C, ldc);
     return;
   }
+  if (N % 4 == 0 && (M <= 2 * kMR || K <= 64)) {
+    PanelSrc src{B};
+    src.ld = ldb;
+    return gemm_panelled(M, N, K, A, lda, src, C, ldc, 1.f, nullptr, accumulate);
+  }
   float* bp = scratch(kScratchB, panelled_size(K, N));
   pack_rows(K, N, B, ldb, bp);
   PanelSrc src{bp, 0, K, N, 0};
   gemm_panelled(M, N, K, A, lda, src, C, ldc, 1.f, nullptr, accumulate);
 }
 
-/// Row-wise stable softmax of S[rows, n] (leading dimension lds) in place, one row at a time by
-/// softmax_row_simd. See kernels.hpp.
+/// Row-wise stable softmax of S[rows, n] (leading dimension lds) in place: rows of up to 8 four at
+/// a time (softmax_short_rows), longer ones one at a time (softmax_row_simd). See kernels.hpp.
 void softmax_rows(int rows, int n, float* S, int lds) {
   if (n <= 0) return;
+  if (n <= 4) return softmax_short_rows<1>(rows, n, S, lds);
+  if (n <= 8) return softmax_short_rows<2>(rows, n, S, lds);
   for (int r = 0; r < rows; ++r) softmax_row_simd(n, S + static_cast<size_t>(r) * lds);
 }
 
