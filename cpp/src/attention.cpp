@@ -25,6 +25,8 @@ constexpr int kKeyBlock = MHA_KEY_BLOCK;  // keys per step of the streaming (onl
 constexpr int kProjRows = 256;  // rows of K/V projected at once before packing (multiple of 8)
 constexpr int kQRows = 128;     // query rows projected, attended and output-projected at once
 constexpr int kFuseRows = 128;  // self-attention with ≤ this many rows (B·T): one fused Q|K|V GEMM
+constexpr int kDirectKeys = 64;    // attention over ≤ this many keys reads K/V in place (no packs) …
+constexpr int kDirectQueries = 8;  // … as does attention of ≤ this many queries (KV-cache steps)
 static_assert(kKeyBlock % 8 == 0 && kProjRows % 8 == 0, "K/V packs are addressed in panels of 8 keys");
 inline int round8(int n) { return (n + 7) & ~7; }
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -289,6 +291,12 @@ struct Layer::Masks {
   float* weights = nullptr; bool average_weights = false;
   float* trace_scores = nullptr;
   bool streaming = false;
+  // direct: K/V are read in place (rows of batch element b at k / v, set by the caller before each
+  // attend_rows) instead of from the packs: few keys or few queries, where packing costs as much as
+  // the products.
+  bool direct = false;
+  const float* k = nullptr; int ldk = 0;
+  const float* v = nullptr; int ldv = 0;
 };
 
 void Layer::attend_rows(const Masks& a, int b, int r0q, int nrows, const float* q, int ldq, float* o, int ldo) {
@@ -300,8 +308,19 @@ void Layer::attend_rows(const Masks& a, int b, int r0q, int nrows, const float* 
   for (int i = 0; i < h; ++i) {
     const int g = r.kv_of(i), dk = r.dk[i], dv = r.dv[i];
     const size_t kstride = size_t(kernels::kPanel) * dk;
-    const float* kp = packs_.data() + kp_off_[g];
-    const float* vp = packs_.data() + vp_off_[g];
+    const float* kp = a.direct ? nullptr : packs_.data() + kp_off_[g];
+    const float* vp = a.direct ? nullptr : packs_.data() + vp_off_[g];
+    const float* kd = a.direct ? a.k + r.k_off[g] : nullptr;
+    const float* vd = a.direct ? a.v + r.v_off[g] : nullptr;
+    // S[rows, n] = Q_i·K_gᵀ·scale over keys k0 .. k0+n, and O (+)= P[rows, n]·V_g over the same keys.
+    auto scores = [&](const float* qrows, int rows, int k0, int n, float* S, int lds) {
+      if (a.direct) kernels::gemm_abt(rows, n, dk, r.scale[i], qrows, ldq, kd + size_t(k0) * a.ldk, a.ldk, S, lds);
+      else kernels::gemm_panels(rows, n, dk, r.scale[i], qrows, ldq, kp + size_t(k0 / 8) * kstride, kstride, S, lds, false);
+    };
+    auto weigh = [&](int rows, int k0, int n, const float* P, int ldp, float* O, bool accumulate) {
+      if (a.direct) kernels::gemm_ab(rows, dv, n, P, ldp, vd + size_t(k0) * a.ldv, a.ldv, O, ldo, accumulate);
+      else kernels::gemm_panels(rows, dv, n, 1.f, P, ldp, vp + size_t(k0) * kernels::kPanel, vstride, O, ldo, accumulate);
+    };
     HeadMasks hm;
     hm.tk = Tk;
     hm.kpm = a.key_padding_mask ? a.key_padding_mask + size_t(b) * Tk : nullptr;
@@ -340,13 +359,11 @@ void Layer::attend_rows(const Masks& a, int b, int r0q, int nrows, const float* 
         std::fill(l, l + rows, 0.f);
         for (int k0 = 0; k0 < kend; k0 += kKeyBlock) {
           const int n = std::min(kKeyBlock, kend - k0);
-          kernels::gemm_panels(rows, n, dk, r.scale[i], qrows, ldq, kp + size_t(k0 / 8) * kstride, kstride, S,
-                               kKeyBlock, false);
+          scores(qrows, rows, k0, n, S, kKeyBlock);
           if (hm.any()) apply_masks(hm, r0, rows, k0, n, S, kKeyBlock);
           kernels::softmax_online_block(rows, n, S, kKeyBlock, m, l, alpha);
           if (k0 > 0) kernels::scale_rows(rows, dv, O, ldo, alpha);
-          kernels::gemm_panels(rows, dv, n, 1.f, S, kKeyBlock, vp + size_t(k0) * kernels::kPanel, vstride, O, ldo,
-                               k0 > 0);
+          weigh(rows, k0, n, S, kKeyBlock, O, k0 > 0);
         }
         for (int rr = 0; rr < rows; ++rr) alpha[rr] = l[rr] > 0.f ? 1.f / l[rr] : 0.f;  // all masked: 0
         kernels::scale_rows(rows, dv, O, ldo, alpha);
@@ -355,7 +372,7 @@ void Layer::attend_rows(const Masks& a, int b, int r0q, int nrows, const float* 
 
       float* S = per_head_weights ? a.weights + ((size_t(b) * h + i) * Tq + r0) * Tk : scores_.data();
       const int lds = Tk;
-      kernels::gemm_panels(rows, kend, dk, r.scale[i], qrows, ldq, kp, kstride, S, lds, false);
+      scores(qrows, rows, 0, kend, S, lds);
       if (trace)
         for (int rr = 0; rr < rows; ++rr)
           std::memcpy(trace + size_t(r0 + rr) * Tk, S + size_t(rr) * lds, sizeof(float) * Tk);
@@ -363,7 +380,7 @@ void Layer::attend_rows(const Masks& a, int b, int r0q, int nrows, const float* 
       kernels::softmax_rows(rows, kend, S, lds);
       if (kend < Tk && per_head_weights)
         for (int rr = 0; rr < rows; ++rr) std::fill(S + size_t(rr) * lds + kend, S + size_t(rr + 1) * lds, 0.f);
-      kernels::gemm_panels(rows, dv, kend, 1.f, S, lds, vp, vstride, O, ldo, false);
+      weigh(rows, 0, kend, S, lds, O, false);
       if (a.weights && a.average_weights) {
         float* W = a.weights + (size_t(b) * Tq + r0) * Tk;
         for (int rr = 0; rr < rows; ++rr)
@@ -373,7 +390,7 @@ void Layer::attend_rows(const Masks& a, int b, int r0q, int nrows, const float* 
   }
 }
 
-Status Layer::prepare_attention(const AttendArgs& a, size_t nws, const char* who, Masks& m) {
+Status Layer::prepare_attention(const AttendArgs& a, size_t nws, bool kv_in_place, const char* who, Masks& m) {
   const Resolved& r = cfg_;
   m.tq = a.tq; m.tk = a.tk;
   m.causal = a.causal; m.causal_offset = a.causal_offset;
@@ -382,9 +399,10 @@ Status Layer::prepare_attention(const AttendArgs& a, size_t nws, const char* who
   m.weights = a.weights; m.average_weights = a.average_weights;
   m.trace_scores = a.trace_scores;
   m.streaming = !a.weights && !a.trace_scores && a.tk > kKeyBlock;
-  const size_t npk = packs_floats(r, a.tk, kp_off_.data(), vp_off_.data());
+  m.direct = kv_in_place && (a.tk <= kDirectKeys || a.tq <= kDirectQueries);
+  const size_t npk = m.direct ? 0 : packs_floats(r, a.tk, kp_off_.data(), vp_off_.data());
   const size_t nsc = scores_floats(a.tq, a.tk, m.streaming, a.weights && !a.average_weights);
-  if ((nws && !ws_.reserve(nws)) || !packs_.reserve(npk) || (nsc && !scores_.reserve(nsc)))
+  if ((nws && !ws_.reserve(nws)) || (npk && !packs_.reserve(npk)) || (nsc && !scores_.reserve(nsc)))
     return Status::Error(Code::kOutOfMemory, std::string(who) + " needs " + std::to_string((nws + npk + nsc) * sizeof(float)) +
                                                  " bytes of workspace (projections, packed keys and values, scores),"
                                                  " which the heap cannot give");
@@ -425,7 +443,8 @@ Status Layer::forward(const ForwardArgs& a) {
   t.weights = a.weights; t.average_weights = a.average_weights;
   t.trace_scores = tr.scores;
   Masks m;
-  s = prepare_attention(t, ws_floats(r, wqkv_ != nullptr, qkv_n_, B, Tq, Tk, self), "forward", m);
+  // The fused layout keeps every row's K and V in ws_ for the whole call: attention can read them there.
+  s = prepare_attention(t, ws_floats(r, wqkv_ != nullptr, qkv_n_, B, Tq, Tk, self), fused, "forward", m);
   if (!s.ok()) return s;
   float* F = ws_.data();
   // Fused: Q | K | V of every row in one GEMM (small inputs: one call instead of three).
@@ -437,7 +456,8 @@ Status Layer::forward(const ForwardArgs& a) {
     // Phase 1: K and V of batch element b, projected in row blocks and packed per kv head.
     if (fused) {
       const float* f = F + size_t(b) * Tq * qkv_n_;
-      pack_kv(f + qkv_k0_, qkv_n_, f + qkv_v0_, qkv_n_, 0, Tk, Tk);
+      m.k = f + qkv_k0_; m.v = f + qkv_v0_; m.ldk = m.ldv = qkv_n_;
+      if (!m.direct) pack_kv(m.k, m.ldk, m.v, m.ldv, 0, Tk, Tk);
     } else {
       for (int t0 = 0; t0 < Tk; t0 += kProjRows) {
         const int n = std::min(kProjRows, Tk - t0);
@@ -492,10 +512,12 @@ Status Layer::attend(const AttendArgs& a) {
   const Resolved& r = cfg_;
   const int B = a.batch, Tq = a.tq, Tk = a.tk;
   Masks m;
-  Status s = prepare_attention(a, 0, "attention", m);
+  Status s = prepare_attention(a, 0, true, "attention", m);
   if (!s.ok()) return s;
   for (int b = 0; b < B; ++b) {
-    pack_kv(a.k + b * a.k_bs, a.ldk, a.v + b * a.v_bs, a.ldv, 0, Tk, Tk);
+    m.k = a.k + b * a.k_bs; m.ldk = a.ldk;
+    m.v = a.v + b * a.v_bs; m.ldv = a.ldv;
+    if (!m.direct) pack_kv(m.k, m.ldk, m.v, m.ldv, 0, Tk, Tk);
     attend_rows(m, b, 0, Tq, a.q + b * a.q_bs, a.ldq, a.concat + size_t(b) * Tq * r.o_width, r.o_width);
   }
   return Status::Ok();

@@ -114,11 +114,13 @@ class Layer {
   /// attention.cpp, "K/V packs"); t0 is a multiple of 8.
   void pack_kv(const float* K, int ldk, const float* V, int ldv, int t0, int n, int tk);
   /// Fills m from a's sizes, masks and outputs, reserves the workspace (nws floats of ws_, the K/V
-  /// packs, the scores block), lays out the packs and zeroes averaged weights. Errors:
-  /// kOutOfMemory naming `who` and the bytes.
-  Status prepare_attention(const AttendArgs& a, size_t nws, const char* who, Masks& m);
+  /// packs, the scores block), lays out the packs and zeroes averaged weights. kv_in_place: the
+  /// caller's K/V rows stay readable during attention, so few keys or few queries skip the packs
+  /// (m.direct). Errors: kOutOfMemory naming `who` and the bytes.
+  Status prepare_attention(const AttendArgs& a, size_t nws, bool kv_in_place, const char* who, Masks& m);
   /// Attention of `rows` queries (rows r0.. of batch element b; Q rows at q, leading dimension ldq,
-  /// heads side by side) over the packed K/V of b, every head; head outputs to o (leading dimension ldo).
+  /// heads side by side) over the K/V of b (packed, or in place when m.direct), every head; head
+  /// outputs to o (leading dimension ldo).
   void attend_rows(const Masks& m, int b, int r0, int rows, const float* q, int ldq, float* o, int ldo);
   /// Y[M, width] = X·W + b for W = W_Q / W_K / W_V / W_O (which = 0..3), Y with leading dimension ldy.
   void project_rows(int which, int M, const float* x, float* y, int ldy) const;
