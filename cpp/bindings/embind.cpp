@@ -4,6 +4,7 @@
 // into buffers it malloc'd and reads outputs from them); nothing is marshaled element by element.
 // Errors come back as an integer code (mha::Code) with the message in lastError().
 #include <emscripten/bind.h>
+#include <emscripten/emscripten.h>
 #include <malloc.h>
 
 #include <cstdint>
@@ -126,7 +127,7 @@ class LayerHandle {
   }
 
   /// forward() with its 18 arguments read from a uint32 block in wasm memory (in the order of
-  /// forward's parameters): one embind argument instead of 18 on the per-call path.
+  /// forward's parameters). JS calls it through the plain export mha_layer_forward below.
   int forwardPacked(uintptr_t args) {
     const uint32_t* a = ptr<const uint32_t>(args);
     return forward(int(a[0]), int(a[1]), int(a[2]), a[3], a[4], a[5], a[6] != 0, a[7], a[8], int(a[9]), a[10], a[11],
@@ -140,9 +141,25 @@ class LayerHandle {
 
   mha::Layer* get() { return layer_.get(); }
 
+  /// This handle's address in wasm memory, for mha_layer_forward.
+  uintptr_t address() { return reinterpret_cast<uintptr_t>(this); }
+
  private:
   std::unique_ptr<mha::Layer> layer_;
 };
+
+}  // namespace
+
+/// The per-call path of Layer.forward and Layer.trace: LayerHandle::forwardPacked as a plain wasm
+/// export (`_mha_layer_forward(handle.address(), args)`), which costs a fraction of an embind
+/// method call (argument wire types, handle checks); that difference is a tenth of a small
+/// forward. handle: a live LayerHandle's address(); args: byte offset of the 18-word block.
+/// Returns 0 or an mha::Code (message in lastError()).
+extern "C" EMSCRIPTEN_KEEPALIVE int mha_layer_forward(uintptr_t handle, uintptr_t args) {
+  return reinterpret_cast<LayerHandle*>(handle)->forwardPacked(args);
+}
+
+namespace {
 
 class KVCacheHandle {
  public:
@@ -186,7 +203,7 @@ EMSCRIPTEN_BINDINGS(mha_core) {
       .constructor<>()
       .function("init", &LayerHandle::init)
       .function("forward", &LayerHandle::forward)
-      .function("forwardPacked", &LayerHandle::forwardPacked)
+      .function("address", &LayerHandle::address)
       .function("workspaceBytes", &LayerHandle::workspaceBytes);
   class_<KVCacheHandle>("KVCacheHandle")
       .constructor<>()

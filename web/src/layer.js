@@ -3,7 +3,7 @@
  * @module layer
  */
 import { MHAError, throwStatus } from './errors.js';
-import { Staging, Layout, checkFits } from './memory.js';
+import { Staging, Layout, checkFits, readFloats as copyOut } from './memory.js';
 import { prepareMasks } from './masks.js';
 import { Tensor, toFloat32, formatShape as fmt } from './tensor.js';
 
@@ -24,10 +24,6 @@ function makeRelease(handle, staging) {
       handle.delete();
     },
   };
-}
-
-function copyOut(core, ptr, n) {
-  return core.HEAPF32.slice(ptr / F32, ptr / F32 + n);
 }
 
 /**
@@ -65,6 +61,7 @@ export class Layer {
   constructor(core, handle, config) {
     this._core = core;
     this._handle = handle;
+    this._addr = handle.address();  // for the plain export _mha_layer_forward (the per-call path)
     this._staging = new Staging(core);
     this._caches = new Set();
     this._release = makeRelease(handle, this._staging);
@@ -89,7 +86,8 @@ export class Layer {
 
   /**
    * The shared forward: validates, writes inputs into wasm memory once, runs one core call.
-   * @returns {{batched, B, Tq, Tk, base, lay, outs}} where outs are byte offsets of outputs
+   * @returns {object} the call's memory plan: {batched, B, Tq, Tk, needWeights, average, P(name)
+   *   (byte offset of a region), output and weights (byte offsets)}
    */
   _run(query, opts, mode, name) {
     this._alive(name);
@@ -127,14 +125,16 @@ export class Layer {
     const average = mode === 'trace' ? false : boolOption(opts, 'averageWeights', false);
     const h = c.numHeads;
     const masks = prepareMasks(opts, { B, Tq, Tk, h, batched });
-    const { headDims, qW, kW, vW, oW } = this._widths;
-    const g = c.kvHeads;
+    const { qW, kW, vW, oW } = this._widths;
 
     // The memory plan depends only on sizes and flags: reuse it (and skip the heap check) while
     // they repeat, so a steady stream of same-shaped calls allocates nothing and checks nothing.
-    const sig = `${mode}|${B}|${Tq}|${Tk}|${k ? (v !== k ? 2 : 1) : 0}|${masks.kpm ? 1 : 0}|${masks.attnKind}|${needWeights}|${average}`;
+    const kv = k ? (v !== k ? 2 : 1) : 0;
+    const kpmOn = masks.kpm ? 1 : 0;
     let plan = this._plan;
-    if (!plan || plan.sig !== sig || plan.base !== this._staging.ptr) {
+    if (!plan || plan.mode !== mode || plan.B !== B || plan.Tq !== Tq || plan.Tk !== Tk || plan.kv !== kv ||
+        plan.kpm !== kpmOn || plan.attnKind !== masks.attnKind || plan.needWeights !== needWeights ||
+        plan.average !== average || plan.base !== this._staging.ptr) {
       const lay = new Layout();
       lay.add('args', 18 * 4);
       lay.add('query', q.data.length * F32);
@@ -154,28 +154,33 @@ export class Layer {
       checkFits(core, lay.total + this._handle.workspaceBytes(B, Tq, Tk, !k) - this._staging.bytes, `${name} (B = ${B}, Tq = ${Tq}, Tk = ${Tk})`);
       const base = this._staging.ensure(lay.total, name);
       const P = (n) => lay.ptr(base, n);
-      // The 18 arguments of LayerHandle::forward, passed as one uint32 block (see forwardPacked);
-      // only the causal flag (index 6) changes between calls of one plan.
-      const args = Uint32Array.from([B, Tq, Tk, P('query'), P('key'), k ? (v !== k ? P('value') : P('key')) : 0,
+      // The 18 arguments of LayerHandle::forward, written once per plan as one uint32 block in
+      // the staging memory (LayerHandle::forwardPacked); per call only the causal flag (index 6) changes.
+      const args = [B, Tq, Tk, P('query'), P('key'), k ? (v !== k ? P('value') : P('key')) : 0,
         0, P('kpm'), P('mask'), masks.attnKind, P('output'), P('weights'), average ? 1 : 0,
-        P('tq'), P('tk'), P('tv'), P('ts'), P('tc')]);
-      plan = this._plan = { sig, base, P, args, at: { query: P('query') / F32, key: P('key') / F32, value: P('value') / F32, kpm: P('kpm'), mask: P('mask') / F32 } };
+        P('tq'), P('tk'), P('tv'), P('ts'), P('tc')];
+      core.HEAPU32.set(args, P('args') / 4);
+      plan = this._plan = {
+        mode, B, Tq, Tk, kv, kpm: kpmOn, attnKind: masks.attnKind, needWeights, average, base, P,
+        args: P('args'), output: P('output'), weights: P('weights'),
+        at: { query: P('query') / F32, key: P('key') / F32, value: P('value') / F32, kpm: P('kpm'), mask: P('mask') / F32 },
+      };
     }
-    const { P, at } = plan;
-    core.HEAPF32.set(q.data, at.query);
-    if (k) core.HEAPF32.set(k.data, at.key);
-    if (k && v !== k) core.HEAPF32.set(v.data, at.value);
+    const { at } = plan;
+    const heap = core.HEAPF32;
+    heap.set(q.data, at.query);
+    if (k) heap.set(k.data, at.key);
+    if (k && v !== k) heap.set(v.data, at.value);
     if (masks.kpm) core.HEAPU8.set(masks.kpm, at.kpm);
-    if (masks.attn) core.HEAPF32.set(masks.attn, at.mask);
-    plan.args[6] = causal ? 1 : 0;
-    const args = P('args');
-    core.HEAPU32.set(plan.args, args / 4);
-    const status = this._handle.forwardPacked(args);
+    if (masks.attn) heap.set(masks.attn, at.mask);
+    core.HEAPU32[(plan.args >>> 2) + 6] = causal ? 1 : 0;
+    const status = core._mha_layer_forward(this._addr, plan.args);
     if (status !== 0) {
       const msg = core.lastError();
       throwStatus(status, batched ? msg : unbatchedMessage(msg), name);
     }
-    return { batched, B, Tq, Tk, h, g, qW, kW, vW, oW, headDims, P, needWeights, average };
+    plan.batched = batched;
+    return plan;
   }
 
   /**
@@ -198,11 +203,13 @@ export class Layer {
   forward(query, opts = {}) {
     const r = this._run(query, opts, 'forward', 'forward');
     const core = this._core;
-    const lead = r.batched ? [r.B] : [];
-    const result = { output: new Tensor(copyOut(core, r.P('output'), r.B * r.Tq * this.config.dModel), [...lead, r.Tq, this.config.dModel]) };
+    const { B, Tq, Tk } = r;
+    const d = this.config.dModel, h = this.config.numHeads;
+    const result = { output: Tensor.wrap(copyOut(core, r.output, B * Tq * d), r.batched ? [B, Tq, d] : [Tq, d]) };
     if (r.needWeights) {
-      const shape = r.average ? [...lead, r.Tq, r.Tk] : [...lead, r.h, r.Tq, r.Tk];
-      result.weights = new Tensor(copyOut(core, r.P('weights'), shape.reduce((a, b) => a * b, 1)), shape);
+      const n = r.average ? B * Tq * Tk : B * h * Tq * Tk;
+      const shape = r.average ? [B, Tq, Tk] : [B, h, Tq, Tk];
+      result.weights = Tensor.wrap(copyOut(core, r.weights, n), r.batched ? shape : shape.slice(1));
     }
     return result;
   }
@@ -221,7 +228,9 @@ export class Layer {
   trace(query, opts = {}) {
     const r = this._run(query, opts, 'trace', 'trace');
     const core = this._core;
-    const { B, Tq, Tk, h, qW, kW, vW, oW, headDims } = r;
+    const { B, Tq, Tk } = r;
+    const h = this.config.numHeads, g = this.config.kvHeads;
+    const { headDims, qW, kW, vW, oW } = this._widths;
     const lead = r.batched ? [B] : [];
     const read = (name, n) => copyOut(core, r.P(name), n);
     const Q = read('tq', B * Tq * qW), K = read('tk', B * Tk * kW), V = read('tv', B * Tk * vW);
@@ -243,9 +252,9 @@ export class Layer {
     };
     const heads = [];
     let qo = 0, oo = 0;
-    const rep = h / r.g;
+    const rep = h / g;
     const kOff = [], vOff = [];
-    for (let j = 0, ko = 0, vo = 0; j < r.g; j++) {
+    for (let j = 0, ko = 0, vo = 0; j < g; j++) {
       kOff.push(ko); vOff.push(vo);
       ko += headDims.dK[j * rep]; vo += headDims.dV[j * rep];
     }

@@ -58,6 +58,9 @@ export function toMask(x, name) {
 
 const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
 
+/** What prepareMasks returns for a call without masks (shared: the per-call path allocates nothing). */
+const NO_MASKS = Object.freeze({ kpm: null, attn: null, attnKind: 0 });
+
 /**
  * Turns the mask options of a forward into what the core takes.
  * @param {{keyPaddingMask?: any, attnMask?: any}} opts
@@ -67,6 +70,7 @@ const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i
  * @throws {MHAError} SHAPE_MISMATCH naming the mask, the expected and the actual shape
  */
 export function prepareMasks(opts, { B, Tq, Tk, h, batched }) {
+  if (opts.keyPaddingMask == null && opts.attnMask == null) return NO_MASKS;
   let kpm = null;
   let kpmAdd = null;
   if (opts.keyPaddingMask != null) {
