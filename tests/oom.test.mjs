@@ -61,14 +61,19 @@ test('a layer of a third of the heap is created (it used to abort the instance),
   stillWorks();
 });
 
-test('a layer whose staged weights fit but whose packed copy does not is refused by the core, not aborted', () => {
-  // d = 7200: the weights are 829 MB, so the JS check (2× the weights) passes, but the core's
-  // packing (a temporary W_Q | W_K | W_V, its packed copy and the packed W_O: 1.75× more, 2.28 GB
-  // with the staged weights) cannot fit under the 2 GB maximum. Without the core's malloc probe
-  // in Layer::create, std::vector's failed allocation aborted the instance (-fno-exceptions).
+test('a layer whose staged weights and packed copy just fit is created: no temporary W_Q | W_K | W_V', () => {
+  // d = 7200: the weights are 829 MB, so the JS check (2× the weights) passes. Layer::create used
+  // to assemble W_Q | W_K | W_V in a temporary before packing it (0.75× the weights more, 2.28 GB
+  // with the staged weights), so its heap probe refused this layer with OUT_OF_MEMORY. It now packs
+  // the three matrices straight into the fused panels (kernels::pack_b_blocks): the staged weights
+  // and the packed copy are all it needs.
   const d = 7200;
   const mem0 = mha.memory();
-  throwsOOM(() => mha.createLayer({ dModel: d, numHeads: 1, bias: false, seed: 7 }), 1.75 * 4 * d * d * 4);
-  assert.ok(mha.memory().inUseBytes <= mem0.inUseBytes + 4096, `in-use after the refusal: ${mha.memory().inUseBytes}`);
+  const big = mha.createLayer({ dModel: d, numHeads: 1, bias: false, seed: 7 });
+  const r = big.forward({ data: new Float32Array(2 * d).fill(0.01), shape: [2, d] }, { needWeights: false });
+  assert.deepEqual(r.output.shape, [2, d]);
+  assert.ok(r.output.data.every(Number.isFinite));
+  big.dispose();
+  assert.ok(mha.memory().inUseBytes <= mem0.inUseBytes + 4 * d * 4 * 8, `in-use after dispose: ${mha.memory().inUseBytes}`);
   stillWorks();
 });

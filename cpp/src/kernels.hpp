@@ -7,6 +7,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 namespace mha {
@@ -21,6 +22,18 @@ struct PackedB {
 
 /// Packs B [K, N] (row-major, leading dimension ldb) for gemm_packed().
 void pack_b(int K, int N, const float* B, int ldb, PackedB& out);
+
+/// Columns n0 .. n0+n of a matrix to pack, given as their own row-major B [K, n] (leading
+/// dimension ld).
+struct ColumnBlock {
+  const float* b;
+  int ld, n0, n;
+};
+
+/// Packs the K×N matrix made of `blocks` side by side (columns no block covers are zero; every n0
+/// a multiple of kPanel) for gemm_packed(), without assembling it first: the fused
+/// [W_Q | W_K | W_V] straight from the three matrices.
+void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, PackedB& out);
 
 /// C[M, N] = A[M, K] · B[K, N] (+ bias[N] broadcast over rows, when bias != nullptr).
 /// Overwrites C. Used for the projections X·W_Q, X·W_K, X·W_V and concat·W_O (y = x·W + b).

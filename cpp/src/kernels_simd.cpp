@@ -657,11 +657,23 @@ void softmax_online_block(int rows, int n, float* S, int lds, float* m, float* l
 
 /// Packs B[K, N] (leading dimension ldb) into the panelled layout described at the top of this
 /// file (K·8·ceil(N/8) floats at most, zero-padded last panel). See kernels.hpp.
-void pack_b(int K, int N, const float* B, int ldb, PackedB& out) {
+void pack_b(int K, int N, const float* B, int ldb, PackedB& out) { pack_b_blocks(K, N, {{B, ldb, 0, N}}, out); }
+
+/// The panelled layout of pack_b, filled block by block: block columns n0 + 8q .. go to panel
+/// n0/8 + q (rows copied with memcpy; the padding stays zero). See kernels.hpp.
+void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, PackedB& out) {
   out.k = K;
   out.n = N;
   out.data.assign(panelled_size(K, N), 0.f);
-  if (!out.data.empty()) pack_rows(K, N, B, ldb, out.data.data());
+  for (const ColumnBlock& blk : blocks)
+    for (int c0 = 0; c0 < blk.n; c0 += kNR) {
+      const int p = (blk.n0 + c0) / kNR;
+      const int w = panel_width(N, p);
+      const int nc = std::min(kNR, blk.n - c0);
+      float* dst = out.data.data() + panel_offset(K, p);
+      for (int k = 0; k < K; ++k)
+        std::memcpy(dst + static_cast<size_t>(k) * w, blk.b + static_cast<size_t>(k) * blk.ld + c0, sizeof(float) * nc);
+    }
 }
 
 /// C[M, N] = A[M, K]·B[K, N] (+ bias[N]) with B from pack_b: the blocked 4×8 micro-kernel, bias

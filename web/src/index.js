@@ -97,9 +97,9 @@ class MHA {
       const bytes = names.reduce((a, k) => a + (packed[k] ? packed[k].length * 4 : 0), 0) + (headDims ? headDims.length * 4 : 0);
       // Issue 6 (robustness): room for the staged weights *and* the core's packed copy is checked,
       // but only the staged weights are malloc'd (it used to malloc both, so a layer of ~1/3 of
-      // the heap aborted the instance when the core then copied). The core also needs a temporary
-      // W_Q | W_K | W_V while packing: Layer::create probes the heap for it and refuses with
-      // OUT_OF_MEMORY. Regression: tests/oom.test.mjs.
+      // the heap aborted the instance when the core then copied). Layer::create also probes the
+      // heap for its packed copy and refuses with OUT_OF_MEMORY (fragmentation can defeat this
+      // estimate). Regression: tests/oom.test.mjs.
       checkFits(core, bytes * 2 + 64, 'createLayer');
       const base = staging.ensure(bytes + 64, 'createLayer');
       const ptrs = {};
