@@ -202,7 +202,6 @@ EMSCRIPTEN_BINDINGS(mha_core) {
   class_<LayerHandle>("LayerHandle")
       .constructor<>()
       .function("init", &LayerHandle::init)
-      .function("forward", &LayerHandle::forward)
       .function("address", &LayerHandle::address)
       .function("workspaceBytes", &LayerHandle::workspaceBytes);
   class_<KVCacheHandle>("KVCacheHandle")

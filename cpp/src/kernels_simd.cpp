@@ -114,6 +114,15 @@ inline void store_partial(float* p, v128_t v, int r) {
   }
 }
 
+/// The first cnt (≤ 4; < 1 gives none) floats at p in lanes 0..cnt-1, -inf in the other lanes.
+inline v128_t load_or_ninf(const float* p, int cnt) {
+  const v128_t ninf = wasm_f32x4_splat(-std::numeric_limits<float>::infinity());
+  if (cnt >= 4) return wasm_v128_load(p);
+  if (cnt <= 0) return ninf;
+  const v128_t lanes = wasm_i32x4_gt(wasm_i32x4_splat(cnt), wasm_i32x4_make(0, 1, 2, 3));
+  return wasm_v128_bitselect(load_partial(p, cnt), ninf, lanes);
+}
+
 /// What the micro-kernel does with its result r = A·B (tile of C):
 /// C = alpha·r (+ bias) when !accumulate, C += alpha·r when accumulate.
 struct Epilogue {
@@ -279,9 +288,10 @@ enum { kScratchA = 0, kScratchB = 1 };
 /// (a tenth of a 5-token forward).
 constexpr int kPackRows = 32;
 
-/// Where the panels of a B operand are: either the pack_b layout of a ktot×ntot matrix starting at
-/// panel p0 (panel widths 8, or 4 for a narrow last panel; stride 0), or fixed-width panels of
-/// kNR columns at base + p·stride (the pack_panels layout, kernels.hpp).
+/// Where the panels of a B operand are: the pack_b layout of a ktot×ntot matrix starting at panel
+/// p0 (panel widths 8, or 4 for a narrow last panel; stride 0), fixed-width panels of kNR columns
+/// at base + p·stride (the pack_panels layout, kernels.hpp), or (ld > 0) B itself, row-major,
+/// panel p being its columns 8p .. 8p+8 read in place.
 struct PanelSrc {
   const float* base;
   size_t stride = 0;     // 0: pack_b layout
@@ -311,6 +321,8 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
       const bool packed = mc >= kPackRows;
       float* apack = packed ? scratch(kScratchA, static_cast<size_t>(mc) * kc) : nullptr;
       if (packed) pack_a(mc, kc, ablk, lda, apack);
+      const float* a0 = packed ? apack : ablk;      // row tile ir at a0 + ir·arow
+      const size_t arow = packed ? kc : lda;
       Epilogue e;
       e.alpha = alpha;
       e.scale = alpha != 1.f;
@@ -322,15 +334,9 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
         const int nc = std::min(kNR, N - n0);
         const float* bp = B.panel(p) + static_cast<size_t>(pc) * w;
         e.bias = (bias && !e.accumulate) ? bias + n0 : nullptr;
-        if (packed) {
-          const MicroKernel full = pick_width<kMR, true>((nc + 3) / 4);
-          for (int ir = 0; ir < mfull; ir += kMR)
-            full(kc, apack + static_cast<size_t>(ir) * kc, 0, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
-        } else {
-          const MicroKernel full = pick_kernel(kMR, nc);
-          for (int ir = 0; ir < mfull; ir += kMR)
-            full(kc, ablk + static_cast<size_t>(ir) * lda, lda, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
-        }
+        const MicroKernel full = packed ? pick_width<kMR, true>((nc + 3) / 4) : pick_kernel(kMR, nc);
+        for (int ir = 0; ir < mfull; ir += kMR)
+          full(kc, a0 + static_cast<size_t>(ir) * arow, lda, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
       }
       if (rem == 0) continue;
       // The rows below the last full tile: 1 or 2 rows take 4 or 2 full panels at once.
@@ -361,16 +367,17 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
   }
 }
 
-/// Packs B[K, N] (row-major, leading dimension ldb) into the panelled layout at out.
-void pack_rows(int K, int N, const float* B, int ldb, float* out) {
-  const int P = num_panels(N);
-  for (int p = 0; p < P; ++p) {
+/// Copies the columns of blk into the panelled layout of a K×N matrix at out: block column c goes to
+/// panel (blk.n0 + c) / kNR (blk.n0 a multiple of kNR); a panel the block fills only partly gets
+/// zeros in its other columns.
+void pack_block(int K, int N, const ColumnBlock& blk, float* out) {
+  for (int c0 = 0; c0 < blk.n; c0 += kNR) {
+    const int p = (blk.n0 + c0) / kNR;
     const int w = panel_width(N, p);
-    const int n0 = p * kNR;
-    const int nc = std::min(kNR, N - n0);
+    const int nc = std::min(kNR, blk.n - c0);
     float* dst = out + panel_offset(K, p);
     for (int k = 0; k < K; ++k) {
-      const float* src = B + static_cast<size_t>(k) * ldb + n0;
+      const float* src = blk.b + static_cast<size_t>(k) * blk.ld + c0;
       float* d = dst + static_cast<size_t>(k) * w;
       if (nc == kNR) {
         for (int v = 0; v < kNV; ++v) wasm_v128_store(d + 4 * v, wasm_v128_load(src + 4 * v));
@@ -481,67 +488,6 @@ inline v128_t exp_nonpositive(v128_t x) {
   return wasm_f32x4_mul(p, pow2n);
 }
 
-/// Softmax of one row x[0..n) in place: vector max pass (pmax, two chains), exp-and-sum pass
-/// (exp_nonpositive of x - max), scale pass by 1/sum; the n mod 4 tail lanes go through a
-/// -inf-padded vector. A row of only -inf becomes zeros.
-void softmax_row_simd(int n, float* x) {
-  const float ninf = -std::numeric_limits<float>::infinity();
-  const int n4 = n & ~3;
-  const int rem = n - n4;
-  // Tail lanes: copied into a -inf padded vector so they take part in every pass.
-  alignas(16) float tail[4] = {ninf, ninf, ninf, ninf};
-  for (int j = 0; j < rem; ++j) tail[j] = x[n4 + j];
-
-  // Max pass (two chains).
-  v128_t m0 = wasm_f32x4_splat(ninf), m1 = m0;
-  int j = 0;
-  for (; j + 8 <= n4; j += 8) {
-    m0 = wasm_f32x4_pmax(m0, wasm_v128_load(x + j));
-    m1 = wasm_f32x4_pmax(m1, wasm_v128_load(x + j + 4));
-  }
-  if (j < n4) m0 = wasm_f32x4_pmax(m0, wasm_v128_load(x + j));
-  m0 = wasm_f32x4_pmax(wasm_f32x4_pmax(m0, m1), wasm_v128_load(tail));
-  m0 = wasm_f32x4_pmax(m0, wasm_i32x4_shuffle(m0, m0, 2, 3, 0, 1));
-  m0 = wasm_f32x4_pmax(m0, wasm_i32x4_shuffle(m0, m0, 1, 0, 3, 2));
-  const float m = wasm_f32x4_extract_lane(m0, 0);
-  if (!(m > ninf)) {  // all -inf: zeros by convention
-    std::memset(x, 0, sizeof(float) * n);
-    return;
-  }
-  const v128_t mv = wasm_f32x4_splat(m);
-
-  // Exp and sum pass.
-  v128_t s0 = wasm_f32x4_splat(0.f), s1 = s0;
-  for (j = 0; j < n4; j += 4) {
-    const v128_t e0 = exp_nonpositive(wasm_f32x4_sub(wasm_v128_load(x + j), mv));
-    wasm_v128_store(x + j, e0);
-    s0 = wasm_f32x4_add(s0, e0);
-  }
-  v128_t et = wasm_f32x4_splat(0.f);
-  if (rem) {
-    et = exp_nonpositive(wasm_f32x4_sub(wasm_v128_load(tail), mv));  // -inf padding → 0
-    s1 = wasm_f32x4_add(s1, et);
-  }
-  s0 = wasm_f32x4_add(s0, s1);
-  s0 = wasm_f32x4_add(s0, wasm_i32x4_shuffle(s0, s0, 2, 3, 0, 1));
-  s0 = wasm_f32x4_add(s0, wasm_i32x4_shuffle(s0, s0, 1, 0, 3, 2));
-  // The maximum contributes e^0 = 1, so the sum is ≥ 1.
-  const v128_t inv = wasm_f32x4_splat(1.f / wasm_f32x4_extract_lane(s0, 0));
-
-  // Scale pass.
-  for (j = 0; j < n4; j += 4) wasm_v128_store(x + j, wasm_f32x4_mul(wasm_v128_load(x + j), inv));
-  if (rem) store_partial(x + n4, wasm_f32x4_mul(et, inv), rem);
-}
-
-/// The first cnt (≤ 4; < 1 gives none) floats at p in lanes 0..cnt-1, -inf in the other lanes.
-inline v128_t load_or_ninf(const float* p, int cnt) {
-  const v128_t ninf = wasm_f32x4_splat(-std::numeric_limits<float>::infinity());
-  if (cnt >= 4) return wasm_v128_load(p);
-  if (cnt <= 0) return ninf;
-  const v128_t lanes = wasm_i32x4_gt(wasm_i32x4_splat(cnt), wasm_i32x4_make(0, 1, 2, 3));
-  return wasm_v128_bitselect(load_partial(p, cnt), ninf, lanes);
-}
-
 /// Maxima of each of 4 vectors, as one vector (the pmax analogue of hsum4).
 inline v128_t hmax4(v128_t s0, v128_t s1, v128_t s2, v128_t s3) {
   const v128_t t0 = wasm_f32x4_pmax(wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5), wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7));
@@ -623,16 +569,28 @@ float exp_sum(int n, float* x, float m) {
     s0 = wasm_f32x4_add(s0, e);
   }
   if (n4 < n) {
-    const float ninf = -std::numeric_limits<float>::infinity();
-    alignas(16) float tail[4] = {ninf, ninf, ninf, ninf};
-    for (int j = n4; j < n; ++j) tail[j - n4] = x[j];
-    const v128_t e = exp_nonpositive(wasm_f32x4_sub(wasm_v128_load(tail), mv));  // padding → 0
+    const v128_t e = exp_nonpositive(wasm_f32x4_sub(load_or_ninf(x + n4, n - n4), mv));  // padding → 0
     store_partial(x + n4, e, n - n4);
     s0 = wasm_f32x4_add(s0, e);
   }
   s0 = wasm_f32x4_add(s0, wasm_i32x4_shuffle(s0, s0, 2, 3, 0, 1));
   s0 = wasm_f32x4_add(s0, wasm_i32x4_shuffle(s0, s0, 1, 0, 3, 2));
   return wasm_f32x4_extract_lane(s0, 0);
+}
+
+/// Softmax of one row x[0..n) in place: max pass (row_max), exp-and-sum pass (exp_sum), scale pass
+/// by 1/sum. A row of only -inf becomes zeros.
+void softmax_row_simd(int n, float* x) {
+  const float m = row_max(n, x, -std::numeric_limits<float>::infinity());
+  if (!(m > -std::numeric_limits<float>::infinity())) {  // all -inf: zeros by convention
+    std::memset(x, 0, sizeof(float) * n);
+    return;
+  }
+  // The maximum contributes e^0 = 1, so the sum is ≥ 1.
+  const v128_t inv = wasm_f32x4_splat(1.f / exp_sum(n, x, m));
+  const int n4 = n & ~3;
+  for (int j = 0; j < n4; j += 4) wasm_v128_store(x + j, wasm_f32x4_mul(wasm_v128_load(x + j), inv));
+  if (n4 < n) store_partial(x + n4, wasm_f32x4_mul(load_partial(x + n4, n - n4), inv), n - n4);
 }
 
 }  // namespace
@@ -659,21 +617,12 @@ void softmax_online_block(int rows, int n, float* S, int lds, float* m, float* l
 /// file (K·8·ceil(N/8) floats at most, zero-padded last panel). See kernels.hpp.
 void pack_b(int K, int N, const float* B, int ldb, PackedB& out) { pack_b_blocks(K, N, {{B, ldb, 0, N}}, out); }
 
-/// The panelled layout of pack_b, filled block by block: block columns n0 + 8q .. go to panel
-/// n0/8 + q (rows copied with memcpy; the padding stays zero). See kernels.hpp.
+/// The panelled layout of pack_b, filled block by block (pack_block). See kernels.hpp.
 void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, PackedB& out) {
   out.k = K;
   out.n = N;
-  out.data.assign(panelled_size(K, N), 0.f);
-  for (const ColumnBlock& blk : blocks)
-    for (int c0 = 0; c0 < blk.n; c0 += kNR) {
-      const int p = (blk.n0 + c0) / kNR;
-      const int w = panel_width(N, p);
-      const int nc = std::min(kNR, blk.n - c0);
-      float* dst = out.data.data() + panel_offset(K, p);
-      for (int k = 0; k < K; ++k)
-        std::memcpy(dst + static_cast<size_t>(k) * w, blk.b + static_cast<size_t>(k) * blk.ld + c0, sizeof(float) * nc);
-    }
+  out.data.assign(panelled_size(K, N), 0.f);  // panels no block touches stay zero
+  for (const ColumnBlock& blk : blocks) pack_block(K, N, blk, out.data.data());
 }
 
 /// C[M, N] = A[M, K]·B[K, N] (+ bias[N]) with B from pack_b: the blocked 4×8 micro-kernel, bias
@@ -792,7 +741,7 @@ void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int l
     return gemm_panelled(M, N, K, A, lda, src, C, ldc, 1.f, nullptr, accumulate);
   }
   float* bp = scratch(kScratchB, panelled_size(K, N));
-  pack_rows(K, N, B, ldb, bp);
+  pack_block(K, N, {B, ldb, 0, N}, bp);
   PanelSrc src{bp, 0, K, N, 0};
   gemm_panelled(M, N, K, A, lda, src, C, ldc, 1.f, nullptr, accumulate);
 }

@@ -124,17 +124,6 @@ function checkShape(shape, name) {
  * @throws {MHAError} INVALID_ARGUMENT (not tensor-like, non-numbers), SHAPE_MISMATCH (ragged, wrong length)
  */
 export function toFloat32(x, name) {
-  // The common case first, without copies: {data: Float32Array, shape} with a valid shape.
-  if (x !== null && typeof x === 'object' && x.data instanceof Float32Array && Array.isArray(x.shape)) {
-    const shape = x.shape;
-    let n = 1;
-    for (let i = 0; i < shape.length; i++) {
-      const d = shape[i];
-      if (!Number.isInteger(d) || d < 0) { n = -1; break; }
-      n *= d;
-    }
-    if (n === x.data.length) return { data: x.data, shape: shape.slice() };
-  }
   if (isTensorLike(x)) {
     checkShape(x.shape, name);
     const n = x.shape.reduce((a, b) => a * b, 1);
