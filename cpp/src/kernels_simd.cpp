@@ -22,15 +22,15 @@
 // B panel layout (pack_b, and on-the-fly packing for gemm_abt / gemm_ab): columns are grouped into
 // panels of NR = 8; panel p stores B[k, 8p .. 8p+8) for k = 0..K-1 contiguously (K×8 floats, row k
 // at offset 8k). The last panel is 4 wide when N mod 8 is 1..4 (K×4 floats), else 8 wide; columns
-// past N in it are zero. Edges: 1 or 2 remainder rows run micro_kernel_wide over 4 or 2 panels at
-// once (8 accumulator chains, as in the full tile), 3 rows and the last panels a micro-kernel
+// past N in it are zero. Edges: 1 remainder row runs micro_kernel_wide over 2–4 panels at once, 2
+// rows over 2 (6–8 accumulator chains, as in the full tile), 3 rows and the last panels a micro-kernel
 // instantiated with 1..3 rows; N remainders the 1-vector-wide kernel and/or 1..3-lane partial
 // loads/stores of C (v128.load32/64_zero, v128.store32/64_lane); K needs no tile edge (one k per
 // iteration).
 //
 // Small attention products (few keys or few queries, where packing costs as much as the product)
 // skip B packing: gemm_abt runs dot products against rows of B (dots_abt), gemm_ab reads B's rows in
-// place through the same micro-kernels.
+// place, through rows_ab for K ≤ 16 (the lesson's A·V) and through the same micro-kernels above.
 //
 // Softmax: vector max pass, vector exp (Cephes expf: x = n·ln2 + r with ln2 in two parts, degree-5
 // polynomial for e^r by Estrin's scheme, 2^n built in the exponent bits), vector sum and scale
@@ -185,10 +185,10 @@ void micro_kernel(int K, const float* __restrict ap, int lda, const float* __res
   }
 }
 
-/// Remainder micro-kernel: MR (1 or 2) rows × NP (2 or 4) full panels (8 columns each, panel q at
+/// Remainder micro-kernel: MR (1 or 2) rows × NP (2..4) full panels (8 columns each, panel q at
 /// bp + q·pstride), MR·NP·2 accumulators. The rows left below the last 4-row tile would run
 /// through micro_kernel<MR, 2> panel by panel with only 2·MR accumulator chains, bound by the add
-/// latency; taking NP = 4 / MR panels at once gives 8 independent chains again.
+/// latency; taking MR·NP ≥ 3 panel rows at once gives 6–8 independent chains again.
 template <int MR, int NP>
 void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* __restrict bp, int ldb, size_t pstride,
                        float* __restrict c, int ldc, const Epilogue& e) {
@@ -287,6 +287,7 @@ enum { kScratchA = 0, kScratchB = 1 };
 /// fall into a few L1 sets. Smaller blocks read A in place: packing them costs more than it saves
 /// (a tenth of a 5-token forward).
 constexpr int kPackRows = 32;
+constexpr int kRowsMaxK = 16;  // gemm_ab with K ≤ this and ≤ 2·kMR rows runs rows_ab (no panels)
 
 /// Where the panels of a B operand are: the pack_b layout of a ktot×ntot matrix starting at panel
 /// p0 (panel widths 8, or 4 for a narrow last panel; stride 0), fixed-width panels of kNR columns
@@ -339,22 +340,25 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
           full(kc, a0 + static_cast<size_t>(ir) * arow, lda, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
       }
       if (rem == 0) continue;
-      // The rows below the last full tile: 1 or 2 rows take 4 or 2 full panels at once.
+      // The rows below the last full tile: 1 row takes 2–4 full panels at once, 2 rows take 2.
       const float* ar = ablk + static_cast<size_t>(mfull) * lda;
       float* cr = C + static_cast<size_t>(ic + mfull) * ldc;
       int p = 0;
+      // One group of np full panels from panel p on.
       auto wide = [&](int np, void (*kernel)(int, const float*, int, const float*, int, size_t, float*, int, const Epilogue&)) {
-        for (; (p + np) * kNR <= N; p += np) {
-          e.bias = (bias && !e.accumulate) ? bias + p * kNR : nullptr;
-          kernel(kc, ar, lda, B.panel(p) + static_cast<size_t>(pc) * B.width(p), B.width(p), B.panel_step(),
-                 cr + p * kNR, ldc, e);
-        }
+        e.bias = (bias && !e.accumulate) ? bias + p * kNR : nullptr;
+        kernel(kc, ar, lda, B.panel(p) + static_cast<size_t>(pc) * B.width(p), B.width(p), B.panel_step(), cr + p * kNR,
+               ldc, e);
+        p += np;
       };
+      const int full = N / kNR;  // full panels
       if (rem == 1) {
-        wide(4, micro_kernel_wide<1, 4>);
-        wide(2, micro_kernel_wide<1, 2>);
+        // Groups of 4, 3 and 2 panels, so that no full panel is left to run alone (2 chains).
+        while (full - p >= 4 && full - p != 5) wide(4, micro_kernel_wide<1, 4>);
+        if (full - p >= 3) wide(3, micro_kernel_wide<1, 3>);
+        if (full - p >= 2) wide(2, micro_kernel_wide<1, 2>);
       } else if (rem == 2) {
-        wide(2, micro_kernel_wide<2, 2>);
+        while (full - p >= 2) wide(2, micro_kernel_wide<2, 2>);
       }
       for (; p < P; ++p) {
         const int w = B.width(p);
@@ -456,6 +460,26 @@ void dots_abt(int N, int K, float alpha, const float* A, int lda, const float* B
       if (nj == 4) wasm_v128_store(c, r);
       else store_partial(c, r, nj);
     }
+  }
+}
+
+/// C[M, 4·NV columns] (+)= A[M, K]·B[K, 4·NV columns] with B's rows read in place, one row of C at a
+/// time: NV accumulators per row, one A element broadcast per k. For products so short (K ≤
+/// kRowsMaxK) that the panel path's per-tile setup costs more than the arithmetic; the rows are
+/// independent, so their K-long add chains overlap.
+template <int NV>
+void rows_ab(int M, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc, bool accumulate) {
+  for (int i = 0; i < M; ++i) {
+    const float* a = A + size_t(i) * lda;
+    float* c = C + size_t(i) * ldc;
+    v128_t acc[NV];
+    for (int v = 0; v < NV; ++v) acc[v] = accumulate ? wasm_v128_load(c + 4 * v) : wasm_f32x4_splat(0.f);
+    for (int k = 0; k < K; ++k) {
+      const v128_t x = wasm_v128_load32_splat(a + k);
+      const float* b = B + size_t(k) * ldb;
+      for (int v = 0; v < NV; ++v) acc[v] = wasm_f32x4_add(acc[v], wasm_f32x4_mul(x, wasm_v128_load(b + 4 * v)));
+    }
+    for (int v = 0; v < NV; ++v) wasm_v128_store(c + 4 * v, acc[v]);
   }
 }
 
@@ -733,6 +757,19 @@ void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int l
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
     if (!accumulate) fill_rows(M, N, nullptr, C, ldc);
+    return;
+  }
+  if (N % 4 == 0 && K <= kRowsMaxK && M <= 2 * kMR) {
+    for (int j = 0; j < N; j += 16) {
+      const float* b = B + j;
+      float* c = C + j;
+      switch (std::min(16, N - j) / 4) {
+        case 1: rows_ab<1>(M, K, A, lda, b, ldb, c, ldc, accumulate); break;
+        case 2: rows_ab<2>(M, K, A, lda, b, ldb, c, ldc, accumulate); break;
+        case 3: rows_ab<3>(M, K, A, lda, b, ldb, c, ldc, accumulate); break;
+        default: rows_ab<4>(M, K, A, lda, b, ldb, c, ldc, accumulate); break;
+      }
+    }
     return;
   }
   if (N % 4 == 0 && (M <= 2 * kMR || K <= 64)) {

@@ -8,6 +8,7 @@
 //
 // Covered: gemm_packed / gemm_abt / gemm_ab on every M 1..9 × N 1..35 × K 1..40 with random
 // leading dimensions (ld > width), bias on/off, alpha, accumulate on/off, K = 0 and M or N = 0,
+// remainder rows over 5..13 panels (N 40..104),
 // plus large shapes (128×768·768×768, head sizes T = 512, d_k = 64, blocks past the cache block
 // sizes); gemm_panels on row/column sub-blocks of panels packed by pack_panels / pack_panels_t
 // (with the packed layout checked element by element), gemm_packed_cols on column ranges,
@@ -441,6 +442,14 @@ int main(int argc, char** argv) {
         test_gemm_packed(rng, M, N, K, strided, flag);
         test_gemm_abt(rng, M, N, K, !strided);
         test_gemm_ab(rng, M, N, K, strided, flag);
+      }
+  // The rows below the last 4-row tile run over groups of 2–4 panels (and rows_ab takes B in
+  // 16-column chunks): 5–13 panels, remainders of 1–3 rows, short and long K.
+  for (int M : {1, 2, 3, 5, 6, 9})
+    for (int N : {40, 48, 56, 64, 72, 104})
+      for (int K : {5, 16, 24, 33}) {
+        test_gemm_packed(rng, M, N, K, (M + K) & 1, (N + K) & 1);
+        test_gemm_ab(rng, M, N, K, (M + N) & 1, K & 1);
       }
   const long small_checks = g_checks;
 
