@@ -14,8 +14,8 @@
  *   fails (exit code 1) if any max |diff| exceeds 1e-3 of max |ours|.
  * - onnxruntime-web runs the same layer (same weights) as an ONNX graph built here
  *   (scripts/bench/onnx-graph.mjs): a PyTorch-style graph, com.microsoft.MultiHeadAttention or
- *   com.microsoft.Attention, whichever is fastest for that workload (only the PyTorch-style graph can
- *   return the attention weights).
+ *   com.microsoft.Attention: every graph that runs is timed in the rounds, and the one with the
+ *   lowest median is reported (only the PyTorch-style graph can return the attention weights).
  * - GFLOP/s use the dense count 8·T·d² + 4·T²·d (also for causal); "of peak" divides by the wasm
  *   SIMD peak measured here (scripts/bench/peak.mjs: f32x4 mul + add in independent chains).
  * - Peak RSS (process.resourceUsage().maxRSS) for W3 and W4 comes from processes that load only one
@@ -222,7 +222,7 @@ function report({ machine: m, load, seconds, engine: eng, peaks, results }) {
         notes.push(`${w.id}: ${v.rows.length === 1 ? 'ours only. ' : ''}${who.join(' and ')} materialize${who.length === 1 ? 's' : ''} the ${w.h}·T·T attention scores, ${gib.toFixed(1)} GiB for this input${gib > 4 ? ', beyond the 4 GiB a wasm32 instance can address' : ''} (ORT\'s CPU flash-attention path of MultiHeadAttention is not taken in its wasm build: its scores buffer grows with T²)`);
       }
       if (v.ortStyles && v.ortStyles.length > 1) {
-        notes.push(`${w.id} needWeights=${v.nw}: ORT graphs tried (ms per call): ${v.ortStyles.map((s) => `${s.style} ${s.error ? `cannot (${s.error})` : fmt(s.ms)}`).join(', ')} → ${v.ortStyle}`);
+        notes.push(`${w.id} needWeights=${v.nw}: ORT graphs, median ms per call in the timed rounds: ${v.ortStyles.map((s) => `${s.style} ${s.error ? `cannot (${s.error})` : fmt(s.ms)}`).join(', ')} → ${v.ortStyle}`);
       }
     }
   }
