@@ -31,16 +31,7 @@ void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, Pack
 }
 
 void gemm_packed(int M, const float* A, int lda, const PackedB& B, const float* bias, float* C, int ldc) {
-  if (M == 0 || B.n == 0) return;
-  MMap c(C, M, B.n, Eigen::OuterStride<>(ldc));
-  if (B.k == 0) {
-    c.setZero();
-  } else {
-    CMap a(A, M, B.k, Eigen::OuterStride<>(lda));
-    CMap b(B.data.data(), B.k, B.n, Eigen::OuterStride<>(B.n));
-    c.noalias() = a * b;
-  }
-  if (bias) c.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias, B.n);
+  gemm_packed_cols(M, A, lda, B, 0, B.n, bias, C, ldc);
 }
 
 void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,

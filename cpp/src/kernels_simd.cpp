@@ -19,10 +19,10 @@
 // GEMMs do, since there the packing copy costs more than it saves (a tenth of the lesson's
 // 5-token forward).
 //
-// B panel layout (pack_b, and on-the-fly packing for gemm_abt / gemm_ab): columns are grouped into
-// panels of NR = 8; panel p stores B[k, 8p .. 8p+8) for k = 0..K-1 contiguously (K×8 floats, row k
-// at offset 8k). The last panel is 4 wide when N mod 8 is 1..4 (K×4 floats), else 8 wide; columns
-// past N in it are zero. Edges: 1 remainder row runs micro_kernel_wide over 2–4 panels at once, 2
+// B panel layout (pack_b, the K/V packs of attention and on-the-fly packing for gemm_abt / gemm_ab:
+// pack_panels / pack_panels_t of kernels.hpp): columns are grouped into panels of NR = 8; panel p
+// stores B[k, 8p .. 8p+8) for k = 0..K-1 contiguously (K×8 floats, row k at offset 8k); columns
+// past N in the last panel are zero. Edges: 1 remainder row runs micro_kernel_wide over 2–4 panels at once, 2
 // rows over 2 (6–8 accumulator chains, as in the full tile), 3 rows and the last panels a micro-kernel
 // instantiated with 1..3 rows; N remainders the 1-vector-wide kernel and/or 1..3-lane partial
 // loads/stores of C (v128.load32/64_zero, v128.store32/64_lane); K needs no tile edge (one k per
@@ -72,26 +72,6 @@ static_assert(kMR >= 1 && kMR <= 8 && kNV >= 1 && kNV <= 4, "tile of 1..8 rows �
 constexpr int kMC = MHA_KERNEL_MC;  // rows of A per cache block (kMC × kKC floats stay in L2)
 constexpr int kKC = MHA_KERNEL_KC;  // depth per cache block (a kKC × kNR B panel slice stays in L1)
 static_assert(kNR == kPanel, "the fixed-width panels of kernels.hpp are one register tile wide");
-
-/// Width of panel p of an N-column panelled matrix: kNR, or for a last partial panel its width
-/// rounded up to a multiple of 4.
-inline int panel_width(int N, int p) {
-  const int rem = N - p * kNR;
-  return rem >= kNR ? kNR : 4 * ((rem + 3) / 4);
-}
-
-/// Number of panels of an N-column panelled matrix.
-inline int num_panels(int N) { return (N + kNR - 1) / kNR; }
-
-/// Offset (floats) of panel p in a panelled buffer of depth K: all earlier panels are full width.
-inline size_t panel_offset(int K, int p) { return static_cast<size_t>(p) * kNR * K; }
-
-/// Size (floats) of the panelled layout of a K×N matrix.
-inline size_t panelled_size(int K, int N) {
-  if (N <= 0 || K <= 0) return 0;
-  const int P = num_panels(N);
-  return panel_offset(K, P - 1) + static_cast<size_t>(panel_width(N, P - 1)) * K;
-}
 
 /// Loads the first r (1..3) floats at p into lanes 0..r-1 (other lanes zero).
 inline v128_t load_partial(const float* p, int r) {
@@ -289,22 +269,18 @@ enum { kScratchA = 0, kScratchB = 1 };
 constexpr int kPackRows = 32;
 constexpr int kRowsMaxK = 16;  // gemm_ab with K ≤ this and ≤ 2·kMR rows runs rows_ab (no panels)
 
-/// Where the panels of a B operand are: the pack_b layout of a ktot×ntot matrix starting at panel
-/// p0 (panel widths 8, or 4 for a narrow last panel; stride 0), fixed-width panels of kNR columns
-/// at base + p·stride (the pack_panels layout, kernels.hpp), or (ld > 0) B itself, row-major,
-/// panel p being its columns 8p .. 8p+8 read in place.
+/// Where the panels of a B operand are: kNR-column panels at base + p·stride (the layout of
+/// pack_panels, kernels.hpp, also used by pack_b), or (ld > 0) B itself, row-major, panel p being
+/// its columns 8p .. 8p+8 read in place.
 struct PanelSrc {
   const float* base;
-  size_t stride = 0;     // 0: pack_b layout
-  int ktot = 0, ntot = 0, p0 = 0;  // pack_b layout only
-  int ld = 0;            // > 0: B unpacked, row-major with this leading dimension (N % 4 == 0)
-  const float* panel(int p) const {
-    return ld ? base + p * kNR : stride ? base + p * stride : base + panel_offset(ktot, p0 + p);
-  }
-  /// Distance between rows k and k+1 of panel p (its width when packed).
-  int width(int p) const { return ld ? ld : stride ? kNR : panel_width(ntot, p0 + p); }
-  /// Distance between consecutive full-width panels.
-  size_t panel_step() const { return ld ? kNR : stride ? stride : size_t(kNR) * ktot; }
+  size_t stride = 0;  // packed: floats from one panel to the next
+  int ld = 0;         // > 0: B unpacked, row-major with this leading dimension (N % 4 == 0)
+  const float* panel(int p) const { return ld ? base + p * kNR : base + p * stride; }
+  /// Distance between rows k and k+1 of a panel.
+  int width() const { return ld ? ld : kNR; }
+  /// Distance between consecutive panels.
+  size_t panel_step() const { return ld ? kNR : stride; }
 };
 
 /// C[M, N] (=|+=) alpha·A[M, K]·B[K, N] (+ bias) with B in panels (PanelSrc).
@@ -313,7 +289,7 @@ struct PanelSrc {
 /// block applies the caller's epilogue, later ones accumulate.
 void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc& B, float* C, int ldc,
                    float alpha, const float* bias, bool accumulate) {
-  const int P = num_panels(N);
+  const int P = (N + kNR - 1) / kNR;  // panels
   for (int ic = 0; ic < M; ic += kMC) {
     const int mc = std::min(kMC, M - ic);
     for (int pc = 0; pc < K; pc += kKC) {
@@ -330,7 +306,7 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
       e.accumulate = accumulate || pc > 0;
       const int mfull = mc - mc % kMR, rem = mc - mfull;
       for (int p = 0; p < P; ++p) {
-        const int w = B.width(p);
+        const int w = B.width();
         const int n0 = p * kNR;
         const int nc = std::min(kNR, N - n0);
         const float* bp = B.panel(p) + static_cast<size_t>(pc) * w;
@@ -347,7 +323,7 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
       // One group of np full panels from panel p on.
       auto wide = [&](int np, void (*kernel)(int, const float*, int, const float*, int, size_t, float*, int, const Epilogue&)) {
         e.bias = (bias && !e.accumulate) ? bias + p * kNR : nullptr;
-        kernel(kc, ar, lda, B.panel(p) + static_cast<size_t>(pc) * B.width(p), B.width(p), B.panel_step(), cr + p * kNR,
+        kernel(kc, ar, lda, B.panel(p) + static_cast<size_t>(pc) * B.width(), B.width(), B.panel_step(), cr + p * kNR,
                ldc, e);
         p += np;
       };
@@ -361,57 +337,12 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
         while (full - p >= 2) wide(2, micro_kernel_wide<2, 2>);
       }
       for (; p < P; ++p) {
-        const int w = B.width(p);
+        const int w = B.width();
         const int n0 = p * kNR;
         const int nc = std::min(kNR, N - n0);
         e.bias = (bias && !e.accumulate) ? bias + n0 : nullptr;
         pick_kernel(rem, nc)(kc, ar, lda, B.panel(p) + static_cast<size_t>(pc) * w, w, cr + n0, ldc, nc, e);
       }
-    }
-  }
-}
-
-/// Copies the columns of blk into the panelled layout of a K×N matrix at out: block column c goes to
-/// panel (blk.n0 + c) / kNR (blk.n0 a multiple of kNR); a panel the block fills only partly gets
-/// zeros in its other columns.
-void pack_block(int K, int N, const ColumnBlock& blk, float* out) {
-  for (int c0 = 0; c0 < blk.n; c0 += kNR) {
-    const int p = (blk.n0 + c0) / kNR;
-    const int w = panel_width(N, p);
-    const int nc = std::min(kNR, blk.n - c0);
-    float* dst = out + panel_offset(K, p);
-    for (int k = 0; k < K; ++k) {
-      const float* src = blk.b + static_cast<size_t>(k) * blk.ld + c0;
-      float* d = dst + static_cast<size_t>(k) * w;
-      if (nc == kNR) {
-        for (int v = 0; v < kNV; ++v) wasm_v128_store(d + 4 * v, wasm_v128_load(src + 4 * v));
-      } else {
-        for (int j = 0; j < w; ++j) d[j] = j < nc ? src[j] : 0.f;
-      }
-    }
-  }
-}
-
-/// Packs Bᵀ where B[N, K] is row-major (leading dimension ldb), i.e. the K×N matrix Bᵀ, into the
-/// panelled layout at out. Full 8-row groups are transposed with 4×4 shuffles.
-void pack_transposed(int N, int K, const float* B, int ldb, float* out) {
-  const int P = num_panels(N);
-  for (int p = 0; p < P; ++p) {
-    const int w = panel_width(N, p);
-    const int n0 = p * kNR;
-    const int nc = std::min(kNR, N - n0);
-    float* dst = out + panel_offset(K, p);
-    int k = 0;
-    if (nc == w) {
-      // w rows of B (w = 4 or 8) are all present: transpose 4×4 blocks.
-      for (; k + 4 <= K; k += 4) {
-        for (int g = 0; g < w; g += 4)
-          transpose4x4(B + static_cast<size_t>(n0 + g) * ldb + k, ldb, dst + static_cast<size_t>(k) * w + g, w);
-      }
-    }
-    for (; k < K; ++k) {
-      float* d = dst + static_cast<size_t>(k) * w;
-      for (int j = 0; j < w; ++j) d[j] = j < nc ? B[static_cast<size_t>(n0 + j) * ldb + k] : 0.f;
     }
   }
 }
@@ -637,26 +568,25 @@ void softmax_online_block(int rows, int n, float* S, int lds, float* m, float* l
   }
 }
 
-/// Packs B[K, N] (leading dimension ldb) into the panelled layout described at the top of this
-/// file (K·8·ceil(N/8) floats at most, zero-padded last panel). See kernels.hpp.
+/// Packs B[K, N] (leading dimension ldb) into the panels described at the top of this file
+/// (panels_size(K, N) floats, zero-padded last panel). See kernels.hpp.
 void pack_b(int K, int N, const float* B, int ldb, PackedB& out) { pack_b_blocks(K, N, {{B, ldb, 0, N}}, out); }
 
-/// The panelled layout of pack_b, filled block by block (pack_block). See kernels.hpp.
+/// The layout of pack_b, filled block by block: each block is pack_panels of its columns from its
+/// first panel on. See kernels.hpp.
 void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, PackedB& out) {
   out.k = K;
   out.n = N;
-  out.data.assign(panelled_size(K, N), 0.f);  // panels no block touches stay zero
-  for (const ColumnBlock& blk : blocks) pack_block(K, N, blk, out.data.data());
+  out.data.assign(panels_size(K, N), 0.f);  // panels no block touches stay zero
+  const size_t stride = size_t(kNR) * K;
+  for (const ColumnBlock& blk : blocks) pack_panels(K, blk.n, blk.b, blk.ld, out.data.data() + blk.n0 / kNR * stride, stride);
 }
 
 /// C[M, N] = A[M, K]·B[K, N] (+ bias[N]) with B from pack_b: the blocked 4×8 micro-kernel, bias
 /// added in the store. K = 0 gives C = bias (or 0). See kernels.hpp.
 void gemm_packed(int M, const float* A, int lda, const PackedB& B, const float* bias, float* C,
                  int ldc) {
-  if (M <= 0 || B.n <= 0) return;
-  if (B.k <= 0) return fill_rows(M, B.n, bias, C, ldc);
-  PanelSrc src{B.data.data(), 0, B.k, B.n, 0};
-  gemm_panelled(M, B.n, B.k, A, lda, src, C, ldc, 1.f, bias, false);
+  gemm_packed_cols(M, A, lda, B, 0, B.n, bias, C, ldc);
 }
 
 /// Column range [n0, n0 + n) of a pack_b matrix: panels from n0 / kNR on. See kernels.hpp.
@@ -664,7 +594,8 @@ void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, 
                       float* C, int ldc) {
   if (M <= 0 || n <= 0) return;
   if (B.k <= 0) return fill_rows(M, n, bias ? bias + n0 : nullptr, C, ldc);
-  PanelSrc src{B.data.data(), 0, B.k, B.n, n0 / kNR};
+  const size_t stride = size_t(kNR) * B.k;
+  PanelSrc src{B.data.data() + n0 / kNR * stride, stride};
   gemm_panelled(M, n, B.k, A, lda, src, C, ldc, 1.f, bias ? bias + n0 : nullptr, false);
 }
 
@@ -742,9 +673,9 @@ void gemm_abt(int M, int N, int K, float alpha, const float* A, int lda, const f
     if (i < M) dots_abt<1>(N, K, alpha, A + size_t(i) * lda, lda, B, ldb, C + size_t(i) * ldc, ldc);
     return;
   }
-  float* bp = scratch(kScratchB, panelled_size(K, N));
-  pack_transposed(N, K, B, ldb, bp);
-  PanelSrc src{bp, 0, K, N, 0};
+  float* bp = scratch(kScratchB, panels_size(K, N));
+  pack_panels_t(K, N, B, ldb, bp, size_t(kNR) * K);
+  PanelSrc src{bp, size_t(kNR) * K};
   gemm_panelled(M, N, K, A, lda, src, C, ldc, alpha, nullptr, false);
 }
 
@@ -777,9 +708,9 @@ void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int l
     src.ld = ldb;
     return gemm_panelled(M, N, K, A, lda, src, C, ldc, 1.f, nullptr, accumulate);
   }
-  float* bp = scratch(kScratchB, panelled_size(K, N));
-  pack_block(K, N, {B, ldb, 0, N}, bp);
-  PanelSrc src{bp, 0, K, N, 0};
+  float* bp = scratch(kScratchB, panels_size(K, N));
+  pack_panels(K, N, B, ldb, bp, size_t(kNR) * K);
+  PanelSrc src{bp, size_t(kNR) * K};
   gemm_panelled(M, N, K, A, lda, src, C, ldc, 1.f, nullptr, accumulate);
 }
 
