@@ -197,3 +197,25 @@ test('streaming path (needWeights: false, several key blocks) equals the weights
   }
   l.dispose();
 });
+
+test('small results share a pooled buffer without aliasing, and survive a transfer of it', async () => {
+  const mha = await createMHA();
+  const d = 8, T = 3;
+  const w = (s) => ({ data: Float32Array.from({ length: d * d }, (_, i) => Math.sin(s + i) / 3), shape: [d, d] });
+  const layer = mha.createLayer({ numHeads: 2, weights: { wQ: w(1), wK: w(2), wV: w(3), wO: w(4) } });
+  const x1 = { data: Float32Array.from({ length: T * d }, (_, i) => Math.cos(i)), shape: [T, d] };
+  const x2 = { data: Float32Array.from({ length: T * d }, (_, i) => Math.sin(3 * i)), shape: [T, d] };
+  const a = layer.forward(x1, { needWeights: false }).output.data;
+  const aCopy = a.slice();
+  const b = layer.forward(x2, { needWeights: false }).output.data;
+  assert.equal(a.buffer, b.buffer, 'small results come from one pooled buffer');
+  assert.deepEqual(a, aCopy, 'a later result does not overwrite an earlier one');
+  assert.ok(b.some((v, i) => v !== a[i]));
+  // Transferring the shared buffer (what a worker postMessage does) detaches it: later calls
+  // must still work and give the same values.
+  structuredClone(b.buffer, { transfer: [b.buffer] });
+  assert.equal(a.length, 0);
+  const again = layer.forward(x1, { needWeights: false }).output.data;
+  assert.deepEqual(again, aCopy);
+  layer.dispose();
+});

@@ -93,7 +93,8 @@ export type TensorInput = NestedArray<number> | Tensor | TensorLike;
  * A dense row-major float32 tensor; every result of the API is one (copied out of wasm memory).
  * Results of at most 2 KB (512 floats) are views into a shared 16 KB `ArrayBuffer`, as Node's
  * `Buffer` pool does for small buffers: their `data.buffer` is not theirs alone, so copy with
- * `data.slice()` before transferring it to a worker.
+ * `data.slice()` before transferring it to a worker (transferring the shared buffer itself empties
+ * the other results that live in it; later calls are not affected).
  */
 export class Tensor {
   /**

@@ -86,9 +86,11 @@ let slab = null;
 let slabUsed = POOL_FLOATS;
 
 /**
- * Copies n float32 values at byte offset ptr of wasm memory into a new Float32Array that owns
- * them. Results of at most 2 KB are views into a shared 16 KB ArrayBuffer (so `.buffer` is not
- * theirs alone; copy with `.slice()` before transferring it); larger ones have their own buffer.
+ * Copies n float32 values at byte offset ptr of wasm memory into a new Float32Array. Results of
+ * at most 2 KB are views into a shared 16 KB ArrayBuffer: `.buffer` is not theirs alone, and one
+ * live result keeps the whole slab alive. Copy with `.slice()` before transferring: transferring
+ * the shared buffer empties every other view of it (a detached slab is then replaced, so later
+ * calls still work). Larger results have their own buffer.
  * @param {object} core the Emscripten module
  * @param {number} ptr byte offset (multiple of 4)
  * @param {number} n number of floats
@@ -97,7 +99,7 @@ let slabUsed = POOL_FLOATS;
 export function readFloats(core, ptr, n) {
   const at = ptr >>> 2;
   if (n > POOLED_MAX) return core.HEAPF32.slice(at, at + n);
-  if (slabUsed + n > POOL_FLOATS) {
+  if (slabUsed + n > POOL_FLOATS || slab.byteLength === 0) {  // full, or detached by a transfer
     slab = new ArrayBuffer(POOL_FLOATS * 4);
     slabUsed = 0;
   }
