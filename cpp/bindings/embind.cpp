@@ -104,34 +104,27 @@ class LayerHandle {
     return s.ok() ? 0 : fail(s);
   }
 
-  /// One forward; every tensor argument is a byte offset into wasm memory (0 = absent).
-  int forward(int batch, int tq, int tk, uintptr_t query, uintptr_t key, uintptr_t value, bool causal,
-              uintptr_t key_padding_mask, uintptr_t attn_mask, int attn_mask_kind, uintptr_t output,
-              uintptr_t weights, bool average_weights, uintptr_t tr_q, uintptr_t tr_k, uintptr_t tr_v,
-              uintptr_t tr_scores, uintptr_t tr_concat) {
+  /// One forward, its 18 arguments read from a uint32 block in wasm memory at byte offset args
+  /// (every tensor a byte offset, 0 = absent), in this order: batch, tq, tk, query, key, value,
+  /// causal, key_padding_mask, attn_mask, attn_mask_kind, output, weights, average_weights, and the
+  /// trace's q, k, v, scores, concat. JS calls it through the plain export mha_layer_forward below.
+  int forwardPacked(uintptr_t args) {
     if (!layer_) return fail(mha::Status::Error(mha::Code::kDisposed, "layer is not initialized"));
+    const uint32_t* v = ptr<const uint32_t>(args);
     mha::ForwardArgs a;
-    a.batch = batch; a.tq = tq; a.tk = tk;
-    a.query = ptr<const float>(query); a.key = ptr<const float>(key); a.value = ptr<const float>(value);
-    a.causal = causal;
-    a.key_padding_mask = ptr<const uint8_t>(key_padding_mask);
-    a.attn_mask = ptr<const float>(attn_mask);
-    a.attn_mask_kind = static_cast<mha::MaskKind>(attn_mask_kind);
-    a.output = ptr<float>(output);
-    a.weights = ptr<float>(weights);
-    a.average_weights = average_weights;
-    a.trace.q = ptr<float>(tr_q); a.trace.k = ptr<float>(tr_k); a.trace.v = ptr<float>(tr_v);
-    a.trace.scores = ptr<float>(tr_scores); a.trace.concat = ptr<float>(tr_concat);
+    a.batch = int(v[0]); a.tq = int(v[1]); a.tk = int(v[2]);
+    a.query = ptr<const float>(v[3]); a.key = ptr<const float>(v[4]); a.value = ptr<const float>(v[5]);
+    a.causal = v[6] != 0;
+    a.key_padding_mask = ptr<const uint8_t>(v[7]);
+    a.attn_mask = ptr<const float>(v[8]);
+    a.attn_mask_kind = static_cast<mha::MaskKind>(v[9]);
+    a.output = ptr<float>(v[10]);
+    a.weights = ptr<float>(v[11]);
+    a.average_weights = v[12] != 0;
+    a.trace.q = ptr<float>(v[13]); a.trace.k = ptr<float>(v[14]); a.trace.v = ptr<float>(v[15]);
+    a.trace.scores = ptr<float>(v[16]); a.trace.concat = ptr<float>(v[17]);
     mha::Status s = layer_->forward(a);
     return s.ok() ? 0 : fail(s);
-  }
-
-  /// forward() with its 18 arguments read from a uint32 block in wasm memory (in the order of
-  /// forward's parameters). JS calls it through the plain export mha_layer_forward below.
-  int forwardPacked(uintptr_t args) {
-    const uint32_t* a = ptr<const uint32_t>(args);
-    return forward(int(a[0]), int(a[1]), int(a[2]), a[3], a[4], a[5], a[6] != 0, a[7], a[8], int(a[9]), a[10], a[11],
-                   a[12] != 0, a[13], a[14], a[15], a[16], a[17]);
   }
 
   /// Workspace bytes a forward of these sizes needs besides its inputs and outputs.

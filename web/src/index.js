@@ -85,7 +85,11 @@ class MHA {
     const core = this._core;
     // Issue 6 (robustness): refuse weights the heap cannot hold *before* the seeded init builds
     // them in JS (dModel = 30000 used to allocate 14 GB of Float32Arrays, then say OUT_OF_MEMORY).
-    // The figure is the one staging.ensure() checks below. Regression: tests/oom.test.mjs.
+    // The figure is the staged weights plus the core's packed copy of them (only the staged ones
+    // are malloc'd here: it used to malloc both, so a layer of ~1/3 of the heap aborted the
+    // instance when the core then copied). Layer::create also probes the heap for its packed copy
+    // and refuses with OUT_OF_MEMORY (fragmentation can defeat this estimate). Regression:
+    // tests/oom.test.mjs.
     const { config, packed, headDims } = resolveLayer(opts, (c) => {
       const p = corePassport(core, c);
       checkFits(core, p.params.total * 4 * 2 + 64, 'createLayer');
@@ -95,12 +99,6 @@ class MHA {
     try {
       const names = ['wQ', 'wK', 'wV', 'wO', 'bQ', 'bK', 'bV', 'bO'];
       const bytes = names.reduce((a, k) => a + (packed[k] ? packed[k].length * 4 : 0), 0) + (headDims ? headDims.length * 4 : 0);
-      // Issue 6 (robustness): room for the staged weights *and* the core's packed copy is checked,
-      // but only the staged weights are malloc'd (it used to malloc both, so a layer of ~1/3 of
-      // the heap aborted the instance when the core then copied). Layer::create also probes the
-      // heap for its packed copy and refuses with OUT_OF_MEMORY (fragmentation can defeat this
-      // estimate). Regression: tests/oom.test.mjs.
-      checkFits(core, bytes * 2 + 64, 'createLayer');
       const base = staging.ensure(bytes + 64, 'createLayer');
       const ptrs = {};
       let at = base;

@@ -154,8 +154,8 @@ export class Layer {
       checkFits(core, lay.total + this._handle.workspaceBytes(B, Tq, Tk, !k) - this._staging.bytes, `${name} (B = ${B}, Tq = ${Tq}, Tk = ${Tk})`);
       const base = this._staging.ensure(lay.total, name);
       const P = (n) => lay.ptr(base, n);
-      // The 18 arguments of LayerHandle::forward, written once per plan as one uint32 block in
-      // the staging memory (LayerHandle::forwardPacked); per call only the causal flag (index 6) changes.
+      // The 18 arguments of LayerHandle::forwardPacked (embind.cpp), written once per plan as one
+      // uint32 block in the staging memory; per call only the causal flag (index 6) changes.
       const args = [B, Tq, Tk, P('query'), P('key'), k ? (v !== k ? P('value') : P('key')) : 0,
         0, P('kpm'), P('mask'), masks.attnKind, P('output'), P('weights'), average ? 1 : 0,
         P('tq'), P('tk'), P('tv'), P('ts'), P('tc')];
