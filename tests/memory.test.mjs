@@ -27,7 +27,9 @@ for (const name of Object.keys(live)) {
   Cls.prototype.delete = function countedDelete() { live[name]--; return del.call(this); };
   core[name] = new Proxy(Cls, { construct(target, args, newTarget) { live[name]++; return Reflect.construct(target, args, newTarget); } });
 }
-const emvals = () => (typeof core.count_emval_handles === 'function' ? core.count_emval_handles() : 0);
+// embind's live-handle count; without it the "live emval handles" checks below could not fail.
+assert.equal(typeof core.count_emval_handles, 'function', 'the core exports count_emval_handles');
+const emvals = () => core.count_emval_handles();
 const snapshot = () => ({ ...mha.memory(), layers: live.LayerHandle, caches: live.KVCacheHandle, emvals: emvals() });
 const figures = {};
 after(() => console.log(`# memory figures: ${JSON.stringify(figures)}`));

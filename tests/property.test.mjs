@@ -7,7 +7,8 @@
 //       head_i = softmax(Q_i·K_{g(i)}ᵀ·scale + M)·V_{g(i)},  out = concat(head_i)·W_O + b_O
 //     (Vaswani et al. 2017, eq. 1; g(i) = ⌊i / (h/g)⌋; masks as torch.nn.MultiheadAttention; a row
 //     whose keys are all masked has weights 0 and a zero attention output).
-//  2. Long key ranges (Tk up to 600, the streaming online-softmax path) agree with the reference.
+//  2. Long key ranges (Tk 257..600, no weights: the streaming online-softmax path over several key
+//     blocks) agree with the reference.
 //  3. A KV cache fed a sequence in random chunks reproduces causal self-attention.
 //  4. Random invalid calls each throw an MHAError with the documented code (never a RangeError,
 //     a wasm RuntimeError/abort or a silent NaN), and the same module instance then still
@@ -15,7 +16,7 @@
 //
 // FC_NUM_RUNS sets the runs per property (default 10,000, the CI setting); FC_SEED replays a
 // failure (fast-check prints the seed and the counterexample's path).
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createMHA, MHAError, Tensor, mulberry32 } from '../web/src/index.js';
@@ -154,7 +155,7 @@ const layerArb = fc.oneof(
     bias: fc.boolean(),
     scale: fc.option(fc.constantFrom(0.05, 0.5, 1, 2), { nil: undefined, freq: 4 }),
   }).map((o) => {
-    const dModel = o.dK ? o.dModel : Math.min(64, o.h * o.per) - (Math.min(64, o.h * o.per) % o.h);
+    const dModel = o.dK ? o.dModel : o.h * o.per;
     const dk = o.dK || dModel / o.h;
     const dv = o.dV || dk;
     const gs = divisors(o.h);
@@ -380,17 +381,16 @@ test('property: random valid layers and calls match the float64 reference', () =
   let n = 0;
   fc.assert(fc.property(layerArb, callArb, (d, c) => { n++; checkCall(d, c); }), fcParams());
   runsDone.valid = n;
-  assert.ok(n >= RUNS);
 });
 
-test('property: long key ranges (streaming softmax, Tk up to 600) match the reference', () => {
+test('property: long key ranges (streaming softmax over several key blocks, Tk 257..600) match the reference', () => {
   let n = 0;
   const arb = fc.record({
     h: fc.integer({ min: 1, max: 4 }), per: fc.integer({ min: 1, max: 3 }),
-    Tq: fc.integer({ min: 1, max: 3 }), Tk: fc.integer({ min: 200, max: 600 }),
+    Tq: fc.integer({ min: 1, max: 3 }), Tk: fc.integer({ min: 257, max: 600 }),  // > one key block of 256
     causal: fc.boolean(), kpm: fc.constantFrom('none', 'bool', 'additive'), attn: fc.constantFrom('none', 'bool', 'additive', 'additivePerHead'),
     maskDensity: fc.constantFrom(0.1, 1, 1.99), batched: fc.boolean(), B: fc.integer({ min: 1, max: 2 }),
-    amp: fc.constantFrom(1, 4), seed: fc.integer(), mode: fc.constantFrom('noWeights', 'noWeights', 'forward'),
+    amp: fc.constantFrom(1, 4), seed: fc.integer(), mode: fc.constant('noWeights'),  // weights off: the streaming path
   });
   fc.assert(fc.property(arb, (a) => {
     n++;
@@ -406,7 +406,7 @@ test('property: a KV cache fed random chunks reproduces causal self-attention', 
     d: layerArb, maxLen: fc.integer({ min: 1, max: 24 }), fill: fc.integer({ min: 1, max: 24 }),
     chunks: fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 24 }),
     B: fc.integer({ min: 1, max: 2 }), batched: fc.boolean(), weights: fc.boolean(), seed: fc.integer(),
-    resetAt: fc.option(fc.nat(), { nil: null }),
+    reset: fc.boolean(),
   });
   fc.assert(fc.property(arb, (a) => {
     n++;
@@ -456,7 +456,7 @@ test('property: a KV cache fed random chunks reproduces causal self-attention', 
           (e) => e instanceof MHAError && e.code === 'INVALID_ARGUMENT' && /maxLen/.test(e.message));
         assert.equal(cache.length, T);
       }
-      if (a.resetAt !== null) {
+      if (a.reset) {
         cache.reset();
         assert.equal(cache.length, 0);
         feed();  // the same sequence again gives the same rows
@@ -535,7 +535,7 @@ const invalidArb = fc.oneof(
       return mha.createLayer({ numHeads: 2, weights: w });
     } })),
   fc.record({ which: fc.constantFrom('wQ', 'wK', 'wV', 'wO', 'bQ'), what: fc.constantFrom('missing', 'string', 'strings', 'number', 'null') })
-    .map(({ which, what }) => ({ name: `weights.${which} ${what}`, code: what === 'missing' || what === 'null' || what === 'string' || what === 'strings' || what === 'number' ? 'INVALID_ARGUMENT' : 'SHAPE_MISMATCH', run: () => {
+    .map(({ which, what }) => ({ name: `weights.${which} ${what}`, code: 'INVALID_ARGUMENT', run: () => {
       const rand = prng(1);
       const w = { wQ: W(8, 8, rand), wK: W(8, 8, rand), wV: W(8, 8, rand), wO: W(8, 8, rand), bQ: { data: new Float32Array(8), shape: [8] }, bK: [0, 0, 0, 0, 0, 0, 0, 0], bV: new Tensor(new Float32Array(8), [8]), bO: { data: new Float32Array(8), shape: [8] } };
       if (what === 'missing') delete w[which];
@@ -662,7 +662,7 @@ const invalidArb = fc.oneof(
     } })),
   fc.record({ key: fc.constantFrom('maxLen', 'batch'), v: fc.constantFrom(0, -1, 1.5, NaN, 'x', null, Infinity, 2 ** 31) })
     .filter(({ key, v }) => !(key === 'batch' && v === null))
-    .map(({ key, v }) => ({ name: `createKVCache ${key} = ${String(v)}`, code: key === 'batch' && v === null ? 'INVALID_ARGUMENT' : 'INVALID_ARGUMENT', run: () => probeLayer.createKVCache({ maxLen: 4, [key]: v }) })),
+    .map(({ key, v }) => ({ name: `createKVCache ${key} = ${String(v)}`, code: 'INVALID_ARGUMENT', run: () => probeLayer.createKVCache({ maxLen: 4, [key]: v }) })),
   fc.constantFrom('cross layer', 'step shape', 'step NaN', 'step batch', 'step empty').map((what) => ({ name: `cache ${what}`, code: { 'cross layer': 'INVALID_CONFIG', 'step NaN': 'NON_FINITE' }[what] || 'SHAPE_MISMATCH', run: () => {
     const l = mha.createLayer(what === 'cross layer' ? { dModel: 8, numHeads: 2, kDim: 3, seed: 1 } : { dModel: 8, numHeads: 2, seed: 1 });
     try {
@@ -701,7 +701,4 @@ test('property: every invalid call throws an MHAError with the documented code; 
   }
 });
 
-test('property runs executed', () => {
-  console.log(`# property runs: ${JSON.stringify(runsDone)}`);
-  assert.ok(Object.keys(runsDone).length >= 1);
-});
+after(() => console.log(`# property runs: ${JSON.stringify(runsDone)}`));

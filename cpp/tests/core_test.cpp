@@ -186,7 +186,8 @@ TEST(Layer, StreamingPathEqualsBlockPathForLongKeys) {
     for (int j = 0; j < Tk; ++j) kpm[Tk + j] = j % 3 == 0 || j > Tk - 40;  // second sequence padded
     if (it % 3 == 2) for (int j = 0; j < Tk; ++j) kpm[j] = 1;            // first sequence fully masked
     std::vector<float> mask = rnd(rng, size_t(Tq) * Tk, 2.f);
-    for (int j = 300; j < Tk; ++j) mask[5 * Tk + j] = -INFINITY;            // row 5 loses its later keys
+    const int lossy = std::min(5, Tq - 1);                                   // a row that loses its later keys
+    for (int j = 300; j < Tk; ++j) mask[size_t(lossy) * Tk + j] = -INFINITY;
     mha::ForwardArgs a;
     a.batch = B; a.tq = Tq; a.tk = Tk; a.query = q.data(); a.key = k.data(); a.value = v.data();
     a.causal = it % 4 == 1;
