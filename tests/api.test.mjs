@@ -219,3 +219,23 @@ test('small results share a pooled buffer without aliasing, and survive a transf
   assert.deepEqual(again, aCopy);
   layer.dispose();
 });
+
+test('results stay right after the wasm memory grows between calls (cached heap views are renewed)', async () => {
+  const own = await createMHA();  // a module of its own, so the growth below is certain
+  const l = own.createLayer({ dModel: 24, numHeads: 2, seed: 3 });
+  const a = l.forward(x5);  // caches the call's memory plan and its result views
+  const cache = l.createKVCache({ maxLen: 8 });
+  const s = cache.step(x5.slice(0, 2));
+  const heap0 = own.memory().heapBytes;
+  const big = own.createLayer({ dModel: 1024, numHeads: 8, seed: 1 });  // 4 M parameters, packed twice
+  assert.ok(own.memory().heapBytes > heap0, `the heap grew (${heap0} → ${own.memory().heapBytes} bytes)`);
+  const b = l.forward(x5);  // the same plan: its views of the old memory are detached now
+  assert.deepEqual(b.output.shape, [5, 24]);
+  assert.deepEqual(Array.from(b.output.data), Array.from(a.output.data));
+  assert.deepEqual(Array.from(b.weights.data), Array.from(a.weights.data));
+  cache.reset();
+  const t = cache.step(x5.slice(0, 2));
+  assert.deepEqual(Array.from(t.output.data), Array.from(s.output.data));
+  big.dispose();
+  l.dispose();
+});

@@ -3,7 +3,7 @@
  * @module layer
  */
 import { MHAError, throwStatus } from './errors.js';
-import { Staging, Layout, checkFits, readFloats as copyOut } from './memory.js';
+import { Staging, Layout, checkFits, heapViews, readFloats as copyOut } from './memory.js';
 import { prepareMasks } from './masks.js';
 import { Tensor, toFloat32, formatShape as fmt } from './tensor.js';
 
@@ -40,8 +40,11 @@ function checkOptions(opts, name) {
   if (opts === null || typeof opts !== 'object') throw new MHAError('INVALID_ARGUMENT', `${name}: options must be an object, got ${opts === null ? 'null' : typeof opts}`);
 }
 
-function boolOption(opts, key, dflt) {
-  const v = opts[key];
+/**
+ * A boolean option's value (callers read it with a literal name, `opts.causal`: a keyed read
+ * `opts[key]` over several names is a megamorphic lookup on every call).
+ */
+function boolOption(v, key, dflt) {
   if (v === undefined) return dflt;
   if (typeof v !== 'boolean') throw new MHAError('INVALID_ARGUMENT', `${key} must be a boolean, got ${JSON.stringify(v)}`);
   return v;
@@ -62,6 +65,8 @@ export class Layer {
     this._core = core;
     this._handle = handle;
     this._addr = handle.address();  // for the plain export _mha_layer_forward (the per-call path)
+    this._forward = core._mha_layer_forward;  // read once: see HeapViews for why
+    this._heap = heapViews(core);
     this._staging = new Staging(core);
     this._caches = new Set();
     this._release = makeRelease(handle, this._staging);
@@ -87,7 +92,8 @@ export class Layer {
   /**
    * The shared forward: validates, writes inputs into wasm memory once, runs one core call.
    * @returns {object} the call's memory plan: {batched, B, Tq, Tk, needWeights, average, P(name)
-   *   (byte offset of a region), output and weights (byte offsets)}
+   *   (byte offset of a region), output and weights (byte offsets), outputView and weightsView
+   *   (their views in wasm memory, set by forward)}
    */
   _run(query, opts, mode, name) {
     this._alive(name);
@@ -120,9 +126,9 @@ export class Layer {
     } else if (c.kDim !== c.dModel || c.vDim !== c.dModel) {
       throw new MHAError('SHAPE_MISMATCH', `key/value: this layer has kDim = ${c.kDim}, vDim = ${c.vDim} ≠ dModel = ${c.dModel}, so pass key and value`);
     }
-    const causal = boolOption(opts, 'causal', false);
-    const needWeights = mode === 'trace' ? true : boolOption(opts, 'needWeights', true);
-    const average = mode === 'trace' ? false : boolOption(opts, 'averageWeights', false);
+    const causal = boolOption(opts.causal, 'causal', false);
+    const needWeights = mode === 'trace' ? true : boolOption(opts.needWeights, 'needWeights', true);
+    const average = mode === 'trace' ? false : boolOption(opts.averageWeights, 'averageWeights', false);
     const h = c.numHeads;
     const masks = prepareMasks(opts, { B, Tq, Tk, h, batched });
     const { qW, kW, vW, oW } = this._widths;
@@ -159,22 +165,24 @@ export class Layer {
       const args = [B, Tq, Tk, P('query'), P('key'), k ? (v !== k ? P('value') : P('key')) : 0,
         0, P('kpm'), P('mask'), masks.attnKind, P('output'), P('weights'), average ? 1 : 0,
         P('tq'), P('tk'), P('tv'), P('ts'), P('tc')];
-      core.HEAPU32.set(args, P('args') / 4);
+      this._heap.fresh().u32.set(args, P('args') / 4);
       plan = this._plan = {
         mode, B, Tq, Tk, kv, kpm: kpmOn, attnKind: masks.attnKind, needWeights, average, base, P,
         args: P('args'), output: P('output'), weights: P('weights'),
         at: { query: P('query') / F32, key: P('key') / F32, value: P('value') / F32, kpm: P('kpm'), mask: P('mask') / F32 },
+        batched, outputView: null, weightsView: null,  // views: set by forward()
       };
     }
     const { at } = plan;
-    const heap = core.HEAPF32;
+    const views = this._heap.fresh();
+    const heap = views.f32;
     heap.set(q.data, at.query);
     if (k) heap.set(k.data, at.key);
     if (k && v !== k) heap.set(v.data, at.value);
-    if (masks.kpm) core.HEAPU8.set(masks.kpm, at.kpm);
+    if (masks.kpm) views.u8.set(masks.kpm, at.kpm);
     if (masks.attn) heap.set(masks.attn, at.mask);
-    core.HEAPU32[(plan.args >>> 2) + 6] = causal ? 1 : 0;
-    const status = core._mha_layer_forward(this._addr, plan.args);
+    views.u32[(plan.args >>> 2) + 6] = causal ? 1 : 0;
+    const status = this._forward(this._addr, plan.args);
     if (status !== 0) {
       const msg = core.lastError();
       throwStatus(status, batched ? msg : unbatchedMessage(msg), name);
@@ -202,14 +210,20 @@ export class Layer {
    */
   forward(query, opts = {}) {
     const r = this._run(query, opts, 'forward', 'forward');
-    const core = this._core;
     const { B, Tq, Tk } = r;
     const d = this.config.dModel, h = this.config.numHeads;
-    const result = { output: Tensor.wrap(copyOut(core, r.output, B * Tq * d), r.batched ? [B, Tq, d] : [Tq, d]) };
-    if (r.needWeights) {
+    // Views of the results in wasm memory, kept with the plan until a memory growth (the call
+    // itself may grow it) detaches them.
+    if (r.outputView === null || r.outputView.length === 0) {
+      const heap = this._heap.fresh().f32;
+      r.outputView = heap.subarray(r.output >>> 2, (r.output >>> 2) + B * Tq * d);
       const n = r.average ? B * Tq * Tk : B * h * Tq * Tk;
+      r.weightsView = r.needWeights ? heap.subarray(r.weights >>> 2, (r.weights >>> 2) + n) : null;
+    }
+    const result = { output: Tensor.wrap(copyOut(r.outputView), r.batched ? [B, Tq, d] : [Tq, d]) };
+    if (r.needWeights) {
       const shape = r.average ? [B, Tq, Tk] : [B, h, Tq, Tk];
-      result.weights = Tensor.wrap(copyOut(core, r.weights, n), r.batched ? shape : shape.slice(1));
+      result.weights = Tensor.wrap(copyOut(r.weightsView), r.batched ? shape : shape.slice(1));
     }
     return result;
   }
@@ -227,12 +241,12 @@ export class Layer {
    */
   trace(query, opts = {}) {
     const r = this._run(query, opts, 'trace', 'trace');
-    const core = this._core;
     const { B, Tq, Tk } = r;
     const h = this.config.numHeads, g = this.config.kvHeads;
     const { headDims, qW, kW, vW, oW } = this._widths;
     const lead = r.batched ? [B] : [];
-    const read = (name, n) => copyOut(core, r.P(name), n);
+    const heap = this._heap.fresh().f32;
+    const read = (name, n) => copyOut(heap.subarray(r.P(name) >>> 2, (r.P(name) >>> 2) + n));
     const Q = read('tq', B * Tq * qW), K = read('tk', B * Tk * kW), V = read('tv', B * Tk * vW);
     const S = read('ts', B * h * Tq * Tk), W = read('weights', B * h * Tq * Tk), C = read('tc', B * Tq * oW);
     const cols = (src, rows, width, off, w) => {
@@ -366,7 +380,7 @@ export class KVCache {
       const exp = this.batch === 1 ? `[n, ${c.dModel}] or [1, n, ${c.dModel}]` : `[${this.batch}, n, ${c.dModel}]`;
       throw new MHAError('SHAPE_MISMATCH', `x: expected shape ${exp} with n ≥ 1, got ${fmt(t.shape)}`);
     }
-    const needWeights = boolOption(opts, 'needWeights', true);
+    const needWeights = boolOption(opts.needWeights, 'needWeights', true);
     const len = this.length + n;
     if (len > this.maxLen) {
       throw new MHAError('INVALID_ARGUMENT', `step: the cache holds ${this.length} of maxLen = ${this.maxLen} tokens; ${n} more would exceed it (reset() or a larger maxLen)`);
@@ -378,12 +392,15 @@ export class KVCache {
     lay.add('w', needWeights ? B * h * n * len * F32 : 0);
     const base = this._staging.ensure(lay.total, 'step');
     const core = this._core;
-    core.HEAPF32.set(t.data, lay.ptr(base, 'x') / F32);
+    const views = this._layer._heap;
+    views.fresh().f32.set(t.data, lay.ptr(base, 'x') / F32);
     const status = this._handle.step(lay.ptr(base, 'x'), n, lay.ptr(base, 'out'), lay.ptr(base, 'w'));
     if (status !== 0) throwStatus(status, batched ? core.lastError() : unbatchedMessage(core.lastError()), 'step');
     const lead = batched ? [B] : [];
-    const result = { output: new Tensor(copyOut(core, lay.ptr(base, 'out'), B * n * c.dModel), [...lead, n, c.dModel]) };
-    if (needWeights) result.weights = new Tensor(copyOut(core, lay.ptr(base, 'w'), B * h * n * len), [...lead, h, n, len]);
+    const heap = views.fresh().f32;
+    const at = (name, count) => heap.subarray(lay.ptr(base, name) >>> 2, (lay.ptr(base, name) >>> 2) + count);
+    const result = { output: new Tensor(copyOut(at('out', B * n * c.dModel)), [...lead, n, c.dModel]) };
+    if (needWeights) result.weights = new Tensor(copyOut(at('w', B * h * n * len)), [...lead, h, n, len]);
     return result;
   }
 

@@ -76,6 +76,42 @@ export class Layout {
   ptr(base, name) { return this.at[name] >= 0 ? base + this.at[name] : 0; }
 }
 
+/**
+ * Typed-array views of one module's wasm memory, shared by its layers and caches. Reading
+ * `core.HEAPF32` costs a slow lookup on every call (the Emscripten module object has hundreds of
+ * properties, so V8 keeps it in dictionary mode); these are plain fields. Growth of the memory
+ * detaches the old views (length 0): `views.fresh()` then takes the new ones from the module.
+ */
+class HeapViews {
+  /** @param {object} core the Emscripten module */
+  constructor(core) {
+    this.core = core;
+    this.fresh();
+  }
+
+  /** Returns this, with views of the current memory (re-read from the module after a growth). */
+  fresh() {
+    if (this.f32 === undefined || this.f32.length === 0) {
+      this.f32 = this.core.HEAPF32;
+      this.u32 = this.core.HEAPU32;
+      this.u8 = this.core.HEAPU8;
+    }
+    return this;
+  }
+}
+const viewsOf = new WeakMap();
+
+/**
+ * The shared HeapViews of a module.
+ * @param {object} core the Emscripten module
+ * @returns {HeapViews}
+ */
+export function heapViews(core) {
+  let v = viewsOf.get(core);
+  if (!v) viewsOf.set(core, (v = new HeapViews(core)));
+  return v;
+}
+
 // Results are copied out of wasm memory into fresh Float32Arrays. A Float32Array of more than 64
 // bytes gets its own off-heap backing store, whose allocation and garbage collection cost more
 // than a small forward itself (about 1 µs per result in Node 20). Small results are therefore
@@ -86,25 +122,23 @@ let slab = null;
 let slabUsed = POOL_FLOATS;
 
 /**
- * Copies n float32 values at byte offset ptr of wasm memory into a new Float32Array. Results of
- * at most 2 KB are views into a shared 16 KB ArrayBuffer: `.buffer` is not theirs alone, and one
- * live result keeps the whole slab alive. Copy with `.slice()` before transferring: transferring
- * the shared buffer empties every other view of it (a detached slab is then replaced, so later
- * calls still work). Larger results have their own buffer.
- * @param {object} core the Emscripten module
- * @param {number} ptr byte offset (multiple of 4)
- * @param {number} n number of floats
+ * Copies `src`, a view of a result in wasm memory, into a new Float32Array. Results of at most
+ * 2 KB are views into a shared 16 KB ArrayBuffer: `.buffer` is not theirs alone, and one live
+ * result keeps the whole slab alive. Copy with `.slice()` before transferring: transferring the
+ * shared buffer empties every other view of it (a detached slab is then replaced, so later calls
+ * still work). Larger results have their own buffer.
+ * @param {Float32Array} src the values, a view of the module's HEAPF32 (current: see HeapViews)
  * @returns {Float32Array}
  */
-export function readFloats(core, ptr, n) {
-  const at = ptr >>> 2;
-  if (n > POOLED_MAX) return core.HEAPF32.slice(at, at + n);
+export function readFloats(src) {
+  const n = src.length;
+  if (n > POOLED_MAX) return src.slice();
   if (slabUsed + n > POOL_FLOATS || slab.byteLength === 0) {  // full, or detached by a transfer
     slab = new ArrayBuffer(POOL_FLOATS * 4);
     slabUsed = 0;
   }
   const out = new Float32Array(slab, slabUsed * 4, n);
   slabUsed += (n + 3) & ~3;  // keep every view 16-byte aligned
-  out.set(core.HEAPF32.subarray(at, at + n));
+  out.set(src);
   return out;
 }
