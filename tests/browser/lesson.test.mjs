@@ -81,6 +81,24 @@ test('h = 1, 2, 4, 8 update the passport (from the engine) and the number of 5×
   await context.close();
 });
 
+test('KV cache calculator: LLaMA-2 70B bytes, and its layer passport without biases (GPT-2 with)', async () => {
+  const { page, errors, context } = await openLesson();
+  const kv = page.locator('#kv-passport');
+  const total = () => kv.locator('tr[data-k="total"]').first();
+  // Defaults: LLaMA-2 70B (80 layers, 64 query heads, 8 K/V heads, d_k = 128), T = 4096, B = 1, 2 bytes.
+  assert.equal(await page.locator('#kv-bytes').getAttribute('data-bytes'), String(2 * 80 * 1 * 4096 * 8 * 128 * 2));
+  await page.waitForFunction(() => document.querySelector('#kv-passport')?.passport?.params?.total > 0);
+  // W_Q and W_O 8192 × 8192, W_K and W_V 8192 × 1024 (8 K/V heads of 128): LLaMA's projections have no biases.
+  assert.equal((await total().locator('td').first().textContent()).trim(), (2 * 8192 * 8192 + 2 * 8192 * 1024).toLocaleString('en-US'));
+  assert.match(await total().locator('th').textContent(), /no bias/);
+  await page.locator('#kv-model').selectOption({ label: 'GPT-2 (small) (12 layers)' });
+  await page.waitForFunction(() => document.querySelector('#kv-passport')?.passport?.dK === 64);
+  assert.equal((await total().locator('td').first().textContent()).trim(), (4 * 768 * 768 + 4 * 768).toLocaleString('en-US'));
+  assert.match(await total().locator('th').textContent(), /incl\. 3,072 bias/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a focused heatmap cell shows the engine weight for that cell, which matches a JS reference', async () => {
   const { page, errors, context } = await openLesson();
   await pickHeads(page, 4);

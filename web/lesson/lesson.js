@@ -502,7 +502,7 @@ function setupKV(mha) {
       + (g === m.heads ? 'standard multi-head attention.' : `${m.heads / g}× smaller than with ${m.heads} K/V heads (${fmtBytes(full)}).`);
     out.append(f, s);
     const pp = $('#kv-passport');
-    Object.assign(pp, { seqLen: T, dModel: m.dModel, heads: m.heads, kvHeads: g });
+    Object.assign(pp, { seqLen: T, dModel: m.dModel, heads: m.heads, kvHeads: g, noBias: m.bias === false });
   };
   sel.addEventListener('change', () => { fillKV(); update(); });
   for (const el of [kvSel, $('#kv-len'), $('#kv-batch'), $('#kv-dtype')]) el.addEventListener('input', update);
