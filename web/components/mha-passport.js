@@ -31,7 +31,9 @@ export function shapeText(shape) {
  * @prop {Error|null} error - Read-only: the last engine error (null when valid).
  *
  * @fires mha-passport - `{detail: passport}` after every successful update.
- * @fires mha-error - `{detail: error}` when the engine refuses the configuration.
+ * @fires mha-error - `{detail: error}` when the engine refuses the configuration (an MHAError with
+ *   `code` INVALID_CONFIG naming the size, e.g. heads not dividing d_model or a non-integer
+ *   seq-len), or the engine's load error (name MHALoadError) when the module cannot load.
  *
  * @csspart table - The `<table>`.
  * @csspart caption - The caption.

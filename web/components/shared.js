@@ -27,7 +27,7 @@ export function setEngine(mha) {
 }
 
 /** Resolve the engine for a component: its own `engine` property first, else the shared one. */
-export function engineFor(el) {
+function engineFor(el) {
   return el.engine ? Promise.resolve(el.engine) : getEngine();
 }
 
@@ -138,12 +138,12 @@ export function textOn(bg) {
   return onBlack >= onWhite ? '#000' : '#fff';
 }
 
-/** Deterministic PRNG (mulberry32, the one the engine's seeded init uses); floats in [0, 1). */
-export const rng = mulberry32;
-
-/** A seeded `[rows, cols]` Float32 matrix: standard normal (`'normal'`) or uniform in ±limit. */
+/**
+ * A seeded `[rows, cols]` Float32 matrix: standard normal (`'normal'`) or uniform in ±limit, drawn
+ * from mulberry32 (the generator of the engine's seeded init).
+ */
 export function seededMatrix(seed, rows, cols, { kind = 'normal', limit = 1 } = {}) {
-  const rand = rng(seed);
+  const rand = mulberry32(seed);
   const data = new Float32Array(rows * cols);
   for (let i = 0; i < data.length; i++) {
     if (kind === 'normal') {

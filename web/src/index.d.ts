@@ -520,8 +520,9 @@ export class KVCache {
   /**
    * Appends n new tokens and attends from them over the cache.
    * @param x `[n, dModel]` (batch 1) or `[B, n, dModel]`
-   * @throws {MHAError} `INVALID_ARGUMENT` past maxLen (naming both), `SHAPE_MISMATCH`,
-   *   `NON_FINITE`, `DISPOSED`
+   * @throws {MHAError} `INVALID_ARGUMENT` past maxLen (naming both), opts not an object or
+   *   needWeights not a boolean; `SHAPE_MISMATCH`; `NON_FINITE` (NaN/Inf in x, with its index);
+   *   `OUT_OF_MEMORY` (with `bytes`); `DISPOSED`
    */
   step(x: TensorInput, opts: StepOptions & { needWeights: false }): { output: Tensor; weights?: undefined };
   step(x: TensorInput, opts?: StepOptions & { needWeights?: true }): { output: Tensor; weights: Tensor };

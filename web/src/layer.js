@@ -365,8 +365,9 @@ export class KVCache {
    * @param {{needWeights?: boolean}} [opts] needWeights (default true)
    * @returns {{output: Tensor, weights?: Tensor}} output [B?, n, dModel]; weights
    *   [B?, h, n, length] where length counts the new tokens too
-   * @throws {MHAError} INVALID_ARGUMENT past maxLen (naming both) or opts not an object, SHAPE_MISMATCH,
-   *   NON_FINITE, DISPOSED
+   * @throws {MHAError} INVALID_ARGUMENT past maxLen (naming both), opts not an object or
+   *   needWeights not a boolean; SHAPE_MISMATCH; NON_FINITE (NaN/Inf in x, with its index);
+   *   OUT_OF_MEMORY (with `bytes`); DISPOSED
    */
   step(x, opts = {}) {
     if (this._handle === null) throw new MHAError('DISPOSED', 'step: this KV cache was disposed');

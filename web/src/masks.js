@@ -67,7 +67,10 @@ const NO_MASKS = Object.freeze({ kpm: null, attn: null, attnKind: 0 });
  * @param {{B: number, Tq: number, Tk: number, h: number, batched: boolean}} dims
  * @returns {{kpm: Uint8Array|null, attn: Float32Array|null, attnKind: 0|1|2}}
  *   attnKind 1 = [Tq, Tk] shared, 2 = [B·h, Tq, Tk] per head (index b·h + head)
- * @throws {MHAError} SHAPE_MISMATCH naming the mask, the expected and the actual shape
+ * @throws {MHAError} SHAPE_MISMATCH naming the mask, the expected and the actual shape;
+ *   INVALID_ARGUMENT when a mask is not nested arrays or {data, shape} of booleans or numbers (or
+ *   mixes them); NON_FINITE when an additive keyPaddingMask holds NaN or +Infinity (naming the
+ *   element). NaN/+Infinity in an additive attnMask is reported by the core (NON_FINITE).
  */
 export function prepareMasks(opts, { B, Tq, Tk, h, batched }) {
   if (opts.keyPaddingMask == null && opts.attnMask == null) return NO_MASKS;
