@@ -246,9 +246,11 @@ export class Layer {
     const { headDims, qW, kW, vW, oW } = this._widths;
     const lead = r.batched ? [B] : [];
     const heap = this._heap.fresh().f32;
-    const read = (name, n) => copyOut(heap.subarray(r.P(name) >>> 2, (r.P(name) >>> 2) + n));
-    const Q = read('tq', B * Tq * qW), K = read('tk', B * Tk * kW), V = read('tv', B * Tk * vW);
-    const S = read('ts', B * h * Tq * Tk), W = read('weights', B * h * Tq * Tk), C = read('tc', B * Tq * oW);
+    // Views of the intermediates in wasm memory: the per-head tensors below copy straight out of them.
+    const view = (name, n) => heap.subarray(r.P(name) >>> 2, (r.P(name) >>> 2) + n);
+    const Q = view('tq', B * Tq * qW), K = view('tk', B * Tk * kW), V = view('tv', B * Tk * vW);
+    const S = view('ts', B * h * Tq * Tk), W = view('weights', B * h * Tq * Tk);
+    const C = copyOut(view('tc', B * Tq * oW));  // also returned whole, as concat
     const cols = (src, rows, width, off, w) => {
       const out = new Float32Array(B * rows * w);
       for (let b = 0; b < B; b++) {
@@ -287,7 +289,7 @@ export class Layer {
     return {
       heads,
       concat: new Tensor(C, [...lead, Tq, oW]),
-      output: new Tensor(read('output', B * Tq * this.config.dModel), [...lead, Tq, this.config.dModel]),
+      output: new Tensor(copyOut(view('output', B * Tq * this.config.dModel)), [...lead, Tq, this.config.dModel]),
     };
   }
 
