@@ -104,10 +104,11 @@ class LayerHandle {
     return s.ok() ? 0 : fail(s);
   }
 
-  /// One forward, its 18 arguments read from a uint32 block in wasm memory at byte offset args
+  /// One forward, its 19 arguments read from a uint32 block in wasm memory at byte offset args
   /// (every tensor a byte offset, 0 = absent), in this order: batch, tq, tk, query, key, value,
-  /// causal, key_padding_mask, attn_mask, attn_mask_kind, output, weights, average_weights, and the
-  /// trace's q, k, v, scores, concat. JS calls it through the plain export mha_layer_forward below.
+  /// causal, key_padding_mask, attn_mask, attn_mask_kind, output, weights, average_weights, the
+  /// trace's q, k, v, scores, concat, and key_padding_add (the additive key padding mask). JS calls
+  /// it through the plain export mha_layer_forward below.
   int forwardPacked(uintptr_t args) {
     if (!layer_) return fail(mha::Status::Error(mha::Code::kDisposed, "layer is not initialized"));
     const uint32_t* v = ptr<const uint32_t>(args);
@@ -123,6 +124,7 @@ class LayerHandle {
     a.average_weights = v[12] != 0;
     a.trace.q = ptr<float>(v[13]); a.trace.k = ptr<float>(v[14]); a.trace.v = ptr<float>(v[15]);
     a.trace.scores = ptr<float>(v[16]); a.trace.concat = ptr<float>(v[17]);
+    a.key_padding_add = ptr<const float>(v[18]);
     mha::Status s = layer_->forward(a);
     return s.ok() ? 0 : fail(s);
   }
@@ -146,7 +148,7 @@ class LayerHandle {
 /// The per-call path of Layer.forward and Layer.trace: LayerHandle::forwardPacked as a plain wasm
 /// export (`_mha_layer_forward(handle.address(), args)`), which costs a fraction of an embind
 /// method call (argument wire types, handle checks); that difference is a tenth of a small
-/// forward. handle: a live LayerHandle's address(); args: byte offset of the 18-word block.
+/// forward. handle: a live LayerHandle's address(); args: byte offset of the 19-word block.
 /// Returns 0 or an mha::Code (message in lastError()).
 extern "C" EMSCRIPTEN_KEEPALIVE int mha_layer_forward(uintptr_t handle, uintptr_t args) {
   return reinterpret_cast<LayerHandle*>(handle)->forwardPacked(args);

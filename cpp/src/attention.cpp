@@ -58,10 +58,11 @@ bool copy_vec(const float* src, size_t n, std::vector<float>& dst) {
 struct HeadMasks {
   const float* mask = nullptr;     // additive [Tq, Tk] of this head, or null
   const uint8_t* kpm = nullptr;    // [Tk] of this batch element, or null
+  const float* kpm_add = nullptr;  // additive [Tk] of this batch element, or null
   bool causal = false;
   int offset = 0;                  // query i sits at absolute position i + offset
   int tk = 0;
-  bool any() const { return mask || kpm || causal; }
+  bool any() const { return mask || kpm || kpm_add || causal; }
 };
 
 /// Applies the masks to scores S [rows, n] of queries r0.. and keys k0.. (leading dimension lds):
@@ -73,6 +74,8 @@ void apply_masks(const HeadMasks& hm, int r0, int rows, int k0, int n, float* S,
       const float* mrow = hm.mask + size_t(r0 + rr) * hm.tk + k0;
       for (int j = 0; j < n; ++j) srow[j] += mrow[j];
     }
+    if (hm.kpm_add)
+      for (int j = 0; j < n; ++j) srow[j] += hm.kpm_add[k0 + j];
     if (hm.kpm)
       for (int j = 0; j < n; ++j)
         if (hm.kpm[k0 + j]) srow[j] = kNegInf;
@@ -284,6 +287,7 @@ struct Layer::Masks {
   int tq = 0, tk = 0;
   bool causal = false; int causal_offset = 0;
   const uint8_t* key_padding_mask = nullptr;  // [B, Tk]
+  const float* key_padding_add = nullptr;     // [B, Tk]
   const float* attn_mask = nullptr; MaskKind attn_mask_kind = MaskKind::kNone;
   float* weights = nullptr; bool average_weights = false;
   float* trace_scores = nullptr;
@@ -321,6 +325,7 @@ void Layer::attend_rows(const Masks& a, int b, int r0q, int nrows, const float* 
     HeadMasks hm;
     hm.tk = Tk;
     hm.kpm = a.key_padding_mask ? a.key_padding_mask + size_t(b) * Tk : nullptr;
+    hm.kpm_add = a.key_padding_add ? a.key_padding_add + size_t(b) * Tk : nullptr;
     hm.causal = a.causal;
     hm.offset = a.causal_offset;
     if (a.attn_mask_kind == MaskKind::kShared) hm.mask = a.attn_mask;
@@ -392,6 +397,7 @@ Status Layer::prepare_attention(const AttendArgs& a, size_t nws, bool kv_in_plac
   m.tq = a.tq; m.tk = a.tk;
   m.causal = a.causal; m.causal_offset = a.causal_offset;
   m.key_padding_mask = a.key_padding_mask;
+  m.key_padding_add = a.key_padding_add;
   m.attn_mask = a.attn_mask; m.attn_mask_kind = a.attn_mask_kind;
   m.weights = a.weights; m.average_weights = a.average_weights;
   m.trace_scores = a.trace_scores;
@@ -424,6 +430,7 @@ Status Layer::forward(const ForwardArgs& a) {
   Status s = check_finite("query", a.query, {B, Tq, r.d_model});
   if (s.ok() && !self) s = check_finite("key", a.key, {B, Tk, r.k_dim});
   if (s.ok() && !self) s = check_finite("value", a.value, {B, Tk, r.v_dim});
+  if (s.ok() && a.key_padding_add) s = check_finite("keyPaddingMask", a.key_padding_add, {B, Tk}, true);
   if (s.ok() && a.attn_mask_kind == MaskKind::kShared) s = check_finite("attnMask", a.attn_mask, {Tq, Tk}, true);
   if (s.ok() && a.attn_mask_kind == MaskKind::kPerHead)
     s = check_finite("attnMask", a.attn_mask, {int64_t(B) * r.num_heads, Tq, Tk}, true);
@@ -436,6 +443,7 @@ Status Layer::forward(const ForwardArgs& a) {
   t.batch = B; t.tq = Tq; t.tk = Tk;
   t.causal = a.causal;
   t.key_padding_mask = a.key_padding_mask;
+  t.key_padding_add = a.key_padding_add;
   t.attn_mask = a.attn_mask; t.attn_mask_kind = a.attn_mask_kind;
   t.weights = a.weights; t.average_weights = a.average_weights;
   t.trace_scores = tr.scores;

@@ -136,17 +136,17 @@ export class Layer {
     // The memory plan depends only on sizes and flags: reuse it (and skip the heap check) while
     // they repeat, so a steady stream of same-shaped calls allocates nothing and checks nothing.
     const kv = k ? (v !== k ? 2 : 1) : 0;
-    const kpmOn = masks.kpm ? 1 : 0;
+    const kpmOn = masks.kpm ? 1 : masks.kpmAdd ? 2 : 0;  // none, boolean, additive
     let plan = this._plan;
     if (!plan || plan.mode !== mode || plan.B !== B || plan.Tq !== Tq || plan.Tk !== Tk || plan.kv !== kv ||
         plan.kpm !== kpmOn || plan.attnKind !== masks.attnKind || plan.needWeights !== needWeights ||
         plan.average !== average || plan.base !== this._staging.ptr) {
       const lay = new Layout();
-      lay.add('args', 18 * 4);
+      lay.add('args', 19 * 4);
       lay.add('query', q.data.length * F32);
       lay.add('key', k ? k.data.length * F32 : 0);
       lay.add('value', k && v !== k ? v.data.length * F32 : 0);
-      lay.add('kpm', masks.kpm ? masks.kpm.length : 0);
+      lay.add('kpm', masks.kpm ? masks.kpm.length : masks.kpmAdd ? masks.kpmAdd.length * F32 : 0);
       lay.add('mask', masks.attn ? masks.attn.length * F32 : 0);
       lay.add('output', B * Tq * c.dModel * F32);
       lay.add('weights', needWeights ? (average ? B * Tq * Tk : B * h * Tq * Tk) * F32 : 0);
@@ -160,11 +160,11 @@ export class Layer {
       checkFits(core, lay.total + this._handle.workspaceBytes(B, Tq, Tk, !k) - this._staging.bytes, `${name} (B = ${B}, Tq = ${Tq}, Tk = ${Tk})`);
       const base = this._staging.ensure(lay.total, name);
       const P = (n) => lay.ptr(base, n);
-      // The 18 arguments of LayerHandle::forwardPacked (embind.cpp), written once per plan as one
+      // The 19 arguments of LayerHandle::forwardPacked (embind.cpp), written once per plan as one
       // uint32 block in the staging memory; per call only the causal flag (index 6) changes.
       const args = [B, Tq, Tk, P('query'), P('key'), k ? (v !== k ? P('value') : P('key')) : 0,
-        0, P('kpm'), P('mask'), masks.attnKind, P('output'), P('weights'), average ? 1 : 0,
-        P('tq'), P('tk'), P('tv'), P('ts'), P('tc')];
+        0, kpmOn === 1 ? P('kpm') : 0, P('mask'), masks.attnKind, P('output'), P('weights'), average ? 1 : 0,
+        P('tq'), P('tk'), P('tv'), P('ts'), P('tc'), kpmOn === 2 ? P('kpm') : 0];
       this._heap.fresh().u32.set(args, P('args') / 4);
       plan = this._plan = {
         mode, B, Tq, Tk, kv, kpm: kpmOn, attnKind: masks.attnKind, needWeights, average, base, P,
@@ -180,6 +180,7 @@ export class Layer {
     if (k) heap.set(k.data, at.key);
     if (k && v !== k) heap.set(v.data, at.value);
     if (masks.kpm) views.u8.set(masks.kpm, at.kpm);
+    if (masks.kpmAdd) heap.set(masks.kpmAdd, at.kpm / F32);
     if (masks.attn) heap.set(masks.attn, at.mask);
     views.u32[(plan.args >>> 2) + 6] = causal ? 1 : 0;
     const status = this._forward(this._addr, plan.args);

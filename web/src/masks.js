@@ -59,14 +59,15 @@ export function toMask(x, name) {
 const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
 
 /** What prepareMasks returns for a call without masks (shared: the per-call path allocates nothing). */
-const NO_MASKS = Object.freeze({ kpm: null, attn: null, attnKind: 0 });
+const NO_MASKS = Object.freeze({ kpm: null, kpmAdd: null, attn: null, attnKind: 0 });
 
 /**
  * Turns the mask options of a forward into what the core takes.
  * @param {{keyPaddingMask?: any, attnMask?: any}} opts
  * @param {{B: number, Tq: number, Tk: number, h: number, batched: boolean}} dims
- * @returns {{kpm: Uint8Array|null, attn: Float32Array|null, attnKind: 0|1|2}}
- *   attnKind 1 = [Tq, Tk] shared, 2 = [B·h, Tq, Tk] per head (index b·h + head)
+ * @returns {{kpm: Uint8Array|null, kpmAdd: Float32Array|null, attn: Float32Array|null, attnKind: 0|1|2}}
+ *   kpm: boolean key padding mask [B, Tk] (1 = padded); kpmAdd: additive one [B, Tk] (at most one
+ *   of the two); attnKind 1 = [Tq, Tk] shared, 2 = [B·h, Tq, Tk] per head (index b·h + head)
  * @throws {MHAError} SHAPE_MISMATCH naming the mask, the expected and the actual shape;
  *   INVALID_ARGUMENT when a mask is not nested arrays or {data, shape} of booleans or numbers (or
  *   mixes them); NON_FINITE when an additive keyPaddingMask holds NaN or +Infinity (naming the
@@ -83,8 +84,8 @@ export function prepareMasks(opts, { B, Tq, Tk, h, batched }) {
       throw new MHAError('SHAPE_MISMATCH', `keyPaddingMask: expected shape ${fmt(batched ? [B, Tk] : [Tk])} ([batch, keyLen]), got ${fmt(m.shape)}`);
     }
     if (m.bool) kpm = m.data; else kpmAdd = m.data;
-    // Issue 6 (robustness): an additive key padding mask is folded into the attention mask below,
-    // so the core would name a NaN/+Inf in it "attnMask[...]"; name the argument the caller passed.
+    // Issue 6 (robustness): the core also refuses NaN/+Inf here, but names the element as
+    // [b, j]; this check names it in the shape the caller passed ([j] for an unbatched [Tk] mask).
     // Regression: tests/property.test.mjs (invalid calls, "keyPaddingMask has NaN").
     if (kpmAdd) {
       for (let i = 0; i < kpmAdd.length; i++) {
@@ -112,24 +113,5 @@ export function prepareMasks(opts, { B, Tq, Tk, h, batched }) {
       attn = m.data;
     }
   }
-  if (kpmAdd) {
-    // An additive key padding mask is folded into a per-head additive mask.
-    const full = new Float32Array(B * h * Tq * Tk);
-    for (let b = 0; b < B; b++) {
-      for (let i = 0; i < h; i++) {
-        for (let q = 0; q < Tq; q++) {
-          const row = ((b * h + i) * Tq + q) * Tk;
-          for (let k = 0; k < Tk; k++) {
-            let v = kpmAdd[b * Tk + k];
-            if (attnKind === 1) v += attn[q * Tk + k];
-            else if (attnKind === 2) v += attn[row + k];
-            full[row + k] = v;
-          }
-        }
-      }
-    }
-    attn = full;
-    attnKind = 2;
-  }
-  return { kpm, attn, attnKind };
+  return { kpm, kpmAdd, attn, attnKind };
 }

@@ -58,6 +58,9 @@ struct ForwardArgs {
   const float* value = nullptr;  ///< [B, Tk, v_dim] or null
   bool causal = false;           ///< key j may be attended by query i only if j ≤ i
   const uint8_t* key_padding_mask = nullptr;  ///< [B, Tk], nonzero = padded key (masked)
+  /// [B, Tk] additive key padding mask (torch's float key_padding_mask: added to every query's
+  /// score of key j; -inf masks it), or null. May be given together with key_padding_mask.
+  const float* key_padding_add = nullptr;
   const float* attn_mask = nullptr;           ///< additive, layout by attn_mask_kind
   MaskKind attn_mask_kind = MaskKind::kNone;
   float* output = nullptr;       ///< [B, Tq, d_model] (required)
@@ -79,7 +82,8 @@ class Layer {
   /// Runs attention (see the file comment). The causal mask is the [Tq, Tk] upper triangle
   /// (key j > query i is masked), as torch's is_causal. Errors: B, Tq or Tk < 1
   /// (kShapeMismatch), NaN/Inf in query/key/value (kNonFinite, with the index), NaN or +Inf in
-  /// attn_mask (kNonFinite), workspace allocation failure (kOutOfMemory, with the bytes).
+  /// attn_mask or key_padding_add (kNonFinite), workspace allocation failure (kOutOfMemory, with
+  /// the bytes).
   Status forward(const ForwardArgs& a);
 
   /// Bytes of workspace a forward with these sizes allocates (besides its inputs and outputs).
@@ -99,7 +103,7 @@ class Layer {
     const float* k = nullptr; int ldk = 0; size_t k_bs = 0;
     const float* v = nullptr; int ldv = 0; size_t v_bs = 0;
     bool causal = false; int causal_offset = 0;
-    const uint8_t* key_padding_mask = nullptr;
+    const uint8_t* key_padding_mask = nullptr; const float* key_padding_add = nullptr;  // [B, Tk] each
     const float* attn_mask = nullptr; MaskKind attn_mask_kind = MaskKind::kNone;
     float* concat = nullptr;
     float* weights = nullptr; bool average_weights = false;
