@@ -13,7 +13,10 @@
 #                               fast; exits non-zero on any sanitizer report or contract violation.
 #
 # Needs clang++ (Debian: clang-14) and the sanitizer/fuzzer runtimes (Debian: libclang-rt-14-dev).
-# Incremental: the binaries are rebuilt only when a source under cpp/ is newer.
+# Incremental: a binary is rebuilt only when a source or header it uses (cpp/src, cpp/include,
+# cpp/fuzz, cpp/tests/support) is newer, or when its compile command changed.
+# The core's source files are read from add_library(mha_core ...) in CMakeLists.txt (one list for
+# both builds); the fuzzer adds cpp/fuzz/fuzz_mha.cpp and the test-support headers of cpp/tests/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,26 +35,47 @@ EIGEN="${EIGEN_DIR:-/usr/include/eigen3}"
 
 OUT=build-fuzz
 mkdir -p "$OUT"
-SRCS=(cpp/src/config.cpp cpp/src/attention.cpp cpp/src/kv_cache.cpp cpp/src/kernels_eigen.cpp cpp/fuzz/fuzz_mha.cpp)
-FLAGS=(-std=c++17 -g -O1 -fno-omit-frame-pointer -Icpp/include -Icpp/src -isystem "$EIGEN"
+# Plain paths cpp/src/NAME.cpp between "add_library(mha_core" and ")", comments dropped; anything
+# else there (a variable, a generator expression) stops the script rather than guess.
+mapfile -t CORE_SRCS < <(awk '
+  { sub(/#.*/, "") }
+  !on && /^[ \t]*add_library[ \t]*\([ \t]*mha_core([ \t]|$)/ { on = 1; sub(/^[ \t]*add_library[ \t]*\([ \t]*mha_core/, "") }
+  on {
+    done = sub(/\).*/, "")
+    n = split($0, w, /[ \t]+/)
+    for (i = 1; i <= n; i++) if (w[i] != "" && w[i] != "STATIC") print w[i]
+    if (done) exit
+  }' CMakeLists.txt)
+[ ${#CORE_SRCS[@]} -gt 0 ] || { echo "fuzz.sh: no add_library(mha_core ...) source list in CMakeLists.txt" >&2; exit 3; }
+for f in "${CORE_SRCS[@]}"; do
+  if ! [[ "$f" =~ ^cpp/src/[A-Za-z0-9_]+\.cpp$ && -f "$f" ]]; then
+    echo "fuzz.sh: cannot use '$f' from add_library(mha_core ...) in CMakeLists.txt (expected an existing cpp/src/*.cpp)" >&2
+    exit 3
+  fi
+done
+SRCS=("${CORE_SRCS[@]}" cpp/fuzz/fuzz_mha.cpp)
+FLAGS=(-std=c++17 -g -O1 -fno-omit-frame-pointer -Icpp/include -Icpp/src -Icpp/tests -isystem "$EIGEN"
        -DEIGEN_NO_DEBUG -DEIGEN_DONT_PARALLELIZE
        -fno-sanitize-recover=all)
 # max_allocation_size_mb mirrors the wasm heap (2 GB): a larger request fails as it would in wasm.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1:max_allocation_size_mb=2048}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
-# build TARGET SANITIZERS [extra flags...]: compiles when the binary is missing or older than a source.
+# build TARGET SANITIZERS [extra flags...]: compiles when the binary is missing, older than a
+# source, or built by another command (compiler, flags or source list: recorded in TARGET.cmd).
 build() {
   local bin="$OUT/$1" san="$2"; shift 2
+  local cmd="$CXX ${FLAGS[*]} -fsanitize=$san $* ${SRCS[*]}"
   local stale=0
-  [ -x "$bin" ] || stale=1
-  if [ $stale -eq 0 ] && [ -n "$(find cpp/src cpp/include cpp/fuzz -newer "$bin" \( -name '*.cpp' -o -name '*.hpp' \) -print -quit)" ]; then
+  [ -x "$bin" ] && [ -f "$bin.cmd" ] && [ "$(cat "$bin.cmd")" = "$cmd" ] || stale=1
+  if [ $stale -eq 0 ] && [ -n "$(find cpp/src cpp/include cpp/fuzz cpp/tests/support -newer "$bin" \( -name '*.cpp' -o -name '*.hpp' \) -print -quit)" ]; then
     stale=1
   fi
   if [ $stale -eq 1 ]; then
     echo "fuzz.sh: building $bin ($CXX -fsanitize=$san)" >&2
     "$CXX" "${FLAGS[@]}" -fsanitize="$san" "$@" "${SRCS[@]}" -o "$bin.tmp"
     mv "$bin.tmp" "$bin"
+    printf '%s\n' "$cmd" > "$bin.cmd"
   fi
 }
 

@@ -12,8 +12,9 @@
 //  - a successful call returns no NaN/Inf: output finite, weights in [0, 1] with rows summing to
 //    1 (or all 0 for a row whose keys are all masked); otherwise kNonFinite "float32 overflow",
 //    which is allowed only when some value is large (|x| ≥ 2^16);
-//  - with tame values the output and weights match a float64 reference written from the formula
-//    (Vaswani et al. 2017, eq. 1; masks as torch.nn.MultiheadAttention; grouped-query heads);
+//  - with tame values the output and weights match the float64 reference written from the formula
+//    (cpp/tests/support/reference_mha.hpp, shared with the unit tests: Vaswani et al. 2017, eq. 1;
+//    masks as torch.nn.MultiheadAttention; grouped-query heads);
 //  - a KV cache fed the sequence in chunks gives the rows of one causal forward of the whole
 //    sequence (its own code path against the one-shot one), with step weights that are causal rows
 //    summing to 1; a step past max_len or with NaN is refused and leaves length() unchanged.
@@ -31,6 +32,7 @@
 #include "mha/attention.hpp"
 #include "mha/config.hpp"
 #include "mha/kv_cache.hpp"
+#include "support/reference_mha.hpp"
 
 namespace {
 
@@ -92,73 +94,6 @@ void check_code(const mha::Status& s) {
   const int c = int(s.code);
   CHECK(c >= 0 && c <= 6 && c != int(mha::Code::kDisposed), std::to_string(c) + " " + s.message);
   if (!s.ok()) CHECK(!s.message.empty());
-}
-
-/// Float64 reference of the forward for query rows [B, Tq, d_model] etc., packed weights.
-struct Ref {
-  std::vector<double> out, w;  // [B, Tq, d_model], [B, h, Tq, Tk]
-  double max_score = 0;
-};
-
-Ref reference(const mha::Resolved& r, const std::vector<float>& wq, const std::vector<float>& wk,
-              const std::vector<float>& wv, const std::vector<float>& wo, const std::vector<float>& bq,
-              const std::vector<float>& bk, const std::vector<float>& bv, const std::vector<float>& bo, int B,
-              int Tq, int Tk, const float* q, const float* k, const float* v, bool causal,
-              const uint8_t* kpm, const float* mask, mha::MaskKind kind) {
-  auto proj = [](const float* x, int M, int in, const std::vector<float>& W, int out, const std::vector<float>& b) {
-    std::vector<double> y(size_t(M) * out);
-    for (int m = 0; m < M; ++m)
-      for (int o = 0; o < out; ++o) {
-        double s = b.empty() ? 0.0 : b[o];
-        for (int i = 0; i < in; ++i) s += double(x[size_t(m) * in + i]) * W[size_t(i) * out + o];
-        y[size_t(m) * out + o] = s;
-      }
-    return y;
-  };
-  const int h = r.num_heads;
-  std::vector<double> Q = proj(q, B * Tq, r.d_model, wq, r.q_width, bq);
-  std::vector<double> K = proj(k, B * Tk, r.k_dim, wk, r.k_width, bk);
-  std::vector<double> V = proj(v, B * Tk, r.v_dim, wv, r.v_width, bv);
-  std::vector<double> C(size_t(B) * Tq * r.o_width, 0.0);
-  Ref ref;
-  ref.w.assign(size_t(B) * h * Tq * Tk, 0.0);
-  std::vector<double> s(Tk);
-  for (int b = 0; b < B; ++b)
-    for (int i = 0; i < h; ++i) {
-      const int g = r.kv_of(i);
-      for (int t = 0; t < Tq; ++t) {
-        double mx = -INFINITY;
-        for (int j = 0; j < Tk; ++j) {
-          double d = 0;
-          for (int c = 0; c < r.dk[i]; ++c)
-            d += Q[(size_t(b) * Tq + t) * r.q_width + r.q_off[i] + c] * K[(size_t(b) * Tk + j) * r.k_width + r.k_off[g] + c];
-          d *= r.scale[i];
-          ref.max_score = std::max(ref.max_score, std::fabs(d));
-          if (kind == mha::MaskKind::kShared) d += mask[size_t(t) * Tk + j];
-          if (kind == mha::MaskKind::kPerHead) d += mask[((size_t(b) * h + i) * Tq + t) * Tk + j];
-          if (kpm && kpm[size_t(b) * Tk + j]) d = -INFINITY;
-          if (causal && j > t) d = -INFINITY;
-          s[j] = d;
-          mx = std::max(mx, d);
-        }
-        double sum = 0;
-        for (int j = 0; j < Tk; ++j) sum += (s[j] = mx == -INFINITY ? 0.0 : std::exp(s[j] - mx));
-        for (int j = 0; j < Tk; ++j) {
-          const double a = sum > 0 ? s[j] / sum : 0.0;
-          ref.w[((size_t(b) * h + i) * Tq + t) * Tk + j] = a;
-          for (int c = 0; c < r.dv[i]; ++c)
-            C[(size_t(b) * Tq + t) * r.o_width + r.o_off[i] + c] += a * V[(size_t(b) * Tk + j) * r.v_width + r.v_off[g] + c];
-        }
-      }
-    }
-  ref.out.assign(size_t(B) * Tq * r.d_model, 0.0);
-  for (int m = 0; m < B * Tq; ++m)
-    for (int o = 0; o < r.d_model; ++o) {
-      double acc = bo.empty() ? 0.0 : bo[o];
-      for (int c = 0; c < r.o_width; ++c) acc += C[size_t(m) * r.o_width + c] * wo[size_t(c) * r.d_model + o];
-      ref.out[size_t(m) * r.d_model + o] = acc;
-    }
-  return ref;
 }
 
 double max_abs(const std::vector<double>& v) {
@@ -319,23 +254,28 @@ void run(const uint8_t* data, size_t size) {
     }
     // Float64 reference when every value is tame (|x| ≤ 1 weights/inputs, masks ≥ -8).
     if (!xgen.saw_large && !wgen.saw_large && !xgen.special && !wgen.special) {
-      Ref ref = reference(r, wq, wk, wv, wo, bq, bk, bv, bo, B, Tq, Tk, q.data(), cross ? k.data() : q.data(),
-                          cross ? v.data() : q.data(), causal, kpm.empty() ? nullptr : kpm.data(),
-                          mask.empty() ? nullptr : mask.data(), kind);
+      mha_test::ReferenceInput in;
+      in.batch = B; in.tq = Tq; in.tk = Tk;
+      in.query = q.data(); in.key = cross ? k.data() : q.data(); in.value = cross ? v.data() : q.data();
+      in.causal = causal;
+      in.key_padding_mask = kpm.empty() ? nullptr : kpm.data();
+      in.attn_mask = mask.empty() ? nullptr : mask.data();
+      in.attn_mask_kind = kind;
+      const mha_test::ReferenceResult ref = mha_test::reference_mha(r, wvw, in);
       const double wtol = 1e-4 + 1e-6 * ref.max_score;
-      const double otol = 1e-4 * (1 + max_abs(ref.out));
+      const double otol = 1e-4 * (1 + max_abs(ref.output));
       for (size_t i = 0; i < out.size(); ++i)
-        CHECK(std::fabs(out[i] - ref.out[i]) <= otol, "output[" + std::to_string(i) + "] " + std::to_string(out[i]) +
-                                                        " vs " + std::to_string(ref.out[i]));
+        CHECK(std::fabs(out[i] - ref.output[i]) <= otol, "output[" + std::to_string(i) + "] " +
+                                                             std::to_string(out[i]) + " vs " + std::to_string(ref.output[i]));
       if (wmode == 1 || wmode == 3)
         for (size_t i = 0; i < w.size(); ++i)
-          CHECK(std::fabs(w[i] - ref.w[i]) <= wtol, "weights[" + std::to_string(i) + "]");
+          CHECK(std::fabs(w[i] - ref.weights[i]) <= wtol, "weights[" + std::to_string(i) + "]");
       if (wmode == 2)
         for (int row = 0; row < B * Tq; ++row)
           for (int j = 0; j < Tk; ++j) {
             const int b = row / Tq, t = row % Tq;
             double m = 0;
-            for (int i = 0; i < h; ++i) m += ref.w[((size_t(b) * h + i) * Tq + t) * Tk + j] / h;
+            for (int i = 0; i < h; ++i) m += ref.weights[((size_t(b) * h + i) * Tq + t) * Tk + j] / h;
             CHECK(std::fabs(w[size_t(row) * Tk + j] - m) <= wtol, "averaged weights");
           }
     }

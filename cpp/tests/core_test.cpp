@@ -1,6 +1,6 @@
 // Native unit tests of the core (GoogleTest): the Layer against a plain float64 loop over the
-// formula, on random configurations (GQA, uneven per-head widths, masks, cross-attention), and
-// the KV cache against a causal forward.
+// formula (support/reference_mha.hpp, shared with the fuzzer), on random configurations (GQA,
+// uneven per-head widths, masks, cross-attention), and the KV cache against a causal forward.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +10,7 @@
 
 #include "mha/attention.hpp"
 #include "mha/kv_cache.hpp"
+#include "support/reference_mha.hpp"
 
 namespace {
 
@@ -45,63 +46,19 @@ Weights random_weights(std::mt19937& rng, const mha::Resolved& R) {
   return W;
 }
 
-// Reference: y = x·W + b per head, softmax with max subtraction, masked rows -> 0.
-void reference(const Case& c, const mha::Resolved& R, const std::vector<float>& q, const std::vector<float>& k,
-               const std::vector<float>& v, const std::vector<float>& wq, const std::vector<float>& wk,
-               const std::vector<float>& wv, const std::vector<float>& wo, const std::vector<float>& bq,
-               const std::vector<float>& bk, const std::vector<float>& bv, const std::vector<float>& bo,
-               const std::vector<uint8_t>& kpm, const std::vector<float>& mask, std::vector<double>& out,
-               std::vector<double>& weights) {
-  auto proj = [](const std::vector<float>& x, int rows, int in, const std::vector<float>& w, int out_w,
-                 const std::vector<float>& b) {
-    std::vector<double> y(size_t(rows) * out_w);
-    for (int r = 0; r < rows; ++r)
-      for (int o = 0; o < out_w; ++o) {
-        double s = b.empty() ? 0 : b[o];
-        for (int i = 0; i < in; ++i) s += double(x[size_t(r) * in + i]) * w[size_t(i) * out_w + o];
-        y[size_t(r) * out_w + o] = s;
-      }
-    return y;
-  };
-  const auto Q = proj(q, c.B * c.Tq, c.d_model, wq, R.q_width, bq);
-  const auto K = proj(k, c.B * c.Tk, c.k_dim, wk, R.k_width, bk);
-  const auto V = proj(v, c.B * c.Tk, c.v_dim, wv, R.v_width, bv);
-  std::vector<double> concat(size_t(c.B) * c.Tq * R.o_width, 0.0);
-  weights.assign(size_t(c.B) * c.h * c.Tq * c.Tk, 0.0);
-  for (int b = 0; b < c.B; ++b)
-    for (int i = 0; i < c.h; ++i) {
-      const int g = R.kv_of(i);
-      for (int t = 0; t < c.Tq; ++t) {
-        std::vector<double> s(c.Tk);
-        double m = -INFINITY;
-        for (int j = 0; j < c.Tk; ++j) {
-          double x = 0;
-          for (int e = 0; e < R.dk[i]; ++e)
-            x += Q[(size_t(b) * c.Tq + t) * R.q_width + R.q_off[i] + e] * K[(size_t(b) * c.Tk + j) * R.k_width + R.k_off[g] + e];
-          x *= R.scale[i];
-          if (c.mask) x += mask[size_t(t) * c.Tk + j];
-          if (c.kpm && kpm[size_t(b) * c.Tk + j]) x = -INFINITY;
-          if (c.causal && j > t) x = -INFINITY;
-          s[j] = x;
-          m = std::max(m, x);
-        }
-        double sum = 0;
-        for (int j = 0; j < c.Tk; ++j) { s[j] = m == -INFINITY ? 0 : std::exp(s[j] - m); sum += s[j]; }
-        for (int j = 0; j < c.Tk; ++j) {
-          const double a = sum > 0 ? s[j] / sum : 0;
-          weights[((size_t(b) * c.h + i) * c.Tq + t) * c.Tk + j] = a;
-          for (int e = 0; e < R.dv[i]; ++e)
-            concat[(size_t(b) * c.Tq + t) * R.o_width + R.o_off[i] + e] += a * V[(size_t(b) * c.Tk + j) * R.v_width + R.v_off[g] + e];
-        }
-      }
-    }
-  out.assign(size_t(c.B) * c.Tq * c.d_model, 0.0);
-  for (size_t r = 0; r < size_t(c.B) * c.Tq; ++r)
-    for (int o = 0; o < c.d_model; ++o) {
-      double s = bo.empty() ? 0 : bo[o];
-      for (int i = 0; i < R.o_width; ++i) s += concat[r * R.o_width + i] * wo[size_t(i) * c.d_model + o];
-      out[r * c.d_model + o] = s;
-    }
+// The float64 reference (support/reference_mha.hpp) of case c: masks only where c asks for them,
+// attn_mask shared [Tq, Tk].
+mha_test::ReferenceResult reference(const Case& c, const mha::Resolved& R, const Weights& W, const std::vector<float>& q,
+                                    const std::vector<float>& k, const std::vector<float>& v,
+                                    const std::vector<uint8_t>& kpm, const std::vector<float>& mask) {
+  mha_test::ReferenceInput in;
+  in.batch = c.B; in.tq = c.Tq; in.tk = c.Tk;
+  in.query = q.data(); in.key = k.data(); in.value = v.data();
+  in.causal = c.causal;
+  in.key_padding_mask = c.kpm ? kpm.data() : nullptr;
+  in.attn_mask = c.mask ? mask.data() : nullptr;
+  in.attn_mask_kind = c.mask ? mha::MaskKind::kShared : mha::MaskKind::kNone;
+  return mha_test::reference_mha(R, W.view(), in);
 }
 
 TEST(Layer, MatchesFloat64ReferenceOnRandomConfigs) {
@@ -142,9 +99,8 @@ TEST(Layer, MatchesFloat64ReferenceOnRandomConfigs) {
     for (auto& m : kpm) m = rng() % 4 == 0;
     std::vector<float> mask = rnd(rng, size_t(c.Tq) * c.Tk, 3.f);
     if (c.mask) mask[0] = -std::numeric_limits<float>::infinity();
-    std::vector<double> ref_out, ref_w;
-    reference(c, R, q, k, v, W.wq, W.wk, W.wv, W.wo, W.bq, W.bk, W.bv, W.bo, kpm, mask, ref_out, ref_w);
-    std::vector<float> out(ref_out.size()), weights(ref_w.size());
+    const mha_test::ReferenceResult ref = reference(c, R, W, q, k, v, kpm, mask);
+    std::vector<float> out(ref.output.size()), weights(ref.weights.size());
     mha::ForwardArgs a;
     a.batch = c.B; a.tq = c.Tq; a.tk = c.Tk;
     a.query = q.data(); a.key = self ? nullptr : k.data(); a.value = self ? nullptr : v.data();
@@ -156,8 +112,8 @@ TEST(Layer, MatchesFloat64ReferenceOnRandomConfigs) {
     a.weights = weights.data();
     mha::Status s = layer->forward(a);
     ASSERT_TRUE(s.ok()) << s.message;
-    for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref_out[i], 2e-4 * (1 + std::abs(ref_out[i]))) << "it " << it << " out " << i;
-    for (size_t i = 0; i < weights.size(); ++i) ASSERT_NEAR(weights[i], ref_w[i], 2e-5) << "it " << it << " w " << i;
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref.output[i], 2e-4 * (1 + std::abs(ref.output[i]))) << "it " << it << " out " << i;
+    for (size_t i = 0; i < weights.size(); ++i) ASSERT_NEAR(weights[i], ref.weights[i], 2e-5) << "it " << it << " w " << i;
     // Without weights (the block path) the output is the same.
     a.weights = nullptr;
     std::vector<float> out2(out.size());
@@ -229,10 +185,9 @@ TEST(Layer, LongSelfAttentionMatchesReference) {
     std::vector<uint8_t> kpm(size_t(c.B) * c.Tk);
     for (auto& m : kpm) m = rng() % 5 == 0;
     std::vector<float> mask;
-    std::vector<double> ref_out, ref_w;
-    reference(c, R, q, q, q, W.wq, W.wk, W.wv, W.wo, W.bq, W.bk, W.bv, W.bo, kpm, mask, ref_out, ref_w);
+    const mha_test::ReferenceResult ref = reference(c, R, W, q, q, q, kpm, mask);
     for (int nw = 0; nw < 2; ++nw) {
-      std::vector<float> out(ref_out.size()), weights(nw ? ref_w.size() : 0);
+      std::vector<float> out(ref.output.size()), weights(nw ? ref.weights.size() : 0);
       mha::ForwardArgs a;
       a.batch = c.B; a.tq = c.Tq; a.query = q.data(); a.causal = c.causal;
       a.key_padding_mask = c.kpm ? kpm.data() : nullptr;
@@ -240,8 +195,8 @@ TEST(Layer, LongSelfAttentionMatchesReference) {
       mha::Status s = layer->forward(a);
       ASSERT_TRUE(s.ok()) << s.message;
       for (size_t i = 0; i < out.size(); ++i)
-        ASSERT_NEAR(out[i], ref_out[i], 2e-4 * (1 + std::abs(ref_out[i]))) << "it " << it << " nw " << nw << " out " << i;
-      for (size_t i = 0; i < weights.size(); ++i) ASSERT_NEAR(weights[i], ref_w[i], 2e-5) << "it " << it << " w " << i;
+        ASSERT_NEAR(out[i], ref.output[i], 2e-4 * (1 + std::abs(ref.output[i]))) << "it " << it << " nw " << nw << " out " << i;
+      for (size_t i = 0; i < weights.size(); ++i) ASSERT_NEAR(weights[i], ref.weights[i], 2e-5) << "it " << it << " w " << i;
     }
   }
 }
