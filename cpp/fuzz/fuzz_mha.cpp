@@ -193,7 +193,18 @@ void run(const uint8_t* data, size_t size) {
     std::vector<uint8_t> kpm;
     // Byte 0 (also every read past the input's end) means "not masked", so a short input does
     // not turn into an all-masked layer whose output is 0 whatever the code computes.
-    if (fm & 16) { kpm.resize(size_t(B) * Tk); for (auto& x : kpm) x = rd.u8() >= 192; }
+    std::vector<float> kpm_add;  // fm & 32: the additive form (-inf from byte 192; NaN / +inf with fm & 4)
+    bool kpm_bad = false;
+    if ((fm & 16) && !(fm & 32)) { kpm.resize(size_t(B) * Tk); for (auto& x : kpm) x = rd.u8() >= 192; }
+    if ((fm & 16) && (fm & 32)) {
+      kpm_add.resize(size_t(B) * Tk);
+      for (float& m : kpm_add) {
+        const uint8_t b = rd.u8();
+        m = b >= 192 ? -kInf : b >= 188 && (fm & 4) ? std::numeric_limits<float>::quiet_NaN() : b >= 186 && (fm & 4) ? kInf
+                                                                                                        : float(int(b % 9) - 4);
+        if (std::isnan(m) || m == kInf) kpm_bad = true;
+      }
+    }
     mha::MaskKind kind = mha::MaskKind(rd.range(0, 2));
     std::vector<float> mask;
     bool mask_bad = false;
@@ -216,6 +227,7 @@ void run(const uint8_t* data, size_t size) {
     if (cross) { a.key = k.data(); a.value = v.data(); }
     a.causal = causal;
     a.key_padding_mask = kpm.empty() ? nullptr : kpm.data();
+    a.key_padding_add = kpm_add.empty() ? nullptr : kpm_add.data();
     a.attn_mask = mask.empty() ? nullptr : mask.data();
     a.attn_mask_kind = kind;
     a.output = out.data();
@@ -228,7 +240,7 @@ void run(const uint8_t* data, size_t size) {
     }
     s = layer->forward(a);
     check_code(s);
-    if (input_bad || mask_bad) { CHECK(s.code == mha::Code::kNonFinite, s.message); continue; }
+    if (input_bad || mask_bad || kpm_bad) { CHECK(s.code == mha::Code::kNonFinite, s.message); continue; }
     if (!s.ok()) {
       // The only other failure a valid call may see is float32 overflow from large values.
       CHECK(s.code == mha::Code::kNonFinite && s.message.find("overflow") != std::string::npos, s.message);
@@ -259,6 +271,7 @@ void run(const uint8_t* data, size_t size) {
       in.query = q.data(); in.key = cross ? k.data() : q.data(); in.value = cross ? v.data() : q.data();
       in.causal = causal;
       in.key_padding_mask = kpm.empty() ? nullptr : kpm.data();
+      in.key_padding_add = kpm_add.empty() ? nullptr : kpm_add.data();
       in.attn_mask = mask.empty() ? nullptr : mask.data();
       in.attn_mask_kind = kind;
       const mha_test::ReferenceResult ref = mha_test::reference_mha(r, wvw, in);

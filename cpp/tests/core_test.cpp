@@ -47,15 +47,17 @@ Weights random_weights(std::mt19937& rng, const mha::Resolved& R) {
 }
 
 // The float64 reference (support/reference_mha.hpp) of case c: masks only where c asks for them,
-// attn_mask shared [Tq, Tk].
+// attn_mask shared [Tq, Tk]; the key padding mask boolean (kpm) or, when kpm_add is given, additive.
 mha_test::ReferenceResult reference(const Case& c, const mha::Resolved& R, const Weights& W, const std::vector<float>& q,
                                     const std::vector<float>& k, const std::vector<float>& v,
-                                    const std::vector<uint8_t>& kpm, const std::vector<float>& mask) {
+                                    const std::vector<uint8_t>& kpm, const std::vector<float>& mask,
+                                    const float* kpm_add = nullptr) {
   mha_test::ReferenceInput in;
   in.batch = c.B; in.tq = c.Tq; in.tk = c.Tk;
   in.query = q.data(); in.key = k.data(); in.value = v.data();
   in.causal = c.causal;
-  in.key_padding_mask = c.kpm ? kpm.data() : nullptr;
+  in.key_padding_mask = c.kpm && !kpm_add ? kpm.data() : nullptr;
+  in.key_padding_add = c.kpm ? kpm_add : nullptr;
   in.attn_mask = c.mask ? mask.data() : nullptr;
   in.attn_mask_kind = c.mask ? mha::MaskKind::kShared : mha::MaskKind::kNone;
   return mha_test::reference_mha(R, W.view(), in);
@@ -97,15 +99,20 @@ TEST(Layer, MatchesFloat64ReferenceOnRandomConfigs) {
     auto v = self ? q : rnd(rng, size_t(c.B) * c.Tk * c.v_dim, 2.f);
     std::vector<uint8_t> kpm(size_t(c.B) * c.Tk);
     for (auto& m : kpm) m = rng() % 4 == 0;
+    // Every other key padding case passes the additive form: random offsets, -inf where padded.
+    const bool kpm_additive = c.kpm && it % 8 == 6;
+    std::vector<float> kpm_add = rnd(rng, kpm.size(), 2.f);
+    for (size_t j = 0; j < kpm.size(); ++j) if (kpm[j]) kpm_add[j] = -std::numeric_limits<float>::infinity();
     std::vector<float> mask = rnd(rng, size_t(c.Tq) * c.Tk, 3.f);
     if (c.mask) mask[0] = -std::numeric_limits<float>::infinity();
-    const mha_test::ReferenceResult ref = reference(c, R, W, q, k, v, kpm, mask);
+    const mha_test::ReferenceResult ref = reference(c, R, W, q, k, v, kpm, mask, kpm_additive ? kpm_add.data() : nullptr);
     std::vector<float> out(ref.output.size()), weights(ref.weights.size());
     mha::ForwardArgs a;
     a.batch = c.B; a.tq = c.Tq; a.tk = c.Tk;
     a.query = q.data(); a.key = self ? nullptr : k.data(); a.value = self ? nullptr : v.data();
     a.causal = c.causal;
-    a.key_padding_mask = c.kpm ? kpm.data() : nullptr;
+    a.key_padding_mask = c.kpm && !kpm_additive ? kpm.data() : nullptr;
+    a.key_padding_add = kpm_additive ? kpm_add.data() : nullptr;
     a.attn_mask = c.mask ? mask.data() : nullptr;
     a.attn_mask_kind = c.mask ? mha::MaskKind::kShared : mha::MaskKind::kNone;
     a.output = out.data();
@@ -185,12 +192,16 @@ TEST(Layer, LongSelfAttentionMatchesReference) {
     std::vector<uint8_t> kpm(size_t(c.B) * c.Tk);
     for (auto& m : kpm) m = rng() % 5 == 0;
     std::vector<float> mask;
-    const mha_test::ReferenceResult ref = reference(c, R, W, q, q, q, kpm, mask);
+    const bool kpm_additive = it == 5;  // the additive form over several key blocks
+    std::vector<float> kpm_add = rnd(rng, kpm.size(), 2.f);
+    for (size_t j = 0; j < kpm.size(); ++j) if (kpm[j]) kpm_add[j] = -std::numeric_limits<float>::infinity();
+    const mha_test::ReferenceResult ref = reference(c, R, W, q, q, q, kpm, mask, kpm_additive ? kpm_add.data() : nullptr);
     for (int nw = 0; nw < 2; ++nw) {
       std::vector<float> out(ref.output.size()), weights(nw ? ref.weights.size() : 0);
       mha::ForwardArgs a;
       a.batch = c.B; a.tq = c.Tq; a.query = q.data(); a.causal = c.causal;
-      a.key_padding_mask = c.kpm ? kpm.data() : nullptr;
+      a.key_padding_mask = c.kpm && !kpm_additive ? kpm.data() : nullptr;
+      a.key_padding_add = kpm_additive ? kpm_add.data() : nullptr;
       a.output = out.data(); a.weights = nw ? weights.data() : nullptr;
       mha::Status s = layer->forward(a);
       ASSERT_TRUE(s.ok()) << s.message;
@@ -234,6 +245,31 @@ TEST(KVCache, StepsEqualCausalForward) {
   mha::Status s = cache->step(one.data(), 1, o.data(), nullptr);
   EXPECT_EQ(s.code, mha::Code::kInvalidArgument);
   EXPECT_NE(s.message.find("maxLen = 11"), std::string::npos);
+}
+
+TEST(Layer, NonFiniteAdditiveKeyPaddingMaskIsNamed) {
+  std::mt19937 rng(3);
+  mha::Config cfg;
+  cfg.d_model = 8; cfg.num_heads = 2;
+  mha::Resolved R;
+  ASSERT_TRUE(mha::resolve(cfg, R).ok());
+  const Weights W = random_weights(rng, R);
+  std::unique_ptr<mha::Layer> layer;
+  ASSERT_TRUE(mha::Layer::create(cfg, W.view(), layer).ok());
+  const int B = 2, T = 3;
+  auto q = rnd(rng, size_t(B) * T * 8);
+  std::vector<float> kpm_add(size_t(B) * T, 0.f), out(q.size());
+  kpm_add[0] = -std::numeric_limits<float>::infinity();  // allowed: masks key 0 of sequence 0
+  mha::ForwardArgs a;
+  a.batch = B; a.tq = T; a.query = q.data(); a.output = out.data(); a.key_padding_add = kpm_add.data();
+  ASSERT_TRUE(layer->forward(a).ok());
+  const float bad[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()};
+  for (float x : bad) {
+    kpm_add[4] = x;  // [1, 1]
+    const mha::Status s = layer->forward(a);
+    EXPECT_EQ(s.code, mha::Code::kNonFinite);
+    EXPECT_NE(s.message.find("keyPaddingMask[1, 1]"), std::string::npos) << s.message;
+  }
 }
 
 TEST(Config, Errors) {

@@ -8,8 +8,9 @@
 //   MultiHead  = Concat(head_1, ..., head_h)·W_O + b_O
 // with grouped-query heads (Ainslie et al. 2023, "GQA"): query head i reads key/value head
 // g = i / (h / kv_heads) (mha::Resolved::kv_of), multi-query being kv_heads = 1.
-// Masks as torch.nn.MultiheadAttention: the additive attn_mask is added to the scaled score, a
-// nonzero key_padding_mask entry or causal (key j > query t) sets the score to -inf. Softmax
+// Masks as torch.nn.MultiheadAttention: the additive attn_mask and an additive (float)
+// key_padding_add are added to the scaled score, a nonzero key_padding_mask entry or causal (key
+// j > query t) sets the score to -inf. Softmax
 // subtracts the row maximum; a row whose keys are all masked gets weights 0 (and contributes 0 to
 // the head's output), never NaN.
 #pragma once
@@ -34,6 +35,7 @@ struct ReferenceInput {
   const float* value = nullptr;                   ///< [B, Tk, v_dim]
   bool causal = false;                            ///< query t may not attend key j > t
   const uint8_t* key_padding_mask = nullptr;      ///< [B, Tk], nonzero = masked; or null
+  const float* key_padding_add = nullptr;         ///< [B, Tk], added to the scores of key j; or null
   const float* attn_mask = nullptr;               ///< additive, layout by attn_mask_kind
   mha::MaskKind attn_mask_kind = mha::MaskKind::kNone;  ///< kShared [Tq, Tk], kPerHead [B·h, Tq, Tk]
 };
@@ -81,6 +83,7 @@ inline ReferenceResult reference_mha(const mha::Resolved& r, const mha::WeightsV
           ref.max_score = std::max(ref.max_score, std::fabs(d));
           if (in.attn_mask_kind == mha::MaskKind::kShared) d += in.attn_mask[size_t(t) * Tk + j];
           if (in.attn_mask_kind == mha::MaskKind::kPerHead) d += in.attn_mask[((size_t(b) * h + i) * Tq + t) * Tk + j];
+          if (in.key_padding_add) d += in.key_padding_add[size_t(b) * Tk + j];
           if (in.key_padding_mask && in.key_padding_mask[size_t(b) * Tk + j]) d = kNegInf;
           if (in.causal && j > t) d = kNegInf;
           s[j] = d;
