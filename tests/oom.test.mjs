@@ -3,23 +3,14 @@
 // anything is allocated, and a layer that does fit is created without aborting the instance.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createMHA, MHAError } from '../web/src/index.js';
+import { createMHA } from '../web/src/index.js';
+import { throwsMHA, stillWorksProbe } from './helpers/errors.mjs';
 
 const mha = await createMHA();
-const x8 = [[1, 2, 3, 4, 5, 6, 7, 8]];
-const probe = mha.createLayer({ dModel: 8, numHeads: 2, seed: 3 });
-const probeOut = Array.from(probe.forward(x8).output.data);
-const stillWorks = () => assert.deepEqual(Array.from(probe.forward(x8).output.data), probeOut);
+const probe = stillWorksProbe(mha);
 
-function throwsOOM(fn, minBytes) {
-  assert.throws(fn, (e) => {
-    assert.ok(e instanceof MHAError, `expected MHAError, got ${e && e.constructor && e.constructor.name}: ${e && e.message}`);
-    assert.equal(e.code, 'OUT_OF_MEMORY', e.message);
-    assert.match(e.message, /needs \d+ bytes/);
-    assert.ok(e.bytes >= minBytes, `bytes = ${e.bytes} < ${minBytes}`);
-    return true;
-  });
-}
+/** Asserts fn throws MHAError OUT_OF_MEMORY saying "needs N bytes", with e.bytes ≥ minBytes. */
+const throwsOOM = (fn, minBytes) => throwsMHA(fn, 'OUT_OF_MEMORY', /needs \d+ bytes/, { minBytes });
 
 test('seeded weights larger than the heap are refused before the JS init builds them', () => {
   // Regression: createLayer({dModel: 30000}) used to fill 4 × 9·10^8 Float32Array values (14 GB,
@@ -33,7 +24,7 @@ test('seeded weights larger than the heap are refused before the JS init builds 
     [{ dModel: 64, numHeads: 2, kDim: 2 ** 24, vDim: 2 ** 23 }, 64 * (2 ** 24 + 2 ** 23)],
   ]) {
     throwsOOM(() => mha.createLayer(opts), params * 4);
-    stillWorks();
+    probe.check();
   }
   assert.equal(mha.memory().inUseBytes, mem0.inUseBytes, 'nothing was malloc\'d');
   assert.equal(mha.memory().heapBytes, mem0.heapBytes, 'the heap did not grow');
@@ -55,10 +46,10 @@ test('a layer of a third of the heap is created (it used to abort the instance),
   assert.ok(mha.memory().inUseBytes >= 4 * d * d * 4, 'the layer holds its weights');
   throwsOOM(() => mha.createLayer({ dModel: d, numHeads: 1, bias: false, seed: 6 }), 4 * d * d * 4);
   assert.deepEqual(Array.from(big.forward(x).output.data), Array.from(r.output.data), 'the first layer is intact');
-  stillWorks();
+  probe.check();
   big.dispose();
   assert.ok(mha.memory().inUseBytes <= mem0.inUseBytes + 4 * d * 4 * 8, `in-use after dispose: ${mha.memory().inUseBytes}`);
-  stillWorks();
+  probe.check();
 });
 
 test('a layer whose staged weights and packed copy just fit is created: no temporary W_Q | W_K | W_V', () => {
@@ -75,5 +66,5 @@ test('a layer whose staged weights and packed copy just fit is created: no tempo
   assert.ok(r.output.data.every(Number.isFinite));
   big.dispose();
   assert.ok(mha.memory().inUseBytes <= mem0.inUseBytes + 4 * d * 4 * 8, `in-use after dispose: ${mha.memory().inUseBytes}`);
-  stillWorks();
+  probe.check();
 });

@@ -20,6 +20,8 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createMHA, MHAError, Tensor, mulberry32 } from '../web/src/index.js';
+import { assertClose } from './helpers/golden.mjs';
+import { throwsMHA, stillWorksProbe } from './helpers/errors.mjs';
 
 const RUNS = Number(process.env.FC_NUM_RUNS || 10000);
 const SEED = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED);
@@ -127,16 +129,10 @@ function reference(L, X, M) {
   return { Q, K, V, S, A, C, out, qW, kW, vW, oW, qOff, oOff, kOff, vOff };
 }
 
-/** Asserts |got - want| ≤ atol + rtol·|want| elementwise, naming the first bad index. */
-function close(got, want, what, atol = 2e-4, rtol = 2e-4) {
-  assert.equal(got.length, want.length, `${what}: length`);
-  for (let i = 0; i < want.length; i++) {
-    const g = got[i], w = want[i];
-    if (!(Math.abs(g - w) <= atol + rtol * Math.abs(w))) {
-      assert.fail(`${what}[${i}] = ${g}, reference ${w} (|diff| ${Math.abs(g - w)})`);
-    }
-  }
-}
+/** Tolerances of the comparisons with the reference (assertClose: |got − ref| ≤ atol + rtol·|ref|). */
+const TOL = { atol: 2e-4, rtol: 2e-4 };
+const TOL_SCORES = { atol: 5e-4, rtol: 5e-4 };
+const TOL_WEIGHTS = { atol: 2e-4, rtol: 0 };
 
 // ---------------------------------------------------------------------------------------------
 // Arbitraries of valid configurations and calls.
@@ -337,34 +333,34 @@ function checkCall(d, c) {
         const gi = Math.floor(i / (h / L.g));
         assert.deepEqual(hd.q.shape, [...lead, Tq, L.dk[i]]);
         assert.deepEqual(hd.v.shape, [...lead, Tk, L.dv[i]]);
-        close(hd.q.data, sub(Float32Array.from(ref.Q), B * Tq, ref.qW, ref.qOff[i], L.dk[i]), `trace head ${i} q`);
-        close(hd.k.data, sub(Float32Array.from(ref.K), B * Tk, ref.kW, ref.kOff[gi], L.dk[i]), `trace head ${i} k`);
-        close(hd.v.data, sub(Float32Array.from(ref.V), B * Tk, ref.vW, ref.vOff[gi], L.dv[i]), `trace head ${i} v`);
+        assertClose(hd.q.data, sub(Float32Array.from(ref.Q), B * Tq, ref.qW, ref.qOff[i], L.dk[i]), TOL, `trace head ${i} q`);
+        assertClose(hd.k.data, sub(Float32Array.from(ref.K), B * Tk, ref.kW, ref.kOff[gi], L.dk[i]), TOL, `trace head ${i} k`);
+        assertClose(hd.v.data, sub(Float32Array.from(ref.V), B * Tk, ref.vW, ref.vOff[gi], L.dv[i]), TOL, `trace head ${i} v`);
         const plane = (X) => { const o = new Float64Array(B * Tq * Tk); for (let b = 0; b < B; b++) o.set(X.subarray((b * h + i) * Tq * Tk, (b * h + i + 1) * Tq * Tk), b * Tq * Tk); return o; };
-        close(hd.scores.data, plane(ref.S), `trace head ${i} scores`, 5e-4, 5e-4);
-        close(hd.weights.data, plane(ref.A), `trace head ${i} weights`, 2e-4, 0);
-        close(hd.output.data, sub(Float32Array.from(ref.C), B * Tq, ref.oW, ref.oOff[i], L.dv[i]), `trace head ${i} output`);
+        assertClose(hd.scores.data, plane(ref.S), TOL_SCORES, `trace head ${i} scores`);
+        assertClose(hd.weights.data, plane(ref.A), TOL_WEIGHTS, `trace head ${i} weights`);
+        assertClose(hd.output.data, sub(Float32Array.from(ref.C), B * Tq, ref.oW, ref.oOff[i], L.dv[i]), TOL, `trace head ${i} output`);
       }
       assert.deepEqual(tr.concat.shape, [...lead, Tq, ref.oW]);
-      close(tr.concat.data, ref.C, 'trace concat');
-      close(tr.output.data, ref.out, 'trace output');
+      assertClose(tr.concat.data, ref.C, TOL, 'trace concat');
+      assertClose(tr.output.data, ref.out, TOL, 'trace output');
       return;
     }
     if (c.mode === 'noWeights') opts.needWeights = false;
     if (c.mode === 'average') opts.averageWeights = true;
     const r = layer.forward(query, opts);
     assert.deepEqual(r.output.shape, [...lead, Tq, L.dModel]);
-    close(r.output.data, ref.out, 'output');
+    assertClose(r.output.data, ref.out, TOL, 'output');
     if (c.mode === 'noWeights') {
       assert.equal(r.weights, undefined);
     } else if (c.mode === 'average') {
       assert.deepEqual(r.weights.shape, [...lead, Tq, Tk]);
       const avg = new Float64Array(B * Tq * Tk);
       for (let b = 0; b < B; b++) for (let i = 0; i < h; i++) for (let x = 0; x < Tq * Tk; x++) avg[b * Tq * Tk + x] += ref.A[(b * h + i) * Tq * Tk + x] / h;
-      close(r.weights.data, avg, 'averaged weights', 2e-4, 0);
+      assertClose(r.weights.data, avg, TOL_WEIGHTS, 'averaged weights');
     } else {
       assert.deepEqual(r.weights.shape, [...lead, h, Tq, Tk]);
-      close(r.weights.data, ref.A, 'weights', 2e-4, 0);
+      assertClose(r.weights.data, ref.A, TOL_WEIGHTS, 'weights');
       // Rows sum to 1, or are all 0 when every key is masked (never NaN).
       for (let row = 0; row < B * h * Tq; row++) {
         let s = 0;
@@ -431,7 +427,7 @@ test('property: a KV cache fed random chunks reproduces causal self-attention', 
           assert.deepEqual(r.output.shape, [...lead, len, L.dModel]);
           const want = new Float64Array(B * len * L.dModel);
           for (let b = 0; b < B; b++) want.set(ref.out.subarray((b * T + at) * L.dModel, (b * T + at + len) * L.dModel), b * len * L.dModel);
-          close(r.output.data, want, `step at ${at} output`);
+          assertClose(r.output.data, want, TOL, `step at ${at} output`);
           if (a.weights) {
             assert.deepEqual(r.weights.shape, [...lead, L.h, len, at + len]);
             for (let b = 0; b < B; b++) {
@@ -452,8 +448,7 @@ test('property: a KV cache fed random chunks reproduces causal self-attention', 
       };
       feed();
       if (T === a.maxLen) {
-        assert.throws(() => cache.step({ data: new Float32Array(B * L.dModel), shape: [...lead, 1, L.dModel] }),
-          (e) => e instanceof MHAError && e.code === 'INVALID_ARGUMENT' && /maxLen/.test(e.message));
+        throwsMHA(() => cache.step({ data: new Float32Array(B * L.dModel), shape: [...lead, 1, L.dModel] }), 'INVALID_ARGUMENT', /maxLen/);
         assert.equal(cache.length, T);
       }
       if (a.reset) {
@@ -471,19 +466,10 @@ test('property: a KV cache fed random chunks reproduces causal self-attention', 
 // ---------------------------------------------------------------------------------------------
 // Invalid calls.
 
-const probeLayer = mha.createLayer({ dModel: 8, numHeads: 2, seed: 11 });
-const probeX = { data: values(prng(5), 3 * 8), shape: [3, 8] };
-const probeOut = probeLayer.forward(probeX, { causal: true }).output.data.slice();
-
-/** The module still works: the probe forward gives the same bits as before any error. */
-function moduleStillWorks() {
-  const r = probeLayer.forward(probeX, { causal: true });
-  assert.deepEqual(Array.from(r.output.data), Array.from(probeOut));
-  const l = mha.createLayer({ dModel: 4, numHeads: 2, seed: 2 });
-  const o = l.forward([[1, 2, 3, 4]]).output.data;
-  l.dispose();
-  assert.ok(o.every(Number.isFinite));
-}
+// The probe layer (dModel 8, 2 heads) on probeX [3, 8]: the target of many bad calls below, and
+// probe.check() says the module still works after each one.
+const probe = stillWorksProbe(mha);
+const { layer: probeLayer, x: probeX } = probe;
 
 const bad = fc.constantFrom(0, -1, 1.5, NaN, Infinity, -Infinity, '8', true, [], {}, 2 ** 31, 1e300, -0.5);
 const nonFinite = fc.constantFrom(NaN, Infinity, -Infinity);
@@ -692,7 +678,7 @@ test('property: every invalid call throws an MHAError with the documented code; 
     assert.ok(err.message.length > 10, `${c.name}: message "${err.message}"`);
     if (c.pattern) assert.match(err.message, c.pattern, c.name);
     if (c.bytes) assert.ok(Number.isFinite(err.bytes) && err.bytes > 2 ** 31 - 2 ** 25, `${c.name}: bytes = ${err.bytes}`);
-    moduleStillWorks();
+    probe.check();
   }), fcParams());
   runsDone.invalid = n;
   // Every code was exercised (DISPOSED, OUT_OF_MEMORY included).
