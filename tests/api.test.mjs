@@ -159,6 +159,23 @@ test('additive key padding mask equals the boolean one', () => {
   l.dispose();
 });
 
+test('an additive key padding mask goes to the core as [B, Tk]: O(B·Tk) memory, equal to the same offsets as an attnMask', () => {
+  const l = mha.createLayer({ dModel: 64, numHeads: 8, seed: 4 });
+  const T = 2048;
+  const q = { data: new Float32Array(T * 64).map((_, i) => Math.sin(i * 0.01)), shape: [T, 64] };
+  const add = new Float32Array(T).map((_, j) => (j >= T - 100 ? -Infinity : Math.cos(j)));
+  const before = mha.memory().heapBytes;
+  const a = l.forward(q, { needWeights: false, keyPaddingMask: { data: add, shape: [T] } });
+  const grown = mha.memory().heapBytes - before;
+  // Expanded to the [h, Tq, Tk] attention mask it would take 8·T²·4 = 134 MB.
+  assert.ok(grown < 16 * T * 64 * 4, `heap grew by ${grown} bytes`);
+  const rows = new Float32Array(T * T);
+  for (let i = 0; i < T; i++) rows.set(add, i * T);
+  const b = l.forward(q, { needWeights: false, attnMask: { data: rows, shape: [T, T] } });
+  assertClose(a.output, b.output.data, { atol: 1e-6, rtol: 1e-5 }, 'output');
+  l.dispose();
+});
+
 test('a long sequence without weights keeps O(T·d) memory', () => {
   const l = mha.createLayer({ dModel: 64, numHeads: 4, seed: 1 });
   const T = 4096;
