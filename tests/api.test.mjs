@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { createMHA, Tensor, MHAError, VERSION } from '../web/src/index.js';
 import { loadGolden, input, assertClose, tolerance } from './helpers/golden.mjs';
+import { throwsMHA } from './helpers/errors.mjs';
 
 const mha = await createMHA();
 const golden = loadGolden();
@@ -254,5 +255,44 @@ test('results stay right after the wasm memory grows between calls (cached heap 
   const t = cache.step(x5.slice(0, 2));
   assert.deepEqual(Array.from(t.output.data), Array.from(s.output.data));
   big.dispose();
+  l.dispose();
+});
+
+test('out: results are written into caller-owned arrays (forward and step), checked before any work', () => {
+  const l = mha.createLayer({ dModel: 24, numHeads: 2, seed: 9 });
+  const xb = [x5, x5.map((r) => r.map((v) => 0.5 * v))];
+  const ref = l.forward(xb, { causal: true });
+  const out = { output: new Float32Array(2 * 5 * 24).fill(NaN), weights: new Float32Array(2 * 2 * 5 * 5).fill(NaN) };
+  const r = l.forward(xb, { causal: true, out });
+  assert.equal(r.output.data, out.output, 'the output tensor wraps the given array');
+  assert.equal(r.weights.data, out.weights);
+  assert.deepEqual(r.output.shape, [2, 5, 24]);
+  assert.deepEqual(Array.from(out.output), Array.from(ref.output.data));
+  assert.deepEqual(Array.from(out.weights), Array.from(ref.weights.data));
+  // Averaged weights and output only.
+  const avg = new Float32Array(2 * 5 * 5);
+  l.forward(xb, { averageWeights: true, out: { weights: avg } });
+  assert.deepEqual(Array.from(avg), Array.from(l.forward(xb, { averageWeights: true }).weights.data));
+  const only = new Float32Array(2 * 5 * 24);
+  assert.equal(l.forward(xb, { needWeights: false, out: { output: only } }).output.data, only);
+  // Wrong arrays: named errors, and the arrays are left untouched.
+  const short = new Float32Array(10).fill(7);
+  throwsMHA(() => l.forward(xb, { out: { output: short } }), 'SHAPE_MISMATCH', [/out\.output must hold 240 floats \(\[2, 5, 24\]\), got 10/]);
+  assert.ok(short.every((v) => v === 7));
+  throwsMHA(() => l.forward(xb, { out: { output: new Float64Array(240) } }), 'INVALID_ARGUMENT', [/out\.output must be a Float32Array, got Float64Array/]);
+  throwsMHA(() => l.forward(xb, { needWeights: false, out: { weights: new Float32Array(100) } }), 'INVALID_ARGUMENT', [/returns no weights/]);
+  throwsMHA(() => l.forward(xb, { out: { scores: new Float32Array(100) } }), 'INVALID_ARGUMENT', [/out\.scores is not a result/]);
+  throwsMHA(() => l.trace(x5, { out: {} }), 'INVALID_ARGUMENT', [/trace: out is not supported/]);
+  // KV cache step.
+  const cache = l.createKVCache({ maxLen: 8 });
+  const s0 = cache.step(x5.slice(0, 3));
+  cache.reset();
+  const so = { output: new Float32Array(3 * 24), weights: new Float32Array(2 * 3 * 3) };
+  const s1 = cache.step(x5.slice(0, 3), { out: so });
+  assert.equal(s1.output.data, so.output);
+  assert.deepEqual(Array.from(so.output), Array.from(s0.output.data));
+  assert.deepEqual(Array.from(so.weights), Array.from(s0.weights.data));
+  throwsMHA(() => cache.step(x5.slice(3, 4), { out: { weights: new Float32Array(2 * 1 * 3) } }), 'SHAPE_MISMATCH', [/step: out\.weights must hold 8 floats \(\[2, 1, 4\]\), got 6/]);
+  assert.equal(cache.length, 3, 'a refused step caches nothing');
   l.dispose();
 });

@@ -394,6 +394,20 @@ export interface ForwardOptions {
   needWeights?: boolean;
   /** Average the weights over heads: weights `[B?, Tq, Tk]`. Default false. */
   averageWeights?: boolean;
+  /**
+   * Caller-owned arrays to write the results into instead of new ones (a steady stream of calls
+   * then allocates nothing); the returned tensors wrap them. Lengths must be exact: output
+   * `B·Tq·dModel`, weights the size of the weights this call returns. Not for {@link Layer.trace}.
+   */
+  out?: ResultBuffers | null;
+}
+
+/** Caller-owned result arrays (the `out` option of {@link Layer.forward} and {@link KVCache.step}). */
+export interface ResultBuffers {
+  /** Receives the output. */
+  output?: Float32Array | null;
+  /** Receives the attention weights (only with needWeights). */
+  weights?: Float32Array | null;
 }
 
 /** Result of {@link Layer.forward}. */
@@ -455,8 +469,9 @@ export class Layer {
    * @param opts keys/values for cross-attention, masks, weight options
    * @returns output `[B?, Tq, dModel]`; weights `[B?, h, Tq, Tk]` (or `[B?, Tq, Tk]` averaged)
    *   unless `needWeights: false`
-   * @throws {MHAError} `SHAPE_MISMATCH` (query, key, value, masks), `NON_FINITE` (NaN/Inf in an
-   *   input, with its index), `INVALID_ARGUMENT`, `OUT_OF_MEMORY` (with `bytes`), `DISPOSED`
+   * @throws {MHAError} `SHAPE_MISMATCH` (query, key, value, masks, an `out` array's length),
+   *   `NON_FINITE` (NaN/Inf in an input, with its index), `INVALID_ARGUMENT` (options, `out` arrays
+   *   that are not Float32Array), `OUT_OF_MEMORY` (with `bytes`), `DISPOSED`
    */
   forward(query: TensorInput, opts: ForwardOptions & { needWeights: false }): { output: Tensor; weights?: undefined };
   forward(query: TensorInput, opts?: ForwardOptions & { needWeights?: true }): { output: Tensor; weights: Tensor };
@@ -494,6 +509,8 @@ export interface KVCacheOptions {
 export interface StepOptions {
   /** Return the attention weights. Default true. */
   needWeights?: boolean;
+  /** Caller-owned result arrays, as in {@link ForwardOptions.out}. */
+  out?: ResultBuffers | null;
 }
 
 /** Result of {@link KVCache.step}. */
@@ -520,9 +537,10 @@ export class KVCache {
   /**
    * Appends n new tokens and attends from them over the cache.
    * @param x `[n, dModel]` (batch 1) or `[B, n, dModel]`
-   * @throws {MHAError} `INVALID_ARGUMENT` past maxLen (naming both), opts not an object or
-   *   needWeights not a boolean; `SHAPE_MISMATCH`; `NON_FINITE` (NaN/Inf in x, with its index);
-   *   `OUT_OF_MEMORY` (with `bytes`); `DISPOSED`
+   * @throws {MHAError} `INVALID_ARGUMENT` past maxLen (naming both), opts not an object,
+   *   needWeights not a boolean or `out` arrays not Float32Array; `SHAPE_MISMATCH` (x, an `out`
+   *   array's length); `NON_FINITE` (NaN/Inf in x, with its index); `OUT_OF_MEMORY` (with
+   *   `bytes`); `DISPOSED`
    */
   step(x: TensorInput, opts: StepOptions & { needWeights: false }): { output: Tensor; weights?: undefined };
   step(x: TensorInput, opts?: StepOptions & { needWeights?: true }): { output: Tensor; weights: Tensor };

@@ -51,6 +51,40 @@ function boolOption(v, key, dflt) {
 }
 
 /**
+ * Checks the `out` option of forward/step: caller-owned Float32Arrays the results are written
+ * into (no allocation per call). `sizes` gives the float count of each result the call returns
+ * (0 = not returned).
+ * @returns {{output: Float32Array|null, weights: Float32Array|null}|null}
+ * @throws {MHAError} INVALID_ARGUMENT (not an object, not a Float32Array, an unknown key, weights
+ *   without needWeights), SHAPE_MISMATCH (a length other than the result's, naming both)
+ */
+function checkOut(out, sizes, shapes, name) {
+  if (out == null) return null;
+  if (typeof out !== 'object') throw new MHAError('INVALID_ARGUMENT', `${name}: out must be an object {output?, weights?} of Float32Arrays, got ${typeof out}`);
+  for (const key of Object.keys(out)) {
+    if (key !== 'output' && key !== 'weights') throw new MHAError('INVALID_ARGUMENT', `${name}: out.${key} is not a result (out takes output and weights)`);
+  }
+  const pick = (key) => {
+    const a = out[key];
+    if (a == null) return null;
+    if (!(a instanceof Float32Array)) throw new MHAError('INVALID_ARGUMENT', `${name}: out.${key} must be a Float32Array, got ${a?.constructor?.name ?? typeof a}`);
+    if (sizes[key] === 0) throw new MHAError('INVALID_ARGUMENT', `${name}: out.${key} given, but this call returns no ${key} (needWeights: false)`);
+    if (a.length !== sizes[key]) {
+      throw new MHAError('SHAPE_MISMATCH', `${name}: out.${key} must hold ${sizes[key]} floats (${fmt(shapes[key])}), got ${a.length}`);
+    }
+    return a;
+  };
+  return { output: pick('output'), weights: pick('weights') };
+}
+
+/** The result in `dst` (filled from the wasm view `src`) when given, else a new copy of `src`. */
+function intoOrCopy(src, dst) {
+  if (!dst) return copyOut(src);
+  dst.set(src);
+  return dst;
+}
+
+/**
  * One multi-head attention layer (create it with `mha.createLayer`). Its weights live in wasm
  * memory until dispose().
  *
@@ -132,6 +166,14 @@ export class Layer {
     const h = c.numHeads;
     const masks = prepareMasks(opts, { B, Tq, Tk, h, batched });
     const { qW, kW, vW, oW } = this._widths;
+    let out = null;
+    if (opts.out != null) {
+      if (mode === 'trace') throw new MHAError('INVALID_ARGUMENT', 'trace: out is not supported (trace returns new tensors)');
+      const lead = batched ? [B] : [];
+      const wShape = average ? [...lead, Tq, Tk] : [...lead, h, Tq, Tk];
+      out = checkOut(opts.out, { output: B * Tq * c.dModel, weights: needWeights ? wShape.reduce((a, b) => a * b, 1) : 0 },
+        { output: [...lead, Tq, c.dModel], weights: wShape }, name);
+    }
 
     // The memory plan depends only on sizes and flags: reuse it (and skip the heap check) while
     // they repeat, so a steady stream of same-shaped calls allocates nothing and checks nothing.
@@ -170,7 +212,7 @@ export class Layer {
         mode, B, Tq, Tk, kv, kpm: kpmOn, attnKind: masks.attnKind, needWeights, average, base, P,
         args: P('args'), output: P('output'), weights: P('weights'),
         at: { query: P('query') / F32, key: P('key') / F32, value: P('value') / F32, kpm: P('kpm'), mask: P('mask') / F32 },
-        batched, outputView: null, weightsView: null,  // views: set by forward()
+        batched, out: null, outputView: null, weightsView: null,  // views: set by forward()
       };
     }
     const { at } = plan;
@@ -189,6 +231,7 @@ export class Layer {
       throwStatus(status, batched ? msg : unbatchedMessage(msg), name);
     }
     plan.batched = batched;
+    plan.out = out;
     return plan;
   }
 
@@ -203,11 +246,15 @@ export class Layer {
    * @param {any} [opts.attnMask] [Tq, Tk] or [B·h, Tq, Tk] (index b·h + head); boolean or additive
    * @param {boolean} [opts.needWeights=true] return the attention weights
    * @param {boolean} [opts.averageWeights=false] average the weights over heads
+   * @param {{output?: Float32Array, weights?: Float32Array}} [opts.out] write the results into
+   *   these caller-owned arrays (exact lengths: B·Tq·dModel, and the weights' size) instead of new
+   *   ones: a steady stream of calls then allocates nothing. The returned tensors wrap them.
    * @returns {{output: Tensor, weights?: Tensor}} output [B?, Tq, dModel]; weights [B?, h, Tq, Tk]
    *   (or [B?, Tq, Tk] averaged). A query row whose keys are all masked has weights 0 and a zero
    *   attention output (so its output row is b_O).
-   * @throws {MHAError} SHAPE_MISMATCH, NON_FINITE (NaN/Inf in an input, with its index),
-   *   INVALID_ARGUMENT, OUT_OF_MEMORY (with `bytes`), DISPOSED
+   * @throws {MHAError} SHAPE_MISMATCH (inputs, masks, an out array's length), NON_FINITE (NaN/Inf
+   *   in an input, with its index), INVALID_ARGUMENT (options; out arrays not Float32Array),
+   *   OUT_OF_MEMORY (with `bytes`), DISPOSED
    */
   forward(query, opts = {}) {
     const r = this._run(query, opts, 'forward', 'forward');
@@ -221,12 +268,13 @@ export class Layer {
       const n = r.average ? B * Tq * Tk : B * h * Tq * Tk;
       r.weightsView = r.needWeights ? heap.subarray(r.weights >>> 2, (r.weights >>> 2) + n) : null;
     }
-    const result = { output: Tensor.wrap(copyOut(r.outputView), r.batched ? [B, Tq, d] : [Tq, d]) };
+    const out = r.out;
+    const res = { output: Tensor.wrap(out ? intoOrCopy(r.outputView, out.output) : copyOut(r.outputView), r.batched ? [B, Tq, d] : [Tq, d]) };
     if (r.needWeights) {
       const shape = r.average ? [B, Tq, Tk] : [B, h, Tq, Tk];
-      result.weights = Tensor.wrap(copyOut(r.weightsView), r.batched ? shape : shape.slice(1));
+      res.weights = Tensor.wrap(out ? intoOrCopy(r.weightsView, out.weights) : copyOut(r.weightsView), r.batched ? shape : shape.slice(1));
     }
-    return result;
+    return res;
   }
 
   /**
@@ -365,12 +413,13 @@ export class KVCache {
   /**
    * Appends n new tokens and attends from them over the cache.
    * @param {any} x [n, dModel] (batch 1) or [B, n, dModel]
-   * @param {{needWeights?: boolean}} [opts] needWeights (default true)
+   * @param {{needWeights?: boolean, out?: {output?: Float32Array, weights?: Float32Array}}} [opts]
+   *   needWeights (default true); out: caller-owned arrays for the results, as in Layer.forward
    * @returns {{output: Tensor, weights?: Tensor}} output [B?, n, dModel]; weights
    *   [B?, h, n, length] where length counts the new tokens too
-   * @throws {MHAError} INVALID_ARGUMENT past maxLen (naming both), opts not an object or
-   *   needWeights not a boolean; SHAPE_MISMATCH; NON_FINITE (NaN/Inf in x, with its index);
-   *   OUT_OF_MEMORY (with `bytes`); DISPOSED
+   * @throws {MHAError} INVALID_ARGUMENT past maxLen (naming both), opts not an object,
+   *   needWeights not a boolean or out arrays not Float32Array; SHAPE_MISMATCH (x, an out array's
+   *   length); NON_FINITE (NaN/Inf in x, with its index); OUT_OF_MEMORY (with `bytes`); DISPOSED
    */
   step(x, opts = {}) {
     if (this._handle === null) throw new MHAError('DISPOSED', 'step: this KV cache was disposed');
@@ -390,6 +439,9 @@ export class KVCache {
       throw new MHAError('INVALID_ARGUMENT', `step: the cache holds ${this.length} of maxLen = ${this.maxLen} tokens; ${n} more would exceed it (reset() or a larger maxLen)`);
     }
     const h = c.numHeads;
+    const lead = batched ? [B] : [];
+    const out = checkOut(opts.out, { output: B * n * c.dModel, weights: needWeights ? B * h * n * len : 0 },
+      { output: [...lead, n, c.dModel], weights: [...lead, h, n, len] }, 'step');
     const lay = new Layout();
     lay.add('x', t.data.length * F32);
     lay.add('out', B * n * c.dModel * F32);
@@ -400,11 +452,10 @@ export class KVCache {
     views.fresh().f32.set(t.data, lay.ptr(base, 'x') / F32);
     const status = this._handle.step(lay.ptr(base, 'x'), n, lay.ptr(base, 'out'), lay.ptr(base, 'w'));
     if (status !== 0) throwStatus(status, batched ? core.lastError() : unbatchedMessage(core.lastError()), 'step');
-    const lead = batched ? [B] : [];
     const heap = views.fresh().f32;
     const at = (name, count) => heap.subarray(lay.ptr(base, name) >>> 2, (lay.ptr(base, name) >>> 2) + count);
-    const result = { output: new Tensor(copyOut(at('out', B * n * c.dModel)), [...lead, n, c.dModel]) };
-    if (needWeights) result.weights = new Tensor(copyOut(at('w', B * h * n * len)), [...lead, h, n, len]);
+    const result = { output: new Tensor(intoOrCopy(at('out', B * n * c.dModel), out?.output), [...lead, n, c.dModel]) };
+    if (needWeights) result.weights = new Tensor(intoOrCopy(at('w', B * h * n * len), out?.weights), [...lead, h, n, len]);
     return result;
   }
 
