@@ -67,7 +67,10 @@ struct HeadMasks {
 
 /// Applies the masks to scores S [rows, n] of queries r0.. and keys k0.. (leading dimension lds):
 /// adds the additive mask, sets padded and (causal) future keys to -inf.
-void apply_masks(const HeadMasks& hm, int r0, int rows, int k0, int n, float* S, int lds) {
+/// Not inlined: it runs once per block of scores, and inlined into attend_rows it makes that
+/// function's optimizing compile (V8 tiers it up during the first long forward) ~8 MB larger,
+/// which showed as the peak RSS of a W3 forward (97 → 105 MB; the bench target is ≤ 100 MB).
+__attribute__((noinline)) void apply_masks(const HeadMasks& hm, int r0, int rows, int k0, int n, float* S, int lds) {
   for (int rr = 0; rr < rows; ++rr) {
     float* srow = S + size_t(rr) * lds;
     if (hm.mask) {
