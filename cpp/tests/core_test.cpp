@@ -46,6 +46,21 @@ Weights random_weights(std::mt19937& rng, const mha::Resolved& R) {
   return W;
 }
 
+/// A layer of a configuration with random weights, and its resolved configuration and weights
+/// (for the reference).
+struct RandomLayer {
+  mha::Resolved R;
+  Weights W;
+  std::unique_ptr<mha::Layer> layer;
+};
+
+/// Resolves cfg and creates L.layer with random_weights (call under ASSERT_NO_FATAL_FAILURE).
+void make_random_layer(std::mt19937& rng, const mha::Config& cfg, RandomLayer& L) {
+  ASSERT_TRUE(mha::resolve(cfg, L.R).ok());
+  L.W = random_weights(rng, L.R);
+  ASSERT_TRUE(mha::Layer::create(cfg, L.W.view(), L.layer).ok());
+}
+
 // The float64 reference (support/reference_mha.hpp) of case c: masks only where c asks for them,
 // attn_mask shared [Tq, Tk]; the key padding mask boolean (kpm) or, when kpm_add is given, additive.
 mha_test::ReferenceResult reference(const Case& c, const mha::Resolved& R, const Weights& W, const std::vector<float>& q,
@@ -88,11 +103,9 @@ TEST(Layer, MatchesFloat64ReferenceOnRandomConfigs) {
     cfg.d_model = c.d_model; cfg.num_heads = c.h; cfg.kv_heads = c.g; cfg.k_dim = c.k_dim; cfg.v_dim = c.v_dim; cfg.bias = c.bias;
     cfg.d_k = U(rng); cfg.d_v = U(rng);
     if (per_head) for (int i = 0; i < c.h; ++i) { cfg.head_dk.push_back(U(rng)); cfg.head_dv.push_back(U(rng)); }
-    mha::Resolved R;
-    ASSERT_TRUE(mha::resolve(cfg, R).ok());
-    const Weights W = random_weights(rng, R);
-    std::unique_ptr<mha::Layer> layer;
-    ASSERT_TRUE(mha::Layer::create(cfg, W.view(), layer).ok());
+    RandomLayer L;
+    ASSERT_NO_FATAL_FAILURE(make_random_layer(rng, cfg, L));
+    auto& [R, W, layer] = L;
     const bool self = c.k_dim == c.d_model && c.v_dim == c.d_model && c.Tk == c.Tq && it % 2;
     auto q = rnd(rng, size_t(c.B) * c.Tq * c.d_model, 2.f);
     auto k = self ? q : rnd(rng, size_t(c.B) * c.Tk * c.k_dim, 2.f);
@@ -138,11 +151,9 @@ TEST(Layer, StreamingPathEqualsBlockPathForLongKeys) {
   for (int it = 0; it < 12; ++it) {
     mha::Config cfg;
     cfg.d_model = 24; cfg.num_heads = 3; cfg.kv_heads = it % 2 ? 1 : 3; cfg.bias = true;
-    mha::Resolved R;
-    ASSERT_TRUE(mha::resolve(cfg, R).ok());
-    const Weights W = random_weights(rng, R);
-    std::unique_ptr<mha::Layer> layer;
-    ASSERT_TRUE(mha::Layer::create(cfg, W.view(), layer).ok());
+    RandomLayer L;
+    ASSERT_NO_FATAL_FAILURE(make_random_layer(rng, cfg, L));
+    auto& [R, W, layer] = L;
     const int B = 2, Tq = it % 3 == 0 ? 1 + it : 70 + it * 13, Tk = 257 + it * 97;  // Tq < 64: a short scores block
     auto q = rnd(rng, size_t(B) * Tq * 24, 3.f), k = rnd(rng, size_t(B) * Tk * 24, 3.f), v = rnd(rng, size_t(B) * Tk * 24);
     std::vector<uint8_t> kpm(size_t(B) * Tk, 0);
@@ -183,11 +194,9 @@ TEST(Layer, LongSelfAttentionMatchesReference) {
     mha::Config cfg;
     cfg.d_model = c.d_model; cfg.num_heads = c.h; cfg.bias = c.bias;
     if (it % 2) { cfg.head_dk = {5, 3}; cfg.head_dv = {7, 2}; }
-    mha::Resolved R;
-    ASSERT_TRUE(mha::resolve(cfg, R).ok());
-    const Weights W = random_weights(rng, R);
-    std::unique_ptr<mha::Layer> layer;
-    ASSERT_TRUE(mha::Layer::create(cfg, W.view(), layer).ok());
+    RandomLayer L;
+    ASSERT_NO_FATAL_FAILURE(make_random_layer(rng, cfg, L));
+    auto& [R, W, layer] = L;
     auto q = rnd(rng, size_t(c.B) * c.Tq * c.d_model, 2.f);
     std::vector<uint8_t> kpm(size_t(c.B) * c.Tk);
     for (auto& m : kpm) m = rng() % 5 == 0;
@@ -216,11 +225,9 @@ TEST(KVCache, StepsEqualCausalForward) {
   std::mt19937 rng(7);
   mha::Config cfg;
   cfg.d_model = 16; cfg.num_heads = 4; cfg.kv_heads = 2;
-  mha::Resolved R;
-  ASSERT_TRUE(mha::resolve(cfg, R).ok());
-  const Weights W = random_weights(rng, R);
-  std::unique_ptr<mha::Layer> layer;
-  ASSERT_TRUE(mha::Layer::create(cfg, W.view(), layer).ok());
+  RandomLayer L;
+  ASSERT_NO_FATAL_FAILURE(make_random_layer(rng, cfg, L));
+  auto& [R, W, layer] = L;
   const int B = 2, T = 11;
   auto x = rnd(rng, size_t(B) * T * 16);
   std::vector<float> full(x.size());
@@ -251,11 +258,9 @@ TEST(Layer, NonFiniteAdditiveKeyPaddingMaskIsNamed) {
   std::mt19937 rng(3);
   mha::Config cfg;
   cfg.d_model = 8; cfg.num_heads = 2;
-  mha::Resolved R;
-  ASSERT_TRUE(mha::resolve(cfg, R).ok());
-  const Weights W = random_weights(rng, R);
-  std::unique_ptr<mha::Layer> layer;
-  ASSERT_TRUE(mha::Layer::create(cfg, W.view(), layer).ok());
+  RandomLayer L;
+  ASSERT_NO_FATAL_FAILURE(make_random_layer(rng, cfg, L));
+  auto& [R, W, layer] = L;
   const int B = 2, T = 3;
   auto q = rnd(rng, size_t(B) * T * 8);
   std::vector<float> kpm_add(size_t(B) * T, 0.f), out(q.size());
