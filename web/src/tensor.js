@@ -109,11 +109,16 @@ export function isTensorLike(x) {
   return x !== null && typeof x === 'object' && !Array.isArray(x) && 'data' in x && 'shape' in x;
 }
 
+/** Checks a shape and returns its element count (∏shape). */
 function checkShape(shape, name) {
   if (!Array.isArray(shape)) throw new MHAError('INVALID_ARGUMENT', `${name}.shape must be an array of integers, got ${typeof shape}`);
-  for (const d of shape) {
+  let n = 1;
+  for (let i = 0; i < shape.length; i++) {
+    const d = shape[i];
     if (!Number.isInteger(d) || d < 0) throw new MHAError('INVALID_ARGUMENT', `${name}.shape must hold non-negative integers, got ${fmt(shape)}`);
+    n *= d;
   }
+  return n;
 }
 
 /**
@@ -125,8 +130,7 @@ function checkShape(shape, name) {
  */
 export function toFloat32(x, name) {
   if (isTensorLike(x)) {
-    checkShape(x.shape, name);
-    const n = x.shape.reduce((a, b) => a * b, 1);
+    const n = checkShape(x.shape, name);
     let data = x.data;
     if (!(data instanceof Float32Array)) {
       if (!(ArrayBuffer.isView(data) || Array.isArray(data))) {
