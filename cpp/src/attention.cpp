@@ -87,23 +87,26 @@ __attribute__((noinline)) void apply_masks(const HeadMasks& hm, int r0, int rows
   }
 }
 
+/// True when data[0..n) holds no NaN/±Inf (other than -Inf, when allowed): the fast scan of the
+/// input checks, vectorized by clang (any element whose exponent bits are all ones).
+bool all_finite(const float* data, size_t n, bool allow_neg_inf) {
+  const uint32_t neg_inf_bits = 0xff800000u;
+  uint32_t bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t u;
+    std::memcpy(&u, data + i, sizeof u);
+    bad |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u && !(allow_neg_inf && u == neg_inf_bits));
+  }
+  return !bad;
+}
+
 }  // namespace
 
 Status check_finite(const char* what, const float* data, Shape shape, bool allow_neg_inf) {
   size_t n = 1;
   for (int64_t d : shape) n *= static_cast<size_t>(d);
-  // Fast path (vectorized by clang): any element whose exponent bits are all ones (±Inf, NaN),
-  // other than an allowed -Inf? Only then search for the first one to name it.
-  {
-    const uint32_t neg_inf_bits = 0xff800000u;
-    uint32_t bad = 0;
-    for (size_t i = 0; i < n; ++i) {
-      uint32_t u;
-      std::memcpy(&u, data + i, sizeof u);
-      bad |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u && !(allow_neg_inf && u == neg_inf_bits));
-    }
-    if (!bad) return Status::Ok();
-  }
+  // Fast path; only a bad value is searched for again, to name it.
+  if (all_finite(data, n, allow_neg_inf)) return Status::Ok();
   for (size_t i = 0; i < n; ++i) {
     const float x = data[i];
     if (std::isfinite(x) || (allow_neg_inf && x == kNegInf)) continue;
@@ -430,7 +433,11 @@ Status Layer::forward(const ForwardArgs& a) {
                                                    std::to_string(r.d_model) + "; pass key and value");
   if (!a.output) return Status::Error(Code::kInvalidArgument, "output buffer is required");
   const int B = a.batch, Tq = a.tq, Tk = self ? a.tq : a.tk;
-  Status s = check_finite("query", a.query, {B, Tq, r.d_model});
+  // The query's and the output's scans run here: a Status (with its std::string) returned from
+  // check_finite on every call measured 2.5 % of a lesson-sized forward; it is built only to name a
+  // bad value.
+  Status s;
+  if (!all_finite(a.query, size_t(B) * Tq * r.d_model, false)) s = check_finite("query", a.query, {B, Tq, r.d_model});
   if (s.ok() && !self) s = check_finite("key", a.key, {B, Tk, r.k_dim});
   if (s.ok() && !self) s = check_finite("value", a.value, {B, Tk, r.v_dim});
   if (s.ok() && a.key_padding_add) s = check_finite("keyPaddingMask", a.key_padding_add, {B, Tk}, true);
@@ -513,6 +520,7 @@ Status Layer::forward(const ForwardArgs& a) {
   // Issue 6 (robustness): finite inputs and weights can still overflow float32 inside the layer
   // (|x|·|W| > 3.4e38 gives ±Inf projections or scores, then NaN weights); refuse the result
   // instead of returning a silent NaN. Regression test: tests/property.test.mjs, "overflow".
+  if (all_finite(a.output, size_t(B) * Tq * r.d_model, false)) return Status::Ok();
   return check_output_finite("output", a.output, {B, Tq, r.d_model});
 }
 
