@@ -311,6 +311,11 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
         const int nc = std::min(kNR, N - n0);
         const float* bp = B.panel(p) + static_cast<size_t>(pc) * w;
         e.bias = (bias && !e.accumulate) ? bias + n0 : nullptr;
+        if (!packed && nc == kNR) {  // the common tile of a short A: a direct call, not through a pointer
+          for (int ir = 0; ir < mfull; ir += kMR)
+            micro_kernel<kMR, kNV>(kc, a0 + static_cast<size_t>(ir) * arow, lda, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
+          continue;
+        }
         const MicroKernel full = packed ? pick_width<kMR, true>((nc + 3) / 4) : pick_kernel(kMR, nc);
         for (int ir = 0; ir < mfull; ir += kMR)
           full(kc, a0 + static_cast<size_t>(ir) * arow, lda, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
