@@ -198,7 +198,8 @@ test('the README worked example runs and prints 4.050', () => {
 });
 
 test('streaming path (needWeights: false, several key blocks) equals the weights path', () => {
-  // Tk > 256 keys takes the online-softmax path; compare it with the path that materializes weights.
+  // Tk > 512 keys (one key block) takes the online-softmax path; compare it with the path that
+  // materializes weights.
   const l = mha.createLayer({ dModel: 32, numHeads: 4, kvHeads: 2, seed: 11 });
   const B = 2, Tq = 70, Tk = 700;
   const rnd = (n, s) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + s) * 3);

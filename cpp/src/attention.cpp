@@ -18,7 +18,7 @@ namespace {
 #define MHA_ROW_BLOCK 64
 #endif
 #ifndef MHA_KEY_BLOCK
-#define MHA_KEY_BLOCK 256
+#define MHA_KEY_BLOCK 512
 #endif
 constexpr int kRowBlock = MHA_ROW_BLOCK;  // query rows whose scores are held at once: O(kRowBlock·Tk) per head
 constexpr int kKeyBlock = MHA_KEY_BLOCK;  // keys per step of the streaming (online-softmax) path (multiple of 8)

@@ -146,7 +146,7 @@ TEST(Layer, MatchesFloat64ReferenceOnRandomConfigs) {
 }
 
 TEST(Layer, StreamingPathEqualsBlockPathForLongKeys) {
-  // needWeights = false with more than one key block takes the online-softmax path.
+  // needWeights = false with more than one key block (512 keys) takes the online-softmax path.
   std::mt19937 rng(99);
   for (int it = 0; it < 12; ++it) {
     mha::Config cfg;
@@ -154,7 +154,7 @@ TEST(Layer, StreamingPathEqualsBlockPathForLongKeys) {
     RandomLayer L;
     ASSERT_NO_FATAL_FAILURE(make_random_layer(rng, cfg, L));
     auto& [R, W, layer] = L;
-    const int B = 2, Tq = it % 3 == 0 ? 1 + it : 70 + it * 13, Tk = 257 + it * 97;  // Tq < 64: a short scores block
+    const int B = 2, Tq = it % 3 == 0 ? 1 + it : 70 + it * 13, Tk = 513 + it * 97;  // Tq < 64: a short scores block
     auto q = rnd(rng, size_t(B) * Tq * 24, 3.f), k = rnd(rng, size_t(B) * Tk * 24, 3.f), v = rnd(rng, size_t(B) * Tk * 24);
     std::vector<uint8_t> kpm(size_t(B) * Tk, 0);
     for (int j = 0; j < Tk; ++j) kpm[Tk + j] = j % 3 == 0 || j > Tk - 40;  // second sequence padded
@@ -183,9 +183,9 @@ TEST(Layer, StreamingPathEqualsBlockPathForLongKeys) {
 TEST(Layer, LongSelfAttentionMatchesReference) {
   // Self-attention past the fused small-input path: K/V projected and packed in several row
   // blocks, queries in several blocks, odd head widths (panel padding in the fused W_Q|W_K|W_V),
-  // batch > 1, causal and padding masks; with and without weights (streaming path for T > 256).
+  // batch > 1, causal and padding masks; with and without weights (streaming path for T > 512).
   std::mt19937 rng(2024);
-  const int Ts[] = {129, 300, 531};
+  const int Ts[] = {129, 600, 1100};
   for (int it = 0; it < 6; ++it) {
     Case c{};
     c.B = 1 + it % 2; c.Tq = c.Tk = Ts[it % 3]; c.d_model = 20; c.h = it % 2 ? 2 : 4; c.g = c.h;

@@ -488,8 +488,8 @@ int main(int argc, char** argv) {
     test_gemm_abt(rng, 100, 77, 128, true);              // d_k = 128
     test_gemm_abt(rng, 33, 45, 2, true);                 // d_k = 2
     test_gemm_abt(rng, 21, 13, 1500, true);              // depth split with alpha
-    test_gemm_panels(rng, 64, 256, 64, true, false);     // S = Q·Kᵀ of a key block, d_k = 64
-    test_gemm_panels(rng, 64, 64, 256, false, true);     // O += P·V of a key block
+    test_gemm_panels(rng, 64, 512, 64, true, false);     // S = Q·Kᵀ of a key block, d_k = 64
+    test_gemm_panels(rng, 64, 64, 512, false, true);     // O += P·V of a key block
     test_gemm_panels(rng, 67, 61, 1100, false, true);    // depth split, edges
     test_gemm_packed_cols(rng, 70, 2304, 768, true);     // Q / K / V columns of fused W_QKV
   }
