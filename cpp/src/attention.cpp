@@ -25,8 +25,11 @@ constexpr int kKeyBlock = MHA_KEY_BLOCK;  // keys per step of the streaming (onl
 constexpr int kProjRows = 256;  // rows of K/V projected at once before packing (multiple of 8)
 constexpr int kQRows = 128;     // query rows projected, attended and output-projected at once
 constexpr int kFuseRows = 128;  // self-attention with ≤ this many rows (B·T): one fused Q|K|V GEMM
-constexpr int kDirectKeys = 64;    // attention over ≤ this many keys reads K/V in place (no packs) …
-constexpr int kDirectQueries = 8;  // … as does attention of ≤ this many queries (KV-cache steps)
+// Attention over ≤ kDirectKeys keys, or for ≤ kDirectQueries queries (KV-cache steps), reads K/V in
+// place (no packs) where they stay readable for the whole call: the fused self-attention forward
+// and attend(). Cross-attention, traced and larger forwards always pack.
+constexpr int kDirectKeys = 64;
+constexpr int kDirectQueries = 8;
 static_assert(kKeyBlock % 8 == 0 && kProjRows % 8 == 0, "K/V packs are addressed in panels of 8 keys");
 inline int round8(int n) { return (n + 7) & ~7; }
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -66,7 +69,8 @@ struct HeadMasks {
 };
 
 /// Applies the masks to scores S [rows, n] of queries r0.. and keys k0.. (leading dimension lds):
-/// adds the additive mask, sets padded and (causal) future keys to -inf.
+/// adds the additive attention mask and the additive key padding mask, then sets padded (boolean
+/// mask) and (causal) future keys to -inf.
 /// Not inlined: it runs once per block of scores, and inlined into attend_rows it makes that
 /// function's optimizing compile (V8 tiers it up during the first long forward) ~8 MB larger,
 /// which showed as the peak RSS of a W3 forward (97 → 105 MB; the bench target is ≤ 100 MB).
@@ -87,44 +91,21 @@ __attribute__((noinline)) void apply_masks(const HeadMasks& hm, int r0, int rows
   }
 }
 
-/// True when data[0..n) holds no NaN/±Inf (other than -Inf, when allowed): the fast scan of the
-/// input checks, vectorized by clang (any element whose exponent bits are all ones).
-bool all_finite(const float* data, size_t n, bool allow_neg_inf) {
-  const uint32_t neg_inf_bits = 0xff800000u;
-  uint32_t bad = 0;
-  for (size_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, data + i, sizeof u);
-    bad |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u && !(allow_neg_inf && u == neg_inf_bits));
-  }
-  return !bad;
-}
-
 }  // namespace
 
-Status check_finite(const char* what, const float* data, Shape shape, bool allow_neg_inf) {
-  size_t n = 1;
-  for (int64_t d : shape) n *= static_cast<size_t>(d);
-  // Fast path; only a bad value is searched for again, to name it.
-  if (all_finite(data, n, allow_neg_inf)) return Status::Ok();
-  for (size_t i = 0; i < n; ++i) {
-    const float x = data[i];
-    if (std::isfinite(x) || (allow_neg_inf && x == kNegInf)) continue;
-    return Status::Error(Code::kNonFinite, std::string(what) + index_string(i, shape) + " is " +
-                                               value_string(x) + (allow_neg_inf ? "; expected a finite number or -Infinity"
-                                                                                : "; expected a finite number"));
-  }
-  return Status::Ok();
-}
-
-// Issue 6 (robustness): see Layer::forward.
-Status check_output_finite(const char* what, const float* data, Shape shape) {
-  Status s = check_finite(what, data, shape);
-  if (!s.ok())
-    s.message = "float32 overflow: " + s.message.substr(0, s.message.find(';')) +
-                " although every input and weight is finite; their magnitudes are too large for float32"
-                " (max 3.4e38) in the projections or scores: scale them down";
-  return s;
+Status non_finite_status(const char* what, const float* data, Shape shape, bool allow_neg_inf, bool overflow) {
+  const size_t n = shape_size(shape);
+  size_t i = 0;
+  while (i < n && (std::isfinite(data[i]) || (allow_neg_inf && data[i] == kNegInf))) ++i;
+  if (i == n) return Status::Ok();
+  const std::string at = std::string(what) + index_string(i, shape) + " is " + value_string(data[i]);
+  // Issue 6 (robustness): see Layer::forward.
+  if (overflow)
+    return Status::Error(Code::kNonFinite, "float32 overflow: " + at +
+                                               " although every input and weight is finite; their magnitudes are too"
+                                               " large for float32 (max 3.4e38) in the projections or scores: scale them down");
+  return Status::Error(Code::kNonFinite, at + (allow_neg_inf ? "; expected a finite number or -Infinity"
+                                                             : "; expected a finite number"));
 }
 
 Layer::Layer() = default;
@@ -165,9 +146,11 @@ Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr
     // Under -fno-exceptions a failed std::vector allocation aborts the wasm instance: probe the
     // heap with malloc for everything create() allocates (the packed W_Q | W_K | W_V and W_O,
     // padded to panels of 8 columns, and the biases) and refuse cleanly.
-    const size_t qkv = size_t(r.d_model) * (round8(r.q_width) + round8(r.k_width) + round8(r.v_width));
-    const size_t floats = qkv + size_t(r.o_width) * round8(r.d_model) + 4 * size_t(r.d_model) +
-                          size_t(r.q_width) + r.k_width + r.v_width;
+    // W_K and W_V have k_dim and v_dim rows (d_model when they are fused with W_Q).
+    const size_t qkv = kernels::panels_size(r.d_model, r.q_width) + kernels::panels_size(r.k_dim, r.k_width) +
+                       kernels::panels_size(r.v_dim, r.v_width);
+    const size_t floats = qkv + kernels::panels_size(r.o_width, r.d_model) + size_t(r.d_model) +
+                          round8(r.q_width) + round8(r.k_width) + r.v_width;
     // volatile: clang removes an unused malloc/free pair (assuming success) otherwise.
     void* volatile probe = std::malloc(floats * sizeof(float));
     if (!probe)
@@ -251,8 +234,8 @@ size_t ws_floats(const Resolved& r, bool fused_layout, int qkv_n, int batch, int
 size_t Layer::workspace_bytes(int batch, int tq, int tk, bool self_attention) const {
   const Resolved& r = cfg_;
   if (self_attention) tk = tq;
-  // Upper bound over needWeights / averageWeights / trace: the scores block of the non-streaming
-  // path (≥ the streaming one's whenever that path is taken).
+  // Upper bound over needWeights / averageWeights / trace: the larger of the non-streaming scores
+  // block and the streaming one (when that path can be taken).
   const size_t scores = std::max(scores_floats(tq, tk, false, false), tk > kKeyBlock ? scores_floats(tq, tk, true, false) : 0);
   return sizeof(float) * (ws_floats(r, wqkv_ != nullptr, qkv_n_, batch, tq, tk, self_attention) +
                           packs_floats(r, tk) + scores);
@@ -433,11 +416,7 @@ Status Layer::forward(const ForwardArgs& a) {
                                                    std::to_string(r.d_model) + "; pass key and value");
   if (!a.output) return Status::Error(Code::kInvalidArgument, "output buffer is required");
   const int B = a.batch, Tq = a.tq, Tk = self ? a.tq : a.tk;
-  // The query's and the output's scans run here: a Status (with its std::string) returned from
-  // check_finite on every call measured 2.5 % of a lesson-sized forward; it is built only to name a
-  // bad value.
-  Status s;
-  if (!all_finite(a.query, size_t(B) * Tq * r.d_model, false)) s = check_finite("query", a.query, {B, Tq, r.d_model});
+  Status s = check_finite("query", a.query, {B, Tq, r.d_model});
   if (s.ok() && !self) s = check_finite("key", a.key, {B, Tk, r.k_dim});
   if (s.ok() && !self) s = check_finite("value", a.value, {B, Tk, r.v_dim});
   if (s.ok() && a.key_padding_add) s = check_finite("keyPaddingMask", a.key_padding_add, {B, Tk}, true);
@@ -520,7 +499,6 @@ Status Layer::forward(const ForwardArgs& a) {
   // Issue 6 (robustness): finite inputs and weights can still overflow float32 inside the layer
   // (|x|·|W| > 3.4e38 gives ±Inf projections or scores, then NaN weights); refuse the result
   // instead of returning a silent NaN. Regression test: tests/property.test.mjs, "overflow".
-  if (all_finite(a.output, size_t(B) * Tq * r.d_model, false)) return Status::Ok();
   return check_output_finite("output", a.output, {B, Tq, r.d_model});
 }
 

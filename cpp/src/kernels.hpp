@@ -14,7 +14,9 @@ namespace mha {
 namespace kernels {
 
 /// A right-hand matrix B [K, N] repacked once (at layer creation) into the layout the GEMM
-/// micro-kernel streams fastest. Opaque to callers: build it with pack_b(), use it with gemm_packed().
+/// micro-kernel streams fastest. Build it with pack_b() / pack_b_blocks(), use it with
+/// gemm_packed() / gemm_packed_cols(). Its layout is the implementation's, except that column
+/// ranges are addressed in panels of kPanel columns (n0 of pack_b_blocks and gemm_packed_cols).
 struct PackedB {
   int k = 0, n = 0;
   std::vector<float> data;  // layout chosen by the implementation

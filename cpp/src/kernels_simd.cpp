@@ -23,7 +23,7 @@
 // pack_panels / pack_panels_t of kernels.hpp): columns are grouped into panels of NR = 8; panel p
 // stores B[k, 8p .. 8p+8) for k = 0..K-1 contiguously (K×8 floats, row k at offset 8k); columns
 // past N in the last panel are zero. Edges: 1 remainder row runs micro_kernel_wide over 2–4 panels at once, 2
-// rows over 2 (6–8 accumulator chains, as in the full tile), 3 rows and the last panels a micro-kernel
+// rows over 2 (4–8 accumulator chains instead of 2), 3 rows and the last panels a micro-kernel
 // instantiated with 1..3 rows; N remainders the 1-vector-wide kernel and/or 1..3-lane partial
 // loads/stores of C (v128.load32/64_zero, v128.store32/64_lane); K needs no tile edge (one k per
 // iteration).
@@ -168,7 +168,7 @@ void micro_kernel(int K, const float* __restrict ap, int lda, const float* __res
 /// Remainder micro-kernel: MR (1 or 2) rows × NP (2..4) full panels (8 columns each, panel q at
 /// bp + q·pstride), MR·NP·2 accumulators. The rows left below the last 4-row tile would run
 /// through micro_kernel<MR, 2> panel by panel with only 2·MR accumulator chains, bound by the add
-/// latency; taking MR·NP ≥ 3 panel rows at once gives 6–8 independent chains again.
+/// latency; taking MR·NP = 2..4 panel rows at once gives 4–8 independent chains.
 template <int MR, int NP>
 void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* __restrict bp, int ldb, size_t pstride,
                        float* __restrict c, int ldc, const Epilogue& e) {
@@ -334,7 +334,8 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
       };
       const int full = N / kNR;  // full panels
       if (rem == 1) {
-        // Groups of 4, 3 and 2 panels, so that no full panel is left to run alone (2 chains).
+        // Groups of 4, 3 and 2 panels, so that no full panel runs alone (2 chains) unless it is the
+        // only one.
         while (full - p >= 4 && full - p != 5) wide(4, micro_kernel_wide<1, 4>);
         if (full - p >= 3) wide(3, micro_kernel_wide<1, 3>);
         if (full - p >= 2) wide(2, micro_kernel_wide<1, 2>);

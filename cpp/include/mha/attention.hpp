@@ -10,6 +10,7 @@
 // attention output (PyTorch scaled_dot_product_attention since 2024, ONNX Attention), never NaN.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <vector>
@@ -144,12 +145,43 @@ class Layer {
 /// A tensor's dimensions, e.g. {B, Tq, d_model}, for naming the index of a bad element (no allocation).
 using Shape = std::initializer_list<int64_t>;
 
-/// Checks data[0..n) for NaN/±Inf; on the first found returns kNonFinite naming `what` and the
-/// multi-index in `shape`. allow_neg_inf accepts -Inf (additive masks).
-Status check_finite(const char* what, const float* data, Shape shape, bool allow_neg_inf = false);
+/// True when data[0..n) holds no NaN/±Inf (-Inf is accepted with allow_neg_inf): any element whose
+/// exponent bits are all ones. Clang vectorizes the scan.
+inline bool all_finite(const float* data, size_t n, bool allow_neg_inf = false) {
+  uint32_t bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t u;
+    std::memcpy(&u, data + i, sizeof u);
+    bad |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u && !(allow_neg_inf && u == 0xff800000u));
+  }
+  return !bad;
+}
+
+/// Number of elements of a shape.
+inline size_t shape_size(Shape shape) {
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+/// The kNonFinite Status for data that all_finite refused: names `what`, the multi-index of the
+/// first NaN/±Inf in `shape` and its value; `overflow` words it as float32 overflow inside the
+/// layer (a result computed from finite inputs, issue 6).
+Status non_finite_status(const char* what, const float* data, Shape shape, bool allow_neg_inf, bool overflow);
+
+/// Checks data (shape `shape`) for NaN/±Inf: Ok, or kNonFinite naming `what` and the multi-index
+/// of the first bad element. allow_neg_inf accepts -Inf (additive masks). Inline, so that the
+/// common case builds no Status in a call (a returned Status measured 2.5 % of a 5-token forward).
+inline Status check_finite(const char* what, const float* data, Shape shape, bool allow_neg_inf = false) {
+  if (all_finite(data, shape_size(shape), allow_neg_inf)) return Status::Ok();
+  return non_finite_status(what, data, shape, allow_neg_inf, false);
+}
 
 /// check_finite for a result computed from finite inputs (issue 6): NaN/±Inf there means float32
 /// overflow inside the layer; returns kNonFinite saying so, with the index.
-Status check_output_finite(const char* what, const float* data, Shape shape);
+inline Status check_output_finite(const char* what, const float* data, Shape shape) {
+  if (all_finite(data, shape_size(shape))) return Status::Ok();
+  return non_finite_status(what, data, shape, false, true);
+}
 
 }  // namespace mha
