@@ -221,8 +221,8 @@ size_t scores_floats(int tq, int tk, bool streaming, bool per_head_weights) {
 
 /// Floats of ws_ for a forward: the fused Q|K|V rows, or the larger of the K/V block (phase 1) and
 /// the Q and head-output blocks (phase 2), which share it. Trace buffers only make it smaller.
-size_t ws_floats(const Resolved& r, bool fused_layout, int qkv_n, int batch, int tq, int tk, bool self) {
-  if (fused_layout && self && size_t(batch) * tq <= size_t(kFuseRows))
+size_t ws_floats(const Resolved& r, bool fused, int qkv_n, int batch, int tq, int tk) {
+  if (fused)
     return size_t(batch) * tq * qkv_n + size_t(std::min(kQRows, tq)) * r.o_width;
   const size_t kv = size_t(std::min(kProjRows, tk)) * (round8(r.k_width) + r.v_width);
   const size_t qo = size_t(std::min(kQRows, tq)) * (r.q_width + r.o_width);
@@ -231,13 +231,19 @@ size_t ws_floats(const Resolved& r, bool fused_layout, int qkv_n, int batch, int
 
 }  // namespace
 
+bool Layer::fuses(int batch, int tq, bool self) const {
+  return wqkv_ && self && size_t(batch) * tq <= size_t(kFuseRows);
+}
+
 size_t Layer::workspace_bytes(int batch, int tq, int tk, bool self_attention) const {
   const Resolved& r = cfg_;
   if (self_attention) tk = tq;
   // Upper bound over needWeights / averageWeights / trace: the larger of the non-streaming scores
   // block and the streaming one (when that path can be taken).
   const size_t scores = std::max(scores_floats(tq, tk, false, false), tk > kKeyBlock ? scores_floats(tq, tk, true, false) : 0);
-  return sizeof(float) * (ws_floats(r, wqkv_ != nullptr, qkv_n_, batch, tq, tk, self_attention) +
+  // A trace never fuses; counting the fused layout for it only over-estimates.
+  const bool fused = fuses(batch, tq, self_attention);
+  return sizeof(float) * (ws_floats(r, fused, qkv_n_, batch, tq, tk) +
                           packs_floats(r, tk) + scores);
 }
 
@@ -427,7 +433,7 @@ Status Layer::forward(const ForwardArgs& a) {
 
   const TraceOut& tr = a.trace;
   const bool tracing = tr.q || tr.k || tr.v || tr.scores || tr.concat;
-  const bool fused = wqkv_ && self && !tracing && size_t(B) * Tq <= size_t(kFuseRows);
+  const bool fused = !tracing && fuses(B, Tq, self);
   AttendArgs t;  // the sizes, masks and weight outputs (Q/K/V are projected block by block below)
   t.batch = B; t.tq = Tq; t.tk = Tk;
   t.causal = a.causal;
@@ -438,7 +444,7 @@ Status Layer::forward(const ForwardArgs& a) {
   t.trace_scores = tr.scores;
   Masks m;
   // The fused layout keeps every row's K and V in ws_ for the whole call: attention can read them there.
-  s = prepare_attention(t, ws_floats(r, wqkv_ != nullptr, qkv_n_, B, Tq, Tk, self), fused, "forward", m);
+  s = prepare_attention(t, ws_floats(r, fused, qkv_n_, B, Tq, Tk), fused, "forward", m);
   if (!s.ok()) return s;
   float* F = ws_.data();
   // Fused: Q | K | V of every row in one GEMM (small inputs: one call instead of three).

@@ -127,6 +127,8 @@ class Layer {
   /// heads side by side) over the K/V of b (packed, or in place when m.direct), every head; head
   /// outputs to o (leading dimension ldo).
   void attend_rows(const Masks& m, int b, int r0, int rows, const float* q, int ldq, float* o, int ldo);
+  /// Whether a self-attention forward of batch·tq rows runs the fused Q|K|V GEMM (traces never do).
+  bool fuses(int batch, int tq, bool self) const;
   /// Y[M, width] = X·W + b for W = W_Q / W_K / W_V / W_O (which = 0..3), Y with leading dimension ldy.
   void project_rows(int which, int M, const float* x, float* y, int ldy) const;
   Resolved cfg_;
