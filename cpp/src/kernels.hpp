@@ -22,9 +22,6 @@ struct PackedB {
   std::vector<float> data;  // layout chosen by the implementation
 };
 
-/// Packs B [K, N] (row-major, leading dimension ldb) for gemm_packed().
-void pack_b(int K, int N, const float* B, int ldb, PackedB& out);
-
 /// Columns n0 .. n0+n of a matrix to pack, given as their own row-major B [K, n] (leading
 /// dimension ld).
 struct ColumnBlock {
@@ -37,16 +34,20 @@ struct ColumnBlock {
 /// [W_Q | W_K | W_V] straight from the three matrices.
 void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, PackedB& out);
 
-/// C[M, N] = A[M, K] · B[K, N] (+ bias[N] broadcast over rows, when bias != nullptr).
-/// Overwrites C. Used for the projections X·W_Q, X·W_K, X·W_V and concat·W_O (y = x·W + b).
-void gemm_packed(int M, const float* A, int lda, const PackedB& B, const float* bias, float* C,
-                 int ldc);
+/// Packs B [K, N] (row-major, leading dimension ldb) for gemm_packed().
+inline void pack_b(int K, int N, const float* B, int ldb, PackedB& out) { pack_b_blocks(K, N, {{B, ldb, 0, N}}, out); }
 
 /// C[M, n] = A[M, K] · B[K, n0 .. n0+n) (+ bias[n0 .. n0+n) broadcast over rows): the product with a
 /// column range of a packed B (e.g. the Q, K or V columns of a fused [W_Q | W_K | W_V]). n0 must be
 /// a multiple of kPanel (the range starts on a panel). Overwrites C.
 void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,
                       float* C, int ldc);
+
+/// C[M, N] = A[M, K] · B[K, N] (+ bias[N] broadcast over rows, when bias != nullptr).
+/// Overwrites C. Used for the projections X·W_Q, X·W_K, X·W_V and concat·W_O (y = x·W + b).
+inline void gemm_packed(int M, const float* A, int lda, const PackedB& B, const float* bias, float* C, int ldc) {
+  gemm_packed_cols(M, A, lda, B, 0, B.n, bias, C, ldc);
+}
 
 // ---- panelled operands (packed once, used many times) ------------------------------------------
 // A "panelled" B [K, N] (used for the per-head Kᵀ and V of attention, packed once per (batch, kv

@@ -18,8 +18,6 @@ using MMap = Eigen::Map<RowMat, 0, Eigen::OuterStride<>>;
 }  // namespace
 
 #ifndef MHA_SIMD128
-void pack_b(int K, int N, const float* B, int ldb, PackedB& out) { pack_b_blocks(K, N, {{B, ldb, 0, N}}, out); }
-
 void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, PackedB& out) {
   out.k = K;
   out.n = N;
@@ -28,10 +26,6 @@ void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, Pack
     for (int r = 0; r < K; ++r)
       for (int c = 0; c < blk.n; ++c)
         out.data[static_cast<size_t>(r) * N + blk.n0 + c] = blk.b[static_cast<size_t>(r) * blk.ld + c];
-}
-
-void gemm_packed(int M, const float* A, int lda, const PackedB& B, const float* bias, float* C, int ldc) {
-  gemm_packed_cols(M, A, lda, B, 0, B.n, bias, C, ldc);
 }
 
 void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,

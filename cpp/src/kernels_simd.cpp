@@ -576,8 +576,6 @@ void softmax_online_block(int rows, int n, float* S, int lds, float* m, float* l
 
 /// Packs B[K, N] (leading dimension ldb) into the panels described at the top of this file
 /// (panels_size(K, N) floats, zero-padded last panel). See kernels.hpp.
-void pack_b(int K, int N, const float* B, int ldb, PackedB& out) { pack_b_blocks(K, N, {{B, ldb, 0, N}}, out); }
-
 /// The layout of pack_b, filled block by block: each block is pack_panels of its columns from its
 /// first panel on. See kernels.hpp.
 void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, PackedB& out) {
@@ -590,11 +588,6 @@ void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, Pack
 
 /// C[M, N] = A[M, K]·B[K, N] (+ bias[N]) with B from pack_b: the blocked 4×8 micro-kernel, bias
 /// added in the store. K = 0 gives C = bias (or 0). See kernels.hpp.
-void gemm_packed(int M, const float* A, int lda, const PackedB& B, const float* bias, float* C,
-                 int ldc) {
-  gemm_packed_cols(M, A, lda, B, 0, B.n, bias, C, ldc);
-}
-
 /// Column range [n0, n0 + n) of a pack_b matrix: panels from n0 / kNR on. See kernels.hpp.
 void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,
                       float* C, int ldc) {
