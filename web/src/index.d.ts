@@ -395,9 +395,10 @@ export interface ForwardOptions {
   /** Average the weights over heads: weights `[B?, Tq, Tk]`. Default false. */
   averageWeights?: boolean;
   /**
-   * Caller-owned arrays to write the results into instead of new ones (a steady stream of calls
-   * then allocates nothing); the returned tensors wrap them. Lengths must be exact: output
-   * `B·Tq·dModel`, weights the size of the weights this call returns. Not for {@link Layer.trace}.
+   * Caller-owned arrays to write the results into instead of new ones (repeated calls then
+   * allocate no result arrays); the returned tensors wrap them. Lengths must be exact: output
+   * `B·Tq·dModel`, weights the size of the weights this call returns; the two must not share
+   * memory. Not for {@link Layer.trace}.
    */
   out?: ResultBuffers | null;
 }
@@ -480,10 +481,10 @@ export class Layer {
   /**
    * Forward that returns every intermediate, for teaching.
    * @param query as in {@link Layer.forward}
-   * @param opts as in forward (`needWeights`/`averageWeights` are ignored)
+   * @param opts as in forward (`needWeights`/`averageWeights` are ignored; no `out`)
    * @throws {MHAError} as {@link Layer.forward}
    */
-  trace(query: TensorInput, opts?: ForwardOptions): TraceResult;
+  trace(query: TensorInput, opts?: Omit<ForwardOptions, 'out'>): TraceResult;
 
   /**
    * A KV cache for incremental (autoregressive) decoding with this layer; self-attention only.
@@ -509,7 +510,10 @@ export interface KVCacheOptions {
 export interface StepOptions {
   /** Return the attention weights. Default true. */
   needWeights?: boolean;
-  /** Caller-owned result arrays, as in {@link ForwardOptions.out}. */
+  /**
+   * Caller-owned result arrays, as in {@link ForwardOptions.out}. The weights' length
+   * `B·h·n·length` grows with every step.
+   */
   out?: ResultBuffers | null;
 }
 

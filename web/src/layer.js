@@ -29,10 +29,10 @@ function makeRelease(handle, staging) {
 /**
  * The core sees an unbatched input as B = 1 and names a bad element with its batch index
  * ("query[0, 2, 5] is NaN", "float32 overflow: output[0, 1, 3] ..."): drop that index so the
- * message matches the shape the caller passed.
+ * message matches the unbatched shape. (Not attnMask: its first index is b·h + head.)
  */
 function unbatchedMessage(msg) {
-  return msg.replace(/^((?:float32 overflow: )?(?:query|key|value|output|x))\[0, /, '$1[');
+  return msg.replace(/^((?:float32 overflow: )?(?:query|key|value|output|x|keyPaddingMask))\[0, /, '$1[');
 }
 
 /** Throws INVALID_ARGUMENT unless opts is an options object (forward, trace and step take one). */
@@ -52,29 +52,33 @@ function boolOption(v, key, dflt) {
 
 /**
  * Checks the `out` option of forward/step: caller-owned Float32Arrays the results are written
- * into (no allocation per call). `sizes` gives the float count of each result the call returns
- * (0 = not returned).
- * @returns {{output: Float32Array|null, weights: Float32Array|null}|null}
- * @throws {MHAError} INVALID_ARGUMENT (not an object, not a Float32Array, an unknown key, weights
- *   without needWeights), SHAPE_MISMATCH (a length other than the result's, naming both)
+ * into instead of new arrays. nOut / nWeights: the float counts of the call's results (nWeights 0:
+ * no weights); shapeOf(key) gives a result's shape, for the error message only.
+ * @returns {{output: Float32Array|null, weights: Float32Array|null}}
+ * @throws {MHAError} INVALID_ARGUMENT (not a plain object, an unknown key, not a Float32Array,
+ *   weights without needWeights, output and weights sharing memory), SHAPE_MISMATCH (a length
+ *   other than the result's, naming both)
  */
-function checkOut(out, sizes, shapes, name) {
-  if (out == null) return null;
-  if (typeof out !== 'object') throw new MHAError('INVALID_ARGUMENT', `${name}: out must be an object {output?, weights?} of Float32Arrays, got ${typeof out}`);
-  for (const key of Object.keys(out)) {
+function checkOut(out, nOut, nWeights, shapeOf, name) {
+  if (typeof out !== 'object' || ArrayBuffer.isView(out) || Array.isArray(out)) {
+    throw new MHAError('INVALID_ARGUMENT', `${name}: out must be an object {output?, weights?} of Float32Arrays, got ${ArrayBuffer.isView(out) ? out.constructor.name : Array.isArray(out) ? 'an array' : typeof out}`);
+  }
+  for (const key in out) {
     if (key !== 'output' && key !== 'weights') throw new MHAError('INVALID_ARGUMENT', `${name}: out.${key} is not a result (out takes output and weights)`);
   }
-  const pick = (key) => {
+  const pick = (key, n) => {
     const a = out[key];
     if (a == null) return null;
     if (!(a instanceof Float32Array)) throw new MHAError('INVALID_ARGUMENT', `${name}: out.${key} must be a Float32Array, got ${a?.constructor?.name ?? typeof a}`);
-    if (sizes[key] === 0) throw new MHAError('INVALID_ARGUMENT', `${name}: out.${key} given, but this call returns no ${key} (needWeights: false)`);
-    if (a.length !== sizes[key]) {
-      throw new MHAError('SHAPE_MISMATCH', `${name}: out.${key} must hold ${sizes[key]} floats (${fmt(shapes[key])}), got ${a.length}`);
-    }
+    if (n === 0) throw new MHAError('INVALID_ARGUMENT', `${name}: out.${key} given, but this call returns no ${key} (needWeights: false)`);
+    if (a.length !== n) throw new MHAError('SHAPE_MISMATCH', `${name}: out.${key} must hold ${n} floats (${fmt(shapeOf(key))}), got ${a.length}`);
     return a;
   };
-  return { output: pick('output'), weights: pick('weights') };
+  const o = pick('output', nOut), w = pick('weights', nWeights);
+  if (o && w && o.buffer === w.buffer && o.byteOffset < w.byteOffset + w.byteLength && w.byteOffset < o.byteOffset + o.byteLength) {
+    throw new MHAError('INVALID_ARGUMENT', `${name}: out.output and out.weights overlap (they must not share memory)`);
+  }
+  return { output: o, weights: w };
 }
 
 /** The result in `dst` (filled from the wasm view `src`) when given, else a new copy of `src`. */
@@ -99,7 +103,6 @@ export class Layer {
     this._core = core;
     this._handle = handle;
     this._addr = handle.address();  // for the plain export _mha_layer_forward (the per-call path)
-    this._forward = core._mha_layer_forward;  // read once: see HeapViews for why
     this._heap = heapViews(core);
     this._staging = new Staging(core);
     this._caches = new Set();
@@ -170,13 +173,12 @@ export class Layer {
     if (opts.out != null) {
       if (mode === 'trace') throw new MHAError('INVALID_ARGUMENT', 'trace: out is not supported (trace returns new tensors)');
       const lead = batched ? [B] : [];
-      const wShape = average ? [...lead, Tq, Tk] : [...lead, h, Tq, Tk];
-      out = checkOut(opts.out, { output: B * Tq * c.dModel, weights: needWeights ? wShape.reduce((a, b) => a * b, 1) : 0 },
-        { output: [...lead, Tq, c.dModel], weights: wShape }, name);
+      out = checkOut(opts.out, B * Tq * c.dModel, needWeights ? (average ? B : B * h) * Tq * Tk : 0,
+        (key) => (key === 'output' ? [...lead, Tq, c.dModel] : average ? [...lead, Tq, Tk] : [...lead, h, Tq, Tk]), name);
     }
 
     // The memory plan depends only on sizes and flags: reuse it (and skip the heap check) while
-    // they repeat, so a steady stream of same-shaped calls allocates nothing and checks nothing.
+    // they repeat, so a steady stream of same-shaped calls allocates no wasm memory and checks nothing.
     const kv = k ? (v !== k ? 2 : 1) : 0;
     const kpmOn = masks.kpm ? 1 : masks.kpmAdd ? 2 : 0;  // none, boolean, additive
     let plan = this._plan;
@@ -225,11 +227,12 @@ export class Layer {
     if (masks.kpmAdd) heap.set(masks.kpmAdd, at.kpm / F32);
     if (masks.attn) heap.set(masks.attn, at.mask);
     views.u32[(plan.args >>> 2) + 6] = causal ? 1 : 0;
-    const status = this._forward(this._addr, plan.args);
+    const status = views.forward(this._addr, plan.args);
     if (status !== 0) {
       const msg = core.lastError();
       throwStatus(status, batched ? msg : unbatchedMessage(msg), name);
     }
+    // Per-call values travel with the plan to forward()/trace(), which clear `out` after use.
     plan.batched = batched;
     plan.out = out;
     return plan;
@@ -247,14 +250,16 @@ export class Layer {
    * @param {boolean} [opts.needWeights=true] return the attention weights
    * @param {boolean} [opts.averageWeights=false] average the weights over heads
    * @param {{output?: Float32Array, weights?: Float32Array}} [opts.out] write the results into
-   *   these caller-owned arrays (exact lengths: B·Tq·dModel, and the weights' size) instead of new
-   *   ones: a steady stream of calls then allocates nothing. The returned tensors wrap them.
+   *   these caller-owned arrays (exact lengths: B·Tq·dModel, and the weights' size; not sharing
+   *   memory) instead of new ones, so repeated calls allocate no result arrays. The returned
+   *   tensors wrap them.
    * @returns {{output: Tensor, weights?: Tensor}} output [B?, Tq, dModel]; weights [B?, h, Tq, Tk]
    *   (or [B?, Tq, Tk] averaged). A query row whose keys are all masked has weights 0 and a zero
    *   attention output (so its output row is b_O).
    * @throws {MHAError} SHAPE_MISMATCH (inputs, masks, an out array's length), NON_FINITE (NaN/Inf
-   *   in an input, with its index), INVALID_ARGUMENT (options; out arrays not Float32Array),
-   *   OUT_OF_MEMORY (with `bytes`), DISPOSED
+   *   in an input, with its index), INVALID_ARGUMENT (options; out not an object of Float32Arrays,
+   *   an unknown out key, out.weights without needWeights, overlapping out arrays), OUT_OF_MEMORY
+   *   (with `bytes`), DISPOSED
    */
   forward(query, opts = {}) {
     const r = this._run(query, opts, 'forward', 'forward');
@@ -263,16 +268,16 @@ export class Layer {
     // Views of the results in wasm memory, kept with the plan until a memory growth (the call
     // itself may grow it) detaches them.
     if (r.outputView === null || r.outputView.length === 0) {
-      const heap = this._heap.fresh().f32;
-      r.outputView = heap.subarray(r.output >>> 2, (r.output >>> 2) + B * Tq * d);
-      const n = r.average ? B * Tq * Tk : B * h * Tq * Tk;
-      r.weightsView = r.needWeights ? heap.subarray(r.weights >>> 2, (r.weights >>> 2) + n) : null;
+      const views = this._heap.fresh();
+      r.outputView = views.floats(r.output, B * Tq * d);
+      r.weightsView = r.needWeights ? views.floats(r.weights, (r.average ? B : B * h) * Tq * Tk) : null;
     }
     const out = r.out;
-    const res = { output: Tensor.wrap(out ? intoOrCopy(r.outputView, out.output) : copyOut(r.outputView), r.batched ? [B, Tq, d] : [Tq, d]) };
+    r.out = null;  // do not keep the caller's arrays alive with the plan
+    const res = { output: Tensor.wrap(intoOrCopy(r.outputView, out?.output), r.batched ? [B, Tq, d] : [Tq, d]) };
     if (r.needWeights) {
       const shape = r.average ? [B, Tq, Tk] : [B, h, Tq, Tk];
-      res.weights = Tensor.wrap(out ? intoOrCopy(r.weightsView, out.weights) : copyOut(r.weightsView), r.batched ? shape : shape.slice(1));
+      res.weights = Tensor.wrap(intoOrCopy(r.weightsView, out?.weights), r.batched ? shape : shape.slice(1));
     }
     return res;
   }
@@ -280,13 +285,13 @@ export class Layer {
   /**
    * Forward that returns every intermediate, for teaching.
    * @param {any} query as in forward()
-   * @param {object} [opts] as in forward() (needWeights/averageWeights are ignored)
+   * @param {object} [opts] as in forward() (needWeights/averageWeights are ignored; out is refused)
    * @returns {{heads: Array<{q: Tensor, k: Tensor, v: Tensor, scores: Tensor, weights: Tensor,
    *   output: Tensor}>, concat: Tensor, output: Tensor}} per head i: q [B?, Tq, d_k], k [B?, Tk, d_k],
    *   v [B?, Tk, d_v] (the K/V head it shares under grouped-query attention), scores
    *   Q_i·K_iᵀ·scale before any mask [B?, Tq, Tk], weights [B?, Tq, Tk], output A_i·V_i [B?, Tq, d_v];
    *   concat [B?, Tq, Σd_v]; output [B?, Tq, dModel]
-   * @throws {MHAError} as forward()
+   * @throws {MHAError} as forward(); INVALID_ARGUMENT when opts.out is given
    */
   trace(query, opts = {}) {
     const r = this._run(query, opts, 'trace', 'trace');
@@ -294,9 +299,9 @@ export class Layer {
     const h = this.config.numHeads, g = this.config.kvHeads;
     const { headDims, qW, kW, vW, oW } = this._widths;
     const lead = r.batched ? [B] : [];
-    const heap = this._heap.fresh().f32;
+    const views = this._heap.fresh();
     // Views of the intermediates in wasm memory: the per-head tensors below copy straight out of them.
-    const view = (name, n) => heap.subarray(r.P(name) >>> 2, (r.P(name) >>> 2) + n);
+    const view = (name, n) => views.floats(r.P(name), n);
     const Q = view('tq', B * Tq * qW), K = view('tk', B * Tk * kW), V = view('tv', B * Tk * vW);
     const S = view('ts', B * h * Tq * Tk), W = view('weights', B * h * Tq * Tk);
     const C = copyOut(view('tc', B * Tq * oW));  // also returned whole, as concat
@@ -415,10 +420,11 @@ export class KVCache {
    * @param {any} x [n, dModel] (batch 1) or [B, n, dModel]
    * @param {{needWeights?: boolean, out?: {output?: Float32Array, weights?: Float32Array}}} [opts]
    *   needWeights (default true); out: caller-owned arrays for the results, as in Layer.forward
+   *   (the weights' length B·h·n·length grows with every step)
    * @returns {{output: Tensor, weights?: Tensor}} output [B?, n, dModel]; weights
    *   [B?, h, n, length] where length counts the new tokens too
    * @throws {MHAError} INVALID_ARGUMENT past maxLen (naming both), opts not an object,
-   *   needWeights not a boolean or out arrays not Float32Array; SHAPE_MISMATCH (x, an out array's
+   *   needWeights not a boolean, out as in Layer.forward; SHAPE_MISMATCH (x, an out array's
    *   length); NON_FINITE (NaN/Inf in x, with its index); OUT_OF_MEMORY (with `bytes`); DISPOSED
    */
   step(x, opts = {}) {
@@ -440,8 +446,8 @@ export class KVCache {
     }
     const h = c.numHeads;
     const lead = batched ? [B] : [];
-    const out = checkOut(opts.out, { output: B * n * c.dModel, weights: needWeights ? B * h * n * len : 0 },
-      { output: [...lead, n, c.dModel], weights: [...lead, h, n, len] }, 'step');
+    const out = opts.out == null ? null : checkOut(opts.out, B * n * c.dModel, needWeights ? B * h * n * len : 0,
+      (key) => (key === 'output' ? [...lead, n, c.dModel] : [...lead, h, n, len]), 'step');
     const lay = new Layout();
     lay.add('x', t.data.length * F32);
     lay.add('out', B * n * c.dModel * F32);
@@ -452,10 +458,9 @@ export class KVCache {
     views.fresh().f32.set(t.data, lay.ptr(base, 'x') / F32);
     const status = this._handle.step(lay.ptr(base, 'x'), n, lay.ptr(base, 'out'), lay.ptr(base, 'w'));
     if (status !== 0) throwStatus(status, batched ? core.lastError() : unbatchedMessage(core.lastError()), 'step');
-    const heap = views.fresh().f32;
-    const at = (name, count) => heap.subarray(lay.ptr(base, name) >>> 2, (lay.ptr(base, name) >>> 2) + count);
-    const result = { output: new Tensor(intoOrCopy(at('out', B * n * c.dModel), out?.output), [...lead, n, c.dModel]) };
-    if (needWeights) result.weights = new Tensor(intoOrCopy(at('w', B * h * n * len), out?.weights), [...lead, h, n, len]);
+    views.fresh();  // the step may have grown the memory
+    const result = { output: Tensor.wrap(intoOrCopy(views.floats(lay.ptr(base, 'out'), B * n * c.dModel), out?.output), [...lead, n, c.dModel]) };
+    if (needWeights) result.weights = Tensor.wrap(intoOrCopy(views.floats(lay.ptr(base, 'w'), B * h * n * len), out?.weights), [...lead, h, n, len]);
     return result;
   }
 

@@ -86,6 +86,7 @@ class HeapViews {
   /** @param {object} core the Emscripten module */
   constructor(core) {
     this.core = core;
+    this._forward = null;
     this.fresh();
   }
 
@@ -97,6 +98,30 @@ class HeapViews {
       this.u8 = this.core.HEAPU8;
     }
     return this;
+  }
+
+  /**
+   * The plain export `_mha_layer_forward(handle, args)` (embind.cpp). The module first holds a
+   * stand-in that looks the real export up on every call until its first call replaces the
+   * property; the raw function is taken from the module after that first call.
+   * @returns {number} 0 or an error code
+   */
+  forward(handle, args) {
+    if (this._forward !== null) return this._forward(handle, args);
+    const status = this.core._mha_layer_forward(handle, args);
+    this._forward = this.core._mha_layer_forward;
+    return status;
+  }
+
+  /**
+   * A Float32Array view of n floats at byte offset ptr of the current memory (call fresh() first
+   * after anything that may have grown it).
+   * @param {number} ptr byte offset (multiple of 4)
+   * @param {number} n
+   */
+  floats(ptr, n) {
+    const at = ptr >>> 2;
+    return this.f32.subarray(at, at + n);
   }
 }
 const viewsOf = new WeakMap();
@@ -133,7 +158,7 @@ let slabUsed = POOL_FLOATS;
 export function readFloats(src) {
   const n = src.length;
   if (n > POOLED_MAX) return src.slice();
-  if (slabUsed + n > POOL_FLOATS || slab.byteLength === 0) {  // full, or detached by a transfer
+  if (slab === null || slabUsed + n > POOL_FLOATS || slab.byteLength === 0) {  // none yet, full, or detached by a transfer
     slab = new ArrayBuffer(POOL_FLOATS * 4);
     slabUsed = 0;
   }

@@ -109,8 +109,11 @@ export function isTensorLike(x) {
   return x !== null && typeof x === 'object' && !Array.isArray(x) && 'data' in x && 'shape' in x;
 }
 
-/** Checks a shape and returns its element count (∏shape). */
-function checkShape(shape, name) {
+/**
+ * Checks a shape (an array of non-negative integers) and returns its element count (∏shape).
+ * @throws {MHAError} INVALID_ARGUMENT naming `name`.shape
+ */
+export function checkShape(shape, name) {
   if (!Array.isArray(shape)) throw new MHAError('INVALID_ARGUMENT', `${name}.shape must be an array of integers, got ${typeof shape}`);
   let n = 1;
   for (let i = 0; i < shape.length; i++) {
