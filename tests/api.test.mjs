@@ -160,14 +160,15 @@ test('additive key padding mask equals the boolean one', () => {
   l.dispose();
 });
 
-test('an additive key padding mask goes to the core as [B, Tk]: O(B·Tk) memory, equal to the same offsets as an attnMask', () => {
-  const l = mha.createLayer({ dModel: 64, numHeads: 8, seed: 4 });
+test('an additive key padding mask goes to the core as [B, Tk]: O(B·Tk) memory, equal to the same offsets as an attnMask', async () => {
+  const own = await createMHA();  // a module of its own: its heap has not grown yet, so growth shows
+  const l = own.createLayer({ dModel: 64, numHeads: 8, seed: 4 });
   const T = 2048;
   const q = { data: new Float32Array(T * 64).map((_, i) => Math.sin(i * 0.01)), shape: [T, 64] };
   const add = new Float32Array(T).map((_, j) => (j >= T - 100 ? -Infinity : Math.cos(j)));
-  const before = mha.memory().heapBytes;
+  const before = own.memory().heapBytes;
   const a = l.forward(q, { needWeights: false, keyPaddingMask: { data: add, shape: [T] } });
-  const grown = mha.memory().heapBytes - before;
+  const grown = own.memory().heapBytes - before;
   // Expanded to the [h, Tq, Tk] attention mask it would take 8·T²·4 = 134 MB.
   assert.ok(grown < 16 * T * 64 * 4, `heap grew by ${grown} bytes`);
   const rows = new Float32Array(T * T);
@@ -177,14 +178,15 @@ test('an additive key padding mask goes to the core as [B, Tk]: O(B·Tk) memory,
   l.dispose();
 });
 
-test('a long sequence without weights keeps O(T·d) memory', () => {
-  const l = mha.createLayer({ dModel: 64, numHeads: 4, seed: 1 });
+test('a long sequence without weights keeps O(T·d) memory', async () => {
+  const own = await createMHA();  // a module of its own: its heap has not grown yet, so growth shows
+  const l = own.createLayer({ dModel: 64, numHeads: 4, seed: 1 });
   const T = 4096;
   const q = { data: new Float32Array(T * 64).map((_, i) => Math.sin(i * 0.001)), shape: [T, 64] };
-  const before = mha.memory().heapBytes;
+  const before = own.memory().heapBytes;
   const r = l.forward(q, { needWeights: false, causal: true });
   assert.ok(r.output.data.every(Number.isFinite));
-  const grown = mha.memory().heapBytes - before;
+  const grown = own.memory().heapBytes - before;
   assert.ok(grown < 16 * T * 64 * 4, `heap grew by ${grown} bytes for T = ${T}`);  // T² scores would be 64 MB per head
   l.dispose();
 });
@@ -259,7 +261,7 @@ test('results stay right after the wasm memory grows between calls (cached heap 
   l.dispose();
 });
 
-test('out: results are written into caller-owned arrays (forward and step), checked before any work', () => {
+test('out: results are written into caller-owned arrays (forward and step), checked before anything is written', () => {
   const l = mha.createLayer({ dModel: 24, numHeads: 2, seed: 9 });
   const xb = [x5, x5.map((r) => r.map((v) => 0.5 * v))];
   const ref = l.forward(xb, { causal: true });
@@ -274,12 +276,21 @@ test('out: results are written into caller-owned arrays (forward and step), chec
   const avg = new Float32Array(2 * 5 * 5);
   l.forward(xb, { averageWeights: true, out: { weights: avg } });
   assert.deepEqual(Array.from(avg), Array.from(l.forward(xb, { averageWeights: true }).weights.data));
-  const only = new Float32Array(2 * 5 * 24);
+  const only = new Float32Array(2 * 5 * 24).fill(NaN);
   assert.equal(l.forward(xb, { needWeights: false, out: { output: only } }).output.data, only);
-  // Wrong arrays: named errors, and the arrays are left untouched.
-  const short = new Float32Array(10).fill(7);
-  throwsMHA(() => l.forward(xb, { out: { output: short } }), 'SHAPE_MISMATCH', [/out\.output must hold 240 floats \(\[2, 5, 24\]\), got 10/]);
-  assert.ok(short.every((v) => v === 7));
+  assert.deepEqual(Array.from(only), Array.from(l.forward(xb, { needWeights: false }).output.data));
+  // Two views of one buffer are fine when they do not overlap.
+  const shared = new Float32Array(240 + 200);
+  l.forward(xb, { causal: true, out: { output: shared.subarray(0, 240), weights: shared.subarray(240, 340) } });
+  assert.deepEqual(Array.from(shared.subarray(0, 240)), Array.from(ref.output.data));
+  assert.deepEqual(Array.from(shared.subarray(240, 340)), Array.from(ref.weights.data));
+  // Wrong arrays: named errors, checked before any result is written (a right-sized output stays untouched).
+  const untouched = new Float32Array(240).fill(NaN);
+  throwsMHA(() => l.forward(xb, { out: { output: untouched, weights: new Float32Array(10) } }), 'SHAPE_MISMATCH', [/out\.weights must hold 100 floats \(\[2, 2, 5, 5\]\), got 10/]);
+  assert.ok(untouched.every(Number.isNaN), 'no result was written before the error');
+  throwsMHA(() => l.forward(xb, { out: { output: new Float32Array(10) } }), 'SHAPE_MISMATCH', [/out\.output must hold 240 floats \(\[2, 5, 24\]\), got 10/]);
+  throwsMHA(() => l.forward(xb, { out: { output: shared.subarray(0, 240), weights: shared.subarray(200, 300) } }), 'INVALID_ARGUMENT', [/out\.output and out\.weights overlap/]);
+  throwsMHA(() => l.forward(xb, { out: new Float32Array(240) }), 'INVALID_ARGUMENT', [/out must be an object .* got Float32Array/]);
   throwsMHA(() => l.forward(xb, { out: { output: new Float64Array(240) } }), 'INVALID_ARGUMENT', [/out\.output must be a Float32Array, got Float64Array/]);
   throwsMHA(() => l.forward(xb, { needWeights: false, out: { weights: new Float32Array(100) } }), 'INVALID_ARGUMENT', [/returns no weights/]);
   throwsMHA(() => l.forward(xb, { out: { scores: new Float32Array(100) } }), 'INVALID_ARGUMENT', [/out\.scores is not a result/]);

@@ -384,7 +384,8 @@ test('property: long key ranges (streaming softmax over several key blocks, Tk 5
   const arb = fc.record({
     h: fc.integer({ min: 1, max: 4 }), per: fc.integer({ min: 1, max: 3 }),
     Tq: fc.integer({ min: 1, max: 3 }), Tk: fc.integer({ min: 513, max: 1100 }),  // > one key block of 512
-    causal: fc.boolean(), kpm: fc.constantFrom('none', 'bool', 'additive'), attn: fc.constantFrom('none', 'bool', 'additive', 'additivePerHead'),
+    causal: fc.constantFrom(false, false, false, true),  // mostly off: causal cross-attention of Tq ≤ 3 reads one block
+    kpm: fc.constantFrom('none', 'bool', 'additive'), attn: fc.constantFrom('none', 'bool', 'additive', 'additivePerHead'),
     maskDensity: fc.constantFrom(0.1, 1, 1.99), batched: fc.boolean(), B: fc.integer({ min: 1, max: 2 }),
     amp: fc.constantFrom(1, 4), seed: fc.integer(), mode: fc.constant('noWeights'),  // weights off: the streaming path
   });

@@ -80,7 +80,6 @@ mha_test::ReferenceResult reference(const Case& c, const mha::Resolved& R, const
 
 TEST(Layer, MatchesFloat64ReferenceOnRandomConfigs) {
   std::mt19937 rng(1234);
-  int checked = 0;
   for (int it = 0; it < 150; ++it) {
     Case c;
     std::uniform_int_distribution<int> U(1, 6);
@@ -140,13 +139,12 @@ TEST(Layer, MatchesFloat64ReferenceOnRandomConfigs) {
     a.output = out2.data();
     ASSERT_TRUE(layer->forward(a).ok());
     for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out2[i], out[i], 1e-5 * (1 + std::abs(out[i])));
-    ++checked;
   }
-  EXPECT_EQ(checked, 150);
 }
 
 TEST(Layer, StreamingPathEqualsBlockPathForLongKeys) {
   // needWeights = false with more than one key block (512 keys) takes the online-softmax path.
+  // (The causal iterations attend to at most Tq < 512 keys, one block: they check the causal cut.)
   std::mt19937 rng(99);
   for (int it = 0; it < 12; ++it) {
     mha::Config cfg;
@@ -161,7 +159,7 @@ TEST(Layer, StreamingPathEqualsBlockPathForLongKeys) {
     if (it % 3 == 2) for (int j = 0; j < Tk; ++j) kpm[j] = 1;            // first sequence fully masked
     std::vector<float> mask = rnd(rng, size_t(Tq) * Tk, 2.f);
     const int lossy = std::min(5, Tq - 1);                                   // a row that loses its later keys
-    for (int j = 300; j < Tk; ++j) mask[size_t(lossy) * Tk + j] = -INFINITY;
+    for (int j = 556; j < Tk; ++j) mask[size_t(lossy) * Tk + j] = -INFINITY;  // from inside the 2nd block
     mha::ForwardArgs a;
     a.batch = B; a.tq = Tq; a.tk = Tk; a.query = q.data(); a.key = k.data(); a.value = v.data();
     a.causal = it % 4 == 1;
