@@ -16,8 +16,11 @@ import { fromTorch } from './torch.js';
 import { VERSION } from './version.js';
 import { resolveLayer, intOption } from './weights.js';
 import { Staging, checkFits } from './memory.js';
+import { parseSafetensors } from './safetensors.js';
+import { loadModel, CharModel, MODEL_FORMAT } from './model.js';
 
-export { MHAError, Tensor, Layer, KVCache, VERSION };
+export { MHAError, Tensor, Layer, KVCache, VERSION, parseSafetensors, CharModel, MODEL_FORMAT };
+export { headType, analyzeHeads, TYPE_THRESHOLD, BROAD_THRESHOLD } from './heads.js';
 
 /** Calls the core's passport (the one place the configuration rules live). */
 function corePassport(core, o) {
@@ -132,6 +135,33 @@ class MHA {
    */
   fromTorch(stateDict, opts) {
     return fromTorch(stateDict, opts);
+  }
+
+  /**
+   * A PyTorch nn.MultiheadAttention state dict stored as safetensors → createLayer weights.
+   * @param {ArrayBuffer|ArrayBufferView} bytes the safetensors file
+   * @param {{numHeads: number, prefix?: string}} opts prefix selects one module's keys when the
+   *   file holds several (e.g. "layers.0.attn."); without it the keys are matched by suffix
+   * @returns {object} the weights of fromTorch (pass as `weights` to createLayer with numHeads)
+   * @throws {MHAError} INVALID_ARGUMENT (a malformed file, missing keys), SHAPE_MISMATCH, INVALID_CONFIG
+   */
+  fromSafetensors(bytes, opts = {}) {
+    const { tensors } = parseSafetensors(bytes);
+    const prefix = opts && typeof opts.prefix === 'string' ? opts.prefix : '';
+    const sd = {};
+    for (const [k, v] of Object.entries(tensors)) if (k.startsWith(prefix)) sd[k.slice(prefix.length)] = v;
+    return fromTorch(sd, opts);
+  }
+
+  /**
+   * Loads a trained character-level model (docs/trained-models.md): its attention layers run in
+   * this engine; see CharModel for run(), heads, generator() and dispose().
+   * @param {ArrayBuffer|ArrayBufferView|string|URL} source the .safetensors bytes or URL
+   * @returns {Promise<CharModel>}
+   * @throws {MHAError} INVALID_ARGUMENT, SHAPE_MISMATCH, NON_FINITE (see loadModel in model.js)
+   */
+  loadModel(source) {
+    return loadModel(this, source);
   }
 
   /**

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Trains one of the lesson's character-level models and writes it as safetensors.
+
+    /usr/bin/python3 scripts/train/train.py --heads 4 --seed 0 --out web/models/charlm-h4-s0.safetensors
+
+Deterministic for a given seed, thread count and PyTorch build. A curriculum mixes windows of
+fortune text with windows made of one span repeated (a random string or a span of the corpus):
+predicting the second copy is what makes induction heads worth learning (Olsson et al. 2022).
+The weights are rounded to float16 for shipping, and every figure written into the file
+(held-out loss, head scores) is measured with the rounded weights.
+"""
+import argparse
+import json
+import random
+import time
+
+import torch
+
+import charlm
+
+p = argparse.ArgumentParser()
+p.add_argument('--heads', type=int, default=4)
+p.add_argument('--seed', type=int, default=0)
+p.add_argument('--steps', type=int, default=2400)
+p.add_argument('--batch', type=int, default=32)
+p.add_argument('--d-model', type=int, default=96)
+p.add_argument('--d-ff', type=int, default=192)
+p.add_argument('--layers', type=int, default=2)
+p.add_argument('--context', type=int, default=96)
+p.add_argument('--lr', type=float, default=3e-3)
+p.add_argument('--repeat-fraction', type=float, default=0.3)
+p.add_argument('--threads', type=int, default=2)
+p.add_argument('--out', required=True)
+args = p.parse_args()
+
+torch.set_num_threads(args.threads)
+torch.manual_seed(args.seed)
+rng = random.Random(args.seed)
+
+train_text, held_text, files = charlm.load_corpus()
+vocab = sorted(set(train_text))
+cfg = {'vocab_size': len(vocab) + 1, 'd_model': args.d_model, 'num_heads': args.heads,
+       'num_layers': args.layers, 'd_ff': args.d_ff, 'context': args.context, 'ln_eps': 1e-5,
+       'unk': len(vocab)}
+vocab_list = vocab + ['\ufffd']
+index = {ch: i for i, ch in enumerate(vocab)}
+index[None] = cfg['unk']
+letters = [ch for ch in vocab if ch.isalpha() or ch == ' ']
+C = args.context
+train_ids = charlm.encode(train_text, index)
+
+
+def repeated_window(n_total):
+    """One span repeated to fill the window: a random string (half the time) or a corpus span."""
+    n = rng.randint(8, 32)
+    if rng.random() < 0.5:
+        span = ''.join(rng.choice(letters) for _ in range(n))
+    else:
+        s = rng.randrange(len(train_text) - n)
+        span = train_text[s:s + n]
+    lead = rng.randint(0, n - 1)  # the first copy starts at a random phase
+    text = (span * (n_total // n + 2))[lead:lead + n_total]
+    return charlm.encode(text, index)
+
+
+def batch():
+    rows = []
+    for _ in range(args.batch):
+        if rng.random() < args.repeat_fraction:
+            rows.append(repeated_window(C + 1))
+        else:
+            s = rng.randrange(len(train_ids) - C - 1)
+            rows.append(train_ids[s:s + C + 1])
+    return torch.stack(rows)
+
+
+model = charlm.CharLM(cfg)
+opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01, betas=(0.9, 0.98))
+warm = 100
+sched = torch.optim.lr_scheduler.LambdaLR(
+    opt, lambda s: min(1.0, (s + 1) / warm) * (0.1 + 0.9 * 0.5 * (1 + torch.cos(torch.tensor(s / args.steps * 3.14159265)).item())))
+t0 = time.time()
+model.train()
+for step in range(args.steps):
+    ids = batch()
+    logits, _ = model(ids[:, :-1])
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, cfg['vocab_size']), ids[:, 1:].reshape(-1))
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    sched.step()
+    if step % 200 == 0 or step == args.steps - 1:
+        print(f'step {step} loss {loss.item() / 0.6931:.3f} bits/char {time.time() - t0:.0f}s', flush=True)
+seconds = time.time() - t0
+
+# Round to float16 (what ships) and measure everything with the rounded weights.
+model.eval()
+with torch.no_grad():
+    for prm in model.parameters():
+        prm.copy_(prm.half().float())
+
+# Held-out loss: non-overlapping windows of C characters of held-out text.
+held_ids = charlm.encode(held_text, index)
+windows = held_ids[: (len(held_ids) // C) * C].view(-1, C)
+with torch.no_grad():
+    bpc = sum(charlm.bits_per_char(model(windows[i:i + 64])[0], windows[i:i + 64]) * len(windows[i:i + 64])
+              for i in range(0, len(windows), 64)) / len(windows)
+
+# Probes of the head analysis: held-out text, and random spans repeated once.
+prng = random.Random(4242)
+probe_text = []
+for k in range(8):
+    s = prng.randrange(len(held_text) - C)
+    probe_text.append(held_text[s:s + C])
+span = 24
+probe_repeat = []
+for k in range(8):
+    sp = ''.join(prng.choice(letters) for _ in range(span))
+    probe_repeat.append(sp + sp)
+probes = {'text': probe_text, 'repeat': probe_repeat, 'repeat_span': span}
+heads = charlm.head_scores(model, index, probes)
+for hd in heads:
+    sc = ' '.join(f'{k} {v:.2f}' for k, v in hd['scores'].items())
+    print(f"layer {hd['layer']} head {hd['head']}: {hd['type']:15s} {sc}")
+print(f'held-out {bpc:.3f} bits/char, {args.steps} steps in {seconds:.0f} s')
+
+training = {
+    'corpus': 'Debian package fortunes (fortune-mod data files: ' + ', '.join(files) + ')',
+    'license': 'BSD (fortune-mod); see /usr/share/doc/fortunes/copyright',
+    'split': 'fortunes shuffled with seed 1234; last 5 % held out',
+    'seed': args.seed, 'steps': args.steps, 'batch': args.batch, 'lr': args.lr,
+    'curriculum': f'{round(args.repeat_fraction * 100)} % of training windows are one span of 8-32 characters '
+                  'repeated (a random string or a span of the corpus); the rest is fortune text',
+    'seconds': round(seconds, 1), 'threads': args.threads, 'torch': torch.__version__,
+    'heldout_bpc': round(bpc, 4), 'heldout_chars': int(windows.numel()),
+    'weights': 'float16 (all figures measured with the rounded weights)',
+}
+tensors = {k: v.detach().half() for k, v in model.state_dict().items()}
+metadata = {'format': charlm.FORMAT, 'config': json.dumps(cfg), 'vocab': json.dumps(vocab_list),
+            'training': json.dumps(training), 'probes': json.dumps(probes), 'heads': json.dumps(heads)}
+charlm.save_safetensors(args.out, tensors, metadata)
+print('wrote', args.out)

@@ -1,0 +1,89 @@
+/**
+ * Head analysis: what each attention head of a trained model attends to, measured on probe texts
+ * (docs/trained-models.md, "Head analysis"). The scores are those of Olsson et al. 2022 ("In-context
+ * Learning and Induction Heads": previous-token and induction scores on repeated random spans),
+ * plus the position patterns and the normalised entropy of each head's attention.
+ * @module heads
+ */
+
+/** A score of at least this labels the head with its strongest type. */
+export const TYPE_THRESHOLD = 0.4;
+/** Without a type, a normalised entropy of at least this labels the head "broad". */
+export const BROAD_THRESHOLD = 0.7;
+
+/** Score key → head type name, in the order ties are broken (the first wins). */
+export const HEAD_TYPES = Object.freeze([
+  ['previous', 'previous-token'], ['twoBack', 'two-back'], ['current', 'current-token'],
+  ['first', 'first-token'], ['induction', 'induction'],
+]);
+
+/**
+ * The type of a head from its scores: the strongest of the five position/induction scores when
+ * it reaches TYPE_THRESHOLD, else "broad" when the entropy reaches BROAD_THRESHOLD, else "mixed".
+ * @param {{previous: number, twoBack: number, current: number, first: number, induction: number, entropy: number}} scores
+ * @returns {string}
+ */
+export function headType(scores) {
+  let best = HEAD_TYPES[0];
+  for (const t of HEAD_TYPES) if (scores[t[0]] > scores[best[0]]) best = t;
+  if (scores[best[0]] >= TYPE_THRESHOLD) return best[1];
+  return scores.entropy >= BROAD_THRESHOLD ? 'broad' : 'mixed';
+}
+
+/**
+ * Scores every head.
+ * @param {{text: string[], repeat: string[], repeat_span: number}} probes held-out texts, and
+ *   strings made of a span of `repeat_span` characters written twice
+ * @param {(text: string) => Array<{data: Float32Array, shape: number[]}>} attend the per-layer
+ *   attention weights [h, T, T] of a text
+ * @param {{numLayers: number, numHeads: number}} config
+ * @returns {Array<{layer: number, head: number, type: string, scores: object}>} in (layer, head) order
+ */
+export function analyzeHeads(probes, attend, config) {
+  const { numLayers: L, numHeads: h } = config;
+  const keys = ['previous', 'twoBack', 'current', 'first', 'induction', 'entropy'];
+  const sum = Array.from({ length: L * h }, () => Object.fromEntries(keys.map((k) => [k, 0])));
+  const cnt = Array.from({ length: L * h }, () => Object.fromEntries(keys.map((k) => [k, 0])));
+  const add = (i, k, v) => { sum[i][k] += v; cnt[i][k] += 1; };
+  for (const text of probes.text) {
+    const att = attend(text);
+    for (let l = 0; l < L; l++) {
+      const { data, shape } = att[l];
+      const T = shape[2];
+      for (let j = 0; j < h; j++) {
+        const i = l * h + j;
+        const base = j * T * T;
+        for (let t = 1; t < T; t++) {
+          const r = base + t * T;
+          add(i, 'previous', data[r + t - 1]);
+          add(i, 'current', data[r + t]);
+          add(i, 'first', data[r]);
+          if (t >= 2) add(i, 'twoBack', data[r + t - 2]);
+          let e = 0;
+          for (let k = 0; k <= t; k++) { const a = data[r + k]; if (a > 0) e -= a * Math.log2(a); }
+          add(i, 'entropy', e / Math.log2(t + 1));
+        }
+      }
+    }
+  }
+  const n = probes.repeat_span;
+  for (const text of probes.repeat) {
+    const att = attend(text);
+    for (let l = 0; l < L; l++) {
+      const { data, shape } = att[l];
+      const T = shape[2];
+      for (let j = 0; j < h; j++) {
+        for (let t = n; t <= 2 * n - 2 && t < T; t++) add(l * h + j, 'induction', data[j * T * T + t * T + t - n + 1]);
+      }
+    }
+  }
+  const out = [];
+  for (let l = 0; l < L; l++) {
+    for (let j = 0; j < h; j++) {
+      const i = l * h + j;
+      const scores = Object.fromEntries(keys.map((k) => [k, cnt[i][k] ? sum[i][k] / cnt[i][k] : 0]));
+      out.push({ layer: l, head: j, type: headType(scores), scores });
+    }
+  }
+  return out;
+}
