@@ -151,7 +151,8 @@ test('tarball: what users need, nothing else; sizes reported', async (t) => {
     'web/src/single.js', 'web/src/single.d.ts', 'web/components/index.js', 'web/types/components/index.d.ts',
     'web/anywidget.js', 'web/dist/anywidget.js', 'web/dist/mha-components.js', 'custom-elements.json',
     'web/wasm/mha_core.mjs', 'web/wasm/mha_core.wasm', 'web/wasm/mha_core_nosimd.mjs', 'web/wasm/mha_core_nosimd.wasm',
-    'web/wasm/mha_core.wasm.mjs', 'web/wasm/mha_core_nosimd.wasm.mjs']) {
+    'web/wasm/mha_core.wasm.mjs', 'web/wasm/mha_core_nosimd.wasm.mjs', 'web/models/index.json',
+    'web/models/charlm-h4-s0.safetensors', 'web/models/charlm-h1-s0.safetensors']) {
     assert.ok(files.includes(f), `tarball lacks ${f}`);
   }
   const unwanted = files.filter((f) => /^(tests|cpp|scripts|build[^/]*|node_modules|web\/lesson|web\/examples)\//.test(f) ||
@@ -209,7 +210,7 @@ test('package.json: exports resolve to files in the installed package', async ()
   for (const key of ['.', './components', './single']) assert.ok(pj.exports[key].types, `${key} has types`);
   assert.ok(Array.isArray(pj.sideEffects) && pj.sideEffects.some((p) => p.includes('components')), 'components register elements: not side-effect free');
   const { stdout } = await sh(process.execPath, ['--input-type=module', '-e',
-    "for (const s of ['mha-wasm', 'mha-wasm/components', 'mha-wasm/single', 'mha-wasm/anywidget', 'mha-wasm/wasm', 'mha-wasm/wasm-nosimd', 'mha-wasm/dist/mha-components.js']) console.log(import.meta.resolve(s));"], nodeApp);
+    "for (const s of ['mha-wasm', 'mha-wasm/components', 'mha-wasm/single', 'mha-wasm/anywidget', 'mha-wasm/wasm', 'mha-wasm/wasm-nosimd', 'mha-wasm/dist/mha-components.js', 'mha-wasm/models/charlm-h4-s0.safetensors']) console.log(import.meta.resolve(s));"], nodeApp);
   for (const line of stdout.trim().split('\n')) assert.ok(existsSync(fileURLToPath(line)), line);
 });
 

@@ -8,7 +8,8 @@ import { baseStyles, toMatrix, colorFor, interpolatorFor, textOn, fmt, num } fro
  * the grid, then the arrow keys, Home/End, PageUp/PageDown), and the readout shows
  * "query → key: value". The same numbers are in a visually hidden `<table>` for screen readers.
  * Colors come from a perceptually uniform, color-blind-safe scale (viridis or cividis) and a
- * legend prints the numeric range. `toPNG()` / the "Save PNG" button export the picture.
+ * legend prints the numeric range. `toPNG()` / `toSVG()` and the "Save PNG" / "Save SVG" buttons
+ * export the picture.
  *
  * @element mha-heatmap
  *
@@ -246,7 +247,9 @@ export class MhaHeatmap extends LitElement {
         </div>
         ${this.noSave ? nothing : html`<div class="actions">
           <button part="save" type="button" @click=${() => this.download()}
-                  aria-label=${`Save PNG of ${this.label}`}>Save PNG</button></div>`}
+                  aria-label=${`Save PNG of ${this.label}`}>Save PNG</button>
+          <button part="save save-svg" type="button" @click=${() => this.download(undefined, 'svg')}
+                  aria-label=${`Save SVG of ${this.label}`}>Save SVG</button></div>`}
         <table class="sr-only">
           <caption>${this.label}: attention weights, rows are queries and columns are keys</caption>
           <thead><tr><th scope="col">query</th>${k.map((t) => html`<th scope="col">${t}</th>`)}</tr></thead>
@@ -255,30 +258,37 @@ export class MhaHeatmap extends LitElement {
       </figure>`;
   }
 
-  /**
-   * Draw the heatmap (labels, cells, legend) on a canvas and return it as a PNG Blob.
-   * @param {{scale?: number}} [opts] - device pixels per CSS pixel (default 2).
-   * @returns {Promise<Blob>}
-   */
-  async toPNG({ scale = 2 } = {}) {
+  /** The picture's geometry and colors, shared by toPNG() and toSVG(). */
+  _picture() {
     const m = this.matrix;
     const { q, k } = this._labels(m);
     const [lo, hi] = this._domain(m);
     const color = colorFor(this.scheme, lo, hi);
-    const cs = getComputedStyle(this);
-    const fg = cs.color || '#000';
+    const fg = getComputedStyle(this).color || '#000';
     const cell = 40, font = '13px system-ui, sans-serif';
     const probe = document.createElement('canvas').getContext('2d');
     probe.font = font;
     const left = 12 + Math.max(...q.map((t) => probe.measureText(t).width));
     const top = 34 + Math.max(...k.map((t) => probe.measureText(t).width));
     const w = left + k.length * cell + 16, h = top + q.length * cell + 48;
+    const dark = matchMedia('(prefers-color-scheme: dark)').matches;
+    const interp = interpolatorFor(this.scheme);
+    return { m, q, k, lo, hi, color, fg, cell, font, left, top, w, h, bg: dark ? '#0d1117' : '#ffffff', interp,
+      legendY: top + q.length * cell + 14, legendW: k.length * cell };
+  }
+
+  /**
+   * Draw the heatmap (labels, cells, legend) on a canvas and return it as a PNG Blob.
+   * @param {{scale?: number}} [opts] - device pixels per CSS pixel (default 2).
+   * @returns {Promise<Blob>}
+   */
+  async toPNG({ scale = 2 } = {}) {
+    const { m, q, k, lo, hi, color, fg, cell, font, left, top, w, h, bg, interp, legendY: ly, legendW: lw } = this._picture();
     const canvas = document.createElement('canvas');
     canvas.width = w * scale; canvas.height = h * scale;
     const g = canvas.getContext('2d');
     g.scale(scale, scale);
-    const dark = matchMedia('(prefers-color-scheme: dark)').matches;
-    g.fillStyle = dark ? '#0d1117' : '#ffffff';
+    g.fillStyle = bg;
     g.fillRect(0, 0, w, h);
     g.font = `600 ${font}`; g.fillStyle = fg; g.textBaseline = 'top';
     g.fillText(this.label, 6, 6);
@@ -291,27 +301,60 @@ export class MhaHeatmap extends LitElement {
     q.forEach((t, r) => g.fillText(t, left - 6, top + r * cell + cell / 2));
     g.textAlign = 'center';
     m.forEach((row, r) => row.forEach((v, c) => {
-      const bg = color(v);
-      g.fillStyle = bg; g.fillRect(left + c * cell, top + r * cell, cell - 1, cell - 1);
-      g.fillStyle = textOn(bg);
+      const cbg = color(v);
+      g.fillStyle = cbg; g.fillRect(left + c * cell, top + r * cell, cell - 1, cell - 1);
+      g.fillStyle = textOn(cbg);
       g.fillText(fmt(v, 2), left + c * cell + cell / 2, top + r * cell + cell / 2);
     }));
-    const ly = top + q.length * cell + 14, lw = k.length * cell;
     const grad = g.createLinearGradient(left, 0, left + lw, 0);
-    const f = interpolatorFor(this.scheme);
-    for (let i = 0; i <= 10; i++) grad.addColorStop(i / 10, f(i / 10));
+    for (let i = 0; i <= 10; i++) grad.addColorStop(i / 10, interp(i / 10));
     g.fillStyle = grad; g.fillRect(left, ly, lw, 10);
     g.fillStyle = fg; g.textAlign = 'right'; g.fillText(fmt(lo, 2), left - 4, ly + 5);
     g.textAlign = 'left'; g.fillText(fmt(hi, 2), left + lw + 4 > w - 30 ? left + lw - 28 : left + lw + 4, ly + 24);
     return new Promise((res) => canvas.toBlob(res, 'image/png'));
   }
 
-  /** Save the heatmap as a PNG file named after the label. */
-  async download(filename) {
-    const blob = await this.toPNG();
+  /**
+   * The same picture as toPNG() as a standalone SVG document (vector: text stays text, scales
+   * without blur), one <rect> per cell carrying its value in a <title>.
+   * @returns {string} the SVG markup
+   */
+  toSVG() {
+    const { m, q, k, lo, hi, color, fg, cell, left, top, w, h, bg, interp, legendY: ly, legendW: lw } = this._picture();
+    const esc = (t) => String(t).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+    const parts = [
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="system-ui, sans-serif" font-size="13">`,
+      `<title>${esc(this.label)}</title>`,
+      `<rect width="${w}" height="${h}" fill="${bg}"/>`,
+      `<text x="6" y="18" font-weight="600" fill="${fg}">${esc(this.label)}</text>`,
+      '<defs><linearGradient id="legend">',
+      ...Array.from({ length: 11 }, (_, i) => `<stop offset="${i * 10}%" stop-color="${interp(i / 10)}"/>`),
+      '</linearGradient></defs>',
+    ];
+    k.forEach((t, c) => parts.push(`<text transform="translate(${left + c * cell + cell / 2 + 4} ${top - 4}) rotate(-90)" dominant-baseline="middle" fill="${fg}">${esc(t)}</text>`));
+    q.forEach((t, r) => parts.push(`<text x="${left - 6}" y="${top + r * cell + cell / 2}" text-anchor="end" dominant-baseline="middle" fill="${fg}">${esc(t)}</text>`));
+    m.forEach((row, r) => row.forEach((v, c) => {
+      const cbg = color(v);
+      const x = left + c * cell, y = top + r * cell;
+      parts.push(`<g class="cell"><title>${esc(q[r])} to ${esc(k[c])}: ${fmt(v, 4)}</title><rect x="${x}" y="${y}" width="${cell - 1}" height="${cell - 1}" fill="${cbg}"/>` +
+        `<text x="${x + cell / 2}" y="${y + cell / 2}" text-anchor="middle" dominant-baseline="middle" fill="${textOn(cbg)}">${fmt(v, 2)}</text></g>`);
+    }));
+    parts.push(`<rect x="${left}" y="${ly}" width="${lw}" height="10" fill="url(#legend)"/>`,
+      `<text x="${left - 4}" y="${ly + 5}" text-anchor="end" dominant-baseline="middle" fill="${fg}">${fmt(lo, 2)}</text>`,
+      `<text x="${left + lw}" y="${ly + 24}" text-anchor="end" dominant-baseline="middle" fill="${fg}">${fmt(hi, 2)}</text>`, '</svg>');
+    return parts.join('\n');
+  }
+
+  /**
+   * Save the heatmap as a file named after the label.
+   * @param {string} [filename]
+   * @param {'png'|'svg'} [format] default 'png'
+   */
+  async download(filename, format = 'png') {
+    const blob = format === 'svg' ? new Blob([this.toSVG()], { type: 'image/svg+xml' }) : await this.toPNG();
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
-    a.download = filename || `${this.label.replace(/[^\w.-]+/g, '_')}.png`;
+    a.download = filename || `${this.label.replace(/[^\w.-]+/g, '_')}.${format}`;
     document.body.append(a);
     a.click();
     a.remove();

@@ -1,9 +1,10 @@
 // The lesson page: KaTeX formulas, the restaurant stepper, W_O contributions, real-scale tables,
-// the KV-cache calculator, the self-check, and progress kept in the URL hash.
+// the KV-cache calculator, the trained heads (trained.js), the self-check, and progress in the URL hash.
 // Every number shown comes from the engine (mha.passport, layer.trace, layer.forward).
 import katex from 'katex';
 import { getEngine, toMatrix, fmt } from '../components/index.js';
 import { PEOPLE, FEATURES, X0, HEADS, WO, CONCAT_COLS, MODELS } from './data.js';
+import { setupTrained } from './trained.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
@@ -16,7 +17,7 @@ const n3 = (v) => (v < 0 ? `(${fmt(v, 3).replace('\u2212', '-')})` : fmt(v, 3));
 const n2 = (v) => (v < 0 ? `(${fmt(v, 2).replace('\u2212', '-')})` : fmt(v, 2));
 
 // ---------------------------------------------------------------------------------- URL state
-const SECTIONS = ['why', 'split', 'worked', 'mix', 'scale', 'gqa', 'check'];
+const SECTIONS = ['why', 'split', 'worked', 'mix', 'scale', 'gqa', 'trained', 'check'];
 const state = { section: '', step: 0, head: 0, h: null, seen: new Set(), answers: {} };
 
 function parseHash() {
@@ -592,6 +593,16 @@ async function main() {
     return;
   }
   document.body.dataset.ready = 'true';
+  // The page's engine, for the browser console and the soak test (wasm memory figures).
+  window.mhaLesson = { engine: mha };
+  // The trained models load after the rest of the page is ready (their files are fetched now).
+  setupTrained(mha).catch((err) => {
+    const about = $('#trained-about');
+    about.textContent = `The trained models could not be loaded: ${err.message}`;
+    about.classList.add('error');
+    $('#trained').dataset.ready = 'error';
+    console.error(err);
+  }).finally(() => $('#trained').removeAttribute('aria-busy'));
 }
 
 main();

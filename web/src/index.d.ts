@@ -616,8 +616,129 @@ export interface MHA {
    */
   fromTorch(stateDict: TorchStateDict, opts?: { numHeads?: number }): TorchWeights;
 
+  /**
+   * A PyTorch `nn.MultiheadAttention` state dict stored as safetensors → `createLayer` weights.
+   * @param opts numHeads; prefix selects one module's keys (e.g. `"layers.0.attn."`)
+   * @throws {MHAError} `INVALID_ARGUMENT` (a malformed file, missing keys), `SHAPE_MISMATCH`, `INVALID_CONFIG`
+   */
+  fromSafetensors(bytes: ArrayBuffer | ArrayBufferView, opts?: { numHeads?: number; prefix?: string }): TorchWeights;
+
+  /**
+   * Loads a trained character-level transformer (docs/trained-models.md) whose attention layers
+   * run in this engine. `source`: the .safetensors bytes, or its URL (Node reads `file:` URLs).
+   * @throws {MHAError} `INVALID_ARGUMENT` (unreadable or malformed file, a missing tensor or
+   *   metadata field), `SHAPE_MISMATCH` (a tensor's shape), `NON_FINITE` (a NaN/Inf weight)
+   */
+  loadModel(source: ArrayBuffer | ArrayBufferView | string | URL): Promise<CharModel>;
+
   /** Wasm memory figures, for diagnostics and leak tests: heap size and bytes currently malloc'd. */
   memory(): { heapBytes: number; inUseBytes: number };
+}
+
+// ---------------------------------------------------------------------------------------------
+// safetensors and trained models
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Parses a safetensors file (8-byte header length, JSON header, little-endian data); every
+ * tensor (F32, F16, BF16, F64) is converted to float32. Needs no wasm.
+ * @throws {MHAError} `INVALID_ARGUMENT` naming the tensor or header field: truncated file, header
+ *   length past the end or over 100 MB, bad JSON, unknown dtype, bad shape, offsets outside the
+ *   data or not matching the shape, overlapping tensors, non-string metadata
+ */
+export function parseSafetensors(source: ArrayBuffer | ArrayBufferView): {
+  metadata: Record<string, string>;
+  tensors: Record<string, Tensor>;
+  dtypes: Record<string, 'F32' | 'F16' | 'BF16' | 'F64'>;
+};
+
+/** The `__metadata__.format` value of the trained-model files: `"mha-wasm.charlm/1"`. */
+export const MODEL_FORMAT: string;
+
+/** A head's type: its strongest pattern when ≥ TYPE_THRESHOLD, else broad or mixed. */
+export type HeadType = 'previous-token' | 'two-back' | 'current-token' | 'first-token' | 'induction' | 'broad' | 'mixed';
+
+/** Mean attention on the probes: A[t,t−1], A[t,t−2], A[t,t], A[t,0], the induction score, normalised entropy. */
+export interface HeadScores { previous: number; twoBack: number; current: number; first: number; induction: number; entropy: number }
+
+export interface HeadInfo { layer: number; head: number; type: HeadType; scores: HeadScores }
+
+/** A score of at least this labels a head with its strongest type (0.4). */
+export const TYPE_THRESHOLD: number;
+/** Without a type, a normalised entropy of at least this labels a head "broad" (0.7). */
+export const BROAD_THRESHOLD: number;
+/** The type of a head from its scores. */
+export function headType(scores: HeadScores): HeadType;
+/** Scores every head on probe texts, given a function returning per-layer attention [h, T, T]. */
+export function analyzeHeads(probes: { text: string[]; repeat: string[]; repeat_span: number },
+  attend: (text: string) => Array<{ data: Float32Array; shape: number[] }>,
+  config: { numLayers: number; numHeads: number }): HeadInfo[];
+
+export interface CharModelConfig {
+  vocabSize: number; dModel: number; numHeads: number; numLayers: number; dFF: number; context: number;
+  lnEps: number; unk: number; dK: number;
+}
+
+export interface RunResult {
+  tokens: string[];
+  ids: Int32Array;
+  /** Per layer, the causal attention weights [h, T, T]. */
+  attention: Tensor[];
+  /** [T, V]: row t is log p(next character | text[0..t]), natural log. */
+  logProbs: Tensor;
+  /** Mean −log2 p(text[t+1] | text[..t]) over t = 0..T−2, bits per character; null when T = 1. */
+  loss: number | null;
+  /** The 5 most probable characters after the text. */
+  next: Array<{ char: string; id: number; p: number }>;
+}
+
+export interface GeneratorStep {
+  char: string; id: number; p: number;
+  /** Tokens in each layer's KV cache after the step. */
+  cacheLength: number;
+  /** Per layer, the newest query's attention weights [h, cacheLength]. */
+  attention: Tensor[];
+}
+
+export interface CharGenerator {
+  /** The prompt and every character generated so far. */
+  readonly text: string;
+  readonly cacheLength: number;
+  /** @throws {MHAError} `DISPOSED` */
+  step(): GeneratorStep;
+  reset(): void;
+  dispose(): void;
+}
+
+export interface GeneratorOptions {
+  /** 0 takes the most probable character; default 1. */
+  temperature?: number;
+  /** Seed of the sampler (mulberry32); default 0. */
+  seed?: number;
+  /** Heads switched off, as [layer, head] pairs. */
+  ablate?: Array<[number, number]>;
+}
+
+/** A trained character-level model; create with `mha.loadModel(source)`, free with `dispose()`. */
+export class CharModel {
+  private constructor();
+  readonly config: Readonly<CharModelConfig>;
+  readonly vocab: readonly string[];
+  readonly metadata: Readonly<Record<string, string>>;
+  /** The file's training record: corpus, license, steps, seconds, heldout_bpc, … */
+  readonly training: Record<string, unknown>;
+  /** Every head's scores and type, measured on the probes stored in the file. */
+  readonly heads: HeadInfo[];
+  encode(text: string): Int32Array;
+  decode(ids: ArrayLike<number>): string;
+  /**
+   * @throws {MHAError} `INVALID_ARGUMENT` (text empty or longer than the context, a bad ablate
+   *   pair), `DISPOSED`
+   */
+  run(text: string, opts?: { ablate?: Array<[number, number]> }): RunResult;
+  generator(prompt: string, opts?: GeneratorOptions): CharGenerator;
+  generate(prompt: string, n: number, opts?: GeneratorOptions): { text: string; steps: Array<{ char: string; p: number; cacheLength: number }> };
+  dispose(): void;
 }
 
 /**

@@ -200,7 +200,21 @@ export class CharModel {
     for (const j of off) w.wO.data.fill(0, j * dK * dModel, (j + 1) * dK * dModel);  // W_O rows of head j
     layer = this._mha.createLayer({ numHeads: this.config.numHeads, weights: w });
     this._layers.set(key, layer);
+    if (off.length) this._evict(l, key);
     return layer;
+  }
+
+  /**
+   * Frees the ablated variants of layer l other than `keep` and those a live generator uses, so
+   * that trying many combinations of switched-off heads holds at most a few layers in memory.
+   */
+  _evict(l, keep) {
+    for (const [k, layer] of this._layers) {
+      if (!k.startsWith(`${l}:`) || k === keep) continue;
+      if ([...this._generators].some((g) => g._layers.includes(layer))) continue;
+      layer.dispose();
+      this._layers.delete(k);
+    }
   }
 
   /** Heads switched off per layer, from [[layer, head], ...], checked. */
@@ -411,7 +425,8 @@ class Generator {
     this._rand = mulberry32(seed);
     this._prompt = prompt;
     const C = model.config.context;
-    this._caches = off.map((o, l) => model._layer(l, o).createKVCache({ maxLen: C }));
+    this._layers = off.map((o, l) => model._layer(l, o));
+    this._caches = this._layers.map((layer) => layer.createKVCache({ maxLen: C }));
     /** The prompt and every character generated so far. */
     this.text = prompt;
     this._pending = model.encode(prompt);   // ids not yet in the caches
@@ -492,6 +507,7 @@ class Generator {
     if (!this._caches) return;
     for (const c of this._caches) c.dispose();
     this._caches = null;
+    this._layers = [];
     this._m._generators.delete(this);
   }
 }
