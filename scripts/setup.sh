@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs what is missing, idempotently: Debian packages (emscripten, Eigen, Chromium for the
-# browser tests) and the npm dependencies (npm ci when node_modules is stale).
+# Installs what is missing, idempotently: Debian packages (emscripten, Eigen, clang-16 for the
+# relaxed-SIMD build, Chromium for the browser tests) and the npm dependencies (npm ci when node_modules is stale).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +12,7 @@ command -v g++ >/dev/null 2>&1 || need+=(g++)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)   # native unit tests of the core
 command -v wasm-dis >/dev/null 2>&1 || need+=(binaryen)     # the test that checks for f32x4 instructions
 command -v clang++-14 >/dev/null 2>&1 || need+=(clang-14)   # fuzz target replay (ASan + UBSan)
+command -v clang++-16 >/dev/null 2>&1 || need+=(clang-16)   # the relaxed-simd tier (f32x4.relaxed_madd)
 ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.asan-x86_64.a >/dev/null 2>&1 || need+=(libclang-rt-14-dev)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then

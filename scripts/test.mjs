@@ -1,5 +1,8 @@
 // Runs every node --test suite under tests/ (tests/**/*.test.mjs) in one node --test run.
 // Extra arguments are passed to node --test (e.g. --test-name-pattern=golden).
+// Node 20 ships relaxed SIMD behind --experimental-wasm-relaxed-simd: it is passed when this Node
+// knows the flag, so that the suites run on the relaxed-simd tier (tests/tiers/ runs the main
+// suites on the other two).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,5 +23,10 @@ if (files.length === 0) {
   console.error('no test files found under tests/');
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--expose-gc', '--test', ...process.argv.slice(2), ...files], { cwd: root, stdio: 'inherit' });
+const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
+const knowsFlag = spawnSync(process.execPath, [RELAXED_FLAG, '-e', '0']).status === 0;
+const flags = knowsFlag ? [RELAXED_FLAG] : [];
+const r = spawnSync(process.execPath, [...flags, '--expose-gc', '--test', ...process.argv.slice(2), ...files], {
+  cwd: root, stdio: 'inherit', env: { ...process.env, MHA_NODE_FLAGS: flags.join(' ') },
+});
 process.exit(r.status ?? 1);

@@ -3,9 +3,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createMHA } from '../web/src/index.js';
+import { tierOptions } from './helpers/tier.mjs';
 import { throwsMHA, stillWorksProbe } from './helpers/errors.mjs';
 
-const mha = await createMHA();
+const mha = await createMHA(tierOptions());
 const x5 = Array.from({ length: 5 }, (_, t) => Array.from({ length: 24 }, (_, e) => Math.sin(t * 24 + e)));
 const probe = stillWorksProbe(mha);
 

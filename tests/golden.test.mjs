@@ -2,9 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createMHA } from '../web/src/index.js';
+import { tierOptions } from './helpers/tier.mjs';
 import { loadGolden, input, tolerance, assertClose } from './helpers/golden.mjs';
 
-const mha = await createMHA();
+const mha = await createMHA(tierOptions());
 const cases = loadGolden();
 
 function weightsOf(c) {

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { createMHA } from '../web/src/index.js';
+import { tierOptions } from './helpers/tier.mjs';
 import { throwsMHA, stillWorksProbe } from './helpers/errors.mjs';
 
 if (typeof globalThis.gc !== 'function') {
@@ -16,7 +17,7 @@ if (typeof globalThis.gc !== 'function') {
   globalThis.gc = vm.runInNewContext('gc');
 }
 
-const mha = await createMHA();
+const mha = await createMHA(tierOptions());
 const core = mha._core;
 
 // Count live embind class handles: constructions through the module's class objects minus

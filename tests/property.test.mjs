@@ -20,6 +20,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createMHA, MHAError, Tensor, mulberry32 } from '../web/src/index.js';
+import { tierOptions } from './helpers/tier.mjs';
 import { assertClose } from './helpers/golden.mjs';
 import { throwsMHA, stillWorksProbe } from './helpers/errors.mjs';
 
@@ -27,7 +28,7 @@ const RUNS = Number(process.env.FC_NUM_RUNS || 10000);
 const SEED = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED);
 const fcParams = (extra = {}) => ({ numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }), ...extra });
 
-const mha = await createMHA();
+const mha = await createMHA(tierOptions());
 const runsDone = {};  // property name -> runs executed (printed at the end)
 
 // ---------------------------------------------------------------------------------------------

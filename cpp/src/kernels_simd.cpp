@@ -52,6 +52,16 @@ namespace mha {
 namespace kernels {
 namespace {
 
+/// c + a·b, the update of every GEMM and dot-product loop. In the relaxed-SIMD build it is
+/// f32x4.relaxed_madd, which V8 lowers to one fused multiply-add (vfmadd231ps) where the CPU has
+/// FMA: half the vector ops of a mul and an add, one rounding instead of two. Elsewhere it is the
+/// mul and the add, in this order, so the SIMD build's results do not depend on this helper.
+#ifdef MHA_RELAXED_SIMD
+inline v128_t madd(v128_t a, v128_t b, v128_t c) { return __builtin_wasm_relaxed_madd_f32x4(a, b, c); }
+#else
+inline v128_t madd(v128_t a, v128_t b, v128_t c) { return wasm_f32x4_add(c, wasm_f32x4_mul(a, b)); }
+#endif
+
 // Tile and block sizes; overridable at build time only for tuning experiments (em++ -DMHA_KERNEL_MR=…).
 #ifndef MHA_KERNEL_MR
 #define MHA_KERNEL_MR 4
@@ -150,7 +160,7 @@ void micro_kernel(int K, const float* __restrict ap, int lda, const float* __res
     for (int v = 0; v < NV; ++v) b[v] = wasm_v128_load(bp + 4 * v);
     for (int i = 0; i < MR; ++i) {
       const v128_t av = wasm_v128_load32_splat(kPackedA ? ap + i : a[i] + k);
-      for (int v = 0; v < NV; ++v) acc[i][v] = wasm_f32x4_add(acc[i][v], wasm_f32x4_mul(av, b[v]));
+      for (int v = 0; v < NV; ++v) acc[i][v] = madd(av, b[v], acc[i][v]);
     }
     if (kPackedA) ap += MR;
     bp += W;
@@ -183,8 +193,8 @@ void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* 
       const v128_t b0 = wasm_v128_load(bp + q * pstride), b1 = wasm_v128_load(bp + q * pstride + 4);
       for (int i = 0; i < MR; ++i) {
         const v128_t av = wasm_v128_load32_splat(a[i] + k);
-        acc[i][q][0] = wasm_f32x4_add(acc[i][q][0], wasm_f32x4_mul(av, b0));
-        acc[i][q][1] = wasm_f32x4_add(acc[i][q][1], wasm_f32x4_mul(av, b1));
+        acc[i][q][0] = madd(av, b0, acc[i][q][0]);
+        acc[i][q][1] = madd(av, b1, acc[i][q][1]);
       }
     }
     bp += ldb;
@@ -388,7 +398,7 @@ void dots_abt(int N, int K, float alpha, const float* A, int lda, const float* B
       for (int u = 0; u < 4; ++u) bv[u] = wasm_v128_load(b[u] + k);
       for (int i = 0; i < R; ++i) {
         const v128_t x = wasm_v128_load(A + size_t(i) * lda + k);
-        for (int u = 0; u < 4; ++u) s[i][u] = wasm_f32x4_add(s[i][u], wasm_f32x4_mul(x, bv[u]));
+        for (int u = 0; u < 4; ++u) s[i][u] = madd(x, bv[u], s[i][u]);
       }
     }
     for (int i = 0; i < R; ++i) {
@@ -414,7 +424,7 @@ void rows_ab(int M, int K, const float* A, int lda, const float* B, int ldb, flo
     for (int k = 0; k < K; ++k) {
       const v128_t x = wasm_v128_load32_splat(a + k);
       const float* b = B + size_t(k) * ldb;
-      for (int v = 0; v < NV; ++v) acc[v] = wasm_f32x4_add(acc[v], wasm_f32x4_mul(x, wasm_v128_load(b + 4 * v)));
+      for (int v = 0; v < NV; ++v) acc[v] = madd(x, wasm_v128_load(b + 4 * v), acc[v]);
     }
     for (int v = 0; v < NV; ++v) wasm_v128_store(c + 4 * v, acc[v]);
   }

@@ -182,6 +182,7 @@ test('tarball: what users need, nothing else; sizes reported', async (t) => {
     gzip: {
       wasm: await gz(['web/wasm/mha_core.wasm']),
       wasmNoSimd: await gz(['web/wasm/mha_core_nosimd.wasm']),
+      wasmRelaxed: await gz(['web/wasm/mha_core_relaxed.wasm', 'web/wasm/mha_core_relaxed.mjs']),
       defaultEntryJS: await gz(entryJS),
       defaultEntryJSRaw: await raw(entryJS),
       defaultEntryFiles: entryJS,
@@ -194,7 +195,7 @@ test('tarball: what users need, nothing else; sizes reported', async (t) => {
   await writeFile(path.join(ARTIFACTS, 'package-report.json'), JSON.stringify(report, null, 2));
   t.diagnostic(`${pack.filename}: ${pack.entryCount} files, ${pack.size} B packed, ${pack.unpackedSize} B unpacked; ` +
     `gzip: wasm ${report.gzip.wasm} B, default-entry JS ${report.gzip.defaultEntryJS} B (${entryJS.length} files)`);
-  assert.ok(pack.size < 1_500_000, `tarball ${pack.size} B`);
+  assert.ok(pack.size < 3_000_000, `tarball ${pack.size} B (the four trained models are ~1.3 MB of it)`);
 });
 
 test('package.json: exports resolve to files in the installed package', async () => {

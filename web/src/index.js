@@ -38,8 +38,11 @@ function corePassport(core, o) {
 class MHA {
   constructor(core) {
     this._core = core;
-    /** {version: string, simd: boolean} — simd is true when the module was built with wasm SIMD128. */
-    this.info = Object.freeze({ version: VERSION, simd: core.simd() });
+    /**
+     * {version, simd, tier}: simd is true when the module was built with wasm SIMD128; tier is the
+     * build that runs: 'relaxed-simd' (fused multiply-adds), 'simd' or 'scalar'.
+     */
+    this.info = Object.freeze({ version: VERSION, simd: core.simd(), tier: core.mhaTier ?? (core.simd() ? 'simd' : 'scalar') });
   }
 
   /**
@@ -176,8 +179,10 @@ class MHA {
 /**
  * Loads the wasm module and returns the API.
  * @param {{locateFile?: (path: string, prefix: string) => string, wasmURL?: string|URL,
- *          wasmBinary?: ArrayBuffer|Uint8Array}} [options] where the .wasm comes from; by default
- *   the file next to the loader (read from disk in Node, fetched in browsers)
+ *          wasmBinary?: ArrayBuffer|Uint8Array, tier?: 'relaxed-simd'|'simd'|'scalar', simd?: boolean}} [options]
+ *   where the .wasm comes from (by default the file next to the loader: read from disk in Node,
+ *   fetched in browsers), and which build: the best tier this engine compiles unless `tier`
+ *   (or `simd`: true = 'simd', false = 'scalar') forces one
  * @returns {Promise<MHA>}
  */
 export async function createMHA(options = {}) {
@@ -186,6 +191,7 @@ export async function createMHA(options = {}) {
 }
 
 export { CODES as ERROR_CODES };
+export { TIERS } from './loader.js';
 
 /**
  * The deterministic PRNG (mulberry32) behind `createLayer({seed})`: `mulberry32(seed)()` gives

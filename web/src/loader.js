@@ -1,17 +1,24 @@
 /**
  * Loads the wasm core (Emscripten's ES module) in Node and in browsers.
  *
- * Two builds of the same core: `mha_core.wasm` (wasm SIMD128, the default) and
- * `mha_core_nosimd.wasm` (for engines without SIMD128: Safari < 16.4, Chrome < 91, Firefox < 89),
- * chosen at load time with `WebAssembly.validate` on a 31-byte SIMD module, or forced with
- * `{simd: true|false}`. Each build has its own Emscripten glue; the non-SIMD glue is imported
- * only when it is used (a bundler makes it a lazy chunk).
+ * Three builds ("tiers") of the same core, best first:
+ * - `relaxed-simd`: `mha_core_relaxed.wasm`, SIMD128 plus relaxed SIMD's `f32x4.relaxed_madd`
+ *   (a fused multiply-add under V8) in every GEMM and dot-product kernel;
+ * - `simd`: `mha_core.wasm`, SIMD128 with separate multiplies and adds;
+ * - `scalar`: `mha_core_nosimd.wasm`, for engines without SIMD128 (Safari < 16.4, Chrome < 91,
+ *   Firefox < 89).
+ * At load time `WebAssembly.validate` is asked about tiny probe modules that hold the exact
+ * instructions each tier uses (not a proxy: an engine may accept one relaxed opcode and not
+ * another), and the best tier the engine accepts is loaded; `{tier}` forces one (and fails with a
+ * clear MHALoadError where the engine lacks it), `{simd: true|false}` forces `simd` or `scalar`.
+ * Each build has its own Emscripten glue; the glue of a tier is imported only when it is used (a
+ * bundler makes it a lazy chunk).
  *
  * Where the .wasm comes from, in order:
  * 1. `wasmBinary`: the bytes themselves (ArrayBuffer or a typed array);
  * 2. `wasmURL`: the URL of the .wasm of the chosen build (string or URL; http(s), blob:, data:);
  * 3. `locateFile(file, prefix)`: Emscripten's hook, called with the file name of the chosen build
- *    (`'mha_core.wasm'` or `'mha_core_nosimd.wasm'`), returns its URL;
+ *    (`'mha_core_relaxed.wasm'`, `'mha_core.wasm'` or `'mha_core_nosimd.wasm'`), returns its URL;
  * 4. default: the file next to this module, `new URL('../wasm/mha_core.wasm', import.meta.url)`:
  *    read from disk in Node (Emscripten's own loader would fetch() a file path and fail), fetched
  *    in browsers (bundlers that understand `new URL(..., import.meta.url)`, such as Vite, webpack 5,
@@ -26,28 +33,66 @@ const SIMD_PROBE = new Uint8Array([
 ]);
 
 /**
- * True when this JS engine compiles wasm SIMD128 (the default build's instruction set).
- * @returns {boolean}
+ * (module (func (param v128 v128 v128) (result v128) local.get 0 local.get 1 local.get 2
+ * f32x4.relaxed_madd)): the one relaxed-SIMD instruction the relaxed tier uses, in its final
+ * encoding 0xfd 0x85 0x02 (the pre-standard f32x4.relaxed_fma, 0xfd 0xaf 0x01, is refused by
+ * engines that ship relaxed SIMD).
  */
-export function simdSupported() {
+const RELAXED_MADD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, 123, 123, 123, 1, 123, 3, 2, 1, 0,
+  10, 13, 1, 11, 0, 32, 0, 32, 1, 32, 2, 253, 133, 2, 11,
+]);
+
+function validates(bytes) {
   try {
-    return typeof WebAssembly === 'object' && WebAssembly.validate(SIMD_PROBE);
+    return typeof WebAssembly === 'object' && WebAssembly.validate(bytes);
   } catch {
     return false;
   }
 }
 
+/**
+ * True when this JS engine compiles wasm SIMD128 (the simd tier's instruction set).
+ * @returns {boolean}
+ */
+export function simdSupported() {
+  return validates(SIMD_PROBE);
+}
+
+/**
+ * True when this JS engine compiles SIMD128 and `f32x4.relaxed_madd` (the relaxed-simd tier's).
+ * @returns {boolean}
+ */
+export function relaxedSimdSupported() {
+  return simdSupported() && validates(RELAXED_MADD_PROBE);
+}
+
+/** The tiers, best first. */
+export const TIERS = Object.freeze(['relaxed-simd', 'simd', 'scalar']);
+
+/** Whether the engine compiles a tier, and what it lacks otherwise. */
+const SUPPORT = {
+  'relaxed-simd': { ok: relaxedSimdSupported, lacks: 'relaxed SIMD (f32x4.relaxed_madd)' },
+  simd: { ok: simdSupported, lacks: 'wasm SIMD128' },
+  scalar: { ok: () => true, lacks: '' },
+};
+
 const isNode = typeof process === 'object' && process !== null && !!(process.versions && process.versions.node) &&
   typeof window === 'undefined';
 
-/** The two builds: file name, URL next to this module (literal, for bundlers), glue factory. */
+/** The three builds: file name, URL next to this module (literal, for bundlers), glue factory. */
 const BUILDS = {
+  'relaxed-simd': {
+    file: 'mha_core_relaxed.wasm',
+    url: () => new URL('../wasm/mha_core_relaxed.wasm', import.meta.url),
+    factory: async () => (await import('../wasm/mha_core_relaxed.mjs')).default,
+  },
   simd: {
     file: 'mha_core.wasm',
     url: () => new URL('../wasm/mha_core.wasm', import.meta.url),
     factory: async () => createSIMDCore,
   },
-  nosimd: {
+  scalar: {
     file: 'mha_core_nosimd.wasm',
     url: () => new URL('../wasm/mha_core_nosimd.wasm', import.meta.url),
     factory: async () => (await import('../wasm/mha_core_nosimd.mjs')).default,
@@ -76,34 +121,44 @@ async function readInNode(url) {
 }
 
 /**
- * Which build to load: `simd` option when given, else what the engine supports.
- * @param {{simd?: boolean}} options
- * @returns {'simd'|'nosimd'}
+ * Which tier to load: `tier` when given, else `simd` (true → 'simd', false → 'scalar'), else the
+ * best of `available` that the engine compiles.
+ * @param {{tier?: string, simd?: boolean, wasmBinary?: any}} options
+ * @param {readonly string[]} [available] the tiers this entry can load, best first
+ * @returns {'relaxed-simd'|'simd'|'scalar'}
+ * @throws {Error} named MHALoadError: an unknown tier, simd not a boolean, a forced tier the
+ *   engine lacks (unless wasmBinary is given: the bytes are then checked by WebAssembly.validate)
  */
-export function chooseBuild(options = {}) {
-  if (options.simd !== undefined && typeof options.simd !== 'boolean') {
-    throw loadError(`simd must be a boolean (true: the SIMD128 build, false: the non-SIMD build), got ${String(options.simd)}`);
+export function chooseTier(options = {}, available = TIERS) {
+  const { tier, simd } = options;
+  if (tier !== undefined && !available.includes(tier)) {
+    throw loadError(`tier must be one of ${available.map((t) => `'${t}'`).join(', ')}, got ${JSON.stringify(tier)}`);
   }
-  const simd = options.simd ?? simdSupported();
-  if (simd && !simdSupported() && options.wasmBinary === undefined) {
-    // Forced SIMD on an engine without it: fail with a clear message instead of a CompileError.
-    throw loadError('simd: true, but this engine does not support wasm SIMD128; omit simd to choose automatically');
+  if (simd !== undefined && typeof simd !== 'boolean') {
+    throw loadError(`simd must be a boolean (true: the SIMD128 build, false: the non-SIMD build), got ${String(simd)}`);
   }
-  return simd ? 'simd' : 'nosimd';
+  const chosen = tier ?? (simd === undefined ? available.find((t) => SUPPORT[t].ok()) : simd ? 'simd' : 'scalar');
+  if (!SUPPORT[chosen].ok() && options.wasmBinary === undefined) {
+    // Forced on an engine without it: a clear message instead of a CompileError.
+    const what = tier !== undefined ? `tier: '${tier}'` : 'simd: true';
+    throw loadError(`${what}, but this engine does not support ${SUPPORT[chosen].lacks}; omit ${tier !== undefined ? 'tier' : 'simd'} to choose automatically`);
+  }
+  return chosen;
 }
 
 /**
  * @param {{locateFile?: (path: string, prefix: string) => string, wasmURL?: string|URL,
- *          wasmBinary?: ArrayBuffer|ArrayBufferView, simd?: boolean}} [options]
- * @returns {Promise<object>} the Emscripten module instance
+ *          wasmBinary?: ArrayBuffer|ArrayBufferView, simd?: boolean, tier?: string}} [options]
+ * @returns {Promise<object>} the Emscripten module instance, its tier in `mhaTier`
  * @throws {Error} named MHALoadError: bad option types, a .wasm that cannot be fetched or compiled
  */
 export async function loadCore(options = {}) {
   if (options === null || typeof options !== 'object') {
-    throw loadError(`createMHA options must be an object {locateFile?, wasmURL?, wasmBinary?, simd?}, got ${options === null ? 'null' : typeof options}`);
+    throw loadError(`createMHA options must be an object {locateFile?, wasmURL?, wasmBinary?, tier?, simd?}, got ${options === null ? 'null' : typeof options}`);
   }
   const { wasmBinary, wasmURL, locateFile } = options;
-  const build = BUILDS[chooseBuild(options)];
+  const tier = chooseTier(options);
+  const build = BUILDS[tier];
   const opts = {};
   let what;
   if (wasmBinary !== undefined && wasmBinary !== null) {
@@ -115,7 +170,7 @@ export async function loadCore(options = {}) {
       throw loadError(`wasmBinary is not a WebAssembly module (${bytes.length} bytes, no "\\0asm" header)`);
     }
     if (!WebAssembly.validate(bytes)) {
-      throw loadError(`wasmBinary does not compile on this engine${simdSupported() ? '' : ' (it lacks wasm SIMD128: pass the bytes of mha_core_nosimd.wasm)'}`);
+      throw loadError(`wasmBinary does not compile on this engine (pass the bytes of the tier it supports: ${TIERS.filter((t) => SUPPORT[t].ok()).map((t) => BUILDS[t].file).join(', ')})`);
     }
     opts.wasmBinary = bytes;
     what = `wasmBinary (${bytes.length} bytes)`;
@@ -154,7 +209,9 @@ export async function loadCore(options = {}) {
   if (!opts.locateFile) opts.locateFile = (path) => path;
   const factory = await build.factory();
   try {
-    return await factory(opts);
+    const core = await factory(opts);
+    core.mhaTier = tier;
+    return core;
   } catch (e) {
     const msg = e && e.message ? e.message : String(e);
     throw loadError(`could not load the wasm core from ${what}: ${msg}. A server must send .wasm files with ` +

@@ -6,12 +6,14 @@
  *   import { createMHA } from 'mha-wasm/single';
  *   const mha = await createMHA();
  *
- * The SIMD build is in this module graph (~262 kB of base64, ~150 kB gzipped); the non-SIMD
- * build is imported only on engines without wasm SIMD128.
+ * The simd tier is in this module graph (~262 kB of base64, ~150 kB gzipped); the scalar tier is
+ * imported only on engines without wasm SIMD128. The relaxed-simd tier is not embedded (it would
+ * add its own ~260 kB of base64): this entry runs the simd tier where the default entry would
+ * pick relaxed-simd.
  * @module mha-wasm/single
  */
 import { createMHA as createFromOptions } from './index.js';
-import { chooseBuild } from './loader.js';
+import { chooseTier } from './loader.js';
 import simdBase64 from '../wasm/mha_core.wasm.mjs';
 
 export * from './index.js';
@@ -26,15 +28,15 @@ function decode(b64) {
 
 /**
  * Loads the embedded wasm module and returns the API (as mha-wasm's createMHA).
- * @param {{simd?: boolean, wasmBinary?: ArrayBuffer|ArrayBufferView, wasmURL?: string|URL,
- *          locateFile?: (path: string, prefix: string) => string}} [options] simd forces a build;
+ * @param {{tier?: 'simd'|'scalar', simd?: boolean, wasmBinary?: ArrayBuffer|ArrayBufferView, wasmURL?: string|URL,
+ *          locateFile?: (path: string, prefix: string) => string}} [options] tier or simd forces a build;
  *   a wasmBinary, wasmURL or locateFile given here is used instead of the embedded bytes
  * @returns {Promise<import('./index.js').MHA>}
  */
 export async function createMHA(options = {}) {
   if (options === null || typeof options !== 'object') return createFromOptions(options);
   if (options.wasmBinary != null || options.wasmURL != null || options.locateFile != null) return createFromOptions(options);
-  const build = chooseBuild(options);
-  const b64 = build === 'simd' ? simdBase64 : (await import('../wasm/mha_core_nosimd.wasm.mjs')).default;
-  return createFromOptions({ ...options, simd: build === 'simd', wasmBinary: decode(b64) });
+  const tier = chooseTier(options, ['simd', 'scalar']);
+  const b64 = tier === 'simd' ? simdBase64 : (await import('../wasm/mha_core_nosimd.wasm.mjs')).default;
+  return createFromOptions({ ...options, simd: undefined, tier, wasmBinary: decode(b64) });
 }
