@@ -277,13 +277,15 @@ test('Vite build: the .wasm is emitted as an asset and loaded in Chromium; compo
   const wasm = assets.filter((f) => f.endsWith('.wasm'));
   assert.ok(wasm.some((f) => f.startsWith('mha_core-')), `SIMD .wasm emitted: ${assets}`);
   assert.ok(wasm.some((f) => f.startsWith('mha_core_nosimd-')), `non-SIMD .wasm emitted: ${assets}`);
+  assert.ok(wasm.some((f) => f.startsWith('mha_core_relaxed-')), `relaxed-SIMD .wasm emitted: ${assets}`);
   const srv = await serve(path.join(viteApp, 'dist'));
   const { page, context, result, errors, wasmResponses } = await openPage(`${srv.url}/index.html`);
   assert.equal(result.error, undefined, result.error);
   assertWorked(result.simd, { simd: true });
   assertWorked(result.nosimd, { simd: false });
   assert.deepEqual(result.nosimd.output, result.simd.output);
-  assert.ok(wasmResponses.some((r) => /\/assets\/mha_core-[^/]*\.wasm$/.test(r.url) && r.status === 200 && r.type === 'application/wasm'), JSON.stringify(wasmResponses));
+  // Chromium compiles relaxed SIMD: the page's default createMHA() loads the relaxed tier.
+  assert.ok(wasmResponses.some((r) => /\/assets\/mha_core_relaxed-[^/]*\.wasm$/.test(r.url) && r.status === 200 && r.type === 'application/wasm'), JSON.stringify(wasmResponses));
   await page.waitForFunction(() => document.querySelector('mha-widget')?.result?.heads === 2);
   assert.equal(await heatmaps(page), 2);
   await page.locator('mha-widget button[data-h="4"]').click();
@@ -324,7 +326,7 @@ test('no bundler: a static page imports the API and the component bundle from no
   const { page, context, result, errors, wasmResponses } = await openPage(`${srv.url}/static.html`);
   assert.equal(result.error, undefined, result.error);
   assertWorked(result.simd, { simd: true });
-  assert.ok(wasmResponses.some((r) => r.url.endsWith('/node_modules/mha-wasm/web/wasm/mha_core.wasm') && r.status === 200), JSON.stringify(wasmResponses));
+  assert.ok(wasmResponses.some((r) => r.url.endsWith('/node_modules/mha-wasm/web/wasm/mha_core_relaxed.wasm') && r.status === 200), JSON.stringify(wasmResponses));
   await page.waitForFunction(() => document.querySelector('mha-widget')?.result?.heads === 2);
   assert.equal(await heatmaps(page), 2);
   assert.deepEqual(errors, []);
@@ -343,7 +345,7 @@ test('strict CSP (no unsafe-eval): copied dist/ + wasm/ folders, and the single-
     assert.equal(result.error, undefined, `${which}: ${result.error}`);
     assertWorked(result.simd, { simd: true });
     if (which === 'dist') {
-      assert.ok(wasmResponses.some((r) => r.url.endsWith('/mha/wasm/mha_core.wasm')), JSON.stringify(wasmResponses));
+      assert.ok(wasmResponses.some((r) => r.url.endsWith('/mha/wasm/mha_core_relaxed.wasm')), JSON.stringify(wasmResponses));
       await page.waitForFunction(() => document.querySelector('mha-widget')?.result?.heads === 2);
       assert.equal(await heatmaps(page), 2);
     } else {

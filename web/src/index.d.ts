@@ -155,25 +155,40 @@ export interface CreateMHAOptions {
    */
   wasmURL?: string | URL;
   /**
-   * Emscripten's hook: called with the chosen build's file name (`'mha_core.wasm'` or
-   * `'mha_core_nosimd.wasm'`) and the default folder URL; returns the URL (in Node also a path)
-   * to load it from. Serves both builds, so prefer it to `wasmURL` when old engines matter.
+   * Emscripten's hook: called with the chosen build's file name (`'mha_core_relaxed.wasm'`,
+   * `'mha_core.wasm'` or `'mha_core_nosimd.wasm'`) and the default folder URL; returns the URL (in
+   * Node also a path) to load it from. Serves every build, so prefer it to `wasmURL` when engines
+   * differ.
    */
   locateFile?: (path: string, prefix: string) => string;
   /**
-   * Which build: `true` the wasm SIMD128 build, `false` the non-SIMD build. Default: SIMD when
-   * `WebAssembly.validate` says the engine supports it (all current browsers, Node ≥ 16.4), else
-   * the non-SIMD build (Safari < 16.4, Chrome < 91, Firefox < 89).
+   * Which build: `true` the `'simd'` tier, `false` the `'scalar'` tier (kept from before `tier`).
+   * Default: the best tier the engine compiles (relaxed-simd in Chromium ≥ 114, Firefox ≥ 146 and
+   * Node ≥ 22; simd in Safari ≥ 16.4 and Node 20; scalar in older engines).
    */
   simd?: boolean;
+  /**
+   * Forces a build: `'relaxed-simd'` (fused multiply-adds through relaxed SIMD), `'simd'` or
+   * `'scalar'`. Default: the best tier this engine compiles (probed with `WebAssembly.validate`
+   * on the exact instructions each tier uses). A forced tier the engine lacks is an MHALoadError.
+   */
+  tier?: Tier;
 }
+
+/** The builds of the core, best first. */
+export type Tier = 'relaxed-simd' | 'simd' | 'scalar';
+
+/** The tiers, best first: `['relaxed-simd', 'simd', 'scalar']`. */
+export const TIERS: readonly Tier[];
 
 /** What {@link MHA.info} reports. */
 export interface MHAInfo {
   /** The package version. */
   readonly version: string;
-  /** True when the loaded module is the wasm SIMD128 build. */
+  /** True when the loaded module uses wasm SIMD128 (the relaxed-simd and simd tiers). */
   readonly simd: boolean;
+  /** The build that runs. */
+  readonly tier: Tier;
 }
 
 /**
