@@ -580,7 +580,8 @@ async function main() {
     document.body.dataset.ready = 'error';
     return;
   }
-  status.textContent = `Engine ready${mha.info ? ` · version ${mha.info.version} · wasm SIMD ${mha.info.simd ? 'on' : 'off'}` : ''}.`;
+  status.textContent = `Engine ready${mha.info ? ` · version ${mha.info.version} · build ${mha.info.tier}` +
+    `${mha.info.tier === 'relaxed-simd' ? ' (SIMD with fused multiply-add)' : mha.info.simd ? ' (SIMD)' : ''}` : ''}.`;
   try {
     setupWorked(mha);
     setupModels(mha);

@@ -59,7 +59,7 @@ export async function setupTrained(mha) {
   const heads = lm.heads;
 
   $('#trained-about').textContent = `This model: ${cfg.numLayers} layers, h = ${cfg.numHeads} heads of d_k = ${cfg.dK}, ` +
-    `d_model = ${cfg.dModel}, a context of ${cfg.context} characters, ${(main.bytes / 1024).toFixed(0)} KB of float16 weights. ` +
+    `d_model = ${cfg.dModel}, a context of ${cfg.context} characters, ${(main.bytes / 1000).toFixed(0)} KB of float16 weights. ` +
     `Trained for ${tr.steps} steps (${Math.round(tr.seconds / 60)} minutes on 2 CPU cores) on ${tr.corpus.split(' (')[0]} text; ` +
     `${tr.curriculum}. Held-out loss: ${f2(tr.heldout_bpc)} bits per character.`;
   $('#trained-thresholds').textContent = `A head is labelled with its strongest pattern when that score reaches ${TYPE_THRESHOLD}; ` +
@@ -163,9 +163,10 @@ export async function setupTrained(mha) {
   const rowMaps = [];
   for (let l = 0; l < cfg.numLayers; l++) {
     for (let j = 0; j < cfg.numHeads; j++) {
+      const h = heads.find((x) => x.layer === l && x.head === j);
       const m = el('mha-heatmap', { compact: true, 'no-save': true, label: `Layer ${l + 1}, head ${j + 1}: newest query` });
       rowMaps.push([l, j, m]);
-      genRows.append(m);
+      genRows.append(el('span', { class: 'gen-label', text: `L${l + 1} · head ${j + 1} (${h.type})` }), m);
     }
   }
   let gen = null;
@@ -184,7 +185,8 @@ export async function setupTrained(mha) {
     const gen1 = gen.text.slice(prompt.length);
     genText.replaceChildren(el('span', { class: 'prompt', text: prompt }), el('mark', { text: gen1 }));
     genCache.textContent = `KV cache: ${s.cacheLength} of ${cfg.context} positions per layer` +
-      (s.cacheLength < gen.text.length ? ' (full once: it was refilled with the last half of the text)' : '') + '.';
+      // The newest character is not in the cache yet: it is fed at the next step.
+      (s.cacheLength < gen.text.length - 1 ? ' (it filled up once and was refilled with the last half of the text)' : '') + '.';
     section.dataset.cache = String(s.cacheLength);
     const keys = Array.from(gen.text.slice(-s.cacheLength)).map(show);
     for (const [l, j, m] of rowMaps) {
