@@ -72,23 +72,29 @@ for (const file of goldens) {
 const h4 = manifest.models.find((m) => m.numHeads === 4 && m.seed === 0);
 const bytes = fs.readFileSync(new URL(h4.file, modelsDir));
 
-test('the shipped h = 4 model has a previous-token head, an induction head and a third type, as its file records', async () => {
+/** Runs fn with the shipped h = 4 model loaded, and disposes it. */
+async function withModel(fn) {
   const lm = await mha.loadModel(bytes);
   try {
+    return await fn(lm);
+  } finally {
+    lm.dispose();
+  }
+}
+
+test('the shipped h = 4 model has a previous-token head, an induction head and a third type, as its file records', async () => {
+  await withModel(async (lm) => {
     const types = new Set(lm.heads.map((h) => h.type));
     assert.ok(types.has('previous-token'), [...types].join(', '));
     assert.ok(types.has('induction'), [...types].join(', '));
     assert.ok(types.size >= 3, [...types].join(', '));
     const recorded = JSON.parse(lm.metadata.heads);
     assert.deepEqual(lm.heads.map((h) => h.type), recorded.map((h) => h.type));
-  } finally {
-    lm.dispose();
-  }
+  });
 });
 
 test('generator: greedy steps equal the argmax of run() on the growing text, and the newest attention row equals run()\'s last row', async () => {
-  const lm = await mha.loadModel(bytes);
-  try {
+  await withModel(async (lm) => {
     const prompt = 'The cat sat. The cat';
     const g = lm.generator(prompt, { temperature: 0 });
     let text = prompt;
@@ -114,14 +120,11 @@ test('generator: greedy steps equal the argmax of run() on the growing text, and
     assert.equal(g.text, prompt);
     g.dispose();
     assert.throws(() => g.step(), /disposed/);
-  } finally {
-    lm.dispose();
-  }
+  });
 });
 
 test('generator: seeded sampling repeats; the caches slide when they reach the context', async () => {
-  const lm = await mha.loadModel(bytes);
-  try {
+  await withModel(async (lm) => {
     const a = lm.generate('Fortune ', 30, { seed: 3, temperature: 0.8 });
     const b = lm.generate('Fortune ', 30, { seed: 3, temperature: 0.8 });
     assert.equal(a.text, b.text);
@@ -137,22 +140,17 @@ test('generator: seeded sampling repeats; the caches slide when they reach the c
     assert.equal(maxLen, C);
     assert.ok(slid, 'the cache was refilled after reaching the context');
     g.dispose();
-  } finally {
-    lm.dispose();
-  }
+  });
 });
 
 test('ablation: switching off the induction heads raises the loss on a repeated phrase', async () => {
-  const lm = await mha.loadModel(bytes);
-  try {
+  await withModel(async (lm) => {
     const text = 'The quick fox naps. The quick fox naps. The quick fox naps.';
     const ind = lm.heads.filter((h) => h.type === 'induction').map((h) => [h.layer, h.head]);
     const base = lm.run(text).loss;
     const off = lm.run(text, { ablate: ind }).loss;
     assert.ok(off > base + 0.3, `loss ${base} → ${off} with ${JSON.stringify(ind)} off`);
-  } finally {
-    lm.dispose();
-  }
+  });
 });
 
 test('runner errors name the argument, and the model keeps working', async () => {

@@ -1,6 +1,6 @@
 // Shared set-up of the browser tests: build web/dist if needed, start the static server in-process
 // on a free port, and launch Debian's Chromium through playwright-core (no browser download).
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -104,4 +104,17 @@ export function referenceWeights(X, wQ, wK, wV, h) {
     heads.push(rows);
   }
   return heads;
+}
+
+/**
+ * The serious and critical axe-core violations on the page (within `selector`, default the whole
+ * document), each as {id, impact, nodes: the first three targets}.
+ */
+export async function axeSeriousViolations(page, selector = null) {
+  await page.addScriptTag({ content: readFileSync(path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8') });
+  const violations = await page.evaluate(async (sel) => {
+    const r = await window.axe.run(sel ? document.querySelector(sel) : document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
+  }, selector);
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }

@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { setup, deepFocus, referenceWeights, ARTIFACTS, ROOT } from './helpers.mjs';
+import { setup, deepFocus, referenceWeights, axeSeriousViolations, ARTIFACTS, ROOT } from './helpers.mjs';
 
 let env;
 before(async () => { env = await setup(); });
@@ -263,17 +263,11 @@ test('self-check: instant feedback, score k / n, and answers kept in the URL has
 });
 
 test('axe-core finds no serious or critical violations, in light and dark themes', async () => {
-  const axe = readFileSync(path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
   for (const colorScheme of ['light', 'dark']) {
     const { page, context } = await openLesson({ colorScheme });
     await pickHeads(page, 4);
     await page.locator('#widget mha-heatmap').first().locator('[role="gridcell"]').first().focus();
-    await page.addScriptTag({ content: axe });
-    const violations = await page.evaluate(async () => {
-      const r = await window.axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
-    });
-    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    const bad = await axeSeriousViolations(page);
     assert.deepEqual(bad, [], `${colorScheme}: ${JSON.stringify(bad, null, 1)}`);
     await context.close();
   }

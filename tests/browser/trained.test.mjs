@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setup, ARTIFACTS, ROOT } from './helpers.mjs';
+import { setup, axeSeriousViolations, ARTIFACTS, ROOT } from './helpers.mjs';
 import { createMHA } from '../../web/src/index.js';
 
 let env;
@@ -158,16 +158,10 @@ test('keyboard only: Tab reaches a head toggle, Space switches the head off and 
 });
 
 test('axe-core: no serious or critical violations with the section ready, light and dark; screenshots', async () => {
-  const axe = readFileSync(path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
   for (const colorScheme of ['light', 'dark']) {
     const { page, context } = await openTrained({ colorScheme });
     await page.locator('#gen-step').click();
-    await page.addScriptTag({ content: axe });
-    const violations = await page.evaluate(async () => {
-      const r = await window.axe.run(document.querySelector('#trained'), { resultTypes: ['violations'] });
-      return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
-    });
-    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    const bad = await axeSeriousViolations(page, '#trained');
     assert.deepEqual(bad, [], `${colorScheme}: ${JSON.stringify(bad, null, 1)}`);
     await page.locator('#trained').screenshot({ path: path.join(ARTIFACTS, `trained${colorScheme === 'dark' ? '-dark' : ''}.png`) });
     await context.close();
