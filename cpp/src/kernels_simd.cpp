@@ -440,20 +440,20 @@ inline v128_t exp_nonpositive(v128_t x) {
   x = wasm_f32x4_pmax(x, wasm_f32x4_splat(-88.f));
   // n = round(x·log2 e) via the 1.5·2^23 magic number; the low bits of t hold n as an integer.
   const v128_t magic = wasm_f32x4_splat(12582912.f);
-  const v128_t t = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)), magic);
+  const v128_t t = madd(x, wasm_f32x4_splat(1.44269504088896341f), magic);
   const v128_t n = wasm_f32x4_sub(t, magic);
   // r = x - n·ln2 in two parts (0.693359375 has few mantissa bits, so n·C1 is exact).
-  const v128_t r = wasm_f32x4_sub(wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f))),
-                                  wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
+  const v128_t r = madd(n, wasm_f32x4_splat(2.12194440e-4f), madd(n, wasm_f32x4_splat(-0.693359375f), x));
   // e^r ≈ 1 + r + r²·q(r), q of degree 5 (Cephes coefficients) evaluated by Estrin's scheme: the
   // dependency chain is ~half of Horner's, which matters because V8 emits each exp as one chain
-  // and the out-of-order window holds only a few of them.
+  // and the out-of-order window holds only a few of them. Each step is one madd (an FMA in the
+  // relaxed-SIMD build).
   const v128_t r2 = wasm_f32x4_mul(r, r);
-  const v128_t q01 = wasm_f32x4_add(wasm_f32x4_mul(r, wasm_f32x4_splat(1.6666665459e-1f)), wasm_f32x4_splat(5.0000001201e-1f));
-  const v128_t q23 = wasm_f32x4_add(wasm_f32x4_mul(r, wasm_f32x4_splat(8.3334519073e-3f)), wasm_f32x4_splat(4.1665795894e-2f));
-  const v128_t q45 = wasm_f32x4_add(wasm_f32x4_mul(r, wasm_f32x4_splat(1.9875691500e-4f)), wasm_f32x4_splat(1.3981999507e-3f));
-  const v128_t q = wasm_f32x4_add(q01, wasm_f32x4_mul(r2, wasm_f32x4_add(q23, wasm_f32x4_mul(r2, q45))));
-  const v128_t p = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(q, r2), r), wasm_f32x4_splat(1.f));
+  const v128_t q01 = madd(r, wasm_f32x4_splat(1.6666665459e-1f), wasm_f32x4_splat(5.0000001201e-1f));
+  const v128_t q23 = madd(r, wasm_f32x4_splat(8.3334519073e-3f), wasm_f32x4_splat(4.1665795894e-2f));
+  const v128_t q45 = madd(r, wasm_f32x4_splat(1.9875691500e-4f), wasm_f32x4_splat(1.3981999507e-3f));
+  const v128_t q = madd(r2, madd(r2, q45, q23), q01);
+  const v128_t p = wasm_f32x4_add(madd(q, r2, r), wasm_f32x4_splat(1.f));
   // 2^n = bits((bits(t) + 127) << 23): the magic number's bits vanish in the shift; n ≥ -127.
   const v128_t pow2n = wasm_i32x4_shl(wasm_i32x4_add(t, wasm_i32x4_splat(127)), 23);
   return wasm_f32x4_mul(p, pow2n);

@@ -1,14 +1,19 @@
 // Micro-benchmark of the compute kernels (cpp/src/kernels.hpp). Built by
-// scripts/build-kernel-tests.sh twice: kernels_bench.js (wasm SIMD kernels) and
+// scripts/build-kernel-tests.sh three times: kernels_bench.js (wasm SIMD kernels, mul + add),
+// kernels_bench_relaxed.js (the same kernels with f32x4.relaxed_madd, clang 16) and
 // kernels_bench_eigen.js (the portable Eigen kernels at -O3 -msimd128, the baseline).
-// Run with node: node build/kernel-tests/kernels_bench.js [seconds per measurement, default 0.5]
+// Run with node: node build/kernel-tests/kernels_bench.js [seconds per measurement, default 0.5] [tsv]
+// (the relaxed build needs Node ≥ 22 or --experimental-wasm-relaxed-simd); scripts/bench/kernels.mjs
+// runs the SIMD and relaxed builds alternately and prints one table.
 //
 // Prints GFLOP/s (one multiply-add = 2 FLOPs) of
 //   gemm_packed [128×768]·[768×768] + b and [512×768]·[768×2304] + b,
 //   gemm_abt Q·Kᵀ at T = 512, d_k = 64 (per-head slices of [T, 768] tensors, ld = 768),
 //   gemm_ab  A·V  at T = 512, d_v = 64 (V a per-head slice, ld = 768),
-// the time of softmax_rows over 512×512 scores, and the measured peak of f32x4 mul+add in
-// independent chains (the best any no-FMA wasm kernel can do), with each GEMM's fraction of it.
+// the time of softmax_rows over 512×512 scores, and two measured peaks, each in independent chains:
+// f32x4 mul + add (the best any wasm kernel without FMA can do) and, in the relaxed build,
+// f32x4.relaxed_madd (one fused multiply-add), with each GEMM's fraction of both.
+// With "tsv" as the second argument every line is `name<TAB>GFLOP/s<TAB>ms` (peaks: ms = 0).
 // Times are process CPU time (see now()). Each figure is the best of 11 timed runs after warm-up
 // calls (V8 tiers wasm up from Liftoff to TurboFan only for later calls, so the first call of a
 // long kernel runs baseline code).
@@ -21,9 +26,6 @@
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
 #endif
-#ifdef __EMSCRIPTEN__
-#include <emscripten.h>
-#endif
 
 #include "kernels.hpp"
 
@@ -32,17 +34,16 @@ namespace {
 using namespace mha::kernels;
 double g_seconds = 0.5;
 
+#ifdef __EMSCRIPTEN__
+extern "C" double bench_cpu_seconds();  // cpp/tests/bench_host.js
+extern "C" double bench_arg(int i);     // cpp/tests/bench_host.js
+#endif
+
 /// Seconds of CPU time of this process (user + system, via Node's process.cpuUsage()) under
 /// Emscripten, else of wall time: on a shared machine CPU time is what the kernel actually cost.
 double now() {
 #ifdef __EMSCRIPTEN__
-  return EM_ASM_DOUBLE({
-    if (typeof process !== 'undefined' && process.cpuUsage) {
-      const u = process.cpuUsage();
-      return (u.user + u.system) / 1e6;
-    }
-    return performance.now() / 1e3;
-  });
+  return bench_cpu_seconds();
 #else
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 #endif
@@ -98,13 +99,35 @@ __attribute__((noinline)) float mul_add_chains(int iters, float mf, float af) {
 }
 #endif
 
-/// A short run of mul_add_chains (warm-up), or 0 without SIMD.
-float mul_add_chains_or_zero() {
-#ifdef __wasm_simd128__
-  return mul_add_chains(1000, 0.999f, 1e-3f);
-#else
-  return 0;
+#ifdef MHA_RELAXED_SIMD
+/// 12 independent chains c = c·m + a of f32x4.relaxed_madd (one FMA each under V8 on x64).
+/// m and a are loaded from memory, not splatted constants: V8 may rebuild a constant splat at
+/// every use in a loop with this many live vectors.
+__attribute__((noinline)) float fma_chains(int iters, const float* ma) {
+  const v128_t m = wasm_v128_load32_splat(ma), a = wasm_v128_load32_splat(ma + 1);
+  v128_t c[12];
+  for (int i = 0; i < 12; ++i) c[i] = wasm_f32x4_splat(static_cast<float>(i));
+  for (int it = 0; it < iters; ++it) {
+#pragma clang loop unroll(full)
+    for (int i = 0; i < 12; ++i) c[i] = __builtin_wasm_relaxed_madd_f32x4(c[i], m, a);
+  }
+  v128_t s = c[0];
+  for (int i = 1; i < 12; ++i) s = wasm_f32x4_add(s, c[i]);
+  return wasm_f32x4_extract_lane(s, 0);
+}
 #endif
+
+/// A short run of the peak loops (warm-up), or 0 without SIMD.
+float peak_loops_warmup() {
+  float s = 0;
+#ifdef __wasm_simd128__
+  s += mul_add_chains(1000, 0.999f, 1e-3f);
+#endif
+#ifdef MHA_RELAXED_SIMD
+  static const float ma[2] = {0.999f, 1e-3f};
+  s += fma_chains(1000, ma);
+#endif
+  return s;
 }
 
 /// GFLOP/s of f32x4 mul+add in 12 independent dependency chains (8 FLOPs per mul+add pair):
@@ -120,16 +143,37 @@ double peak_gflops() {
 #endif
 }
 
+/// GFLOP/s of f32x4.relaxed_madd in 12 independent chains (8 FLOPs each): the FMA peak on one
+/// core, or 0 in a build without relaxed SIMD.
+double fma_peak_gflops() {
+#ifdef MHA_RELAXED_SIMD
+  const int iters = 1 << 16;
+  static const float ma[2] = {0.999999f, 1e-3f};
+  float (*volatile fn)(int, const float*) = fma_chains;
+  const double t = time_call([&] { g_sink = fn(iters, ma); });
+  return 12.0 * 8.0 * iters / t * 1e-9;
+#else
+  return 0;
+#endif
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (argc > 1) g_seconds = std::atof(argv[1]);
-#ifdef MHA_SIMD128
-  const char* impl = "wasm SIMD kernels (kernels_simd.cpp)";
+int main() {
+#ifdef __EMSCRIPTEN__
+  if (bench_arg(0) > 0) g_seconds = bench_arg(0);
+  const bool tsv = bench_arg(1) == 1;
+#else
+  const bool tsv = false;
+#endif
+#if defined(MHA_RELAXED_SIMD)
+  const char* impl = "wasm relaxed-SIMD kernels (kernels_simd.cpp, f32x4.relaxed_madd)";
+#elif defined(MHA_SIMD128)
+  const char* impl = "wasm SIMD kernels (kernels_simd.cpp, mul + add)";
 #else
   const char* impl = "portable Eigen kernels (kernels_eigen.cpp)";
 #endif
-  std::printf("kernels_bench: %s\n", impl);
+  if (!tsv) std::printf("kernels_bench: %s\n", impl);
   {
     // Warm-up: every kernel on small shapes, so V8 has tiered them all up (its compiler threads
     // count in the process CPU time) before anything is measured.
@@ -144,16 +188,27 @@ int main(int argc, char** argv) {
         gemm_ab(M, 93, 96, a.data(), 96, b.data(), 96, c.data(), 96, M & 1);
       }
       softmax_rows(96, 95, c.data(), 96);
-      (void)mul_add_chains_or_zero();
+      (void)peak_loops_warmup();
     }
   }
-  const double peak = peak_gflops();
-  if (peak > 0) std::printf("%-44s %8.2f GFLOP/s\n", "peak f32x4 mul+add (12 chains)", peak);
+  const double peak = peak_gflops(), fma_peak = fma_peak_gflops();
+  if (tsv) {
+    std::printf("peak mul+add\t%.4f\t0\n", peak);
+    if (fma_peak > 0) std::printf("peak fma\t%.4f\t0\n", fma_peak);
+  } else {
+    if (peak > 0) std::printf("%-44s %8.2f GFLOP/s\n", "peak f32x4 mul+add (12 chains)", peak);
+    if (fma_peak > 0) std::printf("%-44s %8.2f GFLOP/s\n", "peak f32x4.relaxed_madd (12 chains)", fma_peak);
+  }
 
   auto report = [&](const char* name, double flops, double t) {
     const double g = flops / t * 1e-9;
-    if (peak > 0)
-      std::printf("%-44s %8.2f GFLOP/s  %6.3f ms  %5.1f%% of peak\n", name, g, t * 1e3, 100 * g / peak);
+    if (tsv)
+      std::printf("%s\t%.4f\t%.6f\n", name, g, t * 1e3);
+    else if (fma_peak > 0)
+      std::printf("%-44s %8.2f GFLOP/s  %6.3f ms  %5.1f%% of mul+add peak  %5.1f%% of FMA peak\n", name, g, t * 1e3,
+                  100 * g / peak, 100 * g / fma_peak);
+    else if (peak > 0)
+      std::printf("%-44s %8.2f GFLOP/s  %6.3f ms  %5.1f%% of mul+add peak\n", name, g, t * 1e3, 100 * g / peak);
     else
       std::printf("%-44s %8.2f GFLOP/s  %6.3f ms\n", name, g, t * 1e3);
   };
@@ -197,9 +252,12 @@ int main(int argc, char** argv) {
     for (auto& x : Sm) x *= 8.f;
     const double t = time_call([&] { softmax_rows(T, T, Sm.data(), T); });
     g_sink = Sm[5];
-    std::printf("%-44s %8.3f ms  (%.2f ns/element)\n", "softmax_rows 512x512", t * 1e3,
-                t * 1e9 / (static_cast<double>(T) * T));
+    if (tsv)
+      std::printf("softmax_rows 512x512\t0\t%.6f\n", t * 1e3);
+    else
+      std::printf("%-44s %8.3f ms  (%.2f ns/element)\n", "softmax_rows 512x512", t * 1e3,
+                  t * 1e9 / (static_cast<double>(T) * T));
   }
-  std::printf("(sink %g)\n", static_cast<double>(g_sink));
+  if (!tsv) std::printf("(sink %g)\n", static_cast<double>(g_sink));
   return 0;
 }

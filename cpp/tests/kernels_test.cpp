@@ -1,8 +1,9 @@
 // Correctness harness of the compute kernels (cpp/src/kernels.hpp) against naive float64 loops.
 //
 // Plain C++17, no test framework: builds with em++ against the wasm SIMD kernels
-// (-msimd128 -DMHA_SIMD128, kernels_simd.cpp) and natively with g++ against the Eigen kernels
-// (kernels_eigen.cpp); scripts/build-kernel-tests.sh does both. Prints one line per failure (the
+// (-msimd128 -DMHA_SIMD128, kernels_simd.cpp; with -DMHA_RELAXED_SIMD the relaxed-SIMD variant, built
+// by clang 16) and natively with g++ against the Eigen kernels (kernels_eigen.cpp);
+// scripts/build-kernel-tests.sh does all three. Prints one line per failure (the
 // first few), a summary line "kernels_test: <checks> checks, <failures> failures, <elements>
 // elements compared", and exits non-zero on any failure.
 //
@@ -426,8 +427,18 @@ void degenerate_suite(Rng& rng) {
 
 }  // namespace
 
+#ifdef __EMSCRIPTEN__
+extern "C" int host_arg_equals(int i, const char* s);  // cpp/tests/bench_host.js
+#endif
+
+#ifdef __EMSCRIPTEN__
+// Arguments come from the host: the relaxed build's link does not see a main(argc, argv).
+int main() {
+  const bool quick = host_arg_equals(0, "--quick") != 0;
+#else
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+#endif
   Rng rng(20240607);
 
   // Every small shape: M 1..9 × N 1..35 × K 1..40, alternating strides, bias and accumulate.
@@ -497,7 +508,9 @@ int main(int argc, char** argv) {
   softmax_suite(rng);
 
   std::printf("kernels_test (%s): %ld checks (%ld small GEMM shapes), %ld failures, %ld elements compared\n",
-#ifdef MHA_SIMD128
+#if defined(MHA_RELAXED_SIMD)
+              "wasm relaxed-SIMD kernels",
+#elif defined(MHA_SIMD128)
               "wasm SIMD kernels",
 #else
               "portable Eigen kernels",

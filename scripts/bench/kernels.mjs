@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+/**
+ * The kernel benchmark of both SIMD tiers in one table: runs build/kernel-tests/kernels_bench.js
+ * (mul + add) and kernels_bench_relaxed.js (f32x4.relaxed_madd) alternately, in both orders, and
+ * prints each kernel's best GFLOP/s per tier, the relaxed/simd ratio, and each as a fraction of the
+ * two peaks measured in the same processes (f32x4 mul + add chains; relaxed_madd chains).
+ *
+ *   bash scripts/build-kernel-tests.sh --no-native && node scripts/bench/kernels.mjs [--rounds 2] [--seconds 0.5]
+ *
+ * The relaxed build needs relaxed SIMD: Node ≥ 22, or Node 20 with --experimental-wasm-relaxed-simd
+ * (passed here when this Node knows the flag). GFLOP/s count one multiply-add as 2 FLOPs.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const args = process.argv.slice(2);
+const opt = (name, dflt) => { const i = args.indexOf(name); return i < 0 ? dflt : args[i + 1]; };
+const rounds = Number(opt('--rounds', 2));
+const seconds = String(opt('--seconds', 0.5));
+const BUILDS = { simd: 'kernels_bench.js', 'relaxed-simd': 'kernels_bench_relaxed.js' };
+for (const f of Object.values(BUILDS)) {
+  if (!fs.existsSync(path.join(root, 'build', 'kernel-tests', f))) {
+    process.stderr.write(`kernels: build/kernel-tests/${f} is missing: run bash scripts/build-kernel-tests.sh --no-native\n`);
+    process.exit(1);
+  }
+}
+const knows = (flag) => spawnSync(process.execPath, [flag, '-e', '0']).status === 0;
+const flags = knows('--experimental-wasm-relaxed-simd') ? ['--experimental-wasm-relaxed-simd'] : [];
+
+/** One run of a build: Map name -> {gflops, ms}. */
+function run(tier) {
+  const r = spawnSync(process.execPath, [...flags, path.join(root, 'build', 'kernel-tests', BUILDS[tier]), seconds, 'tsv'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${BUILDS[tier]} failed (${r.status}): ${r.stderr.slice(0, 500)}`);
+  const out = new Map();
+  for (const line of r.stdout.trim().split('\n')) {
+    const [name, g, ms] = line.split('\t');
+    out.set(name, { gflops: Number(g), ms: Number(ms) });
+  }
+  return out;
+}
+
+// best of every run per tier and kernel (interference on a shared machine only adds time)
+const best = { simd: new Map(), 'relaxed-simd': new Map() };
+const order = [];
+for (let r = 0; r < rounds; r++) {
+  for (const tier of r % 2 ? ['relaxed-simd', 'simd'] : ['simd', 'relaxed-simd']) {
+    order.push(tier);
+    process.stderr.write(`kernels: round ${r + 1}, ${tier}\n`);
+    for (const [name, v] of run(tier)) {
+      const b = best[tier].get(name);
+      const better = name.startsWith('softmax') ? !b || v.ms < b.ms : !b || v.gflops > b.gflops;
+      if (better) best[tier].set(name, v);
+    }
+  }
+}
+const S = best.simd, R = best['relaxed-simd'];
+const peakMA = Math.max(S.get('peak mul+add').gflops, R.get('peak mul+add').gflops);
+const peakF = R.get('peak fma')?.gflops ?? NaN;
+const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : '—');
+const pc = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(0)} %` : '—');
+const L = [];
+L.push(`Kernel benchmark, node ${process.version}${flags.length ? ` ${flags.join(' ')}` : ''}; runs in the order ${order.join(', ')}; best of each.`);
+L.push(`Peaks: f32x4 mul + add ${f1(peakMA)} GFLOP/s; f32x4.relaxed_madd (FMA) ${f1(peakF)} GFLOP/s.`);
+L.push('');
+L.push('| kernel | simd GFLOP/s | relaxed GFLOP/s | relaxed / simd | simd of mul+add peak | relaxed of FMA peak | relaxed of mul+add peak |');
+L.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+for (const [name, s] of S) {
+  if (name.startsWith('peak')) continue;
+  const r = R.get(name);
+  if (name.startsWith('softmax')) {
+    L.push(`| ${name} (ms) | ${s.ms.toFixed(3)} ms | ${r.ms.toFixed(3)} ms | ${(s.ms / r.ms).toFixed(2)}× | | | |`);
+    continue;
+  }
+  L.push(`| ${name} | ${f1(s.gflops)} | ${f1(r.gflops)} | ${(r.gflops / s.gflops).toFixed(2)}× | ${pc(s.gflops / peakMA)} | ${pc(r.gflops / peakF)} | ${pc(r.gflops / peakMA)} |`);
+}
+process.stdout.write(`${L.join('\n')}\n`);
