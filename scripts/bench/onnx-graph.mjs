@@ -17,10 +17,9 @@
  * Input 'x' is [1, T, d_model]; outputs 'y' [1, T, d_model] and, for 'torch' with weights,
  * 'w' [1, h, T, T].
  */
-import { createRequire } from 'node:module';
+import onnxProto from 'onnx-proto';
 
-const require = createRequire(import.meta.url);
-const { onnx } = require('onnx-proto');
+const { onnx } = onnxProto;
 
 const FLOAT = onnx.TensorProto.DataType.FLOAT;
 const INT64 = onnx.TensorProto.DataType.INT64;

@@ -1,12 +1,14 @@
 /**
- * Measures the peak f32 throughput of wasm SIMD on this machine, single thread: a hand-assembled
- * wasm module (no toolchain needed) whose loop runs K independent chains of f32x4 multiply + add
- * (no FMA: relaxed SIMD is not on by default in Node 20). The best of a few variants and repetitions
- * is the peak: the bench reports every GEMM-bound workload as a fraction of it.
+ * Measures two peaks of f32 wasm SIMD throughput on this machine, single thread, with hand-assembled
+ * wasm modules (no toolchain needed) whose loops run K independent chains:
  *
- *   acc_k = acc_k * m + c            ('chain': the mul and the add of a chain are dependent)
- *   p_k = p_k * m ; s_k = s_k + c    ('split': K/2 mul chains and K/2 add chains)
- * Each loop iteration of either variant does K·U mul/add pairs = 8·K·U FLOPs (4 lanes × 2 ops).
+ *   acc_k = acc_k * m + c              ('chain': f32x4.mul then f32x4.add, dependent)
+ *   p_k = p_k * m ; s_k = s_k + c      ('split': K/2 mul chains and K/2 add chains)
+ *   acc_k = relaxed_madd(acc_k, m, c)  ('fma': one f32x4.relaxed_madd, a fused multiply-add under V8
+ *                                        where the CPU has FMA; only where the engine validates it)
+ * Each loop iteration does K·U multiply-adds = 8·K·U FLOPs (4 lanes × 2). The best of a few variants
+ * and repetitions is each peak: the bench reports GEMM-bound workloads as fractions of them.
+ * Runs in Node and in browsers (no Node APIs).
  * @module peak
  */
 
@@ -14,17 +16,18 @@ const uleb = (n) => { const out = []; do { let b = n & 0x7f; n >>>= 7; if (n) b 
 const sleb = (n) => { const out = []; for (;;) { const b = n & 0x7f; n >>= 7; if ((n === 0 && !(b & 0x40)) || (n === -1 && (b & 0x40))) { out.push(b); return out; } out.push(b | 0x80); } };
 const f32 = (x) => [...new Uint8Array(Float32Array.of(x).buffer)];
 const section = (id, bytes) => [id, ...uleb(bytes.length), ...bytes];
-const str = (s) => [...uleb(s.length), ...Buffer.from(s, 'utf8')];
+const str = (s) => { const b = new TextEncoder().encode(s); return [...uleb(b.length), ...b]; };
 
 const I = {
   get: (i) => [0x20, ...uleb(i)], set: (i) => [0x21, ...uleb(i)], tee: (i) => [0x22, ...uleb(i)],
   f32c: (x) => [0x43, ...f32(x)], i32c: (x) => [0x41, ...sleb(x)], i32sub: [0x6b],
   loop: [0x03, 0x40], brIf: (d) => [0x0d, ...uleb(d)], end: [0x0b],
   splat: [0xfd, ...uleb(0x13)], extract0: [0xfd, ...uleb(0x1f), 0], add: [0xfd, ...uleb(0xe4)], mul: [0xfd, ...uleb(0xe6)],
+  madd: [0xfd, ...uleb(0x105)],  // f32x4.relaxed_madd (a, b, c) -> a·b + c
 };
 
 /**
- * @param {'chain'|'split'} variant
+ * @param {'chain'|'split'|'fma'} variant
  * @param {number} K accumulators (v128 locals)
  * @param {number} U unroll of the loop body
  * @returns {Uint8Array} a wasm module exporting run(iterations: i32) -> f32
@@ -40,7 +43,9 @@ export function peakModuleBytes(variant, K, U) {
   for (let u = 0; u < U; u++) {
     for (let k = 0; k < K; k++) {
       const a = 1 + k;
-      if (variant === 'chain') {
+      if (variant === 'fma') {
+        body.push(...I.get(a), ...I.get(M), ...I.get(C), ...I.madd, ...I.set(a));
+      } else if (variant === 'chain') {
         body.push(...I.get(a), ...I.get(M), ...I.mul, ...I.get(C), ...I.add, ...I.set(a));
       } else if (k % 2 === 0) {
         body.push(...I.get(a), ...I.get(M), ...I.mul, ...I.set(a));  // a mul chain
@@ -71,24 +76,33 @@ export function peakModuleBytes(variant, K, U) {
   return new Uint8Array(bytes);
 }
 
+/** True when this engine validates the FMA peak module (relaxed SIMD). */
+export function fmaSupported() {
+  try { return WebAssembly.validate(peakModuleBytes('fma', 2, 1)); } catch { return false; }
+}
+
 /**
- * Runs the variants and returns the best GFLOP/s seen.
+ * Runs the variants, interleaved, and returns the best GFLOP/s seen for mul + add and for FMA.
  * @param {{seconds?: number}} [o] rough time budget
- * @returns {{gflops: number, best: string, variants: Array<{name: string, gflops: number}>}}
+ * @returns {{gflops: number, best: string, fma: {gflops: number, best: string}|null,
+ *   variants: Array<{name: string, gflops: number}>}} gflops/best: the mul + add peak
  */
 export function measurePeak({ seconds = 3 } = {}) {
   const configs = [['chain', 8, 4], ['chain', 10, 4], ['chain', 12, 2], ['split', 8, 4], ['split', 12, 2]];
+  if (fmaSupported()) configs.push(['fma', 8, 4], ['fma', 10, 4], ['fma', 12, 2]);
   const variants = configs.map(([v, K, U]) => {
     const { run } = new WebAssembly.Instance(new WebAssembly.Module(peakModuleBytes(v, K, U))).exports;
-    return { name: `${v} K=${K}`, run, flopsPerIter: 8 * K * U, gflops: 0 };
+    return { name: `${v} K=${K}`, kind: v === 'fma' ? 'fma' : 'mulAdd', run, flopsPerIter: 8 * K * U, gflops: 0 };
   });
   for (const v of variants) v.run(1000);  // compile (tier up) before timing
-  // calibrate: iterations for ~4 ms per call (short bursts: the best one is rarely preempted)
+  // calibrate: iterations for ~20 ms per call: short enough that the best call is rarely
+  // preempted, long enough for a browser's coarse performance.now() (100 µs without
+  // cross-origin isolation; the best of many calls would otherwise pick rounding luck)
   const cal = variants[0];
   let iters = 100000;
   for (;;) {
     const t0 = performance.now(); cal.run(iters); const ms = performance.now() - t0;
-    if (ms > 10) { iters = Math.max(1000, Math.round(iters * 4 / ms)); break; }
+    if (ms > 10) { iters = Math.max(1000, Math.round(iters * 20 / ms)); break; }
     iters *= 4;
   }
   const deadline = performance.now() + seconds * 1000;
@@ -102,11 +116,19 @@ export function measurePeak({ seconds = 3 } = {}) {
     }
   } while (performance.now() < deadline);
   if (!Number.isFinite(sink)) throw new Error('peak kernel produced a non-finite sum');
-  const best = variants.reduce((a, b) => (b.gflops > a.gflops ? b : a));
-  return { gflops: best.gflops, best: best.name, variants: variants.map(({ name, gflops }) => ({ name, gflops })) };
+  const bestOf = (kind) => {
+    const vs = variants.filter((v) => v.kind === kind);
+    return vs.length ? vs.reduce((a, b) => (b.gflops > a.gflops ? b : a)) : null;
+  };
+  const ma = bestOf('mulAdd'), fma = bestOf('fma');
+  return {
+    gflops: ma.gflops, best: ma.name,
+    fma: fma && { gflops: fma.gflops, best: fma.name },
+    variants: variants.map(({ name, gflops }) => ({ name, gflops })),
+  };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (typeof process !== 'undefined' && import.meta.url === `file://${process.argv[1]}`) {
   const r = measurePeak({ seconds: Number(process.argv[2] || 3) });
   console.log(JSON.stringify(r));
 }
