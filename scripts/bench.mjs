@@ -144,7 +144,7 @@ function targets(results, { peak, useFMA, browser }) {
     const f = get(id, false), t = get(id, true);
     const sp = speedup(id, false);
     line(sp == null ? null : sp >= 1.8, `${id} needWeights=false ≥ 1.8× onnxruntime-web: ${sp == null ? '—' : `${fmt(sp)}×`}`);
-    const of = f && w ? flops(w) / med(f, 'ours') / 1e6 / peak : null;
+    const of = f && w ? flops(w) / med(f, 'ours') / 1e6 / (f.roundPeak?.gflops ?? peak) : null;
     line(of == null || !useFMA ? null : of >= 0.75, `${id} needWeights=false ≥ 75 % of the FMA peak: ${of == null ? '—' : pct(of)}${useFMA ? '' : ' (ours does not run the relaxed-simd tier here)'}`);
     const rt = f && t ? med(t, 'ours') / med(f, 'ours') : null;
     line(rt == null ? null : rt <= 1.1, `${id} needWeights=true within 10 % of needWeights=false: ${rt == null ? '—' : `${fmt(rt)}×`}`);
@@ -240,7 +240,8 @@ function report({ machine: m, runtime, browser, load, seconds, engine: eng, peak
   L.push(`- runtime: ${runtime ?? `node ${m.node}`}${browser ? ' (headless, through playwright-core; one page per workload)' : ' (one process per workload)'}; every implementation single-threaded wasm${eng ? `; ours from ${eng}` : ''}`);
   L.push(`- implementations: ours = ${labels.ours ?? 'mha-wasm'}; ORT = ${labels.ort ?? 'onnxruntime-web'} (wasm EP, numThreads = 1); tfjs = ${labels.tfjs ?? 'tfjs'} (@tensorflow/tfjs-backend-wasm, 1 thread)`);
   L.push(`- peaks measured in this runtime (independent chains, best of ${peaks.length} measurements): f32x4 mul + add ${good.map((p) => `${p.gflops.toFixed(1)} [${p.best}]`).join(', ')} → **${fmt(peakMA)} GFLOP/s**; f32x4.relaxed_madd (FMA) ${fmas.length ? `${fmas.map((p) => `${p.fma.gflops.toFixed(1)} [${p.fma.best}]`).join(', ')} → **${fmt(peakFMA)} GFLOP/s**` : 'not available in this runtime'}`);
-  L.push(`- "of peak" divides by the ${useFMA ? 'FMA' : 'mul + add'} peak (ours runs the ${tier ?? '?'} tier)`);
+  const rp = results.flatMap((r) => (r.variants ?? []).map((v) => v.roundPeak).filter(Boolean));
+  L.push(`- "of peak" divides by the ${useFMA ? 'FMA' : 'mul + add'} peak (ours runs the ${tier ?? '?'} tier)${rp.length ? `, as timed inside each workload's rounds, between the implementations (${rp[0].variant} chains; ${fmt(Math.min(...rp.map((p) => p.gflops)))}–${fmt(Math.max(...rp.map((p) => p.gflops)))} GFLOP/s across workloads), so that it moves with the machine's speed; W4 divides by the peak above` : ''}`);
   L.push('- GFLOP/s = (8·T·d² + 4·T²·d) / median time (the dense count, also for causal); median of interleaved rounds (rounds × calls timed together per round); ± = half the interquartile range; speed-up of ours = that peer\'s median / ours; max |Δ| = largest absolute difference from our output (/ w: attention weights), checked before timing (limit 1e-3 of max |ours|)');
   L.push('');
   L.push('| workload | needWeights | implementation | median ms | ± | best ms | rounds | GFLOP/s | of peak | speed-up of ours | calls/s | peak RSS MB | wasm heap MB | max \\|Δ\\| vs ours |');
@@ -274,7 +275,7 @@ function report({ machine: m, runtime, browser, load, seconds, engine: eng, peak
         const heap = key === 'ours' && Number.isFinite(r.heapMB) ? fmt(r.heapMB) : '';
         const c = v.checks[key];
         const chk = key === 'ours' ? '' : c ? `${c.y.maxAbs.toExponential(1)}${c.w ? ` / w ${c.w.maxAbs.toExponential(1)}` : ''}` : '';
-        L.push(`| ${wname} | ${v.nw} | ${implName(key, v)} | ${fmt(row.median)} | ${Number.isFinite(spread) && row.n > 1 ? `${(100 * spread).toFixed(0)} %` : '—'} | ${fmt(row.min)} | ${row.n}${row.callsPerSample > 1 ? ` × ${row.callsPerSample}` : ''} | ${fmt(gf)} | ${pct(gf / peak)} | ${ratio} | ${calls} | ${rss} | ${heap} | ${chk} |`);
+        L.push(`| ${wname} | ${v.nw} | ${implName(key, v)} | ${fmt(row.median)} | ${Number.isFinite(spread) && row.n > 1 ? `${(100 * spread).toFixed(0)} %` : '—'} | ${fmt(row.min)} | ${row.n}${row.callsPerSample > 1 ? ` × ${row.callsPerSample}` : ''} | ${fmt(gf)} | ${pct(gf / (v.roundPeak?.gflops ?? peak))} | ${ratio} | ${calls} | ${rss} | ${heap} | ${chk} |`);
       }
       if (w.mode === 'long' && Object.keys(v.errors).length) {
         const gib = (w.h * w.T * w.T * 4) / 2 ** 30;

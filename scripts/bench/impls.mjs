@@ -12,6 +12,7 @@
  */
 import { buildMhaOnnx } from './onnx-graph.mjs';
 import { mulberry32 } from '../../web/src/weights.js';
+import { peakModuleBytes, fmaSupported } from './peak.mjs';
 
 /**
  * @typedef {object} BenchEnv
@@ -233,6 +234,28 @@ async function timeRounds(entries, { budget, minRounds, maxRounds, minSampleMs }
   return entries.map((e) => ({ key: e.impl.key, callsPerSample: e.n, ...stats(e.samples) }));
 }
 
+/**
+ * The peak loop as one more entry of the timed rounds: f32x4.relaxed_madd chains when ours runs
+ * the relaxed-simd tier (else mul + add), about 2 ms per call. Timed between the implementations,
+ * it moves with the machine's speed, so "of peak" compares numbers measured in the same seconds.
+ */
+function peakEntry(fma) {
+  const [variant, K, U] = fma && fmaSupported() ? ['fma', 12, 2] : ['split', 12, 2];
+  const { run } = new WebAssembly.Instance(new WebAssembly.Module(peakModuleBytes(variant, K, U))).exports;
+  run(1000);
+  let iters = 1000;
+  for (;;) {
+    const t0 = now(); run(iters); const ms = now() - t0;
+    if (ms > 1) { iters = Math.max(1000, Math.round(iters * 2 / ms)); break; }
+    iters *= 4;
+  }
+  let sink = 0;
+  return {
+    impl: { key: 'peak', sync: true }, variant: `${variant} K=${K}`, flops: 8 * K * U * iters,
+    runner: { run() { sink += run(iters); return sink; }, release() {} },
+  };
+}
+
 // ---------- modes ----------
 export async function timing(cfg) {
   const data = makeData(cfg);
@@ -293,8 +316,14 @@ export async function timing(cfg) {
         }
       }
     }
+    const pk = peakEntry(ours.tier === 'relaxed-simd');
+    entries.push(pk);
     log(`needWeights=${nw}: timing ${entries.map((e) => e.impl.key).join(', ')}`);
-    const rows = await timeRounds(entries, cfg);
+    const allRows = await timeRounds(entries, cfg);
+    entries.pop();
+    const peakRow = allRows.find((r) => r.key === 'peak');
+    v.roundPeak = { variant: pk.variant, gflops: pk.flops / (peakRow.median / 1000) / 1e9 };
+    const rows = allRows.filter((r) => r.key !== 'peak');
     for (const e of entries) if (e.impl !== ours) await e.runner.release();
     // Of the ORT graphs, keep the row of the fastest (lowest median); list every graph's median.
     const ortRows = rows.filter((r) => r.key.startsWith('ort:'));
