@@ -6,11 +6,12 @@
 // and of XNNPACK's f32-gemm "wasmsimd-loadsplat" kernels: a tile of MR = 4 rows × NR = 8 columns
 // of C lives in 8 f32x4 accumulators; for every k the B panel row is loaded as 2 vectors, each
 // A[i, k] is broadcast (v128.load32_splat → vbroadcastss) and multiplied into its row of
-// accumulators. There is no FMA in wasm SIMD without relaxed-simd (absent in Node 20), so every
-// update is a mul followed by an add; the 8 chains are independent, which hides the add latency.
-// 4×8 measured fastest among 4×8, 5×8, 6×8, 4×12, 2×16 and 3×16 under V8 on x64 (16 xmm
-// registers, one of them V8's scratch: 6×8 and 3×16 spill). The k loop is not unrolled: clang
-// regroups unrolled iterations per accumulator, which V8 then has to spill.
+// accumulators through madd(): one f32x4.relaxed_madd (an FMA) in the relaxed-SIMD build, a mul
+// then an add in the SIMD build (wasm SIMD128 has no FMA); the 8 chains are independent, which
+// hides the latency. The tile is 4×8 and the k loop is not unrolled because V8 has 15 xmm registers
+// for SIMD values and its scheduler hoists the broadcasts of an iteration ahead of the
+// multiply-adds: larger tiles (5×8, 6×8, 3×16) and unrolled loops need more than 15 and spill
+// accumulators (docs/performance.md has the measurements).
 //
 // Blocking (Goto): rows of A in blocks of kMC, depth in blocks of kKC; every B panel's kKC×8 slice
 // stays in L1 across the row tiles of a block. A block of 32 rows or more is packed once into tiles
