@@ -39,6 +39,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { relaxedSimdFlags } from './node-flags.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -89,9 +90,7 @@ function childNode() {
   return bin;
 }
 const NODE = browserMode ? null : childNode();
-const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
-// Node 20 runs relaxed SIMD only behind this flag; Node ≥ 22 by default (the flag may be gone).
-const NODE_FLAGS = NODE && !noRelaxed && spawnSync(NODE, [RELAXED_FLAG, '-e', '0']).status === 0 ? [RELAXED_FLAG] : [];
+const NODE_FLAGS = NODE && !noRelaxed ? relaxedSimdFlags(NODE) : [];
 const nodeVersionOf = (bin) => spawnSync(bin, ['-p', 'process.version + " (V8 " + process.versions.v8 + ")"'], { encoding: 'utf8' }).stdout.trim();
 
 function runChild(script, argv, { quiet = false } = {}) {

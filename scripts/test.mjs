@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { relaxedSimdFlags } from './node-flags.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const files = [];
@@ -23,9 +24,7 @@ if (files.length === 0) {
   console.error('no test files found under tests/');
   process.exit(1);
 }
-const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
-const knowsFlag = spawnSync(process.execPath, [RELAXED_FLAG, '-e', '0']).status === 0;
-const flags = knowsFlag ? [RELAXED_FLAG] : [];
+const flags = relaxedSimdFlags();
 const r = spawnSync(process.execPath, [...flags, '--expose-gc', '--test', ...process.argv.slice(2), ...files], {
   cwd: root, stdio: 'inherit', env: { ...process.env, MHA_NODE_FLAGS: flags.join(' ') },
 });

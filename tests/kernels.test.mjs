@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { relaxedSimdFlags } from '../scripts/node-flags.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const HARNESSES = {
@@ -32,9 +33,7 @@ function stale(harness) {
   return sources.some((s) => existsSync(s) && statSync(s).mtimeMs > built);
 }
 
-// Node 20 runs relaxed SIMD only with this flag; later Node versions run it by default.
-const knowsFlag = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', '-e', '0']).status === 0;
-const RELAXED_FLAGS = knowsFlag ? ['--experimental-wasm-relaxed-simd'] : [];
+const RELAXED_FLAGS = relaxedSimdFlags();
 
 for (const [kind, harness] of Object.entries(HARNESSES)) {
   test(`${kind} kernels match float64 references (cpp/tests/kernels_test.cpp)`, { timeout: 600_000 }, () => {

@@ -14,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { relaxedSimdFlags } from '../node-flags.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const args = process.argv.slice(2);
@@ -27,8 +28,7 @@ for (const f of Object.values(BUILDS)) {
     process.exit(1);
   }
 }
-const knows = (flag) => spawnSync(process.execPath, [flag, '-e', '0']).status === 0;
-const flags = knows('--experimental-wasm-relaxed-simd') ? ['--experimental-wasm-relaxed-simd'] : [];
+const flags = relaxedSimdFlags();
 
 /** One run of a build: Map name -> {gflops, ms}. */
 function run(tier) {
