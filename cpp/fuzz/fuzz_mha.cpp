@@ -1,4 +1,4 @@
-// libFuzzer target over the C++ core (issue 6): a byte-decoded configuration, weights, inputs and
+// libFuzzer target over the C++ core: a byte-decoded configuration, weights, inputs and
 // masks drive mha::resolve / mha::passport / mha::Layer::create / Layer::forward (with and
 // without weights, averaged, traced) and mha::KVCache (steps, overflow of max_len, reset).
 //

@@ -72,8 +72,8 @@ struct HeadMasks {
 /// adds the additive attention mask and the additive key padding mask, then sets padded (boolean
 /// mask) and (causal) future keys to -inf.
 /// Not inlined: it runs once per block of scores, and inlined into attend_rows it makes that
-/// function's optimizing compile (V8 tiers it up during the first long forward) ~8 MB larger,
-/// which showed as the peak RSS of a W3 forward (97 → 105 MB; the bench target is ≤ 100 MB).
+/// function's optimizing compile (V8 tiers it up during the first long forward) about 8 MB larger,
+/// which a long forward's peak memory pays (docs/performance.md).
 __attribute__((noinline)) void apply_masks(const HeadMasks& hm, int r0, int rows, int k0, int n, float* S, int lds) {
   for (int rr = 0; rr < rows; ++rr) {
     float* srow = S + size_t(rr) * lds;
@@ -99,7 +99,6 @@ Status non_finite_status(const char* what, const float* data, Shape shape, bool 
   while (i < n && (std::isfinite(data[i]) || (allow_neg_inf && data[i] == kNegInf))) ++i;
   if (i == n) return Status::Ok();
   const std::string at = std::string(what) + index_string(i, shape) + " is " + value_string(data[i]);
-  // Issue 6 (robustness): see Layer::forward.
   if (overflow)
     return Status::Error(Code::kNonFinite, "float32 overflow: " + at +
                                                " although every input and weight is finite; their magnitudes are too"
@@ -502,9 +501,9 @@ Status Layer::forward(const ForwardArgs& a) {
       project_rows(3, rows, O, a.output + row * r.d_model, r.d_model);
     }
   }
-  // Issue 6 (robustness): finite inputs and weights can still overflow float32 inside the layer
-  // (|x|·|W| > 3.4e38 gives ±Inf projections or scores, then NaN weights); refuse the result
-  // instead of returning a silent NaN. Regression test: tests/property.test.mjs, "overflow".
+  // Finite inputs and weights can still overflow float32 inside the layer (|x|·|W| > 3.4e38 gives
+  // ±Inf projections or scores, then NaN weights): refuse the result instead of returning a silent
+  // NaN. Regression test: tests/property.test.mjs, "overflow".
   return check_output_finite("output", a.output, {B, Tq, r.d_model});
 }
 

@@ -14,9 +14,9 @@ Status resolve(const Config& c, Resolved& r) {
   r = Resolved{};
   if (c.d_model < 1) return invalid("dModel must be a positive integer, got " + str(c.d_model));
   if (c.num_heads < 1) return invalid("numHeads must be a positive integer, got " + str(c.num_heads));
-  // Issue 6 (robustness): resolve() allocates per-head tables (~40 bytes per head) before the
-  // weight-size check below, so numHeads = 2^31 - 1 with dK = 1 passed that check and its
-  // allocation aborted the wasm instance (found by cpp/fuzz). Bound h up front.
+  // resolve() allocates per-head tables (~40 bytes per head) before the weight-size check below:
+  // without this bound, numHeads = 2^31 - 1 with dK = 1 passes that check and its allocation aborts
+  // the wasm instance (a case cpp/fuzz found). Bound h up front.
   if (c.num_heads > kMaxHeads)
     return invalid("numHeads must be at most " + str(kMaxHeads) + ", got " + str(c.num_heads));
   const int h = c.num_heads;

@@ -64,8 +64,8 @@ Status KVCache::step(const float* x, int n, float* output, float* weights) {
   s = layer_->attend(t);
   if (!s.ok()) return s;
   layer_->project(3, B * n, C, output);
-  // Issue 6 (robustness): refuse an output that overflowed float32 (see Layer::forward); the
-  // cache keeps its length, so the next step overwrites the rows appended above.
+  // Refuse an output that overflowed float32 (see Layer::forward); the cache keeps its length, so
+  // the next step overwrites the rows appended above.
   s = check_output_finite("output", output, {B, n, r.d_model});
   if (!s.ok()) return s;
   len_ += n;

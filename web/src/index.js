@@ -89,13 +89,12 @@ class MHA {
    */
   createLayer(opts) {
     const core = this._core;
-    // Issue 6 (robustness): refuse weights the heap cannot hold *before* the seeded init builds
-    // them in JS (dModel = 30000 used to allocate 14 GB of Float32Arrays, then say OUT_OF_MEMORY).
-    // The figure is the staged weights plus the core's packed copy of them (only the staged ones
-    // are malloc'd here: it used to malloc both, so a layer of ~1/3 of the heap aborted the
-    // instance when the core then copied). Layer::create also probes the heap for its packed copy
-    // and refuses with OUT_OF_MEMORY (fragmentation can defeat this estimate). Regression:
-    // tests/oom.test.mjs.
+    // Refuse weights the heap cannot hold *before* the seeded init builds them in JS (otherwise
+    // dModel = 30000 allocates 14 GB of Float32Arrays before failing). The figure is the staged
+    // weights plus the core's packed copy of them; only the staged ones are malloc'd here, since
+    // mallocing both would leave no room for the core's copy of a layer of ~1/3 of the heap.
+    // Layer::create also probes the heap for its packed copy and refuses with OUT_OF_MEMORY
+    // (fragmentation can defeat this estimate). Regression: tests/oom.test.mjs.
     const { config, packed, headDims } = resolveLayer(opts, (c) => {
       const p = corePassport(core, c);
       checkFits(core, p.params.total * 4 * 2 + 64, 'createLayer');

@@ -48,7 +48,7 @@ struct Resolved {
   int kv_of(int head) const { return head / (num_heads / kv_heads); }
 };
 
-/// Largest number of heads resolve() accepts (issue 6: bounds the per-head tables it allocates).
+/// Largest number of heads resolve() accepts (bounds the per-head tables it allocates).
 constexpr int kMaxHeads = 65536;
 
 /// Validates `c` and fills defaults into `out`.
