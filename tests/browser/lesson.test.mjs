@@ -237,6 +237,42 @@ test('heads can be enlarged, heatmaps export PNG, and an invalid h shows the eng
   await context.close();
 });
 
+test('a widget on a slow engine: passport asked once per configuration, only the latest of overtaken inputs shown', async () => {
+  const { page, errors, context } = await openLesson();
+  const r = await page.evaluate(async () => {
+    const { getEngine } = await import('/dist/mha-components.js');
+    const mha = await getEngine();
+    const calls = [];
+    // the same engine, counting passport calls; handed over as a promise that resolves late
+    const counting = Object.create(mha);
+    counting.passport = (cfg) => { calls.push(cfg.numHeads); return mha.passport(cfg); };
+    let release;
+    const slow = new Promise((res) => { release = () => res(counting); });
+    const w = document.createElement('mha-widget');
+    w.engine = slow;
+    document.querySelector('#split').append(w);
+    const seen = [];
+    w.addEventListener('mha-computed', (e) => seen.push(e.detail.heads));
+    for (const h of [1, 4, 8, 2]) { w.heads = h; await w.updateComplete; }
+    release();
+    await new Promise((res) => { const t = setInterval(() => { if (w.result) { clearInterval(t); res(); } }, 10); });
+    await new Promise((res) => setTimeout(res, 100));
+    const p = w.shadowRoot.querySelector('mha-passport');
+    await p.updateComplete;
+    const row = p.shadowRoot.querySelector('tr[data-k="wQPerHead"] td').textContent.trim();
+    w.remove();
+    return { calls, seen, heads: w.result.heads, passportDK: p.passport?.dK, row };
+  });
+  // one engine call for the latest configuration (h = 2), none for the overtaken ones
+  assert.deepEqual(r.calls, [2]);
+  assert.deepEqual(r.seen, [2]);
+  assert.equal(r.heads, 2);
+  assert.equal(r.passportDK, 12);
+  assert.equal(r.row, '24 × 12 = 288');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('self-check: instant feedback, score k / n, and answers kept in the URL hash', async () => {
   const { page, errors, context } = await openLesson();
   assert.equal(await page.locator('#quiz-score').textContent(), '0 / 5');

@@ -1,5 +1,6 @@
 import { LitElement, html, css, nothing } from 'lit';
-import { baseStyles, computeWithEngine, errorText, int, num } from './shared.js';
+import { Task } from '@lit/task';
+import { baseStyles, engineOf, errorText, int, num } from './shared.js';
 
 /** Render an engine shape (array of dims or a string) as "5 × 24". */
 export function shapeText(shape) {
@@ -27,6 +28,9 @@ export function shapeText(shape) {
  * @attr {boolean} no-bias - Count a layer without biases (default: with biases, as in PyTorch).
  *
  * @prop {object} engine - An engine from `createMHA()`; by default one shared engine is created.
+ * @prop {object|null|undefined} data - A passport already computed for the same attributes (the
+ *   `<mha-widget>` passes its own, so the engine is asked once); null shows the loading line;
+ *   undefined (the default) asks the engine.
  * @prop {object|null} passport - Read-only: the last result of `mha.passport()` (null on error).
  * @prop {Error|null} error - Read-only: the last engine error (null when valid).
  *
@@ -54,6 +58,7 @@ export class MhaPassport extends LitElement {
     compact: { type: Boolean },
     noBias: { type: Boolean, attribute: 'no-bias' },
     engine: { attribute: false },
+    data: { attribute: false },
     passport: { state: true },
     error: { state: true },
   };
@@ -85,8 +90,30 @@ export class MhaPassport extends LitElement {
     this.compact = false;
     this.noBias = false;
     this.engine = undefined;
+    this.data = undefined;
     this.passport = null;
     this.error = null;
+    // The engine call, re-run when an attribute, the engine or `data` changes; a run that a newer
+    // one overtakes while the engine is still loading is aborted before it asks.
+    this._passportTask = new Task(this, {
+      args: () => [this.seqLen, this.dModel, this.heads, this.kvHeads, this.batch, this.keyLen, this.noBias, this.engine, this.data],
+      task: async ([, , , , , , , engine, data], { signal }) => {
+        if (data !== undefined) return data;
+        const mha = await engineOf(engine);
+        signal.throwIfAborted(); // inputs changed while the engine loaded: only the newest run asks
+        return mha.passport(this.config);
+      },
+      onComplete: (passport) => {
+        this.passport = passport;
+        this.error = null;
+        if (passport) this.dispatchEvent(new CustomEvent('mha-passport', { detail: passport, bubbles: true, composed: true }));
+      },
+      onError: (err) => {
+        this.passport = null;
+        this.error = err;
+        this.dispatchEvent(new CustomEvent('mha-error', { detail: err, bubbles: true, composed: true }));
+      },
+    });
   }
 
   /** The options object this element passes to `mha.passport()`. */
@@ -97,20 +124,6 @@ export class MhaPassport extends LitElement {
     if (this.keyLen != null && !Number.isNaN(this.keyLen)) c.keyLen = this.keyLen;
     if (this.noBias) c.bias = false;
     return c;
-  }
-
-  async willUpdate(changed) {
-    const keys = ['seqLen', 'dModel', 'heads', 'kvHeads', 'batch', 'keyLen', 'noBias', 'engine'];
-    if (!keys.some((k) => changed.has(k))) return;
-    await computeWithEngine(this, (mha) => {
-      this.passport = mha.passport(this.config);
-      this.error = null;
-      this.dispatchEvent(new CustomEvent('mha-passport', { detail: this.passport, bubbles: true, composed: true }));
-    }, (err) => {
-      this.passport = null;
-      this.error = err;
-      this.dispatchEvent(new CustomEvent('mha-error', { detail: err, bubbles: true, composed: true }));
-    });
   }
 
   render() {

@@ -1,5 +1,6 @@
 import { LitElement, html, css, nothing } from 'lit';
-import { baseStyles, computeWithEngine, errorText, seededMatrix, defaultTokens, num } from './shared.js';
+import { Task } from '@lit/task';
+import { baseStyles, engineOf, errorText, seededMatrix, defaultTokens, num } from './shared.js';
 import './mha-passport.js';
 import './mha-heads.js';
 
@@ -59,7 +60,6 @@ export class MhaWidget extends LitElement {
     engine: { attribute: false },
     result: { state: true },
     error: { state: true },
-    _passport: { state: true },
   };
 
   static styles = [baseStyles, css`
@@ -93,8 +93,36 @@ export class MhaWidget extends LitElement {
     this.engine = undefined;
     this.result = null;
     this.error = null;
-    this._passport = null;
     this._gen = null;
+    // The layer on the engine, re-run when an input changes; a run that a newer one overtakes
+    // while the engine is still loading is aborted before it computes. The passport is computed here once and handed to
+    // the nested <mha-passport> (its `data`), which then does not ask the engine again.
+    this._layerTask = new Task(this, {
+      args: () => [this.seqLen, this.dModel, this.heads, this.seed, this.causal, this.x, this.weights, this.engine],
+      task: async ([, , , , , , , engine], { signal }) => {
+        const mha = await engineOf(engine);
+        signal.throwIfAborted(); // inputs changed while the engine loaded: only the newest run computes
+        const h = num(this.heads, 2), d = this._d;
+        const layer = mha.createLayer({ dModel: d, numHeads: h, bias: false, weights: this.packedWeights });
+        try {
+          const r = layer.forward(this.input, { causal: this.causal, needWeights: true });
+          const passport = mha.passport({ seqLen: this._T, dModel: d, numHeads: h, bias: false });
+          return { heads: h, weights: r.weights, output: r.output, passport };
+        } finally {
+          layer.dispose();
+        }
+      },
+      onComplete: (result) => {
+        this.result = result;
+        this.error = null;
+        const { heads, weights, output } = result;
+        this.dispatchEvent(new CustomEvent('mha-computed', { detail: { heads, weights, output }, bubbles: true, composed: true }));
+      },
+      onError: (err) => {
+        this.result = null;
+        this.error = err;
+      },
+    });
   }
 
   get _T() { return num(this.seqLen, 5); }
@@ -151,34 +179,6 @@ export class MhaWidget extends LitElement {
     this.seed = (num(this.seed, 7) * 7919 + 13) % 100003;
   }
 
-  updated(changed) {
-    const keys = ['seqLen', 'dModel', 'heads', 'seed', 'causal', 'x', 'weights', 'engine'];
-    if (keys.some((k) => changed.has(k))) this._compute();
-  }
-
-  /** Recompute the layer on the engine (called on every relevant change). */
-  async _compute() {
-    await computeWithEngine(this, (mha) => {
-      const h = num(this.heads, 2), d = this._d;
-      const layer = mha.createLayer({ dModel: d, numHeads: h, bias: false, weights: this.packedWeights });
-      try {
-        const r = layer.forward(this.input, { causal: this.causal, needWeights: true });
-        const passport = mha.passport({ seqLen: this._T, dModel: d, numHeads: h, bias: false });
-        this._passport = passport;
-        this.result = { heads: h, weights: r.weights, output: r.output, passport };
-        this.error = null;
-        this.dispatchEvent(new CustomEvent('mha-computed', {
-          detail: { heads: h, weights: r.weights, output: r.output }, bubbles: true, composed: true,
-        }));
-      } finally {
-        layer.dispose();
-      }
-    }, (err) => {
-      this.result = null;
-      this.error = err;
-    });
-  }
-
   render() {
     const h = num(this.heads, 2);
     const r = this.result;
@@ -193,7 +193,7 @@ export class MhaWidget extends LitElement {
       </div>
       <div class="layout">
         <mha-passport part="passport" seq-len=${this._T} d-model=${this._d} heads=${h}
-          .engine=${this.engine} compact no-bias></mha-passport>
+          .engine=${this.engine} .data=${this.error ? undefined : r?.heads === h ? r.passport : null} compact no-bias></mha-passport>
         ${this.error
           ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>`
           : html`<mha-heads part="heads" .weights=${r?.weights} .tokens=${this.tokenLabels}

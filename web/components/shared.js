@@ -26,27 +26,15 @@ export function setEngine(mha) {
   enginePromise = Promise.resolve(mha);
 }
 
-/** Resolve the engine for a component: its own `engine` property first, else the shared one. */
-function engineFor(el) {
-  return el.engine ? Promise.resolve(el.engine) : getEngine();
-}
-
 /**
- * Runs compute(mha) on the component's engine for its latest request only: when a later call
- * for the same element starts before the engine resolves, this one does nothing. An error of the
- * engine or of compute goes to fail(err), again only for the latest request.
- * @param {HTMLElement} el the component (its `engine` property is honored)
- * @param {(mha: object) => void} compute
- * @param {(err: Error) => void} fail
+ * The engine a component uses: its own `engine` (an engine or a promise of one) if set, else the
+ * shared one. The components run their engine calls as `@lit/task` Tasks, which keep only the
+ * result of the latest run when inputs change while the engine is still loading.
+ * @param {object|Promise<object>|undefined} engine the component's `engine` property
+ * @returns {Promise<object>}
  */
-export async function computeWithEngine(el, compute, fail) {
-  const id = (el._engineRequest = (el._engineRequest || 0) + 1);
-  try {
-    const mha = await engineFor(el);
-    if (id === el._engineRequest) compute(mha);
-  } catch (err) {
-    if (id === el._engineRequest) fail(err);
-  }
+export function engineOf(engine) {
+  return engine ? Promise.resolve(engine) : getEngine();
 }
 
 /** A readable message for an engine error (MHAError has `.code` and `.message`). */
