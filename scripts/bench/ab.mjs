@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+// A/B of this tree's build against another tree's (web/src + web/wasm), in one process: the
+// bench's workloads W0–W3 (d_model = 768, h = 12 with biases; W0 the lesson's T = 5, d = 24, h = 2)
+// forwarded by both in interleaved rounds, both orders alternating, medians. For a refactor that
+// must not change speed: the ratio base / this is printed per workload and needWeights.
+//   node --experimental-wasm-relaxed-simd scripts/bench/ab.mjs ../base-tree [rounds]
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createMHA } from '../../web/src/index.js';
+
+const baseTree = process.argv[2];
+if (!baseTree) {
+  console.error('usage: ab.mjs <other tree> [rounds]');
+  process.exit(2);
+}
+const rounds = Number(process.argv[3] || 15);
+const base = await import(pathToFileURL(path.resolve(baseTree, 'web/src/index.js')).href);
+const engines = [{ name: 'this', mha: await createMHA() }, { name: 'base', mha: await base.createMHA() }];
+console.log(`tiers: this ${engines[0].mha.info.tier}, base ${engines[1].mha.info.tier}; ${rounds} rounds`);
+
+const W = [
+  { id: 'W0', T: 5, d: 24, h: 2, reps: 2000 },
+  { id: 'W1', T: 128, d: 768, h: 12, reps: 20 },
+  { id: 'W2', T: 512, d: 768, h: 12, reps: 3 },
+  { id: 'W3', T: 1024, d: 768, h: 12, causal: true, reps: 1 },
+];
+const median = (a) => a.slice().sort((x, y) => x - y)[a.length >> 1];
+for (const w of W) {
+  const x = { data: Float32Array.from({ length: w.T * w.d }, (_, i) => Math.sin(0.37 * i)), shape: [w.T, w.d] };
+  for (const needWeights of [false, true]) {
+    const runs = engines.map(({ name, mha }) => ({ name, layer: mha.createLayer({ dModel: w.d, numHeads: w.h, seed: 1 }), t: [] }));
+    const opts = { needWeights, causal: !!w.causal };
+    const out = runs.map((r) => r.layer.forward(x, opts).output.data);
+    let diff = 0;
+    for (let i = 0; i < out[0].length; i++) diff = Math.max(diff, Math.abs(out[0][i] - out[1][i]));
+    for (let r = 0; r < 2; r++) for (const run of runs) run.layer.forward(x, opts);
+    for (let r = 0; r < rounds; r++) {
+      for (const run of r % 2 ? runs.slice().reverse() : runs) {
+        const t0 = performance.now();
+        for (let k = 0; k < w.reps; k++) run.layer.forward(x, opts);
+        run.t.push((performance.now() - t0) / w.reps);
+      }
+    }
+    const [a, b] = runs.map((r) => median(r.t));
+    const unit = w.id === 'W0' ? `${(a * 1000).toFixed(2)} µs vs ${(b * 1000).toFixed(2)} µs` : `${a.toFixed(2)} ms vs ${b.toFixed(2)} ms`;
+    console.log(`${w.id} needWeights ${needWeights ? 'true ' : 'false'}: this ${unit}  base/this ${(b / a).toFixed(3)}  max |Δ| ${diff.toExponential(1)}`);
+    for (const run of runs) run.layer.dispose();
+  }
+}

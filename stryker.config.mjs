@@ -1,0 +1,37 @@
+// Mutation testing of the JS library (web/src) with StrykerJS: `npm run mutation`.
+// Not part of `npm test` (it runs the suites once per mutant). The Node suites that exercise
+// web/src run through Stryker's tap runner (node:test prints TAP when its output is not a TTY);
+// coverage per test file lets each mutant run only the files that reach it. The browser suites,
+// the slow randomized ones (property, fuzz-replay, oom) and the packaging suite are left out.
+// Environment: MUTATE=web/src/layer.js,... narrows the files mutated; CONCURRENCY sets workers.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { relaxedSimdFlags } from './scripts/node-flags.mjs';
+
+const root = path.dirname(fileURLToPath(import.meta.url));
+process.env.MHA_GOLDEN_DIR ??= path.resolve(root, '../shared/golden');
+
+const mutate = process.env.MUTATE
+  ? process.env.MUTATE.split(',')
+  : ['web/src/*.js', '!web/src/version.js'];
+
+export default {
+  testRunner: 'tap',
+  plugins: ['@stryker-mutator/tap-runner'],
+  mutate,
+  tap: {
+    testFiles: [
+      'tests/api.test.mjs', 'tests/errors.test.mjs', 'tests/golden.test.mjs', 'tests/memory.test.mjs',
+      'tests/leak.test.mjs', 'tests/model.test.mjs',
+    ],
+    nodeArgs: [...relaxedSimdFlags(), '--expose-gc', '-r', '{{hookFile}}', '{{testFile}}'],
+  },
+  coverageAnalysis: 'perTest',
+  concurrency: Number(process.env.CONCURRENCY || 2),
+  timeoutMS: 60000,
+  ignorePatterns: ['build', 'build-*', '.cache', 'tests/artifacts', 'reports', '*.tgz', 'cpp'],
+  reporters: ['clear-text', 'progress', 'json', 'html'],
+  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  htmlReporter: { fileName: 'reports/mutation/mutation.html' },
+  tempDirName: '.stryker-tmp',
+};
