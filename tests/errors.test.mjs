@@ -146,3 +146,39 @@ test('float32 overflow in an unbatched call names the output index without a bat
   throwsThenWorks(() => c.step({ data: new Float32Array(4).fill(NaN), shape: [1, 4] }), 'NON_FINITE', /^step: x\[0, 0\] is NaN/);
   l.dispose();
 });
+
+test('core errors carry argument, index and bytes as fields, in the API names and the caller’s shape', () => {
+  const l = mha.createLayer({ dModel: 8, numHeads: 2, seed: 3 });
+  const q = new Float32Array(2 * 3 * 8);
+  q[24 + 8 + 5] = NaN;  // batch 1, row 1, column 5
+  let e = throwsMHA(() => l.forward({ data: q, shape: [2, 3, 8] }), 'NON_FINITE', /^forward: query\[1, 1, 5\] is NaN; expected a finite number$/);
+  assert.equal(e.argument, 'query');
+  assert.deepEqual(e.index, [1, 1, 5]);
+  // unbatched: the core ran B = 1, the error speaks of the caller's [Tq, dModel]
+  e = throwsMHA(() => l.forward({ data: q.subarray(8 * 3), shape: [3, 8] }), 'NON_FINITE', /^forward: query\[1, 5\] is NaN/);
+  assert.deepEqual(e.index, [1, 5]);
+  // a per-head attention mask's first index is b·h + head, not the batch: kept whole
+  const mask = new Float32Array(2 * 9);
+  mask[4] = Infinity;  // head 0, query 1, key 1 of an unbatched call: the leading 0 is the head
+  e = throwsMHA(() => l.forward({ data: new Float32Array(24), shape: [3, 8] }, { attnMask: { data: mask, shape: [2, 3, 3] } }),
+    'NON_FINITE', /attnMask\[0, 1, 1\] is Infinity; expected a finite number or -Infinity/);
+  assert.equal(e.argument, 'attnMask');
+  assert.deepEqual(e.index, [0, 1, 1]);
+  const kpm = new Float32Array(3);
+  kpm[2] = NaN;
+  e = throwsMHA(() => l.forward({ data: new Float32Array(24), shape: [3, 8] }, { keyPaddingMask: { data: kpm, shape: [3] } }),
+    'NON_FINITE', /keyPaddingMask\[2\] is NaN/);
+  assert.equal(e.argument, 'keyPaddingMask');
+  // configuration errors name the argument in the API's camelCase
+  e = throwsMHA(() => mha.createLayer({ dModel: 24, numHeads: 4, kvHeads: 3 }), 'INVALID_CONFIG', /^kvHeads must divide numHeads \(4\), got kvHeads = 3$/);
+  assert.equal(e.argument, 'kvHeads');
+  assert.equal(e.index, undefined);
+  e = throwsMHA(() => mha.passport({ seqLen: 5, dModel: 24, numHeads: 5 }), 'INVALID_CONFIG', /^numHeads must divide dModel when dK is not given/);
+  assert.equal(e.argument, 'numHeads');
+  const w = (r, c, bad) => ({ data: Float32Array.from({ length: r * c }, (_, i) => (i === bad ? -Infinity : 0)), shape: [r, c] });
+  e = throwsMHA(() => mha.createLayer({ dModel: 8, numHeads: 2, bias: false, weights: { wQ: w(8, 8), wK: w(8, 8), wV: w(8, 8), wO: w(8, 8, 8 * 7 + 3) } }),
+    'NON_FINITE', /weights\.wO\[7, 3\] is -Infinity/);
+  assert.equal(e.argument, 'weights.wO');
+  assert.deepEqual(e.index, [7, 3]);
+  probe.check();
+});

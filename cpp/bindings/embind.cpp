@@ -2,15 +2,20 @@
 //
 // One call per forward. Tensors cross as byte offsets into wasm memory (the JS API writes inputs
 // into buffers it malloc'd and reads outputs from them); nothing is marshaled element by element.
-// Errors come back as an integer code (mha::Code) with the message in lastError().
+// Errors come back as an integer code (mha::Code); lastError() gives the whole mha::Status as a
+// plain object {code, message, argument, index, batchFirst, bytes}, from which the JS API composes
+// its message (errors.js). Facts the JS API needs from the core (the forward's argument layout,
+// the resolved head geometry, the passport) cross as typed values, not as text.
 #include <emscripten/bind.h>
 #include <emscripten/emscripten.h>
+#include <emscripten/val.h>
 #include <malloc.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <cstdio>
 #include <string>
+#include <vector>
 
 #include "mha/attention.hpp"
 #include "mha/config.hpp"
@@ -20,10 +25,10 @@ using namespace emscripten;
 
 namespace {
 
-std::string g_error;  // message of the last failed call (single-threaded module)
+mha::Status g_error;  // the last failed call's status (single-threaded module)
 
 int fail(const mha::Status& s) {
-  g_error = s.message;
+  g_error = s;
   return static_cast<int>(s.code);
 }
 
@@ -42,51 +47,80 @@ mha::Config make_config(int d_model, int num_heads, int kv_heads, int d_k, int d
   return c;
 }
 
-std::string json_num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+template <class Int> val int_array(const std::vector<Int>& v) {
+  val a = val::array();
+  for (size_t i = 0; i < v.size(); ++i) a.set(i, static_cast<double>(v[i]));
+  return a;
 }
 
-std::string json_shape(const std::vector<int64_t>& s) {
-  std::string o = "[";
-  for (size_t i = 0; i < s.size(); ++i) o += (i ? "," : "") + std::to_string(s[i]);
-  return o + "]";
+/// The arguments of one forward as the JS API writes them into wasm memory: one uint32 per field,
+/// a tensor as its byte offset (0 = absent), a flag as 0/1, attn_mask_kind an mha::MaskKind. The
+/// field list is written once (MHA_FORWARD_FIELDS); JS learns each field's byte offset from
+/// forwardLayout(), so the layout exists only here.
+#define MHA_FORWARD_FIELDS(X)                                                                            \
+  X(batch) X(tq) X(tk) X(query) X(key) X(value) X(causal) X(key_padding_mask) X(key_padding_add)        \
+  X(attn_mask) X(attn_mask_kind) X(output) X(weights) X(average_weights) X(trace_q) X(trace_k) X(trace_v) \
+  X(trace_scores) X(trace_concat)
+struct ForwardBlock {
+#define MHA_FIELD(name) uint32_t name;
+  MHA_FORWARD_FIELDS(MHA_FIELD)
+#undef MHA_FIELD
+};
+
+/// {bytes, fields: {batch: byte offset, tq: …, …}} of ForwardBlock.
+val forward_layout() {
+  val fields = val::object();
+#define MHA_OFFSET(name) fields.set(#name, static_cast<int>(offsetof(ForwardBlock, name)));
+  MHA_FORWARD_FIELDS(MHA_OFFSET)
+#undef MHA_OFFSET
+  val o = val::object();
+  o.set("bytes", static_cast<int>(sizeof(ForwardBlock)));
+  o.set("fields", fields);
+  return o;
 }
 
-std::string json_string(const std::string& s) {
-  std::string r = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') r += '\\';
-    r += ch;
-  }
-  return r + "\"";
-}
-
-/// Shape passport as JSON text (the JS API parses it), or "" with lastError() = "code:message".
-std::string passport_json(int d_model, int num_heads, int kv_heads, int d_k, int d_v, int k_dim, int v_dim,
-                          bool bias, int seq_len, int key_len, int batch) {
+/// Shape passport as a plain object {dK, dV, steps: [{name, shape, formula}], params, flops}
+/// (counts as numbers), or null with lastError() set.
+val passport(int d_model, int num_heads, int kv_heads, int d_k, int d_v, int k_dim, int v_dim, bool bias,
+             int seq_len, int key_len, int batch) {
   mha::Passport p;
   mha::Status s = mha::passport(make_config(d_model, num_heads, kv_heads, d_k, d_v, k_dim, v_dim, bias, 0.f, 0),
                                 seq_len, key_len, batch, p);
   if (!s.ok()) {
-    g_error = std::to_string(static_cast<int>(s.code)) + ":" + s.message;
-    return "";
+    fail(s);
+    return val::null();
   }
-  std::string o = "{\"dK\":" + std::to_string(p.d_k) + ",\"dV\":" + std::to_string(p.d_v) + ",\"steps\":[";
+  val steps = val::array();
   for (size_t i = 0; i < p.steps.size(); ++i) {
-    o += (i ? "," : "");
-    o += "{\"name\":" + json_string(p.steps[i].name) + ",\"shape\":" + json_shape(p.steps[i].shape) +
-         ",\"formula\":" + json_string(p.steps[i].formula) + "}";
+    val step = val::object();
+    step.set("name", p.steps[i].name);
+    step.set("shape", int_array(p.steps[i].shape));
+    step.set("formula", p.steps[i].formula);
+    steps.set(i, step);
   }
   const mha::Params& q = p.params;
+  val params = val::object();
+  params.set("wQPerHead", double(q.wq_per_head));
+  params.set("wQ", double(q.wq));
+  params.set("wK", double(q.wk));
+  params.set("wV", double(q.wv));
+  params.set("wO", double(q.wo));
+  params.set("bias", double(q.bias));
+  params.set("total", double(q.total));
+  params.set("singleHeadWQ", double(q.single_head_wq));
   const mha::Flops& f = p.flops;
-  o += "],\"params\":{\"wQPerHead\":" + std::to_string(q.wq_per_head) + ",\"wQ\":" + std::to_string(q.wq) +
-       ",\"wK\":" + std::to_string(q.wk) + ",\"wV\":" + std::to_string(q.wv) + ",\"wO\":" + std::to_string(q.wo) +
-       ",\"bias\":" + std::to_string(q.bias) + ",\"total\":" + std::to_string(q.total) +
-       ",\"singleHeadWQ\":" + std::to_string(q.single_head_wq) + "},\"flops\":{\"projections\":" +
-       json_num(f.projections) + ",\"scores\":" + json_num(f.scores) + ",\"weighted\":" + json_num(f.weighted) +
-       ",\"output\":" + json_num(f.output) + ",\"total\":" + json_num(f.total) + "}}";
+  val flops = val::object();
+  flops.set("projections", f.projections);
+  flops.set("scores", f.scores);
+  flops.set("weighted", f.weighted);
+  flops.set("output", f.output);
+  flops.set("total", f.total);
+  val o = val::object();
+  o.set("dK", p.d_k);
+  o.set("dV", p.d_v);
+  o.set("steps", steps);
+  o.set("params", params);
+  o.set("flops", flops);
   return o;
 }
 
@@ -104,29 +138,49 @@ class LayerHandle {
     return s.ok() ? 0 : fail(s);
   }
 
-  /// One forward, its 19 arguments read from a uint32 block in wasm memory at byte offset args
-  /// (every tensor a byte offset, 0 = absent), in this order: batch, tq, tk, query, key, value,
-  /// causal, key_padding_mask, attn_mask, attn_mask_kind, output, weights, average_weights, the
-  /// trace's q, k, v, scores, concat, and key_padding_add (the additive key padding mask). JS calls
-  /// it through the plain export mha_layer_forward below.
-  int forwardPacked(uintptr_t args) {
+  /// One forward, its arguments read from a ForwardBlock at byte offset `block` in wasm memory.
+  /// JS calls it through the plain export mha_layer_forward below.
+  int forward(uintptr_t block) {
     if (!layer_) return fail(mha::Status::Error(mha::Code::kDisposed, "layer is not initialized"));
-    const uint32_t* v = ptr<const uint32_t>(args);
+    const ForwardBlock& f = *ptr<const ForwardBlock>(block);
     mha::ForwardArgs a;
-    a.batch = int(v[0]); a.tq = int(v[1]); a.tk = int(v[2]);
-    a.query = ptr<const float>(v[3]); a.key = ptr<const float>(v[4]); a.value = ptr<const float>(v[5]);
-    a.causal = v[6] != 0;
-    a.key_padding_mask = ptr<const uint8_t>(v[7]);
-    a.attn_mask = ptr<const float>(v[8]);
-    a.attn_mask_kind = static_cast<mha::MaskKind>(v[9]);
-    a.output = ptr<float>(v[10]);
-    a.weights = ptr<float>(v[11]);
-    a.average_weights = v[12] != 0;
-    a.trace.q = ptr<float>(v[13]); a.trace.k = ptr<float>(v[14]); a.trace.v = ptr<float>(v[15]);
-    a.trace.scores = ptr<float>(v[16]); a.trace.concat = ptr<float>(v[17]);
-    a.key_padding_add = ptr<const float>(v[18]);
+    a.batch = int(f.batch); a.tq = int(f.tq); a.tk = int(f.tk);
+    a.query = ptr<const float>(f.query); a.key = ptr<const float>(f.key); a.value = ptr<const float>(f.value);
+    a.causal = f.causal != 0;
+    a.key_padding_mask = ptr<const uint8_t>(f.key_padding_mask);
+    a.key_padding_add = ptr<const float>(f.key_padding_add);
+    a.attn_mask = ptr<const float>(f.attn_mask);
+    a.attn_mask_kind = static_cast<mha::MaskKind>(f.attn_mask_kind);
+    a.output = ptr<float>(f.output);
+    a.weights = ptr<float>(f.weights);
+    a.average_weights = f.average_weights != 0;
+    a.trace.q = ptr<float>(f.trace_q); a.trace.k = ptr<float>(f.trace_k); a.trace.v = ptr<float>(f.trace_v);
+    a.trace.scores = ptr<float>(f.trace_scores); a.trace.concat = ptr<float>(f.trace_concat);
     mha::Status s = layer_->forward(a);
     return s.ok() ? 0 : fail(s);
+  }
+
+  /// The resolved head geometry (mha::Resolved): {qWidth, kWidth, vWidth, oWidth} (Σd_k, Σ_kv d_k,
+  /// Σ_kv d_v, Σd_v), per query head {dK, dV, qOff, oOff, kvHead} and per kv head {kOff, vOff}: the
+  /// columns each head occupies in Q | K | V | concat.
+  val geometry() const {
+    if (!layer_) return val::null();
+    const mha::Resolved& r = layer_->config();
+    std::vector<int64_t> kv_of(r.num_heads);
+    for (int i = 0; i < r.num_heads; ++i) kv_of[i] = r.kv_of(i);
+    val g = val::object();
+    g.set("qWidth", r.q_width);
+    g.set("kWidth", r.k_width);
+    g.set("vWidth", r.v_width);
+    g.set("oWidth", r.o_width);
+    g.set("dK", int_array(r.dk));
+    g.set("dV", int_array(r.dv));
+    g.set("qOff", int_array(r.q_off));
+    g.set("oOff", int_array(r.o_off));
+    g.set("kvHead", int_array(kv_of));
+    g.set("kOff", int_array(r.k_off));
+    g.set("vOff", int_array(r.v_off));
+    return g;
   }
 
   /// Workspace bytes a forward of these sizes needs besides its inputs and outputs.
@@ -145,13 +199,13 @@ class LayerHandle {
 
 }  // namespace
 
-/// The per-call path of Layer.forward and Layer.trace: LayerHandle::forwardPacked as a plain wasm
+/// The per-call path of Layer.forward and Layer.trace: LayerHandle::forward as a plain wasm
 /// export (`_mha_layer_forward(handle.address(), args)`), which costs a fraction of an embind
 /// method call (argument wire types, handle checks); that difference is a tenth of a small
-/// forward. handle: a live LayerHandle's address(); args: byte offset of the 19-word block.
+/// forward. handle: a live LayerHandle's address(); args: byte offset of a ForwardBlock.
 /// Returns 0 or an mha::Code (message in lastError()).
 extern "C" EMSCRIPTEN_KEEPALIVE int mha_layer_forward(uintptr_t handle, uintptr_t args) {
-  return reinterpret_cast<LayerHandle*>(handle)->forwardPacked(args);
+  return reinterpret_cast<LayerHandle*>(handle)->forward(args);
 }
 
 namespace {
@@ -174,7 +228,18 @@ class KVCacheHandle {
   std::unique_ptr<mha::KVCache> cache_;
 };
 
-std::string last_error() { return g_error; }
+/// The last failed call's mha::Status: {code, message, argument, index, batchFirst, bytes}
+/// (message with {snake_case} argument tokens, see mha/status.hpp).
+val last_error() {
+  val e = val::object();
+  e.set("code", static_cast<int>(g_error.code));
+  e.set("message", g_error.message);
+  e.set("argument", g_error.argument);
+  e.set("index", int_array(g_error.index));
+  e.set("batchFirst", g_error.batch_first);
+  e.set("bytes", g_error.bytes);
+  return e;
+}
 
 /// Bytes currently malloc'd (dlmalloc's in-use count): the leak tests read it.
 double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
@@ -190,7 +255,8 @@ bool built_with_simd() {
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(mha_core) {
-  function("passportJSON", &passport_json);
+  function("passport", &passport);
+  function("forwardLayout", &forward_layout);
   function("lastError", &last_error);
   function("heapInUse", &heap_in_use);
   function("simd", &built_with_simd);
@@ -198,6 +264,7 @@ EMSCRIPTEN_BINDINGS(mha_core) {
       .constructor<>()
       .function("init", &LayerHandle::init)
       .function("address", &LayerHandle::address)
+      .function("geometry", &LayerHandle::geometry)
       .function("workspaceBytes", &LayerHandle::workspaceBytes);
   class_<KVCacheHandle>("KVCacheHandle")
       .constructor<>()

@@ -93,7 +93,17 @@ bool all_finite(const std::vector<float>& v) {
 void check_code(const mha::Status& s) {
   const int c = int(s.code);
   CHECK(c >= 0 && c <= 6 && c != int(mha::Code::kDisposed), std::to_string(c) + " " + s.message);
-  if (!s.ok()) CHECK(!s.message.empty());
+  if (s.ok()) return;
+  CHECK(!s.message.empty());
+  // The structured fields a binding composes its message from (mha/status.hpp).
+  if (s.code == mha::Code::kNonFinite) CHECK(!s.argument.empty() && !s.index.empty(), s.render());
+  if (s.code == mha::Code::kOutOfMemory) CHECK(s.bytes > 0, s.render());
+  int open = 0;  // every {token} closed
+  for (char ch : s.message) {
+    open += ch == '{' ? 1 : ch == '}' ? -1 : 0;
+    CHECK(open == 0 || open == 1, s.message);
+  }
+  CHECK(open == 0, s.message);
 }
 
 double max_abs(const std::vector<double>& v) {

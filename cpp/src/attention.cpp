@@ -34,16 +34,15 @@ static_assert(kKeyBlock % 8 == 0 && kProjRows % 8 == 0, "K/V packs are addressed
 inline int round8(int n) { return (n + 7) & ~7; }
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-std::string index_string(size_t flat, Shape shape) {
+/// The multi-index of element `flat` of a row-major tensor of this shape.
+std::vector<int64_t> multi_index(size_t flat, Shape shape) {
   const int64_t* dims = shape.begin();
   std::vector<int64_t> idx(shape.size());
   for (size_t d = shape.size(); d-- > 0;) {
     idx[d] = dims[d] ? static_cast<int64_t>(flat % dims[d]) : 0;
     flat = dims[d] ? flat / dims[d] : flat;
   }
-  std::string s = "[";
-  for (size_t d = 0; d < idx.size(); ++d) s += (d ? ", " : "") + std::to_string(idx[d]);
-  return s + "]";
+  return idx;
 }
 
 std::string value_string(float x) {
@@ -93,18 +92,24 @@ __attribute__((noinline)) void apply_masks(const HeadMasks& hm, int r0, int rows
 
 }  // namespace
 
-Status non_finite_status(const char* what, const float* data, Shape shape, bool allow_neg_inf, bool overflow) {
+Status non_finite_status(const char* what, const float* data, Shape shape, FiniteCheck how) {
+  const bool allow_neg_inf = how.allow_neg_inf;
   const size_t n = shape_size(shape);
   size_t i = 0;
   while (i < n && (std::isfinite(data[i]) || (allow_neg_inf && data[i] == kNegInf))) ++i;
   if (i == n) return Status::Ok();
-  const std::string at = std::string(what) + index_string(i, shape) + " is " + value_string(data[i]);
-  if (overflow)
-    return Status::Error(Code::kNonFinite, "float32 overflow: " + at +
-                                               " although every input and weight is finite; their magnitudes are too"
-                                               " large for float32 (max 3.4e38) in the projections or scores: scale them down");
-  return Status::Error(Code::kNonFinite, at + (allow_neg_inf ? "; expected a finite number or -Infinity"
-                                                             : "; expected a finite number"));
+  const std::string at = "{" + std::string(what) + "}{index} is " + value_string(data[i]);
+  Status s = how.overflow
+                 ? Status::Error(Code::kNonFinite, "float32 overflow: " + at +
+                                                       " although every input and weight is finite; their magnitudes are too"
+                                                       " large for float32 (max 3.4e38) in the projections or scores: scale them down",
+                                 what)
+                 : Status::Error(Code::kNonFinite, at + (allow_neg_inf ? "; expected a finite number or -Infinity"
+                                                                       : "; expected a finite number"),
+                                 what);
+  s.index = multi_index(i, shape);
+  s.batch_first = how.batch_first;
+  return s;
 }
 
 Layer::Layer() = default;
@@ -127,14 +132,14 @@ Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr
   if (!s.ok()) return s;
   const Resolved& r = L->cfg_;
   if (!w.wq || !w.wk || !w.wv || !w.wo)
-    return Status::Error(Code::kInvalidArgument, "weights: W_Q, W_K, W_V and W_O are all required");
+    return Status::Error(Code::kInvalidArgument, "{weights}: W_Q, W_K, W_V and W_O are all required", "weights");
   if (r.bias && (!w.bq || !w.bk || !w.bv || !w.bo))
-    return Status::Error(Code::kInvalidArgument, "weights: bias is on, so b_Q, b_K, b_V and b_O are all required");
+    return Status::Error(Code::kInvalidArgument, "{weights}: {bias} is on, so b_Q, b_K, b_V and b_O are all required", "weights");
   struct M { const char* name; const float* p; int64_t rows, cols; };
-  const M mats[] = {{"wQ", w.wq, r.d_model, r.q_width}, {"wK", w.wk, r.k_dim, r.k_width},
-                    {"wV", w.wv, r.v_dim, r.v_width},   {"wO", w.wo, r.o_width, r.d_model},
-                    {"bQ", r.bias ? w.bq : nullptr, 1, r.q_width}, {"bK", r.bias ? w.bk : nullptr, 1, r.k_width},
-                    {"bV", r.bias ? w.bv : nullptr, 1, r.v_width}, {"bO", r.bias ? w.bo : nullptr, 1, r.d_model}};
+  const M mats[] = {{"w_q", w.wq, r.d_model, r.q_width}, {"w_k", w.wk, r.k_dim, r.k_width},
+                    {"w_v", w.wv, r.v_dim, r.v_width},   {"w_o", w.wo, r.o_width, r.d_model},
+                    {"b_q", r.bias ? w.bq : nullptr, 1, r.q_width}, {"b_k", r.bias ? w.bk : nullptr, 1, r.k_width},
+                    {"b_v", r.bias ? w.bv : nullptr, 1, r.v_width}, {"b_o", r.bias ? w.bo : nullptr, 1, r.d_model}};
   for (const M& m : mats) {
     if (!m.p) continue;
     const std::string what = std::string("weights.") + m.name;
@@ -153,8 +158,7 @@ Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr
     // volatile: clang removes an unused malloc/free pair (assuming success) otherwise.
     void* volatile probe = std::malloc(floats * sizeof(float));
     if (!probe)
-      return Status::Error(Code::kOutOfMemory, "packing the weights needs " + std::to_string(floats * sizeof(float)) +
-                                                   " bytes, which the heap cannot give");
+      return Status::OutOfMemory("packing the weights", double(floats * sizeof(float)), "");
     std::free(probe);
   }
   if (r.k_dim == r.d_model && r.v_dim == r.d_model) {
@@ -246,23 +250,24 @@ size_t Layer::workspace_bytes(int batch, int tq, int tk, bool self_attention) co
                           packs_floats(r, tk) + scores);
 }
 
-void Layer::project_rows(int which, int M, const float* x, float* y, int ldy) const {
+void Layer::project_rows(Projection which, int M, const float* x, float* y, int ldy) const {
   const Resolved& r = cfg_;
-  if (which == 3) return kernels::gemm_packed(M, x, r.o_width, *wo_, bo_.empty() ? nullptr : bo_.data(), y, ldy);
+  if (which == Projection::kOutput)
+    return kernels::gemm_packed(M, x, r.o_width, *wo_, bo_.empty() ? nullptr : bo_.data(), y, ldy);
+  const int w = static_cast<int>(which);
   if (wqkv_) {
     const int n0[] = {0, qkv_k0_, qkv_v0_}, n[] = {r.q_width, r.k_width, r.v_width};
-    return kernels::gemm_packed_cols(M, x, r.d_model, *wqkv_, n0[which], n[which], bqkv_.empty() ? nullptr : bqkv_.data(),
-                                     y, ldy);
+    return kernels::gemm_packed_cols(M, x, r.d_model, *wqkv_, n0[w], n[w], bqkv_.empty() ? nullptr : bqkv_.data(), y, ldy);
   }
   const kernels::PackedB* W[] = {wq_.get(), wk_.get(), wv_.get()};
   const std::vector<float>* b[] = {&bq_, &bk_, &bv_};
-  kernels::gemm_packed(M, x, W[which]->k, *W[which], b[which]->empty() ? nullptr : b[which]->data(), y, ldy);
+  kernels::gemm_packed(M, x, W[w]->k, *W[w], b[w]->empty() ? nullptr : b[w]->data(), y, ldy);
 }
 
-void Layer::project(int which, int M, const float* x, float* y) const {
+void Layer::project(Projection which, int M, const float* x, float* y) const {
   const Resolved& r = cfg_;
   const int width[] = {r.q_width, r.k_width, r.v_width, r.d_model};
-  project_rows(which, M, x, y, width[which]);
+  project_rows(which, M, x, y, width[static_cast<int>(which)]);
 }
 
 void Layer::pack_kv(const float* K, int ldk, const float* V, int ldv, int t0, int n, int tk) {
@@ -276,8 +281,9 @@ void Layer::pack_kv(const float* K, int ldk, const float* V, int ldv, int t0, in
   }
 }
 
-/// Everything attend_rows needs besides the query rows: sizes, masks, weights outputs.
-struct Layer::Masks {
+/// How the attention of one call runs, fixed before any work: sizes, masks, weight outputs, and
+/// where K and V are read.
+struct Layer::AttentionPlan {
   int tq = 0, tk = 0;
   bool causal = false; int causal_offset = 0;
   const uint8_t* key_padding_mask = nullptr;  // [B, Tk]
@@ -285,6 +291,8 @@ struct Layer::Masks {
   const float* attn_mask = nullptr; MaskKind attn_mask_kind = MaskKind::kNone;
   float* weights = nullptr; bool average_weights = false;
   float* trace_scores = nullptr;
+  // streaming: keys in blocks of kKeyBlock with an online softmax (long key sequences whose
+  // weights are not returned), so scores never need O(Tq·Tk) memory.
   bool streaming = false;
   // direct: K/V are read in place (rows of batch element b at k / v, set by the caller before each
   // attend_rows) instead of from the packs: few keys or few queries, where packing costs as much as
@@ -294,29 +302,102 @@ struct Layer::Masks {
   const float* v = nullptr; int ldv = 0;
 };
 
-void Layer::attend_rows(const Masks& a, int b, int r0q, int nrows, const float* q, int ldq, float* o, int ldo) {
+namespace {
+
+/// Query head i of batch element b: its K_g and V_g (packed, or rows in place), scale and masks,
+/// and where its weights and traced scores go.
+struct Head {
+  int dk = 0, dv = 0;
+  float scale = 1.f;
+  bool direct = false;
+  const float* kp = nullptr; size_t kstride = 0;  // packed Kᵀ (panels of 8 keys)
+  const float* vp = nullptr; size_t vstride = 0;  // packed V (panels of 8 columns)
+  const float* kd = nullptr; int ldk = 0;         // K rows in place (direct)
+  const float* vd = nullptr; int ldv = 0;         // V rows in place (direct)
+  HeadMasks masks;
+  float* weights = nullptr;  // [Tq, Tk] of (b, i) when per-head weights are returned, else null
+  float* trace = nullptr;    // [Tq, Tk] traced scores of (b, i), or null
+
+  /// S[rows, n] = Q_i·K_gᵀ·scale over keys k0 .. k0+n.
+  void scores(const float* q, int ldq, int rows, int k0, int n, float* S, int lds) const {
+    if (direct) kernels::gemm_abt(rows, n, dk, scale, q, ldq, kd + size_t(k0) * ldk, ldk, S, lds);
+    else kernels::gemm_panels(rows, n, dk, scale, q, ldq, kp + size_t(k0 / 8) * kstride, kstride, S, lds, false);
+  }
+  /// O[rows, d_v] (+)= P[rows, n]·V_g over keys k0 .. k0+n.
+  void weigh(int rows, int k0, int n, const float* P, int ldp, float* O, int ldo, bool accumulate) const {
+    if (direct) kernels::gemm_ab(rows, dv, n, P, ldp, vd + size_t(k0) * ldv, ldv, O, ldo, accumulate);
+    else kernels::gemm_panels(rows, dv, n, 1.f, P, ldp, vp + size_t(k0) * kernels::kPanel, vstride, O, ldo, accumulate);
+  }
+};
+
+/// One block of query rows r0 .. r0+rows of a head: Q_i rows at q (leading dimension ldq), head
+/// output rows at o (leading dimension ldo), keys 0 .. kend attended (causal rows skip the rest).
+struct RowBlock {
+  int r0 = 0, rows = 0, kend = 0;
+  const float* q = nullptr; int ldq = 0;
+  float* o = nullptr; int ldo = 0;
+};
+
+/// head_i rows = softmax(Q_i·K_gᵀ·scale + M)·V_g with every score row held at once ([rows, Tk] in
+/// S, or straight in the returned weights). Averaged weights are added to avg ([rows, Tk]).
+void attend_block(const Head& hd, const RowBlock& blk, int tk, float* S, float* avg, float inv_h) {
+  const int rows = blk.rows, kend = blk.kend, lds = tk;
+  hd.scores(blk.q, blk.ldq, rows, 0, kend, S, lds);                        // S = Q_i·K_gᵀ·scale [rows, kend]
+  if (hd.trace)
+    for (int rr = 0; rr < rows; ++rr)
+      std::memcpy(hd.trace + size_t(blk.r0 + rr) * tk, S + size_t(rr) * lds, sizeof(float) * tk);
+  if (hd.masks.any()) apply_masks(hd.masks, blk.r0, rows, 0, kend, S, lds);  // S += M
+  kernels::softmax_rows(rows, kend, S, lds);                                 // P = softmax(S) by row
+  if (kend < tk && hd.weights)                                               // keys past the causal limit
+    for (int rr = 0; rr < rows; ++rr) std::fill(S + size_t(rr) * lds + kend, S + size_t(rr + 1) * lds, 0.f);
+  hd.weigh(rows, 0, kend, S, lds, blk.o, blk.ldo, false);                    // head_i = P·V_g [rows, d_v]
+  if (avg)
+    for (int rr = 0; rr < rows; ++rr)
+      for (int j = 0; j < kend; ++j) avg[size_t(rr) * tk + j] += inv_h * S[size_t(rr) * lds + j];
+}
+
+/// The same over key blocks of kKeyBlock with an online softmax (Milakov & Gimelshein 2018; the
+/// FlashAttention recurrence): running max m and sum l per row, earlier output rescaled by alpha.
+/// scratch: S [blk, kKeyBlock], then m, l, alpha [blk] each (scores_floats), blk = min(kRowBlock, Tq).
+void attend_block_streaming(const Head& hd, const RowBlock& blk, int blk_rows, float* scratch) {
+  const int rows = blk.rows;
+  float* S = scratch;
+  float* m = S + size_t(blk_rows) * kKeyBlock;
+  float* l = m + blk_rows;
+  float* alpha = l + blk_rows;
+  std::fill(m, m + rows, kNegInf);
+  std::fill(l, l + rows, 0.f);
+  for (int k0 = 0; k0 < blk.kend; k0 += kKeyBlock) {
+    const int n = std::min(kKeyBlock, blk.kend - k0);
+    hd.scores(blk.q, blk.ldq, rows, k0, n, S, kKeyBlock);                                // S = Q_i·K_gᵀ·scale
+    if (hd.masks.any()) apply_masks(hd.masks, blk.r0, rows, k0, n, S, kKeyBlock);       // S += M
+    kernels::softmax_online_block(rows, n, S, kKeyBlock, m, l, alpha);                  // P = exp(S − m)
+    if (k0 > 0) kernels::scale_rows(rows, hd.dv, blk.o, blk.ldo, alpha);
+    hd.weigh(rows, k0, n, S, kKeyBlock, blk.o, blk.ldo, k0 > 0);                       // O += P·V_g
+  }
+  for (int rr = 0; rr < rows; ++rr) alpha[rr] = l[rr] > 0.f ? 1.f / l[rr] : 0.f;  // all masked: 0
+  kernels::scale_rows(rows, hd.dv, blk.o, blk.ldo, alpha);                        // head_i = O / l
+}
+
+}  // namespace
+
+void Layer::attend_rows(const AttentionPlan& a, int b, int r0q, int nrows, const float* q, int ldq, float* o, int ldo) {
   const Resolved& r = cfg_;
   const int Tq = a.tq, Tk = a.tk, h = r.num_heads;
   const bool per_head_weights = a.weights && !a.average_weights;
-  const float inv_h = 1.f / h;
-  const size_t vstride = size_t(kernels::kPanel) * round8(Tk);
   for (int i = 0; i < h; ++i) {
-    const int g = r.kv_of(i), dk = r.dk[i], dv = r.dv[i];
-    const size_t kstride = size_t(kernels::kPanel) * dk;
-    const float* kp = a.direct ? nullptr : packs_.data() + kp_off_[g];
-    const float* vp = a.direct ? nullptr : packs_.data() + vp_off_[g];
-    const float* kd = a.direct ? a.k + r.k_off[g] : nullptr;
-    const float* vd = a.direct ? a.v + r.v_off[g] : nullptr;
-    // S[rows, n] = Q_i·K_gᵀ·scale over keys k0 .. k0+n, and O (+)= P[rows, n]·V_g over the same keys.
-    auto scores = [&](const float* qrows, int rows, int k0, int n, float* S, int lds) {
-      if (a.direct) kernels::gemm_abt(rows, n, dk, r.scale[i], qrows, ldq, kd + size_t(k0) * a.ldk, a.ldk, S, lds);
-      else kernels::gemm_panels(rows, n, dk, r.scale[i], qrows, ldq, kp + size_t(k0 / 8) * kstride, kstride, S, lds, false);
-    };
-    auto weigh = [&](int rows, int k0, int n, const float* P, int ldp, float* O, bool accumulate) {
-      if (a.direct) kernels::gemm_ab(rows, dv, n, P, ldp, vd + size_t(k0) * a.ldv, a.ldv, O, ldo, accumulate);
-      else kernels::gemm_panels(rows, dv, n, 1.f, P, ldp, vp + size_t(k0) * kernels::kPanel, vstride, O, ldo, accumulate);
-    };
-    HeadMasks hm;
+    const int g = r.kv_of(i);
+    Head hd;
+    hd.dk = r.dk[i]; hd.dv = r.dv[i]; hd.scale = r.scale[i];
+    hd.direct = a.direct;
+    if (a.direct) {
+      hd.kd = a.k + r.k_off[g]; hd.ldk = a.ldk;
+      hd.vd = a.v + r.v_off[g]; hd.ldv = a.ldv;
+    } else {
+      hd.kp = packs_.data() + kp_off_[g]; hd.kstride = size_t(kernels::kPanel) * hd.dk;
+      hd.vp = packs_.data() + vp_off_[g]; hd.vstride = size_t(kernels::kPanel) * round8(Tk);
+    }
+    HeadMasks& hm = hd.masks;
     hm.tk = Tk;
     hm.kpm = a.key_padding_mask ? a.key_padding_mask + size_t(b) * Tk : nullptr;
     hm.kpm_add = a.key_padding_add ? a.key_padding_add + size_t(b) * Tk : nullptr;
@@ -324,69 +405,34 @@ void Layer::attend_rows(const Masks& a, int b, int r0q, int nrows, const float* 
     hm.offset = a.causal_offset;
     if (a.attn_mask_kind == MaskKind::kShared) hm.mask = a.attn_mask;
     if (a.attn_mask_kind == MaskKind::kPerHead) hm.mask = a.attn_mask + (size_t(b) * h + i) * Tq * Tk;
-    float* trace = a.trace_scores ? a.trace_scores + (size_t(b) * h + i) * Tq * Tk : nullptr;
+    if (per_head_weights) hd.weights = a.weights + (size_t(b) * h + i) * Tq * Tk;
+    if (a.trace_scores) hd.trace = a.trace_scores + (size_t(b) * h + i) * Tq * Tk;
     for (int rb = 0; rb < nrows; rb += kRowBlock) {
-      const int rows = std::min(kRowBlock, nrows - rb), r0 = r0q + rb;
-      const float* qrows = q + size_t(rb) * ldq + r.q_off[i];
-      float* O = o + size_t(rb) * ldo + r.o_off[i];
+      RowBlock blk;
+      blk.rows = std::min(kRowBlock, nrows - rb);
+      blk.r0 = r0q + rb;
+      blk.q = q + size_t(rb) * ldq + r.q_off[i]; blk.ldq = ldq;
+      blk.o = o + size_t(rb) * ldo + r.o_off[i]; blk.ldo = ldo;
       // Keys beyond the causal limit of the block's last row are never attended: skip them
       // (unless the trace wants every unmasked score). Only the key block on the diagonal is
       // partly masked; the ones above it are never computed.
-      int kend = Tk;
-      if (a.causal && !trace) kend = std::max(0, std::min(Tk, r0 + rows + a.causal_offset));
-      if (kend == 0) {
-        for (int rr = 0; rr < rows; ++rr) std::fill(O + size_t(rr) * ldo, O + size_t(rr) * ldo + dv, 0.f);
-        if (per_head_weights)
-          for (int rr = 0; rr < rows; ++rr) {
-            float* W = a.weights + ((size_t(b) * h + i) * Tq + r0 + rr) * Tk;
-            std::fill(W, W + Tk, 0.f);
-          }
-        continue;
-      }
-
-      if (a.streaming) {
-        // Layout of scores_ (scores_floats): S [blk, kKeyBlock], then m, l, alpha [blk] each.
-        const int blk = std::min(kRowBlock, Tq);
-        float* S = scores_.data();
-        float* m = S + size_t(blk) * kKeyBlock;
-        float* l = m + blk;
-        float* alpha = l + blk;
-        std::fill(m, m + rows, kNegInf);
-        std::fill(l, l + rows, 0.f);
-        for (int k0 = 0; k0 < kend; k0 += kKeyBlock) {
-          const int n = std::min(kKeyBlock, kend - k0);
-          scores(qrows, rows, k0, n, S, kKeyBlock);
-          if (hm.any()) apply_masks(hm, r0, rows, k0, n, S, kKeyBlock);
-          kernels::softmax_online_block(rows, n, S, kKeyBlock, m, l, alpha);
-          if (k0 > 0) kernels::scale_rows(rows, dv, O, ldo, alpha);
-          weigh(rows, k0, n, S, kKeyBlock, O, k0 > 0);
-        }
-        for (int rr = 0; rr < rows; ++rr) alpha[rr] = l[rr] > 0.f ? 1.f / l[rr] : 0.f;  // all masked: 0
-        kernels::scale_rows(rows, dv, O, ldo, alpha);
-        continue;
-      }
-
-      float* S = per_head_weights ? a.weights + ((size_t(b) * h + i) * Tq + r0) * Tk : scores_.data();
-      const int lds = Tk;
-      scores(qrows, rows, 0, kend, S, lds);
-      if (trace)
-        for (int rr = 0; rr < rows; ++rr)
-          std::memcpy(trace + size_t(r0 + rr) * Tk, S + size_t(rr) * lds, sizeof(float) * Tk);
-      if (hm.any()) apply_masks(hm, r0, rows, 0, kend, S, lds);
-      kernels::softmax_rows(rows, kend, S, lds);
-      if (kend < Tk && per_head_weights)
-        for (int rr = 0; rr < rows; ++rr) std::fill(S + size_t(rr) * lds + kend, S + size_t(rr + 1) * lds, 0.f);
-      weigh(rows, 0, kend, S, lds, O, false);
-      if (a.weights && a.average_weights) {
-        float* W = a.weights + (size_t(b) * Tq + r0) * Tk;
-        for (int rr = 0; rr < rows; ++rr)
-          for (int j = 0; j < kend; ++j) W[size_t(rr) * Tk + j] += inv_h * S[size_t(rr) * lds + j];
+      blk.kend = Tk;
+      if (a.causal && !hd.trace) blk.kend = std::max(0, std::min(Tk, blk.r0 + blk.rows + a.causal_offset));
+      if (blk.kend == 0) {  // every key masked: output and weights 0
+        for (int rr = 0; rr < blk.rows; ++rr) std::fill(blk.o + size_t(rr) * ldo, blk.o + size_t(rr) * ldo + hd.dv, 0.f);
+        if (hd.weights) std::fill(hd.weights + size_t(blk.r0) * Tk, hd.weights + size_t(blk.r0 + blk.rows) * Tk, 0.f);
+      } else if (a.streaming) {
+        attend_block_streaming(hd, blk, std::min(kRowBlock, Tq), scores_.data());
+      } else {
+        float* S = hd.weights ? hd.weights + size_t(blk.r0) * Tk : scores_.data();
+        float* avg = a.weights && a.average_weights ? a.weights + (size_t(b) * Tq + blk.r0) * Tk : nullptr;
+        attend_block(hd, blk, Tk, S, avg, 1.f / h);
       }
     }
   }
 }
 
-Status Layer::prepare_attention(const AttendArgs& a, size_t nws, bool kv_in_place, const char* who, Masks& m) {
+Status Layer::prepare_attention(const AttendArgs& a, size_t nws, bool kv_in_place, const char* who, AttentionPlan& m) {
   const Resolved& r = cfg_;
   m.tq = a.tq; m.tk = a.tk;
   m.causal = a.causal; m.causal_offset = a.causal_offset;
@@ -400,14 +446,41 @@ Status Layer::prepare_attention(const AttendArgs& a, size_t nws, bool kv_in_plac
   const size_t npk = m.direct ? 0 : packs_floats(r, a.tk, kp_off_.data(), vp_off_.data());
   const size_t nsc = scores_floats(a.tq, a.tk, m.streaming, a.weights && !a.average_weights);
   if ((nws && !ws_.reserve(nws)) || (npk && !packs_.reserve(npk)) || (nsc && !scores_.reserve(nsc)))
-    return Status::Error(Code::kOutOfMemory, std::string(who) + " needs " + std::to_string((nws + npk + nsc) * sizeof(float)) +
-                                                 " bytes of workspace (projections, packed keys and values, scores),"
-                                                 " which the heap cannot give");
+    return Status::OutOfMemory(who, double((nws + npk + nsc) * sizeof(float)),
+                               "workspace (projections, packed keys and values, scores)");
   if (a.weights && a.average_weights) std::fill(a.weights, a.weights + size_t(a.batch) * a.tq * a.tk, 0.f);
   return Status::Ok();
 }
 
-Status Layer::forward(const ForwardArgs& a) {
+/// How one forward runs, chosen from its sizes and the outputs it asks for.
+struct Layer::ForwardPlan {
+  int batch = 1, tq = 0, tk = 0;
+  bool self = true;       // key = value = query
+  bool fused = false;     // Q | K | V of every row in one GEMM, kept in ws_ for the whole call
+  bool kv_fused = false;  // K | V of a row block in one GEMM over their column range
+  AttendArgs attend;      // sizes, masks and weight outputs (Q/K/V are set block by block)
+};
+
+Layer::ForwardPlan Layer::plan_forward(const ForwardArgs& a) const {
+  const TraceOut& tr = a.trace;
+  const bool tracing = tr.q || tr.k || tr.v || tr.scores || tr.concat;
+  ForwardPlan p;
+  p.self = a.key == nullptr && a.value == nullptr;
+  p.batch = a.batch; p.tq = a.tq; p.tk = p.self ? a.tq : a.tk;
+  p.fused = !tracing && fuses(p.batch, p.tq, p.self);
+  p.kv_fused = !p.fused && wqkv_ && p.self && !tr.k && !tr.v;
+  AttendArgs& t = p.attend;
+  t.batch = p.batch; t.tq = p.tq; t.tk = p.tk;
+  t.causal = a.causal;
+  t.key_padding_mask = a.key_padding_mask;
+  t.key_padding_add = a.key_padding_add;
+  t.attn_mask = a.attn_mask; t.attn_mask_kind = a.attn_mask_kind;
+  t.weights = a.weights; t.average_weights = a.average_weights;
+  t.trace_scores = tr.scores;
+  return p;
+}
+
+Status Layer::check_forward(const ForwardArgs& a) const {
   const Resolved& r = cfg_;
   const bool self = a.key == nullptr && a.value == nullptr;
   if (a.batch < 1 || a.tq < 1 || (!self && a.tk < 1))
@@ -415,102 +488,113 @@ Status Layer::forward(const ForwardArgs& a) {
                                                    std::to_string(a.batch) + ", Tq = " + std::to_string(a.tq) +
                                                    ", Tk = " + std::to_string(a.tk));
   if (!self && (a.key == nullptr || a.value == nullptr))
-    return Status::Error(Code::kInvalidArgument, "key and value must be given together");
+    return Status::Error(Code::kInvalidArgument, "{key} and {value} must be given together", "value");
   if (self && (r.k_dim != r.d_model || r.v_dim != r.d_model))
-    return Status::Error(Code::kShapeMismatch, "self-attention needs kDim = vDim = dModel = " +
-                                                   std::to_string(r.d_model) + "; pass key and value");
-  if (!a.output) return Status::Error(Code::kInvalidArgument, "output buffer is required");
+    return Status::Error(Code::kShapeMismatch, "self-attention needs {k_dim} = {v_dim} = {d_model}, and this layer has {k_dim} = " +
+                                                   std::to_string(r.k_dim) + ", {v_dim} = " + std::to_string(r.v_dim) +
+                                                   ", {d_model} = " + std::to_string(r.d_model) + ": pass {key} and {value}", "key");
+  if (!a.output) return Status::Error(Code::kInvalidArgument, "{output} buffer is required", "output");
   const int B = a.batch, Tq = a.tq, Tk = self ? a.tq : a.tk;
-  Status s = check_finite("query", a.query, {B, Tq, r.d_model});
-  if (s.ok() && !self) s = check_finite("key", a.key, {B, Tk, r.k_dim});
-  if (s.ok() && !self) s = check_finite("value", a.value, {B, Tk, r.v_dim});
-  if (s.ok() && a.key_padding_add) s = check_finite("keyPaddingMask", a.key_padding_add, {B, Tk}, true);
-  if (s.ok() && a.attn_mask_kind == MaskKind::kShared) s = check_finite("attnMask", a.attn_mask, {Tq, Tk}, true);
-  if (s.ok() && a.attn_mask_kind == MaskKind::kPerHead)
-    s = check_finite("attnMask", a.attn_mask, {int64_t(B) * r.num_heads, Tq, Tk}, true);
-  if (!s.ok()) return s;
+  const FiniteCheck batched{false, true, false}, mask{true, false, false}, batched_mask{true, true, false};
+  Status s = check_finite("query", a.query, {B, Tq, r.d_model}, batched);
+  if (s.ok() && !self) s = check_finite("key", a.key, {B, Tk, r.k_dim}, batched);
+  if (s.ok() && !self) s = check_finite("value", a.value, {B, Tk, r.v_dim}, batched);
+  if (s.ok() && a.key_padding_add) s = check_finite("key_padding_mask", a.key_padding_add, {B, Tk}, batched_mask);
+  if (s.ok() && a.attn_mask_kind == MaskKind::kShared) s = check_finite("attn_mask", a.attn_mask, {Tq, Tk}, mask);
+  if (s.ok() && a.attn_mask_kind == MaskKind::kPerHead)  // index b·h + head first
+    s = check_finite("attn_mask", a.attn_mask, {int64_t(B) * r.num_heads, Tq, Tk}, mask);
+  return s;
+}
 
-  const TraceOut& tr = a.trace;
-  const bool tracing = tr.q || tr.k || tr.v || tr.scores || tr.concat;
-  const bool fused = !tracing && fuses(B, Tq, self);
-  AttendArgs t;  // the sizes, masks and weight outputs (Q/K/V are projected block by block below)
-  t.batch = B; t.tq = Tq; t.tk = Tk;
-  t.causal = a.causal;
-  t.key_padding_mask = a.key_padding_mask;
-  t.key_padding_add = a.key_padding_add;
-  t.attn_mask = a.attn_mask; t.attn_mask_kind = a.attn_mask_kind;
-  t.weights = a.weights; t.average_weights = a.average_weights;
-  t.trace_scores = tr.scores;
-  Masks m;
-  // The fused layout keeps every row's K and V in ws_ for the whole call: attention can read them there.
-  s = prepare_attention(t, ws_floats(r, fused, qkv_n_, B, Tq, Tk), fused, "forward", m);
-  if (!s.ok()) return s;
+void Layer::project_keys_values(const ForwardArgs& a, const ForwardPlan& p, int b, AttentionPlan& att) {
+  const Resolved& r = cfg_;
   float* F = ws_.data();
-  // Fused: Q | K | V of every row in one GEMM (small inputs: one call instead of three).
-  if (fused) kernels::gemm_packed(B * Tq, a.query, r.d_model, *wqkv_, bqkv_.empty() ? nullptr : bqkv_.data(), F, qkv_n_);
-  const float* xk = self ? a.query : a.key;
-  const float* xv = self ? a.query : a.value;
-  const int kdim = self ? r.d_model : r.k_dim, vdim = self ? r.d_model : r.v_dim;
-  for (int b = 0; b < B; ++b) {
-    // Phase 1: K and V of batch element b, projected in row blocks and packed per kv head.
-    if (fused) {
-      const float* f = F + size_t(b) * Tq * qkv_n_;
-      m.k = f + qkv_k0_; m.v = f + qkv_v0_; m.ldk = m.ldv = qkv_n_;
-      if (!m.direct) pack_kv(m.k, m.ldk, m.v, m.ldv, 0, Tk, Tk);
-    } else {
-      for (int t0 = 0; t0 < Tk; t0 += kProjRows) {
-        const int n = std::min(kProjRows, Tk - t0);
-        const size_t row = size_t(b) * Tk + t0;
-        float *K, *V;
-        int ldk, ldv;
-        if (wqkv_ && self && !tr.k && !tr.v) {  // K | V in one GEMM over their column range
-          ldk = ldv = qkv_n_ - qkv_k0_;
-          K = F;
-          V = F + (qkv_v0_ - qkv_k0_);
-          kernels::gemm_packed_cols(n, xk + row * kdim, kdim, *wqkv_, qkv_k0_, ldk,
-                                    bqkv_.empty() ? nullptr : bqkv_.data(), K, ldk);
-        } else {
-          K = tr.k ? tr.k + row * r.k_width : F;
-          V = tr.v ? tr.v + row * r.v_width : F + size_t(n) * r.k_width;
-          ldk = r.k_width;
-          ldv = r.v_width;
-          project_rows(1, n, xk + row * kdim, K, ldk);
-          project_rows(2, n, xv + row * vdim, V, ldv);
-        }
-        pack_kv(K, ldk, V, ldv, t0, n, Tk);
-      }
+  if (p.fused) {  // already projected: rows of b in the fused block, read in place or packed from there
+    const float* f = F + size_t(b) * p.tq * qkv_n_;
+    att.k = f + qkv_k0_; att.v = f + qkv_v0_; att.ldk = att.ldv = qkv_n_;
+    if (!att.direct) pack_kv(att.k, att.ldk, att.v, att.ldv, 0, p.tk, p.tk);
+    return;
+  }
+  const TraceOut& tr = a.trace;
+  const float* xk = p.self ? a.query : a.key;
+  const float* xv = p.self ? a.query : a.value;
+  const int kdim = p.self ? r.d_model : r.k_dim, vdim = p.self ? r.d_model : r.v_dim;
+  for (int t0 = 0; t0 < p.tk; t0 += kProjRows) {
+    const int n = std::min(kProjRows, p.tk - t0);
+    const size_t row = size_t(b) * p.tk + t0;
+    if (p.kv_fused) {  // K | V in one GEMM over their column range
+      const int ld = qkv_n_ - qkv_k0_;
+      kernels::gemm_packed_cols(n, xk + row * kdim, kdim, *wqkv_, qkv_k0_, ld, bqkv_.empty() ? nullptr : bqkv_.data(), F, ld);
+      pack_kv(F, ld, F + (qkv_v0_ - qkv_k0_), ld, t0, n, p.tk);
+    } else {  // into the trace when it asks for K or V, else into ws_
+      float* K = tr.k ? tr.k + row * r.k_width : F;
+      float* V = tr.v ? tr.v + row * r.v_width : F + size_t(n) * r.k_width;
+      project_rows(Projection::kKey, n, xk + row * kdim, K, r.k_width);
+      project_rows(Projection::kValue, n, xv + row * vdim, V, r.v_width);
+      pack_kv(K, r.k_width, V, r.v_width, t0, n, p.tk);
     }
-    // Phase 2: query blocks: Q rows, attention of every head, the output rows.
-    for (int r0 = 0; r0 < Tq; r0 += kQRows) {
-      const int rows = std::min(kQRows, Tq - r0);
-      const size_t row = size_t(b) * Tq + r0;
-      const float* Q;
+  }
+}
+
+const float* Layer::project_queries(const ForwardArgs& a, const ForwardPlan& p, size_t row, int rows, int& ldq) {
+  const Resolved& r = cfg_;
+  if (p.fused) {  // already projected in the fused block
+    ldq = qkv_n_;
+    return ws_.data() + row * qkv_n_;
+  }
+  float* q = a.trace.q ? a.trace.q + row * r.q_width : ws_.data();
+  project_rows(Projection::kQuery, rows, a.query + row * r.d_model, q, r.q_width);
+  ldq = r.q_width;
+  return q;
+}
+
+float* Layer::concat_rows(const ForwardArgs& a, const ForwardPlan& p, size_t row) {
+  const Resolved& r = cfg_;
+  if (a.trace.concat) return a.trace.concat + row * r.o_width;
+  // after the fused Q|K|V rows, or after the Q block (which reuses the K/V block's space)
+  return ws_.data() + (p.fused ? size_t(p.batch) * p.tq * qkv_n_ : size_t(std::min(kQRows, p.tq)) * r.q_width);
+}
+
+// Each step names the equation of mha/attention.hpp it computes and the shape it produces; Σd_k
+// sums over query heads, Σ_kv over the key/value heads.
+Status Layer::forward(const ForwardArgs& a) {
+  Status s = check_forward(a);
+  if (!s.ok()) return s;
+  const Resolved& r = cfg_;
+  const ForwardPlan p = plan_forward(a);
+  AttentionPlan att;
+  // The fused layout keeps every row's K and V in ws_ for the whole call: attention can read them there.
+  s = prepare_attention(p.attend, ws_floats(r, p.fused, qkv_n_, p.batch, p.tq, p.tk), p.fused, "forward", att);
+  if (!s.ok()) return s;
+  // Q | K | V = X·[W_Q | W_K | W_V] + b, for every row at once         [B·Tq, Σd_k + Σ_kv d_k + Σ_kv d_v]
+  if (p.fused) kernels::gemm_packed(p.batch * p.tq, a.query, r.d_model, *wqkv_, bqkv_.empty() ? nullptr : bqkv_.data(),
+                                    ws_.data(), qkv_n_);
+  for (int b = 0; b < p.batch; ++b) {
+    // K = X_k·W_K + b_K  [Tk, Σ_kv d_k],  V = X_v·W_V + b_V  [Tk, Σ_kv d_v], packed per kv head
+    project_keys_values(a, p, b, att);
+    for (int r0 = 0; r0 < p.tq; r0 += kQRows) {  // query rows in blocks: O(kQRows·d) working memory
+      const int rows = std::min(kQRows, p.tq - r0);
+      const size_t row = size_t(b) * p.tq + r0;
       int ldq;
-      if (fused) {
-        Q = F + row * qkv_n_;
-        ldq = qkv_n_;
-      } else {
-        float* q = tr.q ? tr.q + row * r.q_width : F;
-        project_rows(0, rows, a.query + row * r.d_model, q, r.q_width);
-        Q = q;
-        ldq = r.q_width;
-      }
-      float* O = tr.concat ? tr.concat + row * r.o_width
-                           : fused ? F + size_t(B) * Tq * qkv_n_ : F + size_t(std::min(kQRows, Tq)) * r.q_width;
-      attend_rows(m, b, r0, rows, Q, ldq, O, r.o_width);
-      project_rows(3, rows, O, a.output + row * r.d_model, r.d_model);
+      // Q = X_q·W_Q + b_Q                                                            [rows, Σd_k]
+      const float* Q = project_queries(a, p, row, rows, ldq);
+      // head_i = softmax(Q_i·K_gᵀ·scale_i + M)·V_g, side by side: concat           [rows, Σd_v]
+      float* concat = concat_rows(a, p, row);
+      attend_rows(att, b, r0, rows, Q, ldq, concat, r.o_width);
+      // output = concat·W_O + b_O                                                    [rows, d_model]
+      project_rows(Projection::kOutput, rows, concat, a.output + row * r.d_model, r.d_model);
     }
   }
   // Finite inputs and weights can still overflow float32 inside the layer (|x|·|W| > 3.4e38 gives
   // ±Inf projections or scores, then NaN weights): refuse the result instead of returning a silent
   // NaN. Regression test: tests/property.test.mjs, "overflow".
-  return check_output_finite("output", a.output, {B, Tq, r.d_model});
+  return check_output_finite("output", a.output, {p.batch, p.tq, r.d_model}, true);
 }
 
 Status Layer::attend(const AttendArgs& a) {
   const Resolved& r = cfg_;
   const int B = a.batch, Tq = a.tq, Tk = a.tk;
-  Masks m;
+  AttentionPlan m;
   Status s = prepare_attention(a, 0, true, "attention", m);
   if (!s.ok()) return s;
   for (int b = 0; b < B; ++b) {

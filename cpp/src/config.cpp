@@ -6,28 +6,29 @@
 
 namespace mha {
 namespace {
-Status invalid(const std::string& m) { return Status::Error(Code::kInvalidConfig, m); }
+/// kInvalidConfig naming `argument` (message tokens: see mha/status.hpp).
+Status invalid(const char* argument, const std::string& m) { return Status::Error(Code::kInvalidConfig, m, argument); }
 std::string str(int64_t v) { return std::to_string(v); }
 }  // namespace
 
 Status resolve(const Config& c, Resolved& r) {
   r = Resolved{};
-  if (c.d_model < 1) return invalid("dModel must be a positive integer, got " + str(c.d_model));
-  if (c.num_heads < 1) return invalid("numHeads must be a positive integer, got " + str(c.num_heads));
+  if (c.d_model < 1) return invalid("d_model", "{d_model} must be a positive integer, got " + str(c.d_model));
+  if (c.num_heads < 1) return invalid("num_heads", "{num_heads} must be a positive integer, got " + str(c.num_heads));
   // resolve() allocates per-head tables (~40 bytes per head) before the weight-size check below:
   // without this bound, numHeads = 2^31 - 1 with dK = 1 passes that check and its allocation aborts
   // the wasm instance (a case cpp/fuzz found). Bound h up front.
   if (c.num_heads > kMaxHeads)
-    return invalid("numHeads must be at most " + str(kMaxHeads) + ", got " + str(c.num_heads));
+    return invalid("num_heads", "{num_heads} must be at most " + str(kMaxHeads) + ", got " + str(c.num_heads));
   const int h = c.num_heads;
   const int g = c.kv_heads == 0 ? h : c.kv_heads;
-  if (g < 1) return invalid("kvHeads must be a positive integer, got " + str(c.kv_heads));
+  if (g < 1) return invalid("kv_heads", "{kv_heads} must be a positive integer, got " + str(c.kv_heads));
   if (h % g != 0)
-    return invalid("kvHeads must divide numHeads (" + str(h) + "), got kvHeads = " + str(g));
-  if (c.k_dim < 0) return invalid("kDim must be a positive integer, got " + str(c.k_dim));
-  if (c.v_dim < 0) return invalid("vDim must be a positive integer, got " + str(c.v_dim));
+    return invalid("kv_heads", "{kv_heads} must divide {num_heads} (" + str(h) + "), got {kv_heads} = " + str(g));
+  if (c.k_dim < 0) return invalid("k_dim", "{k_dim} must be a positive integer, got " + str(c.k_dim));
+  if (c.v_dim < 0) return invalid("v_dim", "{v_dim} must be a positive integer, got " + str(c.v_dim));
   if (!(c.scale >= 0.f) || !std::isfinite(c.scale))
-    return invalid("scale must be a finite positive number, got " + std::to_string(c.scale));
+    return invalid("scale", "{scale} must be a finite positive number, got " + std::to_string(c.scale));
   r.d_model = c.d_model;
   r.num_heads = h;
   r.kv_heads = g;
@@ -36,28 +37,28 @@ Status resolve(const Config& c, Resolved& r) {
   r.bias = c.bias;
   if (!c.head_dk.empty() || !c.head_dv.empty()) {
     if (static_cast<int>(c.head_dk.size()) != h || static_cast<int>(c.head_dv.size()) != h)
-      return invalid("per-head widths: expected " + str(h) + " d_k and d_v values (one per head), got " +
+      return invalid("head_dims", "{head_dims}: expected " + str(h) + " d_k and d_v values (one per head), got " +
                      str(c.head_dk.size()) + " and " + str(c.head_dv.size()));
-    if (g != h) return invalid("per-head weights need kvHeads = numHeads (" + str(h) + "), got " + str(g));
+    if (g != h) return invalid("kv_heads", "per-head weights need {kv_heads} = {num_heads} (" + str(h) + "), got " + str(g));
     r.dk = c.head_dk;
     r.dv = c.head_dv;
   } else {
     int dk = c.d_k;
     if (dk == 0) {
       if (c.d_model % h != 0)
-        return invalid("numHeads must divide dModel when dK is not given: dModel = " + str(c.d_model) +
-                       " is not divisible by numHeads = " + str(h));
+        return invalid("num_heads", "{num_heads} must divide {d_model} when {d_k} is not given: {d_model} = " + str(c.d_model) +
+                       " is not divisible by {num_heads} = " + str(h));
       dk = c.d_model / h;
     }
-    if (dk < 1) return invalid("dK must be a positive integer, got " + str(c.d_k));
+    if (dk < 1) return invalid("d_k", "{d_k} must be a positive integer, got " + str(c.d_k));
     const int dv = c.d_v ? c.d_v : dk;
-    if (dv < 1) return invalid("dV must be a positive integer, got " + str(c.d_v));
+    if (dv < 1) return invalid("d_v", "{d_v} must be a positive integer, got " + str(c.d_v));
     r.dk.assign(h, dk);
     r.dv.assign(h, dv);
   }
   for (int i = 0; i < h; ++i) {
-    if (r.dk[i] < 1) return invalid("head " + str(i) + ": d_k must be ≥ 1, got " + str(r.dk[i]));
-    if (r.dv[i] < 1) return invalid("head " + str(i) + ": d_v must be ≥ 1, got " + str(r.dv[i]));
+    if (r.dk[i] < 1) return invalid("head_dims", "head " + str(i) + ": d_k must be ≥ 1, got " + str(r.dk[i]));
+    if (r.dv[i] < 1) return invalid("head_dims", "head " + str(i) + ": d_v must be ≥ 1, got " + str(r.dv[i]));
     if (r.dk[i] != r.dk[0] || r.dv[i] != r.dv[0]) r.uniform = false;
   }
   // Offsets and widths, in 64-bit to catch overflow.
@@ -83,7 +84,7 @@ Status resolve(const Config& c, Resolved& r) {
   const int64_t dm = r.d_model;
   if (q >= lim || o >= lim || dm * q >= lim || int64_t(r.k_dim) * k >= lim ||
       int64_t(r.v_dim) * v >= lim || o * dm >= lim)
-    return invalid("weights too large: d_model = " + str(dm) + ", h·d_k = " + str(q) +
+    return invalid("weights", "weights too large: d_model = " + str(dm) + ", h·d_k = " + str(q) +
                    " give more than 2^31 elements in one matrix");
   r.q_width = static_cast<int>(q);
   r.o_width = static_cast<int>(o);
@@ -96,9 +97,9 @@ Status passport(const Config& c, int seq_len, int key_len, int batch, Passport& 
   Resolved r;
   Status s = resolve(c, r);
   if (!s.ok()) return s;
-  if (seq_len < 1) return invalid("seqLen must be a positive integer, got " + str(seq_len));
-  if (key_len < 0) return invalid("keyLen must be a positive integer, got " + str(key_len));
-  if (batch < 0) return invalid("batch must be a positive integer, got " + str(batch));
+  if (seq_len < 1) return invalid("seq_len", "{seq_len} must be a positive integer, got " + str(seq_len));
+  if (key_len < 0) return invalid("key_len", "{key_len} must be a positive integer, got " + str(key_len));
+  if (batch < 0) return invalid("batch", "{batch} must be a positive integer, got " + str(batch));
   p = Passport{};
   const int64_t B = batch ? batch : 1, Tq = seq_len, Tk = key_len ? key_len : seq_len;
   const int64_t d = r.d_model, h = r.num_heads, g = r.kv_heads;

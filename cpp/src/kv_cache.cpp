@@ -7,46 +7,44 @@
 namespace mha {
 
 Status KVCache::create(Layer* layer, int max_len, int batch, std::unique_ptr<KVCache>& out) {
-  if (max_len < 1) return Status::Error(Code::kInvalidArgument, "maxLen must be a positive integer, got " + std::to_string(max_len));
-  if (batch < 1) return Status::Error(Code::kInvalidArgument, "batch must be a positive integer, got " + std::to_string(batch));
+  if (max_len < 1) return Status::Error(Code::kInvalidArgument, "{max_len} must be a positive integer, got " + std::to_string(max_len), "max_len");
+  if (batch < 1) return Status::Error(Code::kInvalidArgument, "{batch} must be a positive integer, got " + std::to_string(batch), "batch");
   const Resolved& r = layer->config();
   if (r.k_dim != r.d_model || r.v_dim != r.d_model)
-    return Status::Error(Code::kInvalidConfig, "a KV cache needs a self-attention layer (kDim = vDim = dModel = " +
-                                                   std::to_string(r.d_model) + ")");
+    return Status::Error(Code::kInvalidConfig, "a KV cache needs a self-attention layer ({k_dim} = {v_dim} = {d_model} = " +
+                                                   std::to_string(r.d_model) + ")", "k_dim");
   std::unique_ptr<KVCache> c(new KVCache());
   c->layer_ = layer;
   c->max_len_ = max_len;
   c->batch_ = batch;
   const size_t nk = size_t(batch) * max_len * r.k_width, nv = size_t(batch) * max_len * r.v_width;
   if (!c->k_.reserve(nk) || !c->v_.reserve(nv))
-    return Status::Error(Code::kOutOfMemory, "KV cache needs " + std::to_string((nk + nv) * sizeof(float)) +
-                                                 " bytes, which the heap cannot give");
+    return Status::OutOfMemory("KV cache", double((nk + nv) * sizeof(float)), "");
   out = std::move(c);
   return Status::Ok();
 }
 
 Status KVCache::step(const float* x, int n, float* output, float* weights) {
   const Resolved& r = layer_->config();
-  if (n < 1) return Status::Error(Code::kShapeMismatch, "step: x must hold at least one token, got 0");
+  if (n < 1) return Status::Error(Code::kShapeMismatch, "step: {x} must hold at least one token, got 0", "x");
   if (len_ + n > max_len_)
-    return Status::Error(Code::kInvalidArgument, "step: the cache holds " + std::to_string(len_) + " of maxLen = " +
+    return Status::Error(Code::kInvalidArgument, "step: the cache holds " + std::to_string(len_) + " of {max_len} = " +
                                                      std::to_string(max_len_) + " tokens; " + std::to_string(n) +
-                                                     " more would exceed it (reset() or a larger maxLen)");
+                                                     " more would exceed it (reset() or a larger {max_len})", "max_len");
   const int B = batch_;
-  Status s = check_finite("x", x, {B, n, r.d_model});
+  Status s = check_finite("x", x, {B, n, r.d_model}, {false, true, false});
   if (!s.ok()) return s;
   const size_t nq = size_t(B) * n * r.q_width, nk = size_t(B) * n * r.k_width, nv = size_t(B) * n * r.v_width,
                no = size_t(B) * n * r.o_width;
   if (!work_.reserve(nq + nk + nv + no))
-    return Status::Error(Code::kOutOfMemory, "step needs " + std::to_string((nq + nk + nv + no) * sizeof(float)) +
-                                                 " bytes of workspace, which the heap cannot give");
+    return Status::OutOfMemory("step", double((nq + nk + nv + no) * sizeof(float)), "workspace");
   float* Q = work_.data();
   float* K = Q + nq;
   float* V = K + nk;
   float* C = V + nv;
-  layer_->project(0, B * n, x, Q);
-  layer_->project(1, B * n, x, K);
-  layer_->project(2, B * n, x, V);
+  layer_->project(Layer::Projection::kQuery, B * n, x, Q);
+  layer_->project(Layer::Projection::kKey, B * n, x, K);
+  layer_->project(Layer::Projection::kValue, B * n, x, V);
   for (int b = 0; b < B; ++b) {
     std::memcpy(k_.data() + (size_t(b) * max_len_ + len_) * r.k_width, K + size_t(b) * n * r.k_width,
                 sizeof(float) * n * r.k_width);
@@ -63,10 +61,10 @@ Status KVCache::step(const float* x, int n, float* output, float* weights) {
   t.weights = weights;
   s = layer_->attend(t);
   if (!s.ok()) return s;
-  layer_->project(3, B * n, C, output);
+  layer_->project(Layer::Projection::kOutput, B * n, C, output);
   // Refuse an output that overflowed float32 (see Layer::forward); the cache keeps its length, so
   // the next step overwrites the rows appended above.
-  s = check_output_finite("output", output, {B, n, r.d_model});
+  s = check_output_finite("output", output, {B, n, r.d_model}, true);
   if (!s.ok()) return s;
   len_ += n;
   return Status::Ok();

@@ -249,7 +249,8 @@ TEST(KVCache, StepsEqualCausalForward) {
   std::vector<float> one(size_t(B) * 16), o(one.size());
   mha::Status s = cache->step(one.data(), 1, o.data(), nullptr);
   EXPECT_EQ(s.code, mha::Code::kInvalidArgument);
-  EXPECT_NE(s.message.find("maxLen = 11"), std::string::npos);
+  EXPECT_EQ(s.argument, "max_len");
+  EXPECT_NE(s.render().find("max_len = 11"), std::string::npos) << s.render();
 }
 
 TEST(Layer, NonFiniteAdditiveKeyPaddingMaskIsNamed) {
@@ -271,7 +272,10 @@ TEST(Layer, NonFiniteAdditiveKeyPaddingMaskIsNamed) {
     kpm_add[4] = x;  // [1, 1]
     const mha::Status s = layer->forward(a);
     EXPECT_EQ(s.code, mha::Code::kNonFinite);
-    EXPECT_NE(s.message.find("keyPaddingMask[1, 1]"), std::string::npos) << s.message;
+    EXPECT_EQ(s.argument, "key_padding_mask");
+    EXPECT_EQ(s.index, (std::vector<int64_t>{1, 1}));
+    EXPECT_TRUE(s.batch_first);
+    EXPECT_NE(s.render().find("key_padding_mask[1, 1] is "), std::string::npos) << s.render();
   }
 }
 
@@ -281,9 +285,15 @@ TEST(Config, Errors) {
   mha::Resolved r;
   mha::Status s = mha::resolve(c, r);
   EXPECT_EQ(s.code, mha::Code::kInvalidConfig);
-  EXPECT_NE(s.message.find("numHeads = 5"), std::string::npos);
+  EXPECT_EQ(s.argument, "num_heads");
+  EXPECT_EQ(s.message, "{num_heads} must divide {d_model} when {d_k} is not given: {d_model} = 24 is not divisible by {num_heads} = 5");
+  EXPECT_EQ(s.render(), "num_heads must divide d_model when d_k is not given: d_model = 24 is not divisible by num_heads = 5");
   c.num_heads = 4; c.kv_heads = 3;
-  EXPECT_EQ(mha::resolve(c, r).code, mha::Code::kInvalidConfig);
+  s = mha::resolve(c, r);
+  EXPECT_EQ(s.code, mha::Code::kInvalidConfig);
+  EXPECT_EQ(s.argument, "kv_heads");
+  EXPECT_TRUE(s.index.empty());
+  EXPECT_EQ(s.bytes, 0);
 }
 
 }  // namespace

@@ -27,14 +27,31 @@ export class MHAError extends Error {
   }
 }
 
+/** A core argument name in the JS API's vocabulary: snake_case to camelCase (`key_padding_mask` →
+ * `keyPaddingMask`, `weights.w_q` → `weights.wQ`). */
+export function jsName(coreName) {
+  return coreName.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+}
+
 /**
- * Throws the MHAError for a non-zero status returned by the wasm core.
- * @param {number} status numeric mha::Code
- * @param {string} message from the core's lastError()
+ * The MHAError for the core's last failed call. The core reports a structured status (embind.cpp,
+ * `lastError()`: {code, message, argument, index, batchFirst, bytes}); its message writes argument
+ * names as `{snake_case}` tokens and the bad element's index as `{index}`, which this renders in
+ * the API's vocabulary. An unbatched call ran as B = 1: the batch index of a batch-first argument
+ * is dropped, so the index matches the caller's shape.
+ * @param {object} core the wasm module
  * @param {string} [context] prefix naming the call, e.g. "forward"
+ * @param {boolean} [batched=true] whether the caller's input had a batch dimension
+ * @returns {MHAError} with `argument` (the API's name) and, where the core gives them, `index`
+ *   (number[]) and `bytes` (OUT_OF_MEMORY)
  */
-export function throwStatus(status, message, context) {
-  const code = CODES[status] || 'INVALID_ARGUMENT';
-  const m = /needs (\d+) bytes/.exec(message);
-  throw new MHAError(code, context ? `${context}: ${message}` : message, m ? { bytes: Number(m[1]) } : undefined);
+export function coreError(core, context, batched = true) {
+  const e = core.lastError();
+  const index = !batched && e.batchFirst && e.index[0] === 0 ? e.index.slice(1) : e.index;
+  const message = e.message.replace(/\{([a-z_.]+)\}/g, (_, name) => (name === 'index' ? `[${index.join(', ')}]` : jsName(name)));
+  const details = {};
+  if (e.argument) details.argument = jsName(e.argument);
+  if (index.length) details.index = index;
+  if (e.bytes > 0) details.bytes = e.bytes;
+  return new MHAError(CODES[e.code] || 'INVALID_ARGUMENT', context ? `${context}: ${message}` : message, details);
 }

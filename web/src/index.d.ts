@@ -53,6 +53,12 @@ export class MHAError extends Error {
   code: MHAErrorCode;
   /** For `OUT_OF_MEMORY`: the number of bytes the refused call would need. */
   bytes?: number;
+  /** For an error the engine core raised: the argument at fault, in this API's names (e.g.
+   * `'query'`, `'keyPaddingMask'`, `'weights.wQ'`, `'numHeads'`). */
+  argument?: string;
+  /** For `NON_FINITE`: the index of the first bad element in the caller's shape (an unbatched
+   * input's index has no batch entry). */
+  index?: number[];
 }
 
 /**

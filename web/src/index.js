@@ -8,7 +8,7 @@
  *   const { output, weights } = layer.forward(x);   // x [T, 24] → output [T, 24], weights [2, T, T]
  * @module mha-wasm
  */
-import { MHAError, throwStatus, CODES } from './errors.js';
+import { MHAError, coreError, CODES } from './errors.js';
 import { loadCore } from './loader.js';
 import { Layer, KVCache } from './layer.js';
 import { Tensor } from './tensor.js';
@@ -24,14 +24,10 @@ export { headType, analyzeHeads, TYPE_THRESHOLD, BROAD_THRESHOLD } from './heads
 
 /** Calls the core's passport (the one place the configuration rules live). */
 function corePassport(core, o) {
-  const json = core.passportJSON(o.dModel, o.numHeads, o.kvHeads || 0, o.dK || 0, o.dV || 0, o.kDim || 0,
+  const p = core.passport(o.dModel, o.numHeads, o.kvHeads || 0, o.dK || 0, o.dV || 0, o.kDim || 0,
     o.vDim || 0, o.bias !== false, o.seqLen || 1, o.keyLen || 0, o.batch || 0);
-  if (json === '') {
-    const err = core.lastError();
-    const i = err.indexOf(':');
-    throwStatus(Number(err.slice(0, i)), err.slice(i + 1));
-  }
-  return JSON.parse(json);
+  if (p === null) throw coreError(core);
+  return p;
 }
 
 /** An instance of the wasm module with the API on top. Create it with createMHA(). */
@@ -120,9 +116,9 @@ class MHA {
         headDims ? 0 : config.dV, config.kDim, config.vDim, config.bias, opts.scale || 0, hd,
         ptrs.wQ, ptrs.wK, ptrs.wV, ptrs.wO, ptrs.bQ, ptrs.bK, ptrs.bV, ptrs.bO);
       if (status !== 0) {
-        const msg = core.lastError();
+        const err = coreError(core, 'createLayer');
         handle.delete();
-        throwStatus(status, msg, 'createLayer');
+        throw err;
       }
       return new Layer(core, handle, config);
     } finally {

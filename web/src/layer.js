@@ -2,7 +2,7 @@
  * Layer and KVCache: the JS side of one attention layer living in wasm memory.
  * @module layer
  */
-import { MHAError, throwStatus } from './errors.js';
+import { MHAError, coreError } from './errors.js';
 import { Staging, Layout, checkFits, heapViews, readFloats as copyOut } from './memory.js';
 import { prepareMasks } from './masks.js';
 import { Tensor, toFloat32, formatShape as fmt } from './tensor.js';
@@ -26,13 +26,12 @@ function makeRelease(handle, staging) {
   };
 }
 
-/**
- * The core sees an unbatched input as B = 1 and names a bad element with its batch index
- * ("query[0, 2, 5] is NaN", "float32 overflow: output[0, 1, 3] ..."): drop that index so the
- * message matches the unbatched shape. (Not attnMask: its first index is b·h + head.)
- */
-function unbatchedMessage(msg) {
-  return msg.replace(/^((?:float32 overflow: )?(?:query|key|value|output|x|keyPaddingMask))\[0, /, '$1[');
+/** The core's ForwardBlock layout ({bytes, fields: {name: byte offset}}), asked once per module. */
+const layouts = new WeakMap();
+function forwardLayout(core) {
+  let l = layouts.get(core);
+  if (!l) layouts.set(core, (l = core.forwardLayout()));
+  return l;
 }
 
 /** Throws INVALID_ARGUMENT unless opts is an options object (forward, trace and step take one). */
@@ -109,12 +108,8 @@ export class Layer {
     this._release = makeRelease(handle, this._staging);
     /** Resolved configuration: {dModel, numHeads, kvHeads, dK, dV, kDim, vDim, bias, scale, headDims}. */
     this.config = Object.freeze(config);
-    const h = config.numHeads;
-    const headDims = config.headDims || { dK: Array(h).fill(config.dK), dV: Array(h).fill(config.dV) };
-    const qW = headDims.dK.reduce((a, b) => a + b, 0);
-    const oW = headDims.dV.reduce((a, b) => a + b, 0);
-    // Widths of the packed Q | K | V | concat (K/V uniform when kvHeads < numHeads).
-    this._widths = { headDims, qW, oW, kW: qW / h * config.kvHeads, vW: oW / h * config.kvHeads };
+    // The core's resolved head geometry: widths of Q | K | V | concat and each head's columns.
+    this._geometry = handle.geometry();
     this._plan = null;
     registry?.register(this, this._release, this);
   }
@@ -160,15 +155,13 @@ export class Layer {
       if (v.shape.length !== q.shape.length || (batched && v.shape[0] !== B) || v.shape[v.shape.length - 2] !== Tk || v.shape[v.shape.length - 1] !== c.vDim) {
         throw new MHAError('SHAPE_MISMATCH', `value: expected shape ${fmt([...lead, Tk, c.vDim])} (same batch and length as key, vDim = ${c.vDim}), got ${fmt(v.shape)}`);
       }
-    } else if (c.kDim !== c.dModel || c.vDim !== c.dModel) {
-      throw new MHAError('SHAPE_MISMATCH', `key/value: this layer has kDim = ${c.kDim}, vDim = ${c.vDim} ≠ dModel = ${c.dModel}, so pass key and value`);
     }
     const causal = boolOption(opts.causal, 'causal', false);
     const needWeights = mode === 'trace' ? true : boolOption(opts.needWeights, 'needWeights', true);
     const average = mode === 'trace' ? false : boolOption(opts.averageWeights, 'averageWeights', false);
     const h = c.numHeads;
     const masks = prepareMasks(opts, { B, Tq, Tk, h, batched });
-    const { qW, kW, vW, oW } = this._widths;
+    const { qWidth: qW, kWidth: kW, vWidth: vW, oWidth: oW } = this._geometry;
     let out = null;
     if (opts.out != null) {
       if (mode === 'trace') throw new MHAError('INVALID_ARGUMENT', 'trace: out is not supported (trace returns new tensors)');
@@ -186,7 +179,8 @@ export class Layer {
         plan.kpm !== kpmOn || plan.attnKind !== masks.attnKind || plan.needWeights !== needWeights ||
         plan.average !== average || plan.base !== this._staging.ptr) {
       const lay = new Layout();
-      lay.add('args', 19 * 4);
+      const block = forwardLayout(core);
+      lay.add('args', block.bytes);
       lay.add('query', q.data.length * F32);
       lay.add('key', k ? k.data.length * F32 : 0);
       lay.add('value', k && v !== k ? v.data.length * F32 : 0);
@@ -204,15 +198,24 @@ export class Layer {
       checkFits(core, lay.total + this._handle.workspaceBytes(B, Tq, Tk, !k) - this._staging.bytes, `${name} (B = ${B}, Tq = ${Tq}, Tk = ${Tk})`);
       const base = this._staging.ensure(lay.total, name);
       const P = (n) => lay.ptr(base, n);
-      // The 19 arguments of LayerHandle::forwardPacked (embind.cpp), written once per plan as one
-      // uint32 block in the staging memory; per call only the causal flag (index 6) changes.
-      const args = [B, Tq, Tk, P('query'), P('key'), k ? (v !== k ? P('value') : P('key')) : 0,
-        0, kpmOn === 1 ? P('kpm') : 0, P('mask'), masks.attnKind, P('output'), P('weights'), average ? 1 : 0,
-        P('tq'), P('tk'), P('tv'), P('ts'), P('tc'), kpmOn === 2 ? P('kpm') : 0];
-      this._heap.fresh().u32.set(args, P('args') / 4);
+      // The forward's arguments (the core's ForwardBlock, laid out by embind.cpp), written once per
+      // plan into the staging memory; per call only the causal flag changes.
+      const u32 = this._heap.fresh().u32;
+      const at = (field) => (P('args') + block.fields[field]) >>> 2;
+      const fields = {
+        batch: B, tq: Tq, tk: Tk, query: P('query'), key: P('key'), value: k ? (v !== k ? P('value') : P('key')) : 0,
+        causal: 0, key_padding_mask: kpmOn === 1 ? P('kpm') : 0, key_padding_add: kpmOn === 2 ? P('kpm') : 0,
+        attn_mask: P('mask'), attn_mask_kind: masks.attnKind, output: P('output'), weights: P('weights'),
+        average_weights: average ? 1 : 0, trace_q: P('tq'), trace_k: P('tk'), trace_v: P('tv'), trace_scores: P('ts'),
+        trace_concat: P('tc'),
+      };
+      for (const field of Object.keys(block.fields)) {
+        if (!(field in fields)) throw new Error(`forward: the core's ForwardBlock has a field ${field} this API does not fill`);
+        u32[at(field)] = fields[field];
+      }
       plan = this._plan = {
         mode, B, Tq, Tk, kv, kpm: kpmOn, attnKind: masks.attnKind, needWeights, average, base, P,
-        args: P('args'), output: P('output'), weights: P('weights'),
+        args: P('args'), causalAt: at('causal'), output: P('output'), weights: P('weights'),
         at: { query: P('query') / F32, key: P('key') / F32, value: P('value') / F32, kpm: P('kpm'), mask: P('mask') / F32 },
         batched, out: null, outputView: null, weightsView: null,  // views: set by forward()
       };
@@ -226,12 +229,9 @@ export class Layer {
     if (masks.kpm) views.u8.set(masks.kpm, at.kpm);
     if (masks.kpmAdd) heap.set(masks.kpmAdd, at.kpm / F32);
     if (masks.attn) heap.set(masks.attn, at.mask);
-    views.u32[(plan.args >>> 2) + 6] = causal ? 1 : 0;
+    views.u32[plan.causalAt] = causal ? 1 : 0;
     const status = views.forward(this._addr, plan.args);
-    if (status !== 0) {
-      const msg = core.lastError();
-      throwStatus(status, batched ? msg : unbatchedMessage(msg), name);
-    }
+    if (status !== 0) throw coreError(core, name, batched);
     // Per-call values travel with the plan to forward()/trace(), which clear `out` after use.
     plan.batched = batched;
     plan.out = out;
@@ -296,8 +296,8 @@ export class Layer {
   trace(query, opts = {}) {
     const r = this._run(query, opts, 'trace', 'trace');
     const { B, Tq, Tk } = r;
-    const h = this.config.numHeads, g = this.config.kvHeads;
-    const { headDims, qW, kW, vW, oW } = this._widths;
+    const h = this.config.numHeads;
+    const { qWidth: qW, kWidth: kW, vWidth: vW, oWidth: oW, dK, dV, qOff, oOff, kOff, vOff, kvHead } = this._geometry;
     const lead = r.batched ? [B] : [];
     const views = this._heap.fresh();
     // Views of the intermediates in wasm memory: the per-head tensors below copy straight out of them.
@@ -321,24 +321,16 @@ export class Layer {
       return out;
     };
     const heads = [];
-    let qo = 0, oo = 0;
-    const rep = h / g;
-    const kOff = [], vOff = [];
-    for (let j = 0, ko = 0, vo = 0; j < g; j++) {
-      kOff.push(ko); vOff.push(vo);
-      ko += headDims.dK[j * rep]; vo += headDims.dV[j * rep];
-    }
     for (let i = 0; i < h; i++) {
-      const dk = headDims.dK[i], dv = headDims.dV[i], gi = Math.floor(i / rep);
+      const dk = dK[i], dv = dV[i], g = kvHead[i];
       heads.push({
-        q: new Tensor(cols(Q, Tq, qW, qo, dk), [...lead, Tq, dk]),
-        k: new Tensor(cols(K, Tk, kW, kOff[gi], dk), [...lead, Tk, dk]),
-        v: new Tensor(cols(V, Tk, vW, vOff[gi], dv), [...lead, Tk, dv]),
+        q: new Tensor(cols(Q, Tq, qW, qOff[i], dk), [...lead, Tq, dk]),
+        k: new Tensor(cols(K, Tk, kW, kOff[g], dk), [...lead, Tk, dk]),
+        v: new Tensor(cols(V, Tk, vW, vOff[g], dv), [...lead, Tk, dv]),
         scores: new Tensor(plane(S, i), [...lead, Tq, Tk]),
         weights: new Tensor(plane(W, i), [...lead, Tq, Tk]),
-        output: new Tensor(cols(C, Tq, oW, oo, dv), [...lead, Tq, dv]),
+        output: new Tensor(cols(C, Tq, oW, oOff[i], dv), [...lead, Tq, dv]),
       });
-      qo += dk; oo += dv;
     }
     return {
       heads,
@@ -363,16 +355,14 @@ export class Layer {
         throw new MHAError('INVALID_ARGUMENT', `createKVCache: ${key} must be a positive integer, got ${v === undefined ? 'undefined' : JSON.stringify(v)}`);
       }
     }
-    const c = this.config;
-    const sum = (a) => a.reduce((x, y) => x + y, 0);
-    const kvWidth = c.headDims ? sum(c.headDims.dK) + sum(c.headDims.dV) : c.kvHeads * (c.dK + c.dV);  // floats per token
+    const kvWidth = this._geometry.kWidth + this._geometry.vWidth;  // floats per cached token
     checkFits(this._core, F32 * batch * maxLen * kvWidth, `createKVCache (maxLen = ${maxLen}, batch = ${batch})`);
     const handle = new this._core.KVCacheHandle();
     const status = handle.init(this._handle, maxLen, batch);
     if (status !== 0) {
-      const msg = this._core.lastError();
+      const err = coreError(this._core, 'createKVCache');
       handle.delete();
-      throwStatus(status, msg, 'createKVCache');
+      throw err;
     }
     const cache = new KVCache(this, handle, maxLen, batch);
     this._caches.add(cache);
@@ -457,7 +447,7 @@ export class KVCache {
     const views = this._layer._heap;
     views.fresh().f32.set(t.data, lay.ptr(base, 'x') / F32);
     const status = this._handle.step(lay.ptr(base, 'x'), n, lay.ptr(base, 'out'), lay.ptr(base, 'w'));
-    if (status !== 0) throwStatus(status, batched ? core.lastError() : unbatchedMessage(core.lastError()), 'step');
+    if (status !== 0) throw coreError(core, 'step', batched);
     views.fresh();  // the step may have grown the memory
     const result = { output: Tensor.wrap(intoOrCopy(views.floats(lay.ptr(base, 'out'), B * n * c.dModel), out?.output), [...lead, n, c.dModel]) };
     if (needWeights) result.weights = Tensor.wrap(intoOrCopy(views.floats(lay.ptr(base, 'w'), B * h * n * len), out?.weights), [...lead, h, n, len]);

@@ -92,9 +92,12 @@ class Layer {
 
   const Resolved& config() const { return cfg_; }
 
+  /// One of the four projections of a layer.
+  enum class Projection : int { kQuery = 0, kKey = 1, kValue = 2, kOutput = 3 };
+
   // --- used by KVCache ---
-  /// Y[M, out] = X[M, in]·W + b for W = W_Q (which = 0), W_K (1), W_V (2), W_O (3).
-  void project(int which, int M, const float* x, float* y) const;
+  /// Y[M, out] = X[M, in]·W + b for W = W_Q, W_K, W_V or W_O; out = Σd_k, Σ_kv d_k, Σ_kv d_v or d_model.
+  void project(Projection which, int M, const float* x, float* y) const;
   /// Attention of Tq queries over Tk keys for B batch elements, heads side by side:
   /// q rows have stride ldq (batch stride q_bs), k/v likewise, head outputs go to concat
   /// [B, Tq, Σd_v]. causal_offset: query i is at absolute position i + causal_offset.
@@ -114,7 +117,21 @@ class Layer {
 
  private:
   Layer();
-  struct Masks;
+  struct AttentionPlan;
+  struct ForwardPlan;
+  /// The argument checks of forward(): sizes, the self-attention rule, finite inputs and masks.
+  Status check_forward(const ForwardArgs& a) const;
+  /// Chooses how a (checked) forward runs: fused, K|V-fused or separate projections; the
+  /// attention's sizes, masks and outputs.
+  ForwardPlan plan_forward(const ForwardArgs& a) const;
+  /// K and V of batch element b, projected in row blocks and packed per kv head (or, fused, located
+  /// in the fused block); sets att.k / att.v for direct attention.
+  void project_keys_values(const ForwardArgs& a, const ForwardPlan& p, int b, AttentionPlan& att);
+  /// Q rows `row` .. +rows (row = b·Tq + r0): projected into ws_ (or the trace), or located in the
+  /// fused block; returns them and their leading dimension in ldq.
+  const float* project_queries(const ForwardArgs& a, const ForwardPlan& p, size_t row, int rows, int& ldq);
+  /// Where the head outputs (the concat) of query rows `row`.. go: the trace, or ws_.
+  float* concat_rows(const ForwardArgs& a, const ForwardPlan& p, size_t row);
   /// Packs rows t0 .. t0+n of one batch element's K (ldk) and V (ldv) into packs_ (layout: see
   /// attention.cpp, "K/V packs"); t0 is a multiple of 8.
   void pack_kv(const float* K, int ldk, const float* V, int ldv, int t0, int n, int tk);
@@ -122,15 +139,15 @@ class Layer {
   /// packs, the scores block), lays out the packs and zeroes averaged weights. kv_in_place: the
   /// caller's K/V rows stay readable during attention, so few keys or few queries skip the packs
   /// (m.direct). Errors: kOutOfMemory naming `who` and the bytes.
-  Status prepare_attention(const AttendArgs& a, size_t nws, bool kv_in_place, const char* who, Masks& m);
+  Status prepare_attention(const AttendArgs& a, size_t nws, bool kv_in_place, const char* who, AttentionPlan& m);
   /// Attention of `rows` queries (rows r0.. of batch element b; Q rows at q, leading dimension ldq,
   /// heads side by side) over the K/V of b (packed, or in place when m.direct), every head; head
   /// outputs to o (leading dimension ldo).
-  void attend_rows(const Masks& m, int b, int r0, int rows, const float* q, int ldq, float* o, int ldo);
+  void attend_rows(const AttentionPlan& m, int b, int r0, int rows, const float* q, int ldq, float* o, int ldo);
   /// Whether a self-attention forward of batch·tq rows runs the fused Q|K|V GEMM (traces never do).
   bool fuses(int batch, int tq, bool self) const;
-  /// Y[M, width] = X·W + b for W = W_Q / W_K / W_V / W_O (which = 0..3), Y with leading dimension ldy.
-  void project_rows(int which, int M, const float* x, float* y, int ldy) const;
+  /// Y[M, width] = X·W + b for one projection, Y with leading dimension ldy.
+  void project_rows(Projection which, int M, const float* x, float* y, int ldy) const;
   Resolved cfg_;
   // W_Q, W_K, W_V packed side by side as one [d_model, qkv_n_] matrix when k_dim = v_dim = d_model
   // (each group starting on a panel: columns [0, q_width), [qkv_k0_, +k_width), [qkv_v0_, +v_width)),
@@ -166,24 +183,30 @@ inline size_t shape_size(Shape shape) {
   return n;
 }
 
-/// The kNonFinite Status for data that all_finite refused: names `what`, the multi-index of the
-/// first NaN/±Inf in `shape` and its value; `overflow` words it as float32 overflow inside the
-/// layer (a result computed from finite inputs).
-Status non_finite_status(const char* what, const float* data, Shape shape, bool allow_neg_inf, bool overflow);
+/// How check_finite judges and reports a tensor: allow_neg_inf accepts -Inf (additive masks);
+/// batch_first: its first index is the batch element (Status::batch_first); overflow: it is a
+/// result computed from finite inputs, so NaN/±Inf there is float32 overflow inside the layer.
+struct FiniteCheck {
+  bool allow_neg_inf = false, batch_first = false, overflow = false;
+};
 
-/// Checks data (shape `shape`) for NaN/±Inf: Ok, or kNonFinite naming `what` and the multi-index
-/// of the first bad element. allow_neg_inf accepts -Inf (additive masks). Inline, so that the
-/// common case builds no Status in a call (on a lesson-sized forward that is a visible cost).
-inline Status check_finite(const char* what, const float* data, Shape shape, bool allow_neg_inf = false) {
-  if (all_finite(data, shape_size(shape), allow_neg_inf)) return Status::Ok();
-  return non_finite_status(what, data, shape, allow_neg_inf, false);
+/// The kNonFinite Status for data that all_finite refused: argument `what`, the multi-index of the
+/// first NaN/±Inf in `shape` and its value, worded as `how` says.
+Status non_finite_status(const char* what, const float* data, Shape shape, FiniteCheck how);
+
+/// Checks data (shape `shape`) for NaN/±Inf: Ok, or kNonFinite naming `what` (a core argument
+/// name, e.g. "query", "weights.w_q") and the multi-index of the first bad element. Inline, so that
+/// the common case builds no Status in a call (on a lesson-sized forward that is a visible cost).
+inline Status check_finite(const char* what, const float* data, Shape shape, FiniteCheck how = {}) {
+  if (all_finite(data, shape_size(shape), how.allow_neg_inf)) return Status::Ok();
+  return non_finite_status(what, data, shape, how);
 }
 
 /// check_finite for a result computed from finite inputs: NaN/±Inf there means float32
 /// overflow inside the layer; returns kNonFinite saying so, with the index.
-inline Status check_output_finite(const char* what, const float* data, Shape shape) {
+inline Status check_output_finite(const char* what, const float* data, Shape shape, bool batch_first) {
   if (all_finite(data, shape_size(shape))) return Status::Ok();
-  return non_finite_status(what, data, shape, false, true);
+  return non_finite_status(what, data, shape, {false, batch_first, true});
 }
 
 }  // namespace mha
