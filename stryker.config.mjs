@@ -22,7 +22,7 @@ export default {
   tap: {
     testFiles: [
       'tests/api.test.mjs', 'tests/errors.test.mjs', 'tests/golden.test.mjs', 'tests/memory.test.mjs',
-      'tests/leak.test.mjs', 'tests/model.test.mjs',
+      'tests/leak.test.mjs', 'tests/model.test.mjs', 'tests/contract.test.mjs',
     ],
     nodeArgs: [...relaxedSimdFlags(), '--expose-gc', '-r', '{{hookFile}}', '{{testFile}}'],
   },

@@ -221,6 +221,11 @@ class KVCacheHandle {
     mha::Status s = cache_->step(ptr<const float>(x), n, ptr<float>(output), ptr<float>(weights));
     return s.ok() ? 0 : fail(s);
   }
+  /// 0 if a step of n tokens fits (KVCache::check_step), else a Code with lastError() set.
+  int checkStep(int n) {
+    mha::Status s = cache_->check_step(n);
+    return s.ok() ? 0 : fail(s);
+  }
   int length() const { return cache_ ? cache_->length() : 0; }
   void reset() { if (cache_) cache_->reset(); }
 
@@ -270,6 +275,7 @@ EMSCRIPTEN_BINDINGS(mha_core) {
       .constructor<>()
       .function("init", &KVCacheHandle::init)
       .function("step", &KVCacheHandle::step)
+      .function("checkStep", &KVCacheHandle::checkStep)
       .function("length", &KVCacheHandle::length)
       .function("reset", &KVCacheHandle::reset);
 }

@@ -24,15 +24,21 @@ Status KVCache::create(Layer* layer, int max_len, int batch, std::unique_ptr<KVC
   return Status::Ok();
 }
 
-Status KVCache::step(const float* x, int n, float* output, float* weights) {
-  const Resolved& r = layer_->config();
-  if (n < 1) return Status::Error(Code::kShapeMismatch, "step: {x} must hold at least one token, got 0", "x");
-  if (len_ + n > max_len_)
-    return Status::Error(Code::kInvalidArgument, "step: the cache holds " + std::to_string(len_) + " of {max_len} = " +
+Status KVCache::check_step(int n) const {
+  if (n < 1) return Status::Error(Code::kShapeMismatch, "{x} must hold at least one token, got " + std::to_string(n), "x");
+  if (int64_t(len_) + n > max_len_)
+    return Status::Error(Code::kInvalidArgument, "the cache holds " + std::to_string(len_) + " of {max_len} = " +
                                                      std::to_string(max_len_) + " tokens; " + std::to_string(n) +
                                                      " more would exceed it (reset() or a larger {max_len})", "max_len");
+  return Status::Ok();
+}
+
+Status KVCache::step(const float* x, int n, float* output, float* weights) {
+  const Resolved& r = layer_->config();
+  Status s = check_step(n);
+  if (!s.ok()) return s;
   const int B = batch_;
-  Status s = check_finite("x", x, {B, n, r.d_model}, {false, true, false});
+  s = check_finite("x", x, {B, n, r.d_model}, {false, true, false});
   if (!s.ok()) return s;
   const size_t nq = size_t(B) * n * r.q_width, nk = size_t(B) * n * r.k_width, nv = size_t(B) * n * r.v_width,
                no = size_t(B) * n * r.o_width;

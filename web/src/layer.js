@@ -430,10 +430,9 @@ export class KVCache {
       throw new MHAError('SHAPE_MISMATCH', `x: expected shape ${exp} with n ≥ 1, got ${fmt(t.shape)}`);
     }
     const needWeights = boolOption(opts.needWeights, 'needWeights', true);
+    // the core's size rule (maxLen), asked before the step's buffers are sized
+    if (this._handle.checkStep(n) !== 0) throw coreError(this._core, 'step', batched);
     const len = this.length + n;
-    if (len > this.maxLen) {
-      throw new MHAError('INVALID_ARGUMENT', `step: the cache holds ${this.length} of maxLen = ${this.maxLen} tokens; ${n} more would exceed it (reset() or a larger maxLen)`);
-    }
     const h = c.numHeads;
     const lead = batched ? [B] : [];
     const out = opts.out == null ? null : checkOut(opts.out, B * n * c.dModel, needWeights ? B * h * n * len : 0,

@@ -25,6 +25,10 @@ class KVCache {
   /// both), NaN/Inf in x (kNonFinite), allocation failure (kOutOfMemory).
   Status step(const float* x, int n, float* output, float* weights);
 
+  /// The size checks of step(n) alone (n ≥ 1, length()+n ≤ max_len), so that a binding can refuse
+  /// a step before it sizes the step's buffers. Errors as step().
+  Status check_step(int n) const;
+
   int length() const { return len_; }
   int max_len() const { return max_len_; }
   int batch() const { return batch_; }
