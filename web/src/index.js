@@ -14,7 +14,7 @@ import { Layer, KVCache } from './layer.js';
 import { Tensor } from './tensor.js';
 import { fromTorch } from './torch.js';
 import { VERSION } from './version.js';
-import { resolveLayer, intOption } from './weights.js';
+import { resolveLayer, intOption, biasOption } from './weights.js';
 import { Staging, checkFits } from './memory.js';
 import { parseSafetensors } from './safetensors.js';
 import { loadModel, CharModel, MODEL_FORMAT } from './model.js';
@@ -58,8 +58,7 @@ class MHA {
     const o = {};
     for (const k of ['seqLen', 'dModel', 'numHeads']) o[k] = intOption(cfg, k, { required: true });
     for (const k of ['kvHeads', 'keyLen', 'batch', 'dK', 'dV', 'kDim', 'vDim']) o[k] = intOption(cfg, k);
-    if (cfg.bias !== undefined && typeof cfg.bias !== 'boolean') throw new MHAError('INVALID_CONFIG', `bias must be a boolean, got ${String(cfg.bias)}`);
-    o.bias = cfg.bias;
+    o.bias = biasOption(cfg);
     return corePassport(this._core, o);
   }
 

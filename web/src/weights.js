@@ -7,6 +7,31 @@ import { MHAError } from './errors.js';
 import { toFloat32, expectShape, formatShape as fmt } from './tensor.js';
 
 /**
+ * The `scale` option: 0 when absent (the core then uses 1/√d_k per head), else a finite number ≥ 0.
+ * @param {object} o options
+ * @returns {number}
+ * @throws {MHAError} INVALID_CONFIG naming the value given
+ */
+export function scaleOption(o) {
+  const scale = o.scale === undefined || o.scale === null ? 0 : o.scale;
+  if (typeof scale !== 'number' || !(scale >= 0) || !Number.isFinite(scale)) {
+    throw new MHAError('INVALID_CONFIG', `scale must be a finite positive number, got ${String(o.scale)}`);
+  }
+  return scale;
+}
+
+/**
+ * The `bias` option: undefined when absent, else a boolean.
+ * @param {object} o options
+ * @returns {boolean|undefined}
+ * @throws {MHAError} INVALID_CONFIG naming the value given
+ */
+export function biasOption(o) {
+  if (o.bias !== undefined && typeof o.bias !== 'boolean') throw new MHAError('INVALID_CONFIG', `bias must be a boolean, got ${String(o.bias)}`);
+  return o.bias;
+}
+
+/**
  * Checks an optional integer option.
  * @param {object} o options
  * @param {string} key option name
@@ -88,12 +113,9 @@ export function resolveLayer(opts, checkConfig) {
   const vDim = intOption(o, 'vDim') || dModel;
   let dK = intOption(o, 'dK');
   let dV = intOption(o, 'dV');
-  const scale = o.scale === undefined || o.scale === null ? 0 : o.scale;
-  if (typeof scale !== 'number' || !(scale >= 0) || !Number.isFinite(scale)) {
-    throw new MHAError('INVALID_CONFIG', `scale must be a finite positive number, got ${String(o.scale)}`);
-  }
+  const scale = scaleOption(o);
   const biasGiven = w && ['bQ', 'bK', 'bV', 'bO'].some((k) => has(w, k));
-  if (o.bias !== undefined && typeof o.bias !== 'boolean') throw new MHAError('INVALID_CONFIG', `bias must be a boolean, got ${String(o.bias)}`);
+  biasOption(o);
   const bias = o.bias !== undefined ? o.bias : (w ? !!biasGiven : true);
   ({ dK, dV } = checkConfig({ dModel, numHeads, kvHeads, dK, dV, kDim, vDim, bias }));
   const h = numHeads, g = kvHeads;
@@ -168,13 +190,10 @@ function resolvePerHead(opts, w) {
   const dModel = intOption(o, 'dModel', { required: true });
   const kDim = intOption(o, 'kDim') || dModel;
   const vDim = intOption(o, 'vDim') || dModel;
-  if (o.bias !== undefined && typeof o.bias !== 'boolean') throw new MHAError('INVALID_CONFIG', `bias must be a boolean, got ${String(o.bias)}`);
+  biasOption(o);
   const anyBias = heads.some((hd) => hd && ['bQ', 'bK', 'bV'].some((k) => has(hd, k))) || has(w, 'bO');
   const bias = o.bias !== undefined ? o.bias : anyBias;
-  const scale = o.scale === undefined || o.scale === null ? 0 : o.scale;
-  if (typeof scale !== 'number' || !(scale >= 0) || !Number.isFinite(scale)) {
-    throw new MHAError('INVALID_CONFIG', `scale must be a finite positive number, got ${String(o.scale)}`);
-  }
+  const scale = scaleOption(o);
   const qs = [], ks = [], vs = [], bq = [], bk = [], bv = [];
   const dks = [], dvs = [];
   heads.forEach((hd, i) => {
