@@ -16,7 +16,7 @@
 # Incremental: a binary is rebuilt only when a source or header it uses (cpp/src, cpp/include,
 # cpp/fuzz, cpp/tests/support) is newer, or when its compile command changed.
 # Sources: every cpp/src/*.cpp (the core; kernels_simd.cpp compiles to nothing natively, so the
-# fuzzer drives the Eigen kernels, and the wasm SIMD kernels are tested by scripts/build-kernel-tests.sh)
+# fuzzer drives the Eigen kernels, and the wasm SIMD kernels are tested by the CMake target kernel_tests)
 # and cpp/fuzz/fuzz_mha.cpp, with the test-support headers of cpp/tests/.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,50 +1,28 @@
-// Runs the wasm kernel harness (cpp/tests/kernels_test.cpp compiled by
-// scripts/build-kernel-tests.sh, once with the SIMD kernels and once with their relaxed-SIMD FMA
-// variant) and checks that each passes: exit code 0 and a summary line that
-// reports more than zero checks and zero failures. Builds the harness first when the binary is
-// missing or older than its sources (so `node --test tests/` works from a clean checkout with
-// em++ installed).
+// Runs the wasm kernel harness (cpp/tests/kernels_test.cpp, the CMake target kernel_tests: once
+// with the SIMD kernels and once with their relaxed-SIMD FMA variant) and checks that each passes:
+// exit code 0 and a summary line that reports more than zero checks and zero failures. Builds the
+// target first (CMake rebuilds only what changed), so `node --test tests/` works from a clean
+// checkout with em++ installed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { relaxedSimdFlags } from '../scripts/node-flags.mjs';
+import { BUILD_DIR, buildTarget, root } from '../scripts/cmake-target.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const HARNESSES = {
-  'wasm SIMD': join(root, 'build', 'kernel-tests', 'kernels_test.js'),
-  'wasm relaxed-SIMD': join(root, 'build', 'kernel-tests', 'kernels_test_relaxed.js'),
+  'wasm SIMD': join(BUILD_DIR, 'kernel-tests', 'kernels_test.js'),
+  'wasm relaxed-SIMD': join(BUILD_DIR, 'kernel-tests', 'kernels_test_relaxed.js'),
 };
-const sources = [
-  'cpp/tests/kernels_test.cpp',
-  'cpp/src/kernels_simd.cpp',
-  'cpp/src/kernels_eigen.cpp',
-  'cpp/src/kernels.hpp',
-  'cpp/src/softmax.hpp',
-  'cpp/tests/bench_host.js',
-  'scripts/build-kernel-tests.sh',
-].map((p) => join(root, p));
-
-function stale(harness) {
-  if (!existsSync(harness)) return true;
-  const built = statSync(harness).mtimeMs;
-  return sources.some((s) => existsSync(s) && statSync(s).mtimeMs > built);
-}
+let built; // one build for both tests
 
 const RELAXED_FLAGS = relaxedSimdFlags();
 
 for (const [kind, harness] of Object.entries(HARNESSES)) {
   test(`${kind} kernels match float64 references (cpp/tests/kernels_test.cpp)`, { timeout: 600_000 }, () => {
-    if (stale(harness)) {
-      const build = spawnSync('bash', [join(root, 'scripts', 'build-kernel-tests.sh'), '--no-bench', '--no-native'], {
-        cwd: root,
-        encoding: 'utf8',
-        env: { ...process.env, NODE_PATH: process.env.NODE_PATH || '/usr/share/nodejs' },
-      });
-      assert.equal(build.status, 0, `scripts/build-kernel-tests.sh failed:\n${build.stdout}\n${build.stderr}`);
-    }
+    built ??= buildTarget('kernel_tests');
+    assert.ok(built.ok, `building the kernel_tests target failed:\n${built.log}`);
     assert.ok(existsSync(harness), `${harness} was not built`);
 
     const flags = kind.includes('relaxed') ? RELAXED_FLAGS : [];

@@ -1,8 +1,8 @@
-// Micro-benchmark of the compute kernels (cpp/src/kernels.hpp). Built by
-// scripts/build-kernel-tests.sh three times: kernels_bench.js (wasm SIMD kernels, mul + add),
+// Micro-benchmark of the compute kernels (cpp/src/kernels.hpp). Built by the
+// CMake target kernel_bench three times: kernels_bench.js (wasm SIMD kernels, mul + add),
 // kernels_bench_relaxed.js (the same kernels with f32x4.relaxed_madd, clang 16) and
 // kernels_bench_eigen.js (the portable Eigen kernels at -O3 -msimd128, the baseline).
-// Run with node: node build/kernel-tests/kernels_bench.js [seconds per measurement, default 0.5] [tsv]
+// Run with node: node build-wasm/kernel-tests/kernels_bench.js [seconds per measurement, default 0.5] [tsv]
 // (the relaxed build needs Node ≥ 22 or --experimental-wasm-relaxed-simd); scripts/bench/kernels.mjs
 // runs the SIMD and relaxed builds alternately and prints one table.
 //

@@ -1,38 +1,37 @@
 #!/usr/bin/env node
 /**
- * The kernel benchmark of both SIMD tiers in one table: runs build/kernel-tests/kernels_bench.js
+ * The kernel benchmark of both SIMD tiers in one table: runs build-wasm/kernel-tests/kernels_bench.js
  * (mul + add) and kernels_bench_relaxed.js (f32x4.relaxed_madd) alternately, in both orders, and
  * prints each kernel's best GFLOP/s per tier, the relaxed/simd ratio, and each as a fraction of the
  * two peaks measured in the same processes (f32x4 mul + add chains; relaxed_madd chains).
  *
- *   bash scripts/build-kernel-tests.sh --no-native && node scripts/bench/kernels.mjs [--rounds 2] [--seconds 0.5]
+ *   node scripts/bench/kernels.mjs [--rounds 2] [--seconds 0.5]
+ *
+ * Builds the CMake target kernel_bench first (CMake rebuilds only what changed).
  *
  * The relaxed build needs relaxed SIMD: Node ≥ 22, or Node 20 with --experimental-wasm-relaxed-simd
  * (passed here when this Node knows the flag). GFLOP/s count one multiply-add as 2 FLOPs.
  */
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { relaxedSimdFlags } from '../node-flags.mjs';
+import { BUILD_DIR, buildTarget } from '../cmake-target.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const args = process.argv.slice(2);
 const opt = (name, dflt) => { const i = args.indexOf(name); return i < 0 ? dflt : args[i + 1]; };
 const rounds = Number(opt('--rounds', 2));
 const seconds = String(opt('--seconds', 0.5));
 const BUILDS = { simd: 'kernels_bench.js', 'relaxed-simd': 'kernels_bench_relaxed.js' };
-for (const f of Object.values(BUILDS)) {
-  if (!fs.existsSync(path.join(root, 'build', 'kernel-tests', f))) {
-    process.stderr.write(`kernels: build/kernel-tests/${f} is missing: run bash scripts/build-kernel-tests.sh --no-native\n`);
-    process.exit(1);
-  }
+const built = buildTarget('kernel_bench');
+if (!built.ok) {
+  process.stderr.write(`kernels: building the kernel_bench target failed:\n${built.log}`);
+  process.exit(1);
 }
 const flags = relaxedSimdFlags();
 
 /** One run of a build: Map name -> {gflops, ms}. */
 function run(tier) {
-  const r = spawnSync(process.execPath, [...flags, path.join(root, 'build', 'kernel-tests', BUILDS[tier]), seconds, 'tsv'], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [...flags, path.join(BUILD_DIR, 'kernel-tests', BUILDS[tier]), seconds, 'tsv'], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${BUILDS[tier]} failed (${r.status}): ${r.stderr.slice(0, 500)}`);
   const out = new Map();
   for (const line of r.stdout.trim().split('\n')) {
