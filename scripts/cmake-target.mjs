@@ -11,21 +11,20 @@ export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const BUILD_DIR = join(root, 'build-wasm');
 
 /**
- * Builds a target of build-wasm/ (`cmake --build build-wasm --target <target>`), running
- * `emcmake cmake` first when build-wasm/ is not configured.
+ * Builds a target of build-wasm/ (`cmake --build --preset wasm --target <target>`), configuring
+ * it first (`cmake --preset wasm`, CMakePresets.json) when build-wasm/ is not configured.
  * @param {string} target a CMake target name, e.g. 'kernel_tests'
  * @returns {{ok: boolean, log: string}} ok false with the tools' output when a step failed
  */
 export function buildTarget(target) {
-  const env = { ...process.env, NODE_PATH: process.env.NODE_PATH || '/usr/share/nodejs' }; // Debian's em++ needs acorn
   const steps = [];
   if (!existsSync(join(BUILD_DIR, 'CMakeCache.txt'))) {
-    steps.push(['emcmake', ['cmake', '-S', root, '-B', BUILD_DIR, '-DCMAKE_BUILD_TYPE=Release']]);
+    steps.push(['cmake', ['--preset', 'wasm']]);
   }
-  steps.push(['cmake', ['--build', BUILD_DIR, '--target', target, `-j${cpus().length || 2}`]]);
+  steps.push(['cmake', ['--build', '--preset', 'wasm', '--target', target, `-j${cpus().length || 2}`]]);
   let log = '';
   for (const [cmd, args] of steps) {
-    const r = spawnSync(cmd, args, { cwd: root, env, encoding: 'utf8', maxBuffer: 64 << 20 });
+    const r = spawnSync(cmd, args, { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20 });
     log += `$ ${cmd} ${args.join(' ')}\n${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? String(r.error) : ''}\n`;
     if (r.status !== 0) return { ok: false, log };
   }

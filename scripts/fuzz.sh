@@ -13,11 +13,8 @@
 #                               fast; exits non-zero on any sanitizer report or contract violation.
 #
 # Needs clang++ (Debian: clang-14) and the sanitizer/fuzzer runtimes (Debian: libclang-rt-14-dev).
-# Incremental: a binary is rebuilt only when a source or header it uses (cpp/src, cpp/include,
-# cpp/fuzz, cpp/tests/support) is newer, or when its compile command changed.
-# Sources: every cpp/src/*.cpp (the core; kernels_simd.cpp compiles to nothing natively, so the
-# fuzzer drives the Eigen kernels, and the wasm SIMD kernels are tested by the CMake target kernel_tests)
-# and cpp/fuzz/fuzz_mha.cpp, with the test-support headers of cpp/tests/.
+# The binaries are CMake targets (CMakeLists.txt, MHA_FUZZ) of build-fuzz/, configured here by the
+# preset fuzz (CMakePresets.json) with the clang++ found; CMake rebuilds only what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,42 +32,29 @@ EIGEN="${EIGEN_DIR:-/usr/include/eigen3}"
 [ -f "$EIGEN/Eigen/Core" ] || { echo "fuzz.sh: Eigen not found in $EIGEN (Debian: libeigen3-dev)" >&2; exit 3; }
 
 OUT=build-fuzz
-mkdir -p "$OUT"
-SRCS=(cpp/src/*.cpp cpp/fuzz/fuzz_mha.cpp)
-FLAGS=(-std=c++17 -g -O1 -fno-omit-frame-pointer -Icpp/include -Icpp/src -Icpp/tests -isystem "$EIGEN"
-       -DEIGEN_NO_DEBUG -DEIGEN_DONT_PARALLELIZE
-       -fno-sanitize-recover=all)
 # max_allocation_size_mb mirrors the wasm heap (2 GB): a larger request fails as it would in wasm.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1:max_allocation_size_mb=2048}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
-# build TARGET SANITIZERS [extra flags...]: compiles when the binary is missing, older than a
-# source, or built by another command (compiler, flags or source list: recorded in TARGET.cmd).
+# build TARGET: configures build-fuzz/ (once, or again when the compiler changed) and builds TARGET.
 build() {
-  local bin="$OUT/$1" san="$2"; shift 2
-  local cmd="$CXX ${FLAGS[*]} -fsanitize=$san $* ${SRCS[*]}"
-  local stale=0
-  [ -x "$bin" ] && [ -f "$bin.cmd" ] && [ "$(cat "$bin.cmd")" = "$cmd" ] || stale=1
-  if [ $stale -eq 0 ] && [ -n "$(find cpp/src cpp/include cpp/fuzz cpp/tests/support -newer "$bin" \( -name '*.cpp' -o -name '*.hpp' \) -print -quit)" ]; then
-    stale=1
+  if ! grep -qs "^CMAKE_CXX_COMPILER:[A-Z]*=$(command -v "$CXX")\$" "$OUT/CMakeCache.txt"; then
+    rm -rf "$OUT/CMakeCache.txt" "$OUT/CMakeFiles"
+    echo "fuzz.sh: configuring $OUT with $CXX" >&2
+    cmake --preset fuzz -DCMAKE_CXX_COMPILER="$(command -v "$CXX")" -DEIGEN3_INCLUDE_DIR="$EIGEN" >/dev/null
   fi
-  if [ $stale -eq 1 ]; then
-    echo "fuzz.sh: building $bin ($CXX -fsanitize=$san)" >&2
-    "$CXX" "${FLAGS[@]}" -fsanitize="$san" "$@" "${SRCS[@]}" -o "$bin.tmp"
-    mv "$bin.tmp" "$bin"
-    printf '%s\n' "$cmd" > "$bin.cmd"
-  fi
+  cmake --build "$OUT" --target "$1" -j"$(nproc 2>/dev/null || echo 2)" >&2
 }
 
 case "${1:-60}" in
   --replay)
-    build replay_mha address,undefined -DMHA_FUZZ_REPLAY_MAIN
+    build replay_mha
     files=$(find cpp/fuzz/corpus -type f | wc -l)
     echo "fuzz.sh: replaying $files corpus files under ASan + UBSan" >&2
     "$OUT/replay_mha" cpp/fuzz/corpus
     ;;
   --merge)
-    build fuzz_mha fuzzer,address,undefined
+    build fuzz_mha
     mkdir -p "$OUT/corpus-new"
     "$OUT/fuzz_mha" -merge=1 cpp/fuzz/corpus "$OUT/corpus-new"
     echo "fuzz.sh: cpp/fuzz/corpus now has $(find cpp/fuzz/corpus -type f | wc -l) files" >&2
@@ -78,7 +62,7 @@ case "${1:-60}" in
   *)
     secs="${1:-60}"
     [[ "$secs" =~ ^[0-9]+$ ]] || { echo "usage: scripts/fuzz.sh [SECONDS] | --merge | --replay" >&2; exit 2; }
-    build fuzz_mha fuzzer,address,undefined
+    build fuzz_mha
     mkdir -p "$OUT/corpus-new"
     # -max_len: a config, two forwards with masks and a KV cache fit well inside 4 KB.
     "$OUT/fuzz_mha" -max_total_time="$secs" -max_len=4096 -timeout=20 -rss_limit_mb=2048 \

@@ -1,4 +1,5 @@
-// The native C++ unit tests of the core (GoogleTest via CTest): built with the host compiler and run.
+// The native C++ tests (CTest, preset native of CMakePresets.json): the core's GoogleTest suite and
+// the kernel harness with the Eigen kernels, built with the host compiler and run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -6,14 +7,16 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-test('native core tests (GoogleTest) pass', () => {
+test('native tests (core_test, kernels_test_native) pass', () => {
   const run = (cmd, args) => {
     const r = spawnSync(cmd, args, { cwd: root, encoding: 'utf8' });
     assert.equal(r.status, 0, `${cmd} ${args.join(' ')} failed:\n${r.stdout}\n${r.stderr}`);
     return r.stdout;
   };
-  run('cmake', ['-S', '.', '-B', 'build-native', '-DCMAKE_BUILD_TYPE=Release']);
-  run('cmake', ['--build', 'build-native', '-j2']);
-  const out = run('ctest', ['--test-dir', 'build-native', '--output-on-failure']);
-  assert.match(out, /100% tests passed, 0 tests failed out of [1-9]/);
+  run('cmake', ['--preset', 'native']);
+  run('cmake', ['--build', '--preset', 'native', '-j2']);
+  const out = run('ctest', ['--preset', 'native']);
+  assert.match(out, /100% tests passed, 0 tests failed out of 2\b/);
+  assert.match(out, /core_test \.+ +Passed/);
+  assert.match(out, /kernels_test_native \.+ +Passed/);
 });
