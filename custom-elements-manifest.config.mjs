@@ -1,5 +1,5 @@
 // Config of @custom-elements-manifest/analyzer (`cem analyze`), run by scripts/build-package.mjs:
-// writes custom-elements.json for the <mha-*> elements of web/components/.
+// writes custom-elements.json for the <mha-*> elements of web/lib/components/.
 // Two small plugins keep the manifest true to the Lit classes:
 //  - reactive properties declared with `state: true` or `attribute: false` in `static properties`
 //    are not attributes (the analyzer's Lit support reads getters, not this class-field form);
@@ -56,7 +56,7 @@ function litStaticProperties() {
 }
 
 export default {
-  globs: ['web/components/*.js'],
+  globs: ['web/lib/components/*.js'],
   outdir: '.',
   litelement: true,
   plugins: [litStaticProperties()],

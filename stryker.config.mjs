@@ -1,9 +1,9 @@
-// Mutation testing of the JS library (web/src) with StrykerJS: `npm run mutation`.
+// Mutation testing of the JS library (web/lib/src) with StrykerJS: `npm run mutation`.
 // Not part of `npm test` (it runs the suites once per mutant). The Node suites that exercise
-// web/src run through Stryker's tap runner (node:test prints TAP when its output is not a TTY);
+// web/lib/src run through Stryker's tap runner (node:test prints TAP when its output is not a TTY);
 // coverage per test file lets each mutant run only the files that reach it. The browser suites,
 // the slow randomized ones (property, fuzz-replay, oom) and the packaging suite are left out.
-// Environment: MUTATE=web/src/layer.js,... narrows the files mutated; CONCURRENCY sets workers.
+// Environment: MUTATE=web/lib/src/layer.js,... narrows the files mutated; CONCURRENCY sets workers.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { relaxedSimdFlags } from './scripts/node-flags.mjs';
@@ -13,7 +13,7 @@ process.env.MHA_GOLDEN_DIR ??= path.resolve(root, '../shared/golden');
 
 const mutate = process.env.MUTATE
   ? process.env.MUTATE.split(',')
-  : ['web/src/*.js', '!web/src/version.js'];
+  : ['web/lib/src/*.js', '!web/lib/src/version.js'];
 
 export default {
   testRunner: 'tap',

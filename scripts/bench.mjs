@@ -10,7 +10,7 @@
  *   node scripts/bench.mjs --no-relaxed  (Node: children without --experimental-wasm-relaxed-simd)
  *   node scripts/bench.mjs --quick     (smoke test of the bench: short budgets, W4 at T = 4096)
  *   node scripts/bench.mjs --from-json out.json [--md out.md]   (re-prints a saved run)
- *   node scripts/bench.mjs --engine ../other-tree   (benches the web/src + web/wasm of another tree; Node)
+ *   node scripts/bench.mjs --engine ../other-tree   (benches the web/lib/src + web/lib/wasm of another tree; Node)
  *
  * - One process per workload in Node (scripts/bench/child.mjs), one page in a fresh browser context
  *   per workload in the browser (scripts/bench/page.mjs); both run scripts/bench/impls.mjs: the
@@ -31,12 +31,13 @@
  *   one implementation; the wasm heap column is ours' heap size after the workload (a wasm heap
  *   never shrinks: its high-water mark), in both runtimes.
  * Needs the devDependencies onnxruntime-web, onnx-proto, @tensorflow/tfjs-core,
- * @tensorflow/tfjs-backend-wasm (and esbuild, playwright-core for --browser), and a built web/wasm/.
+ * @tensorflow/tfjs-backend-wasm (and esbuild, playwright-core for --browser), and a built web/lib/wasm/.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
+import { libDir } from './bench/tree.mjs';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { relaxedSimdFlags } from './node-flags.mjs';
@@ -55,7 +56,7 @@ const noRss = args.includes('--no-rss');
 const jsonOut = opt('--json', null);
 const mdOut = opt('--md', null);
 const fromJson = opt('--from-json', null);
-const engine = opt('--engine', null) && path.resolve(opt('--engine'));  // bench the build in another tree (web/src + web/wasm)
+const engine = opt('--engine', null) && path.resolve(opt('--engine'));  // bench the build in another tree (web/lib/src + web/lib/wasm)
 const browserMode = args.includes('--browser');
 const nodeVersion = opt('--node', null);  // e.g. 24: a Node from the npm package node@<version>
 const noRelaxed = args.includes('--no-relaxed');
@@ -124,7 +125,8 @@ function checkSetup() {
   });
   const problems = [];
   if (missing.length) problems.push(`missing devDependencies ${missing.join(', ')}: run npm install (or npm ci)`);
-  if (!fs.existsSync(path.join(engine || root, 'web', 'wasm', 'mha_core.wasm'))) problems.push(`${engine ? `${engine}/` : ''}web/wasm/mha_core.wasm is missing: run npm run build`);
+  const wasm = path.join(libDir(engine || root), 'wasm', 'mha_core.wasm');
+  if (!fs.existsSync(wasm)) problems.push(`${wasm} is missing: run npm run build`);
   if (problems.length) {
     process.stderr.write(`bench: ${problems.join('; ')}\n`);
     process.exit(1);

@@ -4,9 +4,9 @@
 //   custom-elements.json          the <mha-*> elements' attributes, properties, events, CSS parts
 //                                 and custom properties, by @custom-elements-manifest/analyzer
 //                                 (config: custom-elements-manifest.config.mjs)
-//   web/types/components/*.d.ts   types of mha-wasm/components, emitted by tsc from the JSDoc of
-//                                 web/components/ (+ HTMLElementTagNameMap for the four tags)
-//   web/dist/anywidget.js         web/anywidget.js bundled with lit, the components and the wasm
+//   web/lib/types/components/*.d.ts   types of mha-wasm/components, emitted by tsc from the JSDoc of
+//                                 web/lib/components/ (+ HTMLElementTagNameMap for the four tags)
+//   web/lib/dist/anywidget.js         web/lib/anywidget.js bundled with lit, the components and the wasm
 //                                 embedded (mha-wasm/single): one ES module a notebook can load
 // Usage: node scripts/build-package.mjs
 import { spawnSync } from 'node:child_process';
@@ -30,13 +30,13 @@ const tags = manifest.modules.flatMap((m) => (m.declarations ?? []).filter((d) =
 if (tags.length === 0) throw new Error('custom-elements.json lists no custom element');
 
 // 2. types of the components
-const typesDir = path.join(root, 'web', 'types', 'components');
+const typesDir = path.join(root, 'web', 'lib', 'types', 'components');
 await rm(typesDir, { recursive: true, force: true });
 run(bin('tsc'), ['--allowJs', '--declaration', '--emitDeclarationOnly', '--skipLibCheck', '--target', 'es2022',
-  '--module', 'nodenext', '--moduleResolution', 'nodenext', '--outDir', typesDir, 'web/components/index.js']);
+  '--module', 'nodenext', '--moduleResolution', 'nodenext', '--outDir', typesDir, 'web/lib/components/index.js']);
 for (const f of await readdir(typesDir)) {
   const p = path.join(typesDir, f);
-  // web/types/components/x.d.ts sits one folder deeper than web/components/x.js
+  // web/lib/types/components/x.d.ts sits one folder deeper than web/lib/components/x.js
   await writeFile(p, (await readFile(p, 'utf8')).replaceAll("'../src/", "'../../src/"));
 }
 const index = path.join(typesDir, 'index.d.ts');
@@ -50,12 +50,12 @@ ${tags.map(([tag, cls]) => `    '${tag}': ${cls};`).join('\n')}
 `);
 
 // 3. the anywidget bundle
-await mkdir(path.join(root, 'web', 'dist'), { recursive: true });
+await mkdir(path.join(root, 'web', 'lib', 'dist'), { recursive: true });
 await build({
-  entryPoints: { anywidget: path.join(root, 'web', 'anywidget.js') },
-  outdir: path.join(root, 'web', 'dist'),
+  entryPoints: { anywidget: path.join(root, 'web', 'lib', 'anywidget.js') },
+  outdir: path.join(root, 'web', 'lib', 'dist'),
   bundle: true, format: 'esm', platform: 'browser', target: ['es2022'], minify: true,
   legalComments: 'linked', logLevel: 'warning',
   external: ['node:*'],
 });
-console.log(`build-package: wrote custom-elements.json (${tags.map(([t]) => t).join(', ')}), web/types/components/, web/dist/anywidget.js`);
+console.log(`build-package: wrote custom-elements.json (${tags.map(([t]) => t).join(', ')}), web/lib/types/components/, web/lib/dist/anywidget.js`);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the wasm modules (CMake preset wasm: CMakePresets.json) into web/wasm/, then the web bundles
-# into web/dist/. Incremental: CMake rebuilds only what changed. Usage: scripts/build.sh [--native]
-# (also builds and runs the native C++ unit tests: preset native).
+# Builds the wasm modules (CMake preset wasm: CMakePresets.json) into web/lib/wasm/, then the bundles:
+# the library's into web/lib/dist/, the lesson site's into web/site/. Incremental: CMake rebuilds only
+# what changed. Usage: scripts/build.sh [--native] (also builds and runs the native C++ tests: preset
+# native).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"   # Debian's em++ needs acorn from here
@@ -10,7 +11,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 cmake --preset wasm >/dev/null
 cmake --build --preset wasm -j"$jobs"
 
-node scripts/build-web.mjs       # page and component bundles -> web/dist/
+node scripts/build-web.mjs       # component bundle -> web/lib/dist/; the lesson site -> web/site/
 node scripts/build-package.mjs   # custom-elements.json, component types, anywidget bundle
 
 if [ "${1:-}" = "--native" ]; then

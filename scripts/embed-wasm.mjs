@@ -2,7 +2,7 @@
 // Writes <file>.wasm.mjs next to each given .wasm: an ES module whose default export is the
 // .wasm's bytes in base64 (the single-file entry mha-wasm/single decodes it and passes the bytes
 // as wasmBinary, so no .wasm is fetched and no data: URI either, which a strict CSP would refuse).
-// Usage: node scripts/embed-wasm.mjs web/wasm/mha_core.wasm [more.wasm ...]  (run by CMake)
+// Usage: node scripts/embed-wasm.mjs web/lib/wasm/mha_core.wasm [more.wasm ...]  (run by CMake)
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A small static server for web/ (node:http only).
+// A small static server for the lesson site, web/site/ (node:http only).
 //   node scripts/serve.mjs            -> http://localhost:8080/
 //   PORT=0 node scripts/serve.mjs     -> a free port, printed
 // Pages under /examples/ get a strict Content-Security-Policy, like a course platform would send,
@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const DEFAULT_ROOT = path.resolve(here, '..', 'web');
+export const DEFAULT_ROOT = path.resolve(here, '..', 'web', 'site');
 
 export const EXAMPLES_CSP =
   "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'";

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { createMHA, Tensor, MHAError, VERSION } from '../web/src/index.js';
+import { createMHA, Tensor, MHAError, VERSION } from '../web/lib/src/index.js';
 import { loadGolden, input, assertClose, tolerance } from './helpers/golden.mjs';
 import { throwsMHA } from './helpers/errors.mjs';
 
@@ -17,7 +17,7 @@ test('info: version equals package.json, built with SIMD; the .wasm holds f32x4 
   assert.equal(mha.info.version, pkg.version);
   assert.equal(VERSION, pkg.version);
   assert.equal(mha.info.simd, true);
-  const text = execFileSync('wasm-dis', [new URL('../web/wasm/mha_core.wasm', import.meta.url).pathname], { maxBuffer: 1 << 28 }).toString();
+  const text = execFileSync('wasm-dis', [new URL('../web/lib/wasm/mha_core.wasm', import.meta.url).pathname], { maxBuffer: 1 << 28 }).toString();
   const n = (text.match(/f32x4\.(mul|add)/g) || []).length;
   assert.ok(n > 20, `expected f32x4 mul/add instructions in the module, found ${n}`);
 });
@@ -193,7 +193,7 @@ test('a long sequence without weights keeps O(T·d) memory', async () => {
 
 test('the README worked example runs and prints 4.050', () => {
   // Resolve 'mha-wasm' to this package through its own exports map (self-reference).
-  const out = execFileSync(process.execPath, [new URL('../web/examples/worked-example.mjs', import.meta.url).pathname], {
+  const out = execFileSync(process.execPath, [new URL('../web/site/examples/worked-example.mjs', import.meta.url).pathname], {
     cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8',
   });
   assert.match(out, /Alex's final cheap: 4\.050/);

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { peakModuleBytes, measurePeak } from '../scripts/bench/peak.mjs';
-import { relaxedSimdSupported } from '../web/src/loader.js';
+import { relaxedSimdSupported } from '../web/lib/src/loader.js';
 import { runBench } from './helpers/bench.mjs';
 
 test('the FMA peak module validates exactly where the engine runs relaxed SIMD', () => {

@@ -5,7 +5,7 @@
 // lifecycle getters. Written to kill the mutants of `npm run mutation` that the other suites let live.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createMHA, MHAError } from '../web/src/index.js';
+import { createMHA, MHAError } from '../web/lib/src/index.js';
 import { tierOptions } from './helpers/tier.mjs';
 import { throwsMHA } from './helpers/errors.mjs';
 

@@ -2,7 +2,7 @@
 // argument, the expected and the actual value; the module keeps working afterwards.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createMHA } from '../web/src/index.js';
+import { createMHA } from '../web/lib/src/index.js';
 import { tierOptions } from './helpers/tier.mjs';
 import { throwsMHA, stillWorksProbe } from './helpers/errors.mjs';
 

@@ -1,7 +1,7 @@
 // Every case of ../shared/golden (PyTorch 1.13, float64) through the public JS API.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createMHA } from '../web/src/index.js';
+import { createMHA } from '../web/lib/src/index.js';
 import { tierOptions } from './helpers/tier.mjs';
 import { loadGolden, input, tolerance, assertClose } from './helpers/golden.mjs';
 

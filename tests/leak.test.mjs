@@ -1,7 +1,7 @@
 // Memory: create/forward/dispose cycles return every byte the module malloc'd.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createMHA } from '../web/src/index.js';
+import { createMHA } from '../web/lib/src/index.js';
 
 const mha = await createMHA();
 const x = Array.from({ length: 7 }, (_, t) => Array.from({ length: 24 }, (_, e) => Math.sin(t * 3 + e)));

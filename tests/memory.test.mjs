@@ -8,7 +8,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { createMHA } from '../web/src/index.js';
+import { createMHA } from '../web/lib/src/index.js';
 import { tierOptions } from './helpers/tier.mjs';
 import { throwsMHA, stillWorksProbe } from './helpers/errors.mjs';
 

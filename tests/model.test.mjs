@@ -1,16 +1,16 @@
-// The trained-model runner (web/src/model.js) against PyTorch: every golden case in
+// The trained-model runner (web/lib/src/model.js) against PyTorch: every golden case in
 // tests/golden-models/ (made by scripts/train/golden.py from the shipped files) passes through
 // mha.loadModel within float32 tolerance; and the runner's API: head analysis, ablation, the
 // KV-cache generator, errors, memory.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { createMHA } from '../web/src/index.js';
+import { createMHA } from '../web/lib/src/index.js';
 import { throwsMHA } from './helpers/errors.mjs';
 import { encodeSafetensors } from './helpers/safetensors.mjs';
 
 const mha = await createMHA();
-const modelsDir = new URL('../web/models/', import.meta.url);
+const modelsDir = new URL('../web/lib/models/', import.meta.url);
 const goldenDir = new URL('./golden-models/', import.meta.url);
 const goldens = fs.readdirSync(goldenDir).filter((f) => f.endsWith('.json')).sort();
 const manifest = JSON.parse(fs.readFileSync(new URL('index.json', modelsDir)));
@@ -173,7 +173,7 @@ test('runner errors name the argument, and the model keeps working', async () =>
 });
 
 test('loadModel refuses files that are not this architecture, naming the tensor or field', async () => {
-  const { parseSafetensors } = await import('../web/src/index.js');
+  const { parseSafetensors } = await import('../web/lib/src/index.js');
   const { metadata, tensors, dtypes } = parseSafetensors(bytes);
   const rebuild = (meta, ts) => encodeSafetensors(meta, ts);
   const noHead = { ...tensors };

@@ -3,7 +3,7 @@
 // anything is allocated, and a layer that does fit is created without aborting the instance.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createMHA } from '../web/src/index.js';
+import { createMHA } from '../web/lib/src/index.js';
 import { throwsMHA, stillWorksProbe } from './helpers/errors.mjs';
 
 const mha = await createMHA();

@@ -19,7 +19,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { createMHA, MHAError, Tensor, mulberry32 } from '../web/src/index.js';
+import { createMHA, MHAError, Tensor, mulberry32 } from '../web/lib/src/index.js';
 import { tierOptions } from './helpers/tier.mjs';
 import { assertClose } from './helpers/golden.mjs';
 import { throwsMHA, stillWorksProbe } from './helpers/errors.mjs';

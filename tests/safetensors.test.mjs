@@ -1,4 +1,4 @@
-// The safetensors reader (web/src/safetensors.js) is an attack surface: malformed files give an
+// The safetensors reader (web/lib/src/safetensors.js) is an attack surface: malformed files give an
 // MHAError naming the tensor or field, never a RangeError, an out-of-bounds read or a hang; a
 // fast-check fuzz of byte mutations of a real model file; and a PyTorch nn.MultiheadAttention
 // state dict saved as safetensors runs in our layer as in PyTorch.
@@ -6,13 +6,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import fc from 'fast-check';
-import { createMHA, parseSafetensors, MHAError } from '../web/src/index.js';
+import { createMHA, parseSafetensors, MHAError } from '../web/lib/src/index.js';
 import { throwsMHA } from './helpers/errors.mjs';
 import { encodeSafetensors } from './helpers/safetensors.mjs';
 
 const mha = await createMHA();
-const manifest = JSON.parse(fs.readFileSync(new URL('../web/models/index.json', import.meta.url)));
-const modelBytes = fs.readFileSync(new URL(`../web/models/${manifest.models[0].file}`, import.meta.url));
+const manifest = JSON.parse(fs.readFileSync(new URL('../web/lib/models/index.json', import.meta.url)));
+const modelBytes = fs.readFileSync(new URL(`../web/lib/models/${manifest.models[0].file}`, import.meta.url));
 
 /** A file from a header object and a data area of `dataBytes` bytes. */
 function file(header, dataBytes = 0, headerLength) {

@@ -4,11 +4,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { createMHA, TIERS } from '../web/src/index.js';
-import { relaxedSimdSupported } from '../web/src/loader.js';
+import { createMHA, TIERS } from '../web/lib/src/index.js';
+import { relaxedSimdSupported } from '../web/lib/src/loader.js';
 import { loadGolden, input, tolerance } from './helpers/golden.mjs';
 
-const wasm = (f) => fs.readFileSync(new URL(`../web/wasm/${f}`, import.meta.url));
+const wasm = (f) => fs.readFileSync(new URL(`../web/lib/wasm/${f}`, import.meta.url));
 const FILES = { 'relaxed-simd': 'mha_core_relaxed.wasm', simd: 'mha_core.wasm', scalar: 'mha_core_nosimd.wasm' };
 
 /** Opcodes of a function body are not parsed here: the 3-byte sequence of f32x4.relaxed_madd
@@ -44,7 +44,7 @@ test('automatic choice: relaxed-simd where the engine compiles it (this run), si
 });
 
 test('a Node 20 without --experimental-wasm-relaxed-simd silently gets the simd tier; forcing relaxed-simd there fails clearly', () => {
-  const script = `import { createMHA } from ${JSON.stringify(new URL('../web/src/index.js', import.meta.url).href)};
+  const script = `import { createMHA } from ${JSON.stringify(new URL('../web/lib/src/index.js', import.meta.url).href)};
     const m = await createMHA(); const out = [m.info.tier];
     try { await createMHA({ tier: 'relaxed-simd' }); out.push('loaded'); } catch (e) { out.push(e.name + ': ' + e.message); }
     console.log(JSON.stringify(out));`;

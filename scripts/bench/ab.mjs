@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// A/B of this tree's build against another tree's (web/src + web/wasm), in one process: the
+// A/B of this tree's build against another tree's (web/lib/src + web/lib/wasm), in one process: the
 // bench's workloads W0–W3 (d_model = 768, h = 12 with biases; W0 the lesson's T = 5, d = 24, h = 2)
 // forwarded by both in interleaved rounds, both orders alternating, medians. For a refactor that
 // must not change speed: the ratio base / this is printed per workload and needWeights.
 //   node --experimental-wasm-relaxed-simd scripts/bench/ab.mjs ../base-tree [rounds]
 import path from 'node:path';
+import { libDir } from './tree.mjs';
 import { pathToFileURL } from 'node:url';
-import { createMHA } from '../../web/src/index.js';
+import { createMHA } from '../../web/lib/src/index.js';
 
 const baseTree = process.argv[2];
 if (!baseTree) {
@@ -14,7 +15,7 @@ if (!baseTree) {
   process.exit(2);
 }
 const rounds = Number(process.argv[3] || 15);
-const base = await import(pathToFileURL(path.resolve(baseTree, 'web/src/index.js')).href);
+const base = await import(pathToFileURL(path.join(libDir(path.resolve(baseTree)), 'src', 'index.js')).href);
 const engines = [{ name: 'this', mha: await createMHA() }, { name: 'base', mha: await base.createMHA() }];
 console.log(`tiers: this ${engines[0].mha.info.tier}, base ${engines[1].mha.info.tier}; ${rounds} rounds`);
 

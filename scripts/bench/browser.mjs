@@ -30,7 +30,7 @@ export async function openBrowser({ log = (s) => process.stderr.write(`${s}\n`) 
   const outdir = path.join(root, 'build', 'bench-page');
   await build({
     entryPoints: [path.join(here, 'page.mjs')], bundle: true, format: 'esm', platform: 'browser',
-    outfile: path.join(outdir, 'page.js'), external: ['/web/src/index.js'], logLevel: 'error',
+    outfile: path.join(outdir, 'page.js'), external: ['/web/lib/src/index.js'], logLevel: 'error',
   });
   fs.writeFileSync(path.join(outdir, 'index.html'),
     '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>mha-wasm bench</title><script type="module" src="page.js"></script>\n');

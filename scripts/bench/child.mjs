@@ -7,10 +7,11 @@
  *     loads only that implementation, runs one forward, prints process.resourceUsage().maxRSS.
  *   {mode: 'long', ...} (W4) runs ours first (its peak RSS is taken before any peer is loaded),
  *     then tries each peer once and records why it cannot run.
- * job.engine: another tree whose web/src/ and web/wasm/ are benched instead of this one's.
+ * job.engine: another tree whose web/lib/src/ and web/lib/wasm/ are benched instead of this one's.
  * Progress goes to stderr; the result is the last line of stdout.
  */
 import path from 'node:path';
+import { libDir } from './tree.mjs';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { setEnv, makeData, makeOurs, loadOrt, makeOrtSession, timing, long } from './impls.mjs';
@@ -19,7 +20,7 @@ const require = createRequire(import.meta.url);
 const job = JSON.parse(process.argv[2]);
 const rssMB = () => process.resourceUsage().maxRSS / 1024;  // KiB -> MiB
 setEnv({
-  loadOurs: () => import(job.engine ? pathToFileURL(path.join(job.engine, 'web', 'src', 'index.js')).href : '../../web/src/index.js'),
+  loadOurs: () => import(job.engine ? pathToFileURL(path.join(libDir(job.engine), 'src', 'index.js')).href : '../../web/lib/src/index.js'),
   loadOrt: () => import('onnxruntime-web'),
   async loadTfjs() {
     const wasmFile = require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm');

@@ -4,9 +4,9 @@
 // figure in Chromium).
 //   node scripts/bench/model-run.mjs
 import fs from 'node:fs';
-import { createMHA } from '../../web/src/index.js';
+import { createMHA } from '../../web/lib/src/index.js';
 
-const dir = new URL('../../web/models/', import.meta.url);
+const dir = new URL('../../web/lib/models/', import.meta.url);
 const { models } = JSON.parse(fs.readFileSync(new URL('index.json', dir)));
 const mha = await createMHA();
 const text = 'The cat sat on the mat. The cat sat on the mat. The cat sat on t';

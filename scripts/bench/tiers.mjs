@@ -4,7 +4,7 @@
 // Prints each tier's median and GFLOP/s (dense count 8·T·d² + 4·T²·d) and the speed-up of
 // relaxed-simd over simd. Node 20 needs the flag for the relaxed tier:
 //   node --experimental-wasm-relaxed-simd scripts/bench/tiers.mjs [T ...]     (default T = 128 512)
-import { createMHA, TIERS } from '../../web/src/index.js';
+import { createMHA, TIERS } from '../../web/lib/src/index.js';
 
 const lengths = process.argv.slice(2).map(Number).filter((n) => n > 0);
 const d = 768;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden cases of the shipped models for the JS runner's tests (tests/golden-models/).
 
-    /usr/bin/python3 scripts/train/golden.py web/models/charlm-h4-s0.safetensors tests/golden-models/charlm-h4-s0.json
+    /usr/bin/python3 scripts/train/golden.py web/lib/models/charlm-h4-s0.safetensors tests/golden-models/charlm-h4-s0.json
 
 PyTorch computes, in float64 from the shipped (float16) weights, for a few texts: the ids, the
 log-probabilities [T, V], every layer's per-head attention weights [h, T, T] and the loss in bits

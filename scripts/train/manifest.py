@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Writes web/models/index.json: the shipped model files with their head count, seed, held-out
+"""Writes web/lib/models/index.json: the shipped model files with their head count, seed, held-out
 loss and size, read from each file's metadata (what the lesson page lists)."""
 import json
 import struct
 from pathlib import Path
 
-models = Path(__file__).resolve().parents[2] / 'web' / 'models'
+models = Path(__file__).resolve().parents[2] / 'web' / 'lib' / 'models'
 out = []
 for f in sorted(models.glob('*.safetensors')):
     raw = f.read_bytes()

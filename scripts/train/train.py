@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Trains one of the lesson's character-level models and writes it as safetensors.
 
-    /usr/bin/python3 scripts/train/train.py --heads 4 --seed 0 --out web/models/charlm-h4-s0.safetensors
+    /usr/bin/python3 scripts/train/train.py --heads 4 --seed 0 --out web/lib/models/charlm-h4-s0.safetensors
 
 Deterministic for a given seed, thread count and PyTorch build. A curriculum mixes windows of
 fortune text with windows made of one span repeated (a random string or a span of the corpus):

@@ -1,5 +1,5 @@
 // Smoke test of `npm run bench -- --browser`: W0 with short budgets in headless Chromium. A green
-// run means the page loaded ours (from web/src, fetching its own .wasm), onnxruntime-web and
+// run means the page loaded ours (from web/lib/src, fetching its own .wasm), onnxruntime-web and
 // TensorFlow.js, and that their outputs agreed with ours (the bench exits 1 otherwise).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Shared set-up of the browser tests: build web/dist if needed, start the static server in-process
+// Shared set-up of the browser tests: build the site's bundles (web/site/) if needed, start the static server in-process
 // on a free port, and launch Debian's Chromium through playwright-core (no browser download).
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -15,12 +15,12 @@ export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--
   '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'];
 
 export function ensureBuilt() {
-  const wasm = path.join(ROOT, 'web', 'wasm', 'mha_core.wasm');
+  const wasm = path.join(ROOT, 'web', 'lib', 'wasm', 'mha_core.wasm');
   if (!existsSync(wasm)) throw new Error(`missing ${wasm}: run npm run build first`);
-  const dist = path.join(ROOT, 'web', 'dist');
-  const outputs = ['mha-components.js', 'lesson.js'].map((f) => path.join(dist, f));
+  const outputs = ['web/lib/dist/mha-components.js', 'web/site/dist/lesson.js', 'web/site/dist/mha-components.js',
+    'web/site/wasm/mha_core.wasm', 'web/site/models/index.json'].map((f) => path.join(ROOT, f));
   // the bundles embed the JS API and the Emscripten glue: rebuild when any input is newer
-  const newest = Math.max(...['web/wasm', 'web/src', 'web/components', 'web/lesson'].flatMap((d) => {
+  const newest = Math.max(...['web/lib/wasm', 'web/lib/src', 'web/lib/components', 'web/lib/models', 'web/site/lesson'].flatMap((d) => {
     const dir = path.join(ROOT, d);
     return existsSync(dir) ? readdirSync(dir).map((f) => statSync(path.join(dir, f)).mtimeMs) : [];
   }));
@@ -34,7 +34,7 @@ export function ensureBuilt() {
 export async function setup() {
   ensureBuilt();
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (scripts/setup.sh installs it)`);
-  const server = await startServer({ port: 0, root: path.join(ROOT, 'web') });
+  const server = await startServer({ port: 0, root: path.join(ROOT, 'web', 'site') });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   const pages = [];
   return {

@@ -8,7 +8,7 @@ import { ensureBuilt, ROOT, CHROMIUM, CHROMIUM_ARGS } from './helpers.mjs';
 
 ensureBuilt();
 const runs = Number(process.argv[2] ?? 5);
-const server = await startServer({ port: 0, root: path.join(ROOT, 'web') });
+const server = await startServer({ port: 0, root: path.join(ROOT, 'web', 'site') });
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 
 // Polls every animation frame (from the first script on) for the widget's first heatmap cell.

@@ -14,7 +14,7 @@ test('Chromium: automatic choice is relaxed-simd; every tier loads and agrees; n
   await page.waitForSelector('body[data-ready="true"]', { state: 'attached' });
   assert.equal(await page.evaluate(() => window.mhaLesson.engine.info.tier), 'relaxed-simd');
   const r = await page.evaluate(async () => {
-    const { createMHA, TIERS } = await import('/src/index.js');
+    const { createMHA, TIERS } = await import('/dist/mha-components.js');
     const x = Array.from({ length: 40 }, (_, t) => Array.from({ length: 64 }, (_, e) => Math.sin(0.3 * t + e)));
     const out = {};
     for (const tier of TIERS) {

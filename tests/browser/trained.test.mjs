@@ -1,4 +1,4 @@
-// The trained-heads section (web/lesson/trained.js) in Chromium: the numbers the page shows equal
+// The trained-heads section (web/site/lesson/trained.js) in Chromium: the numbers the page shows equal
 // the engine's in Node on the same file, typing and ablation update them, generation grows the KV
 // cache, heatmaps export SVG, keyboard use, axe, no console errors.
 import { test, before, after } from 'node:test';
@@ -6,15 +6,15 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setup, axeSeriousViolations, ARTIFACTS, ROOT } from './helpers.mjs';
-import { createMHA } from '../../web/src/index.js';
+import { createMHA } from '../../web/lib/src/index.js';
 
 let env;
 let lm;
-const manifest = JSON.parse(readFileSync(path.join(ROOT, 'web', 'models', 'index.json'), 'utf8'));
+const manifest = JSON.parse(readFileSync(path.join(ROOT, 'web', 'lib', 'models', 'index.json'), 'utf8'));
 const mainFile = manifest.models.find((m) => m.numHeads === 4 && m.seed === 0).file;
 before(async () => {
   env = await setup();
-  lm = await (await createMHA()).loadModel(readFileSync(path.join(ROOT, 'web', 'models', mainFile)));
+  lm = await (await createMHA()).loadModel(readFileSync(path.join(ROOT, 'web', 'lib', 'models', mainFile)));
 });
 after(async () => { lm?.dispose(); await env?.close(); });
 

@@ -1,7 +1,7 @@
 // Shared helpers of the node suites: asserting the MHAError contract and that a module instance
 // still computes correctly after an error.
 import assert from 'node:assert/strict';
-import { MHAError, mulberry32 } from '../../web/src/index.js';
+import { MHAError, mulberry32 } from '../../web/lib/src/index.js';
 
 /**
  * Asserts that fn() throws an MHAError (not a RangeError, a wasm RuntimeError or another Error)

@@ -112,8 +112,8 @@ function assertWorked(r, { simd } = {}) {
 }
 
 before(async () => {
-  const need = ['web/wasm/mha_core.wasm', 'web/wasm/mha_core_nosimd.wasm', 'web/wasm/mha_core.wasm.mjs',
-    'web/dist/mha-components.js', 'web/dist/anywidget.js', 'custom-elements.json', 'web/types/components/index.d.ts'];
+  const need = ['web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_core_nosimd.wasm', 'web/lib/wasm/mha_core.wasm.mjs',
+    'web/lib/dist/mha-components.js', 'web/lib/dist/anywidget.js', 'custom-elements.json', 'web/lib/types/components/index.d.ts'];
   const missing = need.filter((f) => !existsSync(path.join(ROOT, f)));
   if (missing.length) throw new Error(`missing ${missing.join(', ')}: run npm run build (scripts/build.sh, which runs scripts/build-package.mjs)`);
   tmp = await mkdtemp(path.join(os.tmpdir(), 'mha-pkg-'));
@@ -132,7 +132,7 @@ before(async () => {
   await cp(path.join(FIX, 'vite'), viteApp, { recursive: true });
   await cp(path.join(FIX, 'worked.mjs'), path.join(viteApp, 'worked.mjs'));
   // worked.mjs reads the worked example's numbers from the lesson's data module (one copy of them).
-  for (const dir of [nodeApp, viteApp]) await cp(path.join(ROOT, 'web', 'lesson', 'data.js'), path.join(dir, 'lesson-data.js'));
+  for (const dir of [nodeApp, viteApp]) await cp(path.join(ROOT, 'web', 'site', 'lesson', 'data.js'), path.join(dir, 'lesson-data.js'));
   await Promise.all([
     sh('npm', ['install', tarball, ...NPM_FLAGS], nodeApp),
     sh('npm', ['install', tarball, VITE, ...NPM_FLAGS], viteApp),
@@ -147,18 +147,19 @@ after(async () => {
 
 test('tarball: what users need, nothing else; sizes reported', async (t) => {
   const files = pack.files.map((f) => f.path).sort();
-  for (const f of ['package.json', 'README.md', 'web/src/index.js', 'web/src/index.d.ts', 'web/src/loader.js',
-    'web/src/single.js', 'web/src/single.d.ts', 'web/components/index.js', 'web/types/components/index.d.ts',
-    'web/anywidget.js', 'web/dist/anywidget.js', 'web/dist/mha-components.js', 'custom-elements.json',
-    'web/wasm/mha_core.mjs', 'web/wasm/mha_core.wasm', 'web/wasm/mha_core_nosimd.mjs', 'web/wasm/mha_core_nosimd.wasm',
-    'web/wasm/mha_core.wasm.mjs', 'web/wasm/mha_core_nosimd.wasm.mjs', 'web/models/index.json',
-    'web/models/charlm-h4-s0.safetensors', 'web/models/charlm-h1-s0.safetensors']) {
+  for (const f of ['package.json', 'README.md', 'web/lib/src/index.js', 'web/lib/src/index.d.ts', 'web/lib/src/loader.js',
+    'web/lib/src/single.js', 'web/lib/src/single.d.ts', 'web/lib/components/index.js', 'web/lib/types/components/index.d.ts',
+    'web/lib/anywidget.js', 'web/lib/dist/anywidget.js', 'web/lib/dist/mha-components.js', 'custom-elements.json',
+    'web/lib/wasm/mha_core.mjs', 'web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_core_nosimd.mjs', 'web/lib/wasm/mha_core_nosimd.wasm',
+    'web/lib/wasm/mha_core.wasm.mjs', 'web/lib/wasm/mha_core_nosimd.wasm.mjs', 'web/lib/models/index.json',
+    'web/lib/models/charlm-h4-s0.safetensors', 'web/lib/models/charlm-h1-s0.safetensors']) {
     assert.ok(files.includes(f), `tarball lacks ${f}`);
   }
-  const unwanted = files.filter((f) => /^(tests|cpp|scripts|build[^/]*|node_modules|web\/lesson|web\/examples)\//.test(f) ||
-    /\.(map|tgz|o|a|cpp|hpp)$/.test(f) || /^web\/(index\.html|favicon\.svg)$/.test(f) || /^web\/dist\/(lesson|katex)/.test(f) ||
-    /^(CMakeLists\.txt|custom-elements-manifest\.config\.mjs)$/.test(f));
-  assert.deepEqual(unwanted, [], 'tests, sources of the lesson page, build intermediates');
+  const unwanted = files.filter((f) => /^(tests|cpp|scripts|build[^/]*|node_modules|web\/site)\//.test(f) ||
+    /\.(map|tgz|o|a|cpp|hpp)$/.test(f) || /^(CMakeLists\.txt|CMakePresets\.json|custom-elements-manifest\.config\.mjs)$/.test(f));
+  assert.deepEqual(unwanted, [], 'tests, the lesson site, build intermediates');
+  assert.deepEqual(files.filter((f) => !f.startsWith('web/lib/')).sort(), ['LICENSE', 'README.md', 'custom-elements.json', 'package.json'],
+    'the library is web/lib/; nothing else but the manifest, README and package.json');
 
   // gzip sizes: the .wasm, and the JS the default entry loads (its static import graph)
   const pkgDir = path.join(ROOT);
@@ -171,24 +172,24 @@ test('tarball: what users need, nothing else; sizes reported', async (t) => {
       await walk(path.posix.join(path.posix.dirname(rel), m[1] ?? m[2]));
     }
   };
-  await walk('web/src/index.js');
+  await walk('web/lib/src/index.js');
   const gz = async (rels) => rels.reduce(async (acc, r) => (await acc) + gzipSync(await readFile(path.join(pkgDir, r)), { level: 9 }).length, Promise.resolve(0));
   const raw = async (rels) => rels.reduce(async (acc, r) => (await acc) + (await stat(path.join(pkgDir, r))).size, Promise.resolve(0));
   const entryJS = [...graph].sort();
-  assert.ok(entryJS.includes('web/wasm/mha_core.mjs') && !entryJS.includes('web/wasm/mha_core_nosimd.mjs'), 'default entry: SIMD glue only');
+  assert.ok(entryJS.includes('web/lib/wasm/mha_core.mjs') && !entryJS.includes('web/lib/wasm/mha_core_nosimd.mjs'), 'default entry: SIMD glue only');
   const report = {
     tarball: pack.filename, size: pack.size, unpackedSize: pack.unpackedSize, entryCount: pack.entryCount,
     files: pack.files.map((f) => ({ path: f.path, size: f.size })).sort((a, b) => a.path.localeCompare(b.path)),
     gzip: {
-      wasm: await gz(['web/wasm/mha_core.wasm']),
-      wasmNoSimd: await gz(['web/wasm/mha_core_nosimd.wasm']),
-      wasmRelaxed: await gz(['web/wasm/mha_core_relaxed.wasm', 'web/wasm/mha_core_relaxed.mjs']),
+      wasm: await gz(['web/lib/wasm/mha_core.wasm']),
+      wasmNoSimd: await gz(['web/lib/wasm/mha_core_nosimd.wasm']),
+      wasmRelaxed: await gz(['web/lib/wasm/mha_core_relaxed.wasm', 'web/lib/wasm/mha_core_relaxed.mjs']),
       defaultEntryJS: await gz(entryJS),
       defaultEntryJSRaw: await raw(entryJS),
       defaultEntryFiles: entryJS,
-      single: await gz(['web/wasm/mha_core.wasm.mjs']),
-      componentsBundle: await gz(['web/dist/mha-components.js']),
-      anywidgetBundle: await gz(['web/dist/anywidget.js']),
+      single: await gz(['web/lib/wasm/mha_core.wasm.mjs']),
+      componentsBundle: await gz(['web/lib/dist/mha-components.js']),
+      anywidgetBundle: await gz(['web/lib/dist/anywidget.js']),
     },
   };
   await mkdir(ARTIFACTS, { recursive: true });
@@ -310,7 +311,7 @@ test('single-file entry: works where .wasm files are refused (Vite build and no 
   assertWorked(b.result.simd, { simd: true });
   assertWorked(b.result.nosimd, { simd: false });
   assert.deepEqual(b.wasmResponses, []);
-  assert.ok(siteSrv.requests.includes('/node_modules/mha-wasm/web/wasm/mha_core_nosimd.wasm.mjs'), 'non-SIMD bytes loaded on demand');
+  assert.ok(siteSrv.requests.includes('/node_modules/mha-wasm/web/lib/wasm/mha_core_nosimd.wasm.mjs'), 'non-SIMD bytes loaded on demand');
   assert.deepEqual(b.errors, []);
   await b.context.close();
 
@@ -326,7 +327,7 @@ test('no bundler: a static page imports the API and the component bundle from no
   const { page, context, result, errors, wasmResponses } = await openPage(`${srv.url}/static.html`);
   assert.equal(result.error, undefined, result.error);
   assertWorked(result.simd, { simd: true });
-  assert.ok(wasmResponses.some((r) => r.url.endsWith('/node_modules/mha-wasm/web/wasm/mha_core_relaxed.wasm') && r.status === 200), JSON.stringify(wasmResponses));
+  assert.ok(wasmResponses.some((r) => r.url.endsWith('/node_modules/mha-wasm/web/lib/wasm/mha_core_relaxed.wasm') && r.status === 200), JSON.stringify(wasmResponses));
   await page.waitForFunction(() => document.querySelector('mha-widget')?.result?.heads === 2);
   assert.equal(await heatmaps(page), 2);
   assert.deepEqual(errors, []);
@@ -334,11 +335,11 @@ test('no bundler: a static page imports the API and the component bundle from no
 });
 
 test('strict CSP (no unsafe-eval): copied dist/ + wasm/ folders, and the single-file entry', async () => {
-  // "copy the dist/ and wasm/ folders": node_modules/mha-wasm/web/{dist,wasm} → /mha/
+  // "copy the dist/ and wasm/ folders": node_modules/mha-wasm/web/lib/{dist,wasm} → /mha/
   const site = path.join(nodeApp, 'mha');
   await mkdir(site, { recursive: true });
-  await cp(path.join(nodeApp, 'node_modules', 'mha-wasm', 'web', 'dist'), path.join(site, 'dist'), { recursive: true });
-  await cp(path.join(nodeApp, 'node_modules', 'mha-wasm', 'web', 'wasm'), path.join(site, 'wasm'), { recursive: true });
+  await cp(path.join(nodeApp, 'node_modules', 'mha-wasm', 'web', 'lib', 'dist'), path.join(site, 'dist'), { recursive: true });
+  await cp(path.join(nodeApp, 'node_modules', 'mha-wasm', 'web', 'lib', 'wasm'), path.join(site, 'wasm'), { recursive: true });
   const srv = await serve(nodeApp, { csp: CSP });
   for (const which of ['dist', 'single']) {
     const { page, context, result, errors, csp, wasmResponses } = await openPage(`${srv.url}/csp.html?which=${which}`, { csp: true });

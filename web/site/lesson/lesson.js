@@ -2,7 +2,7 @@
 // the KV-cache calculator, the trained heads (trained.js), the self-check, and progress in the URL hash.
 // Every number shown comes from the engine (mha.passport, layer.trace, layer.forward).
 import katex from 'katex';
-import { getEngine, toMatrix, fmt } from '../components/index.js';
+import { getEngine, toMatrix, fmt } from '../../lib/components/index.js';
 import { PEOPLE, FEATURES, X0, HEADS, WO, CONCAT_COLS, MODELS } from './data.js';
 import { setupTrained } from './trained.js';
 

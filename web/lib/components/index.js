@@ -1,4 +1,4 @@
-// Entry of the component bundle (web/dist/mha-components.js): the four custom elements, their
+// Entry of the component bundle (web/lib/dist/mha-components.js): the four custom elements, their
 // helpers, and the JS API re-exported so a page needs one module script only.
 export { MhaPassport, shapeText } from './mha-passport.js';
 export { MhaHeatmap } from './mha-heatmap.js';

@@ -2,7 +2,7 @@
 // (scripts/train/), run by the engine through the public API only (mha.loadModel): every head's
 // attention with its measured type, ablation by clicking a head, the h = 1 vs h = 4 twins' held-out
 // loss, generation with the KV cache, and induction on a phrase the student repeats.
-import { TYPE_THRESHOLD, BROAD_THRESHOLD } from '../src/index.js';
+import { TYPE_THRESHOLD, BROAD_THRESHOLD } from '../../lib/src/index.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const show = (ch) => (ch === ' ' ? '␣' : ch === '\n' ? '↵' : ch);

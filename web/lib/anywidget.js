@@ -2,7 +2,7 @@
  * mha-wasm/anywidget: an anywidget (https://anywidget.dev) front-end module that mounts
  * `<mha-widget>` in a Jupyter / Colab / VS Code notebook output.
  *
- * The bundled copy, `web/dist/anywidget.js` (lit and the wasm engine included, the .wasm embedded
+ * The bundled copy, `web/lib/dist/anywidget.js` (lit and the wasm engine included, the .wasm embedded
  * as in mha-wasm/single), is what a notebook should load: anywidget imports `_esm` from a blob:
  * URL, where neither bare imports nor a .wasm next to the module can be resolved.
  *
