@@ -17,13 +17,20 @@ export class MHAError extends Error {
   /**
    * @param {string} code one of the codes above
    * @param {string} message names the argument, the expected and the actual value
-   * @param {object} [details] extra fields (e.g. `bytes` for OUT_OF_MEMORY)
+   * @param {{bytes?: number, argument?: string, index?: number[]}} [details] fields copied onto the
+   *   error (only those given, so an error has no `bytes` key unless it is OUT_OF_MEMORY)
    */
   constructor(code, message, details) {
     super(message);
     this.name = 'MHAError';
     this.code = code;
-    if (details) Object.assign(this, details);
+    const { bytes, argument, index } = details ?? {};
+    /** @type {number|undefined} OUT_OF_MEMORY: the bytes the refused call would need. */
+    if (bytes !== undefined) this.bytes = bytes;
+    /** @type {string|undefined} an error the core raised: the argument at fault, in the API's names. */
+    if (argument !== undefined) this.argument = argument;
+    /** @type {number[]|undefined} NON_FINITE: the index of the first bad element in the caller's shape. */
+    if (index !== undefined) this.index = index;
   }
 }
 

@@ -45,9 +45,9 @@ export class MHAError extends Error {
   /**
    * @param code one of the {@link MHAErrorCode}s
    * @param message names the argument, the expected and the actual value
-   * @param details extra fields copied onto the error (e.g. `{bytes}` for OUT_OF_MEMORY)
+   * @param details the fields given are copied onto the error
    */
-  constructor(code: MHAErrorCode, message: string, details?: { bytes?: number; [key: string]: unknown });
+  constructor(code: MHAErrorCode, message: string, details?: { bytes?: number; argument?: string; index?: number[] });
   readonly name: 'MHAError';
   /** What went wrong. */
   code: MHAErrorCode;
@@ -635,14 +635,14 @@ export interface MHA {
    * @throws {MHAError} `INVALID_ARGUMENT` (missing keys), `SHAPE_MISMATCH` (naming the key and
    *   shapes), `INVALID_CONFIG` (numHeads not dividing E)
    */
-  fromTorch(stateDict: TorchStateDict, opts?: { numHeads?: number }): TorchWeights;
+  fromTorch(stateDict: TorchStateDict, opts: { numHeads: number }): TorchWeights;
 
   /**
    * A PyTorch `nn.MultiheadAttention` state dict stored as safetensors → `createLayer` weights.
    * @param opts numHeads; prefix selects one module's keys (e.g. `"layers.0.attn."`)
    * @throws {MHAError} `INVALID_ARGUMENT` (a malformed file, missing keys), `SHAPE_MISMATCH`, `INVALID_CONFIG`
    */
-  fromSafetensors(bytes: ArrayBuffer | ArrayBufferView, opts?: { numHeads?: number; prefix?: string }): TorchWeights;
+  fromSafetensors(bytes: ArrayBuffer | ArrayBufferView, opts: { numHeads: number; prefix?: string }): TorchWeights;
 
   /**
    * Loads a trained character-level transformer (docs/trained-models.md) whose attention layers

@@ -142,7 +142,7 @@ class MHA {
    * @returns {object} the weights of fromTorch (pass as `weights` to createLayer with numHeads)
    * @throws {MHAError} INVALID_ARGUMENT (a malformed file, missing keys), SHAPE_MISMATCH, INVALID_CONFIG
    */
-  fromSafetensors(bytes, opts = {}) {
+  fromSafetensors(bytes, opts) {
     const { tensors } = parseSafetensors(bytes);
     const prefix = opts && typeof opts.prefix === 'string' ? opts.prefix : '';
     const sd = {};

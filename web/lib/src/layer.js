@@ -346,7 +346,7 @@ export class Layer {
    * @throws {MHAError} INVALID_ARGUMENT (maxLen/batch not positive integers), INVALID_CONFIG
    *   (kDim or vDim ≠ dModel), OUT_OF_MEMORY (cache bytes = 2·batch·maxLen·g·d_k·4), DISPOSED
    */
-  createKVCache(opts = {}) {
+  createKVCache(opts) {
     this._alive('createKVCache');
     if (opts === null || typeof opts !== 'object') throw new MHAError('INVALID_ARGUMENT', 'createKVCache: options must be an object {maxLen, batch?}');
     const { maxLen, batch = 1 } = opts;
