@@ -1,6 +1,6 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
-import { baseStyles, engineOf, errorText, int, num } from './shared.js';
+import { baseStyles, taskEngine, errorText, int, num } from './shared.js';
 
 /** Render an engine shape (array of dims or a string) as "5 × 24". */
 export function shapeText(shape) {
@@ -99,8 +99,7 @@ export class MhaPassport extends LitElement {
       args: () => [this.seqLen, this.dModel, this.heads, this.kvHeads, this.batch, this.keyLen, this.noBias, this.engine, this.data],
       task: async ([, , , , , , , engine, data], { signal }) => {
         if (data !== undefined) return data;
-        const mha = await engineOf(engine);
-        signal.throwIfAborted(); // inputs changed while the engine loaded: only the newest run asks
+        const mha = await taskEngine(engine, signal);
         return mha.passport(this.config);
       },
       onComplete: (passport) => {

@@ -1,6 +1,6 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
-import { baseStyles, engineOf, errorText, seededMatrix, defaultTokens, num } from './shared.js';
+import { baseStyles, taskEngine, errorText, seededMatrix, defaultTokens, num } from './shared.js';
 import './mha-passport.js';
 import './mha-heads.js';
 
@@ -100,8 +100,7 @@ export class MhaWidget extends LitElement {
     this._layerTask = new Task(this, {
       args: () => [this.seqLen, this.dModel, this.heads, this.seed, this.causal, this.x, this.weights, this.engine],
       task: async ([, , , , , , , engine], { signal }) => {
-        const mha = await engineOf(engine);
-        signal.throwIfAborted(); // inputs changed while the engine loaded: only the newest run computes
+        const mha = await taskEngine(engine, signal);
         const h = num(this.heads, 2), d = this._d;
         const layer = mha.createLayer({ dModel: d, numHeads: h, bias: false, weights: this.packedWeights });
         try {

@@ -27,14 +27,17 @@ export function setEngine(mha) {
 }
 
 /**
- * The engine a component uses: its own `engine` (an engine or a promise of one) if set, else the
- * shared one. The components run their engine calls as `@lit/task` Tasks, which keep only the
- * result of the latest run when inputs change while the engine is still loading.
+ * The engine for one run of a component's `@lit/task` Task: its own `engine` (an engine or a
+ * promise of one) if set, else the shared one. When a newer run overtook this one while the engine
+ * was loading, throws the task's abort reason instead, so that only the newest run computes.
  * @param {object|Promise<object>|undefined} engine the component's `engine` property
+ * @param {AbortSignal} signal the task run's signal
  * @returns {Promise<object>}
  */
-export function engineOf(engine) {
-  return engine ? Promise.resolve(engine) : getEngine();
+export async function taskEngine(engine, signal) {
+  const mha = await (engine ? Promise.resolve(engine) : getEngine());
+  signal.throwIfAborted();
+  return mha;
 }
 
 /** A readable message for an engine error (MHAError has `.code` and `.message`). */
