@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { createMHA, Tensor, MHAError, VERSION } from '../web/lib/src/index.js';
 import { loadGolden, input, assertClose, tolerance } from './helpers/golden.mjs';
 import { throwsMHA } from './helpers/errors.mjs';
@@ -197,6 +198,36 @@ test('the README worked example runs and prints 4.050', () => {
     cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8',
   });
   assert.match(out, /Alex's final cheap: 4\.050/);
+});
+
+test("the README's API tour runs as written", async () => {
+  // The first ```js block under "## API tour", run as a module inside this package (so 'mha-wasm'
+  // resolves to it), with the inputs it leaves to the reader defined after its import line.
+  const readme = fs.readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const tour = /## API tour\n+```js\n([\s\S]*?)```/.exec(readme)?.[1];
+  assert.ok(tour, 'no js block under "## API tour" in the README');
+  const [importLine, ...rest] = tour.split('\n');
+  assert.match(importLine, /^import \{ createMHA \} from 'mha-wasm';$/);
+  const inputs = `
+const T = 5, row = (t) => Array.from({ length: 24 }, (_, e) => Math.sin(0.7 * t + e / 5));
+const x = Array.from({ length: T }, (_, t) => row(t)), q = x, key = x, value = x;
+const keyPaddingMask = [false, false, false, false, true];
+const attnMask = Array.from({ length: T }, (_, i) => Array.from({ length: T }, (_, j) => -0.1 * Math.abs(i - j)));
+const buf = new Float32Array(T * 24), token = [row(T)];`;
+  const check = `
+console.log(JSON.stringify({ info: mha.info, output: output.shape, weights: weights.shape, buf: buf.some((v) => v !== 0),
+  trace: [tr.heads.length, tr.heads[0].scores.shape, tr.concat.shape] }));`;
+  const dir = new URL('./artifacts/', import.meta.url);
+  fs.mkdirSync(dir, { recursive: true });
+  const file = new URL('readme-api-tour.mjs', dir);
+  fs.writeFileSync(file, [importLine, inputs, ...rest, check].join('\n'));
+  const out = execFileSync(process.execPath, [...process.execArgv, fileURLToPath(file)], { encoding: 'utf8' });
+  const r = JSON.parse(out.trim().split('\n').pop());
+  assert.deepEqual(r.output, [5, 24]);
+  assert.deepEqual(r.weights, [2, 5, 5]);
+  assert.equal(r.buf, true, 'forward wrote into the caller\'s buffer');
+  assert.deepEqual(r.trace, [2, [5, 5], [5, 24]]);
+  assert.equal(r.info.tier, mha.info.tier);
 });
 
 test('streaming path (needWeights: false, several key blocks) equals the weights path', () => {
