@@ -5,6 +5,7 @@
 // lifecycle getters. Written to kill the mutants of `npm run mutation` that the other suites let live.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createMHA, MHAError } from '../web/lib/src/index.js';
 import { tierOptions } from './helpers/tier.mjs';
 import { throwsMHA } from './helpers/errors.mjs';
@@ -141,4 +142,26 @@ test('forward and KV cache: option, shape and lifecycle errors, exact messages',
   assert.equal(l.disposed, true);
   throwsMHA(() => l.forward(x), 'DISPOSED', /^forward: this layer was disposed$/);
   assert.ok(new MHAError('OK', 'm') instanceof Error);
+});
+
+test("ERROR_CODES are the core's mha::Code, in its order (cpp/include/mha/status.hpp)", async () => {
+  const { ERROR_CODES } = await import('../web/lib/src/index.js');
+  const header = readFileSync(new URL('../cpp/include/mha/status.hpp', import.meta.url), 'utf8');
+  const body = /enum class Code : int \{([\s\S]*?)\};/.exec(header)?.[1];
+  assert.ok(body, 'no enum class Code in status.hpp');
+  const codes = [...body.matchAll(/k(\w+) = (\d+)/g)].map(([, name, value]) => [Number(value), name.replace(/(?<=[a-z])(?=[A-Z])/g, '_').toUpperCase()]);
+  assert.ok(codes.length >= 7, `read ${codes.length} codes`);
+  assert.deepEqual([...ERROR_CODES], codes.sort((a, b) => a[0] - b[0]).map(([value, name], i) => (assert.equal(value, i), name)));
+});
+
+test('MHAError: name, code, and only the detail fields it was given', () => {
+  const layer = mha.createLayer({ dModel: 8, numHeads: 2, seed: 1 });
+  const e = throwsMHA(() => layer.createKVCache({ maxLen: 0 }), 'INVALID_ARGUMENT', /maxLen must be a positive integer, got 0/);
+  assert.equal(e.name, 'MHAError');
+  assert.ok(e instanceof Error);
+  for (const key of ['bytes', 'argument', 'index']) assert.equal(Object.hasOwn(e, key), false, `no own ${key}`);
+  const given = new MHAError('OUT_OF_MEMORY', 'm', { bytes: 12, argument: 'query', index: [1, 2] });
+  assert.deepEqual([given.code, given.message, given.bytes, given.argument, given.index], ['OUT_OF_MEMORY', 'm', 12, 'query', [1, 2]]);
+  assert.deepEqual(Object.keys(new MHAError('DISPOSED', 'm', { bytes: 3 })).sort(), ['bytes', 'code', 'name']);
+  layer.dispose();
 });
