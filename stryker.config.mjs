@@ -29,7 +29,7 @@ export default {
   coverageAnalysis: 'perTest',
   concurrency: Number(process.env.CONCURRENCY || 2),
   timeoutMS: 60000,
-  ignorePatterns: ['build', 'build-*', '.cache', 'tests/artifacts', 'reports', '*.tgz', 'cpp'],
+  ignorePatterns: ['build', 'build-*', '.cache', 'tests/artifacts', 'reports', '*.tgz', '/cpp/*', '!/cpp/include'],
   reporters: ['clear-text', 'progress', 'json', 'html'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
