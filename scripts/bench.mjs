@@ -37,10 +37,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
-import { libDir } from './bench/tree.mjs';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { relaxedSimdFlags } from './node-flags.mjs';
+import { libDir } from './bench/tree.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
-// A/B of this tree's build against another tree's (web/lib/src + web/lib/wasm), in one process: the
+// A/B of this tree's build against another tree's (its library's src/ + wasm/), in one process: the
 // bench's workloads W0–W3 (d_model = 768, h = 12 with biases; W0 the lesson's T = 5, d = 24, h = 2)
 // forwarded by both in interleaved rounds, both orders alternating, medians. For a refactor that
 // must not change speed: the ratio base / this is printed per workload and needWeights.
-//   node --experimental-wasm-relaxed-simd scripts/bench/ab.mjs ../base-tree [rounds]
+//   node --experimental-wasm-relaxed-simd scripts/bench/ab.mjs ../base-tree [rounds] [W0,W1,…]
 import path from 'node:path';
-import { libDir } from './tree.mjs';
 import { pathToFileURL } from 'node:url';
 import { createMHA } from '../../web/lib/src/index.js';
+import { libDir } from './tree.mjs';
 
 const baseTree = process.argv[2];
 if (!baseTree) {
@@ -25,8 +25,9 @@ const W = [
   { id: 'W2', T: 512, d: 768, h: 12, reps: 3 },
   { id: 'W3', T: 1024, d: 768, h: 12, causal: true, reps: 1 },
 ];
+const only = process.argv[4]?.split(',');
 const median = (a) => a.slice().sort((x, y) => x - y)[a.length >> 1];
-for (const w of W) {
+for (const w of W.filter((v) => !only || only.includes(v.id))) {
   const x = { data: Float32Array.from({ length: w.T * w.d }, (_, i) => Math.sin(0.37 * i)), shape: [w.T, w.d] };
   for (const needWeights of [false, true]) {
     const runs = engines.map(({ name, mha }) => ({ name, layer: mha.createLayer({ dModel: w.d, numHeads: w.h, seed: 1 }), t: [] }));

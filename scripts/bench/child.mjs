@@ -11,10 +11,10 @@
  * Progress goes to stderr; the result is the last line of stdout.
  */
 import path from 'node:path';
-import { libDir } from './tree.mjs';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { setEnv, makeData, makeOurs, loadOrt, makeOrtSession, timing, long } from './impls.mjs';
+import { libDir } from './tree.mjs';
 
 const require = createRequire(import.meta.url);
 const job = JSON.parse(process.argv[2]);
