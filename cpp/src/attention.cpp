@@ -281,16 +281,9 @@ void Layer::pack_kv(const float* K, int ldk, const float* V, int ldv, int t0, in
   }
 }
 
-/// How the attention of one call runs, fixed before any work: sizes, masks, weight outputs, and
-/// where K and V are read.
-struct Layer::AttentionPlan {
-  int tq = 0, tk = 0;
-  bool causal = false; int causal_offset = 0;
-  const uint8_t* key_padding_mask = nullptr;  // [B, Tk]
-  const float* key_padding_add = nullptr;     // [B, Tk]
-  const float* attn_mask = nullptr; MaskKind attn_mask_kind = MaskKind::kNone;
-  float* weights = nullptr; bool average_weights = false;
-  float* trace_scores = nullptr;
+/// How the attention of one call runs, fixed before any work: its arguments (sizes, masks, weight
+/// and trace outputs; k/v, ldk/ldv: see `direct`) and the choices below.
+struct Layer::AttentionPlan : AttendArgs {
   // streaming: keys in blocks of kKeyBlock with an online softmax (long key sequences whose
   // weights are not returned), so scores never need O(Tq·Tk) memory.
   bool streaming = false;
@@ -298,8 +291,6 @@ struct Layer::AttentionPlan {
   // attend_rows) instead of from the packs: few keys or few queries, where packing costs as much as
   // the products.
   bool direct = false;
-  const float* k = nullptr; int ldk = 0;
-  const float* v = nullptr; int ldv = 0;
 };
 
 namespace {
@@ -434,13 +425,7 @@ void Layer::attend_rows(const AttentionPlan& a, int b, int r0q, int nrows, const
 
 Status Layer::prepare_attention(const AttendArgs& a, size_t nws, bool kv_in_place, const char* who, AttentionPlan& m) {
   const Resolved& r = cfg_;
-  m.tq = a.tq; m.tk = a.tk;
-  m.causal = a.causal; m.causal_offset = a.causal_offset;
-  m.key_padding_mask = a.key_padding_mask;
-  m.key_padding_add = a.key_padding_add;
-  m.attn_mask = a.attn_mask; m.attn_mask_kind = a.attn_mask_kind;
-  m.weights = a.weights; m.average_weights = a.average_weights;
-  m.trace_scores = a.trace_scores;
+  static_cast<AttendArgs&>(m) = a;
   m.streaming = !a.weights && !a.trace_scores && a.tk > kKeyBlock;
   m.direct = kv_in_place && (a.tk <= kDirectKeys || a.tq <= kDirectQueries);
   const size_t npk = m.direct ? 0 : packs_floats(r, a.tk, kp_off_.data(), vp_off_.data());
@@ -495,14 +480,16 @@ Status Layer::check_forward(const ForwardArgs& a) const {
                                                    ", {d_model} = " + std::to_string(r.d_model) + ": pass {key} and {value}", "key");
   if (!a.output) return Status::Error(Code::kInvalidArgument, "{output} buffer is required", "output");
   const int B = a.batch, Tq = a.tq, Tk = self ? a.tq : a.tk;
-  const FiniteCheck batched{false, true, false}, mask{true, false, false}, batched_mask{true, true, false};
+  const FiniteCheck batched = FiniteCheck::batched();
   Status s = check_finite("query", a.query, {B, Tq, r.d_model}, batched);
   if (s.ok() && !self) s = check_finite("key", a.key, {B, Tk, r.k_dim}, batched);
   if (s.ok() && !self) s = check_finite("value", a.value, {B, Tk, r.v_dim}, batched);
-  if (s.ok() && a.key_padding_add) s = check_finite("key_padding_mask", a.key_padding_add, {B, Tk}, batched_mask);
-  if (s.ok() && a.attn_mask_kind == MaskKind::kShared) s = check_finite("attn_mask", a.attn_mask, {Tq, Tk}, mask);
-  if (s.ok() && a.attn_mask_kind == MaskKind::kPerHead)  // index b·h + head first
-    s = check_finite("attn_mask", a.attn_mask, {int64_t(B) * r.num_heads, Tq, Tk}, mask);
+  if (s.ok() && a.key_padding_add)
+    s = check_finite("key_padding_mask", a.key_padding_add, {B, Tk}, FiniteCheck::mask(true));
+  if (s.ok() && a.attn_mask_kind == MaskKind::kShared)
+    s = check_finite("attn_mask", a.attn_mask, {Tq, Tk}, FiniteCheck::mask(false));
+  if (s.ok() && a.attn_mask_kind == MaskKind::kPerHead)  // index b·h + head first, not the batch
+    s = check_finite("attn_mask", a.attn_mask, {int64_t(B) * r.num_heads, Tq, Tk}, FiniteCheck::mask(false));
   return s;
 }
 
@@ -588,7 +575,7 @@ Status Layer::forward(const ForwardArgs& a) {
   // Finite inputs and weights can still overflow float32 inside the layer (|x|·|W| > 3.4e38 gives
   // ±Inf projections or scores, then NaN weights): refuse the result instead of returning a silent
   // NaN. Regression test: tests/property.test.mjs, "overflow".
-  return check_output_finite("output", a.output, {p.batch, p.tq, r.d_model}, true);
+  return check_output_finite("output", a.output, {p.batch, p.tq, r.d_model});
 }
 
 Status Layer::attend(const AttendArgs& a) {

@@ -38,7 +38,7 @@ Status KVCache::step(const float* x, int n, float* output, float* weights) {
   Status s = check_step(n);
   if (!s.ok()) return s;
   const int B = batch_;
-  s = check_finite("x", x, {B, n, r.d_model}, {false, true, false});
+  s = check_finite("x", x, {B, n, r.d_model}, FiniteCheck::batched());
   if (!s.ok()) return s;
   const size_t nq = size_t(B) * n * r.q_width, nk = size_t(B) * n * r.k_width, nv = size_t(B) * n * r.v_width,
                no = size_t(B) * n * r.o_width;
@@ -70,7 +70,7 @@ Status KVCache::step(const float* x, int n, float* output, float* weights) {
   layer_->project(Layer::Projection::kOutput, B * n, C, output);
   // Refuse an output that overflowed float32 (see Layer::forward); the cache keeps its length, so
   // the next step overwrites the rows appended above.
-  s = check_output_finite("output", output, {B, n, r.d_model}, true);
+  s = check_output_finite("output", output, {B, n, r.d_model});
   if (!s.ok()) return s;
   len_ += n;
   return Status::Ok();

@@ -188,6 +188,12 @@ inline size_t shape_size(Shape shape) {
 /// result computed from finite inputs, so NaN/±Inf there is float32 overflow inside the layer.
 struct FiniteCheck {
   bool allow_neg_inf = false, batch_first = false, overflow = false;
+  /// An input whose first index is the batch element (query, key, value, a step's x).
+  static FiniteCheck batched() { return {false, true, false}; }
+  /// An additive mask (-Inf allowed); batch_first as above.
+  static FiniteCheck mask(bool batch_first) { return {true, batch_first, false}; }
+  /// A layer's result (first index: the batch element).
+  static FiniteCheck output() { return {false, true, true}; }
 };
 
 /// The kNonFinite Status for data that all_finite refused: argument `what`, the multi-index of the
@@ -204,9 +210,9 @@ inline Status check_finite(const char* what, const float* data, Shape shape, Fin
 
 /// check_finite for a result computed from finite inputs: NaN/±Inf there means float32
 /// overflow inside the layer; returns kNonFinite saying so, with the index.
-inline Status check_output_finite(const char* what, const float* data, Shape shape, bool batch_first) {
+inline Status check_output_finite(const char* what, const float* data, Shape shape) {
   if (all_finite(data, shape_size(shape))) return Status::Ok();
-  return non_finite_status(what, data, shape, {false, batch_first, true});
+  return non_finite_status(what, data, shape, FiniteCheck::output());
 }
 
 }  // namespace mha
