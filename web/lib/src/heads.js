@@ -87,3 +87,78 @@ export function analyzeHeads(probes, attend, config) {
   }
   return out;
 }
+
+/** Characters a span must share with an earlier span before its next character counts as an
+ * induction target on a free text (see scoreText). */
+export const INDUCTION_MIN_SPAN = 4;
+
+/**
+ * The induction targets of a text: for a query at position t, every position j + 1 < t such that
+ * the `minSpan` characters ending at j equal the `minSpan` characters ending at t. An induction head
+ * (Olsson et al. 2022) attends from t to those positions: the character that followed the earlier
+ * copy of what it has just read. On a span of n characters written twice this gives t − n + 1 for
+ * every t of the second copy from its minSpan-th character on, the target analyzeHeads uses.
+ * @param {ArrayLike<number>} ids the text's character ids [T]
+ * @param {number} [minSpan] INDUCTION_MIN_SPAN by default; an integer ≥ 1
+ * @returns {Map<number, number[]>} query position → its targets (only queries that have any)
+ */
+export function inductionTargets(ids, minSpan = INDUCTION_MIN_SPAN) {
+  const targets = new Map();
+  const T = ids.length;
+  for (let t = minSpan - 1; t < T; t++) {
+    const found = [];
+    for (let j = minSpan - 1; j + 1 < t; j++) {
+      let k = 0;
+      while (k < minSpan && ids[j - k] === ids[t - k]) k++;
+      if (k === minSpan) found.push(j + 1);
+    }
+    if (found.length) targets.set(t, found);
+  }
+  return targets;
+}
+
+/**
+ * Every head's scores on one text, for showing what the heads do on the text a reader typed
+ * rather than on the held-out probes: the position scores and the entropy as analyzeHeads
+ * measures them (over queries 1 … T−1), and the induction score as the mean, over the queries that
+ * have induction targets (inductionTargets), of the attention on those targets. A text that repeats
+ * no span of INDUCTION_MIN_SPAN characters has no induction score (null).
+ * @param {Array<{data: Float32Array, shape: number[]}>} attention per layer [h, T, T], as run() returns
+ * @param {ArrayLike<number>} ids the text's character ids [T]
+ * @returns {Array<{layer: number, head: number, scores: {previous: number|null, twoBack: number|null,
+ *   current: number|null, first: number|null, induction: number|null, entropy: number|null},
+ *   inductionQueries: number}>} in (layer, head) order; a score is null where the text is too
+ *   short to define it (previous, current, first and entropy need T ≥ 2, twoBack T ≥ 3)
+ */
+export function scoreText(attention, ids) {
+  const targets = inductionTargets(ids);
+  const out = [];
+  for (let l = 0; l < attention.length; l++) {
+    const { data, shape } = attention[l];
+    const [h, T] = shape;
+    for (let j = 0; j < h; j++) {
+      const base = j * T * T;
+      const s = { previous: 0, twoBack: 0, current: 0, first: 0, induction: 0, entropy: 0 };
+      for (let t = 1; t < T; t++) {
+        const r = base + t * T;
+        s.previous += data[r + t - 1];
+        s.current += data[r + t];
+        s.first += data[r];
+        if (t >= 2) s.twoBack += data[r + t - 2];
+        let e = 0;
+        for (let k = 0; k <= t; k++) { const a = data[r + k]; if (a > 0) e -= a * Math.log2(a); }
+        s.entropy += e / Math.log2(t + 1);
+      }
+      for (const [t, ks] of targets) for (const k of ks) s.induction += data[base + t * T + k];
+      const mean = (v, n) => (n > 0 ? v / n : null);
+      out.push({
+        layer: l, head: j, inductionQueries: targets.size,
+        scores: {
+          previous: mean(s.previous, T - 1), twoBack: mean(s.twoBack, T - 2), current: mean(s.current, T - 1),
+          first: mean(s.first, T - 1), induction: mean(s.induction, targets.size), entropy: mean(s.entropy, T - 1),
+        },
+      });
+    }
+  }
+  return out;
+}

@@ -695,6 +695,19 @@ export function analyzeHeads(probes: { text: string[]; repeat: string[]; repeat_
   attend: (text: string) => Array<{ data: Float32Array; shape: number[] }>,
   config: { numLayers: number; numHeads: number }): HeadInfo[];
 
+/** Characters a span must share with an earlier span for its next character to be an induction target (4). */
+export const INDUCTION_MIN_SPAN: number;
+/** Query position → the positions after earlier copies of the span of `minSpan` characters ending there. */
+export function inductionTargets(ids: ArrayLike<number>, minSpan?: number): Map<number, number[]>;
+/** Scores of one text; null where the text does not define the score (induction: no repeated span). */
+export interface TextHeadScores {
+  previous: number | null; twoBack: number | null; current: number | null; first: number | null;
+  induction: number | null; entropy: number | null;
+}
+/** Every head's scores on one text (per-layer attention [h, T, T] and the text's ids). */
+export function scoreText(attention: Array<{ data: Float32Array; shape: number[] }>, ids: ArrayLike<number>):
+  Array<{ layer: number; head: number; scores: TextHeadScores; inductionQueries: number }>;
+
 export interface CharModelConfig {
   vocabSize: number; dModel: number; numHeads: number; numLayers: number; dFF: number; context: number;
   lnEps: number; unk: number; dK: number;

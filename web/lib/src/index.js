@@ -20,7 +20,7 @@ import { parseSafetensors } from './safetensors.js';
 import { loadModel, CharModel, MODEL_FORMAT } from './model.js';
 
 export { MHAError, Tensor, Layer, KVCache, VERSION, parseSafetensors, CharModel, MODEL_FORMAT };
-export { headType, analyzeHeads, TYPE_THRESHOLD, BROAD_THRESHOLD } from './heads.js';
+export { headType, analyzeHeads, scoreText, inductionTargets, TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN } from './heads.js';
 
 /** Calls the core's passport (the one place the configuration rules live). */
 function corePassport(core, o) {

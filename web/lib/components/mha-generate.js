@@ -1,0 +1,179 @@
+import { html, css, nothing } from 'lit';
+import { TrainedModelElement, trainedStyles, showChar, parseAblate, f2 } from './trained-shared.js';
+import { num } from './shared.js';
+import './mha-heatmap.js';
+
+const TEMPERATURES = [0, 0.7, 1];
+
+/**
+ * `<mha-generate>` — generation with the KV cache: the trained model continues a prompt one
+ * character at a time. Each step feeds only the newest character; the keys and values of the
+ * earlier ones are read from each layer's KV cache (CharModel.generator over KVCache.step), and
+ * the element draws the newest query's attention over the cache, one row per head.
+ *
+ * @element mha-generate
+ *
+ * @attr {string} model - URL of a model file; default: the shipped h = 4 model.
+ * @attr {string} prompt - The prompt (default "The "); setting it starts again.
+ * @attr {number} temperature - Sampling temperature: 0 takes the most likely character (default 0.7).
+ * @attr {number} seed - Seed of the sampler (default 7).
+ * @attr {string} ablate - Heads switched off, 1-based `layer:head` pairs ("2:1 2:3").
+ * @attr {'viridis'|'cividis'} scheme - Color scale of the rows.
+ *
+ * @prop {object} engine - An engine from `createMHA()`; by default the page's shared one.
+ * @prop {string} text - Read-only: the prompt and everything generated so far.
+ * @prop {number} cacheLength - Read-only: positions in each layer's KV cache.
+ *
+ * @fires mha-step - `{detail: {text, char, p, cacheLength}}` after every generated character.
+ * @fires change - `{detail: {temperature}}` when the reader picks another temperature.
+ * @fires mha-error - `{detail: {error}}` when the model cannot be loaded.
+ *
+ * @csspart controls - The button row.
+ * @csspart step - The "Generate 1 character" and "Generate 10" buttons.
+ * @csspart reset - The "Start again" button.
+ * @csspart temperature - The temperature select.
+ * @csspart text - The prompt and the generated text (generated part in a `<mark>`).
+ * @csspart cache - The KV-cache line.
+ * @csspart heatmap - Each head's row of attention weights.
+ * @csspart error - The error message.
+ */
+export class MhaGenerate extends TrainedModelElement {
+  static properties = {
+    ...TrainedModelElement.properties,
+    prompt: { type: String },
+    temperature: { type: Number },
+    seed: { type: Number },
+    ablate: { type: String },
+    scheme: { type: String },
+    _last: { state: true },
+  };
+
+  static styles = [trainedStyles, css`
+    .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: center; }
+    .text { font-family: var(--_mono); white-space: pre-wrap; overflow-wrap: anywhere; background: var(--_surface);
+      padding: 0.5em 0.8em; border-radius: var(--_radius); }
+    mark { background: var(--_accent); color: var(--_accent-fg); border-radius: 3px; }
+    .rows { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0.2rem 0.8rem; align-items: center;
+      --mha-cell-size: 8px; }
+    .rows .lbl { font-size: 0.85rem; color: var(--_muted); white-space: nowrap; }
+    .rows mha-heatmap { overflow-x: auto; max-width: 100%; }
+    @container (max-width: 480px) { .rows { grid-template-columns: minmax(0, 1fr); } }
+    :host { container-type: inline-size; }
+  `];
+
+  constructor() {
+    super();
+    this.prompt = 'The ';
+    this.temperature = 0.7;
+    this.seed = 7;
+    this.ablate = '';
+    this.scheme = 'viridis';
+    this._generator = null;
+    this._genKey = '';
+    this._last = null;
+  }
+
+  /** The prompt and everything generated so far. */
+  get text() {
+    return this._generator?.text ?? this.prompt ?? '';
+  }
+
+  /** Positions in each layer's KV cache. */
+  get cacheLength() {
+    return this._generator?.cacheLength ?? 0;
+  }
+
+  willUpdate(changed) {
+    super.willUpdate(changed);
+    if (!this.lm) return;
+    const key = JSON.stringify([this.prompt, num(this.temperature, 0.7), num(this.seed, 7), this.ablate]);
+    if (changed.has('lm') || key !== this._genKey) this._start(key);
+  }
+
+  modelReleasing() {
+    this._generator?.dispose();
+    this._generator = null;
+    this._genKey = '';
+  }
+
+  _start(key = this._genKey) {
+    this._generator?.dispose();
+    this._generator = null;
+    this._last = null;
+    this._genKey = key;
+    const c = this.lm.config;
+    const ablate = parseAblate(this.ablate).filter(([l, j]) => l < c.numLayers && j < c.numHeads);
+    try {
+      this._generator = this.lm.generator(this.prompt || 'The ', { temperature: num(this.temperature, 0.7), seed: num(this.seed, 7), ablate });
+      this.error = null;
+    } catch (e) {
+      this.error = e;
+    }
+  }
+
+  /**
+   * Generates n characters.
+   * @param {number} n
+   */
+  step(n = 1) {
+    if (!this._generator) return;
+    let s;
+    for (let i = 0; i < n; i++) {
+      s = this._generator.step();
+      this.dispatchEvent(new CustomEvent('mha-step', {
+        detail: { text: this._generator.text, char: s.char, p: s.p, cacheLength: s.cacheLength }, bubbles: true, composed: true,
+      }));
+    }
+    this._last = s;
+  }
+
+  _restart() {
+    this._start();
+    this.requestUpdate();
+  }
+
+  _onTemperature(e) {
+    this.temperature = Number(e.target.value);
+    this.dispatchEvent(new CustomEvent('change', { detail: { temperature: this.temperature }, bubbles: true, composed: true }));
+  }
+
+  render() {
+    if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
+    if (!this.lm) return html`<p class="loading" role="status">Loading the trained model…</p>`;
+    const c = this.lm.config;
+    const g = this._generator;
+    const prompt = this.prompt || 'The ';
+    const text = g?.text ?? prompt;
+    const s = this._last;
+    const t = num(this.temperature, 0.7);
+    const temps = TEMPERATURES.includes(t) ? TEMPERATURES : [...TEMPERATURES, t].sort((a, b) => a - b);
+    const len = s ? s.cacheLength : 0;
+    const keys = s ? Array.from(text.slice(0, -1)).slice(-len).map(showChar) : [];
+    const heads = this.lm.heads;
+    return html`
+      <div class="controls" part="controls">
+        <button type="button" part="step" class="step1" @click=${() => this.step(1)} ?disabled=${!g}>Generate 1 character</button>
+        <button type="button" part="step" class="step10" @click=${() => this.step(10)} ?disabled=${!g}>Generate 10</button>
+        <button type="button" part="reset" class="reset" @click=${this._restart}>Start again</button>
+        <label>temperature <select part="temperature" @change=${this._onTemperature}>
+          ${temps.map((v) => html`<option value=${v} ?selected=${v === t}>${v === 0 ? '0 (most likely)' : v}</option>`)}
+        </select></label>
+      </div>
+      ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
+      <p class="text" part="text"><span class="prompt">${prompt}</span>${text.length > prompt.length
+        ? html`<mark>${text.slice(prompt.length)}</mark>` : nothing}</p>
+      <p class="cache" part="cache" aria-live="polite">KV cache: ${len} of ${c.context} positions per layer${
+        // the newest character is not in the cache yet: it is fed at the next step
+        s && len < text.length - 1 ? ' (it filled up once and was refilled with the last half of the text)' : ''}.${s
+        ? ` Last character: ${showChar(s.char)} (p = ${f2(s.p)}).` : ''}</p>
+      <div class="rows">${heads.map((h) => html`
+        <span class="lbl">L${h.layer + 1} · head ${h.head + 1} (${h.type})</span>
+        <mha-heatmap part="heatmap" compact no-save scheme=${this.scheme} data-layer=${h.layer} data-head=${h.head}
+          label=${`Layer ${h.layer + 1}, head ${h.head + 1}: newest query`}
+          .tokens=${s ? [showChar(text.at(-2) ?? '')] : []} .keyTokens=${keys}
+          .weights=${s ? { data: s.attention[h.layer].data.subarray(h.head * len, (h.head + 1) * len), shape: [1, len] } : null}></mha-heatmap>`)}
+      </div>`;
+  }
+}
+
+customElements.get('mha-generate') || customElements.define('mha-generate', MhaGenerate);

@@ -1,0 +1,298 @@
+import { html, css, nothing } from 'lit';
+import { TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN, headType, scoreText } from '../src/index.js';
+import {
+  TrainedModelElement, trainedStyles, showChar, headView, parseAblate, formatAblate, SCORE_OF, SCORE_MEANS, f2, f3,
+} from './trained-shared.js';
+import './mha-heatmap.js';
+
+const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
+
+/**
+ * One sentence per head on what it does on the text shown, from its label and scores on the
+ * held-out probes (`reference`, CharModel.heads) and its scores on this text (`onText`,
+ * scoreText): whether it does here what its label says, the score that says so, and, when the
+ * text does not define that score (an induction score needs a repeated span), that it cannot be
+ * judged here.
+ * @param {Array<{layer: number, head: number, type: string, scores: object}>} reference
+ * @param {Array<{layer: number, head: number, scores: object}>} onText
+ * @returns {{summary: string, lines: string[], matches: number, labelled: number}}
+ */
+export function explainHeads(reference, onText) {
+  const lines = [];
+  let matches = 0;
+  let labelled = 0;
+  let judged = 0;
+  for (const ref of reference) {
+    const here = onText.find((s) => s.layer === ref.layer && s.head === ref.head)?.scores;
+    const name = `L${ref.layer + 1} · head ${ref.head + 1}`;
+    const key = SCORE_OF[ref.type];
+    const zeroed = Object.fromEntries(Object.entries(here).map(([k, v]) => [k, v ?? 0]));
+    const hereType = headType(zeroed);
+    const other = hereType !== ref.type && SCORE_OF[hereType]
+      ? ` Its strongest pattern on this text is ${hereType} (${f2(here[SCORE_OF[hereType]])}).` : '';
+    if (!key) {
+      lines.push(`${name} has no single pattern on the probes (${ref.type}, entropy ${f2(ref.scores.entropy)}); ` +
+        `on this text its entropy is ${f2(here.entropy)}.${other}`);
+      continue;
+    }
+    labelled++;
+    const v = here[key];
+    if (v === null) {
+      lines.push(key === 'induction'
+        ? `${name} is an induction head on the probes (${f2(ref.scores.induction)}), but this text repeats no span of ` +
+          `${INDUCTION_MIN_SPAN} characters, so there is nothing for it to copy: write a phrase twice to see it work.${other}`
+        : `${name} (${ref.type} on the probes, ${f2(ref.scores[key])}) cannot be judged on a text this short.`);
+      continue;
+    }
+    judged++;
+    if (v >= TYPE_THRESHOLD) {
+      matches++;
+      lines.push(`${name} acts as a ${ref.type} head here too: ${f2(v)} of its attention is ${SCORE_MEANS[key]} ` +
+        `(${f2(ref.scores[key])} on the probes).`);
+    } else {
+      lines.push(`${name} is labelled ${ref.type} from the probes (${f2(ref.scores[key])}), but on this text only ` +
+        `${f2(v)} of its attention is ${SCORE_MEANS[key]}, below the ${TYPE_THRESHOLD} that earns the label.${other}`);
+    }
+  }
+  const summary = labelled === 0
+    ? 'No head of this model has a label from the probes.'
+    : `On this text, ${matches} of the ${judged} labelled heads that it can judge do what their label says` +
+      (judged < labelled ? ` (${labelled - judged} cannot be judged here)` : '') + '.';
+  return { summary, lines, matches, labelled };
+}
+
+/**
+ * `<mha-trained-heads>` — the trained-heads explorer: a small character-level transformer trained
+ * on fortune-cookie text reads the text in the field; every head's attention is drawn as a
+ * heatmap with the type it was measured to have on held-out probes, its score on those probes and
+ * its score on this text; a switch per head ablates it (its output is zeroed before W_O and the
+ * whole model is recomputed); the loss and the five most likely next characters follow.
+ *
+ * The model runs in the shared engine through `mha.loadModel` (CharModel.run); the loaded model
+ * is shared with every other element on the page that uses the same file.
+ * Scores: Olsson et al. 2022 ("In-context Learning and Induction Heads") for previous-token and
+ * induction heads; the definitions are in docs/trained-models.md ("Head analysis").
+ *
+ * @element mha-trained-heads
+ *
+ * @attr {string} model - URL of a model file (`.safetensors`, format mha-wasm.charlm/1); default:
+ *   the shipped h = 4 model, found relative to this module.
+ * @attr {string} text - The text the model reads (default "The cat sat on the mat. The cat sat on
+ *   the mat."); follows what the reader types.
+ * @attr {string} ablate - Heads switched off, as 1-based `layer:head` pairs ("2:1 2:3"); reflects
+ *   the switches.
+ * @attr {'viridis'|'cividis'} scheme - Color scale of the heatmaps.
+ *
+ * @prop {object} engine - An engine from `createMHA()`; by default the page's shared one.
+ * @prop {object|null} lm - Read-only: the loaded CharModel (null while loading).
+ * @prop {object|null} result - Read-only: CharModel.run's result on the current text and ablation.
+ * @prop {Array|null} textScores - Read-only: every head's scores on the current text (scoreText).
+ * @prop {Error|null} error - Read-only: why the model could not be loaded or run.
+ *
+ * @fires change - `{detail: {text, ablate}}` when the reader edits the text or flips a switch
+ *   (`ablate` as 0-based `[layer, head]` pairs).
+ * @fires mha-computed - `{detail: {text, loss, next, ablate}}` after every run of the model.
+ * @fires mha-error - `{detail: {error}}` when the model cannot be loaded.
+ *
+ * @csspart about - The line describing the model.
+ * @csspart text - The text field.
+ * @csspart loss - The loss in bits per character.
+ * @csspart next - The list of likely next characters.
+ * @csspart all-on - The "Switch every head on" button.
+ * @csspart heads - The grid of heads.
+ * @csspart head - One head's box (class `off` when switched off).
+ * @csspart switch - A head's on/off switch (role="switch").
+ * @csspart badge - A head's type label.
+ * @csspart scores - A head's score line.
+ * @csspart heatmap - A head's `<mha-heatmap>`.
+ * @csspart explanation - The computed explanation under the heads.
+ * @csspart error - The error message.
+ *
+ * @cssprop --mha-cell-size - Side of a heatmap cell (default 8px here).
+ * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-muted, --mha-mono - Theme.
+ */
+export class MhaTrainedHeads extends TrainedModelElement {
+  static properties = {
+    ...TrainedModelElement.properties,
+    text: { type: String },
+    ablate: { type: String, reflect: true },
+    scheme: { type: String },
+    result: { state: true },
+    textScores: { state: true },
+  };
+
+  static styles = [trainedStyles, css`
+    .controls { display: grid; grid-template-columns: minmax(0, 2fr) minmax(11rem, 1fr); gap: 0.4rem 1.5rem; margin: 0.8rem 0; }
+    .controls label { grid-column: 1 / -1; }
+    @container (max-width: 640px) { .controls { grid-template-columns: minmax(0, 1fr); } }
+    :host { container-type: inline-size; }
+    .pred p { margin: 0.2em 0; }
+    .next { display: grid; grid-template-columns: repeat(auto-fill, minmax(6rem, 1fr)); gap: 0.2rem 0.6rem;
+      padding-left: 1.4em; margin: 0.2em 0; font-variant-numeric: tabular-nums; }
+    .next code { background: var(--_surface); padding: 0 0.3em; border-radius: 4px; font-family: var(--_mono); }
+    .grid { display: flex; flex-direction: column; gap: 1rem; --mha-cell-size: 8px; }
+    .layer { display: flex; flex-wrap: wrap; gap: 0.8rem; align-items: flex-start; }
+    .layer-name { flex-basis: 100%; font-weight: 700; margin: 0.2rem 0 0; }
+    .head { border: 1px solid var(--_border); border-radius: 8px; padding: 0.4rem; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
+    .head.off { opacity: 0.5; border-style: dashed; }
+    button[role='switch'] { display: flex; flex-wrap: wrap; gap: 0.2rem 0.6rem; align-items: baseline; font-size: 0.88rem; text-align: left; }
+    button[role='switch'][aria-checked='false'] { text-decoration: line-through; }
+    .name { font-weight: 600; }
+    .badge { padding: 0 0.4em; border-radius: 999px; background: var(--_bg); border: 1px solid var(--_border); }
+    .badge.t-induction, .badge.t-previous-token { border-color: var(--_accent); font-weight: 600; }
+    .scores { margin: 0.25rem 0; font-size: 0.8rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
+    .explanation ul { padding-left: 1.2em; margin: 0.3em 0; }
+    .explanation li { margin: 0.15em 0; }
+  `];
+
+  constructor() {
+    super();
+    this.text = DEFAULT_TEXT;
+    this.ablate = '';
+    this.scheme = 'viridis';
+    this.result = null;
+    this.textScores = null;
+  }
+
+  /** The switched-off heads as 0-based [layer, head] pairs. */
+  get ablation() {
+    const { numLayers = 0, numHeads = 0 } = this.lm?.config ?? {};
+    return parseAblate(this.ablate).filter(([l, j]) => l < numLayers && j < numHeads);
+  }
+
+  willUpdate(changed) {
+    super.willUpdate(changed);
+    if (this.lm && (changed.has('lm') || changed.has('text') || changed.has('ablate'))) this._compute();
+  }
+
+  _compute() {
+    const lm = this.lm;
+    const text = Array.from(this.text ?? '').slice(0, lm.config.context).join('');
+    if (text.length < 1) {
+      this.result = null;
+      this.textScores = null;
+      return;
+    }
+    try {
+      const ablate = this.ablation;
+      this.result = lm.run(text, { ablate });
+      this.textScores = scoreText(this.result.attention, this.result.ids);
+      this.error = null;
+      const { loss, next } = this.result;
+      this.dispatchEvent(new CustomEvent('mha-computed', { detail: { text, loss, next, ablate }, bubbles: true, composed: true }));
+    } catch (e) {
+      this.result = null;
+      this.textScores = null;
+      this.error = e;
+    }
+  }
+
+  _changed() {
+    this.dispatchEvent(new CustomEvent('change', { detail: { text: this.text, ablate: this.ablation }, bubbles: true, composed: true }));
+  }
+
+  _onInput(e) {
+    this.text = e.target.value;
+    this._changed();
+  }
+
+  _toggle(l, j) {
+    const off = this.ablation;
+    const i = off.findIndex(([a, b]) => a === l && b === j);
+    if (i >= 0) off.splice(i, 1); else off.push([l, j]);
+    off.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    this.ablate = formatAblate(off);
+    this._changed();
+  }
+
+  _allOn() {
+    this.ablate = '';
+    this._changed();
+  }
+
+  _about() {
+    const lm = this.lm;
+    const c = lm.config;
+    const tr = lm.training ?? {};
+    const parts = [`This model: ${c.numLayers} layers, h = ${c.numHeads} heads of d_k = ${c.dK}, d_model = ${c.dModel}, ` +
+      `a context of ${c.context} characters.`];
+    if (tr.steps) {
+      parts.push(`Trained for ${tr.steps} steps${tr.seconds ? ` (${Math.round(tr.seconds / 60)} minutes on 2 CPU cores)` : ''}` +
+        `${tr.corpus ? ` on ${String(tr.corpus).split(' (')[0]} text` : ''}${tr.curriculum ? `; ${tr.curriculum}` : ''}.`);
+    }
+    if (typeof tr.heldout_bpc === 'number') parts.push(`Held-out loss: ${f2(tr.heldout_bpc)} bits per character.`);
+    return parts.join(' ');
+  }
+
+  render() {
+    if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
+    const lm = this.lm;
+    if (!lm) return html`<p class="loading" role="status">Loading the trained model…</p>`;
+    const c = lm.config;
+    let reference;
+    try {
+      reference = lm.heads;
+    } catch (e) {
+      return html`<p class="error" part="error" role="alert">${e.message}</p>`;
+    }
+    const r = this.result;
+    const off = this.ablation;
+    const isOff = (l, j) => off.some(([a, b]) => a === l && b === j);
+    const tokens = r ? r.tokens.map(showChar) : [];
+    const explained = r && this.textScores ? explainHeads(reference, this.textScores) : null;
+    return html`
+      <p class="hint" part="about">${this._about()}</p>
+      <div class="controls">
+        <label for="text">Text the model reads (one query row per character)</label>
+        <textarea id="text" part="text" rows="2" spellcheck="false" maxlength=${c.context}
+          .value=${this.text ?? ''} @input=${this._onInput}></textarea>
+        <div class="pred" aria-live="polite">
+          <p>Loss on this text: <strong class="loss" part="loss">${!r ? '—' : r.loss === null
+            ? '— (type at least 2 characters)' : `${f3(r.loss)} bits per character`}</strong></p>
+          <p id="next-label">Most likely next character:</p>
+          <ol class="next" part="next" aria-labelledby="next-label">${(r?.next ?? []).map((n) =>
+            html`<li><code>${showChar(n.char)}</code> ${(100 * n.p).toFixed(1)} %</li>`)}</ol>
+          <p class="hint off-count">${off.length ? `${off.length} head${off.length > 1 ? 's' : ''} switched off.` : 'All heads on.'}</p>
+        </div>
+      </div>
+      ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
+      <p class="hint">Each head carries the type measured on held-out probes stored with the model: its strongest
+        pattern when that score reaches ${TYPE_THRESHOLD}, else "broad" when its attention is spread out (normalised
+        entropy ≥ ${BROAD_THRESHOLD}), else "mixed". Beside it, the same score measured on the text above.
+        <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></p>
+      <div class="grid" part="heads">
+        ${Array.from({ length: c.numLayers }, (_, l) => html`
+          <div class="layer" role="group" aria-label=${`Layer ${l + 1}`}>
+            <span class="layer-name" aria-hidden="true">Layer ${l + 1}</span>
+            ${Array.from({ length: c.numHeads }, (_, j) => this._head(l, j, reference, tokens, isOff(l, j)))}
+          </div>`)}
+      </div>
+      ${explained ? html`<div class="explanation" part="explanation" aria-live="polite">
+        <p>${explained.summary}</p>
+        <ul>${explained.lines.map((t) => html`<li>${t}</li>`)}</ul>
+      </div>` : nothing}`;
+  }
+
+  _head(l, j, reference, tokens, off) {
+    const ref = reference.find((x) => x.layer === l && x.head === j);
+    const here = this.textScores?.find((x) => x.layer === l && x.head === j)?.scores;
+    const key = SCORE_OF[ref.type] ?? 'entropy';
+    const what = key === 'entropy' ? 'entropy' : 'score';
+    const hereText = !here ? '—' : here[key] === null ? (key === 'induction' ? 'no repeated span' : '—') : f2(here[key]);
+    const r = this.result;
+    return html`
+      <div class=${off ? 'head off' : 'head'} part="head" data-layer=${l} data-head=${j}>
+        <button type="button" role="switch" part="switch" aria-checked=${String(!off)} data-layer=${l} data-head=${j}
+          @click=${() => this._toggle(l, j)}>
+          <span class="name">L${l + 1} · head ${j + 1}</span>
+          <span class=${`badge t-${ref.type}`} part="badge">${ref.type}</span>
+        </button>
+        <p class="scores" part="scores" data-probes=${ref.scores[key]} data-text=${here?.[key] ?? ''}>${what}: probes ${f2(ref.scores[key])} · this text ${hereText}</p>
+        <mha-heatmap part="heatmap" compact scheme=${this.scheme} data-layer=${l} data-head=${j}
+          label=${`Layer ${l + 1}, head ${j + 1} (${ref.type})`}
+          .tokens=${tokens} .weights=${r ? headView(r.attention[l], j) : null}></mha-heatmap>
+      </div>`;
+  }
+}
+
+customElements.get('mha-trained-heads') || customElements.define('mha-trained-heads', MhaTrainedHeads);

@@ -1,0 +1,107 @@
+// The trained models of the lesson elements: where the shipped ones are, and one loaded copy of
+// each model per engine, shared by every element on a page.
+//
+// URLs are resolved against this module (new URL(…, import.meta.url)), so the same code finds the
+// models from web/lib/components/, from a bundle in web/lib/dist/, from a copy of dist/ beside a
+// models/ folder, or from a CDN. A file's bytes are fetched once per page; the loaded model (its
+// engine layers) lives while at least one element holds it and is rebuilt from the kept bytes
+// when an element comes back.
+import { MHAError } from '../src/index.js';
+
+/** URL of the model the trained-model elements load when they have no `model` attribute. */
+export const DEFAULT_MODEL_URL = new URL('../models/charlm-h4-s0.safetensors', import.meta.url).href;
+/** URL of the shipped models' manifest (`index.json`: file, numHeads, seed, heldoutBpc, bytes). */
+export const MODEL_INDEX_URL = new URL('../models/index.json', import.meta.url).href;
+
+const bytesByURL = new Map();        // href → Promise<Uint8Array>
+const modelsByEngine = new WeakMap(); // engine → Map(href → {promise, refs, model})
+
+/** An absolute URL for a `model` attribute (relative to the page) or the default. */
+export function modelURL(src) {
+  return src ? new URL(src, document.baseURI).href : DEFAULT_MODEL_URL;
+}
+
+/**
+ * The bytes of a file, fetched once per page (a failed fetch is forgotten, so a later call tries
+ * again).
+ * @param {string} href absolute URL
+ * @returns {Promise<Uint8Array>}
+ * @throws {MHAError} INVALID_ARGUMENT naming the URL and the HTTP status or network error
+ */
+export function fetchBytes(href) {
+  let p = bytesByURL.get(href);
+  if (!p) {
+    p = (async () => {
+      let res;
+      try {
+        res = await fetch(href);
+      } catch (e) {
+        throw new MHAError('INVALID_ARGUMENT', `model: cannot fetch ${href}: ${e.message}`);
+      }
+      if (!res.ok) throw new MHAError('INVALID_ARGUMENT', `model: fetching ${href} gave HTTP ${res.status}`);
+      return new Uint8Array(await res.arrayBuffer());
+    })();
+    bytesByURL.set(href, p);
+    p.catch(() => bytesByURL.delete(href));
+  }
+  return p;
+}
+
+/** The shipped models' manifest, fetched once. */
+export async function modelIndex(href = MODEL_INDEX_URL) {
+  const bytes = await fetchBytes(href);
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch (e) {
+    throw new MHAError('INVALID_ARGUMENT', `model index ${href} is not JSON (${e.message})`);
+  }
+}
+
+/**
+ * The loaded model of a URL on an engine, shared: the first call loads it (fetching the bytes if
+ * no element did before), later calls get the same CharModel. Pair every call with releaseModel.
+ * @param {object} mha an engine from createMHA()
+ * @param {string} href absolute URL of a model file (docs/trained-models.md)
+ * @returns {Promise<object>} the CharModel
+ * @throws {MHAError} as fetchBytes and mha.loadModel (a bad file names what is wrong with it)
+ */
+export async function acquireModel(mha, href) {
+  let byURL = modelsByEngine.get(mha);
+  if (!byURL) modelsByEngine.set(mha, (byURL = new Map()));
+  let entry = byURL.get(href);
+  if (!entry) {
+    entry = { refs: 0, model: null };
+    entry.promise = fetchBytes(href).then((bytes) => mha.loadModel(bytes)).then((m) => (entry.model = m));
+    byURL.set(href, entry);
+    entry.promise.catch(() => { if (byURL.get(href) === entry) byURL.delete(href); });
+  }
+  entry.refs++;
+  try {
+    return await entry.promise;
+  } catch (e) {
+    entry.refs--;
+    throw e;
+  }
+}
+
+/**
+ * Gives back a model from acquireModel; the last release disposes it (its engine layers and KV
+ * caches), keeping the file's bytes for the next acquireModel.
+ * @param {object} mha the engine it was acquired on
+ * @param {string} href its URL
+ */
+export function releaseModel(mha, href) {
+  const byURL = modelsByEngine.get(mha);
+  const entry = byURL?.get(href);
+  if (!entry) return;
+  entry.refs--;
+  if (entry.refs <= 0) {
+    byURL.delete(href);
+    entry.promise.then((m) => m.dispose(), () => {});
+  }
+}
+
+/** How many models are loaded on an engine now (for tests and the soak test). */
+export function loadedModelCount(mha) {
+  return modelsByEngine.get(mha)?.size ?? 0;
+}

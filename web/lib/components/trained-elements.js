@@ -1,0 +1,9 @@
+// Entry of the trained-model elements' bundle (web/lib/dist/mha-trained.js): the trained-heads
+// explorer, the induction probe, KV-cache generation and the twins, the model cache they share,
+// and everything mha-components.js exports (the basic elements and the JS API).
+export { MhaTrainedHeads, explainHeads } from './mha-trained-heads.js';
+export { MhaInduction, copyBits } from './mha-induction.js';
+export { MhaGenerate } from './mha-generate.js';
+export { MhaTwins, heldoutLoss, twinsVerdict } from './mha-twins.js';
+export { DEFAULT_MODEL_URL, MODEL_INDEX_URL, acquireModel, releaseModel, loadedModelCount } from './models.js';
+export * from './index.js';

@@ -1,0 +1,164 @@
+// What the trained-model elements (<mha-trained-heads>, <mha-induction>, <mha-generate>) share:
+// loading one model through the page's shared cache (models.js), releasing it when the element
+// leaves the page, the inline error of a bad model, and small formatting helpers.
+import { LitElement, css } from 'lit';
+import { baseStyles, getEngine, errorText } from './shared.js';
+import { acquireModel, releaseModel, modelURL } from './models.js';
+
+/** A character as the heatmaps and lists show it: space and newline made visible. */
+export const showChar = (ch) => (ch === ' ' ? '␣' : ch === '\n' ? '↵' : ch);
+
+/** Score key of the type a head was labelled with (entropy for broad and mixed heads). */
+export const SCORE_OF = Object.freeze({
+  'previous-token': 'previous', 'two-back': 'twoBack', 'current-token': 'current', 'first-token': 'first', induction: 'induction',
+});
+
+/** What each score measures, for captions and explanations. */
+export const SCORE_MEANS = Object.freeze({
+  previous: 'on the character just before the query',
+  twoBack: 'on the character two before the query',
+  current: 'on the query character itself',
+  first: 'on the first character of the text',
+  induction: 'on the character after an earlier copy of the span just read',
+  entropy: 'spread out (normalised entropy)',
+});
+
+/** Head j of a per-layer attention tensor [h, T, K] as a `{data, shape: [T, K]}` view (no copy). */
+export function headView(t, j) {
+  const [, T, K] = t.shape;
+  return { data: t.data.subarray(j * T * K, (j + 1) * T * K), shape: [T, K] };
+}
+
+/**
+ * Parses an `ablate` attribute: space- or comma-separated `layer:head` pairs, 1-based as the page
+ * shows them ("2:1 2:3" = layer 2's heads 1 and 3), into the 0-based `[layer, head]` pairs of
+ * CharModel.run. Entries that are not of that form are ignored.
+ * @param {string|null} s
+ * @returns {Array<[number, number]>}
+ */
+export function parseAblate(s) {
+  const out = [];
+  for (const part of String(s ?? '').split(/[\s,]+/)) {
+    const m = /^(\d+):(\d+)$/.exec(part);
+    if (m && Number(m[1]) >= 1 && Number(m[2]) >= 1) out.push([Number(m[1]) - 1, Number(m[2]) - 1]);
+  }
+  return out;
+}
+
+/** The inverse of parseAblate. */
+export function formatAblate(pairs) {
+  return pairs.map(([l, j]) => `${l + 1}:${j + 1}`).join(' ');
+}
+
+/** Fixed decimals. */
+export const f2 = (v) => (v === null || v === undefined ? '—' : v.toFixed(2));
+export const f3 = (v) => (v === null || v === undefined ? '—' : v.toFixed(3));
+
+/** Styles of the trained-model elements, on top of baseStyles. */
+export const trainedStyles = [baseStyles, css`
+  :host { display: block; --_mono: var(--mha-mono, ui-monospace, 'SFMono-Regular', Menlo, monospace); }
+  textarea, input[type='text'], select {
+    font: 1rem var(--_mono); color: var(--_fg); background: var(--_bg); border: 1px solid var(--_border);
+    border-radius: var(--_radius); padding: 0.35em 0.5em; box-sizing: border-box; max-width: 100%;
+  }
+  textarea, input[type='text'] { width: 100%; }
+  label { font-weight: 600; }
+  .hint { color: var(--_muted); font-size: 0.9em; }
+  .loading { color: var(--_muted); }
+  .scroll { overflow-x: auto; max-width: 100%; }
+  mha-heatmap::part(label) { font-size: 8px; line-height: 1; }
+`];
+
+/**
+ * Base class of the elements that run a trained model: loads `model` (a URL; the shipped
+ * h = 4 model by default) into the page's shared engine through the shared model cache, holds it
+ * while connected, and gives it back when the element leaves the page. Subclasses render from
+ * `this.lm` (null while loading) and `this.error`, and override `modelChanged(lm)`.
+ */
+export class TrainedModelElement extends LitElement {
+  static properties = {
+    model: { type: String },
+    engine: { attribute: false },
+    lm: { state: true },
+    error: { state: true },
+  };
+
+  constructor() {
+    super();
+    this.model = null;
+    this.engine = undefined;
+    this.lm = null;
+    this.error = null;
+    this._held = null;
+    this._want = null;
+    this._loadGen = 0;
+  }
+
+  /** The absolute URL of the model in use. */
+  get modelHref() {
+    return modelURL(this.model);
+  }
+
+  connectedCallback() {
+    super.connectedCallback();
+    this._want = null;   // re-acquire after a removal
+    this.requestUpdate();
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    this._loadGen++;
+    this._release();
+  }
+
+  willUpdate(changed) {
+    super.willUpdate?.(changed);
+    const want = `${this.modelHref}`;
+    if (this.isConnected && (this._want !== want || changed.has('engine'))) {
+      this._want = want;
+      this._load();
+    }
+  }
+
+  async _load() {
+    const gen = ++this._loadGen;
+    this._release();
+    this.lm = null;
+    this.error = null;
+    const href = this.modelHref;
+    let mha;
+    try {
+      mha = await (this.engine ? Promise.resolve(this.engine) : getEngine());
+      const lm = await acquireModel(mha, href);
+      if (gen !== this._loadGen) { releaseModel(mha, href); return; }
+      this._held = { mha, href };
+      this.lm = lm;
+      this.modelChanged(lm);
+    } catch (e) {
+      if (gen !== this._loadGen) return;
+      this.error = e;
+      this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
+    }
+  }
+
+  _release() {
+    if (!this._held) return;
+    this.modelReleasing();
+    const { mha, href } = this._held;
+    this._held = null;
+    this.lm = null;
+    releaseModel(mha, href);
+  }
+
+  /** Called once the model is loaded (this.lm is set). */
+  modelChanged() {}
+
+  /** Called before the model is given back: free what was made from it (generators). */
+  modelReleasing() {}
+
+  /** The inline message of a model that could not be loaded. */
+  errorMessage() {
+    return `The model ${this.modelHref} could not be loaded. ${errorText(this.error)} ` +
+      '(A model is a .safetensors file in the mha-wasm.charlm/1 format of docs/trained-models.md.)';
+  }
+}
