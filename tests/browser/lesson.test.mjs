@@ -83,16 +83,21 @@ test('h = 1, 2, 4, 8 update the passport (from the engine) and the number of 5×
 
 test('KV cache calculator: LLaMA-2 70B bytes, and its layer passport without biases (GPT-2 with)', async () => {
   const { page, errors, context } = await openLesson();
-  const kv = page.locator('#kv-passport');
+  // <mha-kv-calculator id="kv">: Playwright's CSS locators pierce its (open) shadow root
+  const kv = page.locator('#kv mha-passport');
   const total = () => kv.locator('tr[data-k="total"]').first();
   // Defaults: LLaMA-2 70B (80 layers, 64 query heads, 8 K/V heads, d_k = 128), T = 4096, B = 1, 2 bytes.
-  assert.equal(await page.locator('#kv-bytes').getAttribute('data-bytes'), String(2 * 80 * 1 * 4096 * 8 * 128 * 2));
-  await page.waitForFunction(() => document.querySelector('#kv-passport')?.passport?.params?.total > 0);
+  assert.equal(await page.evaluate(() => document.querySelector('#kv').bytes), 2 * 80 * 1 * 4096 * 8 * 128 * 2);
+  assert.equal(await page.locator('#kv [part="result"]').getAttribute('data-bytes'), String(2 * 80 * 1 * 4096 * 8 * 128 * 2));
+  assert.match(await page.locator('#kv [part="result"]').textContent(), /8× smaller than with 64 K\/V heads/);
+  await page.waitForFunction(() => document.querySelector('#kv').shadowRoot.querySelector('mha-passport')?.passport?.params?.total > 0);
   // W_Q and W_O 8192 × 8192, W_K and W_V 8192 × 1024 (8 K/V heads of 128): LLaMA's projections have no biases.
   assert.equal((await total().locator('td').first().textContent()).trim(), (2 * 8192 * 8192 + 2 * 8192 * 1024).toLocaleString('en-US'));
   assert.match(await total().locator('th').textContent(), /no bias/);
-  await page.locator('#kv-model').selectOption({ label: 'GPT-2 (small) (12 layers)' });
-  await page.waitForFunction(() => document.querySelector('#kv-passport')?.passport?.dK === 64);
+  await page.locator('#kv select[name="model"]').selectOption({ label: 'GPT-2 (small) (12 layers)' });
+  await page.waitForFunction(() => document.querySelector('#kv').shadowRoot.querySelector('mha-passport')?.passport?.dK === 64);
+  assert.equal(await page.evaluate(() => document.querySelector('#kv').bytes), 2 * 12 * 1 * 4096 * 12 * 64 * 2);
+  assert.equal(await page.locator('#kv').getAttribute('model'), 'GPT-2 (small)');
   assert.equal((await total().locator('td').first().textContent()).trim(), (4 * 768 * 768 + 4 * 768).toLocaleString('en-US'));
   assert.match(await total().locator('th').textContent(), /incl\. 3,072 bias/);
   assert.deepEqual(errors, []);
@@ -132,37 +137,76 @@ test('a focused heatmap cell shows the engine weight for that cell, which matche
 
 test('the worked example shows Alex’s final “cheap” as 4.050 and follows an edited input', async () => {
   const { page, errors, context } = await openLesson();
-  const cheap = page.locator('#alex-cheap');
+  // <mha-stepper id="stepper"> and <mha-wo-mix id="wo-mix">: CSS locators pierce their shadow roots
+  const cheap = page.locator('#stepper [part="output"] td[data-r="0"][data-c="1"]');
   assert.equal((await cheap.textContent()).trim(), '4.050');
-  // per-head attention weights of both heads, exact engine values
-  assert.equal(await page.locator('#worked-heads mha-heatmap').count(), 2);
-  const a2 = await page.locator('#worked-heads mha-heatmap').nth(1).locator('[data-r="0"][data-c="0"]').textContent();
-  assert.equal(a2.trim(), '0.909');
-  // the stepper's last step computes the same number
-  await page.locator('#step-tabs button[data-step="7"]').click();
-  const stepCell = page.locator('[data-testid="step-result"] td[data-r="0"][data-c="1"]');
+  const outputCheap = () => page.evaluate(() => document.querySelector('#stepper').trace?.output?.[0]?.[1]);
+  // per-head attention weights of both heads, exact engine values, drawn by two heatmaps
+  assert.equal(await page.locator('#stepper mha-heatmap').count(), 2);
+  assert.equal((await page.evaluate(() => document.querySelector('#stepper').trace.heads[1].weights[0][0])).toFixed(3), '0.909');
+  // the stepper's last step computes the same number; the step is kept in the URL hash
+  await page.locator('#stepper button[data-step="7"]').click();
+  assert.equal(await page.locator('#stepper').getAttribute('step'), '7');
+  assert.match(await page.evaluate(() => location.hash), /step=7/);
+  const stepCell = page.locator('#stepper [part="result"] td[data-r="0"][data-c="1"]');
   assert.equal((await stepCell.textContent()).trim(), '4.050');
   await stepCell.hover();
-  await page.waitForSelector('#cell-formula .katex');
-  assert.match(await page.locator('#cell-formula .katex-mathml').textContent(), /4\.050/);
+  await page.locator('#stepper [part="cell-formula"] math').waitFor();
+  assert.match(await page.locator('#stepper [part="cell-formula"] math').textContent(), /4\.050/);
   // edit Alex's "cheap" input: everything downstream changes
-  await page.locator('#x-input input[aria-label="Alex, cheap"]').fill('0.5');
-  await page.waitForFunction(() => document.querySelector('#alex-cheap')?.textContent.trim() !== '4.050');
+  await page.locator('#stepper input[aria-label="Alex, cheap"]').fill('0.5');
+  await page.waitForFunction(() => document.querySelector('#stepper').trace?.output[0][1].toFixed(3) !== '4.050');
   const edited = Number((await cheap.textContent()).trim());
   assert.ok(Number.isFinite(edited) && Math.abs(edited - 4.05) > 0.01, `changed output ${edited}`);
   const engine = await page.evaluate(async () => {
-    const { getEngine } = await import('/dist/mha-components.js');
-    const { HEADS, WO, X0 } = await import('/lesson/data.js');
+    const { getEngine, restaurantLayerOptions, X0 } = await import('/dist/mha-lesson-elements.js');
     const mha = await getEngine();
-    const layer = mha.createLayer({ dModel: 6, numHeads: 2, bias: false,
-      weights: { heads: HEADS.map((h) => ({ wQ: h.wQ, wK: h.wK, wV: h.wV })), wO: WO } });
+    const layer = mha.createLayer(restaurantLayerOptions());
     const X = X0.map((r) => r.slice()); X[0][1] = 0.5;
-    return layer.forward(X).output.toArray()[0][1];
+    const out = layer.forward(X).output.toArray()[0][1];
+    layer.dispose();
+    return out;
   });
   assert.equal(edited.toFixed(3), engine.toFixed(3));
-  assert.equal((await page.locator('#mix-output tbody tr').nth(2).locator('td').nth(1).textContent()).trim(), engine.toFixed(3));
-  await page.locator('#x-reset').click();
-  await page.waitForFunction(() => document.querySelector('#alex-cheap')?.textContent.trim() === '4.050');
+  assert.equal((await outputCheap()).toFixed(3), engine.toFixed(3));
+  // section 4 follows the stepper's X
+  await page.waitForFunction((v) => document.querySelector('#wo-mix').contributions?.full[1].toFixed(3) === v, engine.toFixed(3));
+  assert.equal((await page.locator('#wo-mix [part="table"] tbody tr').nth(2).locator('td').nth(1).textContent()).trim(), engine.toFixed(3));
+  // a value out of range is refused with a message naming the cell; the numbers keep their state
+  await page.locator('#stepper input[aria-label="Alex, spicy"]').fill('2e6');
+  assert.match(await page.locator('#stepper [part="input-error"]').textContent(), /Alex · spicy: not accepted/);
+  assert.equal((await outputCheap()).toFixed(3), engine.toFixed(3));
+  await page.locator('#stepper [part="reset"]').click();
+  await page.waitForFunction(() => document.querySelector('#stepper').trace?.output[0][1].toFixed(3) === '4.050');
+  await page.waitForFunction(() => document.querySelector('#wo-mix').contributions?.full[1].toFixed(3) === '4.050');
+  assert.equal(await page.locator('#stepper [part="input-error"]').count(), 0);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the stepper follows the URL hash (step, head) and writes it back from Previous / Next and the head tabs', async () => {
+  const { page, errors, context } = await openLesson({}, '#worked&step=3&head=1');
+  const stepper = page.locator('#stepper');
+  assert.equal(await stepper.getAttribute('step'), '3');
+  assert.equal(await stepper.getAttribute('head'), '1');
+  assert.equal(await page.locator('#stepper button[data-step="3"]').getAttribute('aria-pressed'), 'true');
+  assert.match(await page.locator('#stepper [part="title"]').textContent(), /Step 4 of 8 · Scores.*head 2 \(budget\)/);
+  await page.locator('#stepper [part="next"]').click();
+  assert.match(await page.evaluate(() => location.hash), /step=4&head=1/);
+  await page.locator('#stepper button[data-head="0"]').click();
+  assert.match(await page.evaluate(() => location.hash), /step=4&head=0/);
+  await page.locator('#stepper [part="prev"]').click();
+  assert.match(await page.evaluate(() => location.hash), /step=3&head=0/);
+  // the result matrix is one tab stop; arrows move inside it and the cell formula follows
+  await page.locator('#stepper [part="result"] td[data-r="0"][data-c="0"]').focus();
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowDown');
+  const focused = await page.evaluate(() => {
+    const a = document.querySelector('#stepper').shadowRoot.activeElement;
+    return [a?.dataset.r, a?.dataset.c];
+  });
+  assert.deepEqual(focused, ['1', '1']);
+  assert.match(await page.locator('#stepper [part="cell-formula"] math').textContent(), /Emma/);
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -285,13 +329,13 @@ test('self-check: instant feedback, score k / n, and answers kept in the URL has
   await page.locator('input[name="wo"][value="wo"]').check();
   await page.locator('input[name="gqa"]').fill('8');
   assert.equal(await page.locator('#quiz-score').textContent(), '5 / 5');
-  await page.locator('#step-tabs button[data-step="4"]').click();
+  await page.locator('#stepper button[data-step="4"]').click();
   const hash = await page.evaluate(() => location.hash);
   assert.match(hash, /q\.dk=64/);
   assert.match(hash, /step=4/);
   const again = await openLesson({}, hash);
   assert.equal(await again.page.locator('#quiz-score').textContent(), '5 / 5');
-  assert.equal(await again.page.locator('#step-tabs button[data-step="4"]').getAttribute('aria-pressed'), 'true');
+  assert.equal(await again.page.locator('#stepper button[data-step="4"]').getAttribute('aria-pressed'), 'true');
   assert.deepEqual(again.errors, []);
   await again.context.close();
   assert.deepEqual(errors, []);

@@ -1,0 +1,12 @@
+// Entry of the lesson elements (web/lib/dist/mha-lesson-elements.js): the interactive views of the
+// lesson's sections 3–6 as custom elements, their data, and the shared-engine helpers, so a course
+// page needs one module script only. Importing this module defines <mha-stepper>, <mha-wo-mix>,
+// <mha-model-table> and <mha-kv-calculator> (and the <mha-passport>, <mha-heads>, <mha-heatmap>
+// they use).
+export { MhaStepper, X_LIMIT } from './mha-stepper.js';
+export { MhaWoMix } from './mha-wo-mix.js';
+export { MhaModelTable } from './mha-model-table.js';
+export { MhaKvCalculator, formatBytes } from './mha-kv-calculator.js';
+export { PEOPLE, FEATURES, X0, HEADS, WO, CONCAT_COLS, restaurantLayerOptions, woOnly } from './restaurant.js';
+export { MODELS, DECODERS } from './models-data.js';
+export { getEngine, setEngine, toMatrix } from './shared.js';

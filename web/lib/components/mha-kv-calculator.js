@@ -1,0 +1,233 @@
+import { LitElement, html, css, nothing } from 'lit';
+import { Task } from '@lit/task';
+import { baseStyles, taskEngine, errorText, int, num } from './shared.js';
+import { DECODERS } from './models-data.js';
+import { tex } from './mha-stepper.js';
+import './mha-passport.js';
+
+const DTYPES = [[4, 'float32 (4 bytes)'], [2, 'float16 / bfloat16 (2 bytes)'], [1, 'int8 (1 byte)']];
+const MAX_CONTEXT = 1048576;
+const MAX_BATCH = 4096;
+
+/** "1.34 GB (1.25 GiB)": decimal and binary units. */
+export function formatBytes(b) {
+  const units = ['B', 'kB', 'MB', 'GB', 'TB', 'PB'];
+  let i = 0, v = b;
+  while (v >= 1000 && i < units.length - 1) { v /= 1000; i++; }
+  const bi = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let j = 0, w = b;
+  while (w >= 1024 && j < bi.length - 1) { w /= 1024; j++; }
+  return `${v.toFixed(v < 10 ? 2 : 1)} ${units[i]} (${w.toFixed(w < 10 ? 2 : 1)} ${bi[j]})`;
+}
+
+const texInt = (n) => n.toLocaleString('en-US').replace(/,/g, '{,}');
+
+/**
+ * `<mha-kv-calculator>` — the KV-cache and grouped-query attention calculator: pick a decoder model,
+ * the number g of key/value heads (the divisors of its h: g = h is standard multi-head attention,
+ * g = 1 multi-query), the context T, the batch B and the bytes per value; it shows
+ * `KV bytes = 2 · L · B · T · g · d_k · bytes` with d_k from the engine (`mha.passport`), how many
+ * times smaller that is than with h K/V heads, and the compact passport of one layer
+ * (`<mha-passport>`, handed the same engine result). A number outside its range (T in
+ * 1…1,048,576, B in 1…4,096) is refused with a message and the last valid value stays.
+ *
+ * @element mha-kv-calculator
+ *
+ * @attr {string} model - Name of the model, one of `models` (default "LLaMA-2 70B"); reflects.
+ * @attr {number} kv-heads - K/V heads g (default: the model's own); reflects the user's choice. A
+ *   g that does not divide h is shown with the engine's error.
+ * @attr {number} context - Context length T in tokens (default 4096); reflects.
+ * @attr {number} batch - Batch size B (default 1); reflects.
+ * @attr {number} dtype-bytes - Bytes per stored value: 4, 2 (default) or 1; reflects.
+ *
+ * @prop {{name: string, dModel: number, heads: number, kvHeads: number, layers: number, bias?: boolean}[]} models -
+ *   The models offered (default: the decoders of the lesson's table, models-data.js).
+ * @prop {object} engine - An engine from `createMHA()` (or a promise of one); by default the shared one.
+ * @prop {number|null} bytes - Read-only: the KV-cache size in bytes (null before the first result or on error).
+ *   The result element carries it too, as `data-bytes`.
+ * @prop {{model: object, g: number, T: number, B: number, bytesPer: number, dK: number, bytes: number, fullBytes: number, passport: object}|null} result -
+ *   Read-only: the last computation (`fullBytes`: the same cache with h K/V heads).
+ * @prop {Error|null} error - Read-only: the last engine error.
+ *
+ * @fires change - `{detail: {model, kvHeads, context, batch, dtypeBytes}}` when the user changes a control.
+ * @fires mha-computed - `{detail: result}` after every computation.
+ * @fires mha-error - `{detail: error}` when the engine cannot load or refuses the computation (shown in place).
+ *
+ * @csspart form - The controls.
+ * @csspart control - Each select and input.
+ * @csspart result - The result box (with `data-bytes`).
+ * @csspart formula - The formula with the numbers filled in.
+ * @csspart bytes - The size in bytes, in words.
+ * @csspart passport - The `<mha-passport>` of one layer.
+ * @csspart input-error - The message shown when a typed number is refused.
+ * @csspart error - An engine error.
+ *
+ * @cssprop --mha-fg, --mha-bg, --mha-surface, --mha-muted, --mha-border, --mha-accent, --mha-focus, --mha-error, --mha-radius - Theme.
+ */
+export class MhaKvCalculator extends LitElement {
+  static properties = {
+    model: { type: String, reflect: true },
+    kvHeads: { type: Number, attribute: 'kv-heads', reflect: true },
+    context: { type: Number, reflect: true },
+    batch: { type: Number, reflect: true },
+    dtypeBytes: { type: Number, attribute: 'dtype-bytes', reflect: true },
+    models: { attribute: false },
+    engine: { attribute: false },
+    result: { state: true },
+    error: { state: true },
+    _inputError: { state: true },
+  };
+
+  static styles = [baseStyles, css`
+    :host { display: block; max-width: 100%; min-width: 0; }
+    form { display: flex; flex-wrap: wrap; gap: 0.6rem 1.2rem; margin: 0.8rem 0; font-size: 0.92rem; }
+    label { display: flex; flex-direction: column; gap: 0.2em; color: var(--_muted); }
+    select, input {
+      font: inherit; color: var(--_fg); background: var(--_bg); border: 1px solid var(--_border);
+      border-radius: var(--_radius); padding: 0.25em 0.4em; max-width: 100%;
+    }
+    input { width: 8em; }
+    input[aria-invalid='true'] { outline: 2px solid var(--_error); }
+    .result { background: var(--_surface); border-radius: calc(var(--_radius) * 1.4); padding: 0.5em 1em; margin-bottom: 1rem; }
+    .result p { margin: 0.3em 0; }
+    .tex { overflow-x: auto; overflow-y: hidden; padding: 0.2em 0; }
+    .tex math { font-size: 1.05em; }
+    .loading { color: var(--_muted); font-size: 0.9em; }
+  `];
+
+  constructor() {
+    super();
+    this.model = 'LLaMA-2 70B';
+    this.kvHeads = undefined;
+    this.context = 4096;
+    this.batch = 1;
+    this.dtypeBytes = 2;
+    this.models = DECODERS;
+    this.engine = undefined;
+    this.result = null;
+    this.error = null;
+    this._inputError = '';
+    this._task = new Task(this, {
+      args: () => [this.model, this.kvHeads, this.context, this.batch, this.dtypeBytes, this.models, this.engine],
+      task: async ([name, kv, T, B, bytesPer, , engine], { signal }) => {
+        const mha = await taskEngine(engine, signal);
+        const m = this._model;
+        if (!m) throw new Error(`unknown model "${name}"; one of: ${(this.models ?? []).map((x) => x.name).join(', ')}`);
+        const g = num(kv, m.kvHeads ?? m.heads);
+        const cfg = { seqLen: T, dModel: m.dModel, numHeads: m.heads, kvHeads: g };
+        if (m.bias === false) cfg.bias = false;
+        const passport = mha.passport(cfg);
+        const dK = passport.dK;
+        const L = m.layers;
+        const bytes = 2 * L * B * T * g * dK * bytesPer;
+        const fullBytes = 2 * L * B * T * m.heads * dK * bytesPer;
+        return { model: m, g, T, B, bytesPer, dK, bytes, fullBytes, passport };
+      },
+      onComplete: (r) => {
+        this.result = r;
+        this.error = null;
+        this.dispatchEvent(new CustomEvent('mha-computed', { detail: r, bubbles: true, composed: true }));
+      },
+      onError: (err) => {
+        this.result = null;
+        this.error = err;
+        this.dispatchEvent(new CustomEvent('mha-error', { detail: err, bubbles: true, composed: true }));
+      },
+    });
+  }
+
+  /** The KV-cache size in bytes of the current choice (null before the first result or on error). */
+  get bytes() { return this.result ? this.result.bytes : null; }
+
+  get _model() { return (this.models ?? []).find((m) => m.name === this.model) ?? null; }
+
+  willUpdate() {
+    const T = Math.trunc(num(this.context, 4096));
+    if (T !== this.context) this.context = Math.max(1, Math.min(MAX_CONTEXT, T));
+    const B = Math.trunc(num(this.batch, 1));
+    if (B !== this.batch) this.batch = Math.max(1, Math.min(MAX_BATCH, B));
+    const d = num(this.dtypeBytes, 2);
+    if (d !== this.dtypeBytes || d <= 0) this.dtypeBytes = d > 0 ? d : 2;
+  }
+
+  _changed() {
+    this.dispatchEvent(new CustomEvent('change', {
+      detail: { model: this.model, kvHeads: this.kvHeads ?? this._model?.kvHeads, context: this.context, batch: this.batch, dtypeBytes: this.dtypeBytes },
+      bubbles: true, composed: true,
+    }));
+  }
+
+  _onModel(e) {
+    this.model = e.target.value;
+    this.kvHeads = undefined;   // the new model's own number of K/V heads
+    this._changed();
+  }
+
+  _onKV(e) { this.kvHeads = Number(e.target.value); this._changed(); }
+
+  _onDtype(e) { this.dtypeBytes = Number(e.target.value); this._changed(); }
+
+  _onNumber(e, key, label, max) {
+    const inp = e.target;
+    const v = Number(inp.value);
+    if (inp.validity.badInput || inp.value.trim() === '' || !Number.isInteger(v) || v < 1 || v > max) {
+      inp.setAttribute('aria-invalid', 'true');
+      this._inputError = `${label}: not accepted — enter a whole number from 1 to ${int(max)}. The result still uses ${int(this[key])}.`;
+      return;
+    }
+    inp.removeAttribute('aria-invalid');
+    if (!this.renderRoot.querySelector('input[aria-invalid="true"]')) this._inputError = '';
+    if (this[key] !== v) { this[key] = v; this._changed(); }
+  }
+
+  _kvOptions(m) {
+    const opts = [];
+    for (let g = 1; g <= m.heads; g++) {
+      if (m.heads % g) continue;
+      opts.push([g, g === m.heads ? `${g} (standard MHA)` : g === 1 ? '1 (multi-query)' : `${g} (grouped)`]);
+    }
+    const cur = num(this.kvHeads, m.kvHeads);
+    if (!opts.some(([g]) => g === cur)) opts.push([cur, `${cur} (does not divide h = ${m.heads})`]);
+    return opts;
+  }
+
+  render() {
+    const m = this._model;
+    const g = m ? num(this.kvHeads, m.kvHeads) : undefined;
+    const dts = DTYPES.some(([b]) => b === this.dtypeBytes) ? DTYPES : [...DTYPES, [this.dtypeBytes, `${this.dtypeBytes} bytes`]];
+    const r = this.result;
+    return html`
+      <form part="form" @submit=${(e) => e.preventDefault()}>
+        <label>model <select part="control" name="model" @change=${this._onModel}>
+          ${(this.models ?? []).map((x) => html`<option value=${x.name} ?selected=${x.name === this.model}>${x.name} (${x.layers} layers)</option>`)}
+          ${m ? nothing : html`<option value=${this.model} selected>${this.model} (unknown)</option>`}
+        </select></label>
+        <label>K/V heads g <select part="control" name="kv-heads" @change=${this._onKV} ?disabled=${!m}>
+          ${m ? this._kvOptions(m).map(([v, label]) => html`<option value=${v} ?selected=${v === g}>${label}</option>`) : nothing}
+        </select></label>
+        <label>context T <input part="control" name="context" type="number" min="1" max=${MAX_CONTEXT} step="1"
+          .value=${String(this.context)} @input=${(e) => this._onNumber(e, 'context', 'context T', MAX_CONTEXT)}></label>
+        <label>batch B <input part="control" name="batch" type="number" min="1" max=${MAX_BATCH} step="1"
+          .value=${String(this.batch)} @input=${(e) => this._onNumber(e, 'batch', 'batch B', MAX_BATCH)}></label>
+        <label>dtype <select part="control" name="dtype" @change=${this._onDtype}>
+          ${dts.map(([b, label]) => html`<option value=${b} ?selected=${b === this.dtypeBytes}>${label}</option>`)}
+        </select></label>
+      </form>
+      <div role="status" aria-live="polite">${this._inputError ? html`<p class="error" part="input-error">${this._inputError}</p>` : nothing}</div>
+      ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
+      <div class="result" part="result" data-bytes=${r ? String(r.bytes) : ''} aria-live="polite">
+        ${r ? html`
+          <div class="tex" part="formula" tabindex="0" role="region" aria-label="KV cache formula with the numbers">${tex(`2 \\times ${r.model.layers} \\times ${r.B} \\times ${texInt(r.T)} \\times ${r.g} \\times ${r.dK} \\times ${r.bytesPer}\\,\\text{B} = ${texInt(r.bytes)}\\,\\text{B}`)}</div>
+          <p><strong part="bytes" class="bytes" data-bytes=${String(r.bytes)}>${formatBytes(r.bytes)}</strong> of KV cache for ${r.model.name}
+            · d<sub>k</sub> = ${r.dK} from the engine ·
+            ${r.g === r.model.heads ? 'standard multi-head attention.'
+              : `${r.model.heads / r.g}× smaller than with ${r.model.heads} K/V heads (${formatBytes(r.fullBytes)}).`}</p>`
+          : this.error ? nothing : html`<p class="loading">Computing with the engine…</p>`}
+      </div>
+      ${m && !this.error ? html`<mha-passport part="passport" compact caption="Passport of one layer"
+          seq-len=${this.context} d-model=${m.dModel} heads=${m.heads} kv-heads=${g} ?no-bias=${m.bias === false}
+          .engine=${this.engine} .data=${r && r.model === m && r.g === g && r.T === this.context ? r.passport : null}></mha-passport>` : nothing}`;
+  }
+}
+
+customElements.get('mha-kv-calculator') || customElements.define('mha-kv-calculator', MhaKvCalculator);

@@ -1,0 +1,167 @@
+import { LitElement, html, css } from 'lit';
+import { Task } from '@lit/task';
+import { baseStyles, taskEngine, errorText, toMatrix, fmt } from './shared.js';
+import { PEOPLE, FEATURES, X0, HEADS, restaurantLayerOptions, woOnly } from './restaurant.js';
+import { matrixTable, matrixStyles } from './mha-stepper.js';
+
+const clampInt = (v, lo, hi, dflt) => {
+  const n = Math.trunc(Number(v));
+  return Number.isFinite(n) ? Math.max(lo, Math.min(hi, n)) : dflt;
+};
+
+/**
+ * `<mha-wo-mix>` — where the heads meet: one person's output of the restaurant example split by
+ * head. The engine computes the layer three times: with the rows of W_O that face head 2 set to
+ * zero (head 1's contribution), with those facing head 1 set to zero (head 2's), and whole. The two
+ * contributions add up to the full output, which shows that W_O is the first step in which numbers
+ * of different heads land in the same sum.
+ *
+ * Design: the element has its own input `x` (default: the example's X), so it works alone. To
+ * follow a `<mha-stepper>` on the same page, give it `for="<id of the stepper>"`: it takes the
+ * stepper's X at once and again at every `mha-computed` event of that stepper (an edited cell of
+ * the stepper's X updates this table).
+ *
+ * @element mha-wo-mix
+ *
+ * @attr {string} for - Id of a `<mha-stepper>` (in the same document or shadow root) whose X to follow.
+ * @attr {number} person - Row of X shown, 0–2 (Alex, Emma, Daniel; default 0).
+ * @attr {number} feature - Output feature of the sentence under the table, 0–5 (default 1, "cheap").
+ *
+ * @prop {number[][]} x - The input X `[3, 6]` (nested arrays or `{data, shape}`); set by the
+ *   followed stepper when `for` is given.
+ * @prop {object} engine - An engine from `createMHA()` (or a promise of one); by default the shared one.
+ * @prop {{heads: number[][], full: number[]}|null} contributions - Read-only: the person's output
+ *   row from each head alone (`heads[i]`, W_O's other rows zeroed) and from the whole layer (`full`).
+ * @prop {Error|null} error - Read-only: the last engine error.
+ *
+ * @fires mha-computed - `{detail: {x, contributions}}` after every recomputation.
+ * @fires mha-error - `{detail: error}` when the engine cannot load or refuses the computation (shown in place).
+ *
+ * @csspart table - The contributions table.
+ * @csspart note - The sentence that adds up one feature.
+ * @csspart error - An engine error.
+ *
+ * @cssprop --mha-fg, --mha-bg, --mha-surface, --mha-muted, --mha-border, --mha-accent, --mha-error - Theme.
+ * @cssprop --mha-highlight, --mha-highlight-fg - Background and text of highlighted cells.
+ */
+export class MhaWoMix extends LitElement {
+  static properties = {
+    for: { type: String },
+    person: { type: Number },
+    feature: { type: Number },
+    x: { attribute: false },
+    engine: { attribute: false },
+    contributions: { state: true },
+    error: { state: true },
+  };
+
+  static styles = [baseStyles, matrixStyles, css`
+    :host { display: block; max-width: 100%; min-width: 0; }
+    .note { margin: 0.5rem 0 0; max-width: 46rem; }
+    .loading { color: var(--_muted); font-size: 0.9em; }
+  `];
+
+  constructor() {
+    super();
+    this.for = '';
+    this.person = 0;
+    this.feature = 1;
+    this.x = X0;
+    this.engine = undefined;
+    this.contributions = null;
+    this.error = null;
+    this._target = null;
+    this._onComputed = (e) => { if (e.target === this._target && e.detail?.x) this.x = e.detail.x; };
+    this._task = new Task(this, {
+      args: () => [this.x, this.engine],
+      task: async ([x, engine], { signal }) => {
+        const mha = await taskEngine(engine, signal);
+        const X = toMatrix(x);
+        const rows = [];
+        for (const wO of [woOnly(0), woOnly(1), undefined]) {
+          const layer = mha.createLayer(restaurantLayerOptions(wO));
+          try {
+            rows.push(toMatrix(layer.forward(X, { needWeights: false }).output));
+          } finally {
+            layer.dispose();
+          }
+        }
+        return { X, rows };
+      },
+      onComplete: ({ X, rows }) => {
+        this._all = rows;
+        this.error = null;
+        this.contributions = this._pick();
+        this.dispatchEvent(new CustomEvent('mha-computed', {
+          detail: { x: X, contributions: this.contributions }, bubbles: true, composed: true,
+        }));
+      },
+      onError: (err) => {
+        this._all = null;
+        this.contributions = null;
+        this.error = err;
+        this.dispatchEvent(new CustomEvent('mha-error', { detail: err, bubbles: true, composed: true }));
+      },
+    });
+  }
+
+  get _person() { return clampInt(this.person, 0, PEOPLE.length - 1, 0); }
+  get _feature() { return clampInt(this.feature, 0, FEATURES.length - 1, 1); }
+
+  _pick() {
+    if (!this._all) return null;
+    const p = this._person;
+    return { heads: [this._all[0][p].slice(), this._all[1][p].slice()], full: this._all[2][p].slice() };
+  }
+
+  connectedCallback() {
+    super.connectedCallback();
+    this._link();
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    this._unlink();
+  }
+
+  willUpdate(changed) {
+    if (changed.has('for') && this.isConnected) this._link();
+    if (changed.has('person') && this._all) this.contributions = this._pick();
+  }
+
+  _unlink() {
+    this._target?.removeEventListener('mha-computed', this._onComputed);
+    this._target = null;
+  }
+
+  _link() {
+    this._unlink();
+    if (!this.for) return;
+    const root = this.getRootNode();
+    const target = root.getElementById ? root.getElementById(this.for) : document.getElementById(this.for);
+    if (!target) return;
+    this._target = target;
+    target.addEventListener('mha-computed', this._onComputed);
+    const take = () => { if (this._target === target && Array.isArray(target.x)) this.x = target.x; };
+    if (customElements.get(target.localName)) take();
+    else customElements.whenDefined(target.localName).then(take);
+  }
+
+  render() {
+    if (this.error) return html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>`;
+    const k = this.contributions;
+    if (!k) return html`<p class="loading">Computing with the engine…</p>`;
+    const p = this._person, f = this._feature;
+    const rows = HEADS.map((h, i) => `from head ${i + 1} (${h.name}) only`).concat('full layer');
+    return html`
+      <div class="scroll" tabindex="0" role="region" aria-label=${`${PEOPLE[p]}'s output, split by head`}>
+        ${matrixTable({ caption: `${PEOPLE[p]}'s output, split by head`, rows, cols: FEATURES,
+          values: [...k.heads, k.full], kind: 'result', part: 'table' })}
+      </div>
+      <p class="note" part="note">For <q>${FEATURES[f]}</q>: ${fmt(k.heads[0][f])} from the ${HEADS[0].name} head
+        + ${fmt(k.heads[1][f])} from the ${HEADS[1].name} head = <strong>${fmt(k.full[f])}</strong>.
+        Neither head alone explains the final number.</p>`;
+  }
+}
+
+customElements.get('mha-wo-mix') || customElements.define('mha-wo-mix', MhaWoMix);
