@@ -17,7 +17,7 @@ export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--
 export function ensureBuilt() {
   const wasm = path.join(ROOT, 'web', 'lib', 'wasm', 'mha_core.wasm');
   if (!existsSync(wasm)) throw new Error(`missing ${wasm}: run npm run build first`);
-  const outputs = ['web/lib/dist/mha-components.js', 'web/site/dist/lesson.js', 'web/site/dist/mha-components.js',
+  const outputs = ['web/lib/dist/mha-components.js', 'web/lib/dist/mha-trained.js', 'web/site/dist/lesson.js', 'web/site/dist/mha-components.js', 'web/site/dist/mha-trained.js',
     'web/site/wasm/mha_core.wasm', 'web/site/models/index.json'].map((f) => path.join(ROOT, f));
   // the bundles embed the JS API and the Emscripten glue: rebuild when any input is newer
   const newest = Math.max(...['web/lib/wasm', 'web/lib/src', 'web/lib/components', 'web/lib/models', 'web/site/lesson'].flatMap((d) => {

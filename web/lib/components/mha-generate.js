@@ -56,7 +56,7 @@ export class MhaGenerate extends TrainedModelElement {
     .rows { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0.2rem 0.8rem; align-items: center;
       --mha-cell-size: 8px; }
     .rows .lbl { font-size: 0.85rem; color: var(--_muted); white-space: nowrap; }
-    .rows mha-heatmap { overflow-x: auto; max-width: 100%; }
+    .rows mha-heatmap { position: relative; overflow-x: auto; max-width: 100%; }
     @container (max-width: 480px) { .rows { grid-template-columns: minmax(0, 1fr); } }
     :host { container-type: inline-size; }
   `];

@@ -61,7 +61,7 @@ export class MhaInduction extends TrainedModelElement {
 
   static styles = [trainedStyles, css`
     input[type='text'] { max-width: 32rem; display: block; margin: 0.3rem 0; }
-    .map { --mha-cell-size: 9px; overflow-x: auto; max-width: 100%; }
+    .map { position: relative; --mha-cell-size: 9px; overflow-x: auto; max-width: 100%; }
   `];
 
   constructor() {

@@ -133,7 +133,7 @@ export class MhaTrainedHeads extends TrainedModelElement {
     .grid { display: flex; flex-direction: column; gap: 1rem; --mha-cell-size: 8px; }
     .layer { display: flex; flex-wrap: wrap; gap: 0.8rem; align-items: flex-start; }
     .layer-name { flex-basis: 100%; font-weight: 700; margin: 0.2rem 0 0; }
-    .head { border: 1px solid var(--_border); border-radius: 8px; padding: 0.4rem; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
+    .head { position: relative; border: 1px solid var(--_border); border-radius: 8px; padding: 0.4rem; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
     .head.off { opacity: 0.5; border-style: dashed; }
     button[role='switch'] { display: flex; flex-wrap: wrap; gap: 0.2rem 0.6rem; align-items: baseline; font-size: 0.88rem; text-align: left; }
     button[role='switch'][aria-checked='false'] { text-decoration: line-through; }
