@@ -1,14 +1,22 @@
 #!/usr/bin/env node
 // Bundles (all gitignored build output):
-//   web/lib/dist/mha-components.js   the library's component bundle: the four custom elements + lit +
-//                                    d3-scale-chromatic + the JS API, one ES module for any HTML page
+//   web/lib/dist/                    the library's element bundles, ES modules for any HTML page, built
+//                                    together with code splitting so that what they share (lit, the JS
+//                                    API, each tier's glue) is one chunk, loaded once per page:
+//     mha-components.js              the four basic elements (passport, heatmap, heads, widget) + the API
+//     mha-lesson-elements.js         the lesson's elements: restaurant stepper, W_O mix, model table,
+//                                    KV-cache calculator
+//     mha-trained.js                 the trained-model elements: trained-heads explorer, induction
+//                                    probe, KV-cache generation, twins
+//     *-[hash].js                    the shared chunks
 //   web/site/                        the lesson site, a folder to serve or deploy as it is:
-//     dist/lesson.js                 the lesson page's script (its own copy of the same pieces + KaTeX)
+//     dist/lesson.js (+ chunks)      the lesson page's script (its own copy of the same pieces + KaTeX)
 //     dist/katex/                    KaTeX css and fonts
-//     dist/mha-components.js         a copy of the library's bundle (for examples/embed.html)
+//     dist/mha-*.js                  copies of the library's bundles (for examples/)
 //     wasm/*.wasm, models/           copies of the library's wasm and trained models
-// The JS API finds its wasm with new URL('../wasm/mha_core.wasm', import.meta.url): each bundle
-// lives in a dist/ beside a wasm/, so that URL resolves as it does from web/lib/src/.
+// The JS API finds its wasm with new URL('../wasm/mha_core.wasm', import.meta.url) and the elements
+// their models with new URL('../models/…', import.meta.url): each bundle and chunk lives in a dist/
+// beside a wasm/ and a models/, so those URLs resolve as they do from web/lib/src/.
 import { build } from 'esbuild';
 import { cp, mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -39,19 +47,28 @@ const common = {
   external: ['node:*', 'fs', 'path', 'url', 'module', 'crypto', 'worker_threads', 'fs/promises'],
 };
 
+await rm(libDist, { recursive: true, force: true });
 await mkdir(libDist, { recursive: true });
+await rm(dist, { recursive: true, force: true });
 await mkdir(dist, { recursive: true });
+const split = { splitting: true, chunkNames: '[name]-[hash]' };
 await build({
   ...common,
-  entryPoints: { 'mha-components': path.join(lib, 'components', 'index.js') },
+  ...split,
+  entryPoints: {
+    'mha-components': path.join(lib, 'components', 'index.js'),
+    'mha-lesson-elements': path.join(lib, 'components', 'lesson-elements.js'),
+    'mha-trained': path.join(lib, 'components', 'trained-elements.js'),
+  },
   outdir: libDist,
-  sourcemap: false,   // the package ships the bundle, not a map of node_modules paths
+  sourcemap: false,   // the package ships the bundles, not a map of node_modules paths
 });
 for (const f of await readdir(libDist)) {
-  if (f.startsWith('mha-components.')) await cp(path.join(libDist, f), path.join(dist, f));
+  if (f.endsWith('.js') || f.endsWith('.LEGAL.txt')) await cp(path.join(libDist, f), path.join(dist, f));
 }
 await build({
   ...common,
+  ...split,
   entryPoints: { lesson: path.join(site, 'lesson', 'lesson.js') },
   outdir: dist,
 });
@@ -70,4 +87,4 @@ for (const f of await readdir(path.join(lib, 'wasm'))) {
 }
 await rm(path.join(site, 'models'), { recursive: true, force: true });
 await cp(path.join(lib, 'models'), path.join(site, 'models'), { recursive: true });
-console.log('build-web: wrote web/lib/dist/mha-components.js; web/site/ dist/ (lesson.js, katex/, mha-components.js), wasm/, models/');
+console.log('build-web: wrote web/lib/dist/ (mha-components.js, mha-lesson-elements.js, mha-trained.js, chunks); web/site/ dist/ (lesson.js, katex/, the library bundles), wasm/, models/');

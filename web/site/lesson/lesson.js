@@ -4,7 +4,7 @@
 import katex from 'katex';
 import { getEngine } from '../../lib/components/index.js';
 import '../../lib/components/lesson-elements.js';
-import { setupTrained } from './trained.js';
+import { composeTrained } from './trained.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
@@ -203,14 +203,7 @@ async function main() {
   document.body.dataset.ready = 'true';
   // The page's engine, for the browser console and the soak test (wasm memory figures).
   window.mhaLesson = { engine: mha };
-  // The trained models load after the rest of the page is ready (their files are fetched now).
-  setupTrained(mha).catch((err) => {
-    const about = $('#trained-about');
-    about.textContent = `The trained models could not be loaded: ${err.message}`;
-    about.classList.add('error');
-    $('#trained').dataset.ready = 'error';
-    console.error(err);
-  }).finally(() => $('#trained').removeAttribute('aria-busy'));
+  composeTrained();
 }
 
 main();
