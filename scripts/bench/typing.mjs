@@ -16,8 +16,9 @@
  * handler computes the model synchronously, so the time includes the model's forward pass too.
  *
  * The text field and the heatmaps are found robustly: `<mha-trained-heads>`'s shadow root first
- * (the section is becoming an element), else `#trained-text`; heatmaps are every `mha-heatmap`
- * under #trained, piercing shadow roots.
+ * (the section as an element), else `#trained-text`; heatmaps are every `mha-heatmap` under
+ * #trained, piercing shadow roots. The page is ready when #trained has data-ready="true" or when
+ * `<mha-trained-heads>` shows its text field and eight computed heatmaps.
  *
  * Prints the median and p90 at 96 characters, a few times on the way there, and the page's node
  * count (every node of the document and of every shadow root, and the elements among them).
@@ -58,8 +59,21 @@ try {
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   await page.goto(`${server.url}#trained`);
-  await page.waitForSelector('#trained[data-ready]', { state: 'attached', timeout: 120_000 });
-  const ready = await page.evaluate(() => document.querySelector('#trained').dataset.ready);
+  // ready: the section's data-ready="true" (lesson script), or the <mha-trained-heads> element with
+  // its text field and computed heatmaps (the section as elements)
+  await page.waitForFunction(() => {
+    const sec = document.querySelector('#trained');
+    if (sec?.dataset.ready) return true;
+    const host = document.querySelector('mha-trained-heads');
+    if (host?.error) return true;
+    const maps = host?.shadowRoot?.querySelectorAll('mha-heatmap') ?? [];
+    return !!host?.shadowRoot?.querySelector('textarea') && maps.length >= 8 && [...maps].every((m) => m.matrix?.length > 0);
+  }, null, { timeout: 120_000 });
+  const ready = await page.evaluate(() => {
+    const host = document.querySelector('mha-trained-heads');
+    if (host?.error) return `error: ${host.error.message ?? host.error}`;
+    return document.querySelector('#trained')?.dataset.ready ?? (host ? 'true' : 'missing');
+  });
   if (ready !== 'true') throw new Error(`section not ready (${ready}): ${errors.join(' | ')}`);
 
   // helpers installed once in the page
@@ -83,21 +97,25 @@ try {
       /** one keystroke: the new value, then input, then the maps' updates, then two frames */
       async key(value) {
         const ta = field();
-        const maps = window.__typing.maps();
+        const hosts = [...document.querySelectorAll('mha-trained-heads')];
+        const n = [...value].length;
+        const fresh = (maps) => maps.filter((m) => m.matrix?.length === n && m.matrix[0]?.length === n).length;
         const t0 = performance.now();
         ta.value = value;
         ta.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
-        // wait until no heatmap has an update pending (updateComplete resolves true then)
-        for (let i = 0; i < 10; i++) {
+        // wait until the section's element (if any) and every heatmap have no update pending and
+        // eight heatmaps hold the new n × n weights
+        let maps = [];
+        for (let i = 0; i < 20; i++) {
+          const hostsDone = await Promise.all(hosts.map((h) => h.updateComplete));
+          maps = window.__typing.maps();
           const done = await Promise.all(maps.map((m) => m.updateComplete));
-          if (done.every(Boolean)) break;
+          if (hostsDone.every(Boolean) && done.every(Boolean) && fresh(maps) >= 8) break;
         }
         await raf();
         await raf();
         const ms = performance.now() - t0;
-        const n = [...value].length;
-        const fresh = maps.filter((m) => m.matrix?.length === n && m.matrix[0]?.length === n).length;
-        return { ms, fresh };
+        return { ms, fresh: fresh(maps) };
       },
       nodes() {
         let all = 0, elements = 0, shadowRoots = 0;

@@ -1,12 +1,53 @@
 import { LitElement, html, css, nothing } from 'lit';
+import { guard } from 'lit/directives/guard.js';
 import { baseStyles, toMatrix, colorFor, interpolatorFor, textOn, fmt, num } from './shared.js';
+
+/** Length in characters (code points) of the longest label. */
+function longest(labels) {
+  let n = 1;
+  for (const t of labels) n = Math.max(n, t.length === 1 ? 1 : [...t].length);
+  return n;
+}
+
+/** Grids of more cells than this are drawn on a canvas; smaller ones keep a DOM node per cell. */
+export const CANVAS_ABOVE = 256;
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+const packed = new Map();   // CSS color of the scale -> RGBA packed for a Uint32Array over ImageData
+function pack(color) {
+  let v = packed.get(color);
+  if (v === undefined) {
+    let r = 0, g = 0, b = 0;
+    if (color.startsWith('#')) {
+      const hex = color.length === 4 ? color.slice(1).replace(/./g, '$&$&') : color.slice(1, 7);
+      const n = parseInt(hex, 16);
+      r = (n >> 16) & 255; g = (n >> 8) & 255; b = n & 255;
+    } else {
+      [r, g, b] = (color.match(/\d+(\.\d+)?/g) ?? [0, 0, 0]).map((x) => Math.round(Number(x)));
+    }
+    v = LITTLE_ENDIAN ? ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0 : ((r << 24) | (g << 16) | (b << 8) | 255) >>> 0;
+    if (packed.size > 8192) packed.clear();
+    packed.set(color, v);
+  }
+  return v;
+}
 
 /**
  * `<mha-heatmap>` — one attention head's `Tq × Tk` weights as a grid of colored cells.
  *
  * Rows are queries, columns are keys. Hover a cell, or move the keyboard focus onto it (Tab into
- * the grid, then the arrow keys, Home/End, PageUp/PageDown), and the readout shows
- * "query → key: value". The same numbers are in a visually hidden `<table>` for screen readers.
+ * the grid, then the arrow keys, Home/End, Ctrl+Home/End, PageUp/PageDown), and the readout shows
+ * "query → key: value".
+ *
+ * Two renderings, chosen by size (`mode`):
+ * - `'dom'` (up to 256 cells, e.g. 16 × 16): one focusable `role="gridcell"` node per cell (roving
+ *   tabindex, `data-r`/`data-c`/`data-value`), and the same numbers in a visually hidden `<table>`.
+ * - `'canvas'` (more cells, e.g. the 96 × 96 maps of a trained model): the cells are drawn on one
+ *   `<canvas>` (device-pixel-ratio aware), so a grid costs a few hundred nodes, not tens of
+ *   thousands. Token labels stay DOM text. The plot is one focusable `role="application"` element
+ *   whose name says the head and the active cell; the keys move an active cell drawn with a focus
+ *   outline, the readout (a polite live region) announces it, the pointer shows the value under it.
+ *   A "Table of values" disclosure renders the full table only while it is open.
  * Colors come from a perceptually uniform, color-blind-safe scale (viridis or cividis) and a
  * legend prints the numeric range. `toPNG()` / `toSVG()` and the "Save PNG" / "Save SVG" buttons
  * export the picture.
@@ -29,9 +70,13 @@ import { baseStyles, toMatrix, colorFor, interpolatorFor, textOn, fmt, num } fro
  * @fires mha-cell-focus - `{detail: {row, col, query, key, value}}` when a cell gets hover or focus.
  * @fires mha-row-hover - `{detail: {row}}` when the pointer or focus enters a query row (-1 on leave).
  *
+ * @prop {'dom'|'canvas'} mode - Read-only: how the cells are drawn (canvas above 256 cells).
+ *
  * @csspart figure - The outer `<figure>`.
- * @csspart grid - The cell grid (role="grid").
- * @csspart cell - Every value cell.
+ * @csspart grid - The cell grid (role="grid" in DOM mode; labels and plot in canvas mode).
+ * @csspart cell - Every value cell (DOM mode only: a canvas grid has no node per cell).
+ * @csspart canvas - The `<canvas>` the cells are drawn on (canvas mode only).
+ * @csspart table - The "Table of values" disclosure (canvas mode only).
  * @csspart label - Row and column token labels.
  * @csspart readout - The "query → key: value" line.
  * @csspart legend - The color legend.
@@ -94,6 +139,39 @@ export class MhaHeatmap extends LitElement {
     .actions { display: flex; justify-content: flex-end; }
     .actions button { font-size: 0.72em; padding: 0.15em 0.5em; }
     .empty { color: var(--_muted); font-size: 0.85em; }
+    /* canvas mode */
+    .cgrid {
+      display: grid; grid-template-columns: auto max-content; gap: 1px;
+      font-size: 0.75em; line-height: 1; justify-content: start;
+    }
+    .cols { display: grid; grid-template-columns: repeat(var(--_tk), var(--_cell)); gap: 1px; }
+    .rows { display: grid; grid-template-rows: repeat(var(--_tq), var(--_cell)); gap: 1px; }
+    /* Every label is a fixed-size, contained box (a relayout boundary): typing a character
+       changes one label's text without laying out the other 191 again. Sizes follow the longest
+       token (--_rlw, --_clh, in ch of the label's own font, capped like the DOM mode's labels). */
+    .cols .cl, .rows .rl { contain: strict; box-sizing: border-box; }
+    .rows .rl { width: min(7em, var(--_rlw)); height: var(--_cell); line-height: var(--_cell); align-self: auto; }
+    .cols .cl { width: var(--_cell); height: min(6em, var(--_clh)); line-height: var(--_cell); align-self: auto; justify-self: auto; }
+    .rl.hl { font-weight: 700; text-decoration: underline; }
+    @supports (writing-mode: sideways-lr) {
+      /* the same bottom-to-top text without a transform per label (cheaper to lay out and paint) */
+      .cols .cl { writing-mode: sideways-lr; transform: none; padding: 0 0 3px 0; }
+    }
+    .plot {
+      position: relative; cursor: crosshair;
+      width: calc(var(--_tk) * var(--_cell) + (var(--_tk) - 1) * 1px);
+      height: calc(var(--_tq) * var(--_cell) + (var(--_tq) - 1) * 1px);
+    }
+    .plot canvas { position: absolute; left: 0; top: 0; width: 100%; height: 100%; pointer-events: none; }
+    .plot canvas.overlay { left: -4px; top: -4px; width: calc(100% + 8px); height: calc(100% + 8px); }
+    .values { font-size: 0.8em; color: var(--_fg); }
+    .values summary { cursor: pointer; color: var(--_muted); }
+    .table-wrap { max-height: 20em; max-width: 100%; overflow: auto; margin-top: 0.3em; }
+    .table-wrap table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 0.9em; }
+    .table-wrap caption { text-align: left; color: var(--_muted); padding-bottom: 0.2em; }
+    .table-wrap th, .table-wrap td { border: 1px solid var(--_border); padding: 1px 4px; text-align: right; }
+    .table-wrap thead th { position: sticky; top: 0; background: var(--_bg); }
+    .table-wrap tbody th { position: sticky; left: 0; background: var(--_bg); }
   `];
 
   constructor() {
@@ -112,28 +190,54 @@ export class MhaHeatmap extends LitElement {
     this._active = [0, 0];
     this._shown = null;
     this._readout = '';
+    this._tableOpen = false;
+    this._focused = false;
+    this._hover = null;
+    this._drawn = null;   // what the base canvas shows: {key, canvas, cssW, cssH}
   }
 
-  /** The weights as nested arrays `[Tq][Tk]`. */
+  /** The weights as nested arrays `[Tq][Tk]` (converted once per `weights` value). */
   get matrix() {
-    try { return toMatrix(this.weights); } catch { return []; }
+    if (this._mFor !== this.weights || !this._m) {
+      this._mFor = this.weights;
+      try { this._m = toMatrix(this.weights); } catch { this._m = []; }
+    }
+    return this._m;
+  }
+
+  /** The weight of query `r`, key `c` (undefined outside the grid). */
+  valueAt(r, c) {
+    return this.matrix[r]?.[c];
+  }
+
+  /** How the cells are drawn: `'dom'` (a node per cell) or `'canvas'` (above 256 cells). */
+  get mode() {
+    const m = this.matrix;
+    return m.length * (m[0]?.length ?? 0) > CANVAS_ABOVE ? 'canvas' : 'dom';
   }
 
   _labels(m) {
     const tq = m.length, tk = m[0]?.length ?? 0;
+    const c = this._labelCache;
+    if (c && c.tq === tq && c.tk === tk && c.tokens === this.tokens && c.keyTokens === this.keyTokens) return c.out;
     const qt = this.tokens ?? [];
     const kt = this.keyTokens ?? this.tokens ?? [];
-    return {
+    const out = {
       q: Array.from({ length: tq }, (_, i) => String(qt[i] ?? `q${i + 1}`)),
       k: Array.from({ length: tk }, (_, i) => String(kt[i] ?? `k${i + 1}`)),
     };
+    this._labelCache = { tq, tk, tokens: this.tokens, keyTokens: this.keyTokens, out };
+    return out;
   }
 
   _domain(m) {
     if (Array.isArray(this.domain) && this.domain.length === 2) return this.domain;
+    if (this._domainOf?.m === m) return this._domainOf.range;
     let hi = 0;
     for (const row of m) for (const v of row) if (v > hi) hi = v;
-    return [0, hi || 1];
+    const range = [0, hi || 1];
+    this._domainOf = { m, range };
+    return range;
   }
 
   /** The readout text of cell (r, c), e.g. "bank → river: 0.412". */
@@ -179,6 +283,10 @@ export class MhaHeatmap extends LitElement {
       default: return;
     }
     e.preventDefault();
+    if (this.mode === 'canvas') {
+      this._show(r, c, true);
+      return;
+    }
     this._active = [r, c];
     this.updateComplete.then(() => {
       const cell = this.renderRoot.querySelector(`.cell[data-r="${r}"][data-c="${c}"]`);
@@ -201,13 +309,12 @@ export class MhaHeatmap extends LitElement {
     if (!m.length || !m[0]?.length) {
       return html`<figure part="figure"><p class="empty">No attention weights yet.</p></figure>`;
     }
+    if (this.mode === 'canvas') return this._renderCanvas(m);
     const { q, k } = this._labels(m);
     const [lo, hi] = this._domain(m);
     const color = colorFor(this.scheme, lo, hi);
     const digits = num(this.digits, 3);
     const [ar, ac] = this._active;
-    const interp = interpolatorFor(this.scheme);
-    const stops = Array.from({ length: 11 }, (_, i) => `${interp(i / 10)} ${i * 10}%`).join(', ');
     return html`
       <figure part="figure">
         <div class="grid" part="grid" role="grid" aria-label=${`${this.label}: rows are queries, columns are keys`}
@@ -238,7 +345,21 @@ export class MhaHeatmap extends LitElement {
               })}
             </div>`)}
         </div>
-        <div class="readout" part="readout" role="status" aria-live="polite">${this._readout}</div>
+        ${this._tail(lo, hi)}
+        <table class="sr-only">
+          <caption>${this.label}: attention weights, rows are queries and columns are keys</caption>
+          <thead><tr><th scope="col">query</th>${k.map((t) => html`<th scope="col">${t}</th>`)}</tr></thead>
+          <tbody>${m.map((row, r) => html`<tr><th scope="row">${q[r]}</th>${row.map((v) => html`<td>${fmt(v, digits)}</td>`)}</tr>`)}</tbody>
+        </table>
+      </figure>`;
+  }
+
+  /** Readout, legend and save buttons: the same in both modes. */
+  _tail(lo, hi) {
+    const interp = interpolatorFor(this.scheme);
+    const stops = Array.from({ length: 11 }, (_, i) => `${interp(i / 10)} ${i * 10}%`).join(', ');
+    return html`
+        <div class="readout" part="readout" id="readout" role="status" aria-live="polite">${this._readout}</div>
         <div class="legend" part="legend">
           <span class="lo">${fmt(lo, 2)}</span>
           <span class="bar" role="img" aria-label=${`color scale ${this.scheme} from ${fmt(lo, 2)} to ${fmt(hi, 2)}`}
@@ -249,13 +370,257 @@ export class MhaHeatmap extends LitElement {
           <button part="save" type="button" @click=${() => this.download()}
                   aria-label=${`Save PNG of ${this.label}`}>Save PNG</button>
           <button part="save save-svg" type="button" @click=${() => this.download(undefined, 'svg')}
-                  aria-label=${`Save SVG of ${this.label}`}>Save SVG</button></div>`}
-        <table class="sr-only">
-          <caption>${this.label}: attention weights, rows are queries and columns are keys</caption>
-          <thead><tr><th scope="col">query</th>${k.map((t) => html`<th scope="col">${t}</th>`)}</tr></thead>
-          <tbody>${m.map((row, r) => html`<tr><th scope="row">${q[r]}</th>${row.map((v) => html`<td>${fmt(v, digits)}</td>`)}</tr>`)}</tbody>
-        </table>
+                  aria-label=${`Save SVG of ${this.label}`}>Save SVG</button></div>`}`;
+  }
+
+  // ---- canvas mode --------------------------------------------------------------------------
+
+  _renderCanvas(m) {
+    const { q, k } = this._labels(m);
+    const [lo, hi] = this._domain(m);
+    const [ar, ac] = this._active;
+    const hl = this.highlightRow;
+    const active = this.describe(ar, ac).replace(' \u2192 ', ' to ');
+    return html`
+      <figure part="figure">
+        <div class="cgrid" part="grid" style=${`--_tq:${q.length};--_tk:${k.length};` +
+          `--_rlw:calc(${longest(q)}ch * 1.2 + 1em);--_clh:calc(${longest(k)}ch * 1.2 + 1em)`}>
+          <span class="corner" aria-hidden="true">q / k</span>
+          <div class="cols" aria-hidden="true">${guard([k], () => k.map((t) => html`<span class="cl" part="label" title=${t}>${t}</span>`))}</div>
+          <div class="rows" aria-hidden="true">${guard([q, hl], () => q.map((t, r) => html`<span class=${r === hl ? 'rl hl' : 'rl'} part="label" title=${t}
+                @mouseenter=${() => this._rowHover(r)}>${t}</span>`))}</div>
+          <div class="plot" tabindex="0" role="application" aria-roledescription="heatmap"
+               aria-label=${`${this.label}: ${q.length} queries by ${k.length} keys; active cell ${active}`}
+               aria-describedby="readout keys-hint"
+               @keydown=${this._onKey} @focus=${this._onPlotFocus} @blur=${this._onPlotBlur}
+               @pointermove=${this._onPlotMove} @pointerleave=${this._onPlotLeave} @click=${this._onPlotClick}>
+            <canvas part="canvas" aria-hidden="true"></canvas>
+            <canvas class="overlay" aria-hidden="true"></canvas>
+          </div>
+        </div>
+        <span class="sr-only" id="keys-hint">Arrow keys move between cells; Home and End go to the first and last key,
+          Page Up and Page Down to the first and last query. Every value is in the table of values below.</span>
+        ${this._tail(lo, hi)}
+        <details class="values" part="table" @toggle=${this._onToggle}>
+          <summary>Table of values</summary>
+          ${this._tableOpen ? guard([m, q, k, this.digits, this.label], () => this._table(m, q, k)) : nothing}
+        </details>
       </figure>`;
+  }
+
+  _table(m, q, k) {
+    const digits = num(this.digits, 3);
+    return html`<div class="table-wrap" tabindex="0" role="region" aria-label=${`${this.label}: table of values`}>
+      <table>
+        <caption>${this.label}: attention weights, rows are queries and columns are keys</caption>
+        <thead><tr><th scope="col">query</th>${k.map((t) => html`<th scope="col">${t}</th>`)}</tr></thead>
+        <tbody>${m.map((row, r) => html`<tr><th scope="row">${q[r]}</th>${row.map((v) => html`<td>${fmt(v, digits)}</td>`)}</tr>`)}</tbody>
+      </table></div>`;
+  }
+
+  _onToggle(e) {
+    const open = e.target.open;
+    if (open !== this._tableOpen) {
+      this._tableOpen = open;
+      this.requestUpdate();
+    }
+  }
+
+  _onPlotFocus() {
+    this._focused = true;
+    const [r, c] = this._active;
+    this._show(r, c, true);
+    this._drawOverlay();
+  }
+
+  _onPlotBlur() {
+    this._focused = false;
+    this._drawOverlay();
+  }
+
+  /** The cell under a pointer event on the plot, or null. */
+  _cellAt(e) {
+    const m = this.matrix;
+    const tq = m.length, tk = m[0]?.length ?? 0;
+    const box = e.currentTarget.getBoundingClientRect();
+    const x = e.clientX - box.left, y = e.clientY - box.top;
+    if (!tq || !tk || x < 0 || y < 0 || x >= box.width || y >= box.height) return null;
+    // the plot is Tk cells and Tk - 1 gaps of 1px wide: one pitch is (width + 1) / Tk
+    const c = Math.min(tk - 1, Math.floor(x / ((box.width + 1) / tk)));
+    const r = Math.min(tq - 1, Math.floor(y / ((box.height + 1) / tq)));
+    return [r, c];
+  }
+
+  _onPlotMove(e) {
+    const at = this._cellAt(e);
+    if (!at || (this._hover && this._hover[0] === at[0] && this._hover[1] === at[1])) return;
+    this._hover = at;
+    this._show(at[0], at[1], false);
+  }
+
+  _onPlotLeave() {
+    this._hover = null;
+    this._rowHover(-1);
+  }
+
+  _onPlotClick(e) {
+    const at = this._cellAt(e);
+    if (at) this._show(at[0], at[1], true);
+  }
+
+  /** Side of one cell in CSS pixels (the resolved --mha-cell-size). */
+  _cellSize(plot, tk) {
+    const v = getComputedStyle(this).getPropertyValue('--_cell').trim();
+    if (/^[\d.]+px$/.test(v)) return parseFloat(v);
+    return (plot.getBoundingClientRect().width + 1) / tk - 1;
+  }
+
+  updated(changed) {
+    super.updated?.(changed);
+    if (this.mode !== 'canvas') {
+      this._drawn = null;
+      this._focused = false;
+      this._ro?.disconnect();
+      return;
+    }
+    const canvas = this.renderRoot.querySelector('canvas[part="canvas"]');
+    if (!canvas) return;
+    const plot = canvas.parentElement;
+    if (this._observed !== plot) {
+      this._ro ??= new ResizeObserver(() => {
+        const d = this._drawn;
+        if (!d) return;
+        const w = d.plot.getBoundingClientRect().width;
+        if (Math.abs(w - d.cssW) > 0.5) { this._drawn = null; this._cellPx = undefined; this.requestUpdate(); }
+      });
+      this._ro.disconnect();
+      this._ro.observe(plot);
+      this._observed = plot;
+    }
+    const m = this.matrix;
+    const tq = m.length, tk = m[0].length;
+    // Reading the cell size forces a style recalc: do it only when it can have changed (first
+    // draw, compact / show-values, a resize the ResizeObserver saw, a new plot element).
+    if (this._cellPx === undefined || changed.has('compact') || changed.has('showValues') || this._drawn?.plot !== plot) {
+      this._cellPx = this._cellSize(plot, tk);
+    }
+    const cell = this._cellPx;
+    const dpr = window.devicePixelRatio || 1;
+    const key = `${tq}x${tk}@${cell}@${dpr}`;
+    const d = this._drawn;
+    if (!d || d.canvas !== canvas || d.key !== key || d.m !== m || changed.has('domain') || changed.has('scheme') ||
+        changed.has('showValues') || changed.has('digits') || changed.has('compact')) {
+      this._drawBase(canvas, m, cell, dpr, key);
+      this._watchDpr(dpr);
+    }
+    this._drawOverlay();
+  }
+
+  /** Redraw when the page zoom (device pixel ratio) changes. */
+  _watchDpr(dpr) {
+    if (this._dprWatched === dpr) return;
+    this._dprWatched = dpr;
+    this._dprQuery?.removeEventListener('change', this._dprChange);
+    this._dprChange ??= () => { this._drawn = null; this._cellPx = undefined; this.requestUpdate(); };
+    this._dprQuery = matchMedia(`(resolution: ${dpr}dppx)`);
+    this._dprQuery.addEventListener('change', this._dprChange);
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    this._ro?.disconnect();
+    this._observed = null;
+    this._dprQuery?.removeEventListener('change', this._dprChange);
+    this._dprWatched = null;
+  }
+
+  /** Paint every cell: one ImageData at device resolution, rows built once and copied down. */
+  _drawBase(canvas, m, cell, dpr, key) {
+    const tq = m.length, tk = m[0].length;
+    const pitch = cell + 1;
+    const cssW = tk * pitch - 1, cssH = tq * pitch - 1;
+    const W = Math.max(1, Math.round(cssW * dpr)), H = Math.max(1, Math.round(cssH * dpr));
+    if (canvas.width !== W) canvas.width = W;
+    if (canvas.height !== H) canvas.height = H;
+    const g = canvas.getContext('2d');
+    let img = this._img;
+    if (!img || img.width !== W || img.height !== H) img = this._img = g.createImageData(W, H);
+    const px = new Uint32Array(img.data.buffer);
+    px.fill(0);
+    // device-pixel edges of every column and row of cells (the 1px gaps stay transparent)
+    const x0 = new Int32Array(tk), x1 = new Int32Array(tk);
+    for (let c = 0; c < tk; c++) { x0[c] = Math.round(c * pitch * dpr); x1[c] = Math.min(W, Math.round((c * pitch + cell) * dpr)); }
+    const [lo, hi] = this._domain(m);
+    const color = colorFor(this.scheme, lo, hi);
+    for (let r = 0; r < tq; r++) {
+      const y0 = Math.round(r * pitch * dpr), y1 = Math.min(H, Math.round((r * pitch + cell) * dpr));
+      if (y1 <= y0) continue;
+      const row = m[r], base = y0 * W;
+      for (let c = 0; c < tk; c++) px.fill(pack(color(row[c])), base + x0[c], base + x1[c]);
+      for (let y = y0 + 1; y < y1; y++) px.copyWithin(y * W, base, base + W);
+    }
+    g.putImageData(img, 0, 0);
+    if (this.showValues) {
+      const digits = num(this.digits, 3);
+      const d = digits >= 3 && this.compact ? 2 : digits;
+      const size = parseFloat(getComputedStyle(canvas).fontSize) * 0.9 || 10;
+      g.setTransform(dpr, 0, 0, dpr, 0, 0);
+      g.font = `${size}px ${getComputedStyle(this).fontFamily}`;
+      g.textAlign = 'center'; g.textBaseline = 'middle';
+      for (let r = 0; r < tq; r++) {
+        for (let c = 0; c < tk; c++) {
+          g.fillStyle = textOn(color(m[r][c]));
+          g.fillText(fmt(m[r][c], d), c * pitch + cell / 2, r * pitch + cell / 2, cell);
+        }
+      }
+      g.setTransform(1, 0, 0, 1, 0, 0);
+    }
+    this._drawn = { key, canvas, plot: canvas.parentElement, m, cell, pitch, cssW, cssH, dpr };
+  }
+
+  /** The highlighted row and, while the plot has focus, the active cell's outline. */
+  _drawOverlay() {
+    const d = this._drawn;
+    if (!d) return;
+    const over = d.plot.querySelector('canvas.overlay');
+    if (!over) return;
+    const pad = 4;
+    const W = Math.round((d.cssW + 2 * pad) * d.dpr), H = Math.round((d.cssH + 2 * pad) * d.dpr);
+    const tq = d.m.length;
+    const hl = this.highlightRow;
+    const showRow = Number.isInteger(hl) && hl >= 0 && hl < tq;
+    const g = over.getContext('2d');
+    if (!showRow && !this._focused) {
+      // nothing to draw: clear once, and read no style (that would force a style recalc)
+      if (this._overlayDirty !== false || over.width !== W || over.height !== H) {
+        over.width = W; over.height = H;
+        this._overlayDirty = false;
+      }
+      return;
+    }
+    this._overlayDirty = true;
+    if (over.width !== W) over.width = W;
+    if (over.height !== H) over.height = H;
+    g.setTransform(1, 0, 0, 1, 0, 0);
+    g.clearRect(0, 0, W, H);
+    g.setTransform(d.dpr, 0, 0, d.dpr, d.dpr * pad, d.dpr * pad);
+    const style = getComputedStyle(this);
+    if (showRow) {
+      g.strokeStyle = style.getPropertyValue('--_fg').trim() || style.color;
+      g.lineWidth = Math.min(2, d.cell / 3);
+      const w = g.lineWidth;
+      g.strokeRect(w / 2, hl * d.pitch + w / 2, d.cssW - w, d.cell - w);
+    }
+    if (this._focused) {
+      const [r, c] = this._active;
+      const x = c * d.pitch, y = r * d.pitch;
+      g.lineWidth = 3;
+      g.strokeStyle = style.getPropertyValue('--_focus').trim() || 'orangered';
+      g.strokeRect(x - 1.5, y - 1.5, d.cell + 3, d.cell + 3);
+      g.lineWidth = 1;
+      g.strokeStyle = style.getPropertyValue('--_bg').trim() || '#fff';
+      g.strokeRect(x - 3.5, y - 3.5, d.cell + 7, d.cell + 7);
+    }
   }
 
   /** The picture's geometry and colors, shared by toPNG() and toSVG(). */

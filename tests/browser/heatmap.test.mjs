@@ -1,0 +1,340 @@
+// <mha-heatmap> on its own in Chromium: a large grid (96 × 96, like a trained model's map at its full
+// context) is drawn on a canvas with a few hundred nodes, stays keyboard- and pointer-operable with the
+// right numbers, offers its table of values on demand, passes axe and exports PNG; a 5 × 5 grid keeps
+// a DOM node per cell.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setup, axeSeriousViolations } from './helpers.mjs';
+
+let env;
+before(async () => { env = await setup(); });
+after(async () => { await env?.close(); });
+
+const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>heatmap test</title>
+<style>body { font-family: system-ui, sans-serif; margin: 16px; } #big { --mha-cell-size: 8px; }</style></head>
+<body><main><h1>Heatmaps</h1><div id="host"></div></main>
+<script type="module">
+  import '/dist/mha-components.js';
+  await customElements.whenDefined('mha-heatmap');
+  window.__ready = true;
+</script></body></html>`;
+
+/** A row-stochastic T × T matrix from a fixed seed (softmax of pseudo-random logits). */
+function weights(T, seed = 1) {
+  let s = seed >>> 0;
+  const rand = () => ((s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0) / 2 ** 32);
+  return Array.from({ length: T }, () => {
+    const e = Array.from({ length: T }, () => Math.exp(4 * rand()));
+    const z = e.reduce((a, b) => a + b, 0);
+    return e.map((v) => Math.fround(v / z));
+  });
+}
+const T = 96;
+const W = weights(T);
+const TOKENS = Array.from({ length: T }, (_, i) => 'abcdefghijklmnopqrstuvwxyz'[i % 26] + (i >= 26 ? String(i) : ''));
+const fmt3 = (v) => v.toFixed(3);
+
+async function openPage({ compact = true, viewport } = {}) {
+  const { page, errors, context } = await env.newPage(viewport ? { viewport } : {});
+  await page.route('**/heatmap-test.html', (r) => r.fulfill({ contentType: 'text/html; charset=utf-8', body: PAGE }));
+  await page.goto(`${env.url}heatmap-test.html`);
+  await page.waitForFunction(() => window.__ready === true);
+  await page.evaluate(({ w, tokens, compact }) => {
+    const big = document.createElement('mha-heatmap');
+    big.id = 'big';
+    big.label = 'Layer 1, head 2';
+    big.compact = compact;
+    big.tokens = tokens;
+    big.weights = w;
+    const small = document.createElement('mha-heatmap');
+    small.id = 'small';
+    small.label = 'small head';
+    small.tokens = ['the', 'cat', 'sat', 'on', 'mat'];
+    small.weights = w.slice(0, 5).map((row) => row.slice(0, 5));
+    document.querySelector('#host').append(big, small);
+  }, { w: W, tokens: TOKENS, compact });
+  await page.evaluate(async () => {
+    for (const id of ['big', 'small']) await document.getElementById(id).updateComplete;
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  });
+  return { page, errors, context };
+}
+
+const readout = (page) => page.evaluate(() => document.querySelector('#big').shadowRoot.querySelector('[part="readout"]').textContent.trim());
+const focusedPlot = (page) => page.evaluate(() => {
+  const big = document.querySelector('#big');
+  return document.activeElement === big && big.shadowRoot.activeElement?.classList.contains('plot');
+});
+
+test('a 96 × 96 heatmap is drawn on a canvas: no node per cell, a few hundred nodes in all, the right colors', async () => {
+  const { page, errors, context } = await openPage();
+  const info = await page.evaluate(() => {
+    const big = document.querySelector('#big');
+    const root = big.shadowRoot;
+    let nodes = 0;
+    const walk = (n) => { nodes++; for (let c = n.firstChild; c; c = c.nextSibling) walk(c); };
+    walk(root);
+    const canvas = root.querySelector('canvas[part="canvas"]');
+    return {
+      mode: big.mode, cells: root.querySelectorAll('[part~="cell"], [role="gridcell"]').length,
+      elements: root.querySelectorAll('*').length, nodes, tables: root.querySelectorAll('table').length,
+      canvas: !!canvas, width: canvas?.width, cssWidth: canvas?.getBoundingClientRect().width,
+      labels: root.querySelectorAll('[part="label"]').length,
+      value: big.valueAt(7, 11), matrix: big.matrix[7][11],
+    };
+  });
+  assert.equal(info.mode, 'canvas');
+  assert.equal(info.cells, 0, 'no [part=cell] or gridcell nodes');
+  assert.ok(info.canvas, 'a canvas part');
+  assert.equal(info.tables, 0, 'the table of values is not rendered until asked for');
+  assert.equal(info.labels, 2 * T, 'row and column labels stay DOM text');
+  assert.ok(info.elements < 500, `${info.elements} elements in the shadow root`);
+  // --mha-cell-size 8px, 1px gaps: 96 · 9 - 1 CSS pixels, at devicePixelRatio 1
+  assert.equal(info.cssWidth, T * 9 - 1);
+  assert.equal(info.width, T * 9 - 1);
+  assert.equal(info.value, W[7][11]);
+  assert.equal(info.matrix, W[7][11]);
+  // The canvas shows the same color as a DOM cell of the same value on the same scale.
+  const same = await page.evaluate(async () => {
+    const big = document.querySelector('#big');
+    const m = big.matrix;
+    const probe = document.createElement('mha-heatmap');
+    const pairs = [[0, 0], [7, 11], [50, 95], [95, 3]];
+    const hi = Math.max(...m.flat());
+    probe.domain = [0, hi];
+    probe.weights = [pairs.map(([r, c]) => m[r][c])];
+    document.body.append(probe);
+    await probe.updateComplete;
+    const g = big.shadowRoot.querySelector('canvas[part="canvas"]').getContext('2d');
+    const out = pairs.map(([r, c], i) => {
+      const css = getComputedStyle(probe.shadowRoot.querySelector(`[data-r="0"][data-c="${i}"]`)).backgroundColor;
+      const [pr, pg, pb, pa] = g.getImageData(c * 9 + 4, r * 9 + 4, 1, 1).data;
+      const gap = g.getImageData(c * 9 + 8, r * 9 + 4, 1, 1).data[3];
+      return { css, px: `rgb(${pr}, ${pg}, ${pb})`, pa, gap };
+    });
+    probe.remove();
+    return out;
+  });
+  for (const s of same) {
+    assert.equal(s.px, s.css);
+    assert.equal(s.pa, 255);
+    assert.equal(s.gap, 0, 'the 1px gap between cells stays transparent');
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('keyboard: the plot takes focus, the keys move the active cell, the readout and events give its value', async () => {
+  const { page, errors, context } = await openPage();
+  await page.evaluate(() => {
+    window.__events = [];
+    document.querySelector('#big').addEventListener('mha-cell-focus', (e) => window.__events.push(e.detail));
+  });
+  await page.keyboard.press('Tab');
+  assert.ok(await focusedPlot(page), 'Tab reaches the canvas plot');
+  const plot = await page.evaluate(() => {
+    const p = document.querySelector('#big').shadowRoot.querySelector('.plot');
+    return { role: p.getAttribute('role'), tabindex: p.getAttribute('tabindex'), label: p.getAttribute('aria-label'), describedby: p.getAttribute('aria-describedby') };
+  });
+  assert.equal(plot.tabindex, '0');
+  assert.equal(plot.role, 'application');
+  assert.match(plot.label, /^Layer 1, head 2: 96 queries by 96 keys; active cell a to a: /);
+  assert.match(plot.describedby, /readout/);
+  assert.equal(await readout(page), `a \u2192 a: ${fmt3(W[0][0])}`);
+
+  const expectAt = async (r, c, why) => {
+    assert.equal(await readout(page), `${TOKENS[r]} \u2192 ${TOKENS[c]}: ${fmt3(W[r][c])}`, why);
+    const last = await page.evaluate(() => window.__events.at(-1));
+    assert.deepEqual(last, { row: r, col: c, query: TOKENS[r], key: TOKENS[c], value: W[r][c] }, why);
+  };
+  for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowRight');
+  for (let i = 0; i < 2; i++) await page.keyboard.press('ArrowDown');
+  await expectAt(2, 3, 'arrows');
+  await page.keyboard.press('End');
+  await expectAt(2, 95, 'End');
+  await page.keyboard.press('PageDown');
+  await expectAt(95, 95, 'PageDown');
+  await page.keyboard.press('ArrowDown');
+  await expectAt(95, 95, 'stays inside the grid');
+  await page.keyboard.press('Home');
+  await expectAt(95, 0, 'Home');
+  await page.keyboard.press('PageUp');
+  await expectAt(0, 0, 'PageUp');
+  await page.keyboard.press('Control+End');
+  await expectAt(95, 95, 'Ctrl+End');
+  await page.keyboard.press('Control+Home');
+  await expectAt(0, 0, 'Ctrl+Home');
+  await page.keyboard.press('ArrowRight');
+  await expectAt(0, 1, 'ArrowRight');
+  const label = await page.evaluate(() => document.querySelector('#big').shadowRoot.querySelector('.plot').getAttribute('aria-label'));
+  assert.ok(label.endsWith(`active cell a to b: ${fmt3(W[0][1])}`), label);
+
+  // the active cell's focus outline is drawn on the overlay, around cell (0, 1)
+  const ring = await page.evaluate(() => {
+    const o = document.querySelector('#big').shadowRoot.querySelector('canvas.overlay').getContext('2d');
+    // the overlay extends 4px beyond the plot; cell (0, 1) spans x 9..17, y 0..8 of the plot
+    const at = (x, y) => o.getImageData(x + 4, y + 4, 1, 1).data[3];
+    return { edge: at(8, 4), inside: at(13, 4), far: at(60, 60) };
+  });
+  assert.ok(ring.edge > 0, 'outline at the cell edge');
+  assert.equal(ring.inside, 0, 'the cell itself stays visible');
+  assert.equal(ring.far, 0);
+
+  // a new matrix keeps the active cell and its readout in step
+  const W2 = weights(T, 2);
+  await page.evaluate(async (w) => { const b = document.querySelector('#big'); b.weights = w; await b.updateComplete; }, W2);
+  assert.equal(await readout(page), `a \u2192 b: ${fmt3(W2[0][1])}`);
+
+  // Tab leaves the plot (one tab stop), to the disclosure of the table
+  await page.keyboard.press('Tab');
+  const next = await page.evaluate(() => document.querySelector('#big').shadowRoot.activeElement?.tagName);
+  assert.notEqual(next, 'DIV');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the pointer shows the value of the cell under it, and highlightRow is drawn', async () => {
+  const { page, errors, context } = await openPage({ viewport: { width: 1280, height: 1400 } });
+  await page.evaluate(() => {
+    window.__rows = [];
+    window.__events = [];
+    const b = document.querySelector('#big');
+    b.addEventListener('mha-row-hover', (e) => window.__rows.push(e.detail.row));
+    b.addEventListener('mha-cell-focus', (e) => window.__events.push(e.detail));
+  });
+  const box = await page.evaluate(() => {
+    const r = document.querySelector('#big').shadowRoot.querySelector('.plot').getBoundingClientRect();
+    return { x: r.left, y: r.top, w: r.width, h: r.height };
+  });
+  for (const [r, c] of [[10, 20], [95, 0], [0, 95], [48, 48]]) {
+    await page.mouse.move(box.x + c * 9 + 4.5, box.y + r * 9 + 4.5);
+    assert.equal(await readout(page), `${TOKENS[r]} \u2192 ${TOKENS[c]}: ${fmt3(W[r][c])}`);
+    assert.equal((await page.evaluate(() => window.__events.at(-1))).value, W[r][c]);
+  }
+  await page.mouse.move(box.x - 200, box.y - 100);
+  const rows = await page.evaluate(() => window.__rows);
+  assert.deepEqual(rows, [10, 95, 0, 48, -1]);
+  // a click makes the cell under the pointer the active one
+  await page.mouse.click(box.x + 5 * 9 + 2, box.y + 6 * 9 + 2);
+  assert.ok(await focusedPlot(page));
+  await page.keyboard.press('ArrowRight');
+  assert.equal(await readout(page), `${TOKENS[6]} \u2192 ${TOKENS[6]}: ${fmt3(W[6][6])}`);
+
+  const hl = await page.evaluate(async () => {
+    const b = document.querySelector('#big');
+    b.blur();
+    document.activeElement?.blur?.();
+    b.highlightRow = 30;
+    await b.updateComplete;
+    const o = b.shadowRoot.querySelector('canvas.overlay').getContext('2d');
+    const at = (x, y) => o.getImageData(x + 4, y + 4, 1, 1).data[3];
+    const label = [...b.shadowRoot.querySelectorAll('.rl.hl')].map((e) => e.textContent);
+    const out = { top: at(400, 30 * 9), inside: at(400, 30 * 9 + 4), other: at(400, 20 * 9) , label };
+    b.highlightRow = -1;
+    await b.updateComplete;
+    out.cleared = at(400, 30 * 9);
+    return out;
+  });
+  assert.ok(hl.top > 0, 'the highlighted row has an outline');
+  assert.equal(hl.inside, 0);
+  assert.equal(hl.other, 0);
+  assert.deepEqual(hl.label, [TOKENS[30]]);
+  assert.equal(hl.cleared, 0);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the table of values is rendered only while open, with every number', async () => {
+  const { page, errors, context } = await openPage();
+  const big = page.locator('#big');
+  assert.equal(await big.locator('table').count(), 0);
+  await big.locator('summary').click();
+  await page.waitForFunction(() => document.querySelector('#big').shadowRoot.querySelector('table'));
+  const t = await page.evaluate(() => {
+    const table = document.querySelector('#big').shadowRoot.querySelector('table');
+    const rows = [...table.tBodies[0].rows];
+    return {
+      caption: table.caption.textContent,
+      head: [...table.tHead.rows[0].cells].map((c) => c.textContent),
+      rowHeads: rows.map((r) => r.cells[0].textContent),
+      values: rows.map((r) => [...r.cells].slice(1).map((c) => c.textContent)),
+    };
+  });
+  assert.match(t.caption, /Layer 1, head 2/);
+  assert.deepEqual(t.head, ['query', ...TOKENS]);
+  assert.deepEqual(t.rowHeads, TOKENS);
+  assert.deepEqual(t.values, W.map((row) => row.map(fmt3)));
+  // it follows new weights while open, and goes away when closed
+  const W3 = weights(T, 3);
+  await page.evaluate(async (w) => { const b = document.querySelector('#big'); b.weights = w; await b.updateComplete; }, W3);
+  const cell = await page.evaluate(() => document.querySelector('#big').shadowRoot.querySelector('tbody tr:nth-child(5) td:nth-child(8)').textContent);
+  assert.equal(cell, fmt3(W3[4][6]));
+  await big.locator('summary').click();
+  await page.waitForFunction(() => !document.querySelector('#big').shadowRoot.querySelector('table'));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('axe finds no serious or critical violation, closed and with the table open', async () => {
+  const { page, errors, context } = await openPage();
+  let v = await axeSeriousViolations(page, '#host');
+  assert.deepEqual(v, [], JSON.stringify(v, null, 1));
+  await page.locator('#big summary').click();
+  await page.waitForFunction(() => document.querySelector('#big').shadowRoot.querySelector('table'));
+  v = await axeSeriousViolations(page, '#host');
+  assert.deepEqual(v, [], JSON.stringify(v, null, 1));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('toPNG and toSVG still export the whole picture of a canvas heatmap', async () => {
+  const { page, errors, context } = await openPage();
+  const r = await page.evaluate(async () => {
+    const b = document.querySelector('#big');
+    const blob = await b.toPNG({ scale: 1 });
+    const bmp = await createImageBitmap(blob);
+    const svg = b.toSVG();
+    return { type: blob.type, size: blob.size, w: bmp.width, h: bmp.height, rects: (svg.match(/<g class="cell">/g) ?? []).length };
+  });
+  assert.equal(r.type, 'image/png');
+  assert.ok(r.size > 1000);
+  assert.ok(r.w > 96 * 40 && r.h > 96 * 40, `${r.w} × ${r.h}`);
+  assert.equal(r.rects, T * T);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a 5 × 5 heatmap keeps a DOM node per cell (grid, roving focus, data-value)', async () => {
+  const { page, errors, context } = await openPage();
+  const s = await page.evaluate(() => {
+    const small = document.querySelector('#small');
+    const root = small.shadowRoot;
+    const cells = [...root.querySelectorAll('[role="gridcell"]')];
+    return {
+      mode: small.mode, cells: cells.length, parts: root.querySelectorAll('[part="cell"]').length,
+      canvas: root.querySelectorAll('canvas').length, grid: root.querySelector('[role="grid"]') !== null,
+      value: Number(cells[7].dataset.value), r: cells[7].dataset.r, c: cells[7].dataset.c,
+    };
+  });
+  assert.deepEqual(s, { mode: 'dom', cells: 25, parts: 25, canvas: 0, grid: true, value: W[1][2], r: '1', c: '2' });
+  // 16 × 16 = 256 cells is still DOM; 17 × 16 is canvas
+  const modes = await page.evaluate(async () => {
+    const h = document.createElement('mha-heatmap');
+    document.body.append(h);
+    const sq = (r, c) => Array.from({ length: r }, () => Array(c).fill(1 / c));
+    h.weights = sq(16, 16);
+    await h.updateComplete;
+    const a = [h.mode, h.shadowRoot.querySelectorAll('[role="gridcell"]').length];
+    h.weights = sq(17, 16);
+    await h.updateComplete;
+    const b = [h.mode, h.shadowRoot.querySelectorAll('[role="gridcell"]').length, h.shadowRoot.querySelectorAll('canvas').length];
+    h.weights = sq(3, 3);
+    await h.updateComplete;
+    const c = [h.mode, h.shadowRoot.querySelectorAll('[role="gridcell"]').length, h.shadowRoot.querySelectorAll('canvas').length];
+    h.remove();
+    return [a, b, c];
+  });
+  assert.deepEqual(modes, [['dom', 256], ['canvas', 0, 2], ['dom', 9, 0]]);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
