@@ -89,17 +89,17 @@ test('a 96 × 96 heatmap is drawn on a canvas: no node per cell, a few hundred n
   assert.equal(info.tables, 0, 'the table of values is not rendered until asked for');
   assert.equal(info.labels, 2 * T, 'row and column labels stay DOM text');
   assert.ok(info.elements < 500, `${info.elements} elements in the shadow root`);
-  // --mha-cell-size 8px, 1px gaps: 96 · 9 - 1 CSS pixels, at devicePixelRatio 1
+  // --mha-cell-size 8px, 1px gaps: 96 · 9 - 1 CSS pixels; the bitmap has one pixel per cell
   assert.equal(info.cssWidth, T * 9 - 1);
-  assert.equal(info.width, T * 9 - 1);
+  assert.equal(info.width, T);
   assert.equal(info.value, W[7][11]);
   assert.equal(info.matrix, W[7][11]);
-  // The canvas shows the same color as a DOM cell of the same value on the same scale.
-  const same = await page.evaluate(async () => {
+  // The canvas holds the same color as a DOM cell of the same value on the same scale.
+  const pairs = [[0, 0], [7, 11], [50, 95], [95, 3]];
+  const same = await page.evaluate(async (pairs) => {
     const big = document.querySelector('#big');
     const m = big.matrix;
     const probe = document.createElement('mha-heatmap');
-    const pairs = [[0, 0], [7, 11], [50, 95], [95, 3]];
     const hi = Math.max(...m.flat());
     probe.domain = [0, hi];
     probe.weights = [pairs.map(([r, c]) => m[r][c])];
@@ -108,17 +108,40 @@ test('a 96 × 96 heatmap is drawn on a canvas: no node per cell, a few hundred n
     const g = big.shadowRoot.querySelector('canvas[part="canvas"]').getContext('2d');
     const out = pairs.map(([r, c], i) => {
       const css = getComputedStyle(probe.shadowRoot.querySelector(`[data-r="0"][data-c="${i}"]`)).backgroundColor;
-      const [pr, pg, pb, pa] = g.getImageData(c * 9 + 4, r * 9 + 4, 1, 1).data;
-      const gap = g.getImageData(c * 9 + 8, r * 9 + 4, 1, 1).data[3];
-      return { css, px: `rgb(${pr}, ${pg}, ${pb})`, pa, gap };
+      const [pr, pg, pb, pa] = g.getImageData(c, r, 1, 1).data;
+      return { css, px: `rgb(${pr}, ${pg}, ${pb})`, pa };
     });
     probe.remove();
     return out;
-  });
+  }, pairs);
   for (const s of same) {
     assert.equal(s.px, s.css);
     assert.equal(s.pa, 255);
-    assert.equal(s.gap, 0, 'the 1px gap between cells stays transparent');
+  }
+  // On screen (CSS scaling and the mask of the gaps): a cell's center has its color, the 1px gap
+  // between two cells shows the page's white background.
+  const box = await page.evaluate(() => {
+    const r = document.querySelector('#big').shadowRoot.querySelector('.plot').getBoundingClientRect();
+    return { x: r.left, y: r.top };
+  });
+  const shot = await page.screenshot({ clip: { x: box.x, y: box.y, width: 200, height: 120 } });
+  const onScreen = await page.evaluate(async ({ b64, pairs }) => {
+    const bmp = await createImageBitmap(await (await fetch(`data:image/png;base64,${b64}`)).blob());
+    const c = new OffscreenCanvas(bmp.width, bmp.height);
+    const g = c.getContext('2d');
+    g.drawImage(bmp, 0, 0);
+    const at = (x, y) => { const [r, gr, b] = g.getImageData(x, y, 1, 1).data; return `rgb(${r}, ${gr}, ${b})`; };
+    const src = document.querySelector('#big').shadowRoot.querySelector('canvas[part="canvas"]').getContext('2d');
+    const want = (r, c) => { const [a, b, d] = src.getImageData(c, r, 1, 1).data; return `rgb(${a}, ${b}, ${d})`; };
+    return pairs.filter(([r, c]) => r < 12 && c < 20).map(([r, c]) => ({
+      center: at(c * 9 + 4, r * 9 + 4), want: want(r, c), gapRight: at(c * 9 + 8, r * 9 + 4), gapBelow: at(c * 9 + 4, r * 9 + 8),
+    }));
+  }, { b64: shot.toString('base64'), pairs });
+  assert.equal(onScreen.length, 2);
+  for (const s of onScreen) {
+    assert.equal(s.center, s.want);
+    assert.equal(s.gapRight, 'rgb(255, 255, 255)');
+    assert.equal(s.gapBelow, 'rgb(255, 255, 255)');
   }
   assert.deepEqual(errors, []);
   await context.close();
@@ -300,6 +323,30 @@ test('toPNG and toSVG still export the whole picture of a canvas heatmap', async
   assert.ok(r.size > 1000);
   assert.ok(r.w > 96 * 40 && r.h > 96 * 40, `${r.w} × ${r.h}`);
   assert.equal(r.rects, T * T);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('show-values draws the numbers on a device-resolution canvas', async () => {
+  const { page, errors, context } = await openPage();
+  const r = await page.evaluate(async () => {
+    const b = document.querySelector('#big');
+    b.style.setProperty('--mha-cell-size', '30px');
+    b.showValues = true;
+    await b.updateComplete;
+    const canvas = b.shadowRoot.querySelector('canvas[part="canvas"]');
+    const g = canvas.getContext('2d');
+    // cell (0, 0) spans 0..30: its center has text pixels of another color than its corner
+    const px = (x, y) => Array.from(g.getImageData(x, y, 1, 1).data).join();
+    const colors = new Set();
+    for (let x = 8; x < 22; x++) colors.add(px(x, 15));
+    return { cls: canvas.className, width: canvas.width, css: canvas.getBoundingClientRect().width, colors: colors.size, gap: g.getImageData(30, 5, 1, 1).data[3] };
+  });
+  assert.equal(r.cls, 'hires');
+  assert.equal(r.css, 96 * 31 - 1);
+  assert.equal(r.width, 96 * 31 - 1);
+  assert.ok(r.colors > 1, 'text drawn in the cell');
+  assert.equal(r.gap, 0);
   assert.deepEqual(errors, []);
   await context.close();
 });

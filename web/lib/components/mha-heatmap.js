@@ -163,6 +163,17 @@ export class MhaHeatmap extends LitElement {
       height: calc(var(--_tq) * var(--_cell) + (var(--_tq) - 1) * 1px);
     }
     .plot canvas { position: absolute; left: 0; top: 0; width: 100%; height: 100%; pointer-events: none; }
+    .plot canvas.lores {
+      image-rendering: pixelated;
+      -webkit-mask:
+        linear-gradient(to right, #000 var(--_cell), transparent 0) 0 0 / calc(var(--_cell) + 1px) 100% repeat-x,
+        linear-gradient(to bottom, #000 var(--_cell), transparent 0) 0 0 / 100% calc(var(--_cell) + 1px) repeat-y;
+      -webkit-mask-composite: source-in;
+      mask:
+        linear-gradient(to right, #000 var(--_cell), transparent 0) 0 0 / calc(var(--_cell) + 1px) 100% repeat-x,
+        linear-gradient(to bottom, #000 var(--_cell), transparent 0) 0 0 / 100% calc(var(--_cell) + 1px) repeat-y;
+      mask-composite: intersect;
+    }
     .plot canvas.overlay { left: -4px; top: -4px; width: calc(100% + 8px); height: calc(100% + 8px); }
     .values { font-size: 0.8em; color: var(--_fg); }
     .values summary { cursor: pointer; color: var(--_muted); }
@@ -394,8 +405,8 @@ export class MhaHeatmap extends LitElement {
                aria-describedby="readout keys-hint"
                @keydown=${this._onKey} @focus=${this._onPlotFocus} @blur=${this._onPlotBlur}
                @pointermove=${this._onPlotMove} @pointerleave=${this._onPlotLeave} @click=${this._onPlotClick}>
-            <canvas part="canvas" aria-hidden="true"></canvas>
-            <canvas class="overlay" aria-hidden="true"></canvas>
+            <canvas part="canvas" class=${this.showValues ? 'hires' : 'lores'} aria-hidden="true"></canvas>
+            <canvas class="overlay" aria-hidden="true" hidden></canvas>
           </div>
         </div>
         <span class="sr-only" id="keys-hint">Arrow keys move between cells; Home and End go to the first and last key,
@@ -534,24 +545,42 @@ export class MhaHeatmap extends LitElement {
     this._dprWatched = null;
   }
 
-  /** Paint every cell: one ImageData at device resolution, rows built once and copied down. */
+  /**
+   * Paint every cell. Without printed values the bitmap has one pixel per cell, scaled up by CSS
+   * with `image-rendering: pixelated` (crisp at any devicePixelRatio) and a CSS mask that cuts the
+   * 1px gaps between cells: a 96 × 96 map is a 36 KB bitmap, cheap to fill, upload and composite.
+   * With printed values (show-values) it is drawn at device resolution, text included.
+   */
   _drawBase(canvas, m, cell, dpr, key) {
     const tq = m.length, tk = m[0].length;
     const pitch = cell + 1;
     const cssW = tk * pitch - 1, cssH = tq * pitch - 1;
-    const W = Math.max(1, Math.round(cssW * dpr)), H = Math.max(1, Math.round(cssH * dpr));
+    const lores = !this.showValues;
+    const W = lores ? tk : Math.max(1, Math.round(cssW * dpr)), H = lores ? tq : Math.max(1, Math.round(cssH * dpr));
     if (canvas.width !== W) canvas.width = W;
     if (canvas.height !== H) canvas.height = H;
     const g = canvas.getContext('2d');
     let img = this._img;
+    const fresh = !img || img.width !== W || img.height !== H || this._imgKey !== `${key}/${lores}`;
     if (!img || img.width !== W || img.height !== H) img = this._img = g.createImageData(W, H);
+    this._imgKey = `${key}/${lores}`;
     const px = new Uint32Array(img.data.buffer);
-    px.fill(0);
+    const [lo, hi] = this._domain(m);
+    const color = colorFor(this.scheme, lo, hi);
+    if (lores) {
+      for (let r = 0, i = 0; r < tq; r++) {
+        const row = m[r];
+        for (let c = 0; c < tk; c++, i++) px[i] = pack(color(row[c]));
+      }
+      g.putImageData(img, 0, 0);
+      this._drawn = { key, canvas, plot: canvas.parentElement, m, cell, pitch, cssW, cssH, dpr };
+      return;
+    }
+    // the gaps are never written: clear them once per geometry
+    if (fresh) px.fill(0);
     // device-pixel edges of every column and row of cells (the 1px gaps stay transparent)
     const x0 = new Int32Array(tk), x1 = new Int32Array(tk);
     for (let c = 0; c < tk; c++) { x0[c] = Math.round(c * pitch * dpr); x1[c] = Math.min(W, Math.round((c * pitch + cell) * dpr)); }
-    const [lo, hi] = this._domain(m);
-    const color = colorFor(this.scheme, lo, hi);
     for (let r = 0; r < tq; r++) {
       const y0 = Math.round(r * pitch * dpr), y1 = Math.min(H, Math.round((r * pitch + cell) * dpr));
       if (y1 <= y0) continue;
@@ -591,14 +620,14 @@ export class MhaHeatmap extends LitElement {
     const showRow = Number.isInteger(hl) && hl >= 0 && hl < tq;
     const g = over.getContext('2d');
     if (!showRow && !this._focused) {
-      // nothing to draw: clear once, and read no style (that would force a style recalc)
-      if (this._overlayDirty !== false || over.width !== W || over.height !== H) {
-        over.width = W; over.height = H;
-        this._overlayDirty = false;
+      // nothing to draw: hide it (no layer to composite), read no style (a style recalc)
+      if (!over.hidden) {
+        over.hidden = true;
+        over.width = 1; over.height = 1;
       }
       return;
     }
-    this._overlayDirty = true;
+    over.hidden = false;
     if (over.width !== W) over.width = W;
     if (over.height !== H) over.height = H;
     g.setTransform(1, 0, 0, 1, 0, 0);
