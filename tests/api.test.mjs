@@ -194,7 +194,7 @@ test('a long sequence without weights keeps O(T·d) memory', async () => {
 
 test('the README worked example runs and prints 4.050', () => {
   // Resolve 'mha-wasm' to this package through its own exports map (self-reference).
-  const out = execFileSync(process.execPath, [new URL('../web/site/examples/worked-example.mjs', import.meta.url).pathname], {
+  const out = execFileSync(process.execPath, [new URL('../examples/worked-example.mjs', import.meta.url).pathname], {
     cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8',
   });
   assert.match(out, /Alex's final cheap: 4\.050/);

@@ -14,7 +14,7 @@ async function openLesson(opts = {}, hash = '') {
   await page.goto(env.url + hash);
   await page.waitForSelector('body[data-ready]', { state: 'attached' }).catch(() => {});
   const ready = await page.evaluate(() => document.body.dataset.ready);
-  assert.equal(ready, 'true', `lesson not ready: ${await page.locator('#engine-status').textContent()} ${errors.join(' | ')}`);
+  assert.equal(ready, 'true', `lesson not ready: ${await page.locator('#engine-status p').textContent()} ${errors.join(' | ')}`);
   await page.locator('#widget mha-heatmap').first().waitFor();
   return { page, errors, context };
 }
@@ -37,7 +37,7 @@ test('the lesson loads with no console errors, the first heatmaps and the formul
   const { page, errors, context } = await openLesson();
   assert.equal(await page.locator('#widget mha-heatmap').count(), 2);
   assert.ok(await page.locator('.katex').count() >= 8, 'KaTeX formulas rendered');
-  assert.match(await page.locator('#engine-status').textContent(), /Engine ready/);
+  assert.match(await page.locator('#engine-status p').textContent(), /Engine ready/);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -33,9 +33,11 @@ test('hostile and non-numeric input in an editable cell is refused with an inlin
   page.on('dialog', (d) => { dialogs++; d.dismiss(); });
   await page.goto(env.url);
   await page.waitForSelector('body[data-ready="true"]', { state: 'attached' });
-  const cheap = page.locator('#alex-cheap');
-  await page.waitForFunction(() => document.querySelector('#alex-cheap')?.textContent.trim() === '4.050');
-  const cell = page.locator('#x-input input[aria-label="Alex, cheap"]');
+  const cheap = page.locator('#stepper [part="output"] td[data-r="0"][data-c="1"]');
+  await page.waitForFunction(() => document.querySelector('#stepper').shadowRoot
+    ?.querySelector('[part="output"] td[data-r="0"][data-c="1"]')?.textContent.trim() === '4.050');
+  assert.equal((await cheap.textContent()).trim(), '4.050');
+  const cell = page.locator('#stepper input[aria-label="Alex, cheap"]');
   const before = await page.evaluate(() => document.querySelectorAll('script, img, svg').length);
   for (const s of HOSTILE) {
     // Set the raw text as typing/pasting would (a number input sanitizes non-numbers to '').
@@ -45,7 +47,7 @@ test('hostile and non-numeric input in an editable cell is refused with an inlin
       el.dispatchEvent(new Event('input', { bubbles: true }));
     }, s);
     const invalid = await cell.getAttribute('aria-invalid');
-    const msg = (await page.locator('#x-error').textContent()).trim();
+    const msg = (await page.locator('#stepper [part="input-error"]').textContent()).trim();
     assert.equal(invalid, 'true', `"${s.slice(0, 40)}" should be refused`);
     assert.match(msg, /Alex · cheap: not accepted — enter a number between/, `message for "${s.slice(0, 40)}"`);
     assert.match(msg, /still use 0\.95/);
@@ -56,9 +58,10 @@ test('hostile and non-numeric input in an editable cell is refused with an inlin
   assert.equal(dialogs, 0);
   // A valid number afterwards is accepted, clears the message and updates the output.
   await cell.fill('0.5');
-  await page.waitForFunction(() => document.querySelector('#alex-cheap')?.textContent.trim() !== '4.050');
+  await page.waitForFunction(() => document.querySelector('#stepper').shadowRoot
+    .querySelector('[part="output"] td[data-r="0"][data-c="1"]')?.textContent.trim() !== '4.050');
   assert.equal(await cell.getAttribute('aria-invalid'), null);
-  assert.equal((await page.locator('#x-error').textContent()).trim(), '');
+  assert.equal(await page.locator('#stepper [part="input-error"]').count(), 0);
   assert.ok(Number.isFinite(Number((await cheap.textContent()).trim())));
   assert.deepEqual(errors, []);
 });

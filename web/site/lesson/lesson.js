@@ -2,7 +2,7 @@
 // composition of the library's elements (sections 3–6: <mha-stepper>, <mha-wo-mix>, <mha-model-table>,
 // <mha-kv-calculator>; section 7: trained.js). Every number shown comes from the engine, inside the elements.
 import katex from 'katex';
-import { getEngine } from '../../lib/components/index.js';
+import '../../lib/components/index.js';
 import '../../lib/components/lesson-elements.js';
 import { composeTrained } from './trained.js';
 
@@ -113,6 +113,7 @@ function firstResult(el, has) {
   if (el.error) return Promise.resolve(false);
   return new Promise((resolve) => {
     el.addEventListener('mha-computed', () => resolve(true), { once: true });
+    el.addEventListener('mha-engine', () => resolve(true), { once: true });
     el.addEventListener('mha-error', () => resolve(false), { once: true });
   });
 }
@@ -164,11 +165,14 @@ function setupQuiz() {
 
 // ---------------------------------------------------------------------------------- start
 async function main() {
-  const engine = getEngine(); // start fetching and compiling the wasm before anything else
+  const status = $('#engine-status');   // <mha-engine-info>: starts loading the engine first
+  // The page's engine, for the browser console and the soak test (wasm memory figures).
+  status.addEventListener('mha-engine', (e) => { window.mhaLesson = { engine: e.detail.engine }; });
   parseHash();
   for (const el of $$('[data-tex]')) tex(el, el.dataset.tex, true);
   setupQuiz();
   composeLessonElements();
+  composeTrained();
   const widget = $('#widget');
   if (state.h) widget.heads = state.h;
   widget.addEventListener('change', (e) => { if (e.target === widget) { state.h = e.detail.heads; writeHash(); } });
@@ -176,34 +180,14 @@ async function main() {
   watchSections();
   if (state.section) document.getElementById(state.section)?.scrollIntoView();
 
-  const status = $('#engine-status');
-  let mha;
-  try {
-    mha = await engine;
-  } catch (err) {
-    status.textContent = `The attention engine could not be loaded: ${err.message}`;
-    status.classList.add('error');
-    document.body.dataset.ready = 'error';
-    return;
-  }
-  status.textContent = `Engine ready${mha.info ? ` · version ${mha.info.version} · build ${mha.info.tier}` +
-    `${mha.info.tier === 'relaxed-simd' ? ' (SIMD with fused multiply-add)' : mha.info.simd ? ' (SIMD)' : ''}` : ''}.`;
   const ok = await Promise.all([
+    firstResult(status, (el) => el.info),
     firstResult($('#stepper'), (el) => el.trace),
     firstResult($('#wo-mix'), (el) => el.contributions),
     firstResult($('#models'), (el) => el.rows),
     firstResult($('#kv'), (el) => el.result),
   ]);
-  if (ok.includes(false)) {
-    status.textContent = 'Error while computing the lesson: see the message in place.';
-    status.classList.add('error');
-    document.body.dataset.ready = 'error';
-    return;
-  }
-  document.body.dataset.ready = 'true';
-  // The page's engine, for the browser console and the soak test (wasm memory figures).
-  window.mhaLesson = { engine: mha };
-  composeTrained();
+  document.body.dataset.ready = ok.includes(false) ? 'error' : 'true';
 }
 
 main();
