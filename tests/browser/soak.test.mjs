@@ -20,18 +20,21 @@ const INTERACTIONS = Number(process.env.SOAK_N) || 2000;
 test(`${INTERACTIONS} random interactions: no console error, JS heap growth < ${JS_BOUND >> 20} MB, wasm heap in use growth < ${WASM_BOUND >> 20} MB`, { timeout: 300_000 }, async () => {
   const { page, errors, context } = await env.newPage();
   await page.goto(`${env.url}`);
-  await page.waitForSelector('#trained[data-ready="true"]', { state: 'attached', timeout: 60_000 });
+  await page.waitForSelector('body[data-ready="true"]', { state: 'attached', timeout: 60_000 });
+  await page.waitForFunction(() => document.querySelector('#explorer').textScores && document.querySelector('#twins').rows, null, { timeout: 90_000 });
   const cdp = await context.newCDPSession(page);
   // The heap after rendering settles and several full GCs (DOM garbage needs more than one), the
   // least of three readings.
   // Both readings are taken in the same state (default texts, every head on, generation reset),
   // since the heatmaps' DOM grows with the square of the text length.
   const normalize = () => page.evaluate(async () => {
-    const set = (q, v) => { const el = document.querySelector(q); el.value = v; el.dispatchEvent(new Event('input', { bubbles: true })); };
-    set('#trained-text', document.querySelector('#trained-text').defaultValue);
-    set('#induction-phrase', document.querySelector('#induction-phrase').defaultValue);
-    document.querySelector('#trained-all-on').click();
-    document.querySelector('#gen-reset').click();
+    const $ = (host, q) => document.querySelector(host).shadowRoot.querySelector(q);
+    const set = (el, v) => { el.value = v; el.dispatchEvent(new Event('input', { bubbles: true })); };
+    set($('#explorer', 'textarea'), 'The cat sat on the mat. The cat sat on the mat.');
+    set($('#induction', 'input'), 'zebra quilts vex jumpy');
+    $('#explorer', 'button.all-on').click();
+    await document.querySelector('#explorer').updateComplete;
+    $('#generate', 'button.reset').click();
     document.querySelector('#widget').shadowRoot.querySelector('button[data-h="2"]').click();
     await new Promise(requestAnimationFrame);
   });
@@ -52,21 +55,23 @@ test(`${INTERACTIONS} random interactions: no console error, JS heap growth < ${
     const rand = () => { s = (s + 0x6d2b79f5) >>> 0; let t = s; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
     const pick = (a) => a[Math.floor(rand() * a.length)];
     const $ = (q) => document.querySelector(q);
+    const $$ = (host, q) => [...document.querySelector(host).shadowRoot.querySelectorAll(q)];
+    const one = (host, q) => $$(host, q)[0];
     const words = ['the ', 'cat ', 'sat ', 'on ', 'mat. ', 'zebra ', 'fox ', 'naps ', 'é', '\u{1F600}', '<b>', '  ', '.'];
     const setValue = (el, v) => { el.value = v; el.dispatchEvent(new Event('input', { bubbles: true })); };
     const actions = [
-      () => { const t = $('#trained-text'); setValue(t, (t.value + pick(words)).slice(-90)); },
-      () => setValue($('#trained-text'), Array.from({ length: 1 + Math.floor(rand() * 60) }, () => pick(words)).join('').slice(0, 90)),
-      () => setValue($('#trained-text'), ''),
-      () => pick([...document.querySelectorAll('.head-toggle')]).click(),
-      () => $('#trained-all-on').click(),
-      () => setValue($('#induction-phrase'), Array.from({ length: 1 + Math.floor(rand() * 6) }, () => pick(words)).join('')),
-      () => $('#gen-step').click(),
-      () => $('#gen-ten').click(),
-      () => $('#gen-reset').click(),
+      () => { const t = one('#explorer', 'textarea'); setValue(t, (t.value + pick(words)).slice(-90)); },
+      () => setValue(one('#explorer', 'textarea'), Array.from({ length: 1 + Math.floor(rand() * 60) }, () => pick(words)).join('').slice(0, 90)),
+      () => setValue(one('#explorer', 'textarea'), ''),
+      () => pick($$('#explorer', 'button[role="switch"]'))?.click(),
+      () => one('#explorer', 'button.all-on')?.click(),
+      () => setValue(one('#induction', 'input'), Array.from({ length: 1 + Math.floor(rand() * 6) }, () => pick(words)).join('')),
+      () => one('#generate', 'button.step1').click(),
+      () => one('#generate', 'button.step10').click(),
+      () => one('#generate', 'button.reset').click(),
       () => { const w = $('#widget'); pick([...w.shadowRoot.querySelectorAll('button[data-h]')]).click(); },
-      () => pick([...document.querySelectorAll('#step-tabs button')]).click(),
-      () => { const f = $('#kv-len'); setValue(f, String(1 + Math.floor(rand() * 100000))); f.dispatchEvent(new Event('change', { bubbles: true })); },
+      () => pick($$('#stepper', 'button[data-step]')).click(),
+      () => { const f = one('#kv', 'input[name="context"]'); setValue(f, String(1 + Math.floor(rand() * 100000))); f.dispatchEvent(new Event('change', { bubbles: true })); },
       () => pick([...document.querySelectorAll('.toc a')]).click(),
     ];
     const only = (window.__soakOnly || '').split(',').filter(Boolean).map(Number);
@@ -87,7 +92,8 @@ test(`${INTERACTIONS} random interactions: no console error, JS heap growth < ${
   assert.ok(end.wasm - start.wasm < WASM_BOUND, `wasm heap in use grew by ${end.wasm - start.wasm} bytes`);
   assert.ok(end.js - start.js < JS_BOUND, `JS heap grew by ${end.js - start.js} bytes`);
   // Still working: the page's loss follows a new text.
-  await page.locator('#trained-text').fill('After the soak, still computing.');
-  assert.ok(Number(await page.evaluate(() => document.querySelector('#trained').dataset.loss)) > 0);
+  await page.locator('#explorer textarea').fill('After the soak, still computing.');
+  await page.waitForFunction(() => document.querySelector('#explorer').result?.tokens.length === 32);
+  assert.ok(await page.evaluate(() => document.querySelector('#explorer').result.loss) > 0);
   await context.close();
 });
