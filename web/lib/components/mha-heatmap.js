@@ -216,7 +216,12 @@ export class MhaHeatmap extends LitElement {
     return this._m;
   }
 
-  /** The weight of query `r`, key `c` (undefined outside the grid). */
+  /**
+   * The weight of query `r`, key `c` (undefined outside the grid).
+   * @param {number} r query row
+   * @param {number} c key column
+   * @returns {number|undefined}
+   */
   valueAt(r, c) {
     return this.matrix[r]?.[c];
   }
