@@ -26,22 +26,24 @@ const run = (cmd, args) => {
 // 1. custom-elements.json
 run(bin('cem'), ['analyze', '--quiet']);
 const manifest = JSON.parse(await readFile(path.join(root, 'custom-elements.json'), 'utf8'));
-const tags = manifest.modules.flatMap((m) => (m.declarations ?? []).filter((d) => d.customElement).map((d) => [d.tagName, d.name]));
+const tags = manifest.modules.flatMap((m) => (m.declarations ?? []).filter((d) => d.customElement && d.tagName)
+  .map((d) => [d.tagName, d.name, `./${path.basename(m.path)}`]));
 if (tags.length === 0) throw new Error('custom-elements.json lists no custom element');
 
 // 2. types of the components
 const typesDir = path.join(root, 'web', 'lib', 'types', 'components');
 await rm(typesDir, { recursive: true, force: true });
 run(bin('tsc'), ['--allowJs', '--declaration', '--emitDeclarationOnly', '--skipLibCheck', '--target', 'es2022',
-  '--module', 'nodenext', '--moduleResolution', 'nodenext', '--outDir', typesDir, 'web/lib/components/index.js']);
+  '--module', 'nodenext', '--moduleResolution', 'nodenext', '--outDir', typesDir, 'web/lib/components/index.js',
+  'web/lib/components/lesson-elements.js', 'web/lib/components/trained-elements.js']);
 for (const f of await readdir(typesDir)) {
   const p = path.join(typesDir, f);
   // web/lib/types/components/x.d.ts sits one folder deeper than web/lib/components/x.js
-  await writeFile(p, (await readFile(p, 'utf8')).replaceAll("'../src/", "'../../src/"));
+  await writeFile(p, (await readFile(p, 'utf8')).replaceAll("'../src/", "'../../src/").replaceAll('"../src/', '"../../src/'));
 }
 const index = path.join(typesDir, 'index.d.ts');
 await writeFile(index, (await readFile(index, 'utf8')) + `
-import type { ${tags.map(([, cls]) => cls).join(', ')} } from './index.js';
+${tags.map(([, cls, file]) => `import type { ${cls} } from '${file}';`).join('\n')}
 declare global {
   interface HTMLElementTagNameMap {
 ${tags.map(([tag, cls]) => `    '${tag}': ${cls};`).join('\n')}

@@ -8,6 +8,7 @@
 //                                    KV-cache calculator
 //     mha-trained.js                 the trained-model elements: trained-heads explorer, induction
 //                                    probe, KV-cache generation, twins
+//     mha-<element>.js               one entry per element (only what that element needs)
 //     *-[hash].js                    the shared chunks
 //   web/site/                        the lesson site, a folder to serve or deploy as it is:
 //     dist/lesson.js (+ chunks)      the lesson page's script (its own copy of the same pieces + KaTeX)
@@ -47,8 +48,9 @@ const common = {
   external: ['node:*', 'fs', 'path', 'url', 'module', 'crypto', 'worker_threads', 'fs/promises'],
 };
 
-await rm(libDist, { recursive: true, force: true });
+// stale chunks of earlier builds go (their names carry a hash); the anywidget bundle is build-package's
 await mkdir(libDist, { recursive: true });
+for (const f of await readdir(libDist)) if (!f.startsWith('anywidget.')) await rm(path.join(libDist, f));
 await rm(dist, { recursive: true, force: true });
 await mkdir(dist, { recursive: true });
 const split = { splitting: true, chunkNames: '[name]-[hash]' };
@@ -59,6 +61,9 @@ await build({
     'mha-components': path.join(lib, 'components', 'index.js'),
     'mha-lesson-elements': path.join(lib, 'components', 'lesson-elements.js'),
     'mha-trained': path.join(lib, 'components', 'trained-elements.js'),
+    // one entry per element (dist/mha-stepper.js, …): a page loads only what its element needs
+    ...Object.fromEntries((await readdir(path.join(lib, 'components')))
+      .filter((f) => /^mha-.*\.js$/.test(f)).map((f) => [f.slice(0, -3), path.join(lib, 'components', f)])),
   },
   outdir: libDist,
   sourcemap: false,   // the package ships the bundles, not a map of node_modules paths

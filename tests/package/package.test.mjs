@@ -149,7 +149,8 @@ test('tarball: what users need, nothing else; sizes reported', async (t) => {
   const files = pack.files.map((f) => f.path).sort();
   for (const f of ['package.json', 'README.md', 'web/lib/src/index.js', 'web/lib/src/index.d.ts', 'web/lib/src/loader.js',
     'web/lib/src/single.js', 'web/lib/src/single.d.ts', 'web/lib/components/index.js', 'web/lib/types/components/index.d.ts',
-    'web/lib/anywidget.js', 'web/lib/dist/anywidget.js', 'web/lib/dist/mha-components.js', 'custom-elements.json',
+    'web/lib/anywidget.js', 'web/lib/dist/anywidget.js', 'web/lib/dist/mha-components.js', 'web/lib/dist/mha-lesson-elements.js',
+    'web/lib/dist/mha-trained.js', 'custom-elements.json',
     'web/lib/wasm/mha_core.mjs', 'web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_core_nosimd.mjs', 'web/lib/wasm/mha_core_nosimd.wasm',
     'web/lib/wasm/mha_core.wasm.mjs', 'web/lib/wasm/mha_core_nosimd.wasm.mjs', 'web/lib/models/index.json',
     'web/lib/models/charlm-h4-s0.safetensors', 'web/lib/models/charlm-h1-s0.safetensors']) {
@@ -253,13 +254,18 @@ test('TypeScript: tsc --noEmit --strict on a consumer file (types are checked, n
   assert.match(err, /wrong\.ts\(3,\d+\): error TS2339: Property 'nope' does not exist on type 'Tensor'/);
 });
 
-test('custom-elements.json: generated, lists the four elements with attributes, events, parts, CSS properties', async () => {
+test('custom-elements.json: generated, lists every element with attributes, events, parts, CSS properties', async () => {
   const installed = path.join(nodeApp, 'node_modules', 'mha-wasm');
   const pj = JSON.parse(await readFile(path.join(installed, 'package.json'), 'utf8'));
   assert.equal(pj.customElements, 'custom-elements.json');
   const m = JSON.parse(await readFile(path.join(installed, pj.customElements), 'utf8'));
-  const els = Object.fromEntries(m.modules.flatMap((mod) => (mod.declarations ?? []).filter((d) => d.customElement).map((d) => [d.tagName, { ...d, path: mod.path }])));
-  assert.deepEqual(Object.keys(els).sort(), ['mha-heads', 'mha-heatmap', 'mha-passport', 'mha-widget']);
+  const els = Object.fromEntries(m.modules.flatMap((mod) => (mod.declarations ?? []).filter((d) => d.customElement && d.tagName).map((d) => [d.tagName, { ...d, path: mod.path }])));
+  assert.deepEqual(Object.keys(els).sort(), Object.keys(ELEMENTS).concat('mha-heatmap', 'mha-heads').sort());
+  for (const tag of ['mha-trained-heads', 'mha-generate', 'mha-induction']) {
+    assert.ok(els[tag].attributes.some((a) => a.name === 'model'), `${tag} has a model attribute`);
+  }
+  assert.ok(els['mha-trained-heads'].cssParts.some((p) => p.name === 'switch'));
+  assert.ok(els['mha-trained-heads'].events.some((e) => e.name === 'change'));
   const w = els['mha-widget'];
   const attrs = w.attributes.map((a) => a.name);
   for (const a of ['seq-len', 'd-model', 'heads', 'seed']) assert.ok(attrs.includes(a), `mha-widget attribute ${a}`);
@@ -369,6 +375,72 @@ test('strict CSP (no unsafe-eval): copied dist/ + wasm/ folders, and the single-
   const { result, context } = await openPage(`${strict.url}/csp.html?which=single`);
   assert.ok(result.error, 'wasm compiled without wasm-unsafe-eval?');
   await context.close();
+});
+
+/** Every element an author can paste alone: its entry in dist/ (dist/<tag>.js), its markup, and the read-only property that is set once it has computed. */
+const ELEMENTS = {
+  'mha-widget': ['mha-widget', '<mha-widget seq-len="5" d-model="24" heads="2"></mha-widget>', 'result'],
+  'mha-passport': ['mha-passport', '<mha-passport seq-len="10" d-model="512" heads="8"></mha-passport>', 'passport'],
+  'mha-engine-info': ['mha-engine-info', '<mha-engine-info></mha-engine-info>', 'info'],
+  'mha-stepper': ['mha-stepper', '<mha-stepper></mha-stepper>', 'trace'],
+  'mha-wo-mix': ['mha-wo-mix', '<mha-wo-mix></mha-wo-mix>', 'contributions'],
+  'mha-model-table': ['mha-model-table', '<mha-model-table></mha-model-table>', 'rows'],
+  'mha-kv-calculator': ['mha-kv-calculator', '<mha-kv-calculator></mha-kv-calculator>', 'result'],
+  'mha-trained-heads': ['mha-trained-heads', '<mha-trained-heads></mha-trained-heads>', 'textScores'],
+  'mha-induction': ['mha-induction', '<mha-induction></mha-induction>', 'measured'],
+  'mha-generate': ['mha-generate', '<mha-generate></mha-generate>', 'lm'],
+  'mha-twins': ['mha-twins', '<mha-twins></mha-twins>', 'rows'],
+};
+
+test('every element alone on a plain page under the strict CSP, from copied dist/, wasm/ and models/ folders; what each page downloads (gzip)', { timeout: 300_000 }, async () => {
+  const lib = path.join(nodeApp, 'node_modules', 'mha-wasm', 'web', 'lib');
+  const site = path.join(nodeApp, 'mha');
+  for (const d of ['dist', 'wasm', 'models']) await cp(path.join(lib, d), path.join(site, d), { recursive: true });
+  const srv = await serve(nodeApp, { csp: CSP });
+  const sizes = {};
+  for (const [tag, [bundle, markup, ready]] of Object.entries(ELEMENTS)) {
+    await writeFile(path.join(nodeApp, `el-${tag}.html`), `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>${tag}</title><script type="module" src="/mha/dist/${bundle}.js"></script></head>
+<body><main><h1>${tag}</h1>${markup.replace('>', ` data-ready-prop="${ready}">`)}</main></body></html>`);
+    const { chromium } = await import('playwright-core');
+    browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const errors = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    const bodies = [];
+    page.on('response', (r) => bodies.push(r.finished().then(async () => ({ url: new URL(r.url()).pathname, body: await r.body().catch(() => Buffer.alloc(0)) }))));
+    await page.addInitScript(() => {
+      window.__csp = [];
+      document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+    });
+    const res = await page.goto(`${srv.url}/el-${tag}.html`);
+    assert.equal(res.headers()['content-security-policy'], CSP);
+    await page.waitForFunction(() => {
+      const el = document.querySelector('[data-ready-prop]');
+      return el && (el.error || el[el.dataset.readyProp]);
+    }, null, { timeout: 90_000 });
+    assert.equal(await page.evaluate(() => document.querySelector('[data-ready-prop]').error?.message ?? null), null, tag);
+    const shadowText = await page.evaluate(() => document.querySelector('[data-ready-prop]').shadowRoot.textContent.length);
+    assert.ok(shadowText > 10, `${tag} rendered ${shadowText} characters`);
+    assert.deepEqual(await page.evaluate(() => window.__csp), [], `${tag}: CSP violations`);
+    assert.deepEqual(errors, [], `${tag}: console errors`);
+    const got = await Promise.all(bodies);
+    const gz = (re) => got.filter((b) => re.test(b.url)).reduce((a, b) => a + gzipSync(b.body).length, 0);
+    sizes[tag] = { js: gz(/\.m?js$/), wasm: gz(/\.wasm$/), models: gz(/\.(safetensors|json)$/) };
+    await context.close();
+  }
+  // a page with only the widget downloads what it did before the lesson's elements existed: no chunk of theirs
+  assert.ok(sizes['mha-widget'].js < 90_000, `widget page JS ${sizes['mha-widget'].js} B gzip`);
+  assert.equal(sizes['mha-widget'].models, 0);
+  console.log('# gzip bytes downloaded by a page with one element (JS / wasm / models):');
+  for (const [tag, s] of Object.entries(sizes)) {
+    const extra = s.js - sizes['mha-widget'].js;
+    console.log(`#   ${tag.padEnd(18)} ${String(s.js).padStart(7)} / ${String(s.wasm).padStart(6)} / ${String(s.models).padStart(7)}   JS vs the widget page: ${extra >= 0 ? '+' : ''}${extra}`);
+  }
+  await mkdir(ARTIFACTS, { recursive: true });
+  await writeFile(path.join(ARTIFACTS, 'element-sizes.json'), JSON.stringify(sizes, null, 1));
 });
 
 test('anywidget: the bundled module, imported from a blob: URL, renders <mha-widget> and syncs heads', async () => {
