@@ -466,3 +466,24 @@ test('anywidget: the bundled module, imported from a blob: URL, renders <mha-wid
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('anywidget: view "trained-heads" shows the explorer on a model sent as bytes, and syncs text and ablate both ways', async () => {
+  const srv = await serve(nodeApp, { noWasm: true });
+  const { page, context, errors, wasmResponses } = await openPage(`${srv.url}/anywidget.html?view=trained-heads`,
+    { waitFor: () => window.__ready === true || window.__result !== undefined });
+  await page.waitForFunction(() => document.querySelector('#out mha-trained-heads')?.result?.tokens.length === 14, null, { timeout: 60_000 });
+  assert.equal(await page.locator('#out mha-trained-heads mha-heatmap').count(), 8);
+  // the user types and switches a head off: both written back
+  await page.locator('#out mha-trained-heads textarea').fill('hello hello');
+  await page.waitForFunction(() => window.__model.get('text') === 'hello hello');
+  await page.locator('#out mha-trained-heads button[role="switch"]').nth(5).click();
+  await page.waitForFunction(() => window.__model.get('ablate') === '2:2');
+  // Python sets the text
+  await page.evaluate(() => window.__model.fromPython('text', 'from python'));
+  await page.waitForFunction(() => document.querySelector('#out mha-trained-heads').result?.tokens.join('') === 'from python');
+  await page.evaluate(() => window.__cleanup());
+  assert.equal(await page.evaluate(() => [document.querySelectorAll('mha-trained-heads').length, window.__model.listeners()].join()), '0,0');
+  assert.deepEqual(wasmResponses, [], 'wasm embedded in the module');
+  assert.deepEqual(errors, []);
+  await context.close();
+});

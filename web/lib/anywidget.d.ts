@@ -1,6 +1,6 @@
 /**
- * mha-wasm/anywidget: an anywidget front-end module that mounts `<mha-widget>` in a notebook
- * output. Notebooks should load the bundled copy `mha-wasm/dist/anywidget.js`.
+ * mha-wasm/anywidget: an anywidget front-end module that mounts `<mha-widget>` or the trained-heads
+ * explorer `<mha-trained-heads>` in a notebook output. Notebooks should load the bundled copy `mha-wasm/dist/anywidget.js`.
  * @packageDocumentation
  */
 
@@ -14,10 +14,13 @@ export interface AnyModel {
 }
 
 /**
- * Mounts an `<mha-widget>` in `el`, configured from the model traits `seq_len`, `d_model`,
- * `heads`, `seed`, `head_options`, `scheme`, `causal` and kept in sync with them; the user's
- * choice of h is written back to `heads`.
- * @returns cleanup: removes the element and the model listeners
+ * Mounts the element of the model trait `view` in `el` and keeps it in sync with the traits.
+ * `view: 'widget'` (default): `<mha-widget>` from `seq_len`, `d_model`, `heads`, `seed`,
+ * `head_options`, `scheme`, `causal`; the user's choice of h is written back to `heads`.
+ * `view: 'trained-heads'`: `<mha-trained-heads>` from `model_bytes` (bytes of a model file) or
+ * `model_url`, `text`, `ablate` (1-based "layer:head" pairs), `scheme`; the text typed and the
+ * heads switched off are written back to `text` and `ablate`.
+ * @returns cleanup: removes the element, the model listeners and the model's blob: URL
  */
 export function render(ctx: { model: AnyModel; el: HTMLElement }): () => void;
 

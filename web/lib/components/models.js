@@ -8,17 +8,22 @@
 // when an element comes back.
 import { MHAError } from '../src/index.js';
 
+// A module imported from a blob: URL (a notebook's anywidget) has no folder to resolve against:
+// there the defaults are null and an element needs its `model` attribute.
+const here = (f) => { try { return f().href; } catch { return null; } };
 /** URL of the model the trained-model elements load when they have no `model` attribute. */
-export const DEFAULT_MODEL_URL = new URL('../models/charlm-h4-s0.safetensors', import.meta.url).href;
+export const DEFAULT_MODEL_URL = here(() => new URL('../models/charlm-h4-s0.safetensors', import.meta.url));
 /** URL of the shipped models' manifest (`index.json`: file, numHeads, seed, heldoutBpc, bytes). */
-export const MODEL_INDEX_URL = new URL('../models/index.json', import.meta.url).href;
+export const MODEL_INDEX_URL = here(() => new URL('../models/index.json', import.meta.url));
 
 const bytesByURL = new Map();        // href → Promise<Uint8Array>
 const modelsByEngine = new WeakMap(); // engine → Map(href → {promise, refs, model})
 
 /** An absolute URL for a `model` attribute (relative to the page) or the default. */
 export function modelURL(src) {
-  return src ? new URL(src, document.baseURI).href : DEFAULT_MODEL_URL;
+  if (src) return new URL(src, document.baseURI).href;
+  if (!DEFAULT_MODEL_URL) throw new MHAError('INVALID_ARGUMENT', 'model: this module was loaded from a URL with no models/ folder beside it: set the model attribute');
+  return DEFAULT_MODEL_URL;
 }
 
 /**

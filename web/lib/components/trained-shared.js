@@ -96,7 +96,11 @@ export class TrainedModelElement extends LitElement {
 
   /** The absolute URL of the model in use. */
   get modelHref() {
-    return modelURL(this.model);
+    try {
+      return modelURL(this.model);
+    } catch {
+      return null;
+    }
   }
 
   connectedCallback() {
@@ -125,9 +129,10 @@ export class TrainedModelElement extends LitElement {
     this._release();
     this.lm = null;
     this.error = null;
-    const href = this.modelHref;
     let mha;
+    let href;
     try {
+      href = modelURL(this.model);
       mha = await (this.engine ? Promise.resolve(this.engine) : getEngine());
       const lm = await acquireModel(mha, href);
       if (gen !== this._loadGen) { releaseModel(mha, href); return; }
@@ -158,7 +163,7 @@ export class TrainedModelElement extends LitElement {
 
   /** The inline message of a model that could not be loaded. */
   errorMessage() {
-    return `The model ${this.modelHref} could not be loaded. ${errorText(this.error)} ` +
+    return `The model ${this.modelHref ?? '(none given)'} could not be loaded. ${errorText(this.error)} ` +
       '(A model is a .safetensors file in the mha-wasm.charlm/1 format of docs/trained-models.md.)';
   }
 }
