@@ -443,6 +443,36 @@ test('every element alone on a plain page under the strict CSP, from copied dist
   await writeFile(path.join(ARTIFACTS, 'element-sizes.json'), JSON.stringify(sizes, null, 1));
 });
 
+test("README: every html snippet of 'Embed in a course page', pasted into an empty page, works under the strict CSP", { timeout: 300_000 }, async () => {
+  const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Embed in a course page'), readme.indexOf('## Performance'));
+  const snippets = [...section.matchAll(/```html\n([\s\S]*?)```/g)].map((m) => m[1]);
+  assert.ok(snippets.length >= 5, `${snippets.length} snippets`);
+  const lib = path.join(nodeApp, 'node_modules', 'mha-wasm', 'web', 'lib');
+  for (const d of ['dist', 'wasm', 'models']) await cp(path.join(lib, d), path.join(nodeApp, 'mha', d), { recursive: true });
+  const srv = await serve(nodeApp, { csp: CSP });
+  const { chromium } = await import('playwright-core');
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  for (const [i, snippet] of snippets.entries()) {
+    await writeFile(path.join(nodeApp, `snippet-${i}.html`), `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>snippet</title></head><body>\n${snippet}</body></html>`);
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const errors = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    await page.goto(`${srv.url}/snippet-${i}.html`);
+    const tags = [...snippet.matchAll(/<(mha-[a-z-]+)/g)].map((m) => m[1]);
+    assert.ok(tags.length >= 1, snippet);
+    // every element defined, rendered, and without an error of its own
+    await page.waitForFunction((t) => t.every((tag) => customElements.get(tag) && [...document.querySelectorAll(tag)]
+      .every((el) => el.error || /\d/.test(el.shadowRoot?.textContent ?? '') && !/Loading|Computing/.test(el.shadowRoot.textContent))), tags, { timeout: 90_000 });
+    const bad = await page.evaluate((t) => t.flatMap((tag) => [...document.querySelectorAll(tag)].filter((el) => el.error).map((el) => `${tag}: ${el.error.message}`)), tags);
+    assert.deepEqual(bad, [], snippet);
+    assert.deepEqual(errors, [], snippet);
+    await context.close();
+  }
+});
+
 test('anywidget: the bundled module, imported from a blob: URL, renders <mha-widget> and syncs heads', async () => {
   const srv = await serve(nodeApp, { noWasm: true });
   const { page, context, errors, wasmResponses } = await openPage(`${srv.url}/anywidget.html`,
