@@ -370,3 +370,12 @@ test('screenshots of the lesson and of the widget are written to tests/artifacts
     await context.close();
   }
 });
+
+test('the whole lesson fits a 390 px wide phone: no horizontal scrolling of the page', async () => {
+  const { page, errors, context } = await openLesson({ viewport: { width: 390, height: 844 } });
+  await page.waitForFunction(() => document.querySelector('#twins')?.rows && document.querySelector('#explorer')?.textScores, null, { timeout: 90_000 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.equal(overflow, 0, `the page is ${overflow} px wider than the screen`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

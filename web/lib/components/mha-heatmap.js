@@ -362,11 +362,11 @@ export class MhaHeatmap extends LitElement {
             </div>`)}
         </div>
         ${this._tail(lo, hi)}
-        <table class="sr-only">
+        <div class="sr-only"><table>
           <caption>${this.label}: attention weights, rows are queries and columns are keys</caption>
           <thead><tr><th scope="col">query</th>${k.map((t) => html`<th scope="col">${t}</th>`)}</tr></thead>
           <tbody>${m.map((row, r) => html`<tr><th scope="row">${q[r]}</th>${row.map((v) => html`<td>${fmt(v, digits)}</td>`)}</tr>`)}</tbody>
-        </table>
+        </table></div>
       </figure>`;
   }
 

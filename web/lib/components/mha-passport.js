@@ -71,7 +71,7 @@ export class MhaPassport extends LitElement {
     thead th { font-size: 0.85em; color: var(--_muted); font-weight: 600; }
     tbody th { font-weight: 500; }
     td.shape { white-space: nowrap; font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); }
-    td.formula { color: var(--_muted); font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); font-size: 0.92em; }
+    td.formula { color: var(--_muted); font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); font-size: 0.92em; overflow-wrap: anywhere; }
     tbody.summary th, tbody.summary td { background: var(--_surface); }
     tbody.summary tr:first-child > * { border-top: 2px solid var(--_border); }
     .num { white-space: nowrap; font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); }
