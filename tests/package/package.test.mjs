@@ -84,7 +84,9 @@ async function openPage(url, { waitFor = () => window.__result !== undefined, cs
   const bodies = [];   // every response's path and body, for what a page downloads
   page.on('response', (r) => {
     if (r.url().endsWith('.wasm')) wasmResponses.push({ url: r.url(), status: r.status(), type: r.headers()['content-type'] });
-    bodies.push(r.finished().then(async () => ({ url: new URL(r.url()).pathname, body: await r.body().catch(() => Buffer.alloc(0)) })));
+    const url = new URL(r.url()).pathname;
+    // a page closed before a response finished leaves that response empty (never an unhandled rejection)
+    bodies.push(r.finished().then(() => r.body()).then((body) => ({ url, body }), () => ({ url, body: Buffer.alloc(0) })));
   });
   await page.addInitScript(() => {
     window.__csp = [];
