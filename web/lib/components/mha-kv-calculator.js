@@ -1,8 +1,7 @@
-import { LitElement, html, css, nothing } from 'lit';
+import { LitElement, html, mathml, css, nothing } from 'lit';
 import { Task } from '@lit/task';
 import { baseStyles, taskEngine, errorText, int, num } from './shared.js';
 import { DECODERS } from './models-data.js';
-import { tex } from './mha-stepper.js';
 import './mha-passport.js';
 
 const DTYPES = [[4, 'float32 (4 bytes)'], [2, 'float16 / bfloat16 (2 bytes)'], [1, 'int8 (1 byte)']];
@@ -20,7 +19,16 @@ export function formatBytes(b) {
   return `${v.toFixed(v < 10 ? 2 : 1)} ${units[i]} (${w.toFixed(w < 10 ? 2 : 1)} ${bi[j]})`;
 }
 
-const texInt = (n) => n.toLocaleString('en-US').replace(/,/g, '{,}');
+
+/**
+ * The KV-cache formula with the numbers filled in, as MathML the browser draws (no TeX engine:
+ * a product of integers needs none).
+ * @param {{model: {layers: number}, B: number, T: number, g: number, dK: number, bytesPer: number, bytes: number}} r
+ */
+function kvFormula(r) {
+  const factors = [2, r.model.layers, r.B, r.T, r.g, r.dK, r.bytesPer];
+  return html`<math display="block"><mrow>${factors.map((f, i) => mathml`${i ? mathml`<mo>×</mo>` : nothing}<mn>${int(f)}</mn>`)}<mtext>\u00a0B</mtext><mo>=</mo><mn>${int(r.bytes)}</mn><mtext>\u00a0B</mtext></mrow></math>`;
+}
 
 /**
  * `<mha-kv-calculator>` — the KV-cache and grouped-query attention calculator: pick a decoder model,
@@ -217,7 +225,7 @@ export class MhaKvCalculator extends LitElement {
       ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
       <div class="result" part="result" data-bytes=${r ? String(r.bytes) : ''} aria-live="polite">
         ${r ? html`
-          <div class="tex" part="formula" tabindex="0" role="region" aria-label="KV cache formula with the numbers">${tex(`2 \\times ${r.model.layers} \\times ${r.B} \\times ${texInt(r.T)} \\times ${r.g} \\times ${r.dK} \\times ${r.bytesPer}\\,\\text{B} = ${texInt(r.bytes)}\\,\\text{B}`)}</div>
+          <div class="tex" part="formula" tabindex="0" role="region" aria-label="KV cache formula with the numbers">${kvFormula(r)}</div>
           <p><strong part="bytes" class="bytes" data-bytes=${String(r.bytes)}>${formatBytes(r.bytes)}</strong> of KV cache for ${r.model.name}
             · d<sub>k</sub> = ${r.dK} from the engine ·
             ${r.g === r.model.heads ? 'standard multi-head attention.'

@@ -2,7 +2,7 @@ import { LitElement, html, css } from 'lit';
 import { Task } from '@lit/task';
 import { baseStyles, taskEngine, errorText, toMatrix, fmt } from './shared.js';
 import { PEOPLE, FEATURES, X0, HEADS, restaurantLayerOptions, woOnly } from './restaurant.js';
-import { matrixTable, matrixStyles } from './mha-stepper.js';
+import { matrixTable, matrixStyles } from './matrix.js';
 
 const clampInt = (v, lo, hi, dflt) => {
   const n = Math.trunc(Number(v));
