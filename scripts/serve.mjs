@@ -106,5 +106,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const port = process.env.PORT === undefined ? 8080 : Number(process.env.PORT);
   const { url } = await startServer({ port, host: process.env.HOST ?? '127.0.0.1' });
   console.log(`mha-wasm lesson: ${url}`);
-  console.log(`embedding example (strict CSP): ${url}examples/embed.html`);
+  const examples = (await import('node:fs')).readdirSync(new URL('../web/site/examples/', import.meta.url)).filter((f) => f.endsWith('.html')).sort();
+  console.log(`one page per element, under a strict CSP: ${examples.map((f) => `${url}examples/${f}`).join('\n  ')}`);
 }

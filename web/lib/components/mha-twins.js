@@ -122,6 +122,8 @@ export class MhaTwins extends TrainedModelElement {
           releaseModel(mha, href);
         }
         if (run !== this._scoring) return;
+        // one model at a time, then the page gets a turn (scoring a model takes a few hundred ms)
+        await new Promise((r) => setTimeout(r));
       }
       rows.sort((a, b) => a.numHeads - b.numHeads || a.seed - b.seed);
       this._probes = probes;
