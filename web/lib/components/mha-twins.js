@@ -114,6 +114,7 @@ export class MhaTwins extends TrainedModelElement {
       const manifest = await modelIndex(base);
       const rows = [];
       for (const m of manifest.models ?? []) {
+        if (run !== this._scoring) return;
         const href = new URL(m.file, base).href;
         const lm = await acquireModel(mha, href);
         try {
@@ -121,7 +122,6 @@ export class MhaTwins extends TrainedModelElement {
         } finally {
           releaseModel(mha, href);
         }
-        if (run !== this._scoring) return;
         // one model at a time, then the page gets a turn (scoring a model takes a few hundred ms)
         await new Promise((r) => setTimeout(r));
       }
