@@ -125,6 +125,7 @@ export class MhaTwins extends TrainedModelElement {
         // one model at a time, then the page gets a turn (scoring a model takes a few hundred ms)
         await new Promise((r) => setTimeout(r));
       }
+      if (run !== this._scoring) return;
       rows.sort((a, b) => a.numHeads - b.numHeads || a.seed - b.seed);
       this._probes = probes;
       this.rows = rows;
