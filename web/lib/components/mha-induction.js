@@ -61,7 +61,9 @@ export class MhaInduction extends TrainedModelElement {
 
   static styles = [trainedStyles, css`
     input[type='text'] { max-width: 32rem; display: block; margin: 0.3rem 0; }
+    :host { container-type: inline-size; }
     .map { position: relative; --mha-cell-size: 9px; overflow-x: auto; max-width: 100%; }
+    @container (max-width: 520px) { .map { --mha-cell-size: 6px; } }
   `];
 
   constructor() {

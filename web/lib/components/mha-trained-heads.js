@@ -132,6 +132,7 @@ export class MhaTrainedHeads extends TrainedModelElement {
       padding-left: 1.4em; margin: 0.2em 0; font-variant-numeric: tabular-nums; }
     .next code { background: var(--_surface); padding: 0 0.3em; border-radius: 4px; font-family: var(--_mono); }
     .grid { display: flex; flex-direction: column; gap: 1rem; --mha-cell-size: 8px; }
+    @container (max-width: 520px) { .grid { --mha-cell-size: 6px; } }
     .layer { display: flex; flex-wrap: wrap; gap: 0.8rem; align-items: flex-start; }
     .layer-name { flex-basis: 100%; font-weight: 700; margin: 0.2rem 0 0; }
     .head { position: relative; border: 1px solid var(--_border); border-radius: 8px; padding: 0.4rem; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
