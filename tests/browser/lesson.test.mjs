@@ -36,7 +36,11 @@ const passportCell = (page, key) => page.locator(`#widget mha-passport tr[data-k
 test('the lesson loads with no console errors, the first heatmaps and the formulas rendered', async () => {
   const { page, errors, context } = await openLesson();
   assert.equal(await page.locator('#widget mha-heatmap').count(), 2);
-  assert.ok(await page.locator('.katex').count() >= 8, 'KaTeX formulas rendered');
+  // every formula of the prose typeset by KaTeX, and the elements' formulas as MathML
+  const prose = await page.evaluate(() => [...document.querySelectorAll('[data-tex]')].map((el) => !!el.querySelector('.katex')));
+  assert.ok(prose.length >= 6 && prose.every(Boolean), `prose formulas rendered: ${prose}`);
+  assert.equal(await page.locator('#stepper [part="formula"] math').count(), 1);
+  assert.equal(await page.locator('#kv [part="formula"] math').count(), 1);
   assert.match(await page.locator('#engine-status p').textContent(), /Engine ready/);
   assert.deepEqual(errors, []);
   await context.close();
