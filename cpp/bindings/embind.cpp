@@ -52,7 +52,9 @@ void apply_mods(uintptr_t mods, mha::Config& c) {
   c.softcap_on = m.softcap_on != 0;
   c.softcap = m.softcap;
   c.alibi = m.alibi != 0;
-  if (m.alibi == 2 && m.slopes) c.alibi_slopes.assign(ptr<const float>(m.slopes), ptr<const float>(m.slopes) + m.alibi_count);
+  c.alibi_given = m.alibi == 2;
+  if (c.alibi_given && m.slopes && m.alibi_count > 0)
+    c.alibi_slopes.assign(ptr<const float>(m.slopes), ptr<const float>(m.slopes) + m.alibi_count);
   c.window_left = m.window_left;
   c.window_right = m.window_right;
 }

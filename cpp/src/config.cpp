@@ -102,7 +102,7 @@ Status resolve(const Config& c, Resolved& r) {
   if (c.softcap_on && !(c.softcap > 0.f && std::isfinite(c.softcap)))
     return invalid("softcap", "{softcap} must be a finite number > 0 (the cap of cap·tanh(scores / cap)), got " +
                    num(c.softcap));
-  if (c.alibi && !c.alibi_slopes.empty()) {
+  if (c.alibi && c.alibi_given) {
     if (static_cast<int64_t>(c.alibi_slopes.size()) != h)
       return invalid("alibi_slopes", "{alibi_slopes} must hold one slope per query head: expected {num_heads} = " + str(h) +
                      " slopes, got " + str(static_cast<int64_t>(c.alibi_slopes.size())));
@@ -115,7 +115,7 @@ Status resolve(const Config& c, Resolved& r) {
     return invalid("window", "{window} = [left, right] must hold integers ≥ 0 or −1 (unbounded), got [" +
                    str(c.window_left) + ", " + str(c.window_right) + "]");
   r.softcap = c.softcap_on ? c.softcap : 0.f;
-  if (c.alibi) r.alibi_slopes = c.alibi_slopes.empty() ? alibi_default_slopes(h) : c.alibi_slopes;
+  if (c.alibi) r.alibi_slopes = c.alibi_given ? c.alibi_slopes : alibi_default_slopes(h);
   r.window_left = c.window_left;
   r.window_right = c.window_right;
   r.q_width = static_cast<int>(q);

@@ -38,8 +38,9 @@ struct Config {
   //             Mistral 7B; FlashAttention's window_size, −1 = unbounded on that side)
   bool softcap_on = false;   ///< soft-capping on; then softcap must be finite and > 0
   float softcap = 0.f;       ///< the cap
-  bool alibi = false;        ///< ALiBi on: alibi_slopes, or the paper's geometric slopes when empty
-  std::vector<float> alibi_slopes;  ///< one per query head (size h), or empty for the default slopes
+  bool alibi = false;        ///< ALiBi on: alibi_slopes when alibi_given, else the paper's geometric slopes
+  bool alibi_given = false;  ///< alibi_slopes are given (then they must hold one slope per query head)
+  std::vector<float> alibi_slopes;  ///< the given slopes, one per query head (size h)
   int window_left = -1;      ///< keys at most this far before the query; −1 = unbounded
   int window_right = -1;     ///< keys at most this far after the query; −1 = unbounded
 };
