@@ -312,3 +312,35 @@ test('the resolved modifiers are on layer.config (only when set); a KV cache inh
   plain.dispose();
   l.dispose();
 });
+
+test('property: in cross-attention (Tq ≠ Tk, packed K/V) a window equals its boolean attnMask and ALiBi its additive per-head attnMask', () => {
+  const arb = fc.record({
+    Tq: fc.integer({ min: 1, max: 90 }), Tk: fc.integer({ min: 1, max: 140 }), B: fc.integer({ min: 1, max: 2 }),
+    left: fc.integer({ min: -1, max: 50 }), right: fc.integer({ min: -1, max: 50 }), seed: fc.nat(), causal: fc.boolean(),
+  });
+  fc.assert(fc.property(arb, (a) => {
+    const d = 8, h = 2, rand = mulberry32(a.seed);
+    const q = { data: values(rand, a.B * a.Tq * d), shape: [a.B, a.Tq, d] };
+    const kv = { data: values(rand, a.B * a.Tk * d), shape: [a.B, a.Tk, d] };
+    const base = { dModel: d, numHeads: h, seed: a.seed % 1000 };
+    const plain = mha.createLayer(base);
+    const win = mha.createLayer({ ...base, window: [a.left, a.right] });
+    const slopes = [0.3, 0.05];
+    const alibi = mha.createLayer({ ...base, alibiSlopes: slopes });
+    const fwd = { key: kv, value: kv, causal: a.causal };
+    const mask = new Uint8Array(a.Tq * a.Tk), add = new Float32Array(a.B * h * a.Tq * a.Tk);
+    for (let i = 0; i < a.Tq; i++) for (let j = 0; j < a.Tk; j++) {
+      mask[i * a.Tk + j] = (a.left >= 0 && j < i - a.left) || (a.right >= 0 && j > i + a.right) ? 1 : 0;
+      for (let b = 0; b < a.B; b++) for (let k = 0; k < h; k++) add[((b * h + k) * a.Tq + i) * a.Tk + j] = -slopes[k] * Math.abs(i - j);
+    }
+    const tol = { atol: 1e-5, rtol: 1e-4 };
+    const w1 = win.forward(q, fwd), w0 = plain.forward(q, { ...fwd, attnMask: { data: mask, shape: [a.Tq, a.Tk] } });
+    assertClose(w1.output, w0.output.data, tol, 'window output');
+    assertClose(w1.weights, w0.weights.data, tol, 'window weights');
+    assertClose(win.forward(q, { ...fwd, needWeights: false }).output, w0.output.data, tol, 'window output without weights');
+    const a1 = alibi.forward(q, fwd), a0 = plain.forward(q, { ...fwd, attnMask: { data: add, shape: [a.B * h, a.Tq, a.Tk] } });
+    assertClose(a1.output, a0.output.data, tol, 'ALiBi output');
+    assertClose(a1.weights, a0.weights.data, tol, 'ALiBi weights');
+    for (const l of [plain, win, alibi]) l.dispose();
+  }), fcParams({ numRuns: Math.max(10, Math.ceil(RUNS / 4)) }));
+});
