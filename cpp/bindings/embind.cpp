@@ -34,8 +34,49 @@ int fail(const mha::Status& s) {
 
 template <class T> T* ptr(uintptr_t p) { return reinterpret_cast<T*>(p); }
 
+/// The score modifiers of a layer (mha::Config) as the JS API writes them into wasm memory: int32
+/// fields and one float32, in this order; byte offset 0 = none. alibi: 0 off, 1 the default slopes,
+/// 2 the alibi_count slopes at byte offset `slopes` (float32).
+struct ScoreModsBlock {
+  int32_t softcap_on;
+  float softcap;
+  int32_t alibi;
+  int32_t window_left, window_right;
+  uint32_t slopes;
+  int32_t alibi_count;
+};
+
+void apply_mods(uintptr_t mods, mha::Config& c) {
+  if (!mods) return;
+  const ScoreModsBlock& m = *ptr<const ScoreModsBlock>(mods);
+  c.softcap_on = m.softcap_on != 0;
+  c.softcap = m.softcap;
+  c.alibi = m.alibi != 0;
+  c.alibi_given = m.alibi == 2;
+  if (c.alibi_given && m.slopes && m.alibi_count > 0)
+    c.alibi_slopes.assign(ptr<const float>(m.slopes), ptr<const float>(m.slopes) + m.alibi_count);
+  c.window_left = m.window_left;
+  c.window_right = m.window_right;
+}
+
+/// {bytes, fields: {name: byte offset}} of ScoreModsBlock.
+val score_mods_layout() {
+  val fields = val::object();
+  fields.set("softcap_on", static_cast<int>(offsetof(ScoreModsBlock, softcap_on)));
+  fields.set("softcap", static_cast<int>(offsetof(ScoreModsBlock, softcap)));
+  fields.set("alibi", static_cast<int>(offsetof(ScoreModsBlock, alibi)));
+  fields.set("window_left", static_cast<int>(offsetof(ScoreModsBlock, window_left)));
+  fields.set("window_right", static_cast<int>(offsetof(ScoreModsBlock, window_right)));
+  fields.set("slopes", static_cast<int>(offsetof(ScoreModsBlock, slopes)));
+  fields.set("alibi_count", static_cast<int>(offsetof(ScoreModsBlock, alibi_count)));
+  val o = val::object();
+  o.set("bytes", static_cast<int>(sizeof(ScoreModsBlock)));
+  o.set("fields", fields);
+  return o;
+}
+
 mha::Config make_config(int d_model, int num_heads, int kv_heads, int d_k, int d_v, int k_dim, int v_dim,
-                        bool bias, float scale, uintptr_t head_dims) {
+                        bool bias, float scale, uintptr_t head_dims, uintptr_t mods = 0) {
   mha::Config c;
   c.d_model = d_model; c.num_heads = num_heads; c.kv_heads = kv_heads;
   c.d_k = d_k; c.d_v = d_v; c.k_dim = k_dim; c.v_dim = v_dim; c.bias = bias; c.scale = scale;
@@ -44,6 +85,7 @@ mha::Config make_config(int d_model, int num_heads, int kv_heads, int d_k, int d
     c.head_dk.assign(hd, hd + num_heads);
     c.head_dv.assign(hd + num_heads, hd + 2 * num_heads);
   }
+  apply_mods(mods, c);
   return c;
 }
 
@@ -82,9 +124,9 @@ val forward_layout() {
 /// Shape passport as a plain object {dK, dV, steps: [{name, shape, formula}], params, flops}
 /// (counts as numbers), or null with lastError() set.
 val passport(int d_model, int num_heads, int kv_heads, int d_k, int d_v, int k_dim, int v_dim, bool bias,
-             int seq_len, int key_len, int batch) {
+             int seq_len, int key_len, int batch, uintptr_t mods) {
   mha::Passport p;
-  mha::Status s = mha::passport(make_config(d_model, num_heads, kv_heads, d_k, d_v, k_dim, v_dim, bias, 0.f, 0),
+  mha::Status s = mha::passport(make_config(d_model, num_heads, kv_heads, d_k, d_v, k_dim, v_dim, bias, 0.f, 0, mods),
                                 seq_len, key_len, batch, p);
   if (!s.ok()) {
     fail(s);
@@ -114,6 +156,7 @@ val passport(int d_model, int num_heads, int kv_heads, int d_k, int d_v, int k_d
   flops.set("scores", f.scores);
   flops.set("weighted", f.weighted);
   flops.set("output", f.output);
+  flops.set("scoreMods", f.score_mods);
   flops.set("total", f.total);
   val o = val::object();
   o.set("dK", p.d_k);
@@ -129,12 +172,12 @@ class LayerHandle {
   /// Builds the layer from weights at the given byte offsets (0 = absent). Returns a Code.
   int init(int d_model, int num_heads, int kv_heads, int d_k, int d_v, int k_dim, int v_dim, bool bias,
            float scale, uintptr_t head_dims, uintptr_t wq, uintptr_t wk, uintptr_t wv, uintptr_t wo, uintptr_t bq,
-           uintptr_t bk, uintptr_t bv, uintptr_t bo) {
+           uintptr_t bk, uintptr_t bv, uintptr_t bo, uintptr_t mods) {
     mha::WeightsView w;
     w.wq = ptr<const float>(wq); w.wk = ptr<const float>(wk); w.wv = ptr<const float>(wv); w.wo = ptr<const float>(wo);
     w.bq = ptr<const float>(bq); w.bk = ptr<const float>(bk); w.bv = ptr<const float>(bv); w.bo = ptr<const float>(bo);
     mha::Status s = mha::Layer::create(
-        make_config(d_model, num_heads, kv_heads, d_k, d_v, k_dim, v_dim, bias, scale, head_dims), w, layer_);
+        make_config(d_model, num_heads, kv_heads, d_k, d_v, k_dim, v_dim, bias, scale, head_dims, mods), w, layer_);
     return s.ok() ? 0 : fail(s);
   }
 
@@ -180,6 +223,12 @@ class LayerHandle {
     g.set("kvHead", int_array(kv_of));
     g.set("kOff", int_array(r.k_off));
     g.set("vOff", int_array(r.v_off));
+    // The resolved score modifiers (softcap 0 = off; alibiSlopes [] = off; window −1 = unbounded).
+    g.set("softcap", r.softcap);
+    val slopes = val::array();
+    for (size_t i = 0; i < r.alibi_slopes.size(); ++i) slopes.set(i, r.alibi_slopes[i]);
+    g.set("alibiSlopes", slopes);
+    g.set("window", int_array(std::vector<int>{r.window_left, r.window_right}));
     return g;
   }
 
@@ -262,6 +311,7 @@ bool built_with_simd() {
 EMSCRIPTEN_BINDINGS(mha_core) {
   function("passport", &passport);
   function("forwardLayout", &forward_layout);
+  function("scoreModsLayout", &score_mods_layout);
   function("lastError", &last_error);
   function("heapInUse", &heap_in_use);
   function("simd", &built_with_simd);

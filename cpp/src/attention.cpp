@@ -64,8 +64,54 @@ struct HeadMasks {
   bool causal = false;
   int offset = 0;                  // query i sits at absolute position i + offset
   int tk = 0;
-  bool any() const { return mask || kpm || kpm_add || causal; }
+  // Score modifiers of the layer (Config): soft-cap (0 = off), this head's ALiBi slope, the window.
+  float softcap = 0.f;
+  bool alibi = false;
+  float slope = 0.f;
+  int window_left = -1, window_right = -1;
+  bool window() const { return window_left >= 0 || window_right >= 0; }
+  bool any() const { return mask || kpm || kpm_add || causal || window(); }
+  bool mods() const { return softcap > 0.f || alibi; }
 };
+
+/// tanh(a) as a rational function (Eigen 3.4's generic_fast_tanh_float: odd degree-13 over even
+/// degree-6 polynomial on a clamped to ±7.905, |error| below 3e-7 there, a itself for |a| < 4e-4).
+/// Compares and selects instead of calls, so the loops below vectorize (std::tanh is a libm call per score).
+inline float tanh_rational(float a) {
+  constexpr float c = 7.90531110763549805f;
+  const float x = a > c ? c : (a < -c ? -c : a);
+  const float x2 = x * x;
+  float p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
+  p = x2 * p + -8.60467152213735e-11f;
+  p = x2 * p + 5.12229709037114e-08f;
+  p = x2 * p + 1.48572235717979e-05f;
+  p = x2 * p + 6.37261928875436e-04f;
+  p = x2 * p + 4.89352455891786e-03f;
+  p = x * p;
+  float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
+  q = x2 * q + 2.26843463243900e-03f;
+  q = x2 * q + 4.89352518554385e-03f;
+  const float r = p / q;
+  return (a < 4e-4f && a > -4e-4f) ? x : r;
+}
+
+/// The score modifiers on scaled scores S [rows, n] of queries r0.. and keys k0..: soft-capping
+/// S ← cap·tanh(S / cap) (Gemma 2), then ALiBi S ← S − slope·|pos_i − j| (Press et al. 2022), in one
+/// pass per row. Runs only when a layer has them, where the scores are computed (no extra pass over
+/// a [Tq, Tk] matrix).
+__attribute__((noinline)) void apply_mods(const HeadMasks& hm, int r0, int rows, int k0, int n, float* S, int lds) {
+  const float cap = hm.softcap, inv_cap = cap > 0.f ? 1.f / cap : 0.f, slope = hm.slope;
+  for (int rr = 0; rr < rows; ++rr) {
+    float* srow = S + size_t(rr) * lds;
+    const float d0 = float(r0 + rr + hm.offset - k0);  // pos_i − key k0
+    if (cap > 0.f && hm.alibi)
+      for (int j = 0; j < n; ++j) srow[j] = cap * tanh_rational(srow[j] * inv_cap) - slope * std::fabs(d0 - float(j));
+    else if (cap > 0.f)
+      for (int j = 0; j < n; ++j) srow[j] = cap * tanh_rational(srow[j] * inv_cap);
+    else
+      for (int j = 0; j < n; ++j) srow[j] -= slope * std::fabs(d0 - float(j));
+  }
+}
 
 /// Applies the masks to scores S [rows, n] of queries r0.. and keys k0.. (leading dimension lds):
 /// adds the additive attention mask and the additive key padding mask, then sets padded (boolean
@@ -87,6 +133,13 @@ __attribute__((noinline)) void apply_masks(const HeadMasks& hm, int r0, int rows
         if (hm.kpm[k0 + j]) srow[j] = kNegInf;
     if (hm.causal)
       for (int j = std::max(0, r0 + rr + hm.offset + 1 - k0); j < n; ++j) srow[j] = kNegInf;
+    if (hm.window()) {  // keys j outside pos − left ≤ j ≤ pos + right
+      const int64_t pos = int64_t(r0) + rr + hm.offset;
+      const int64_t lo = hm.window_left >= 0 ? pos - hm.window_left - k0 : 0;
+      const int64_t hi = hm.window_right >= 0 ? pos + hm.window_right + 1 - k0 : n;
+      for (int j = 0; j < n && j < lo; ++j) srow[j] = kNegInf;
+      for (int64_t j = std::max<int64_t>(0, hi); j < n; ++j) srow[j] = kNegInf;
+    }
   }
 }
 
@@ -322,9 +375,10 @@ struct Head {
 };
 
 /// One block of query rows r0 .. r0+rows of a head: Q_i rows at q (leading dimension ldq), head
-/// output rows at o (leading dimension ldo), keys 0 .. kend attended (causal rows skip the rest).
+/// output rows at o (leading dimension ldo), keys kbeg .. kend attended (causal rows and windows
+/// skip the rest; kbeg is a multiple of 8 unless K/V are read in place).
 struct RowBlock {
-  int r0 = 0, rows = 0, kend = 0;
+  int r0 = 0, rows = 0, kbeg = 0, kend = 0;
   const float* q = nullptr; int ldq = 0;
   float* o = nullptr; int ldo = 0;
 };
@@ -332,19 +386,24 @@ struct RowBlock {
 /// head_i rows = softmax(Q_i·K_gᵀ·scale + M)·V_g with every score row held at once ([rows, Tk] in
 /// S, or straight in the returned weights). Averaged weights are added to avg ([rows, Tk]).
 void attend_block(const Head& hd, const RowBlock& blk, int tk, float* S, float* avg, float inv_h) {
-  const int rows = blk.rows, kend = blk.kend, lds = tk;
-  hd.scores(blk.q, blk.ldq, rows, 0, kend, S, lds);                        // S = Q_i·K_gᵀ·scale [rows, kend]
-  if (hd.trace)
+  const int rows = blk.rows, kbeg = blk.kbeg, kend = blk.kend, lds = tk, n = kend - kbeg;
+  float* Sb = S + kbeg;                                                       // keys kbeg .. kend
+  hd.scores(blk.q, blk.ldq, rows, kbeg, n, Sb, lds);                         // S = Q_i·K_gᵀ·scale [rows, n]
+  if (hd.masks.mods()) apply_mods(hd.masks, blk.r0, rows, kbeg, n, Sb, lds);  // soft-cap, ALiBi
+  if (hd.trace)  // a trace attends every key (kbeg = 0, kend = tk)
     for (int rr = 0; rr < rows; ++rr)
       std::memcpy(hd.trace + size_t(blk.r0 + rr) * tk, S + size_t(rr) * lds, sizeof(float) * tk);
-  if (hd.masks.any()) apply_masks(hd.masks, blk.r0, rows, 0, kend, S, lds);  // S += M
-  kernels::softmax_rows(rows, kend, S, lds);                                 // P = softmax(S) by row
-  if (kend < tk && hd.weights)                                               // keys past the causal limit
-    for (int rr = 0; rr < rows; ++rr) std::fill(S + size_t(rr) * lds + kend, S + size_t(rr + 1) * lds, 0.f);
-  hd.weigh(rows, 0, kend, S, lds, blk.o, blk.ldo, false);                    // head_i = P·V_g [rows, d_v]
+  if (hd.masks.any()) apply_masks(hd.masks, blk.r0, rows, kbeg, n, Sb, lds);  // S += M
+  kernels::softmax_rows(rows, n, Sb, lds);                                    // P = softmax(S) by row
+  if ((kbeg > 0 || kend < tk) && hd.weights)                                  // keys outside the causal limit / window
+    for (int rr = 0; rr < rows; ++rr) {
+      std::fill(S + size_t(rr) * lds, S + size_t(rr) * lds + kbeg, 0.f);
+      std::fill(S + size_t(rr) * lds + kend, S + size_t(rr + 1) * lds, 0.f);
+    }
+  hd.weigh(rows, kbeg, n, Sb, lds, blk.o, blk.ldo, false);                    // head_i = P·V_g [rows, d_v]
   if (avg)
     for (int rr = 0; rr < rows; ++rr)
-      for (int j = 0; j < kend; ++j) avg[size_t(rr) * tk + j] += inv_h * S[size_t(rr) * lds + j];
+      for (int j = kbeg; j < kend; ++j) avg[size_t(rr) * tk + j] += inv_h * S[size_t(rr) * lds + j];
 }
 
 /// The same over key blocks of kKeyBlock with an online softmax (Milakov & Gimelshein 2018; the
@@ -358,13 +417,14 @@ void attend_block_streaming(const Head& hd, const RowBlock& blk, int blk_rows, f
   float* alpha = l + blk_rows;
   std::fill(m, m + rows, kNegInf);
   std::fill(l, l + rows, 0.f);
-  for (int k0 = 0; k0 < blk.kend; k0 += kKeyBlock) {
+  for (int k0 = blk.kbeg; k0 < blk.kend; k0 += kKeyBlock) {  // key blocks outside a window are skipped
     const int n = std::min(kKeyBlock, blk.kend - k0);
     hd.scores(blk.q, blk.ldq, rows, k0, n, S, kKeyBlock);                                // S = Q_i·K_gᵀ·scale
+    if (hd.masks.mods()) apply_mods(hd.masks, blk.r0, rows, k0, n, S, kKeyBlock);       // soft-cap, ALiBi
     if (hd.masks.any()) apply_masks(hd.masks, blk.r0, rows, k0, n, S, kKeyBlock);       // S += M
     kernels::softmax_online_block(rows, n, S, kKeyBlock, m, l, alpha);                  // P = exp(S − m)
-    if (k0 > 0) kernels::scale_rows(rows, hd.dv, blk.o, blk.ldo, alpha);
-    hd.weigh(rows, k0, n, S, kKeyBlock, blk.o, blk.ldo, k0 > 0);                       // O += P·V_g
+    if (k0 > blk.kbeg) kernels::scale_rows(rows, hd.dv, blk.o, blk.ldo, alpha);
+    hd.weigh(rows, k0, n, S, kKeyBlock, blk.o, blk.ldo, k0 > blk.kbeg);                      // O += P·V_g
   }
   for (int rr = 0; rr < rows; ++rr) alpha[rr] = l[rr] > 0.f ? 1.f / l[rr] : 0.f;  // all masked: 0
   kernels::scale_rows(rows, hd.dv, blk.o, blk.ldo, alpha);                        // head_i = O / l
@@ -394,6 +454,10 @@ void Layer::attend_rows(const AttentionPlan& a, int b, int r0q, int nrows, const
     hm.kpm_add = a.key_padding_add ? a.key_padding_add + size_t(b) * Tk : nullptr;
     hm.causal = a.causal;
     hm.offset = a.causal_offset;
+    hm.softcap = r.softcap;
+    hm.alibi = !r.alibi_slopes.empty();
+    hm.slope = hm.alibi ? r.alibi_slopes[i] : 0.f;
+    hm.window_left = r.window_left; hm.window_right = r.window_right;
     if (a.attn_mask_kind == MaskKind::kShared) hm.mask = a.attn_mask;
     if (a.attn_mask_kind == MaskKind::kPerHead) hm.mask = a.attn_mask + (size_t(b) * h + i) * Tq * Tk;
     if (per_head_weights) hd.weights = a.weights + (size_t(b) * h + i) * Tq * Tk;
@@ -409,7 +473,17 @@ void Layer::attend_rows(const AttentionPlan& a, int b, int r0q, int nrows, const
       // partly masked; the ones above it are never computed.
       blk.kend = Tk;
       if (a.causal && !hd.trace) blk.kend = std::max(0, std::min(Tk, blk.r0 + blk.rows + a.causal_offset));
-      if (blk.kend == 0) {  // every key masked: output and weights 0
+      // Likewise keys outside the window of every row of the block (Longformer / Mistral sliding window):
+      // never computed, and in a KV-cache step never read.
+      if (hm.window() && !hd.trace) {
+        const int64_t p0 = int64_t(blk.r0) + a.causal_offset, p1 = p0 + blk.rows - 1;  // first and last positions
+        if (hm.window_right >= 0) blk.kend = int(std::max<int64_t>(0, std::min<int64_t>(blk.kend, p1 + hm.window_right + 1)));
+        if (hm.window_left >= 0) {
+          const int64_t k = std::min<int64_t>(Tk, std::max<int64_t>(0, p0 - hm.window_left));
+          blk.kbeg = a.direct ? int(k) : int(k) & ~7;  // packed Kᵀ is addressed in panels of 8 keys
+        }
+      }
+      if (blk.kend <= blk.kbeg) {  // every key masked: output and weights 0
         for (int rr = 0; rr < blk.rows; ++rr) std::fill(blk.o + size_t(rr) * ldo, blk.o + size_t(rr) * ldo + hd.dv, 0.f);
         if (hd.weights) std::fill(hd.weights + size_t(blk.r0) * Tk, hd.weights + size_t(blk.r0 + blk.rows) * Tk, 0.f);
       } else if (a.streaming) {

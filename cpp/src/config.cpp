@@ -2,6 +2,8 @@
 #include "mha/config.hpp"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace mha {
@@ -9,6 +11,17 @@ namespace {
 /// kInvalidConfig naming `argument` (message tokens: see mha/status.hpp).
 Status invalid(const char* argument, const std::string& m) { return Status::Error(Code::kInvalidConfig, m, argument); }
 std::string str(int64_t v) { return std::to_string(v); }
+/// A float as JS prints it for the usual values (shortest of %.9g), "NaN", "Infinity".
+std::string num(float v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  char buf[32];
+  for (int p = 1; p <= 9; ++p) {
+    std::snprintf(buf, sizeof buf, "%.*g", p, double(v));
+    if (std::strtof(buf, nullptr) == v) break;
+  }
+  return buf;
+}
 }  // namespace
 
 Status resolve(const Config& c, Resolved& r) {
@@ -86,11 +99,42 @@ Status resolve(const Config& c, Resolved& r) {
       int64_t(r.v_dim) * v >= lim || o * dm >= lim)
     return invalid("weights", "weights too large: d_model = " + str(dm) + ", h·d_k = " + str(q) +
                    " give more than 2^31 elements in one matrix");
+  if (c.softcap_on && !(c.softcap > 0.f && std::isfinite(c.softcap)))
+    return invalid("softcap", "{softcap} must be a finite number > 0 (the cap of cap·tanh(scores / cap)), got " +
+                   num(c.softcap));
+  if (c.alibi && c.alibi_given) {
+    if (static_cast<int64_t>(c.alibi_slopes.size()) != h)
+      return invalid("alibi_slopes", "{alibi_slopes} must hold one slope per query head: expected {num_heads} = " + str(h) +
+                     " slopes, got " + str(static_cast<int64_t>(c.alibi_slopes.size())));
+    for (size_t i = 0; i < c.alibi_slopes.size(); ++i)
+      if (!std::isfinite(c.alibi_slopes[i]))
+        return invalid("alibi_slopes", "{alibi_slopes}[" + str(int64_t(i)) + "] must be a finite number, got " +
+                       num(c.alibi_slopes[i]));
+  }
+  if (c.window_left < -1 || c.window_right < -1)
+    return invalid("window", "{window} = [left, right] must hold integers ≥ 0 or −1 (unbounded), got [" +
+                   str(c.window_left) + ", " + str(c.window_right) + "]");
+  r.softcap = c.softcap_on ? c.softcap : 0.f;
+  if (c.alibi) r.alibi_slopes = c.alibi_given ? c.alibi_slopes : alibi_default_slopes(h);
+  r.window_left = c.window_left;
+  r.window_right = c.window_right;
   r.q_width = static_cast<int>(q);
   r.o_width = static_cast<int>(o);
   r.k_width = static_cast<int>(k);
   r.v_width = static_cast<int>(v);
   return Status::Ok();
+}
+
+std::vector<float> alibi_default_slopes(int h) {
+  std::vector<float> out;
+  if (h < 1) return out;
+  int n = 1;
+  while (n * 2 <= h) n *= 2;  // the closest power of two ≤ h
+  for (int i = 1; i <= n; ++i) out.push_back(static_cast<float>(std::pow(2.0, -8.0 * i / n)));
+  // the rest: slopes 1, 3, 5, … (0-based: every other, starting at the first) of 2n heads
+  for (int i = 1; static_cast<int>(out.size()) < h; i += 2)
+    out.push_back(static_cast<float>(std::pow(2.0, -8.0 * i / (2 * n))));
+  return out;
 }
 
 Status passport(const Config& c, int seq_len, int key_len, int batch, Passport& p) {
@@ -111,13 +155,18 @@ Status passport(const Config& c, int seq_len, int key_len, int batch, Passport& 
   };
   const int64_t dk = r.dk[0], dv = r.dv[0];
   const bool kv_shared = g != h;
+  std::string scores_formula = "Q_i·K_iᵀ / √d_k";
+  if (r.softcap > 0.f) scores_formula = "cap·tanh(" + scores_formula + " / cap)";
+  if (!r.alibi_slopes.empty()) scores_formula += " − m_i·|i − j|";
+  scores_formula = "S_i = " + scores_formula;
+  if (r.has_window()) scores_formula += " (window: −∞ outside [i − left, i + right])";
   p.steps = {
       {"input X", sh({Tq, d}), "X"},
       {"split d_model into heads", sh({h, Tq, dk}), "X·W_Q → h × (T, d_k)"},
       {"per-head Q", sh({h, Tq, dk}), "Q_i = X·W_Q^(i)"},
       {"per-head K", sh({g, Tk, dk}), kv_shared ? "K_j = X·W_K^(j), shared by h/g query heads" : "K_i = X·W_K^(i)"},
       {"per-head V", sh({g, Tk, dv}), kv_shared ? "V_j = X·W_V^(j), shared by h/g query heads" : "V_i = X·W_V^(i)"},
-      {"per-head scores", sh({h, Tq, Tk}), "S_i = Q_i·K_iᵀ / √d_k"},
+      {"per-head scores", sh({h, Tq, Tk}), scores_formula},
       {"per-head attention weights", sh({h, Tq, Tk}), "A_i = softmax(S_i)"},
       {"per-head outputs", sh({h, Tq, dv}), "head_i = A_i·V_i"},
       {"concat", sh({Tq, int64_t(r.o_width)}), "concat(head_1, …, head_h)"},
@@ -139,7 +188,8 @@ Status passport(const Config& c, int seq_len, int key_len, int batch, Passport& 
   f.scores = 2.0 * Bd * Tqd * Tkd * r.q_width;
   f.weighted = 2.0 * Bd * Tqd * Tkd * r.o_width;
   f.output = 2.0 * Bd * Tqd * r.o_width * d;
-  f.total = f.projections + f.scores + f.weighted + f.output;
+  f.score_mods = Bd * double(h) * Tqd * Tkd * ((r.softcap > 0.f ? 3.0 : 0.0) + (r.alibi_slopes.empty() ? 0.0 : 2.0));
+  f.total = f.projections + f.scores + f.weighted + f.output + f.score_mods;
   return Status::Ok();
 }
 

@@ -297,3 +297,79 @@ TEST(Config, Errors) {
 }
 
 }  // namespace
+
+// ---- Score modifiers: soft-cap, ALiBi, sliding window ------------------------------------------
+
+TEST(ScoreMods, DefaultAlibiSlopesFollowThePaper) {
+  // Press et al. 2022: 2^(-8/h)·k for powers of two; else those of the closest power of two, then
+  // every other slope of twice as many heads (get_slopes of the reference implementation).
+  const std::vector<float> s8 = mha::alibi_default_slopes(8);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(s8[i], std::ldexp(1.f, -(i + 1)));
+  const std::vector<float> s6 = mha::alibi_default_slopes(6);
+  const float want6[] = {1 / 4.f, 1 / 16.f, 1 / 64.f, 1 / 256.f, 1 / 2.f, 1 / 8.f};
+  ASSERT_EQ(s6.size(), 6u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(s6[i], want6[i]) << i;
+  EXPECT_EQ(mha::alibi_default_slopes(1), std::vector<float>{1 / 256.f});
+}
+
+TEST(ScoreMods, BadValuesAreInvalidConfigNamingTheField) {
+  mha::Config c;
+  c.d_model = 8; c.num_heads = 2;
+  mha::Resolved r;
+  mha::Config bad = c;
+  bad.softcap_on = true; bad.softcap = 0.f;
+  mha::Status s = mha::resolve(bad, r);
+  EXPECT_EQ(s.code, mha::Code::kInvalidConfig);
+  EXPECT_EQ(s.argument, "softcap");
+  bad = c; bad.alibi = true; bad.alibi_given = true; bad.alibi_slopes = {1.f, 2.f, 3.f};
+  s = mha::resolve(bad, r);
+  EXPECT_EQ(s.argument, "alibi_slopes");
+  EXPECT_NE(s.render().find("expected num_heads = 2 slopes, got 3"), std::string::npos) << s.render();
+  bad = c; bad.window_left = -2;
+  s = mha::resolve(bad, r);
+  EXPECT_EQ(s.argument, "window");
+  bad = c; bad.softcap_on = true; bad.softcap = 30.f; bad.alibi = true; bad.window_left = 3; bad.window_right = 0;
+  ASSERT_TRUE(mha::resolve(bad, r).ok());
+  EXPECT_EQ(r.softcap, 30.f);
+  EXPECT_EQ(r.alibi_slopes, mha::alibi_default_slopes(2));
+}
+
+// With every modifier: the streaming path (no weights, > 512 keys, key blocks skipped by the window)
+// equals the block path with weights; the KV cache's steps equal the causal forward.
+TEST(ScoreMods, StreamingAndKVCacheEqualTheBlockPath) {
+  std::mt19937 rng(5);
+  for (int it = 0; it < 6; ++it) {
+    mha::Config cfg;
+    cfg.d_model = 12; cfg.num_heads = 3; cfg.kv_heads = it % 2 ? 1 : 3;
+    cfg.softcap_on = it % 3 != 0; cfg.softcap = 2.5f;
+    cfg.alibi = it % 3 != 1;
+    cfg.window_left = it < 3 ? 200 : 37; cfg.window_right = it % 2 ? -1 : 9;
+    RandomLayer L;
+    ASSERT_NO_FATAL_FAILURE(make_random_layer(rng, cfg, L));
+    auto& layer = L.layer;
+    const int T = 700 + 61 * it;
+    auto x = rnd(rng, size_t(T) * 12, 2.f);
+    std::vector<float> w(size_t(3) * T * T), o1(size_t(T) * 12), o2(o1.size());
+    mha::ForwardArgs a;
+    a.batch = 1; a.tq = T; a.query = x.data(); a.causal = it >= 3;
+    a.output = o1.data(); a.weights = w.data();
+    ASSERT_TRUE(layer->forward(a).ok());
+    a.output = o2.data(); a.weights = nullptr;
+    ASSERT_TRUE(layer->forward(a).ok());
+    for (size_t i = 0; i < o1.size(); ++i) ASSERT_NEAR(o2[i], o1[i], 2e-5 * (1 + std::abs(o1[i]))) << "it " << it << " i " << i;
+    // weights outside the window are exactly 0
+    for (int q = 0; q < T; q += 97)
+      for (int j = 0; j < T; ++j)
+        if ((cfg.window_left >= 0 && j < q - cfg.window_left) || (cfg.window_right >= 0 && j > q + cfg.window_right) || (a.causal && j > q))
+          ASSERT_EQ(w[size_t(q) * T + j], 0.f) << q << ", " << j;
+    if (!a.causal) continue;
+    std::unique_ptr<mha::KVCache> cache;
+    ASSERT_TRUE(mha::KVCache::create(layer.get(), T, 1, cache).ok());
+    for (int t = 0, n = 1; t < T; t += n, n = n % 7 + 1) {
+      n = std::min(n, T - t);
+      std::vector<float> out(size_t(n) * 12);
+      ASSERT_TRUE(cache->step(x.data() + size_t(t) * 12, n, out.data(), nullptr).ok());
+      for (int i = 0; i < n * 12; ++i) ASSERT_NEAR(out[i], o1[size_t(t) * 12 + i], 2e-5 * (1 + std::abs(o1[size_t(t) * 12 + i]))) << t;
+    }
+  }
+}

@@ -46,7 +46,7 @@ struct TraceOut {
   float* q = nullptr;       ///< [B, Tq, Σd_k]   Q after bias, heads side by side
   float* k = nullptr;       ///< [B, Tk, Σ_kv d_k]
   float* v = nullptr;       ///< [B, Tk, Σ_kv d_v]
-  float* scores = nullptr;  ///< [B, h, Tq, Tk]  scaled scores Q_i·K_iᵀ·scale, before any mask
+  float* scores = nullptr;  ///< [B, h, Tq, Tk]  scaled scores Q_i·K_iᵀ·scale (then soft-capped and ALiBi-biased when the layer has those), before any mask or window
   float* concat = nullptr;  ///< [B, Tq, Σd_v]   head outputs side by side, before W_O
 };
 

@@ -26,7 +26,29 @@ struct Config {
   float scale = 0.f;  ///< score scale; 0 -> 1/sqrt(d_k) (per head in the per-head form)
   std::vector<int> head_dk;  ///< per-head form: d_k of head i (size h), else empty
   std::vector<int> head_dv;  ///< per-head form: d_v of head i (size h), else empty
+
+  // Score modifiers: layer properties (a KV cache of the layer inherits them). Query i sits at
+  // position i + offset (offset 0 in a forward, the cache length in a KV-cache step), key j at j.
+  // On the scaled scores S = Q_i·K_gᵀ·scale, in this order, before the masks and the softmax:
+  //   soft-cap  S ← cap·tanh(S / cap)              (Gemma 2, Gemma Team 2024, §2 "logit soft-capping")
+  //   ALiBi     S ← S − slope_i·|pos_i − j|        (Press et al. 2022, "Train Short, Test Long", §3;
+  //             |·| as FlashAttention's alibi_slopes for non-causal attention; under a causal mask it
+  //             is the paper's −slope·(i − j))
+  //   window    key j masked unless pos_i − left ≤ j ≤ pos_i + right  (Beltagy et al. 2020, Longformer;
+  //             Mistral 7B; FlashAttention's window_size, −1 = unbounded on that side)
+  bool softcap_on = false;   ///< soft-capping on; then softcap must be finite and > 0
+  float softcap = 0.f;       ///< the cap
+  bool alibi = false;        ///< ALiBi on: alibi_slopes when alibi_given, else the paper's geometric slopes
+  bool alibi_given = false;  ///< alibi_slopes are given (then they must hold one slope per query head)
+  std::vector<float> alibi_slopes;  ///< the given slopes, one per query head (size h)
+  int window_left = -1;      ///< keys at most this far before the query; −1 = unbounded
+  int window_right = -1;     ///< keys at most this far after the query; −1 = unbounded
 };
+
+/// The ALiBi slopes of Press et al. (2022) for h heads: for h a power of two, the geometric sequence
+/// 2^(−8/h), 2^(−16/h), …, 2^(−8); otherwise those of the closest smaller power of two n, followed by
+/// every other slope of 2n heads (the paper's reference implementation, get_slopes).
+std::vector<float> alibi_default_slopes(int h);
 
 /// A configuration with every default filled in and the column offsets of each head inside the
 /// packed weights: head i reads columns [q_off[i], q_off[i] + dk[i]) of W_Q and rows
@@ -46,6 +68,12 @@ struct Resolved {
   int v_width = 0;   ///< Σ d_v over kv heads (columns of W_V)
   int o_width = 0;   ///< Σ d_v over query heads (rows of W_O, width of the concat)
   int kv_of(int head) const { return head / (num_heads / kv_heads); }
+  // Score modifiers (see Config): softcap 0 = off; alibi_slopes empty = off, else one per query
+  // head; window_left / window_right −1 = unbounded.
+  float softcap = 0.f;
+  std::vector<float> alibi_slopes;
+  int window_left = -1, window_right = -1;
+  bool has_window() const { return window_left >= 0 || window_right >= 0; }
 };
 
 /// Largest number of heads resolve() accepts (bounds the per-head tables it allocates).
@@ -55,7 +83,8 @@ constexpr int kMaxHeads = 65536;
 /// Errors (Code::kInvalidConfig, message names the field, expected and actual value):
 /// d_model < 1, num_heads < 1 or > kMaxHeads, kv_heads not dividing num_heads, num_heads not dividing d_model
 /// when d_k is not given, negative widths, non-finite or non-positive scale, per-head widths of
-/// the wrong count or < 1, sizes whose products overflow 2^31 elements.
+/// the wrong count or < 1, sizes whose products overflow 2^31 elements; softcap not finite or ≤ 0,
+/// alibi_slopes not of size h or not finite, window_left / window_right < −1.
 Status resolve(const Config& c, Resolved& out);
 
 /// Parameter counts (weights and biases of W_Q, W_K, W_V, W_O).
@@ -68,11 +97,15 @@ struct Params {
 };
 
 /// FLOP counts, one multiply-add = 2 FLOPs (softmax, scaling and bias adds not counted).
+/// score_mods counts the score modifiers of dense attention: soft-capping 3 per score (a multiply, a
+/// tanh counted as one, a multiply), ALiBi 2 per score (one multiply-add); a window only masks (the
+/// other counts stay those of dense attention, an upper bound when a window skips key blocks).
 struct Flops {
   double projections = 0;  ///< 2·B·(Tq·d_model·Σd_k + Tk·k_dim·Σ_kv d_k + Tk·v_dim·Σ_kv d_v)
   double scores = 0;       ///< 2·B·Tq·Tk·Σ d_k      (Q·Kᵀ over all heads)
   double weighted = 0;     ///< 2·B·Tq·Tk·Σ d_v      (A·V over all heads)
   double output = 0;       ///< 2·B·Tq·Σd_v·d_model  (concat·W_O)
+  double score_mods = 0;   ///< B·h·Tq·Tk·(3 if soft-capping + 2 if ALiBi)
   double total = 0;
 };
 

@@ -5,6 +5,8 @@
 // rows of full causal self-attention over the whole sequence (Vaswani et al. 2017, §3.2.3
 // decoder masking; the cache itself as in GPT-2/LLaMA inference). With grouped-query attention
 // only the g key/value heads are stored: memory 2·B·max_len·(Σ_kv d_k + Σ_kv d_v)·4 bytes.
+// The layer's score modifiers apply (soft-cap, ALiBi, sliding window: mha::Config), with the new
+// tokens' queries at positions length() … length()+n−1; keys that fell out of the window are not read.
 #pragma once
 #include <memory>
 

@@ -235,6 +235,14 @@ export interface PassportConfig {
   vDim?: number;
   /** Whether the projections have biases (counted in `params`). Default true. */
   bias?: boolean;
+  /** The score modifiers, as {@link LayerOptions}: counted in `flops.scoreMods`. */
+  softcap?: number;
+  /** As {@link LayerOptions.alibi}. */
+  alibi?: boolean;
+  /** As {@link LayerOptions.alibiSlopes}. */
+  alibiSlopes?: ArrayLike<number>;
+  /** As {@link LayerOptions.window} (adds no FLOPs: the counts stay those of dense attention). */
+  window?: [number, number];
 }
 
 /** One tensor of the forward, in the order it is computed. */
@@ -277,6 +285,11 @@ export interface PassportFlops {
   weighted: number;
   /** concat·W_O. */
   output: number;
+  /**
+   * The score modifiers over `B·h·Tq·Tk` scores: soft-capping 3 per score (two multiplies and a tanh
+   * counted as one), ALiBi 2 per score (one multiply-add); 0 without them.
+   */
+  scoreMods: number;
   /** The sum of the above. */
   total: number;
 }
@@ -376,6 +389,30 @@ export interface LayerOptions {
    * dModel give the same packed matrices for every numHeads.
    */
   seed?: number;
+  /**
+   * Logit soft-capping (Gemma 2, Gemma Team 2024): the scaled scores become `cap·tanh(S / cap)`
+   * before the masks and the softmax. A finite number > 0 (Gemma 2: 50); named as FlashAttention's
+   * `softcap` argument. Else `MHAError` INVALID_CONFIG with `argument: 'softcap'`.
+   */
+  softcap?: number;
+  /**
+   * ALiBi (Press et al. 2022, "Train Short, Test Long"): `S −= m_h·|i − j|` for query position `i`
+   * and key `j` (under a causal mask the paper's `−m·(i − j)`; `|i − j|` for non-causal attention as
+   * FlashAttention's `alibi_slopes`), with the paper's slopes `2^(−8/h), 2^(−16/h), …, 2^(−8)`; for
+   * `h` not a power of two, those of the closest smaller power of two `n`, then every other slope of
+   * `2n` heads (the reference implementation).
+   */
+  alibi?: boolean;
+  /** ALiBi with these slopes, one per query head (length `numHeads`, else INVALID_CONFIG naming `alibiSlopes`, the expected and the actual length). Turns ALiBi on. */
+  alibiSlopes?: ArrayLike<number>;
+  /**
+   * Sliding window `[left, right]` (Longformer, Beltagy et al. 2020; Mistral 7B), as FlashAttention's
+   * `window_size`: query `i` attends keys `j` with `i − left ≤ j ≤ i + right`; `−1` = unbounded on that
+   * side (`[w, 0]` with `causal`: a window of `w + 1` tokens). Key blocks outside it are not computed;
+   * a KV-cache step does not read the keys that fell out of it. A query whose keys are all masked gets
+   * weights 0 and output 0. Integers ≥ −1, else INVALID_CONFIG naming `window`.
+   */
+  window?: [number, number];
 }
 
 /** The resolved configuration of a {@link Layer}. */
@@ -394,6 +431,12 @@ export interface LayerConfig {
   readonly scale: number;
   /** Every head's widths in the per-head form; `null` for packed layers. */
   readonly headDims: { readonly dK: readonly number[]; readonly dV: readonly number[] } | null;
+  /** The soft-cap, when the layer has one. */
+  readonly softcap?: number;
+  /** The ALiBi slopes in use (the default ones with `alibi: true`), when the layer has ALiBi. */
+  readonly alibiSlopes?: Float32Array;
+  /** The window `[left, right]`, when the layer has one. */
+  readonly window?: readonly [number, number];
 }
 
 /** Options of {@link Layer.forward} (and {@link Layer.trace}, which ignores the weight options). */
@@ -451,7 +494,7 @@ export interface HeadTrace {
   k: Tensor;
   /** V of the K/V head it uses `[B?, Tk, d_v]`. */
   v: Tensor;
-  /** `Q_i·K_iᵀ·scale` before any mask `[B?, Tq, Tk]`. */
+  /** `Q_i·K_iᵀ·scale` before any mask `[B?, Tq, Tk]` (after the layer's soft-cap and ALiBi, if it has them; a window is a mask). */
   scores: Tensor;
   /** Attention weights (after masks and softmax) `[B?, Tq, Tk]`. */
   weights: Tensor;

@@ -17,17 +17,26 @@ import { VERSION } from './version.js';
 import { resolveLayer, intOption, biasOption } from './weights.js';
 import { Staging, checkFits } from './memory.js';
 import { parseSafetensors } from './safetensors.js';
+import { scoreModsOption, scoreModsBytes, writeScoreMods } from './scoremods.js';
 import { loadModel, CharModel, MODEL_FORMAT } from './model.js';
 
 export { MHAError, Tensor, Layer, KVCache, VERSION, parseSafetensors, CharModel, MODEL_FORMAT };
 export { headType, analyzeHeads, scoreText, inductionTargets, TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN } from './heads.js';
 
-/** Calls the core's passport (the one place the configuration rules live). */
+/** Calls the core's passport (the one place the configuration rules live); o.mods: the score
+ * modifiers (scoreModsOption), written into wasm memory for the call. */
 function corePassport(core, o) {
-  const p = core.passport(o.dModel, o.numHeads, o.kvHeads || 0, o.dK || 0, o.dV || 0, o.kDim || 0,
-    o.vDim || 0, o.bias !== false, o.seqLen || 1, o.keyLen || 0, o.batch || 0);
-  if (p === null) throw coreError(core);
-  return p;
+  const mods = o.mods ?? null;
+  const staging = mods ? new Staging(core) : null;
+  try {
+    const at = mods ? writeScoreMods(core, mods, staging.ensure(scoreModsBytes(core, mods), 'passport')) : 0;
+    const p = core.passport(o.dModel, o.numHeads, o.kvHeads || 0, o.dK || 0, o.dV || 0, o.kDim || 0,
+      o.vDim || 0, o.bias !== false, o.seqLen || 1, o.keyLen || 0, o.batch || 0, at);
+    if (p === null) throw coreError(core);
+    return p;
+  } finally {
+    staging?.free();
+  }
 }
 
 /** An instance of the wasm module with the API on top. Create it with createMHA(). */
@@ -44,14 +53,20 @@ class MHA {
   /**
    * Shape passport of one forward: every tensor's shape, the parameter and FLOP counts, from the
    * configuration alone. FLOPs count one multiply-add as 2: projections = Q, K and V projections,
-   * scores = Q·Kᵀ over all heads, weighted = A·V over all heads, output = concat·W_O.
+   * scores = Q·Kᵀ over all heads, weighted = A·V over all heads, output = concat·W_O, scoreMods =
+   * the score modifiers over B·h·Tq·Tk scores (softcap: 3 per score, a tanh counted as one and two
+   * multiplies; ALiBi: 2 per score, one multiply-add; a window adds none and the other counts stay
+   * those of dense attention); total = their sum.
    * @param {{seqLen: number, dModel: number, numHeads: number, kvHeads?: number, keyLen?: number,
-   *          batch?: number, dK?: number, dV?: number, kDim?: number, vDim?: number, bias?: boolean}} cfg
+   *          batch?: number, dK?: number, dV?: number, kDim?: number, vDim?: number, bias?: boolean,
+   *          softcap?: number, alibi?: boolean, alibiSlopes?: ArrayLike<number>,
+   *          window?: [number, number]}} cfg (the score modifiers as in createLayer)
    * @returns {{dK: number, dV: number, steps: Array<{name: string, shape: number[], formula: string}>,
    *   params: {wQPerHead: number, wQ: number, wK: number, wV: number, wO: number, bias: number,
    *   total: number, singleHeadWQ: number}, flops: {projections: number, scores: number,
-   *   weighted: number, output: number, total: number}}}
-   * @throws {MHAError} INVALID_CONFIG (e.g. numHeads not dividing dModel when dK is not given)
+   *   weighted: number, output: number, scoreMods: number, total: number}}}
+   * @throws {MHAError} INVALID_CONFIG (e.g. numHeads not dividing dModel when dK is not given; a bad
+   *   softcap, alibiSlopes or window, as createLayer)
    */
   passport(cfg) {
     if (cfg === null || typeof cfg !== 'object') throw new MHAError('INVALID_CONFIG', 'passport: expected an object {seqLen, dModel, numHeads, ...}');
@@ -59,6 +74,7 @@ class MHA {
     for (const k of ['seqLen', 'dModel', 'numHeads']) o[k] = intOption(cfg, k, { required: true });
     for (const k of ['kvHeads', 'keyLen', 'batch', 'dK', 'dV', 'kDim', 'vDim']) o[k] = intOption(cfg, k);
     o.bias = biasOption(cfg);
+    o.mods = scoreModsOption(cfg);
     return corePassport(this._core, o);
   }
 
@@ -78,9 +94,25 @@ class MHA {
    *   wO [h·dV, dModel], bQ?, bK?, bV?, bO?} or per-head {heads: [{wQ, wK, wV, bQ?, bK?, bV?}],
    *   wO, bO?}; all [in, out]
    * @param {number} [opts.seed] seed of the Xavier-uniform init used when weights are omitted
+   * @param {number} [opts.softcap] logit soft-capping (Gemma 2): scores ← cap·tanh(scores / cap) on
+   *   the scaled scores, before masks and softmax; a finite number > 0 (Gemma 2 uses 50). Name as
+   *   FlashAttention's `softcap` argument.
+   * @param {boolean} [opts.alibi] ALiBi (Press et al. 2022): scores −= m_h·|i − j| for query
+   *   position i, key j, with the paper's geometric slopes m_h (2^(−8/h), 2^(−16/h), …; for h not a
+   *   power of two, those of the closest power of two n, then every other slope of 2n heads). |i − j|
+   *   as FlashAttention's alibi_slopes; under a causal mask it is the paper's −m·(i − j).
+   * @param {ArrayLike<number>} [opts.alibiSlopes] ALiBi with these slopes, one per query head
+   *   (length numHeads; turns ALiBi on)
+   * @param {[number, number]} [opts.window] sliding window (Longformer, Beltagy et al. 2020; Mistral
+   *   7B), FlashAttention's window_size: query i attends keys j with i − left ≤ j ≤ i + right;
+   *   −1 = unbounded on that side ([w, 0] with causal: Mistral's window of w + 1 tokens). Key blocks
+   *   outside the window are not computed, and a KV cache's step does not read them. A query whose
+   *   keys are all masked gets weights 0 and output 0.
+   *   Positions: query i is at i in a forward, at cache.length + i in a KV-cache step; key j at j.
    * @returns {Layer}
-   * @throws {MHAError} INVALID_CONFIG, SHAPE_MISMATCH (a weight's shape), NON_FINITE (a weight's
-   *   NaN/Inf with its index), INVALID_ARGUMENT, OUT_OF_MEMORY
+   * @throws {MHAError} INVALID_CONFIG (also softcap not finite or ≤ 0, alibiSlopes not of length
+   *   numHeads, window not [left, right] with integers ≥ −1; the error names the option), SHAPE_MISMATCH
+   *   (a weight's shape), NON_FINITE (a weight's NaN/Inf with its index), INVALID_ARGUMENT, OUT_OF_MEMORY
    */
   createLayer(opts) {
     const core = this._core;
@@ -90,15 +122,17 @@ class MHA {
     // mallocing both would leave no room for the core's copy of a layer of ~1/3 of the heap.
     // Layer::create also probes the heap for its packed copy and refuses with OUT_OF_MEMORY
     // (fragmentation can defeat this estimate). Regression: tests/oom.test.mjs.
+    const mods = opts !== null && typeof opts === 'object' ? scoreModsOption(opts) : null;
     const { config, packed, headDims } = resolveLayer(opts, (c) => {
-      const p = corePassport(core, c);
+      const p = corePassport(core, { ...c, mods });
       checkFits(core, p.params.total * 4 * 2 + 64, 'createLayer');
       return p;
     });
     const staging = new Staging(core);
     try {
       const names = ['wQ', 'wK', 'wV', 'wO', 'bQ', 'bK', 'bV', 'bO'];
-      const bytes = names.reduce((a, k) => a + (packed[k] ? packed[k].length * 4 : 0), 0) + (headDims ? headDims.length * 4 : 0);
+      const bytes = names.reduce((a, k) => a + (packed[k] ? packed[k].length * 4 : 0), 0) + (headDims ? headDims.length * 4 : 0) +
+        scoreModsBytes(core, mods);
       const base = staging.ensure(bytes + 64, 'createLayer');
       const ptrs = {};
       let at = base;
@@ -109,11 +143,12 @@ class MHA {
         at += packed[k].length * 4;
       }
       let hd = 0;
-      if (headDims) { hd = at; core.HEAP32.set(headDims, at / 4); }
+      if (headDims) { hd = at; core.HEAP32.set(headDims, at / 4); at += headDims.length * 4; }
+      const md = writeScoreMods(core, mods, at);
       const handle = new core.LayerHandle();
       const status = handle.init(config.dModel, config.numHeads, config.kvHeads, headDims ? 0 : config.dK,
         headDims ? 0 : config.dV, config.kDim, config.vDim, config.bias, opts.scale || 0, hd,
-        ptrs.wQ, ptrs.wK, ptrs.wV, ptrs.wO, ptrs.bQ, ptrs.bK, ptrs.bV, ptrs.bO);
+        ptrs.wQ, ptrs.wK, ptrs.wV, ptrs.wO, ptrs.bQ, ptrs.bK, ptrs.bV, ptrs.bO, md);
       if (status !== 0) {
         const err = coreError(core, 'createLayer');
         handle.delete();

@@ -106,10 +106,21 @@ export class Layer {
     this._staging = new Staging(core);
     this._caches = new Set();
     this._release = makeRelease(handle, this._staging);
-    /** Resolved configuration: {dModel, numHeads, kvHeads, dK, dV, kDim, vDim, bias, scale, headDims}. */
-    this.config = Object.freeze(config);
-    // The core's resolved head geometry: widths of Q | K | V | concat and each head's columns.
+    // The core's resolved head geometry: widths of Q | K | V | concat and each head's columns, and
+    // the resolved score modifiers.
     this._geometry = handle.geometry();
+    const g = this._geometry;
+    /**
+     * Resolved configuration: {dModel, numHeads, kvHeads, dK, dV, kDim, vDim, bias, scale, headDims}
+     * and, only when set, the score modifiers as the core resolved them: softcap (the cap),
+     * alibiSlopes (Float32Array [numHeads], the default slopes when `alibi: true`), window [left, right].
+     */
+    this.config = Object.freeze({
+      ...config,
+      ...(g.softcap > 0 ? { softcap: g.softcap } : {}),
+      ...(g.alibiSlopes.length ? { alibiSlopes: Float32Array.from(g.alibiSlopes) } : {}),
+      ...(g.window[0] >= 0 || g.window[1] >= 0 ? { window: Object.freeze(g.window.slice()) } : {}),
+    });
     this._plan = null;
     registry?.register(this, this._release, this);
   }
@@ -289,7 +300,8 @@ export class Layer {
    * @returns {{heads: Array<{q: Tensor, k: Tensor, v: Tensor, scores: Tensor, weights: Tensor,
    *   output: Tensor}>, concat: Tensor, output: Tensor}} per head i: q [B?, Tq, d_k], k [B?, Tk, d_k],
    *   v [B?, Tk, d_v] (the K/V head it shares under grouped-query attention), scores
-   *   Q_i·K_iᵀ·scale before any mask [B?, Tq, Tk], weights [B?, Tq, Tk], output A_i·V_i [B?, Tq, d_v];
+   *   Q_i·K_iᵀ·scale before any mask [B?, Tq, Tk] (after the layer's softcap and ALiBi, if any;
+   *   the window is a mask), weights [B?, Tq, Tk], output A_i·V_i [B?, Tq, d_v];
    *   concat [B?, Tq, Σd_v]; output [B?, Tq, dModel]
    * @throws {MHAError} as forward(); INVALID_ARGUMENT when opts.out is given
    */

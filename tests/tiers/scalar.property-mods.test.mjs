@@ -1,0 +1,3 @@
+// The score-modifier property suite on the scalar tier (see tests/helpers/tier.mjs).
+process.env.MHA_TEST_TIER = 'scalar';
+await import('../property-mods.test.mjs');
