@@ -17,6 +17,10 @@ std::string num(float v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
   char buf[32];
+  if (v == std::floor(v) && std::fabs(v) < 1e15f) {  // integers as JS prints them: -10, not -1e+01
+    std::snprintf(buf, sizeof buf, "%.0f", double(v));
+    return buf;
+  }
   for (int p = 1; p <= 9; ++p) {
     std::snprintf(buf, sizeof buf, "%.*g", p, double(v));
     if (std::strtof(buf, nullptr) == v) break;
