@@ -314,8 +314,8 @@ Status Layer::ensure_rope_table(int npos) {
       const double f = std::pow(double(r.rope_base), -2.0 * p / w);  // θ^(−2p/w)
       for (int pos = 0; pos < n; ++pos) {
         const double ang = double(pos) * f;
-        t[size_t(pos) * rope_stride_ + col + 2 * p] = float(std::cos(ang));
-        t[size_t(pos) * rope_stride_ + col + 2 * p + 1] = float(std::sin(ang));
+        t[size_t(pos) * rope_stride_ + col + p] = float(std::cos(ang));
+        t[size_t(pos) * rope_stride_ + col + w / 2 + p] = float(std::sin(ang));
       }
     }
   }
@@ -336,16 +336,17 @@ Status Layer::rotate(bool keys, float* x, int ld, int rows, int pos0) {
     for (int hh = 0; hh < nh; ++hh) {
       const int head = keys ? hh * group : hh, w = r.rope_width(head), half = w / 2;
       float* v = row + (keys ? r.k_off[hh] : r.q_off[hh]);
-      const float* cs = tab + rope_col_[head];
+      const float* cs = tab + rope_col_[head];  // cos of the half pairs, then their sin
+      const float* sns = cs + half;
       if (inter) {
         for (int p = 0; p < half; ++p) {
-          const float c = cs[2 * p], sn = cs[2 * p + 1], a = v[2 * p], b = v[2 * p + 1];
+          const float c = cs[p], sn = sns[p], a = v[2 * p], b = v[2 * p + 1];
           v[2 * p] = a * c - b * sn;
           v[2 * p + 1] = a * sn + b * c;
         }
       } else {
-        for (int p = 0; p < half; ++p) {
-          const float c = cs[2 * p], sn = cs[2 * p + 1], a = v[p], b = v[p + half];
+        for (int p = 0; p < half; ++p) {  // contiguous: vectorizes
+          const float c = cs[p], sn = sns[p], a = v[p], b = v[p + half];
           v[p] = a * c - b * sn;
           v[p + half] = a * sn + b * c;
         }

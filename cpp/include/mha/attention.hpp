@@ -167,7 +167,7 @@ class Layer {
   Buffer packs_;   // packed Kᵀ and V of every kv head of one batch element
   Buffer scores_;  // one block of scores rows
   // RoPE: cos/sin table [rope_npos_][rope_stride_]: for each distinct rotated width w (one unless
-  // per-head widths differ), w/2 pairs (cos, sin) of pos·θ^(−2p/w); rope_col_[head]: its column.
+  // per-head widths differ), cos of pos·θ^(−2p/w) for p < w/2, then their sin; rope_col_[head]: its column.
   Buffer rope_tab_;
   int rope_npos_ = 0, rope_stride_ = 0;
   std::vector<int> rope_col_;
