@@ -655,13 +655,13 @@ void Layer::project_keys_values(const ForwardArgs& a, const ForwardPlan& p, int 
     if (p.kv_fused) {  // K | V in one GEMM over their column range
       const int ld = qkv_n_ - qkv_k0_;
       kernels::gemm_packed_cols(n, xk + row * kdim, kdim, *wqkv_, qkv_k0_, ld, bqkv_.empty() ? nullptr : bqkv_.data(), F, ld);
-      rotate(true, F, ld, n, t0);  // RoPE on K before it is packed (table sized by forward)
+      if (r.has_rope()) rotate(true, F, ld, n, t0);  // RoPE on K before it is packed (table sized by forward)
       pack_kv(F, ld, F + (qkv_v0_ - qkv_k0_), ld, t0, n, p.tk);
     } else {  // into the trace when it asks for K or V, else into ws_
       float* K = tr.k ? tr.k + row * r.k_width : F;
       float* V = tr.v ? tr.v + row * r.v_width : F + size_t(n) * r.k_width;
       project_rows(Projection::kKey, n, xk + row * kdim, K, r.k_width);
-      rotate(true, K, r.k_width, n, t0);  // RoPE on K (so the trace holds K after rotation)
+      if (r.has_rope()) rotate(true, K, r.k_width, n, t0);  // RoPE on K (so the trace holds K after rotation)
       project_rows(Projection::kValue, n, xv + row * vdim, V, r.v_width);
       pack_kv(K, r.k_width, V, r.v_width, t0, n, p.tk);
     }
@@ -676,7 +676,7 @@ const float* Layer::project_queries(const ForwardArgs& a, const ForwardPlan& p, 
   }
   float* q = a.trace.q ? a.trace.q + row * r.q_width : ws_.data();
   project_rows(Projection::kQuery, rows, a.query + row * r.d_model, q, r.q_width);
-  rotate(false, q, r.q_width, rows, pos0);  // RoPE on Q (the trace holds Q after rotation)
+  if (r.has_rope()) rotate(false, q, r.q_width, rows, pos0);  // RoPE on Q (the trace holds Q after rotation)
   ldq = r.q_width;
   return q;
 }
@@ -699,8 +699,10 @@ Status Layer::forward(const ForwardArgs& a) {
   // The fused layout keeps every row's K and V in ws_ for the whole call: attention can read them there.
   s = prepare_attention(p.attend, ws_floats(r, p.fused, qkv_n_, p.batch, p.tq, p.tk), p.fused, "forward", att);
   if (!s.ok()) return s;
-  s = ensure_rope_table(std::max(p.tq, p.tk));  // RoPE: positions 0 … max(Tq, Tk) − 1
-  if (!s.ok()) return s;
+  if (r.has_rope()) {  // RoPE: cos/sin of positions 0 … max(Tq, Tk) − 1
+    s = ensure_rope_table(std::max(p.tq, p.tk));
+    if (!s.ok()) return s;
+  }
   // Q | K | V = X·[W_Q | W_K | W_V] + b, for every row at once         [B·Tq, Σd_k + Σ_kv d_k + Σ_kv d_v]
   if (p.fused) {
     kernels::gemm_packed(p.batch * p.tq, a.query, r.d_model, *wqkv_, bqkv_.empty() ? nullptr : bqkv_.data(),
