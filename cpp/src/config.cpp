@@ -186,8 +186,9 @@ Status passport(const Config& c, int seq_len, int key_len, int batch, Passport& 
   p.steps = {
       {"input X", sh({Tq, d}), "X"},
       {"split d_model into heads", sh({h, Tq, dk}), "X·W_Q → h × (T, d_k)"},
-      {"per-head Q", sh({h, Tq, dk}), "Q_i = X·W_Q^(i)"},
-      {"per-head K", sh({g, Tk, dk}), kv_shared ? "K_j = X·W_K^(j), shared by h/g query heads" : "K_i = X·W_K^(i)"},
+      {"per-head Q", sh({h, Tq, dk}), r.has_rope() ? "Q_i = RoPE(X·W_Q^(i))" : "Q_i = X·W_Q^(i)"},
+      {"per-head K", sh({g, Tk, dk}), std::string(r.has_rope() ? "K_j = RoPE(X·W_K^(j))" : (kv_shared ? "K_j = X·W_K^(j)" : "K_i = X·W_K^(i)")) +
+                                          (kv_shared ? ", shared by h/g query heads" : "")},
       {"per-head V", sh({g, Tk, dv}), kv_shared ? "V_j = X·W_V^(j), shared by h/g query heads" : "V_i = X·W_V^(i)"},
       {"per-head scores", sh({h, Tq, Tk}), scores_formula},
       {"per-head attention weights", sh({h, Tq, Tk}), "A_i = softmax(S_i)"},

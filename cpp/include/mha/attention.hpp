@@ -43,8 +43,8 @@ enum class MaskKind : int {
 
 /// Optional outputs of a forward for teaching: every intermediate, each row-major.
 struct TraceOut {
-  float* q = nullptr;       ///< [B, Tq, Σd_k]   Q after bias, heads side by side
-  float* k = nullptr;       ///< [B, Tk, Σ_kv d_k]
+  float* q = nullptr;       ///< [B, Tq, Σd_k]   Q after bias (and after RoPE when the layer has it), heads side by side
+  float* k = nullptr;       ///< [B, Tk, Σ_kv d_k]  K likewise (rotated with RoPE)
   float* v = nullptr;       ///< [B, Tk, Σ_kv d_v]
   float* scores = nullptr;  ///< [B, h, Tq, Tk]  scaled scores Q_i·K_iᵀ·scale (then soft-capped and ALiBi-biased when the layer has those), before any mask or window
   float* concat = nullptr;  ///< [B, Tq, Σd_v]   head outputs side by side, before W_O
