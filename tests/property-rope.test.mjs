@@ -331,6 +331,11 @@ test('RoPE in a per-head layer of unequal widths: each head rotates its own d_k 
     }
   }
   throwsMHA(() => mha.createLayer({ weights: { heads, wO }, rope: { dim: 4 } }), 'INVALID_CONFIG', [/rope\.dim/, /≤ dK = 2, got 4/]);
+  // equal d_k, unequal d_v (a per-head layer, not uniform): the resolved dim is that d_k
+  const heads2 = [heads[0], { ...heads[0], wV: heads[1].wV }];
+  const l2 = mha.createLayer({ weights: { heads: heads2, wO: { data: values(mulberry32(7), 5 * 6), shape: [5, 6] } }, rope: true });
+  assert.equal(l2.config.rope.dim, 4);
+  l2.dispose();
   layer.dispose();
 });
 

@@ -246,7 +246,9 @@ class LayerHandle {
     // RoPE as resolved: null when off, else {dim (−1: each head's d_k, per-head widths), base, interleaved}.
     if (r.has_rope()) {
       val rope = val::object();
-      rope.set("dim", r.rope_full && !r.uniform ? -1 : r.rope_dim);
+      bool equal_dk = true;  // with every d_k equal, "each head's d_k" is one number
+      for (int i = 1; i < r.num_heads; ++i) equal_dk = equal_dk && r.dk[i] == r.dk[0];
+      rope.set("dim", r.rope_full && !equal_dk ? -1 : r.rope_dim);
       rope.set("base", r.rope_base);
       rope.set("interleaved", r.rope_interleaved);
       g.set("rope", rope);
