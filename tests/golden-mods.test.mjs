@@ -1,4 +1,4 @@
-// The score modifiers (softcap, ALiBi, sliding window) against tests/golden-mods/ (float64 PyTorch
+// The score modifiers (softcap, ALiBi, sliding window) and RoPE (rope_* cases) against tests/golden-mods/ (float64 PyTorch
 // reference written from the papers: scripts/golden/score_mods.py), through the public JS API, on
 // every path: needWeights true (direct or packed), averaged, false (direct, packed or streaming),
 // the trace, unbatched, and the KV cache token by token (causal cases).
@@ -26,6 +26,7 @@ function layerOptions(c) {
   if (k.alibi === 'default') o.alibi = true;
   if (k.alibi === 'given') o.alibiSlopes = Float32Array.from(k.alibi_slopes);
   if (k.window !== null) o.window = k.window;
+  if (k.rope_given) o.rope = k.rope_given;  // {dim?, base?, interleaved?} as the case gives them
   return o;
 }
 
@@ -37,6 +38,8 @@ for (const file of files) {
   test(`golden-mods ${file}`, () => {
     const k = c.config;
     const layer = mha.createLayer(layerOptions(c));
+    if (k.rope) assert.deepEqual({ ...layer.config.rope }, k.rope, 'resolved rope');
+    else assert.equal(layer.config.rope, undefined);
     if (k.alibi) assertClose(layer.config.alibiSlopes, Float32Array.from(k.alibi_slopes), { atol: 0, rtol: 0 }, 'resolved slopes (float32)');
     const x = input(c.inputs.x);
     const opts = { causal: k.causal };
@@ -106,4 +109,16 @@ test('golden-mods: the passport counts the modifiers', () => {
   assert.equal(p.flops.scoreMods, 5 * scores);
   assert.equal(p.flops.total, p0.flops.total + 5 * scores);
   assert.match(p.steps.find((s) => s.name === 'per-head scores').formula, /tanh.*m_i.*window/);
+});
+
+test('golden-mods: the passport counts RoPE (3 FLOPs per rotated element of Q and K)', () => {
+  const base = { seqLen: 5, keyLen: 7, dModel: 16, numHeads: 4, kvHeads: 2, batch: 3, kDim: 16, vDim: 16 };
+  const p0 = mha.passport(base);
+  assert.equal(p0.flops.rope, 0);
+  const p = mha.passport({ ...base, rope: true });  // dim = dK = 4
+  assert.equal(p.flops.rope, 3 * 3 * (5 * 4 * 4 + 7 * 2 * 4));
+  assert.equal(p.flops.total, p0.flops.total + p.flops.rope);
+  assert.equal(mha.passport({ ...base, rope: { dim: 2 } }).flops.rope, 3 * 3 * (5 * 4 * 2 + 7 * 2 * 2));
+  assert.equal(mha.passport({ ...base, rope: { dim: 0 } }).flops.rope, 0);
+  assert.equal(mha.passport({ ...base, rope: false }).flops.rope, 0);
 });

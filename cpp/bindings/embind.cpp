@@ -44,6 +44,11 @@ struct ScoreModsBlock {
   int32_t window_left, window_right;
   uint32_t slopes;
   int32_t alibi_count;
+  // RoPE (mha::Config): rope_on 0/1; rope_dim −1 = d_k; rope_base θ; rope_interleaved 0/1.
+  int32_t rope_on;
+  int32_t rope_dim;
+  float rope_base;
+  int32_t rope_interleaved;
 };
 
 void apply_mods(uintptr_t mods, mha::Config& c) {
@@ -57,6 +62,10 @@ void apply_mods(uintptr_t mods, mha::Config& c) {
     c.alibi_slopes.assign(ptr<const float>(m.slopes), ptr<const float>(m.slopes) + m.alibi_count);
   c.window_left = m.window_left;
   c.window_right = m.window_right;
+  c.rope = m.rope_on != 0;
+  c.rope_dim = m.rope_dim;
+  c.rope_base = m.rope_base;
+  c.rope_interleaved = m.rope_interleaved != 0;
 }
 
 /// {bytes, fields: {name: byte offset}} of ScoreModsBlock.
@@ -69,6 +78,10 @@ val score_mods_layout() {
   fields.set("window_right", static_cast<int>(offsetof(ScoreModsBlock, window_right)));
   fields.set("slopes", static_cast<int>(offsetof(ScoreModsBlock, slopes)));
   fields.set("alibi_count", static_cast<int>(offsetof(ScoreModsBlock, alibi_count)));
+  fields.set("rope_on", static_cast<int>(offsetof(ScoreModsBlock, rope_on)));
+  fields.set("rope_dim", static_cast<int>(offsetof(ScoreModsBlock, rope_dim)));
+  fields.set("rope_base", static_cast<int>(offsetof(ScoreModsBlock, rope_base)));
+  fields.set("rope_interleaved", static_cast<int>(offsetof(ScoreModsBlock, rope_interleaved)));
   val o = val::object();
   o.set("bytes", static_cast<int>(sizeof(ScoreModsBlock)));
   o.set("fields", fields);
@@ -157,6 +170,7 @@ val passport(int d_model, int num_heads, int kv_heads, int d_k, int d_v, int k_d
   flops.set("weighted", f.weighted);
   flops.set("output", f.output);
   flops.set("scoreMods", f.score_mods);
+  flops.set("rope", f.rope);
   flops.set("total", f.total);
   val o = val::object();
   o.set("dK", p.d_k);
@@ -229,6 +243,18 @@ class LayerHandle {
     for (size_t i = 0; i < r.alibi_slopes.size(); ++i) slopes.set(i, r.alibi_slopes[i]);
     g.set("alibiSlopes", slopes);
     g.set("window", int_array(std::vector<int>{r.window_left, r.window_right}));
+    // RoPE as resolved: null when off, else {dim (−1: each head's d_k, per-head widths), base, interleaved}.
+    if (r.has_rope()) {
+      val rope = val::object();
+      bool equal_dk = true;  // with every d_k equal, "each head's d_k" is one number
+      for (int i = 1; i < r.num_heads; ++i) equal_dk = equal_dk && r.dk[i] == r.dk[0];
+      rope.set("dim", r.rope_full && !equal_dk ? -1 : r.rope_dim);
+      rope.set("base", r.rope_base);
+      rope.set("interleaved", r.rope_interleaved);
+      g.set("rope", rope);
+    } else {
+      g.set("rope", val::null());
+    }
     return g;
   }
 

@@ -287,6 +287,75 @@ size_t ws_floats(const Resolved& r, bool fused, int qkv_n, int batch, int tq, in
 
 }  // namespace
 
+Status Layer::ensure_rope_table(int npos) {
+  const Resolved& r = cfg_;
+  if (!r.has_rope() || npos <= rope_npos_) return Status::Ok();
+  if (rope_col_.empty()) {  // columns of the distinct widths
+    std::vector<int> widths;
+    rope_col_.resize(r.num_heads);
+    for (int i = 0; i < r.num_heads; ++i) {
+      const int w = r.rope_width(i);
+      size_t k = 0, col = 0;
+      while (k < widths.size() && widths[k] != w) col += widths[k++];
+      if (k == widths.size()) widths.push_back(w);
+      rope_col_[i] = int(col);
+    }
+    rope_stride_ = 0;
+    for (int w : widths) rope_stride_ += w;
+  }
+  const int n = std::max(npos, std::min(2 * rope_npos_, npos + 4096));  // grow geometrically, boundedly
+  if (rope_stride_ > 0 && !rope_tab_.reserve(size_t(n) * rope_stride_))
+    return Status::OutOfMemory("rope", double(size_t(n) * rope_stride_ * sizeof(float)), "RoPE cos/sin table");
+  float* t = rope_tab_.data();
+  for (int i = 0; i < r.num_heads; ++i) {
+    const int w = r.rope_width(i), col = rope_col_[i];
+    if (std::find(rope_col_.begin(), rope_col_.begin() + i, col) != rope_col_.begin() + i) continue;  // filled already
+    for (int p = 0; p < w / 2; ++p) {
+      const double f = std::pow(double(r.rope_base), -2.0 * p / w);  // θ^(−2p/w)
+      for (int pos = 0; pos < n; ++pos) {
+        const double ang = double(pos) * f;
+        t[size_t(pos) * rope_stride_ + col + p] = float(std::cos(ang));
+        t[size_t(pos) * rope_stride_ + col + w / 2 + p] = float(std::sin(ang));
+      }
+    }
+  }
+  rope_npos_ = n;
+  return Status::Ok();
+}
+
+Status Layer::rotate(bool keys, float* x, int ld, int rows, int pos0) {
+  const Resolved& r = cfg_;
+  if (!r.has_rope() || rows <= 0) return Status::Ok();
+  Status s = ensure_rope_table(pos0 + rows);
+  if (!s.ok()) return s;
+  const int nh = keys ? r.kv_heads : r.num_heads, group = r.num_heads / r.kv_heads;
+  const bool inter = r.rope_interleaved;
+  for (int rr = 0; rr < rows; ++rr) {
+    float* row = x + size_t(rr) * ld;
+    const float* tab = rope_tab_.data() + size_t(pos0 + rr) * rope_stride_;
+    for (int hh = 0; hh < nh; ++hh) {
+      const int head = keys ? hh * group : hh, w = r.rope_width(head), half = w / 2;
+      float* v = row + (keys ? r.k_off[hh] : r.q_off[hh]);
+      const float* cs = tab + rope_col_[head];  // cos of the half pairs, then their sin
+      const float* sns = cs + half;
+      if (inter) {
+        for (int p = 0; p < half; ++p) {
+          const float c = cs[p], sn = sns[p], a = v[2 * p], b = v[2 * p + 1];
+          v[2 * p] = a * c - b * sn;
+          v[2 * p + 1] = a * sn + b * c;
+        }
+      } else {
+        for (int p = 0; p < half; ++p) {  // contiguous: vectorizes
+          const float c = cs[p], sn = sns[p], a = v[p], b = v[p + half];
+          v[p] = a * c - b * sn;
+          v[p + half] = a * sn + b * c;
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 bool Layer::fuses(int batch, int tq, bool self) const {
   return wqkv_ && self && size_t(batch) * tq <= size_t(kFuseRows);
 }
@@ -586,18 +655,20 @@ void Layer::project_keys_values(const ForwardArgs& a, const ForwardPlan& p, int 
     if (p.kv_fused) {  // K | V in one GEMM over their column range
       const int ld = qkv_n_ - qkv_k0_;
       kernels::gemm_packed_cols(n, xk + row * kdim, kdim, *wqkv_, qkv_k0_, ld, bqkv_.empty() ? nullptr : bqkv_.data(), F, ld);
+      if (r.has_rope()) rotate(true, F, ld, n, t0);  // RoPE on K before it is packed (table sized by forward)
       pack_kv(F, ld, F + (qkv_v0_ - qkv_k0_), ld, t0, n, p.tk);
     } else {  // into the trace when it asks for K or V, else into ws_
       float* K = tr.k ? tr.k + row * r.k_width : F;
       float* V = tr.v ? tr.v + row * r.v_width : F + size_t(n) * r.k_width;
       project_rows(Projection::kKey, n, xk + row * kdim, K, r.k_width);
+      if (r.has_rope()) rotate(true, K, r.k_width, n, t0);  // RoPE on K (so the trace holds K after rotation)
       project_rows(Projection::kValue, n, xv + row * vdim, V, r.v_width);
       pack_kv(K, r.k_width, V, r.v_width, t0, n, p.tk);
     }
   }
 }
 
-const float* Layer::project_queries(const ForwardArgs& a, const ForwardPlan& p, size_t row, int rows, int& ldq) {
+const float* Layer::project_queries(const ForwardArgs& a, const ForwardPlan& p, size_t row, int rows, int pos0, int& ldq) {
   const Resolved& r = cfg_;
   if (p.fused) {  // already projected in the fused block
     ldq = qkv_n_;
@@ -605,6 +676,7 @@ const float* Layer::project_queries(const ForwardArgs& a, const ForwardPlan& p, 
   }
   float* q = a.trace.q ? a.trace.q + row * r.q_width : ws_.data();
   project_rows(Projection::kQuery, rows, a.query + row * r.d_model, q, r.q_width);
+  if (r.has_rope()) rotate(false, q, r.q_width, rows, pos0);  // RoPE on Q (the trace holds Q after rotation)
   ldq = r.q_width;
   return q;
 }
@@ -627,9 +699,22 @@ Status Layer::forward(const ForwardArgs& a) {
   // The fused layout keeps every row's K and V in ws_ for the whole call: attention can read them there.
   s = prepare_attention(p.attend, ws_floats(r, p.fused, qkv_n_, p.batch, p.tq, p.tk), p.fused, "forward", att);
   if (!s.ok()) return s;
+  if (r.has_rope()) {  // RoPE: cos/sin of positions 0 … max(Tq, Tk) − 1
+    s = ensure_rope_table(std::max(p.tq, p.tk));
+    if (!s.ok()) return s;
+  }
   // Q | K | V = X·[W_Q | W_K | W_V] + b, for every row at once         [B·Tq, Σd_k + Σ_kv d_k + Σ_kv d_v]
-  if (p.fused) kernels::gemm_packed(p.batch * p.tq, a.query, r.d_model, *wqkv_, bqkv_.empty() ? nullptr : bqkv_.data(),
-                                    ws_.data(), qkv_n_);
+  if (p.fused) {
+    kernels::gemm_packed(p.batch * p.tq, a.query, r.d_model, *wqkv_, bqkv_.empty() ? nullptr : bqkv_.data(),
+                         ws_.data(), qkv_n_);
+    // Q ← RoPE(Q), K ← RoPE(K) at positions 0 … Tq − 1 of each batch element
+    if (r.has_rope())
+      for (int b = 0; b < p.batch; ++b) {
+        float* f = ws_.data() + size_t(b) * p.tq * qkv_n_;
+        rotate(false, f, qkv_n_, p.tq, 0);
+        rotate(true, f + qkv_k0_, qkv_n_, p.tq, 0);
+      }
+  }
   for (int b = 0; b < p.batch; ++b) {
     // K = X_k·W_K + b_K  [Tk, Σ_kv d_k],  V = X_v·W_V + b_V  [Tk, Σ_kv d_v], packed per kv head
     project_keys_values(a, p, b, att);
@@ -638,7 +723,7 @@ Status Layer::forward(const ForwardArgs& a) {
       const size_t row = size_t(b) * p.tq + r0;
       int ldq;
       // Q = X_q·W_Q + b_Q                                                            [rows, Σd_k]
-      const float* Q = project_queries(a, p, row, rows, ldq);
+      const float* Q = project_queries(a, p, row, rows, r0, ldq);
       // head_i = softmax(Q_i·K_gᵀ·scale_i + M)·V_g, side by side: concat           [rows, Σd_v]
       float* concat = concat_rows(a, p, row);
       attend_rows(att, b, r0, rows, Q, ldq, concat, r.o_width);

@@ -1,6 +1,7 @@
 // Configuration validation and the shape passport (parameter and FLOP counts).
 #include "mha/config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,10 @@ std::string num(float v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
   char buf[32];
+  if (v == std::floor(v) && std::fabs(v) < 1e15f) {  // integers as JS prints them: -10, not -1e+01
+    std::snprintf(buf, sizeof buf, "%.0f", double(v));
+    return buf;
+  }
   for (int p = 1; p <= 9; ++p) {
     std::snprintf(buf, sizeof buf, "%.*g", p, double(v));
     if (std::strtof(buf, nullptr) == v) break;
@@ -114,6 +119,24 @@ Status resolve(const Config& c, Resolved& r) {
   if (c.window_left < -1 || c.window_right < -1)
     return invalid("window", "{window} = [left, right] must hold integers ≥ 0 or −1 (unbounded), got [" +
                    str(c.window_left) + ", " + str(c.window_right) + "]");
+  if (c.rope) {
+    int min_dk = r.dk[0];
+    for (int i = 0; i < h; ++i) min_dk = std::min(min_dk, r.dk[i]);
+    if (c.rope_dim != -1 && (c.rope_dim < 0 || c.rope_dim % 2 != 0 || c.rope_dim > min_dk))
+      return invalid("rope.dim", "{rope.dim} (RoPE's rotary dimension) must be an even integer ≥ 0 and ≤ {d_k} = " + str(min_dk) +
+                     ", got " + str(c.rope_dim));
+    if (c.rope_dim == -1)
+      for (int i = 0; i < h; ++i)
+        if (r.dk[i] % 2 != 0)
+          return invalid("rope.dim", "RoPE rotates pairs of dimensions and {d_k} = " + str(r.dk[i]) + " of head " + str(i) +
+                         " is odd: give an even {rope.dim} < " + str(r.dk[i]));
+    if (!(std::isfinite(c.rope_base) && c.rope_base > 1.f))
+      return invalid("rope.base", "{rope.base} (RoPE's θ) must be a finite number > 1, got " + num(c.rope_base));
+    r.rope_full = c.rope_dim == -1;
+    r.rope_dim = r.rope_full ? min_dk : c.rope_dim;
+    r.rope_base = c.rope_base;
+    r.rope_interleaved = c.rope_interleaved;
+  }
   r.softcap = c.softcap_on ? c.softcap : 0.f;
   if (c.alibi) r.alibi_slopes = c.alibi_given ? c.alibi_slopes : alibi_default_slopes(h);
   r.window_left = c.window_left;
@@ -163,8 +186,9 @@ Status passport(const Config& c, int seq_len, int key_len, int batch, Passport& 
   p.steps = {
       {"input X", sh({Tq, d}), "X"},
       {"split d_model into heads", sh({h, Tq, dk}), "X·W_Q → h × (T, d_k)"},
-      {"per-head Q", sh({h, Tq, dk}), "Q_i = X·W_Q^(i)"},
-      {"per-head K", sh({g, Tk, dk}), kv_shared ? "K_j = X·W_K^(j), shared by h/g query heads" : "K_i = X·W_K^(i)"},
+      {"per-head Q", sh({h, Tq, dk}), r.has_rope() ? "Q_i = RoPE(X·W_Q^(i))" : "Q_i = X·W_Q^(i)"},
+      {"per-head K", sh({g, Tk, dk}), std::string(r.has_rope() ? "K_j = RoPE(X·W_K^(j))" : (kv_shared ? "K_j = X·W_K^(j)" : "K_i = X·W_K^(i)")) +
+                                          (kv_shared ? ", shared by h/g query heads" : "")},
       {"per-head V", sh({g, Tk, dv}), kv_shared ? "V_j = X·W_V^(j), shared by h/g query heads" : "V_i = X·W_V^(i)"},
       {"per-head scores", sh({h, Tq, Tk}), scores_formula},
       {"per-head attention weights", sh({h, Tq, Tk}), "A_i = softmax(S_i)"},
@@ -189,7 +213,13 @@ Status passport(const Config& c, int seq_len, int key_len, int batch, Passport& 
   f.weighted = 2.0 * Bd * Tqd * Tkd * r.o_width;
   f.output = 2.0 * Bd * Tqd * r.o_width * d;
   f.score_mods = Bd * double(h) * Tqd * Tkd * ((r.softcap > 0.f ? 3.0 : 0.0) + (r.alibi_slopes.empty() ? 0.0 : 2.0));
-  f.total = f.projections + f.scores + f.weighted + f.output + f.score_mods;
+  if (r.has_rope()) {
+    double rq = 0, rk = 0;
+    for (int i = 0; i < h; ++i) rq += r.rope_width(i);
+    for (int j = 0; j < g; ++j) rk += r.rope_width(j * (h / g));
+    f.rope = 3.0 * Bd * (Tqd * rq + Tkd * rk);
+  }
+  f.total = f.projections + f.scores + f.weighted + f.output + f.score_mods + f.rope;
   return Status::Ok();
 }
 

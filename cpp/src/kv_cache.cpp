@@ -51,6 +51,12 @@ Status KVCache::step(const float* x, int n, float* output, float* weights) {
   layer_->project(Layer::Projection::kQuery, B * n, x, Q);
   layer_->project(Layer::Projection::kKey, B * n, x, K);
   layer_->project(Layer::Projection::kValue, B * n, x, V);
+  // RoPE: the new tokens at positions len_ … len_ + n − 1; K is stored rotated.
+  for (int b = 0; b < B && r.has_rope(); ++b) {
+    s = layer_->rotate(false, Q + size_t(b) * n * r.q_width, r.q_width, n, len_);
+    if (s.ok()) s = layer_->rotate(true, K + size_t(b) * n * r.k_width, r.k_width, n, len_);
+    if (!s.ok()) return s;
+  }
   for (int b = 0; b < B; ++b) {
     std::memcpy(k_.data() + (size_t(b) * max_len_ + len_) * r.k_width, K + size_t(b) * n * r.k_width,
                 sizeof(float) * n * r.k_width);

@@ -373,3 +373,69 @@ TEST(ScoreMods, StreamingAndKVCacheEqualTheBlockPath) {
     }
   }
 }
+
+TEST(Rope, BadValuesAreInvalidConfigNamingTheField) {
+  mha::Config c;
+  c.d_model = 8; c.num_heads = 2;  // d_k = 4
+  mha::Resolved r;
+  for (int dim : {1, 3, 6, -2}) {
+    mha::Config bad = c;
+    bad.rope = true; bad.rope_dim = dim;
+    mha::Status s = mha::resolve(bad, r);
+    EXPECT_EQ(s.code, mha::Code::kInvalidConfig) << dim;
+    EXPECT_EQ(s.argument, "rope.dim") << dim;
+  }
+  for (float base : {1.f, 0.f, -3.f, std::numeric_limits<float>::infinity(), std::nanf("")}) {
+    mha::Config bad = c;
+    bad.rope = true; bad.rope_base = base;
+    mha::Status s = mha::resolve(bad, r);
+    EXPECT_EQ(s.argument, "rope.base") << base;
+  }
+  mha::Config odd = c;
+  odd.d_model = 6; odd.rope = true;  // d_k = 3 with the default dim
+  EXPECT_EQ(mha::resolve(odd, r).argument, "rope.dim");
+  odd.rope_dim = 2;
+  ASSERT_TRUE(mha::resolve(odd, r).ok());
+  EXPECT_EQ(r.rope_width(0), 2);
+  mha::Config ok = c;
+  ok.rope = true;
+  ASSERT_TRUE(mha::resolve(ok, r).ok());
+  EXPECT_EQ(r.rope_width(1), 4);
+  ASSERT_TRUE(mha::resolve(c, r).ok());
+  EXPECT_FALSE(r.has_rope());
+}
+
+// With RoPE (both layouts, GQA, with the score modifiers): the streaming path equals the block path
+// with weights, and the KV cache's steps (keys cached rotated, queries at cache.length + i) equal
+// the causal forward.
+TEST(Rope, StreamingAndKVCacheEqualTheBlockPath) {
+  std::mt19937 rng(7);
+  for (int it = 0; it < 4; ++it) {
+    mha::Config cfg;
+    cfg.d_model = 12; cfg.num_heads = 3; cfg.kv_heads = it % 2 ? 1 : 3;  // d_k = 4
+    cfg.rope = true; cfg.rope_interleaved = it % 2 == 0; cfg.rope_dim = it < 2 ? -1 : 2;
+    cfg.rope_base = it == 3 ? 100.f : 10000.f;
+    cfg.alibi = it == 2; cfg.window_left = it == 3 ? 90 : -1;
+    RandomLayer L;
+    ASSERT_NO_FATAL_FAILURE(make_random_layer(rng, cfg, L));
+    auto& layer = L.layer;
+    const int T = 600 + 37 * it;
+    auto x = rnd(rng, size_t(T) * 12, 2.f);
+    std::vector<float> w(size_t(3) * T * T), o1(size_t(T) * 12), o2(o1.size());
+    mha::ForwardArgs a;
+    a.batch = 1; a.tq = T; a.query = x.data(); a.causal = true;
+    a.output = o1.data(); a.weights = w.data();
+    ASSERT_TRUE(layer->forward(a).ok());
+    a.output = o2.data(); a.weights = nullptr;
+    ASSERT_TRUE(layer->forward(a).ok());
+    for (size_t i = 0; i < o1.size(); ++i) ASSERT_NEAR(o2[i], o1[i], 2e-5 * (1 + std::abs(o1[i]))) << "it " << it << " i " << i;
+    std::unique_ptr<mha::KVCache> cache;
+    ASSERT_TRUE(mha::KVCache::create(layer.get(), T, 1, cache).ok());
+    for (int t = 0, n = 1; t < T; t += n, n = n % 7 + 1) {
+      n = std::min(n, T - t);
+      std::vector<float> out(size_t(n) * 12);
+      ASSERT_TRUE(cache->step(x.data() + size_t(t) * 12, n, out.data(), nullptr).ok());
+      for (int i = 0; i < n * 12; ++i) ASSERT_NEAR(out[i], o1[size_t(t) * 12 + i], 2e-5 * (1 + std::abs(o1[size_t(t) * 12 + i]))) << t;
+    }
+  }
+}

@@ -4,6 +4,8 @@
 // forwarded by both in interleaved rounds, both orders alternating, medians. For a refactor that
 // must not change speed: the ratio base / this is printed per workload and needWeights.
 //   node --experimental-wasm-relaxed-simd scripts/bench/ab.mjs ../base-tree [rounds] [W0,W1,…]
+// AB_THIS_OPTS (JSON) adds layer options to this tree's layers only, e.g. RoPE on against off in one
+// tree: AB_THIS_OPTS='{"rope":true}' node --experimental-wasm-relaxed-simd scripts/bench/ab.mjs . 15 W1,W3
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createMHA } from '../../web/lib/src/index.js';
@@ -19,6 +21,8 @@ const base = await import(pathToFileURL(path.join(libDir(path.resolve(baseTree))
 const engines = [{ name: 'this', mha: await createMHA() }, { name: 'base', mha: await base.createMHA() }];
 console.log(`tiers: this ${engines[0].mha.info.tier}, base ${engines[1].mha.info.tier}; ${rounds} rounds`);
 
+const thisOpts = process.env.AB_THIS_OPTS ? JSON.parse(process.env.AB_THIS_OPTS) : {};
+if (process.env.AB_THIS_OPTS) console.log(`this tree's layers add ${process.env.AB_THIS_OPTS}`);
 const W = [
   { id: 'W0', T: 5, d: 24, h: 2, reps: 2000 },
   { id: 'W1', T: 128, d: 768, h: 12, reps: 20 },
@@ -30,7 +34,8 @@ const median = (a) => a.slice().sort((x, y) => x - y)[a.length >> 1];
 for (const w of W.filter((v) => !only || only.includes(v.id))) {
   const x = { data: Float32Array.from({ length: w.T * w.d }, (_, i) => Math.sin(0.37 * i)), shape: [w.T, w.d] };
   for (const needWeights of [false, true]) {
-    const runs = engines.map(({ name, mha }) => ({ name, layer: mha.createLayer({ dModel: w.d, numHeads: w.h, seed: 1 }), t: [] }));
+    const runs = engines.map(({ name, mha }) => ({
+      name, layer: mha.createLayer({ dModel: w.d, numHeads: w.h, seed: 1, ...(name === 'this' ? thisOpts : {}) }), t: [] }));
     const opts = { needWeights, causal: !!w.causal };
     const out = runs.map((r) => r.layer.forward(x, opts).output.data);
     let diff = 0;

@@ -1,10 +1,15 @@
 #!/usr/bin/python3
-"""Golden cases for the score modifiers (soft-capping, ALiBi, sliding window), written from the papers
+"""Golden cases for the score modifiers (soft-capping, ALiBi, sliding window) and rotary position
+embedding (RoPE), written from the papers
 in float64 PyTorch, independent of the engine. Usage: /usr/bin/python3 scripts/golden/score_mods.py
 (writes tests/golden-mods/*.json; deterministic: fixed seeds, one thread).
 
 Per query head h (kv head g = h // (num_heads / num_kv_heads), LLaMA-2 repeat_kv), query position i
 (= i in a forward), key position j:
+  Q ← RoPE(Q, i), K ← RoPE(K, j)                         Su et al. 2021 (RoFormer), §3.4, eq. 34: pair p of the
+                                                        first r dims rotated by pos·θ^(−2p/r); pairs (2p, 2p+1)
+                                                        (interleaved; RoFormer, GPT-J) or (p, p + r/2) (halves;
+                                                        GPT-NeoX, HF Llama rotate_half); dims ≥ r unchanged
   S = Q_h·K_gᵀ / √d_k                                   Vaswani et al. 2017, eq. 1
   S ← cap·tanh(S / cap)                                 Gemma 2 (Gemma Team 2024): attention logit soft-capping
   S ← S − m_h·|i − j|                                   Press et al. 2022 (ALiBi), §3; |·| for non-causal as in
@@ -67,6 +72,46 @@ def tbool(a):
     return {'shape': list(a.shape), 'dtype': 'bool', 'semantics': 'true_means_masked', 'data': [int(v) for v in a.reshape(-1).tolist()]}
 
 
+def rope(x, pos, dim, base, interleaved):
+    """RoPE of x [..., T, d] at positions pos [T] (RoFormer eq. 34 as a rotation of each pair)."""
+    if dim == 0:
+        return x
+    p = torch.arange(dim // 2, dtype=torch.float64)
+    theta = torch.tensor(base, dtype=torch.float64) ** (-2.0 * p / dim)
+    ang = pos.to(torch.float64).view(-1, 1) * theta.view(1, -1)  # [T, dim/2]
+    cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+    y = x.clone()
+    if interleaved:
+        a, b = x[..., 0:dim:2], x[..., 1:dim:2]
+        y[..., 0:dim:2] = a * cos - b * sin
+        y[..., 1:dim:2] = a * sin + b * cos
+    else:
+        a, b = x[..., :dim // 2], x[..., dim // 2:dim]
+        y[..., :dim // 2] = a * cos - b * sin
+        y[..., dim // 2:dim] = a * sin + b * cos
+    return y
+
+
+def rope_check():
+    """Cross-checks rope() against the two published formulations: interleaved = multiplication by
+    e^{i·m·θ_p} of complex pairs (RoFormer §3.2; Meta's llama apply_rotary_emb), halves = HF Llama's
+    q·cos + rotate_half(q)·sin with cos/sin repeated over the two halves."""
+    gen = torch.Generator().manual_seed(99)
+    x = torch.randn(2, 3, 7, 10, generator=gen, dtype=torch.float64)
+    pos = torch.arange(7) + 5
+    for dim in (10, 6):
+        p = torch.arange(dim // 2, dtype=torch.float64)
+        ang = pos.double().view(-1, 1) * (500.0 ** (-2.0 * p / dim)).view(1, -1)
+        z = torch.view_as_complex(x[..., :dim].reshape(*x.shape[:-1], dim // 2, 2).contiguous()) * torch.polar(torch.ones_like(ang), ang)
+        want = torch.cat([torch.view_as_real(z).reshape(*x.shape[:-1], dim), x[..., dim:]], -1)
+        assert torch.allclose(rope(x, pos, dim, 500.0, True), want, atol=1e-12)
+        cos, sin = torch.cat([ang.cos(), ang.cos()], -1), torch.cat([ang.sin(), ang.sin()], -1)
+        xr = x[..., :dim]
+        rot_half = torch.cat([-xr[..., dim // 2:], xr[..., :dim // 2]], -1)
+        want = torch.cat([xr * cos + rot_half * sin, x[..., dim:]], -1)
+        assert torch.allclose(rope(x, pos, dim, 500.0, False), want, atol=1e-12)
+
+
 def reference(x, W, cfg, kpm, dtype=torch.float64):
     """The forward above. x [B, T, E] (numpy float32), W dict of numpy float32, kpm [B, T] bool or None."""
     E, h, g, dk = cfg['embed_dim'], cfg['num_heads'], cfg['num_kv_heads'], cfg['head_dim']
@@ -79,6 +124,11 @@ def reference(x, W, cfg, kpm, dtype=torch.float64):
     Q = lin('Wq', 'bq').reshape(B, T, h, dk).transpose(1, 2)  # [B, h, T, dk]
     K = lin('Wk', 'bk').reshape(B, T, g, dk).transpose(1, 2)
     V = lin('Wv', 'bv').reshape(B, T, g, dk).transpose(1, 2)
+    r = cfg.get('rope')
+    if r is not None:
+        pos = torch.arange(T)
+        Q = rope(Q, pos, r['dim'], r['base'], r['interleaved'])
+        K = rope(K, pos, r['dim'], r['base'], r['interleaved'])
     K = K.repeat_interleave(h // g, dim=1)
     V = V.repeat_interleave(h // g, dim=1)
     S = Q @ K.transpose(-1, -2) / math.sqrt(dk)
@@ -111,7 +161,7 @@ def reference(x, W, cfg, kpm, dtype=torch.float64):
 
 
 def make_case(name, seed, E, h, g, B, T, causal=False, softcap=None, alibi=None, slopes=None, window=None,
-              kpm_lens=None, bias=True, x_scale=1.0, weights=True, notes=''):
+              kpm_lens=None, bias=True, x_scale=1.0, weights=True, rope_opts=None, notes=''):
     gen = torch.Generator().manual_seed(seed)
     uni = lambda lo, hi, *shape: torch.rand(*shape, generator=gen, dtype=torch.float64) * (hi - lo) + lo
     dk = E // h
@@ -126,7 +176,12 @@ def make_case(name, seed, E, h, g, B, T, causal=False, softcap=None, alibi=None,
                  bv=f32(uni(-0.1, 0.1, g * dk)), bo=f32(uni(-0.1, 0.1, E)))
     x = f32(torch.randn(B, T, E, generator=gen, dtype=torch.float64) * x_scale)
     cfg = {'embed_dim': E, 'num_heads': h, 'num_kv_heads': g, 'head_dim': dk, 'bias': bias, 'B': B, 'Tq': T, 'Tk': T,
-           'self_attention': True, 'causal': causal, 'softcap': softcap, 'window': window}
+           'self_attention': True, 'causal': causal, 'softcap': softcap, 'window': window, 'rope': None}
+    if rope_opts is not None:  # {dim (None = d_k), base, interleaved}
+        ro = dict(rope_opts)
+        cfg['rope_given'] = dict(ro)
+        cfg['rope'] = {'dim': dk if ro.get('dim') is None else ro['dim'], 'base': short32(ro.get('base', 10000.0)),
+                       'interleaved': ro.get('interleaved', False)}
     if alibi == 'default':
         cfg['alibi'] = 'default'
         cfg['alibi_slopes'] = [short32(s) for s in get_slopes(h)]
@@ -166,6 +221,9 @@ def make_case(name, seed, E, h, g, B, T, causal=False, softcap=None, alibi=None,
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    rope_check()
+    if len(sys.argv) > 1 and sys.argv[1] == '--rope-only':
+        return rope_cases()
     make_case('softcap_E16_h4_T7', 1, 16, 4, 4, 1, 7, softcap=1.5, x_scale=3.0,
               notes='cap 1.5 below the scores (|S| up to ~10): tanh saturates')
     make_case('softcap_causal_kpm_E16_h2_B2_T6', 2, 16, 2, 2, 2, 6, causal=True, softcap=4.0, x_scale=2.0, kpm_lens=[6, 4])
@@ -188,6 +246,33 @@ def main():
     make_case('stream_window_alibi_softcap_E8_h2_T700', 13, 8, 2, 2, 1, 700, causal=True, softcap=3.0, alibi='default',
               window=[100, -1], x_scale=2.0, weights=False,
               notes='T = 700 > 512 keys: without weights the streaming (online-softmax) path; output only')
+
+    rope_cases()
+
+
+def rope_cases():
+    make_case('rope_halves_E16_h2_T8', 21, 16, 2, 2, 1, 8, rope_opts={}, x_scale=2.0,
+              notes='RoPE defaults: dim = d_k = 8, θ = 10000, halves (GPT-NeoX / HF Llama)')
+    make_case('rope_interleaved_causal_E16_h2_T9', 22, 16, 2, 2, 1, 9, causal=True, x_scale=2.0,
+              rope_opts={'interleaved': True, 'base': 100.0}, notes='interleaved pairs (RoFormer, GPT-J), θ = 100')
+    make_case('rope_partial_halves_E24_h2_T7', 23, 24, 2, 2, 1, 7, causal=True, x_scale=2.0,
+              rope_opts={'dim': 4, 'base': 50.0}, notes='rotary dim 4 of d_k = 12: dims 4.. pass through')
+    make_case('rope_partial_interleaved_E24_h3_T6', 24, 24, 3, 3, 1, 6, x_scale=2.0,
+              rope_opts={'dim': 6, 'interleaved': True, 'base': 20.0})
+    make_case('rope_gqa_causal_kpm_E32_h4_g2_B3_T9', 25, 32, 4, 2, 3, 9, causal=True, kpm_lens=[9, 5, 7], x_scale=2.0,
+              rope_opts={'base': 30.0}, notes='GQA: K rotated per kv head; causal + key padding; a batch of 3')
+    make_case('rope_gqa_batch_causal_E16_h4_g1_B2_T10', 26, 16, 4, 1, 2, 10, causal=True, x_scale=2.0,
+              rope_opts={'interleaved': True, 'base': 40.0}, notes='MQA (1 kv head), batch of 2 (KV cache checked)')
+    make_case('rope_alibi_window_E16_h4_T12', 27, 16, 4, 4, 1, 12, causal=True, alibi='default', window=[4, -1],
+              softcap=5.0, x_scale=2.0, rope_opts={'dim': 2, 'base': 10.0},
+              notes='RoPE with ALiBi, a window and a soft-cap (composition)')
+    make_case('rope_packed_E16_h2_T80', 28, 16, 2, 2, 1, 80, x_scale=2.0, window=[30, 10],
+              rope_opts={'base': 100.0}, notes='T = 80 > 64 keys: packed path')
+    make_case('rope_stream_causal_E16_h2_T700', 29, 16, 2, 2, 1, 700, causal=True, x_scale=2.0, weights=False,
+              rope_opts={'base': 1000.0, 'interleaved': True},
+              notes='T = 700 > 512 keys: streaming path without weights; positions up to 699')
+    make_case('rope_stream_window_E16_h2_T700', 30, 16, 2, 2, 1, 700, x_scale=2.0, weights=False, window=[64, 64],
+              rope_opts={}, notes='streaming, non-causal, window, default RoPE (θ = 10000, halves)')
 
 
 if __name__ == '__main__':

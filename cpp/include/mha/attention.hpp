@@ -43,8 +43,8 @@ enum class MaskKind : int {
 
 /// Optional outputs of a forward for teaching: every intermediate, each row-major.
 struct TraceOut {
-  float* q = nullptr;       ///< [B, Tq, Σd_k]   Q after bias, heads side by side
-  float* k = nullptr;       ///< [B, Tk, Σ_kv d_k]
+  float* q = nullptr;       ///< [B, Tq, Σd_k]   Q after bias (and after RoPE when the layer has it), heads side by side
+  float* k = nullptr;       ///< [B, Tk, Σ_kv d_k]  K likewise (rotated with RoPE)
   float* v = nullptr;       ///< [B, Tk, Σ_kv d_v]
   float* scores = nullptr;  ///< [B, h, Tq, Tk]  scaled scores Q_i·K_iᵀ·scale (then soft-capped and ALiBi-biased when the layer has those), before any mask or window
   float* concat = nullptr;  ///< [B, Tq, Σd_v]   head outputs side by side, before W_O
@@ -114,6 +114,13 @@ class Layer {
     float* trace_scores = nullptr;
   };
   Status attend(const AttendArgs& a);
+  /// RoPE (mha::Config) in place on `rows` rows of Q (keys = false: every query head) or K (keys =
+  /// true: every kv head), leading dimension ld, row r at position pos0 + r. No-op without RoPE.
+  /// Errors: kOutOfMemory when the cos/sin table for positions < pos0 + rows cannot grow.
+  Status rotate(bool keys, float* x, int ld, int rows, int pos0);
+  /// Grows the cos/sin table to cover positions [0, npos) (computed in double, once per layer and
+  /// length: a longer call recomputes it). Errors: kOutOfMemory.
+  Status ensure_rope_table(int npos);
 
  private:
   Layer();
@@ -129,7 +136,7 @@ class Layer {
   void project_keys_values(const ForwardArgs& a, const ForwardPlan& p, int b, AttentionPlan& att);
   /// Q rows `row` .. +rows (row = b·Tq + r0): projected into ws_ (or the trace), or located in the
   /// fused block; returns them and their leading dimension in ldq.
-  const float* project_queries(const ForwardArgs& a, const ForwardPlan& p, size_t row, int rows, int& ldq);
+  const float* project_queries(const ForwardArgs& a, const ForwardPlan& p, size_t row, int rows, int pos0, int& ldq);
   /// Where the head outputs (the concat) of query rows `row`.. go: the trace, or ws_.
   float* concat_rows(const ForwardArgs& a, const ForwardPlan& p, size_t row);
   /// Packs rows t0 .. t0+n of one batch element's K (ldk) and V (ldv) into packs_ (layout: see
@@ -159,6 +166,11 @@ class Layer {
   Buffer ws_;      // projection blocks (K/V rows, Q rows, head outputs)
   Buffer packs_;   // packed Kᵀ and V of every kv head of one batch element
   Buffer scores_;  // one block of scores rows
+  // RoPE: cos/sin table [rope_npos_][rope_stride_]: for each distinct rotated width w (one unless
+  // per-head widths differ), cos of pos·θ^(−2p/w) for p < w/2, then their sin; rope_col_[head]: its column.
+  Buffer rope_tab_;
+  int rope_npos_ = 0, rope_stride_ = 0;
+  std::vector<int> rope_col_;
 };
 
 /// A tensor's dimensions, e.g. {B, Tq, d_model}, for naming the index of a bad element (no allocation).

@@ -43,6 +43,20 @@ struct Config {
   std::vector<float> alibi_slopes;  ///< the given slopes, one per query head (size h)
   int window_left = -1;      ///< keys at most this far before the query; −1 = unbounded
   int window_right = -1;     ///< keys at most this far after the query; −1 = unbounded
+
+  // Rotary position embedding (RoPE; Su et al. 2021, RoFormer, §3.4), a layer property (a KV cache
+  // of the layer inherits it): Q and K of every head (K per kv head) are rotated right after their
+  // projection, before the scores, at their positions (query i at i + offset, offset 0 in a forward
+  // and the cache length in a KV-cache step; key j at j; cross-attention: both from 0). Pair p of
+  // the first rotary_dim dims of a head, p = 0 … rotary_dim/2 − 1, is rotated by the angle
+  // pos·θ^(−2p/rotary_dim):
+  //   interleaved  (x[2p], x[2p+1])          RoFormer, GPT-J, llama2.c
+  //   halves       (x[p], x[p + rotary_dim/2])  GPT-NeoX, HF Llama (rotate_half)
+  //   (a, b) ← (a·cos − b·sin, a·sin + b·cos); dims ≥ rotary_dim pass through.
+  bool rope = false;             ///< RoPE on
+  int rope_dim = -1;             ///< rotary_dim: even, ≤ every head's d_k; −1 = each head's d_k; 0 = no rotation
+  float rope_base = 10000.f;     ///< θ: finite and > 1
+  bool rope_interleaved = false; ///< interleaved pairs (true) or halves (false, the default)
 };
 
 /// The ALiBi slopes of Press et al. (2022) for h heads: for h a power of two, the geometric sequence
@@ -74,6 +88,15 @@ struct Resolved {
   std::vector<float> alibi_slopes;
   int window_left = -1, window_right = -1;
   bool has_window() const { return window_left >= 0 || window_right >= 0; }
+  // RoPE (see Config): rope_dim −1 = off, else the rotated width of every head (≤ each d_k, even;
+  // 0 = on but nothing rotated); rope_full: it was not given (each head rotates its whole d_k).
+  int rope_dim = -1;
+  bool rope_full = false;
+  float rope_base = 10000.f;
+  bool rope_interleaved = false;
+  bool has_rope() const { return rope_dim >= 0; }
+  /// Rotated width of query head i (kv head g uses the width of its first query head).
+  int rope_width(int head) const { return rope_dim < 0 ? 0 : rope_full ? dk[head] : rope_dim; }
 };
 
 /// Largest number of heads resolve() accepts (bounds the per-head tables it allocates).
@@ -84,7 +107,8 @@ constexpr int kMaxHeads = 65536;
 /// d_model < 1, num_heads < 1 or > kMaxHeads, kv_heads not dividing num_heads, num_heads not dividing d_model
 /// when d_k is not given, negative widths, non-finite or non-positive scale, per-head widths of
 /// the wrong count or < 1, sizes whose products overflow 2^31 elements; softcap not finite or ≤ 0,
-/// alibi_slopes not of size h or not finite, window_left / window_right < −1.
+/// alibi_slopes not of size h or not finite, window_left / window_right < −1; rope_dim odd, < −1 or
+/// > a head's d_k (or −1 with an odd d_k), rope_base not finite or ≤ 1.
 Status resolve(const Config& c, Resolved& out);
 
 /// Parameter counts (weights and biases of W_Q, W_K, W_V, W_O).
@@ -106,6 +130,7 @@ struct Flops {
   double weighted = 0;     ///< 2·B·Tq·Tk·Σ d_v      (A·V over all heads)
   double output = 0;       ///< 2·B·Tq·Σd_v·d_model  (concat·W_O)
   double score_mods = 0;   ///< B·h·Tq·Tk·(3 if soft-capping + 2 if ALiBi)
+  double rope = 0;         ///< RoPE: 3 per rotated element (2 multiplies, 1 add) of Q and K: 3·B·(Tq·Σ r_i + Tk·Σ_kv r_g)
   double total = 0;
 };
 

@@ -7,6 +7,7 @@
 // only the g key/value heads are stored: memory 2·B·max_len·(Σ_kv d_k + Σ_kv d_v)·4 bytes.
 // The layer's score modifiers apply (soft-cap, ALiBi, sliding window: mha::Config), with the new
 // tokens' queries at positions length() … length()+n−1; keys that fell out of the window are not read.
+// With RoPE the new tokens' Q and K are rotated at those positions, and K is stored rotated.
 #pragma once
 #include <memory>
 

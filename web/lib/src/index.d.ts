@@ -243,6 +243,23 @@ export interface PassportConfig {
   alibiSlopes?: ArrayLike<number>;
   /** As {@link LayerOptions.window} (adds no FLOPs: the counts stay those of dense attention). */
   window?: [number, number];
+  /** As {@link LayerOptions.rope}: counted in `flops.rope`. */
+  rope?: boolean | RopeOptions;
+}
+
+/**
+ * Rotary position embedding (RoPE; Su et al. 2021, "RoFormer", §3.4). Q and K of every head (K per kv
+ * head) are rotated right after their projection: pair `p` of the first `dim` dims at position `m` is
+ * `(a, b) ← (a·cos mω_p − b·sin mω_p, a·sin mω_p + b·cos mω_p)`, `ω_p = base^(−2p/dim)`, so the
+ * scores depend on positions only through `i − j`.
+ */
+export interface RopeOptions {
+  /** Rotary dimension: even, `0 ≤ dim ≤ dK` (dims beyond it pass through; 0 rotates nothing). Default `dK`. Else INVALID_CONFIG naming `rope.dim`. */
+  dim?: number;
+  /** θ, the frequency base: finite and > 1. Default 10000. Else INVALID_CONFIG naming `rope.base`. */
+  base?: number;
+  /** Pairs `(x[2p], x[2p+1])` (true: RoFormer, GPT-J, llama2.c) or `(x[p], x[p + dim/2])` (false, the default: GPT-NeoX, HF Llama). */
+  interleaved?: boolean;
 }
 
 /** One tensor of the forward, in the order it is computed. */
@@ -290,6 +307,8 @@ export interface PassportFlops {
    * counted as one), ALiBi 2 per score (one multiply-add); 0 without them.
    */
   scoreMods: number;
+  /** RoPE: 3 FLOPs (2 multiplies, 1 add) per rotated element of Q and K: `3·B·(Tq·Σ_i dim_i + Tk·Σ_kv dim_g)`. */
+  rope: number;
   /** The sum of the above. */
   total: number;
 }
@@ -413,6 +432,13 @@ export interface LayerOptions {
    * weights 0 and output 0. Integers ≥ −1, else INVALID_CONFIG naming `window`.
    */
   window?: [number, number];
+  /**
+   * Rotary position embedding (RoPE; Su et al. 2021, RoFormer): `true` for the defaults (`dim = dK`,
+   * `base` 10000, halves) or {@link RopeOptions}. Query `i` is at position `i` (in a KV-cache step
+   * `cache.length + i`, and cached keys are stored rotated), key `j` at `j`; in cross-attention both
+   * count from 0. Composes with the masks, GQA, the score modifiers and the KV cache.
+   */
+  rope?: boolean | RopeOptions;
 }
 
 /** The resolved configuration of a {@link Layer}. */
@@ -437,6 +463,8 @@ export interface LayerConfig {
   readonly alibiSlopes?: Float32Array;
   /** The window `[left, right]`, when the layer has one. */
   readonly window?: readonly [number, number];
+  /** RoPE as resolved, when the layer has it (`dim` −1: each head's own `dK` in a per-head layer of unequal widths). */
+  readonly rope?: { readonly dim: number; readonly base: number; readonly interleaved: boolean };
 }
 
 /** Options of {@link Layer.forward} (and {@link Layer.trace}, which ignores the weight options). */

@@ -60,11 +60,12 @@ class MHA {
    * @param {{seqLen: number, dModel: number, numHeads: number, kvHeads?: number, keyLen?: number,
    *          batch?: number, dK?: number, dV?: number, kDim?: number, vDim?: number, bias?: boolean,
    *          softcap?: number, alibi?: boolean, alibiSlopes?: ArrayLike<number>,
-   *          window?: [number, number]}} cfg (the score modifiers as in createLayer)
+   *          window?: [number, number], rope?: boolean|{dim?: number, base?: number, interleaved?: boolean}}} cfg
+   *   (the score modifiers and RoPE as in createLayer)
    * @returns {{dK: number, dV: number, steps: Array<{name: string, shape: number[], formula: string}>,
    *   params: {wQPerHead: number, wQ: number, wK: number, wV: number, wO: number, bias: number,
    *   total: number, singleHeadWQ: number}, flops: {projections: number, scores: number,
-   *   weighted: number, output: number, scoreMods: number, total: number}}}
+   *   weighted: number, output: number, scoreMods: number, rope: number, total: number}}}
    * @throws {MHAError} INVALID_CONFIG (e.g. numHeads not dividing dModel when dK is not given; a bad
    *   softcap, alibiSlopes or window, as createLayer)
    */
@@ -109,9 +110,17 @@ class MHA {
    *   outside the window are not computed, and a KV cache's step does not read them. A query whose
    *   keys are all masked gets weights 0 and output 0.
    *   Positions: query i is at i in a forward, at cache.length + i in a KV-cache step; key j at j.
+   * @param {boolean|{dim?: number, base?: number, interleaved?: boolean}} [opts.rope] rotary position
+   *   embedding (RoPE; Su et al. 2021, RoFormer §3.4) on Q and K right after their projection: pair p
+   *   of a head's first `dim` dims at position m is rotated by m·base^(−2p/dim):
+   *   (a, b) ← (a·cos − b·sin, a·sin + b·cos); pairs (x[2p], x[2p+1]) with interleaved (RoFormer,
+   *   GPT-J) or (x[p], x[p + dim/2]) without (the default: GPT-NeoX, HF Llama). dim even ≤ dK
+   *   (default dK; 0 rotates nothing), base finite > 1 (default 10000). Same positions as above
+   *   (cross-attention: queries and keys both from 0); a KV cache stores its keys rotated.
    * @returns {Layer}
    * @throws {MHAError} INVALID_CONFIG (also softcap not finite or ≤ 0, alibiSlopes not of length
-   *   numHeads, window not [left, right] with integers ≥ −1; the error names the option), SHAPE_MISMATCH
+   *   numHeads, window not [left, right] with integers ≥ −1, rope.dim odd or > dK, rope.base ≤ 1 or not
+   *   finite; the error names the option), SHAPE_MISMATCH
    *   (a weight's shape), NON_FINITE (a weight's NaN/Inf with its index), INVALID_ARGUMENT, OUT_OF_MEMORY
    */
   createLayer(opts) {

@@ -113,13 +113,15 @@ export class Layer {
     /**
      * Resolved configuration: {dModel, numHeads, kvHeads, dK, dV, kDim, vDim, bias, scale, headDims}
      * and, only when set, the score modifiers as the core resolved them: softcap (the cap),
-     * alibiSlopes (Float32Array [numHeads], the default slopes when `alibi: true`), window [left, right].
+     * alibiSlopes (Float32Array [numHeads], the default slopes when `alibi: true`), window [left, right],
+     * rope {dim, base, interleaved} (dim −1: each head's own dK in a per-head layer of unequal widths).
      */
     this.config = Object.freeze({
       ...config,
       ...(g.softcap > 0 ? { softcap: g.softcap } : {}),
       ...(g.alibiSlopes.length ? { alibiSlopes: Float32Array.from(g.alibiSlopes) } : {}),
       ...(g.window[0] >= 0 || g.window[1] >= 0 ? { window: Object.freeze(g.window.slice()) } : {}),
+      ...(g.rope ? { rope: Object.freeze({ dim: g.rope.dim, base: g.rope.base, interleaved: g.rope.interleaved }) } : {}),
     });
     this._plan = null;
     registry?.register(this, this._release, this);
@@ -300,7 +302,8 @@ export class Layer {
    * @returns {{heads: Array<{q: Tensor, k: Tensor, v: Tensor, scores: Tensor, weights: Tensor,
    *   output: Tensor}>, concat: Tensor, output: Tensor}} per head i: q [B?, Tq, d_k], k [B?, Tk, d_k],
    *   v [B?, Tk, d_v] (the K/V head it shares under grouped-query attention), scores
-   *   Q_i·K_iᵀ·scale before any mask [B?, Tq, Tk] (after the layer's softcap and ALiBi, if any;
+   *   Q_i·K_iᵀ·scale before any mask [B?, Tq, Tk] (with RoPE, q and k are taken after the rotation,
+   *   so scores = q·kᵀ·scale of the traced q and k; after the layer's softcap and ALiBi, if any;
    *   the window is a mask), weights [B?, Tq, Tk], output A_i·V_i [B?, Tq, d_v];
    *   concat [B?, Tq, Σd_v]; output [B?, Tq, dModel]
    * @throws {MHAError} as forward(); INVALID_ARGUMENT when opts.out is given

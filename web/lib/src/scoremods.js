@@ -1,5 +1,6 @@
 /**
- * The score modifiers of a layer: logit soft-capping, ALiBi and a sliding window. Options of
+ * The score modifiers of a layer: logit soft-capping, ALiBi and a sliding window, and the rotary
+ * position embedding (`rope`, see ropeOption) that the same block carries to the core. Options of
  * createLayer (layer properties, as in Gemma 2, BLOOM/MPT and Mistral); a KV cache of the layer
  * inherits them. On the scaled scores S = Q_i·K_gᵀ·scale of query i (at position i, or
  * cache.length + i in a KV-cache step) and key j, in this order, before the masks and the softmax:
@@ -24,8 +25,9 @@ import { MHAError } from './errors.js';
  *   alibiSlopes not an array of numbers (or given with alibi: false), window not [left, right] integers
  */
 export function scoreModsOption(o) {
-  const { softcap, alibi, alibiSlopes, window } = o;
-  if (softcap === undefined && alibi === undefined && alibiSlopes === undefined && window === undefined) return null;
+  const { softcap, alibi, alibiSlopes, window, rope } = o;
+  if (softcap === undefined && alibi === undefined && alibiSlopes === undefined && window === undefined &&
+      rope === undefined) return null;
   if (softcap !== undefined && typeof softcap !== 'number') {
     throw new MHAError('INVALID_CONFIG', `softcap must be a finite number > 0 (the cap of cap·tanh(scores / cap)), got ${JSON.stringify(softcap)}`, { argument: 'softcap' });
   }
@@ -47,7 +49,46 @@ export function scoreModsOption(o) {
     }
     win = [window[0], window[1]];
   }
-  return { softcap, alibi: slopes ? 2 : alibi ? 1 : 0, slopes, window: win };
+  return { softcap, alibi: slopes ? 2 : alibi ? 1 : 0, slopes, window: win, rope: ropeOption(rope) };
+}
+
+/**
+ * Reads the `rope` option: rotary position embedding (RoPE; Su et al. 2021, "RoFormer: Enhanced
+ * Transformer with Rotary Position Embedding", §3.4). Q and K of every head are rotated right after
+ * their projection: pair p of the first `dim` dims of a head (p = 0 … dim/2 − 1) at position m is
+ *   (a, b) ← (a·cos(m·ω_p) − b·sin(m·ω_p), a·sin(m·ω_p) + b·cos(m·ω_p)),  ω_p = base^(−2p/dim),
+ * so q_mᵀk_n depends on m − n only. Pairs: (x[2p], x[2p+1]) with `interleaved: true` (RoFormer,
+ * GPT-J, llama2.c), (x[p], x[p + dim/2]) otherwise (GPT-NeoX, HF Llama's rotate_half; the default,
+ * as FlashAttention's apply_rotary_emb). Dims ≥ dim pass through.
+ * @param {boolean|{dim?: number, base?: number, interleaved?: boolean}|undefined} rope true = the
+ *   defaults (dim = dK, base 10000, halves); false / undefined = off
+ * @returns {{dim: number, base: number, interleaved: boolean}|null} dim −1 = dK
+ * @throws {MHAError} INVALID_CONFIG naming `rope`, `rope.dim`, `rope.base` or `rope.interleaved`
+ *   for values of the wrong type (the value rules — dim even and ≤ dK, base finite and > 1 — are the core's)
+ */
+function ropeOption(rope) {
+  if (rope === undefined || rope === false) return null;
+  if (rope === true) return { dim: -1, base: 10000, interleaved: false };
+  if (rope === null || typeof rope !== 'object' || Array.isArray(rope)) {
+    throw new MHAError('INVALID_CONFIG', `rope must be true, false or {dim?, base?, interleaved?}, got ${describe(rope)}`, { argument: 'rope' });
+  }
+  for (const k of Object.keys(rope)) {
+    if (!['dim', 'base', 'interleaved'].includes(k)) throw new MHAError('INVALID_CONFIG', `rope has no option ${JSON.stringify(k)} (expected dim, base, interleaved)`, { argument: 'rope' });
+  }
+  const { dim, base, interleaved } = rope;
+  if (dim !== undefined && !(Number.isInteger(dim) && Math.abs(dim) < 2 ** 31)) {
+    throw new MHAError('INVALID_CONFIG', `rope.dim (RoPE's rotary dimension) must be an even integer ≥ 0 and ≤ dK, got ${describe(dim)}`, { argument: 'rope.dim' });
+  }
+  if (dim !== undefined && dim < 0) {
+    throw new MHAError('INVALID_CONFIG', `rope.dim (RoPE's rotary dimension) must be an even integer ≥ 0 and ≤ dK, got ${dim}`, { argument: 'rope.dim' });
+  }
+  if (base !== undefined && typeof base !== 'number') {
+    throw new MHAError('INVALID_CONFIG', `rope.base (RoPE's θ) must be a finite number > 1, got ${describe(base)}`, { argument: 'rope.base' });
+  }
+  if (interleaved !== undefined && typeof interleaved !== 'boolean') {
+    throw new MHAError('INVALID_CONFIG', `rope.interleaved must be a boolean, got ${describe(interleaved)}`, { argument: 'rope.interleaved' });
+  }
+  return { dim: dim ?? -1, base: base ?? 10000, interleaved: interleaved ?? false };
 }
 
 function describe(v) {
@@ -75,6 +116,10 @@ export function writeScoreMods(core, mods, at) {
   i32[(at + f.window_right) >> 2] = mods.window[1];
   i32[(at + f.slopes) >> 2] = mods.slopes ? at + bytes : 0;
   i32[(at + f.alibi_count) >> 2] = mods.slopes ? mods.slopes.length : 0;
+  i32[(at + f.rope_on) >> 2] = mods.rope ? 1 : 0;
+  i32[(at + f.rope_dim) >> 2] = mods.rope ? mods.rope.dim : -1;
+  f32[(at + f.rope_base) >> 2] = mods.rope ? mods.rope.base : 10000;
+  i32[(at + f.rope_interleaved) >> 2] = mods.rope?.interleaved ? 1 : 0;
   if (mods.slopes) f32.set(mods.slopes, (at + bytes) >> 2);
   return at;
 }
