@@ -15,39 +15,11 @@ import fc from 'fast-check';
 import { createMHA, mulberry32 } from '../web/lib/src/index.js';
 import { tierOptions } from './helpers/tier.mjs';
 import { assertClose } from './helpers/golden.mjs';
+import { assertCacheMatchesForward } from './helpers/kv-cache.mjs';
+import { RUNS, fcParams, values, layerDesc } from './helpers/random-layer.mjs';
 import { throwsMHA, stillWorksProbe } from './helpers/errors.mjs';
 
-const RUNS = Number(process.env.FC_NUM_RUNS_MODS || process.env.FC_NUM_RUNS || 200);
-const SEED = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED);
-const fcParams = (extra = {}) => ({ numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }), ...extra });
 const mha = await createMHA(tierOptions());
-
-function values(rand, n, amp = 1) {
-  const a = new Float32Array(n);
-  for (let i = 0; i < n; i++) a[i] = (2 * rand() - 1) * amp;
-  return a;
-}
-
-/** A random layer description (weights from a seed) with score modifiers. */
-function layerDesc({ dk, h, rep, seed, softcap, alibi, window }) {
-  const g = h / rep, d = dk * h, rand = mulberry32(seed);
-  const w = {
-    wQ: values(rand, d * h * dk, 1 / Math.sqrt(d)), wK: values(rand, d * g * dk, 1 / Math.sqrt(d)),
-    wV: values(rand, d * g * dk, 1 / Math.sqrt(d)), wO: values(rand, h * dk * d, 1 / Math.sqrt(h * dk)),
-    bQ: values(rand, h * dk, 0.1), bK: values(rand, g * dk, 0.1), bV: values(rand, g * dk, 0.1), bO: values(rand, d, 0.1),
-  };
-  const weights = {
-    wQ: { data: w.wQ, shape: [d, h * dk] }, wK: { data: w.wK, shape: [d, g * dk] }, wV: { data: w.wV, shape: [d, g * dk] },
-    wO: { data: w.wO, shape: [h * dk, d] }, bQ: { data: w.bQ, shape: [h * dk] }, bK: { data: w.bK, shape: [g * dk] },
-    bV: { data: w.bV, shape: [g * dk] }, bO: { data: w.bO, shape: [d] },
-  };
-  const opts = { dModel: d, numHeads: h, kvHeads: g, weights };
-  if (softcap !== null) opts.softcap = softcap;
-  if (alibi === true) opts.alibi = true;
-  else if (alibi) opts.alibiSlopes = alibi;
-  if (window) opts.window = window;
-  return { d, h, g, dk, w, opts };
-}
 
 /** The float64 reference: x [B, T, d] → {output [B, T, d], weights [B, h, T, T]}; offset: query positions. */
 function reference(L, slopes, x, B, T, { causal = false, kpm = null, softcap = null, window = null, tq = T, q0 = 0 } = {}) {
@@ -206,27 +178,7 @@ test('property: a KV-cache step equals the same rows of the full causal forward,
     const layer = mha.createLayer(L.opts);
     const { B, T } = a, d = L.d;
     const x = values(mulberry32(a.xseed), B * T * d, 2);
-    const full = layer.forward({ data: x, shape: [B, T, d] }, { causal: true });
-    const cache = layer.createKVCache({ maxLen: T, batch: B });
-    const rand = mulberry32(a.chunkSeed);
-    for (let t0 = 0; t0 < T;) {
-      const n = Math.min(T - t0, 1 + Math.floor(rand() * 4));
-      const part = new Float32Array(B * n * d);
-      for (let b = 0; b < B; b++) part.set(x.subarray((b * T + t0) * d, (b * T + t0 + n) * d), b * n * d);
-      const st = cache.step({ data: part, shape: [B, n, d] });
-      for (let b = 0; b < B; b++) {
-        assertClose(st.output.data.subarray(b * n * d, (b + 1) * n * d), full.output.data.subarray((b * T + t0) * d, (b * T + t0 + n) * d),
-          { atol: 1e-5, rtol: 1e-4 }, `step at ${t0}`);
-        const len = t0 + n;  // weights [B, h, n, len] vs the full forward's [B, h, T, T] rows t0.., columns ..len
-        for (let i = 0; i < L.h; i++) for (let q = 0; q < n; q++) {
-          const got = st.weights.data.subarray(((b * L.h + i) * n + q) * len, ((b * L.h + i) * n + q + 1) * len);
-          const ref = full.weights.data.subarray(((b * L.h + i) * T + t0 + q) * T, ((b * L.h + i) * T + t0 + q) * T + len);
-          assertClose(got, ref, { atol: 1e-5, rtol: 1e-4 }, `step weights at ${t0}`);
-        }
-      }
-      t0 += n;
-    }
-    cache.dispose();
+    assertCacheMatchesForward(layer, { B, T, d, h: L.h }, x, a.chunkSeed, { atol: 1e-5, rtol: 1e-4 });
     layer.dispose();
   }), fcParams({ numRuns: Math.max(10, Math.ceil(RUNS / 2)) }));
 });

@@ -17,40 +17,11 @@ import fc from 'fast-check';
 import { createMHA, mulberry32 } from '../web/lib/src/index.js';
 import { tierOptions } from './helpers/tier.mjs';
 import { assertClose } from './helpers/golden.mjs';
+import { assertCacheMatchesForward } from './helpers/kv-cache.mjs';
+import { RUNS, fcParams, values, layerDesc } from './helpers/random-layer.mjs';
 import { throwsMHA, stillWorksProbe } from './helpers/errors.mjs';
 
-const RUNS = Number(process.env.FC_NUM_RUNS_MODS || process.env.FC_NUM_RUNS || 200);
-const SEED = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED);
-const fcParams = (extra = {}) => ({ numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }), ...extra });
 const mha = await createMHA(tierOptions());
-
-function values(rand, n, amp = 1) {
-  const a = new Float32Array(n);
-  for (let i = 0; i < n; i++) a[i] = (2 * rand() - 1) * amp;
-  return a;
-}
-
-/** A random layer (weights from a seed): d = dk·h, g = h / rep kv heads; kdim for cross-attention. */
-function layerDesc({ dk, h, rep, seed, rope, softcap = null, alibi = null, window = null, kdim = null }) {
-  const g = h / rep, d = dk * h, kd = kdim ?? d, rand = mulberry32(seed);
-  const w = {
-    wQ: values(rand, d * h * dk, 1 / Math.sqrt(d)), wK: values(rand, kd * g * dk, 1 / Math.sqrt(kd)),
-    wV: values(rand, kd * g * dk, 1 / Math.sqrt(kd)), wO: values(rand, h * dk * d, 1 / Math.sqrt(h * dk)),
-    bQ: values(rand, h * dk, 0.1), bK: values(rand, g * dk, 0.1), bV: values(rand, g * dk, 0.1), bO: values(rand, d, 0.1),
-  };
-  const weights = {
-    wQ: { data: w.wQ, shape: [d, h * dk] }, wK: { data: w.wK, shape: [kd, g * dk] }, wV: { data: w.wV, shape: [kd, g * dk] },
-    wO: { data: w.wO, shape: [h * dk, d] }, bQ: { data: w.bQ, shape: [h * dk] }, bK: { data: w.bK, shape: [g * dk] },
-    bV: { data: w.bV, shape: [g * dk] }, bO: { data: w.bO, shape: [d] },
-  };
-  const opts = { dModel: d, numHeads: h, kvHeads: g, weights };
-  if (kdim !== null) { opts.kDim = kd; opts.vDim = kd; }
-  if (rope !== null && rope !== undefined) opts.rope = rope;
-  if (softcap !== null) opts.softcap = softcap;
-  if (alibi) opts.alibi = true;
-  if (window) opts.window = window;
-  return { d, h, g, dk, kd, w, opts, rope, softcap, window };
-}
 
 /** RoPE in float64 of rows [n, width] (heads of dk side by side, nh of them), row t at position pos0 + t. */
 function ropeRef(X, n, nh, dk, pos0, rope) {
@@ -271,27 +242,7 @@ test('property: with RoPE a KV-cache step equals the same rows of the full causa
     const layer = mha.createLayer(L.opts);
     const { B, T } = a, d = L.d;
     const x = values(mulberry32(a.xseed), B * T * d, 2);
-    const full = layer.forward({ data: x, shape: [B, T, d] }, { causal: true });
-    const cache = layer.createKVCache({ maxLen: T, batch: B });
-    const rand = mulberry32(a.chunkSeed);
-    for (let t0 = 0; t0 < T;) {
-      const n = Math.min(T - t0, 1 + Math.floor(rand() * 4));
-      const part = new Float32Array(B * n * d);
-      for (let b = 0; b < B; b++) part.set(x.subarray((b * T + t0) * d, (b * T + t0 + n) * d), b * n * d);
-      const st = cache.step({ data: part, shape: [B, n, d] });
-      for (let b = 0; b < B; b++) {
-        assertClose(st.output.data.subarray(b * n * d, (b + 1) * n * d), full.output.data.subarray((b * T + t0) * d, (b * T + t0 + n) * d),
-          TOL, `step at ${t0}`);
-        const len = t0 + n;
-        for (let i = 0; i < L.h; i++) for (let q = 0; q < n; q++) {
-          const got = st.weights.data.subarray(((b * L.h + i) * n + q) * len, ((b * L.h + i) * n + q + 1) * len);
-          const ref = full.weights.data.subarray(((b * L.h + i) * T + t0 + q) * T, ((b * L.h + i) * T + t0 + q) * T + len);
-          assertClose(got, ref, TOL, `step weights at ${t0}`);
-        }
-      }
-      t0 += n;
-    }
-    cache.dispose();
+    assertCacheMatchesForward(layer, { B, T, d, h: L.h }, x, a.chunkSeed, TOL);
     layer.dispose();
   }), fcParams({ numRuns: Math.max(10, Math.ceil(RUNS / 2)) }));
 });
