@@ -334,6 +334,31 @@ TEST(ScoreMods, BadValuesAreInvalidConfigNamingTheField) {
   EXPECT_EQ(r.alibi_slopes, mha::alibi_default_slopes(2));
 }
 
+// One long input through a layer three ways: the block path with weights (written to w [h, T, T]),
+// the streaming path without weights (> 512 keys), and, when causal, the KV cache in steps of 1 to 7
+// tokens; the outputs must agree.
+static void expect_paths_agree(mha::Layer* layer, const std::vector<float>& x, int T, int d, int h, bool causal,
+                               std::vector<float>& w) {
+  w.assign(size_t(h) * T * T, 0.f);
+  std::vector<float> o1(size_t(T) * d), o2(o1.size());
+  mha::ForwardArgs a;
+  a.batch = 1; a.tq = T; a.query = x.data(); a.causal = causal;
+  a.output = o1.data(); a.weights = w.data();
+  ASSERT_TRUE(layer->forward(a).ok());
+  a.output = o2.data(); a.weights = nullptr;
+  ASSERT_TRUE(layer->forward(a).ok());
+  for (size_t i = 0; i < o1.size(); ++i) ASSERT_NEAR(o2[i], o1[i], 2e-5 * (1 + std::abs(o1[i]))) << "streaming, i " << i;
+  if (!causal) return;
+  std::unique_ptr<mha::KVCache> cache;
+  ASSERT_TRUE(mha::KVCache::create(layer, T, 1, cache).ok());
+  for (int t = 0, n = 1; t < T; t += n, n = n % 7 + 1) {
+    n = std::min(n, T - t);
+    std::vector<float> out(size_t(n) * d);
+    ASSERT_TRUE(cache->step(x.data() + size_t(t) * d, n, out.data(), nullptr).ok());
+    for (int i = 0; i < n * d; ++i) ASSERT_NEAR(out[i], o1[size_t(t) * d + i], 2e-5 * (1 + std::abs(o1[size_t(t) * d + i]))) << "KV step at " << t;
+  }
+}
+
 // With every modifier: the streaming path (no weights, > 512 keys, key blocks skipped by the window)
 // equals the block path with weights; the KV cache's steps equal the causal forward.
 TEST(ScoreMods, StreamingAndKVCacheEqualTheBlockPath) {
@@ -349,28 +374,14 @@ TEST(ScoreMods, StreamingAndKVCacheEqualTheBlockPath) {
     auto& layer = L.layer;
     const int T = 700 + 61 * it;
     auto x = rnd(rng, size_t(T) * 12, 2.f);
-    std::vector<float> w(size_t(3) * T * T), o1(size_t(T) * 12), o2(o1.size());
-    mha::ForwardArgs a;
-    a.batch = 1; a.tq = T; a.query = x.data(); a.causal = it >= 3;
-    a.output = o1.data(); a.weights = w.data();
-    ASSERT_TRUE(layer->forward(a).ok());
-    a.output = o2.data(); a.weights = nullptr;
-    ASSERT_TRUE(layer->forward(a).ok());
-    for (size_t i = 0; i < o1.size(); ++i) ASSERT_NEAR(o2[i], o1[i], 2e-5 * (1 + std::abs(o1[i]))) << "it " << it << " i " << i;
+    const bool causal = it >= 3;
+    std::vector<float> w;
+    ASSERT_NO_FATAL_FAILURE(expect_paths_agree(layer.get(), x, T, 12, 3, causal, w)) << "it " << it;
     // weights outside the window are exactly 0
     for (int q = 0; q < T; q += 97)
       for (int j = 0; j < T; ++j)
-        if ((cfg.window_left >= 0 && j < q - cfg.window_left) || (cfg.window_right >= 0 && j > q + cfg.window_right) || (a.causal && j > q))
+        if ((cfg.window_left >= 0 && j < q - cfg.window_left) || (cfg.window_right >= 0 && j > q + cfg.window_right) || (causal && j > q))
           ASSERT_EQ(w[size_t(q) * T + j], 0.f) << q << ", " << j;
-    if (!a.causal) continue;
-    std::unique_ptr<mha::KVCache> cache;
-    ASSERT_TRUE(mha::KVCache::create(layer.get(), T, 1, cache).ok());
-    for (int t = 0, n = 1; t < T; t += n, n = n % 7 + 1) {
-      n = std::min(n, T - t);
-      std::vector<float> out(size_t(n) * 12);
-      ASSERT_TRUE(cache->step(x.data() + size_t(t) * 12, n, out.data(), nullptr).ok());
-      for (int i = 0; i < n * 12; ++i) ASSERT_NEAR(out[i], o1[size_t(t) * 12 + i], 2e-5 * (1 + std::abs(o1[size_t(t) * 12 + i]))) << t;
-    }
   }
 }
 
@@ -421,21 +432,7 @@ TEST(Rope, StreamingAndKVCacheEqualTheBlockPath) {
     auto& layer = L.layer;
     const int T = 600 + 37 * it;
     auto x = rnd(rng, size_t(T) * 12, 2.f);
-    std::vector<float> w(size_t(3) * T * T), o1(size_t(T) * 12), o2(o1.size());
-    mha::ForwardArgs a;
-    a.batch = 1; a.tq = T; a.query = x.data(); a.causal = true;
-    a.output = o1.data(); a.weights = w.data();
-    ASSERT_TRUE(layer->forward(a).ok());
-    a.output = o2.data(); a.weights = nullptr;
-    ASSERT_TRUE(layer->forward(a).ok());
-    for (size_t i = 0; i < o1.size(); ++i) ASSERT_NEAR(o2[i], o1[i], 2e-5 * (1 + std::abs(o1[i]))) << "it " << it << " i " << i;
-    std::unique_ptr<mha::KVCache> cache;
-    ASSERT_TRUE(mha::KVCache::create(layer.get(), T, 1, cache).ok());
-    for (int t = 0, n = 1; t < T; t += n, n = n % 7 + 1) {
-      n = std::min(n, T - t);
-      std::vector<float> out(size_t(n) * 12);
-      ASSERT_TRUE(cache->step(x.data() + size_t(t) * 12, n, out.data(), nullptr).ok());
-      for (int i = 0; i < n * 12; ++i) ASSERT_NEAR(out[i], o1[size_t(t) * 12 + i], 2e-5 * (1 + std::abs(o1[size_t(t) * 12 + i]))) << t;
-    }
+    std::vector<float> w;
+    ASSERT_NO_FATAL_FAILURE(expect_paths_agree(layer.get(), x, T, 12, 3, true, w)) << "it " << it;
   }
 }

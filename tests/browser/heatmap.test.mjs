@@ -173,22 +173,12 @@ test('keyboard: the plot takes focus, the keys move the active cell, the readout
   for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowRight');
   for (let i = 0; i < 2; i++) await page.keyboard.press('ArrowDown');
   await expectAt(2, 3, 'arrows');
-  await page.keyboard.press('End');
-  await expectAt(2, 95, 'End');
-  await page.keyboard.press('PageDown');
-  await expectAt(95, 95, 'PageDown');
-  await page.keyboard.press('ArrowDown');
-  await expectAt(95, 95, 'stays inside the grid');
-  await page.keyboard.press('Home');
-  await expectAt(95, 0, 'Home');
-  await page.keyboard.press('PageUp');
-  await expectAt(0, 0, 'PageUp');
-  await page.keyboard.press('Control+End');
-  await expectAt(95, 95, 'Ctrl+End');
-  await page.keyboard.press('Control+Home');
-  await expectAt(0, 0, 'Ctrl+Home');
-  await page.keyboard.press('ArrowRight');
-  await expectAt(0, 1, 'ArrowRight');
+  for (const [key, r, c, why] of [['End', 2, 95, 'End'], ['PageDown', 95, 95, 'PageDown'], ['ArrowDown', 95, 95, 'stays inside the grid'],
+    ['Home', 95, 0, 'Home'], ['PageUp', 0, 0, 'PageUp'], ['Control+End', 95, 95, 'Ctrl+End'], ['Control+Home', 0, 0, 'Ctrl+Home'],
+    ['ArrowRight', 0, 1, 'ArrowRight']]) {
+    await page.keyboard.press(key);
+    await expectAt(r, c, why);
+  }
   const label = await page.evaluate(() => document.querySelector('#big').shadowRoot.querySelector('.plot').getAttribute('aria-label'));
   assert.ok(label.endsWith(`active cell a to b: ${fmt3(W[0][1])}`), label);
 

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setup, deepFocus, ROOT } from './helpers.mjs';
 import { EXAMPLES_CSP } from '../../scripts/serve.mjs';
+import { X0 } from '../../web/lib/components/restaurant.js';
 
 let env;
 before(async () => { env = await setup(); });
@@ -141,7 +142,8 @@ test('<mha-stepper> input: X by property and by its table, refused cells named, 
   await page.waitForFunction(() => document.querySelector('mha-stepper').trace?.output[0][1].toFixed(3) !== '4.050');
   assert.equal(await st.locator('[part="input-error"]').count(), 0);
   assert.equal(await cell.getAttribute('aria-invalid'), null);
-  const X2 = [[0.98, 0.5, 0.12, 0.97, 0.15, 0.08], [0.11, 0.96, 0.94, 0.09, 0.13, 0.18], [0.14, 0.17, 0.92, 0.11, 0.96, 0.95]];
+  // the example's X with Alex's "cheap" set to 0.5, as typed above
+  const X2 = X0.map((row, r) => row.map((v, c) => (r === 0 && c === 1 ? 0.5 : v)));
   const ref2 = await engineTrace(page, X2);
   assert.equal((await st.locator('[part="output"] td[data-r="0"][data-c="1"]').textContent()).trim(), ref2.output[0][1].toFixed(3));
   // an engine error (a non-finite X set as a property) is shown in place

@@ -1,8 +1,10 @@
 // The KV-cache property shared by the option suites: feeding a sequence through a layer's KV cache
 // in random chunks gives, step by step, the same output rows and attention rows as the layer's
 // full causal forward.
+import fc from 'fast-check';
 import { mulberry32 } from '../../web/lib/src/index.js';
 import { assertClose } from './golden.mjs';
+import { RUNS, fcParams, values, layerDesc } from './random-layer.mjs';
 
 /**
  * @param {object} layer a Layer
@@ -36,4 +38,24 @@ export function assertCacheMatchesForward(layer, { B, T, d, h }, x, chunkSeed, t
   } finally {
     cache.dispose();
   }
+}
+
+/**
+ * The property over random layers of `layerArb` (descriptions for layerDesc), batches of 1–2 and
+ * lengths of 1–24, fed in random chunks.
+ * @param {object} mha an engine
+ * @param {object} layerArb fast-check arbitrary of layer descriptions
+ * @param {{atol: number, rtol: number}} tol
+ */
+export function checkCacheProperty(mha, layerArb, tol) {
+  const arb = fc.record({ layer: layerArb, B: fc.integer({ min: 1, max: 2 }), T: fc.integer({ min: 1, max: 24 }), xseed: fc.nat(), chunkSeed: fc.nat() });
+  fc.assert(fc.property(arb, (a) => {
+    const L = layerDesc(a.layer);
+    const layer = mha.createLayer(L.opts);
+    try {
+      assertCacheMatchesForward(layer, { B: a.B, T: a.T, d: L.d, h: L.h }, values(mulberry32(a.xseed), a.B * a.T * L.d, 2), a.chunkSeed, tol);
+    } finally {
+      layer.dispose();
+    }
+  }), fcParams({ numRuns: Math.max(10, Math.ceil(RUNS / 2)) }));
 }

@@ -31,6 +31,28 @@ export function headType(scores) {
 }
 
 /**
+ * The position scores of one head on one text, query by query (t = 1 … T−1): the attention on the
+ * previous character, the character two back (t ≥ 2), the query itself and the first character,
+ * and the normalised entropy of the row; each value goes to `add(key, value)`.
+ * @param {Float32Array} data the layer's attention [h, T, T]
+ * @param {number} base offset of the head's [T, T] block
+ * @param {number} T text length
+ * @param {(key: string, value: number) => void} add
+ */
+function positionScores(data, base, T, add) {
+  for (let t = 1; t < T; t++) {
+    const r = base + t * T;
+    add('previous', data[r + t - 1]);
+    add('current', data[r + t]);
+    add('first', data[r]);
+    if (t >= 2) add('twoBack', data[r + t - 2]);
+    let e = 0;
+    for (let k = 0; k <= t; k++) { const a = data[r + k]; if (a > 0) e -= a * Math.log2(a); }
+    add('entropy', e / Math.log2(t + 1));
+  }
+}
+
+/**
  * Scores every head.
  * @param {{text: string[], repeat: string[], repeat_span: number}} probes held-out texts, and
  *   strings made of a span of `repeat_span` characters written twice
@@ -52,17 +74,7 @@ export function analyzeHeads(probes, attend, config) {
       const T = shape[2];
       for (let j = 0; j < h; j++) {
         const i = l * h + j;
-        const base = j * T * T;
-        for (let t = 1; t < T; t++) {
-          const r = base + t * T;
-          add(i, 'previous', data[r + t - 1]);
-          add(i, 'current', data[r + t]);
-          add(i, 'first', data[r]);
-          if (t >= 2) add(i, 'twoBack', data[r + t - 2]);
-          let e = 0;
-          for (let k = 0; k <= t; k++) { const a = data[r + k]; if (a > 0) e -= a * Math.log2(a); }
-          add(i, 'entropy', e / Math.log2(t + 1));
-        }
+        positionScores(data, j * T * T, T, (k, v) => add(i, k, v));
       }
     }
   }
@@ -138,26 +150,15 @@ export function scoreText(attention, ids) {
     const [h, T] = shape;
     for (let j = 0; j < h; j++) {
       const base = j * T * T;
-      const s = { previous: 0, twoBack: 0, current: 0, first: 0, induction: 0, entropy: 0 };
-      for (let t = 1; t < T; t++) {
-        const r = base + t * T;
-        s.previous += data[r + t - 1];
-        s.current += data[r + t];
-        s.first += data[r];
-        if (t >= 2) s.twoBack += data[r + t - 2];
-        let e = 0;
-        for (let k = 0; k <= t; k++) { const a = data[r + k]; if (a > 0) e -= a * Math.log2(a); }
-        s.entropy += e / Math.log2(t + 1);
+      const sum = { previous: 0, twoBack: 0, current: 0, first: 0, induction: 0, entropy: 0 };
+      const cnt = { previous: 0, twoBack: 0, current: 0, first: 0, induction: 0, entropy: 0 };
+      positionScores(data, base, T, (k, v) => { sum[k] += v; cnt[k] += 1; });
+      for (const [t, ks] of targets) {
+        for (const k of ks) sum.induction += data[base + t * T + k];
+        cnt.induction += 1;
       }
-      for (const [t, ks] of targets) for (const k of ks) s.induction += data[base + t * T + k];
-      const mean = (v, n) => (n > 0 ? v / n : null);
-      out.push({
-        layer: l, head: j, inductionQueries: targets.size,
-        scores: {
-          previous: mean(s.previous, T - 1), twoBack: mean(s.twoBack, T - 2), current: mean(s.current, T - 1),
-          first: mean(s.first, T - 1), induction: mean(s.induction, targets.size), entropy: mean(s.entropy, T - 1),
-        },
-      });
+      const scores = Object.fromEntries(Object.keys(sum).map((k) => [k, cnt[k] > 0 ? sum[k] / cnt[k] : null]));
+      out.push({ layer: l, head: j, inductionQueries: targets.size, scores });
     }
   }
   return out;

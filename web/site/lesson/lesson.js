@@ -108,12 +108,11 @@ function composeLessonElements() {
 }
 
 /** Resolves when a lesson element has its first engine result (true) or shows an engine error (false). */
-function firstResult(el, has) {
+function firstResult(el, has, event = 'mha-computed') {
   if (has(el)) return Promise.resolve(true);
   if (el.error) return Promise.resolve(false);
   return new Promise((resolve) => {
-    el.addEventListener('mha-computed', () => resolve(true), { once: true });
-    el.addEventListener('mha-engine', () => resolve(true), { once: true });
+    el.addEventListener(event, () => resolve(true), { once: true });
     el.addEventListener('mha-error', () => resolve(false), { once: true });
   });
 }
@@ -181,7 +180,7 @@ async function main() {
   if (state.section) document.getElementById(state.section)?.scrollIntoView();
 
   const ok = await Promise.all([
-    firstResult(status, (el) => el.info),
+    firstResult(status, (el) => el.info, 'mha-engine'),
     firstResult($('#stepper'), (el) => el.trace),
     firstResult($('#wo-mix'), (el) => el.contributions),
     firstResult($('#models'), (el) => el.rows),
