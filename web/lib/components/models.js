@@ -7,7 +7,6 @@
 // engine layers) lives while at least one element holds it and is rebuilt from the kept bytes
 // when an element comes back.
 import { MHAError } from '../src/index.js';
-import { readSource } from '../src/model.js';
 
 // A module imported from a blob: URL (a notebook's anywidget) has no folder to resolve against:
 // there the defaults are null and an element needs its `model` attribute.
@@ -37,7 +36,18 @@ export function modelURL(src) {
 export function fetchBytes(href) {
   let p = bytesByURL.get(href);
   if (!p) {
-    p = readSource(href);
+    // not model.js's readSource: importing a module of src/ that has no .d.ts would make tsc emit
+    // the API's declarations into the components' types
+    p = (async () => {
+      let res;
+      try {
+        res = await fetch(href);
+      } catch (e) {
+        throw new MHAError('INVALID_ARGUMENT', `model: cannot fetch ${href}: ${e.message}`);
+      }
+      if (!res.ok) throw new MHAError('INVALID_ARGUMENT', `model: fetching ${href} gave HTTP ${res.status}`);
+      return new Uint8Array(await res.arrayBuffer());
+    })();
     bytesByURL.set(href, p);
     p.catch(() => bytesByURL.delete(href));
   }

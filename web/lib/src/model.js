@@ -75,13 +75,8 @@ function expectedShapes(c) {
   return s;
 }
 
-/**
- * The bytes of a model source: bytes as they are; a URL fetched (a file: URL read from disk in Node).
- * @param {ArrayBuffer|ArrayBufferView|string|URL} source
- * @returns {Promise<Uint8Array>}
- * @throws {MHAError} INVALID_ARGUMENT naming the URL and the network error or HTTP status
- */
-export async function readSource(source) {
+/** The bytes of a model source: bytes as they are; a URL fetched (a file: URL read from disk in Node). */
+async function readSource(source) {
   if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return asBytes(source);
   if (typeof source !== 'string' && !(source instanceof URL)) {
     throw invalid(`loadModel: source must be bytes (ArrayBuffer, Uint8Array) or a URL, got ${source === null ? 'null' : typeof source}`);
