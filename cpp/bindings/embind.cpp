@@ -1,4 +1,5 @@
-// The embind boundary: the only file that includes emscripten headers.
+// The embind boundary of the attention layer and its KV cache (the decoder's: embind_decoder.cpp;
+// cpp/bindings/ is the only folder that includes emscripten headers).
 //
 // One call per forward. Tensors cross as byte offsets into wasm memory (the JS API writes inputs
 // into buffers it malloc'd and reads outputs from them); nothing is marshaled element by element.
@@ -20,19 +21,24 @@
 #include "mha/attention.hpp"
 #include "mha/config.hpp"
 #include "mha/kv_cache.hpp"
+#include "boundary.hpp"
 
 using namespace emscripten;
+using mha_boundary::fail;
+using mha_boundary::ptr;
 
 namespace {
 
 mha::Status g_error;  // the last failed call's status (single-threaded module)
 
-int fail(const mha::Status& s) {
+}  // namespace
+
+int mha_boundary::fail(const mha::Status& s) {
   g_error = s;
   return static_cast<int>(s.code);
 }
 
-template <class T> T* ptr(uintptr_t p) { return reinterpret_cast<T*>(p); }
+namespace {
 
 /// The score modifiers of a layer (mha::Config) as the JS API writes them into wasm memory: int32
 /// fields and one float32, in this order; byte offset 0 = none. alibi: 0 off, 1 the default slopes,
@@ -51,7 +57,9 @@ struct ScoreModsBlock {
   int32_t rope_interleaved;
 };
 
-void apply_mods(uintptr_t mods, mha::Config& c) {
+}  // namespace
+
+void mha_boundary::apply_mods(uintptr_t mods, mha::Config& c) {
   if (!mods) return;
   const ScoreModsBlock& m = *ptr<const ScoreModsBlock>(mods);
   c.softcap_on = m.softcap_on != 0;
@@ -67,6 +75,9 @@ void apply_mods(uintptr_t mods, mha::Config& c) {
   c.rope_base = m.rope_base;
   c.rope_interleaved = m.rope_interleaved != 0;
 }
+
+namespace {
+using mha_boundary::apply_mods;
 
 /// {bytes, fields: {name: byte offset}} of ScoreModsBlock.
 val score_mods_layout() {
@@ -115,7 +126,7 @@ template <class Int> val int_array(const std::vector<Int>& v) {
 #define MHA_FORWARD_FIELDS(X)                                                                            \
   X(batch) X(tq) X(tk) X(query) X(key) X(value) X(causal) X(key_padding_mask) X(key_padding_add)        \
   X(attn_mask) X(attn_mask_kind) X(output) X(weights) X(average_weights) X(trace_q) X(trace_k) X(trace_v) \
-  X(trace_scores) X(trace_concat)
+  X(trace_scores) X(trace_concat) X(head_mask)
 struct ForwardBlock {
 #define MHA_FIELD(name) uint32_t name;
   MHA_FORWARD_FIELDS(MHA_FIELD)
@@ -213,6 +224,7 @@ class LayerHandle {
     a.average_weights = f.average_weights != 0;
     a.trace.q = ptr<float>(f.trace_q); a.trace.k = ptr<float>(f.trace_k); a.trace.v = ptr<float>(f.trace_v);
     a.trace.scores = ptr<float>(f.trace_scores); a.trace.concat = ptr<float>(f.trace_concat);
+    a.head_mask = ptr<const float>(f.head_mask);
     mha::Status s = layer_->forward(a);
     return s.ok() ? 0 : fail(s);
   }
@@ -292,8 +304,8 @@ class KVCacheHandle {
     mha::Status s = mha::KVCache::create(layer.get(), max_len, batch, cache_);
     return s.ok() ? 0 : fail(s);
   }
-  int step(uintptr_t x, int n, uintptr_t output, uintptr_t weights) {
-    mha::Status s = cache_->step(ptr<const float>(x), n, ptr<float>(output), ptr<float>(weights));
+  int step(uintptr_t x, int n, uintptr_t output, uintptr_t weights, uintptr_t head_mask) {
+    mha::Status s = cache_->step(ptr<const float>(x), n, ptr<float>(output), ptr<float>(weights), ptr<const float>(head_mask));
     return s.ok() ? 0 : fail(s);
   }
   /// 0 if a step of n tokens fits (KVCache::check_step), else a Code with lastError() set.

@@ -563,6 +563,14 @@ void Layer::attend_rows(const AttentionPlan& a, int b, int r0q, int nrows, const
         attend_block(hd, blk, Tk, S, avg, 1.f / h);
       }
     }
+    // head_mask: head i's output (its columns of the concat) times head_mask[i]; 0 = ablated.
+    if (a.head_mask && a.head_mask[i] != 1.f) {
+      const float f = a.head_mask[i];
+      for (int rr = 0; rr < nrows; ++rr) {
+        float* row = o + size_t(rr) * ldo + r.o_off[i];
+        for (int c = 0; c < hd.dv; ++c) row[c] *= f;
+      }
+    }
   }
 }
 
@@ -605,6 +613,7 @@ Layer::ForwardPlan Layer::plan_forward(const ForwardArgs& a) const {
   t.attn_mask = a.attn_mask; t.attn_mask_kind = a.attn_mask_kind;
   t.weights = a.weights; t.average_weights = a.average_weights;
   t.trace_scores = tr.scores;
+  t.head_mask = a.head_mask;
   return p;
 }
 
@@ -633,6 +642,7 @@ Status Layer::check_forward(const ForwardArgs& a) const {
     s = check_finite("attn_mask", a.attn_mask, {Tq, Tk}, FiniteCheck::mask(false));
   if (s.ok() && a.attn_mask_kind == MaskKind::kPerHead)  // index b·h + head first, not the batch
     s = check_finite("attn_mask", a.attn_mask, {int64_t(B) * r.num_heads, Tq, Tk}, FiniteCheck::mask(false));
+  if (s.ok() && a.head_mask) s = check_finite("head_mask", a.head_mask, {r.num_heads});
   return s;
 }
 

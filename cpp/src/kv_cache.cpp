@@ -33,12 +33,13 @@ Status KVCache::check_step(int n) const {
   return Status::Ok();
 }
 
-Status KVCache::step(const float* x, int n, float* output, float* weights) {
+Status KVCache::step(const float* x, int n, float* output, float* weights, const float* head_mask) {
   const Resolved& r = layer_->config();
   Status s = check_step(n);
   if (!s.ok()) return s;
   const int B = batch_;
   s = check_finite("x", x, {B, n, r.d_model}, FiniteCheck::batched());
+  if (s.ok() && head_mask) s = check_finite("head_mask", head_mask, {r.num_heads});
   if (!s.ok()) return s;
   const size_t nq = size_t(B) * n * r.q_width, nk = size_t(B) * n * r.k_width, nv = size_t(B) * n * r.v_width,
                no = size_t(B) * n * r.o_width;
@@ -71,6 +72,7 @@ Status KVCache::step(const float* x, int n, float* output, float* weights) {
   t.causal = true; t.causal_offset = len_;
   t.concat = C;
   t.weights = weights;
+  t.head_mask = head_mask;
   s = layer_->attend(t);
   if (!s.ok()) return s;
   layer_->project(Layer::Projection::kOutput, B * n, C, output);

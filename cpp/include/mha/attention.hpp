@@ -67,6 +67,10 @@ struct ForwardArgs {
   float* output = nullptr;       ///< [B, Tq, d_model] (required)
   float* weights = nullptr;      ///< [B, h, Tq, Tk], or [B, Tq, Tk] when average_weights; or null
   bool average_weights = false;  ///< mean of the attention weights over heads
+  /// [h] multiplier of each head's output before W_O, or null (all 1). 0 switches a head off
+  /// (ablation: Michel et al. 2019, "Are Sixteen Heads Really Better than One?"; the head_mask of
+  /// Hugging Face models); its attention weights are still computed and returned. Must be finite.
+  const float* head_mask = nullptr;
   TraceOut trace;                ///< all null unless a trace is requested
 };
 
@@ -82,7 +86,7 @@ class Layer {
 
   /// Runs attention (see the file comment). The causal mask is the [Tq, Tk] upper triangle
   /// (key j > query i is masked), as torch's is_causal. Errors: B, Tq or Tk < 1
-  /// (kShapeMismatch), NaN/Inf in query/key/value (kNonFinite, with the index), NaN or +Inf in
+  /// (kShapeMismatch), NaN/Inf in query/key/value or head_mask (kNonFinite, with the index), NaN or +Inf in
   /// attn_mask or key_padding_add (kNonFinite), workspace allocation failure (kOutOfMemory, with
   /// the bytes).
   Status forward(const ForwardArgs& a);
@@ -112,6 +116,7 @@ class Layer {
     float* concat = nullptr;
     float* weights = nullptr; bool average_weights = false;
     float* trace_scores = nullptr;
+    const float* head_mask = nullptr;  ///< [h] or null, as ForwardArgs::head_mask
   };
   Status attend(const AttendArgs& a);
   /// RoPE (mha::Config) in place on `rows` rows of Q (keys = false: every query head) or K (keys =

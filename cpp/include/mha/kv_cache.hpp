@@ -24,9 +24,10 @@ class KVCache {
 
   /// Appends n ≥ 1 new tokens x [B, n, d_model]; writes output [B, n, d_model] and, when
   /// weights is non-null, the attention weights [B, h, n, length()+n] (after the append: the
-  /// columns are every cached position). Errors: length()+n > max_len (kInvalidArgument, naming
-  /// both), NaN/Inf in x (kNonFinite), allocation failure (kOutOfMemory).
-  Status step(const float* x, int n, float* output, float* weights);
+  /// columns are every cached position). head_mask [h] (or null) multiplies each head's output
+  /// before W_O, as ForwardArgs::head_mask. Errors: length()+n > max_len (kInvalidArgument, naming
+  /// both), NaN/Inf in x or head_mask (kNonFinite), allocation failure (kOutOfMemory).
+  Status step(const float* x, int n, float* output, float* weights, const float* head_mask = nullptr);
 
   /// The size checks of step(n) alone (n ≥ 1, length()+n ≤ max_len), so that a binding can refuse
   /// a step before it sizes the step's buffers. Errors as step().
@@ -37,6 +38,9 @@ class KVCache {
   int batch() const { return batch_; }
   /// Forgets every cached token (keeps the memory).
   void reset() { len_ = 0; }
+  /// Forgets the tokens after the first `len` (no-op when len ≥ length()): undoes the appends of
+  /// a multi-layer step that failed part-way (mha::DecoderCache).
+  void truncate(int len) { if (len >= 0 && len < len_) len_ = len; }
 
  private:
   KVCache() = default;

@@ -487,6 +487,13 @@ export interface ForwardOptions {
   /** Average the weights over heads: weights `[B?, Tq, Tk]`. Default false. */
   averageWeights?: boolean;
   /**
+   * `[h]` multiplier of each head's output before W_O (the concat's columns of head i times
+   * `headMask[i]`): 0 switches a head off (ablation; Michel et al. 2019, "Are Sixteen Heads Really
+   * Better than One?"), 1 keeps it. The attention weights of a switched-off head are still
+   * returned. Finite numbers (NON_FINITE otherwise, with the index); length h (SHAPE_MISMATCH).
+   */
+  headMask?: ArrayLike<number> | null;
+  /**
    * Caller-owned arrays to write the results into instead of new ones (repeated calls then
    * allocate no result arrays); the returned tensors wrap them. Lengths must be exact: output
    * `B·Tq·dModel`, weights the size of the weights this call returns; the two must not share
@@ -602,6 +609,8 @@ export interface KVCacheOptions {
 export interface StepOptions {
   /** Return the attention weights. Default true. */
   needWeights?: boolean;
+  /** As {@link ForwardOptions.headMask}. */
+  headMask?: ArrayLike<number> | null;
   /**
    * Caller-owned result arrays, as in {@link ForwardOptions.out}. The weights' length
    * `B·h·n·length` grows with every step.

@@ -50,6 +50,20 @@ function boolOption(v, key, dflt) {
 }
 
 /**
+ * The headMask option: h finite multipliers of each head's output before W_O (0 switches a head
+ * off), as a Float32Array, or null when absent. Non-finite values are refused by the core (with the index).
+ * @throws {MHAError} SHAPE_MISMATCH (not h numbers), INVALID_ARGUMENT (not an array of numbers)
+ */
+function headMaskOption(v, h, name) {
+  if (v === undefined || v === null) return null;
+  if (!(Array.isArray(v) || ArrayBuffer.isView(v)) || Array.prototype.some.call(v, (x) => typeof x !== 'number')) {
+    throw new MHAError('INVALID_ARGUMENT', `${name}: headMask must be an array of ${h} numbers (one per head), got ${Array.isArray(v) ? JSON.stringify(v) : typeof v}`);
+  }
+  if (v.length !== h) throw new MHAError('SHAPE_MISMATCH', `${name}: headMask: expected shape [${h}] (numHeads), got [${v.length}]`);
+  return Float32Array.from(v);
+}
+
+/**
  * Checks the `out` option of forward/step: caller-owned Float32Arrays the results are written
  * into instead of new arrays. nOut / nWeights: the float counts of the call's results (nWeights 0:
  * no weights); shapeOf(key) gives a result's shape, for the error message only.
@@ -174,6 +188,7 @@ export class Layer {
     const average = mode === 'trace' ? false : boolOption(opts.averageWeights, 'averageWeights', false);
     const h = c.numHeads;
     const masks = prepareMasks(opts, { B, Tq, Tk, h, batched });
+    const headMask = headMaskOption(opts.headMask, h, name);
     const { qWidth: qW, kWidth: kW, vWidth: vW, oWidth: oW } = this._geometry;
     let out = null;
     if (opts.out != null) {
@@ -189,7 +204,7 @@ export class Layer {
     const kpmOn = masks.kpm ? 1 : masks.kpmAdd ? 2 : 0;  // none, boolean, additive
     let plan = this._plan;
     if (!plan || plan.mode !== mode || plan.B !== B || plan.Tq !== Tq || plan.Tk !== Tk || plan.kv !== kv ||
-        plan.kpm !== kpmOn || plan.attnKind !== masks.attnKind || plan.needWeights !== needWeights ||
+        plan.kpm !== kpmOn || plan.attnKind !== masks.attnKind || plan.needWeights !== needWeights || plan.hm !== (headMask !== null) ||
         plan.average !== average || plan.base !== this._staging.ptr) {
       const lay = new Layout();
       const block = forwardLayout(core);
@@ -199,6 +214,7 @@ export class Layer {
       lay.add('value', k && v !== k ? v.data.length * F32 : 0);
       lay.add('kpm', masks.kpm ? masks.kpm.length : masks.kpmAdd ? masks.kpmAdd.length * F32 : 0);
       lay.add('mask', masks.attn ? masks.attn.length * F32 : 0);
+      lay.add('hm', headMask ? h * F32 : 0);
       lay.add('output', B * Tq * c.dModel * F32);
       lay.add('weights', needWeights ? (average ? B * Tq * Tk : B * h * Tq * Tk) * F32 : 0);
       if (mode === 'trace') {
@@ -220,16 +236,16 @@ export class Layer {
         causal: 0, key_padding_mask: kpmOn === 1 ? P('kpm') : 0, key_padding_add: kpmOn === 2 ? P('kpm') : 0,
         attn_mask: P('mask'), attn_mask_kind: masks.attnKind, output: P('output'), weights: P('weights'),
         average_weights: average ? 1 : 0, trace_q: P('tq'), trace_k: P('tk'), trace_v: P('tv'), trace_scores: P('ts'),
-        trace_concat: P('tc'),
+        trace_concat: P('tc'), head_mask: P('hm'),
       };
       for (const field of Object.keys(block.fields)) {
         if (!(field in fields)) throw new Error(`forward: the core's ForwardBlock has a field ${field} this API does not fill`);
         u32[at(field)] = fields[field];
       }
       plan = this._plan = {
-        mode, B, Tq, Tk, kv, kpm: kpmOn, attnKind: masks.attnKind, needWeights, average, base, P,
+        mode, B, Tq, Tk, kv, kpm: kpmOn, attnKind: masks.attnKind, needWeights, average, hm: headMask !== null, base, P,
         args: P('args'), causalAt: at('causal'), output: P('output'), weights: P('weights'),
-        at: { query: P('query') / F32, key: P('key') / F32, value: P('value') / F32, kpm: P('kpm'), mask: P('mask') / F32 },
+        at: { query: P('query') / F32, key: P('key') / F32, value: P('value') / F32, kpm: P('kpm'), mask: P('mask') / F32, hm: P('hm') / F32 },
         batched, out: null, outputView: null, weightsView: null,  // views: set by forward()
       };
     }
@@ -242,6 +258,7 @@ export class Layer {
     if (masks.kpm) views.u8.set(masks.kpm, at.kpm);
     if (masks.kpmAdd) heap.set(masks.kpmAdd, at.kpm / F32);
     if (masks.attn) heap.set(masks.attn, at.mask);
+    if (headMask) heap.set(headMask, at.hm);
     views.u32[plan.causalAt] = causal ? 1 : 0;
     const status = views.forward(this._addr, plan.args);
     if (status !== 0) throw coreError(core, name, batched);
@@ -262,6 +279,9 @@ export class Layer {
    * @param {any} [opts.attnMask] [Tq, Tk] or [B·h, Tq, Tk] (index b·h + head); boolean or additive
    * @param {boolean} [opts.needWeights=true] return the attention weights
    * @param {boolean} [opts.averageWeights=false] average the weights over heads
+   * @param {ArrayLike<number>} [opts.headMask] [h] multiplier of each head's output before W_O: 0
+   *   switches a head off (ablation, Michel et al. 2019), 1 keeps it; its attention weights are
+   *   still returned
    * @param {{output?: Float32Array, weights?: Float32Array}} [opts.out] write the results into
    *   these caller-owned arrays (exact lengths: B·Tq·dModel, and the weights' size; not sharing
    *   memory) instead of new ones, so repeated calls allocate no result arrays. The returned
@@ -423,8 +443,8 @@ export class KVCache {
   /**
    * Appends n new tokens and attends from them over the cache.
    * @param {any} x [n, dModel] (batch 1) or [B, n, dModel]
-   * @param {{needWeights?: boolean, out?: {output?: Float32Array, weights?: Float32Array}}} [opts]
-   *   needWeights (default true); out: caller-owned arrays for the results, as in Layer.forward
+   * @param {{needWeights?: boolean, headMask?: ArrayLike<number>, out?: {output?: Float32Array, weights?: Float32Array}}} [opts]
+   *   needWeights (default true); headMask as in Layer.forward; out: caller-owned arrays for the results, as in Layer.forward
    *   (the weights' length B·h·n·length grows with every step)
    * @returns {{output: Tensor, weights?: Tensor}} output [B?, n, dModel]; weights
    *   [B?, h, n, length] where length counts the new tokens too
@@ -445,6 +465,7 @@ export class KVCache {
       throw new MHAError('SHAPE_MISMATCH', `x: expected shape ${exp} with n ≥ 1, got ${fmt(t.shape)}`);
     }
     const needWeights = boolOption(opts.needWeights, 'needWeights', true);
+    const headMask = headMaskOption(opts.headMask, c.numHeads, 'step');
     // the core's size rule (maxLen), asked before the step's buffers are sized
     if (this._handle.checkStep(n) !== 0) throw coreError(this._core, 'step', batched);
     const len = this.length + n;
@@ -456,11 +477,13 @@ export class KVCache {
     lay.add('x', t.data.length * F32);
     lay.add('out', B * n * c.dModel * F32);
     lay.add('w', needWeights ? B * h * n * len * F32 : 0);
+    lay.add('hm', headMask ? h * F32 : 0);
     const base = this._staging.ensure(lay.total, 'step');
     const core = this._core;
     const views = this._layer._heap;
     views.fresh().f32.set(t.data, lay.ptr(base, 'x') / F32);
-    const status = this._handle.step(lay.ptr(base, 'x'), n, lay.ptr(base, 'out'), lay.ptr(base, 'w'));
+    if (headMask) views.f32.set(headMask, lay.ptr(base, 'hm') / F32);
+    const status = this._handle.step(lay.ptr(base, 'x'), n, lay.ptr(base, 'out'), lay.ptr(base, 'w'), lay.ptr(base, 'hm'));
     if (status !== 0) throw coreError(core, 'step', batched);
     views.fresh();  // the step may have grown the memory
     const result = { output: Tensor.wrap(intoOrCopy(views.floats(lay.ptr(base, 'out'), B * n * c.dModel), out?.output), [...lead, n, c.dModel]) };

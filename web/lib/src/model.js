@@ -1,21 +1,22 @@
 /**
- * The runner of the lesson's trained character-level transformers (docs/trained-models.md): a
- * safetensors file in, text in, per-head attention, next-character log-probabilities, the loss in
- * bits per character, head ablation and KV-cache generation out.
+ * The runner of the lesson's trained transformers (docs/trained-models.md): a safetensors file in,
+ * text in, per-head attention, next-character log-probabilities, the loss in bits per character,
+ * head ablation and KV-cache generation out.
  *
- * The attention layers (torch.nn.MultiheadAttention in training) run in the wasm engine as causal
- * self-attention; the embeddings, LayerNorms, the ReLU MLP and the output head are a few
- * matrix-vector loops in JS, small next to attention's share of a lesson-sized model's time.
- * Architecture: a pre-LayerNorm decoder (GPT-2, Radford et al. 2019; the residual stream view of
- * Elhage et al. 2021, "A Mathematical Framework for Transformer Circuits").
+ * This file parses the file, tokenizes, samples and orchestrates; every layer numeric (embeddings,
+ * norms, attention, MLP, output head, log-softmax) runs in the wasm core's decoder (decoder.js,
+ * cpp/include/mha/decoder.hpp). Architecture: a pre-norm decoder (GPT-2, Radford et al. 2019; the
+ * residual stream view of Elhage et al. 2021, "A Mathematical Framework for Transformer
+ * Circuits"), with the options of current models (RMSNorm, GELU/SwiGLU MLPs, RoPE, grouped-query
+ * K/V heads, a tied head) as the file's config says.
  * @module model
  */
 import { MHAError } from './errors.js';
 import { Tensor } from './tensor.js';
-import { fromTorch } from './torch.js';
 import { mulberry32 } from './weights.js';
 import { parseSafetensors, asBytes } from './safetensors.js';
 import { analyzeHeads } from './heads.js';
+import { Decoder } from './decoder.js';
 
 /** The value of `__metadata__.format` this runner reads. */
 export const MODEL_FORMAT = 'mha-wasm.charlm/1';
@@ -31,7 +32,27 @@ function parseJSONField(metadata, key) {
   }
 }
 
-/** The configuration of a file, checked: every size a positive integer, d_model divisible by h. */
+/** An optional config key: one of `values` (the first is the default). */
+function choice(c, key, values) {
+  const v = c[key];
+  if (v === undefined) return values[0];
+  if (!values.includes(v)) throw invalid(`loadModel: config.${key} must be one of ${values.map((x) => JSON.stringify(x)).join(', ')}, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** An optional positive number config key below `max` (exclusive), or its default. */
+function positive(c, key, dflt, max) {
+  const v = c[key];
+  if (v === undefined) return dflt;
+  if (typeof v !== 'number' || !(v > 0) || !(v < max)) throw invalid(`loadModel: config.${key} must be a number in (0, ${max}), got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/**
+ * The configuration of a file, checked: every size a positive integer, d_model divisible by h,
+ * kv_heads dividing h, each architecture option one of its values (docs/trained-models.md,
+ * "Architecture options").
+ */
 function readConfig(metadata) {
   if (metadata.format !== MODEL_FORMAT) {
     throw invalid(`loadModel: __metadata__.format must be "${MODEL_FORMAT}", got ${JSON.stringify(metadata.format)}`);
@@ -46,7 +67,21 @@ function readConfig(metadata) {
     cfg[name] = v;
   }
   if (cfg.dModel % cfg.numHeads !== 0) throw invalid(`loadModel: config.num_heads = ${cfg.numHeads} must divide d_model = ${cfg.dModel}`);
-  cfg.lnEps = typeof c.ln_eps === 'number' && c.ln_eps > 0 && c.ln_eps < 1 ? c.ln_eps : 1e-5;
+  cfg.norm = choice(c, 'norm', ['layernorm', 'rmsnorm']);
+  // norm_eps; files written before it name the LayerNorm's eps ln_eps
+  cfg.normEps = c.norm_eps !== undefined ? positive(c, 'norm_eps', 1e-5, 1) : positive(c, 'ln_eps', 1e-5, 1);
+  cfg.lnEps = cfg.normEps;
+  cfg.mlp = choice(c, 'mlp', ['relu', 'gelu', 'gelu_tanh', 'swiglu']);
+  cfg.bias = choice(c, 'bias', [true, false]);
+  cfg.positions = choice(c, 'positions', ['learned', 'rope']);
+  cfg.ropeBase = positive(c, 'rope_base', 10000, 1e9);
+  cfg.ropeInterleaved = choice(c, 'rope_interleaved', [false, true]);
+  cfg.tied = choice(c, 'tied', [false, true]);
+  const kv = c.kv_heads === undefined ? cfg.numHeads : c.kv_heads;
+  if (!Number.isInteger(kv) || kv < 1 || cfg.numHeads % kv !== 0) {
+    throw invalid(`loadModel: config.kv_heads must be a positive integer dividing num_heads = ${cfg.numHeads}, got ${JSON.stringify(c.kv_heads)}`);
+  }
+  cfg.kvHeads = kv;
   if (!Number.isInteger(c.unk) || c.unk < 0 || c.unk >= cfg.vocabSize) {
     throw invalid(`loadModel: config.unk must be an integer in [0, ${cfg.vocabSize - 1}], got ${JSON.stringify(c.unk)}`);
   }
@@ -55,24 +90,87 @@ function readConfig(metadata) {
   return cfg;
 }
 
-/** name → expected shape of every tensor of the architecture. */
-function expectedShapes(c) {
-  const d = c.dModel;
-  const s = {
-    'tok_emb.weight': [c.vocabSize, d], 'pos_emb.weight': [c.context, d],
-    'ln_f.weight': [d], 'ln_f.bias': [d], 'head.weight': [c.vocabSize, d], 'head.bias': [c.vocabSize],
-  };
+/**
+ * name → expected shape of every tensor of the architecture. inProj: the attention is stored in
+ * torch.nn.MultiheadAttention's form (in_proj_weight) rather than as q_proj / k_proj / v_proj.
+ */
+function expectedShapes(c, inProj) {
+  const d = c.dModel, f = c.dFF, kvd = c.kvHeads * c.dK;
+  const ln = c.norm === 'layernorm';
+  const s = { 'tok_emb.weight': [c.vocabSize, d], 'ln_f.weight': [d] };
+  if (c.positions === 'learned') s['pos_emb.weight'] = [c.context, d];
+  if (ln) s['ln_f.bias'] = [d];
+  if (!c.tied) s['head.weight'] = [c.vocabSize, d];
+  if (c.bias) s['head.bias'] = [c.vocabSize];
   for (let l = 0; l < c.numLayers; l++) {
     const p = `layers.${l}.`;
-    Object.assign(s, {
-      [`${p}ln1.weight`]: [d], [`${p}ln1.bias`]: [d], [`${p}ln2.weight`]: [d], [`${p}ln2.bias`]: [d],
-      [`${p}attn.in_proj_weight`]: [3 * d, d], [`${p}attn.in_proj_bias`]: [3 * d],
-      [`${p}attn.out_proj.weight`]: [d, d], [`${p}attn.out_proj.bias`]: [d],
-      [`${p}mlp.fc.weight`]: [c.dFF, d], [`${p}mlp.fc.bias`]: [c.dFF],
-      [`${p}mlp.proj.weight`]: [d, c.dFF], [`${p}mlp.proj.bias`]: [d],
-    });
+    const add = (name, shape, isBias) => { if (!isBias || c.bias) s[p + name] = shape; };
+    s[`${p}ln1.weight`] = [d];
+    s[`${p}ln2.weight`] = [d];
+    if (ln) { s[`${p}ln1.bias`] = [d]; s[`${p}ln2.bias`] = [d]; }
+    if (inProj) {
+      add('attn.in_proj_weight', [3 * d, d]);
+      add('attn.in_proj_bias', [3 * d], true);
+    } else {
+      add('attn.q_proj.weight', [d, d]); add('attn.q_proj.bias', [d], true);
+      add('attn.k_proj.weight', [kvd, d]); add('attn.k_proj.bias', [kvd], true);
+      add('attn.v_proj.weight', [kvd, d]); add('attn.v_proj.bias', [kvd], true);
+    }
+    add('attn.out_proj.weight', [d, d]); add('attn.out_proj.bias', [d], true);
+    if (c.mlp === 'swiglu') {
+      add('mlp.gate.weight', [f, d]); add('mlp.gate.bias', [f], true);
+      add('mlp.up.weight', [f, d]); add('mlp.up.bias', [f], true);
+    } else {
+      add('mlp.fc.weight', [f, d]); add('mlp.fc.bias', [f], true);
+    }
+    add('mlp.proj.weight', [d, f]); add('mlp.proj.bias', [d], true);
   }
   return s;
+}
+
+/** W [rows, cols] (PyTorch Linear's [out, in], rows r0 .. r0+n) → row-major [in, out] = Wᵀ, as the core takes it. */
+function transposed(data, cols, r0 = 0, n = data.length / cols - r0) {
+  const out = new Float32Array(n * cols);
+  for (let r = 0; r < n; r++) {
+    const src = (r0 + r) * cols;
+    for (let i = 0; i < cols; i++) out[i * n + r] = data[src + i];
+  }
+  return out;
+}
+
+/** The decoder's weights in the core's layout ([in, out] matrices) from the file's tensors. */
+function decoderWeights(c, t, inProj) {
+  const d = c.dModel;
+  const layers = [];
+  for (let l = 0; l < c.numLayers; l++) {
+    const p = `layers.${l}.`;
+    const g = (name) => t[p + name] ?? null;
+    const lw = { norm1: { weight: g('ln1.weight'), bias: g('ln1.bias') }, norm2: { weight: g('ln2.weight'), bias: g('ln2.bias') } };
+    if (inProj) {
+      const w = g('attn.in_proj_weight'), b = g('attn.in_proj_bias');
+      lw.wQ = transposed(w, d, 0, d); lw.wK = transposed(w, d, d, d); lw.wV = transposed(w, d, 2 * d, d);
+      if (b) { lw.bQ = b.subarray(0, d); lw.bK = b.subarray(d, 2 * d); lw.bV = b.subarray(2 * d); }
+    } else {
+      lw.wQ = transposed(g('attn.q_proj.weight'), d); lw.wK = transposed(g('attn.k_proj.weight'), d); lw.wV = transposed(g('attn.v_proj.weight'), d);
+      lw.bQ = g('attn.q_proj.bias'); lw.bK = g('attn.k_proj.bias'); lw.bV = g('attn.v_proj.bias');
+    }
+    lw.wO = transposed(g('attn.out_proj.weight'), d);
+    lw.bO = g('attn.out_proj.bias');
+    const fc = c.mlp === 'swiglu' ? 'mlp.gate' : 'mlp.fc';
+    lw.wFc = transposed(g(`${fc}.weight`), d);
+    lw.bFc = g(`${fc}.bias`);
+    lw.wUp = c.mlp === 'swiglu' ? transposed(g('mlp.up.weight'), d) : null;
+    lw.bUp = c.mlp === 'swiglu' ? g('mlp.up.bias') : null;
+    lw.wProj = transposed(g('mlp.proj.weight'), c.dFF);
+    lw.bProj = g('mlp.proj.bias');
+    layers.push(lw);
+  }
+  return {
+    tokEmb: t['tok_emb.weight'], posEmb: t['pos_emb.weight'] ?? null,
+    normF: { weight: t['ln_f.weight'], bias: t['ln_f.bias'] ?? null },
+    head: c.tied ? null : transposed(t['head.weight'], d), headBias: t['head.bias'] ?? null,
+    layers,
+  };
 }
 
 /** The bytes of a model source: bytes as they are; a URL fetched (a file: URL read from disk in Node). */
@@ -96,49 +194,6 @@ async function readSource(source) {
   return new Uint8Array(await res.arrayBuffer());
 }
 
-/** y[T, out] = x[T, in] · Wᵀ + b with W stored [out, in] (torch.nn.Linear). */
-function linear(x, T, nIn, W, b, nOut, y = new Float32Array(T * nOut)) {
-  for (let t = 0; t < T; t++) {
-    const xo = t * nIn;
-    for (let o = 0; o < nOut; o++) {
-      let s = b[o];
-      const wo = o * nIn;
-      for (let i = 0; i < nIn; i++) s += x[xo + i] * W[wo + i];
-      y[t * nOut + o] = s;
-    }
-  }
-  return y;
-}
-
-/** LayerNorm over the last axis (Ba et al. 2016), biased variance, as torch.nn.LayerNorm. */
-function layerNorm(x, T, d, w, b, eps, y = new Float32Array(T * d)) {
-  for (let t = 0; t < T; t++) {
-    const o = t * d;
-    let mean = 0;
-    for (let i = 0; i < d; i++) mean += x[o + i];
-    mean /= d;
-    let v = 0;
-    for (let i = 0; i < d; i++) { const z = x[o + i] - mean; v += z * z; }
-    const inv = 1 / Math.sqrt(v / d + eps);
-    for (let i = 0; i < d; i++) y[o + i] = (x[o + i] - mean) * inv * w[i] + b[i];
-  }
-  return y;
-}
-
-/** Row-wise log_softmax of logits [T, V], in place. */
-function logSoftmax(z, T, V) {
-  for (let t = 0; t < T; t++) {
-    const o = t * V;
-    let m = -Infinity;
-    for (let i = 0; i < V; i++) if (z[o + i] > m) m = z[o + i];
-    let s = 0;
-    for (let i = 0; i < V; i++) s += Math.exp(z[o + i] - m);
-    const lse = m + Math.log(s);
-    for (let i = 0; i < V; i++) z[o + i] -= lse;
-  }
-  return z;
-}
-
 /**
  * A loaded character-level model. Create with `mha.loadModel(source)`; free with `dispose()`.
  */
@@ -151,7 +206,8 @@ export class CharModel {
     if (!Array.isArray(vocab) || vocab.length !== c.vocabSize || !vocab.every((s) => typeof s === 'string' && s.length >= 1 && s.length <= 2)) {
       throw invalid(`loadModel: __metadata__.vocab must be an array of ${c.vocabSize} one-character strings`);
     }
-    for (const [name, shape] of Object.entries(expectedShapes(c))) {
+    const inProj = c.kvHeads === c.numHeads && tensors['layers.0.attn.in_proj_weight'] !== undefined;
+    for (const [name, shape] of Object.entries(expectedShapes(c, inProj))) {
       const t = tensors[name];
       if (!t) throw invalid(`loadModel: tensor "${name}" is missing (expected shape [${shape.join(', ')}])`);
       if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
@@ -162,7 +218,10 @@ export class CharModel {
       }
     }
     this._mha = mha;
-    /** {vocabSize, dModel, numHeads, numLayers, dFF, context, lnEps, unk, dK} */
+    /**
+     * {vocabSize, dModel, numHeads, kvHeads, numLayers, dFF, context, norm, normEps, lnEps (= normEps),
+     * mlp, bias, positions, ropeBase, ropeInterleaved, tied, unk, dK}
+     */
     this.config = Object.freeze(c);
     /** The characters of the vocabulary; id = index. */
     this.vocab = Object.freeze(vocab.slice());
@@ -171,67 +230,41 @@ export class CharModel {
     /** The training record of the file (corpus, license, steps, seconds, held-out bits per character …). */
     this.training = metadata.training ? parseJSONField(metadata, 'training') : {};
     this._probes = metadata.probes ? parseJSONField(metadata, 'probes') : null;
-    this._t = Object.fromEntries(Object.entries(tensors).map(([k, v]) => [k, v.data]));
     this._index = new Map(vocab.map((ch, i) => [ch, i]));
-    this._layers = new Map();   // "l" or "l:j,k" (ablated heads) → Layer
     this._generators = new Set();
     this._heads = null;
     this._disposed = false;
-    for (let l = 0; l < c.numLayers; l++) this._layer(l, []);
+    const t = Object.fromEntries(Object.entries(tensors).map(([k, v]) => [k, v.data]));
+    this._decoder = new Decoder(mha._core, {
+      vocabSize: c.vocabSize, numLayers: c.numLayers, dFF: c.dFF, context: c.positions === 'learned' ? c.context : 0,
+      norm: c.norm, normEps: c.normEps, mlp: c.mlp, bias: c.bias, tied: c.tied, dModel: c.dModel,
+      numHeads: c.numHeads, kvHeads: c.kvHeads, attnBias: c.bias,
+      rope: c.positions === 'rope' ? { base: c.ropeBase, interleaved: c.ropeInterleaved } : null,
+      weights: decoderWeights(c, t, inProj),
+    });
   }
 
   _alive(what) {
     if (this._disposed) throw new MHAError('DISPOSED', `${what}: this model was disposed`);
   }
 
-  /** The engine layer of layer l with the given heads switched off (cached). */
-  _layer(l, off) {
-    const key = off.length ? `${l}:${off.join(',')}` : `${l}`;
-    let layer = this._layers.get(key);
-    if (layer) return layer;
-    const p = `layers.${l}.attn.`;
-    const sd = {};
-    for (const k of ['in_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias']) {
-      const t = this._t[p + k];
-      sd[k] = { data: t, shape: expectedShapes(this.config)[p + k] };
-    }
-    const w = fromTorch(sd, { numHeads: this.config.numHeads });
-    const { dK, dModel } = this.config;
-    for (const j of off) w.wO.data.fill(0, j * dK * dModel, (j + 1) * dK * dModel);  // W_O rows of head j
-    layer = this._mha.createLayer({ numHeads: this.config.numHeads, weights: w });
-    this._layers.set(key, layer);
-    if (off.length) this._evict(l, key);
-    return layer;
-  }
-
   /**
-   * Frees the ablated variants of layer l other than `keep` and those a live generator uses, so
-   * that trying many combinations of switched-off heads holds at most a few layers in memory.
+   * The core's head mask [L·h] (1 = on, 0 = switched off) from [[layer, head], ...], checked; null
+   * when no head is switched off.
    */
-  _evict(l, keep) {
-    for (const [k, layer] of this._layers) {
-      if (!k.startsWith(`${l}:`) || k === keep) continue;
-      if ([...this._generators].some((g) => g._layers.includes(layer))) continue;
-      layer.dispose();
-      this._layers.delete(k);
-    }
-  }
-
-  /** Heads switched off per layer, from [[layer, head], ...], checked. */
-  _ablation(ablate, what) {
+  _headMask(ablate, what) {
     const { numLayers, numHeads } = this.config;
-    const off = Array.from({ length: numLayers }, () => []);
-    if (ablate === undefined || ablate === null) return off;
+    if (ablate === undefined || ablate === null) return null;
     if (!Array.isArray(ablate)) throw invalid(`${what}: ablate must be an array of [layer, head] pairs, got ${typeof ablate}`);
+    const mask = new Float32Array(numLayers * numHeads).fill(1);
     for (const pair of ablate) {
       if (!Array.isArray(pair) || pair.length !== 2) throw invalid(`${what}: ablate entries must be [layer, head] pairs, got ${JSON.stringify(pair)}`);
       const [l, j] = pair;
       if (!Number.isInteger(l) || l < 0 || l >= numLayers) throw invalid(`${what}: ablate layer must be an integer in [0, ${numLayers - 1}], got ${JSON.stringify(l)}`);
       if (!Number.isInteger(j) || j < 0 || j >= numHeads) throw invalid(`${what}: ablate head must be an integer in [0, ${numHeads - 1}], got ${JSON.stringify(j)}`);
-      if (!off[l].includes(j)) off[l].push(j);
+      mask[l * numHeads + j] = 0;
     }
-    for (const o of off) o.sort((a, b) => a - b);
-    return off;
+    return ablate.length ? mask : null;
   }
 
   /**
@@ -255,40 +288,6 @@ export class CharModel {
     let s = '';
     for (const id of ids) s += this.vocab[id] ?? '\ufffd';
     return s;
-  }
-
-  /** The residual stream after the embeddings: x[t] = tok_emb[id_t] + pos_emb[pos0 + t]. */
-  _embed(ids, pos0) {
-    const d = this.config.dModel;
-    const x = new Float32Array(ids.length * d);
-    const te = this._t['tok_emb.weight'];
-    const pe = this._t['pos_emb.weight'];
-    for (let t = 0; t < ids.length; t++) {
-      const a = ids[t] * d;
-      const b = (pos0 + t) * d;
-      for (let i = 0; i < d; i++) x[t * d + i] = te[a + i] + pe[b + i];
-    }
-    return x;
-  }
-
-  /** x += proj(relu(fc(LN2(x)))) for layer l, T rows. */
-  _mlp(l, x, T) {
-    const { dModel: d, dFF: f, lnEps } = this.config;
-    const p = `layers.${l}.`;
-    const t = this._t;
-    const m = layerNorm(x, T, d, t[`${p}ln2.weight`], t[`${p}ln2.bias`], lnEps);
-    const hdn = linear(m, T, d, t[`${p}mlp.fc.weight`], t[`${p}mlp.fc.bias`], f);
-    for (let i = 0; i < hdn.length; i++) if (hdn[i] < 0) hdn[i] = 0;
-    const y = linear(hdn, T, f, t[`${p}mlp.proj.weight`], t[`${p}mlp.proj.bias`], d);
-    for (let i = 0; i < x.length; i++) x[i] += y[i];
-  }
-
-  /** log_softmax(head(LN_f(x))) for T rows: [T, V] natural-log probabilities. */
-  _logProbs(x, T) {
-    const { dModel: d, vocabSize: V, lnEps } = this.config;
-    const t = this._t;
-    const z = layerNorm(x, T, d, t['ln_f.weight'], t['ln_f.bias'], lnEps);
-    return logSoftmax(linear(z, T, d, t['head.weight'], t['head.bias'], V), T, V);
   }
 
   /** The k most probable next characters from one row of log-probabilities. */
@@ -316,21 +315,14 @@ export class CharModel {
     if (typeof text !== 'string') throw invalid(`run: text must be a string, got ${typeof text}`);
     const ids = this.encode(text);
     const T = ids.length;
-    const { dModel: d, context, vocabSize: V, lnEps } = this.config;
+    const { context, vocabSize: V } = this.config;
     if (T < 1 || T > context) throw invalid(`run: text must have 1 to ${context} characters (the model's context), got ${T}`);
-    const off = this._ablation(opts && opts.ablate, 'run');
-    const x = this._embed(ids, 0);
+    const headMask = this._headMask(opts && opts.ablate, 'run');
+    const r = this._decoder.forward(ids, 1, { headMask, weights: true });
+    const logp = r.logProbs;
+    const { numLayers: L, numHeads: h } = this.config;
     const attention = [];
-    for (let l = 0; l < this.config.numLayers; l++) {
-      const p = `layers.${l}.`;
-      const a = layerNorm(x, T, d, this._t[`${p}ln1.weight`], this._t[`${p}ln1.bias`], lnEps);
-      const r = this._layer(l, off[l]).forward({ data: a, shape: [T, d] }, { causal: true });
-      const y = r.output.data;
-      for (let i = 0; i < x.length; i++) x[i] += y[i];
-      attention.push(r.weights);
-      this._mlp(l, x, T);
-    }
-    const logp = this._logProbs(x, T);
+    for (let l = 0; l < L; l++) attention.push(Tensor.wrap(r.weights.subarray(l * h * T * T, (l + 1) * h * T * T), [h, T, T]));
     let loss = null;
     if (T >= 2) {
       let s = 0;
@@ -378,7 +370,7 @@ export class CharModel {
     if (typeof temperature !== 'number' || !(temperature >= 0) || !Number.isFinite(temperature)) {
       throw invalid(`generator: temperature must be a finite number ≥ 0, got ${JSON.stringify(opts.temperature)}`);
     }
-    const g = new Generator(this, prompt, temperature, opts.seed ?? 0, this._ablation(opts.ablate, 'generator'));
+    const g = new Generator(this, prompt, temperature, opts.seed ?? 0, this._headMask(opts.ablate, 'generator'));
     this._generators.add(g);
     return g;
   }
@@ -405,12 +397,11 @@ export class CharModel {
     }
   }
 
-  /** Frees every engine layer and KV cache of the model. Idempotent. */
+  /** Frees the model's decoder and KV caches in the engine. Idempotent. */
   dispose() {
     if (this._disposed) return;
     for (const g of this._generators) g.dispose();
-    for (const layer of this._layers.values()) layer.dispose();
-    this._layers.clear();
+    this._decoder.dispose();
     this._disposed = true;
   }
 }
@@ -418,25 +409,24 @@ export class CharModel {
 /** One generation in progress; see CharModel.generator. */
 class Generator {
   /** @internal */
-  constructor(model, prompt, temperature, seed, off) {
+  constructor(model, prompt, temperature, seed, headMask) {
     this._m = model;
     this._temperature = temperature;
     this._seed = seed;
     this._rand = mulberry32(seed);
     this._prompt = prompt;
+    this._headMask = headMask;
     const C = model.config.context;
-    this._layers = off.map((o, l) => model._layer(l, o));
-    this._caches = this._layers.map((layer) => layer.createKVCache({ maxLen: C }));
+    this._cache = model._decoder.createCache(C);
     /** The prompt and every character generated so far. */
     this.text = prompt;
     this._pending = model.encode(prompt);   // ids not yet in the caches
     if (this._pending.length > C) this._pending = this._pending.slice(this._pending.length - Math.floor(C / 2));
-    this._pos = 0;
   }
 
   /** Tokens in each layer's KV cache. */
   get cacheLength() {
-    return this._caches.length ? this._caches[0].length : 0;
+    return this._cache ? this._cache.length : 0;
   }
 
   /**
@@ -447,32 +437,27 @@ class Generator {
    * @throws {MHAError} DISPOSED
    */
   step() {
-    if (!this._caches) throw new MHAError('DISPOSED', 'step: this generator was disposed');
+    if (!this._cache) throw new MHAError('DISPOSED', 'step: this generator was disposed');
     const m = this._m;
-    const { dModel: d, context: C, vocabSize: V, lnEps, numHeads: h } = m.config;
+    const { context: C, vocabSize: V, numHeads: h, numLayers: L } = m.config;
     if (this.cacheLength + this._pending.length > C) {
-      for (const c of this._caches) c.reset();
+      this._cache.reset();
       this._pending = m.encode(this.text).slice(-Math.floor(C / 2));
-      this._pos = 0;
     }
-    const ids = this._pending;
-    const n = ids.length;
-    const x = m._embed(ids, this._pos);
+    const n = this._pending.length;
+    const r = this._cache.step(this._pending, { headMask: this._headMask, weights: true, lastOnly: true });
+    const len = this.cacheLength;
+    // per layer, the newest query's row of each head: weights [L, 1, h, n, len]
     const attention = [];
-    for (let l = 0; l < this._caches.length; l++) {
-      const p = `layers.${l}.`;
-      const a = layerNorm(x, n, d, m._t[`${p}ln1.weight`], m._t[`${p}ln1.bias`], lnEps);
-      const r = this._caches[l].step({ data: a, shape: [n, d] });
-      const y = r.output.data;
-      for (let i = 0; i < x.length; i++) x[i] += y[i];
-      const len = r.weights.shape[2];
+    for (let l = 0; l < L; l++) {
       const row = new Float32Array(h * len);
-      for (let j = 0; j < h; j++) row.set(r.weights.data.subarray((j * n + n - 1) * len, (j * n + n) * len), j * len);
+      for (let j = 0; j < h; j++) {
+        const at = ((l * h + j) * n + n - 1) * len;
+        row.set(r.weights.subarray(at, at + len), j * len);
+      }
       attention.push(Tensor.wrap(row, [h, len]));
-      m._mlp(l, x, n);
     }
-    this._pos += n;
-    const last = m._logProbs(x.subarray((n - 1) * d), 1);
+    const last = r.logProbs;
     let id;
     if (this._temperature === 0) {
       id = 0;
@@ -493,21 +478,19 @@ class Generator {
 
   /** Back to the prompt alone, with the sampler's seed from the start. */
   reset() {
-    if (!this._caches) throw new MHAError('DISPOSED', 'reset: this generator was disposed');
-    for (const c of this._caches) c.reset();
+    if (!this._cache) throw new MHAError('DISPOSED', 'reset: this generator was disposed');
+    this._cache.reset();
     this.text = this._prompt;
     this._pending = this._m.encode(this._prompt);
     if (this._pending.length > this._m.config.context) this._pending = this._pending.slice(-Math.floor(this._m.config.context / 2));
-    this._pos = 0;
     this._rand = mulberry32(this._seed);
   }
 
   /** Frees the KV caches. Idempotent. */
   dispose() {
-    if (!this._caches) return;
-    for (const c of this._caches) c.dispose();
-    this._caches = null;
-    this._layers = [];
+    if (!this._cache) return;
+    this._cache.dispose();
+    this._cache = null;
     this._m._generators.delete(this);
   }
 }
