@@ -44,8 +44,10 @@ torch.nn.Embedding/LayerNorm/MultiheadAttention/Linear; RoPE against the complex
 §3.2, Meta's llama) and rotate_half (HF Llama) formulations; GQA against the equal MHA whose K/V
 rows are repeated per group; the activations and norms against torch.nn.functional; the safetensors
 files read back. Each option must matter: changing it (eps, RoPE layout or base, GELU form, K/V group
-mapping, norm kind, ablation) moves the log-probabilities by more than 10× the test tolerance, and
-the float32 forward stays 4× inside it. Greedy steps must win by a margin (no near-ties).
+mapping, norm kind, ablation) moves the log-probabilities or attention by more than 10× the test
+tolerance (2.5× for GELU exact vs tanh, whose activations differ by at most 5e-4; Llama's eps 1e-6 vs
+1e-5 is recorded, not asserted), and the float32 forward stays 4× inside the tolerances. Greedy
+steps must win by a log-probability margin of 0.01 (no near-ties).
 """
 import json
 import math
