@@ -31,7 +31,10 @@ Output (tests/golden-stories260k/cases.json; floats rounded to 7 significant dig
   {model, config, reference, cases: [{name, text, ids, logProbs [T][512] (log_softmax of logits),
    attention [layer][head][T][T] (null for the long text, to keep the file small),
    greedy: {ids (new tokens only), text (decode of prompt + new), stoppedAtBOS, margins
-   (top-1 minus top-2 log-prob at each step: how close a float32 engine is to a flip)}}]}
+   (top-1 minus top-2 log-prob at each step: how close a float32 engine is to a flip)}}],
+   encodings: [{text, ids}] (the Python encode on tricky texts: spaces, punctuation, non-ASCII,
+   emoji, control characters), tensorSums: {name: [sum, sum of |w|, first value]} in the tensor
+   names of docs/trained-models.md (a JS reader must find the same arrays under the same names)}
 """
 import hashlib
 import json
@@ -216,6 +219,26 @@ def r7(a):
     return float(f'{a:.7g}')
 
 
+ENCODINGS = ['Once upon a time', ' leading space', 'two  spaces and a tab\t.', 'Hello, World! 123',
+             '"Quotes" and (brackets) [x] {y} <s> </s> <0x41>', 'naïve café — résumé', '日本語のテキスト',
+             'emoji 🦙🐑 and ZWJ 👩‍👩‍👧', 'control \x00\x01\x1f\x7f chars\n\nnew lines', 'é', '\u200a',
+             'The cat sat on the mat. The cat sat on the mat.']
+
+
+def tensor_sums(cfg, w):
+    """[sum, sum |w|, first] of every weight array, in the naming of docs/trained-models.md."""
+    out = {'tok_emb.weight': w['emb']}
+    for l in range(cfg['n_layers']):
+        for name, key in [('ln1.weight', 'w_att'), ('attn.q_proj.weight', 'wq'), ('attn.k_proj.weight', 'wk'),
+                          ('attn.v_proj.weight', 'wv'), ('attn.out_proj.weight', 'wo'), ('ln2.weight', 'w_ffn'),
+                          ('mlp.gate.weight', 'w1'), ('mlp.proj.weight', 'w2'), ('mlp.up.weight', 'w3')]:
+            out[f'layers.{l}.{name}'] = w[key][l]
+    out['ln_f.weight'] = w['w_final']
+    if not cfg['tied']:
+        out['head.weight'] = w['wcls']
+    return {k: [float(v.sum()), float(np.abs(v).sum()), float(v.flat[0])] for k, v in out.items()}
+
+
 def sha256(path):
     return hashlib.sha256(open(path, 'rb').read()).hexdigest()
 
@@ -258,7 +281,11 @@ def main():
         config=cfg,
         reference='scripts/golden/stories260k.py: numpy float64 forward from the float32 weights; '
                   'floats rounded to 7 significant digits',
-        cases=cases)
+        cases=cases,
+        encodings=[dict(text=t, ids=tok.encode(t)) for t in ENCODINGS],
+        tensorSums=tensor_sums(cfg, w))
+    for e in doc['encodings']:
+        assert tok.decode(e['ids']) == e['text'], e
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, 'w') as f:
         json.dump(doc, f, separators=(',', ':'))
