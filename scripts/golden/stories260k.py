@@ -3,7 +3,7 @@
 an independent float64 reference for the engine's Llama-architecture decoder.
 
 Usage:  /usr/bin/python3 scripts/golden/stories260k.py
-        (numpy only; reads ../shared/models/stories260K/ beside the repository, or $MHA_STORIES_DIR;
+        (needs only numpy: Debian python3-numpy, also pulled in by python3-torch; reads ../shared/models/stories260K/ beside the repository, or $MHA_STORIES_DIR;
         writes tests/golden-stories260k/cases.json; deterministic: greedy decoding, no sampling)
 
 What it implements, written from the README's description (not from llama2.c's code):
