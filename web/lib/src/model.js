@@ -17,6 +17,7 @@ import { mulberry32 } from './weights.js';
 import { parseSafetensors, asBytes } from './safetensors.js';
 import { analyzeHeads } from './heads.js';
 import { Decoder } from './decoder.js';
+import { Llama2cTokenizer } from './bpe.js';
 
 /** The value of `__metadata__.format` this runner reads. */
 export const MODEL_FORMAT = 'mha-wasm.charlm/1';
@@ -86,6 +87,7 @@ function readConfig(metadata) {
     throw invalid(`loadModel: config.unk must be an integer in [0, ${cfg.vocabSize - 1}], got ${JSON.stringify(c.unk)}`);
   }
   cfg.unk = c.unk;
+  cfg.tokenizer = choice(c, 'tokenizer', ['characters', 'llama2c']);
   cfg.dK = cfg.dModel / cfg.numHeads;
   return cfg;
 }
@@ -203,8 +205,17 @@ export class CharModel {
     const { metadata, tensors } = parsed;
     const c = readConfig(metadata);
     const vocab = parseJSONField(metadata, 'vocab');
-    if (!Array.isArray(vocab) || vocab.length !== c.vocabSize || !vocab.every((s) => typeof s === 'string' && s.length >= 1 && s.length <= 2)) {
-      throw invalid(`loadModel: __metadata__.vocab must be an array of ${c.vocabSize} one-character strings`);
+    if (c.tokenizer === 'characters') {
+      if (!Array.isArray(vocab) || vocab.length !== c.vocabSize || !vocab.every((s) => typeof s === 'string' && Array.from(s).length === 1)) {
+        throw invalid(`loadModel: __metadata__.vocab must be an array of ${c.vocabSize} one-character strings`);
+      }
+    } else {
+      // llama2.c's byte-pair tokenizer: vocab holds the pieces (UTF-8), __metadata__.scores their merge scores
+      if (!Array.isArray(vocab) || vocab.length !== c.vocabSize || !vocab.every((s) => typeof s === 'string')) {
+        throw invalid(`loadModel: __metadata__.vocab must be an array of ${c.vocabSize} strings (the tokenizer's pieces)`);
+      }
+      const enc = new TextEncoder();
+      this._tok = new Llama2cTokenizer({ pieces: vocab.map((p) => enc.encode(p)), scores: parseJSONField(metadata, 'scores') });
     }
     const inProj = c.kvHeads === c.numHeads && tensors['layers.0.attn.in_proj_weight'] !== undefined;
     for (const [name, shape] of Object.entries(expectedShapes(c, inProj))) {
@@ -223,7 +234,7 @@ export class CharModel {
      * mlp, bias, positions, ropeBase, ropeInterleaved, tied, unk, dK}
      */
     this.config = Object.freeze(c);
-    /** The characters of the vocabulary; id = index. */
+    /** The tokens of the vocabulary (characters, or the byte-pair tokenizer's pieces); id = index. */
     this.vocab = Object.freeze(vocab.slice());
     /** The raw `__metadata__` strings of the file. */
     this.metadata = Object.freeze({ ...metadata });
@@ -268,12 +279,15 @@ export class CharModel {
   }
 
   /**
-   * Character ids of a text; characters outside the vocabulary get id `config.unk`.
+   * Token ids of a text. Character models: one id per character, `config.unk` for a character
+   * outside the vocabulary. Byte-pair models (`config.tokenizer` 'llama2c'): llama2.c's encode,
+   * BOS first (bpe.js).
    * @param {string} text
    * @returns {Int32Array} [T]
    */
   encode(text) {
     if (typeof text !== 'string') throw invalid(`encode: text must be a string, got ${typeof text}`);
+    if (this._tok) return Int32Array.from(this._tok.encode(text));
     const chars = Array.from(text);
     const ids = new Int32Array(chars.length);
     for (let i = 0; i < chars.length; i++) ids[i] = this._index.get(chars[i]) ?? this.config.unk;
@@ -282,19 +296,25 @@ export class CharModel {
 
   /**
    * @param {ArrayLike<number>} ids
-   * @returns {string} the characters of the ids
+   * @returns {string} the text of the ids (byte-pair models: llama2.c's decode)
    */
   decode(ids) {
+    if (this._tok) return this._tok.decode(ids);
     let s = '';
     for (const id of ids) s += this.vocab[id] ?? '\ufffd';
     return s;
+  }
+
+  /** One token as shown under a heatmap: the character, or the piece (bpe.js piece()). */
+  _piece(id) {
+    return this._tok ? this._tok.piece(id) : this.vocab[id];
   }
 
   /** The k most probable next characters from one row of log-probabilities. */
   _top(logp, offset, k = 5) {
     const V = this.config.vocabSize;
     const idx = Array.from({ length: V }, (_, i) => i).sort((a, b) => logp[offset + b] - logp[offset + a]);
-    return idx.slice(0, k).map((i) => ({ char: this.vocab[i], id: i, p: Math.exp(logp[offset + i]) }));
+    return idx.slice(0, k).map((i) => ({ char: this._piece(i), id: i, p: Math.exp(logp[offset + i]) }));
   }
 
   /**
@@ -316,7 +336,7 @@ export class CharModel {
     const ids = this.encode(text);
     const T = ids.length;
     const { context, vocabSize: V } = this.config;
-    if (T < 1 || T > context) throw invalid(`run: text must have 1 to ${context} characters (the model's context), got ${T}`);
+    if (T < 1 || T > context) throw invalid(`run: text must have 1 to ${context} ${this._tok ? 'tokens' : 'characters'} (the model's context), got ${T}`);
     const headMask = this._headMask(opts && opts.ablate, 'run');
     const r = this._decoder.forward(ids, 1, { headMask, weights: true });
     const logp = r.logProbs;
@@ -330,7 +350,7 @@ export class CharModel {
       loss = s / (T - 1) / Math.LN2;
     }
     return {
-      tokens: Array.from(text), ids, attention, logProbs: Tensor.wrap(logp, [T, V]), loss,
+      tokens: this._tok ? Array.from(ids, (id) => this._piece(id)) : Array.from(text), ids, attention, logProbs: Tensor.wrap(logp, [T, V]), loss,
       next: this._top(logp, (T - 1) * V),
     };
   }
@@ -357,7 +377,7 @@ export class CharModel {
    * through the caches (the prompt all at once on the first step) and samples the next one.
    * When the caches reach the context, they are reset and refilled with the last ⌊context/2⌋
    * characters (positions restart at 0).
-   * @param {string} prompt at least one character
+   * @param {string} prompt at least one character (a byte-pair model: any text, "" = BOS alone)
    * @param {{temperature?: number, seed?: number, ablate?: Array<[number, number]>}} [opts]
    *   temperature 0 takes the most probable character; default 1; seed of the sampler (mulberry32)
    * @returns {Generator} `{text, cacheLength, step(), reset(), dispose()}`
@@ -365,7 +385,8 @@ export class CharModel {
    */
   generator(prompt, opts = {}) {
     this._alive('generator');
-    if (typeof prompt !== 'string' || prompt.length === 0) throw invalid(`generator: prompt must be a non-empty string, got ${JSON.stringify(prompt)}`);
+    // a byte-pair model's prompt may be empty (BOS alone); a character model needs a character
+    if (typeof prompt !== 'string' || (prompt.length === 0 && !this._tok)) throw invalid(`generator: prompt must be a non-empty string, got ${JSON.stringify(prompt)}`);
     const temperature = opts.temperature ?? 1;
     if (typeof temperature !== 'number' || !(temperature >= 0) || !Number.isFinite(temperature)) {
       throw invalid(`generator: temperature must be a finite number ≥ 0, got ${JSON.stringify(opts.temperature)}`);
@@ -421,6 +442,7 @@ class Generator {
     /** The prompt and every character generated so far. */
     this.text = prompt;
     this._pending = model.encode(prompt);   // ids not yet in the caches
+    this._ids = Array.from(this._pending);   // every id of the text (byte-pair models decode them together)
     if (this._pending.length > C) this._pending = this._pending.slice(this._pending.length - Math.floor(C / 2));
   }
 
@@ -470,8 +492,9 @@ class Generator {
       id = V - 1;
       for (let i = 0; i < V; i++) { r -= w[i]; if (r < 0) { id = i; break; } }
     }
-    const char = m.vocab[id];
-    this.text += char;
+    const char = m._piece(id);
+    this._ids.push(id);
+    this.text = m._tok ? m.decode(this._ids) : this.text + char;
     this._pending = Int32Array.of(id);
     return { char, id, p: Math.exp(last[id]), cacheLength: this.cacheLength, attention };
   }
@@ -482,6 +505,7 @@ class Generator {
     this._cache.reset();
     this.text = this._prompt;
     this._pending = this._m.encode(this._prompt);
+    this._ids = Array.from(this._pending);
     if (this._pending.length > this._m.config.context) this._pending = this._pending.slice(-Math.floor(this._m.config.context / 2));
     this._rand = mulberry32(this._seed);
   }

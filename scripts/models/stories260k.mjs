@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// Converts Karpathy's stories260K (llama2.c checkpoint + tok512.bin, ../shared/models/stories260K/)
+// once into the model format of docs/trained-models.md: web/lib/models/stories260K.safetensors, float32
+// weights named as the format's architecture options say (RMSNorm, SwiGLU, RoPE on interleaved
+// pairs, 4 K/V heads for 8 query heads, tied head), the tokenizer's pieces as `vocab` and their merge
+// scores as `scores` (tokenizer "llama2c"), and the model's origin and licence in `training`.
+//   node scripts/models/stories260k.mjs [--dir ../shared/models/stories260K] [--out web/lib/models/stories260K.safetensors]
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readLlama2cCheckpoint, readLlama2cTokenizer } from '../../web/lib/src/llama2c.js';
+import { MODEL_FORMAT } from '../../web/lib/src/model.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+const dir = path.resolve(root, arg('--dir', '../shared/models/stories260K'));
+const out = path.resolve(root, arg('--out', 'web/lib/models/stories260K.safetensors'));
+
+const { config, tensors } = readLlama2cCheckpoint(fs.readFileSync(path.join(dir, 'stories260K.bin')));
+const tok = readLlama2cTokenizer(fs.readFileSync(path.join(dir, 'tok512.bin')), { vocabSize: config.vocab_size });
+const utf8 = new TextDecoder('utf-8', { fatal: true });  // every piece of tok512.bin is valid UTF-8: refuse otherwise
+const vocab = tok.pieces.map((p) => utf8.decode(p));
+
+const metadata = {
+  format: MODEL_FORMAT,
+  config: JSON.stringify({ ...config, tokenizer: 'llama2c', unk: 0, bos: 1, eos: 2 }),
+  vocab: JSON.stringify(vocab),
+  scores: JSON.stringify(Array.from(tok.scores)),
+  training: JSON.stringify({
+    model: 'stories260K (tinyllamas)',
+    author: 'Andrej Karpathy',
+    trainedWith: 'llama2.c',
+    corpus: 'TinyStories (Eldan & Li, 2023, arXiv:2305.07759)',
+    license: 'MIT (llama2.c; see stories260K.LICENSE)',
+    source: 'stories260K.bin and tok512.bin, converted by scripts/models/stories260k.mjs',
+  }),
+};
+
+// safetensors (F32, little-endian, row-major): 8-byte header length, JSON header, tensor bytes.
+const header = { __metadata__: metadata };
+let off = 0;
+const names = Object.keys(tensors);
+for (const n of names) {
+  const len = tensors[n].data.length * 4;
+  header[n] = { dtype: 'F32', shape: tensors[n].shape, data_offsets: [off, off + len] };
+  off += len;
+}
+let h = new TextEncoder().encode(JSON.stringify(header));
+const pad = (8 - (h.length % 8)) % 8;  // tensor data 8-byte aligned
+h = new TextEncoder().encode(JSON.stringify(header) + ' '.repeat(pad));
+const bytes = new Uint8Array(8 + h.length + off);
+new DataView(bytes.buffer).setBigUint64(0, BigInt(h.length), true);
+bytes.set(h, 8);
+let at = 8 + h.length;
+for (const n of names) {
+  bytes.set(new Uint8Array(tensors[n].data.buffer, tensors[n].data.byteOffset, tensors[n].data.byteLength), at);
+  at += tensors[n].data.byteLength;
+}
+fs.writeFileSync(out, bytes);
+fs.copyFileSync(path.join(dir, 'LICENSE'), path.join(path.dirname(out), 'stories260K.LICENSE'));
+console.log(`${path.relative(root, out)}: ${bytes.length} bytes, ${names.length} tensors`);
