@@ -788,9 +788,25 @@ export interface TextHeadScores {
 export function scoreText(attention: Array<{ data: Float32Array; shape: number[] }>, ids: ArrayLike<number>):
   Array<{ layer: number; head: number; scores: TextHeadScores; inductionQueries: number }>;
 
+/** A model file's configuration as read (docs/trained-models.md, "Architecture options"; defaults filled in). */
 export interface CharModelConfig {
   vocabSize: number; dModel: number; numHeads: number; numLayers: number; dFF: number; context: number;
-  lnEps: number; unk: number; dK: number;
+  /** K/V heads (grouped-query attention when < numHeads); default numHeads. */
+  kvHeads: number;
+  norm: 'layernorm' | 'rmsnorm';
+  /** eps of every norm; `lnEps` is the same number (its name before RMSNorm). */
+  normEps: number; lnEps: number;
+  mlp: 'relu' | 'gelu' | 'gelu_tanh' | 'swiglu';
+  /** Linear maps with biases. */
+  bias: boolean;
+  /** Learned position table, or rotary position embedding (RoPE) in every attention layer. */
+  positions: 'learned' | 'rope';
+  ropeBase: number; ropeInterleaved: boolean;
+  /** The output head is the token embedding. */
+  tied: boolean;
+  /** One id per character, or llama2.c's byte-pair tokenizer (BOS first). */
+  tokenizer: 'characters' | 'llama2c';
+  unk: number; dK: number;
 }
 
 export interface RunResult {
@@ -798,11 +814,11 @@ export interface RunResult {
   ids: Int32Array;
   /** Per layer, the causal attention weights [h, T, T]. */
   attention: Tensor[];
-  /** [T, V]: row t is log p(next character | text[0..t]), natural log. */
+  /** [T, V]: row t is log p(next token | tokens[0..t]), natural log. */
   logProbs: Tensor;
   /** Mean −log2 p(text[t+1] | text[..t]) over t = 0..T−2, bits per character; null when T = 1. */
   loss: number | null;
-  /** The 5 most probable characters after the text. */
+  /** The 5 most probable next tokens (characters, or byte-pair pieces) after the text. */
   next: Array<{ char: string; id: number; p: number }>;
 }
 
@@ -833,7 +849,10 @@ export interface GeneratorOptions {
   ablate?: Array<[number, number]>;
 }
 
-/** A trained character-level model; create with `mha.loadModel(source)`, free with `dispose()`. */
+/**
+ * A loaded model (character-level, or byte-pair like stories260K); create with
+ * `mha.loadModel(source)`, free with `dispose()`. Every layer numeric runs in the core.
+ */
 export class CharModel {
   private constructor();
   readonly config: Readonly<CharModelConfig>;
