@@ -34,7 +34,10 @@ mha::Status g_error;  // the last failed call's status (single-threaded module)
 }  // namespace
 
 int mha_boundary::fail(const mha::Status& s) {
-  g_error = s;
+  // Move-assigned from a copy, so that g_error holds exactly this message's allocation (a copy
+  // assignment would keep the capacity of the longest message so far: heap in use would then
+  // depend on the history of errors, and the leak tests could not compare it).
+  g_error = mha::Status(s);
   return static_cast<int>(s.code);
 }
 
