@@ -9,7 +9,8 @@
 // accumulators through madd(): one f32x4.relaxed_madd (an FMA) in the relaxed-SIMD build, a mul
 // then an add in the SIMD build (wasm SIMD128 has no FMA); the 8 chains are independent, which
 // hides the latency. The tile is 4×8 and the k loop is not unrolled because V8 has 15 xmm registers
-// for SIMD values and its scheduler hoists the broadcasts of an iteration ahead of the
+// for SIMD values (x64 has 16; V8 keeps xmm15 as its scratch register, kScratchDoubleReg in
+// src/codegen/x64/register-x64.h) and its scheduler hoists the broadcasts of an iteration ahead of the
 // multiply-adds: larger tiles (5×8, 6×8, 3×16) and unrolled loops need more than 15 and spill
 // accumulators (docs/performance.md has the measurements).
 //
@@ -149,7 +150,7 @@ void micro_kernel(int K, const float* __restrict ap, int lda, const float* __res
   for (int i = 0; i < MR; ++i)
     for (int v = 0; v < NV; ++v) acc[i][v] = wasm_f32x4_splat(0.f);
   // One k per iteration: unrolling makes clang interleave iterations into a schedule that needs
-  // more than the 16 xmm registers V8 has on x64 (spills); with pointer bumps the loop overhead is
+  // more than the 15 xmm registers V8 allocates on x64 (spills); with pointer bumps the loop overhead is
   // a few scalar ops next to the 2·MR·NV vector ops. (Splitting k over two accumulator sets for
   // the narrow remainder tiles measured no faster: V8 spills them.)
   // A[i, k]: at ap + k·MR + i in a pack_a tile (one pointer, bumped by MR), or at a[i] + k in place.
