@@ -157,12 +157,12 @@ export interface CreateMHAOptions {
   wasmBinary?: ArrayBuffer | ArrayBufferView;
   /**
    * The URL of the `.wasm` of the chosen build (http(s), `blob:`, `data:` or, in Node, `file:`),
-   * e.g. a CDN copy of `mha_core.wasm` (or of `mha_core_nosimd.wasm` with `simd: false`).
+   * e.g. a CDN copy of `mha_core.wasm` (or of `mha_core_scalar.wasm` with `simd: false`).
    */
   wasmURL?: string | URL;
   /**
    * Emscripten's hook: called with the chosen build's file name (`'mha_core_relaxed.wasm'`,
-   * `'mha_core.wasm'` or `'mha_core_nosimd.wasm'`) and the default folder URL; returns the URL (in
+   * `'mha_core.wasm'` or `'mha_core_scalar.wasm'`) and the default folder URL; returns the URL (in
    * Node also a path) to load it from. Serves every build, so prefer it to `wasmURL` when engines
    * differ.
    */
