@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createMHA, MHAError } from '../web/lib/src/index.js';
+import { writeBlock } from '../web/lib/src/memory.js';
 import { tierOptions } from './helpers/tier.mjs';
 import { throwsMHA } from './helpers/errors.mjs';
 
@@ -42,6 +43,39 @@ test('passport: every option reaches the core (counts from the formulas)', () =>
   assert.equal(q.params.wK, 12 * 12);
   assert.equal(q.flops.scores, 2 * 4 * 4 * 12);
   assert.ok(q.steps.some((s) => s.shape.join() === '3,4,4'));
+});
+
+test("argument blocks: the core's layouts of init and passport, written by field name", () => {
+  const core = mha._core;
+  const layer = core.layerLayout(), passport = core.passportLayout();
+  for (const [name, l] of [['layer', layer], ['passport', passport]]) {
+    const fields = Object.entries(l.fields).sort((a, b) => a[1] - b[1]);
+    assert.deepEqual(Object.keys(l.kinds).sort(), Object.keys(l.fields).sort(), `${name}: a kind per field`);
+    assert.ok(Object.values(l.kinds).every((k) => ['i32', 'f32', 'ptr'].includes(k)), `${name}: kinds`);
+    fields.forEach(([, off], i) => assert.equal(off, 4 * i, `${name}: 4-byte fields, packed in order`));
+    assert.equal(l.bytes, 4 * fields.length);
+  }
+  // both share the configuration's fields; init adds the weights, passport the sizes
+  const config = Object.keys(layer.fields).filter((k) => k in passport.fields);
+  assert.ok(['d_model', 'num_heads', 'scale', 'head_dims', 'softcap', 'alibi_slopes', 'rope_base'].every((k) => config.includes(k)));
+  assert.deepEqual(Object.keys(layer.fields).filter((k) => !config.includes(k)), ['wq', 'wk', 'wv', 'wo', 'bq', 'bk', 'bv', 'bo']);
+  assert.deepEqual(Object.keys(passport.fields).filter((k) => !config.includes(k)), ['seq_len', 'key_len', 'batch']);
+  assert.equal(layer.kinds.scale, 'f32');
+  assert.equal(layer.kinds.wq, 'ptr');
+  // writeBlock writes each kind and refuses a field one side lacks
+  const at = core._malloc(passport.bytes);
+  try {
+    const values = Object.fromEntries(Object.keys(passport.fields).map((k) => [k, 0]));
+    writeBlock(core, passport, at, { ...values, scale: 0.5, window_left: -1, head_dims: 2 ** 31 }, 'test');
+    assert.equal(core.HEAPF32[(at + passport.fields.scale) >> 2], 0.5);
+    assert.equal(core.HEAP32[(at + passport.fields.window_left) >> 2], -1);
+    assert.equal(core.HEAPU32[(at + passport.fields.head_dims) >> 2], 2 ** 31);
+    const { d_model: _, ...missing } = values;
+    assert.throws(() => writeBlock(core, passport, at, missing, 'test'), /has a field d_model this API does not fill/);
+    assert.throws(() => writeBlock(core, passport, at, { ...values, extra: 1 }, 'test'), /has no field extra/);
+  } finally {
+    core._free(at);
+  }
 });
 
 test('passport: a bad options object or bias is INVALID_CONFIG with the message', () => {
