@@ -130,6 +130,42 @@ test('trace: head geometry from the core (grouped-query, cross-attention, per-he
   cross.dispose();
 });
 
+test("layer.config is the core's resolved configuration: each head's own scale (per-head d_k 4 and 16)", () => {
+  // Regression: layer.config.scale used to report 1/√d_k of head 0 (0.5) for every head, while the
+  // core scales head 1 (d_k = 16) by 1/4.
+  const m = (r, c, s) => ({ data: Float32Array.from({ length: r * c }, (_, i) => Math.sin(s * i + 0.2)), shape: [r, c] });
+  const weights = { heads: [{ wQ: m(8, 4, 0.3), wK: m(8, 4, 0.5), wV: m(8, 3, 0.7) }, { wQ: m(8, 16, 0.9), wK: m(8, 16, 1.1), wV: m(8, 2, 1.3) }], wO: m(5, 8, 1.7) };
+  const l = mha.createLayer({ weights });
+  assert.deepEqual(l.config.headScale, [0.5, 0.25]);
+  assert.equal(l.config.scale, null, 'no one scale for heads of unequal d_k');
+  assert.deepEqual(l.config.headDims, { dK: [4, 16], dV: [3, 2] });
+  assert.deepEqual([l.config.dModel, l.config.numHeads, l.config.kvHeads, l.config.dK, l.config.dV, l.config.kDim, l.config.vDim, l.config.bias],
+    [8, 2, 2, 4, 3, 8, 8, false]);
+  // the scale the core applies: scores_i = q_i·k_iᵀ·headScale[i]
+  const tr = l.trace(m(3, 8, 0.4));
+  tr.heads.forEach((hd, i) => {
+    const [T, dk] = hd.q.shape;
+    for (let a = 0; a < T; a++) {
+      for (let b = 0; b < T; b++) {
+        let dot = 0;
+        for (let k = 0; k < dk; k++) dot += hd.q.data[a * dk + k] * hd.k.data[b * dk + k];
+        assert.ok(Math.abs(hd.scores.data[a * T + b] - dot * l.config.headScale[i]) <= 1e-5 * (1 + Math.abs(dot)), `head ${i} [${a}, ${b}]`);
+      }
+    }
+  });
+  // a given scale is every head's; packed layers share 1/√d_k (as the float32 the core uses)
+  const given = mha.createLayer({ weights, scale: 0.125 });
+  assert.deepEqual([given.config.scale, given.config.headScale], [0.125, [0.125, 0.125]]);
+  const packed = mha.createLayer({ dModel: 12, numHeads: 3, seed: 1 });
+  assert.equal(packed.config.scale, 0.5);
+  assert.deepEqual(packed.config.headScale, [0.5, 0.5, 0.5]);
+  assert.equal(packed.config.headDims, null);
+  const odd = mha.createLayer({ dModel: 24, numHeads: 2, seed: 1 });
+  assert.equal(odd.config.scale, Math.fround(1 / Math.sqrt(12)));
+  assert.ok(Object.isFrozen(l.config.headScale));
+  for (const x of [l, given, packed, odd]) x.dispose();
+});
+
 test('forward and KV cache: option, shape and lifecycle errors, exact messages', () => {
   const l = mha.createLayer({ dModel: 8, numHeads: 2, seed: 1 });
   const x = { data: new Float32Array(3 * 8), shape: [3, 8] };

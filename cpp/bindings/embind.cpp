@@ -138,6 +138,12 @@ template <class Int> val int_array(const std::vector<Int>& v) {
   return a;
 }
 
+val float_array(const std::vector<float>& v) {
+  val a = val::array();
+  for (size_t i = 0; i < v.size(); ++i) a.set(i, v[i]);
+  return a;
+}
+
 /// The arguments of one forward as the JS API writes them into wasm memory: one uint32 per field,
 /// a tensor as its byte offset (0 = absent), a flag as 0/1, attn_mask_kind an mha::MaskKind. The
 /// field list is written once (MHA_FORWARD_FIELDS); JS learns each field's byte offset from
@@ -245,15 +251,24 @@ class LayerHandle {
     return s.ok() ? 0 : fail(s);
   }
 
-  /// The resolved head geometry (mha::Resolved): {qWidth, kWidth, vWidth, oWidth} (Σd_k, Σ_kv d_k,
-  /// Σ_kv d_v, Σd_v), per query head {dK, dV, qOff, oOff, kvHead} and per kv head {kOff, vOff}: the
-  /// columns each head occupies in Q | K | V | concat.
+  /// The resolved configuration (mha::Resolved), from which the JS API builds layer.config:
+  /// {dModel, numHeads, kvHeads, kDim, vDim, bias}, the head geometry {qWidth, kWidth, vWidth,
+  /// oWidth} (Σd_k, Σ_kv d_k, Σ_kv d_v, Σd_v), per query head {dK, dV, scale, qOff, oOff, kvHead}
+  /// (scale: the float32 score scale of that head) and per kv head {kOff, vOff}: the columns each
+  /// head occupies in Q | K | V | concat; and the score modifiers and RoPE below.
   val geometry() const {
     if (!layer_) return val::null();
     const mha::Resolved& r = layer_->config();
     std::vector<int64_t> kv_of(r.num_heads);
     for (int i = 0; i < r.num_heads; ++i) kv_of[i] = r.kv_of(i);
     val g = val::object();
+    g.set("dModel", r.d_model);
+    g.set("numHeads", r.num_heads);
+    g.set("kvHeads", r.kv_heads);
+    g.set("kDim", r.k_dim);
+    g.set("vDim", r.v_dim);
+    g.set("bias", r.bias);
+    g.set("scale", float_array(r.scale));
     g.set("qWidth", r.q_width);
     g.set("kWidth", r.k_width);
     g.set("vWidth", r.v_width);
@@ -267,9 +282,7 @@ class LayerHandle {
     g.set("vOff", int_array(r.v_off));
     // The resolved score modifiers (softcap 0 = off; alibiSlopes [] = off; window −1 = unbounded).
     g.set("softcap", r.softcap);
-    val slopes = val::array();
-    for (size_t i = 0; i < r.alibi_slopes.size(); ++i) slopes.set(i, r.alibi_slopes[i]);
-    g.set("alibiSlopes", slopes);
+    g.set("alibiSlopes", float_array(r.alibi_slopes));
     g.set("window", int_array(std::vector<int>{r.window_left, r.window_right}));
     // RoPE as resolved: null when off, else {dim (−1: each head's d_k, per-head widths), base, interleaved}.
     if (r.has_rope()) {

@@ -186,7 +186,7 @@ class MHA {
       if (headDims) core.HEAP32.set(headDims, P('headDims') / 4);
       if (slopes) core.HEAPF32.set(slopes, P('slopes') / 4);
       writeBlock(core, layout, base, {
-        ...configFields({ ...config, dK: headDims ? 0 : config.dK, dV: headDims ? 0 : config.dV, scale: opts.scale || 0 },
+        ...configFields({ ...config, dK: headDims ? 0 : config.dK, dV: headDims ? 0 : config.dV },
           mods, P('headDims'), P('slopes')),
         wq: P('wQ'), wk: P('wK'), wv: P('wV'), wo: P('wO'), bq: P('bQ'), bk: P('bK'), bv: P('bV'), bo: P('bO'),
       }, 'createLayer');
