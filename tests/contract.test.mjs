@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createMHA, MHAError } from '../web/lib/src/index.js';
+import { writeBlock } from '../web/lib/src/memory.js';
 import { tierOptions } from './helpers/tier.mjs';
 import { throwsMHA } from './helpers/errors.mjs';
 
@@ -42,6 +43,39 @@ test('passport: every option reaches the core (counts from the formulas)', () =>
   assert.equal(q.params.wK, 12 * 12);
   assert.equal(q.flops.scores, 2 * 4 * 4 * 12);
   assert.ok(q.steps.some((s) => s.shape.join() === '3,4,4'));
+});
+
+test("argument blocks: the core's layouts of init and passport, written by field name", () => {
+  const core = mha._core;
+  const layer = core.layerLayout(), passport = core.passportLayout();
+  for (const [name, l] of [['layer', layer], ['passport', passport]]) {
+    const fields = Object.entries(l.fields).sort((a, b) => a[1] - b[1]);
+    assert.deepEqual(Object.keys(l.kinds).sort(), Object.keys(l.fields).sort(), `${name}: a kind per field`);
+    assert.ok(Object.values(l.kinds).every((k) => ['i32', 'f32', 'ptr'].includes(k)), `${name}: kinds`);
+    fields.forEach(([, off], i) => assert.equal(off, 4 * i, `${name}: 4-byte fields, packed in order`));
+    assert.equal(l.bytes, 4 * fields.length);
+  }
+  // both share the configuration's fields; init adds the weights, passport the sizes
+  const config = Object.keys(layer.fields).filter((k) => k in passport.fields);
+  assert.ok(['d_model', 'num_heads', 'scale', 'head_dims', 'softcap', 'alibi_slopes', 'rope_base'].every((k) => config.includes(k)));
+  assert.deepEqual(Object.keys(layer.fields).filter((k) => !config.includes(k)), ['wq', 'wk', 'wv', 'wo', 'bq', 'bk', 'bv', 'bo']);
+  assert.deepEqual(Object.keys(passport.fields).filter((k) => !config.includes(k)), ['seq_len', 'key_len', 'batch']);
+  assert.equal(layer.kinds.scale, 'f32');
+  assert.equal(layer.kinds.wq, 'ptr');
+  // writeBlock writes each kind and refuses a field one side lacks
+  const at = core._malloc(passport.bytes);
+  try {
+    const values = Object.fromEntries(Object.keys(passport.fields).map((k) => [k, 0]));
+    writeBlock(core, passport, at, { ...values, scale: 0.5, window_left: -1, head_dims: 2 ** 31 }, 'test');
+    assert.equal(core.HEAPF32[(at + passport.fields.scale) >> 2], 0.5);
+    assert.equal(core.HEAP32[(at + passport.fields.window_left) >> 2], -1);
+    assert.equal(core.HEAPU32[(at + passport.fields.head_dims) >> 2], 2 ** 31);
+    const { d_model: _, ...missing } = values;
+    assert.throws(() => writeBlock(core, passport, at, missing, 'test'), /has a field d_model this API does not fill/);
+    assert.throws(() => writeBlock(core, passport, at, { ...values, extra: 1 }, 'test'), /has no field extra/);
+  } finally {
+    core._free(at);
+  }
 });
 
 test('passport: a bad options object or bias is INVALID_CONFIG with the message', () => {
@@ -94,6 +128,42 @@ test('trace: head geometry from the core (grouped-query, cross-attention, per-he
   for (let i = 0; i < 3; i++) assert.deepEqual(Array.from(t2.concat.data.filter((_, j) => Math.floor((j % 15) / 5) === i)), Array.from(t2.heads[i].output.data));
   gqa.dispose();
   cross.dispose();
+});
+
+test("layer.config is the core's resolved configuration: each head's own scale (per-head d_k 4 and 16)", () => {
+  // Regression: layer.config.scale used to report 1/√d_k of head 0 (0.5) for every head, while the
+  // core scales head 1 (d_k = 16) by 1/4.
+  const m = (r, c, s) => ({ data: Float32Array.from({ length: r * c }, (_, i) => Math.sin(s * i + 0.2)), shape: [r, c] });
+  const weights = { heads: [{ wQ: m(8, 4, 0.3), wK: m(8, 4, 0.5), wV: m(8, 3, 0.7) }, { wQ: m(8, 16, 0.9), wK: m(8, 16, 1.1), wV: m(8, 2, 1.3) }], wO: m(5, 8, 1.7) };
+  const l = mha.createLayer({ weights });
+  assert.deepEqual(l.config.headScale, [0.5, 0.25]);
+  assert.equal(l.config.scale, null, 'no one scale for heads of unequal d_k');
+  assert.deepEqual(l.config.headDims, { dK: [4, 16], dV: [3, 2] });
+  assert.deepEqual([l.config.dModel, l.config.numHeads, l.config.kvHeads, l.config.dK, l.config.dV, l.config.kDim, l.config.vDim, l.config.bias],
+    [8, 2, 2, 4, 3, 8, 8, false]);
+  // the scale the core applies: scores_i = q_i·k_iᵀ·headScale[i]
+  const tr = l.trace(m(3, 8, 0.4));
+  tr.heads.forEach((hd, i) => {
+    const [T, dk] = hd.q.shape;
+    for (let a = 0; a < T; a++) {
+      for (let b = 0; b < T; b++) {
+        let dot = 0;
+        for (let k = 0; k < dk; k++) dot += hd.q.data[a * dk + k] * hd.k.data[b * dk + k];
+        assert.ok(Math.abs(hd.scores.data[a * T + b] - dot * l.config.headScale[i]) <= 1e-5 * (1 + Math.abs(dot)), `head ${i} [${a}, ${b}]`);
+      }
+    }
+  });
+  // a given scale is every head's; packed layers share 1/√d_k (as the float32 the core uses)
+  const given = mha.createLayer({ weights, scale: 0.125 });
+  assert.deepEqual([given.config.scale, given.config.headScale], [0.125, [0.125, 0.125]]);
+  const packed = mha.createLayer({ dModel: 12, numHeads: 3, seed: 1 });
+  assert.equal(packed.config.scale, 0.5);
+  assert.deepEqual(packed.config.headScale, [0.5, 0.5, 0.5]);
+  assert.equal(packed.config.headDims, null);
+  const odd = mha.createLayer({ dModel: 24, numHeads: 2, seed: 1 });
+  assert.equal(odd.config.scale, Math.fround(1 / Math.sqrt(12)));
+  assert.ok(Object.isFrozen(l.config.headScale));
+  for (const x of [l, given, packed, odd]) x.dispose();
 });
 
 test('forward and KV cache: option, shape and lifecycle errors, exact messages', () => {

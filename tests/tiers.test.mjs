@@ -9,7 +9,7 @@ import { relaxedSimdSupported } from '../web/lib/src/loader.js';
 import { loadGolden, input, tolerance } from './helpers/golden.mjs';
 
 const wasm = (f) => fs.readFileSync(new URL(`../web/lib/wasm/${f}`, import.meta.url));
-const FILES = { 'relaxed-simd': 'mha_core_relaxed.wasm', simd: 'mha_core.wasm', scalar: 'mha_core_nosimd.wasm' };
+const FILES = { 'relaxed-simd': 'mha_core_relaxed.wasm', simd: 'mha_core.wasm', scalar: 'mha_core_scalar.wasm' };
 
 /** Opcodes of a function body are not parsed here: the 3-byte sequence of f32x4.relaxed_madd
  * (0xfd 0x85 0x02) is counted in the code section (id 10) only. */

@@ -1,4 +1,4 @@
-// What the binding files share: the last-error slot and the layer options block reader.
+// What the binding files share: the last-error slot and the reader of a layer's configuration block.
 #pragma once
 #include <cstdint>
 
@@ -10,8 +10,9 @@ namespace mha_boundary {
 /// Records `s` as the last error (lastError() returns it) and returns its code.
 int fail(const mha::Status& s);
 
-/// Reads a ScoreModsBlock (embind.cpp, scoreModsLayout()) at byte offset `mods` into c; 0 = none.
-void apply_mods(uintptr_t mods, mha::Config& c);
+/// The mha::Config of the LayerBlock (embind.cpp, layerLayout()) at byte offset `block` (its
+/// configuration fields; the weight fields are not read).
+mha::Config layer_config(uintptr_t block);
 
 /// The object at byte offset p of wasm memory.
 template <class T> T* ptr(uintptr_t p) { return reinterpret_cast<T*>(p); }

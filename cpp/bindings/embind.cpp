@@ -5,8 +5,9 @@
 // into buffers it malloc'd and reads outputs from them); nothing is marshaled element by element.
 // Errors come back as an integer code (mha::Code); lastError() gives the whole mha::Status as a
 // plain object {code, message, argument, index, batchFirst, bytes}, from which the JS API composes
-// its message (errors.js). Facts the JS API needs from the core (the forward's argument layout,
-// the resolved head geometry, the passport) cross as typed values, not as text.
+// its message (errors.js). Facts the JS API needs from the core (the layouts of the argument blocks
+// of init, passport and forward, the resolved head geometry, the passport) cross as typed values,
+// not as text.
 #include <emscripten/bind.h>
 #include <emscripten/emscripten.h>
 #include <emscripten/val.h>
@@ -43,82 +44,118 @@ int mha_boundary::fail(const mha::Status& s) {
 
 namespace {
 
-/// The score modifiers of a layer (mha::Config) as the JS API writes them into wasm memory: int32
-/// fields and one float32, in this order; byte offset 0 = none. alibi: 0 off, 1 the default slopes,
-/// 2 the alibi_count slopes at byte offset `slopes` (float32).
-struct ScoreModsBlock {
-  int32_t softcap_on;
-  float softcap;
-  int32_t alibi;
-  int32_t window_left, window_right;
-  uint32_t slopes;
-  int32_t alibi_count;
-  // RoPE (mha::Config): rope_on 0/1; rope_dim −1 = d_k; rope_base θ; rope_interleaved 0/1.
-  int32_t rope_on;
-  int32_t rope_dim;
-  float rope_base;
-  int32_t rope_interleaved;
+// Argument blocks: the arguments of init, passport and forward as the JS API writes them into wasm
+// memory, one struct each. Each field list is written once (an X-macro of (name, kind)); JS learns
+// every field's byte offset and kind from the block's layout ({bytes, fields: {name: byte offset},
+// kinds: {name: 'i32' | 'f32' | 'ptr'}}), so the layout exists only here. Kinds: i32 an int32 (a
+// flag is 0/1), f32 a float32, ptr a byte offset into wasm memory (0 = absent). (ForwardBlock,
+// below, holds only uint32 fields and its layout has no kinds.)
+namespace kind {
+using i32 = int32_t;
+using f32 = float;
+using ptr = uint32_t;
+}  // namespace kind
+
+/// The configuration of a layer (mha::Config), shared by LayerBlock and PassportBlock. Widths 0 take
+/// the core's defaults; scale 0 = 1/√d_k per head; head_dims: int32 [2·h] (d_k of every head, then
+/// d_v of every head) for the per-head form, else 0. Score modifiers and RoPE as mha::Config:
+/// softcap_on 0/1 and its cap; alibi 0 off, 1 the default slopes, 2 the alibi_count slopes at
+/// alibi_slopes (float32); window_left / window_right −1 = unbounded; rope_on 0/1, rope_dim −1 =
+/// d_k, rope_base θ, rope_interleaved 0/1.
+#define MHA_CONFIG_FIELDS(X)                                                                           \
+  X(d_model, i32) X(num_heads, i32) X(kv_heads, i32) X(d_k, i32) X(d_v, i32) X(k_dim, i32) X(v_dim, i32) \
+  X(bias, i32) X(scale, f32) X(head_dims, ptr) X(softcap_on, i32) X(softcap, f32) X(alibi, i32)        \
+  X(alibi_slopes, ptr) X(alibi_count, i32) X(window_left, i32) X(window_right, i32) X(rope_on, i32)    \
+  X(rope_dim, i32) X(rope_base, f32) X(rope_interleaved, i32)
+/// The weights of LayerHandle::init (mha::WeightsView), float32 row-major [in, out]; biases 0 when
+/// bias is 0.
+#define MHA_WEIGHT_FIELDS(X) \
+  X(wq, ptr) X(wk, ptr) X(wv, ptr) X(wo, ptr) X(bq, ptr) X(bk, ptr) X(bv, ptr) X(bo, ptr)
+/// The sizes of a passport: seq_len query tokens, key_len key tokens (0 = seq_len), batch (0 =
+/// unbatched).
+#define MHA_PASSPORT_FIELDS(X) X(seq_len, i32) X(key_len, i32) X(batch, i32)
+
+#define MHA_FIELD(name, k) kind::k name;
+/// The arguments of LayerHandle::init.
+struct LayerBlock {
+  MHA_CONFIG_FIELDS(MHA_FIELD)
+  MHA_WEIGHT_FIELDS(MHA_FIELD)
 };
+/// The arguments of passport().
+struct PassportBlock {
+  MHA_CONFIG_FIELDS(MHA_FIELD)
+  MHA_PASSPORT_FIELDS(MHA_FIELD)
+};
+#undef MHA_FIELD
+
+/// {bytes, fields, kinds} of a block (see above), from the X-macro lists of its fields.
+#define MHA_LAYOUT_FIELD(Block, name, k)                                 \
+  fields.set(#name, static_cast<int>(offsetof(Block, name)));            \
+  kinds.set(#name, std::string(#k));
+val layout_object(size_t bytes, val fields, val kinds) {
+  val o = val::object();
+  o.set("bytes", static_cast<int>(bytes));
+  o.set("fields", fields);
+  o.set("kinds", kinds);
+  return o;
+}
+val layer_layout() {
+  val fields = val::object(), kinds = val::object();
+#define MHA_LAYOUT(name, k) MHA_LAYOUT_FIELD(LayerBlock, name, k)
+  MHA_CONFIG_FIELDS(MHA_LAYOUT)
+  MHA_WEIGHT_FIELDS(MHA_LAYOUT)
+#undef MHA_LAYOUT
+  return layout_object(sizeof(LayerBlock), fields, kinds);
+}
+val passport_layout() {
+  val fields = val::object(), kinds = val::object();
+#define MHA_LAYOUT(name, k) MHA_LAYOUT_FIELD(PassportBlock, name, k)
+  MHA_CONFIG_FIELDS(MHA_LAYOUT)
+  MHA_PASSPORT_FIELDS(MHA_LAYOUT)
+#undef MHA_LAYOUT
+  return layout_object(sizeof(PassportBlock), fields, kinds);
+}
+
+/// The mha::Config of a block's MHA_CONFIG_FIELDS.
+template <class Block> mha::Config make_config(const Block& b) {
+  mha::Config c;
+  c.d_model = b.d_model; c.num_heads = b.num_heads; c.kv_heads = b.kv_heads;
+  c.d_k = b.d_k; c.d_v = b.d_v; c.k_dim = b.k_dim; c.v_dim = b.v_dim; c.bias = b.bias != 0; c.scale = b.scale;
+  if (b.head_dims && b.num_heads > 0) {  // int32 [2·h]: d_k of every head, then d_v of every head
+    const int32_t* hd = ptr<const int32_t>(b.head_dims);
+    c.head_dk.assign(hd, hd + b.num_heads);
+    c.head_dv.assign(hd + b.num_heads, hd + 2 * b.num_heads);
+  }
+  c.softcap_on = b.softcap_on != 0;
+  c.softcap = b.softcap;
+  c.alibi = b.alibi != 0;
+  c.alibi_given = b.alibi == 2;
+  if (c.alibi_given && b.alibi_slopes && b.alibi_count > 0)
+    c.alibi_slopes.assign(ptr<const float>(b.alibi_slopes), ptr<const float>(b.alibi_slopes) + b.alibi_count);
+  c.window_left = b.window_left;
+  c.window_right = b.window_right;
+  c.rope = b.rope_on != 0;
+  c.rope_dim = b.rope_dim;
+  c.rope_base = b.rope_base;
+  c.rope_interleaved = b.rope_interleaved != 0;
+  return c;
+}
 
 }  // namespace
 
-void mha_boundary::apply_mods(uintptr_t mods, mha::Config& c) {
-  if (!mods) return;
-  const ScoreModsBlock& m = *ptr<const ScoreModsBlock>(mods);
-  c.softcap_on = m.softcap_on != 0;
-  c.softcap = m.softcap;
-  c.alibi = m.alibi != 0;
-  c.alibi_given = m.alibi == 2;
-  if (c.alibi_given && m.slopes && m.alibi_count > 0)
-    c.alibi_slopes.assign(ptr<const float>(m.slopes), ptr<const float>(m.slopes) + m.alibi_count);
-  c.window_left = m.window_left;
-  c.window_right = m.window_right;
-  c.rope = m.rope_on != 0;
-  c.rope_dim = m.rope_dim;
-  c.rope_base = m.rope_base;
-  c.rope_interleaved = m.rope_interleaved != 0;
-}
+mha::Config mha_boundary::layer_config(uintptr_t block) { return make_config(*ptr<const LayerBlock>(block)); }
 
 namespace {
-using mha_boundary::apply_mods;
-
-/// {bytes, fields: {name: byte offset}} of ScoreModsBlock.
-val score_mods_layout() {
-  val fields = val::object();
-  fields.set("softcap_on", static_cast<int>(offsetof(ScoreModsBlock, softcap_on)));
-  fields.set("softcap", static_cast<int>(offsetof(ScoreModsBlock, softcap)));
-  fields.set("alibi", static_cast<int>(offsetof(ScoreModsBlock, alibi)));
-  fields.set("window_left", static_cast<int>(offsetof(ScoreModsBlock, window_left)));
-  fields.set("window_right", static_cast<int>(offsetof(ScoreModsBlock, window_right)));
-  fields.set("slopes", static_cast<int>(offsetof(ScoreModsBlock, slopes)));
-  fields.set("alibi_count", static_cast<int>(offsetof(ScoreModsBlock, alibi_count)));
-  fields.set("rope_on", static_cast<int>(offsetof(ScoreModsBlock, rope_on)));
-  fields.set("rope_dim", static_cast<int>(offsetof(ScoreModsBlock, rope_dim)));
-  fields.set("rope_base", static_cast<int>(offsetof(ScoreModsBlock, rope_base)));
-  fields.set("rope_interleaved", static_cast<int>(offsetof(ScoreModsBlock, rope_interleaved)));
-  val o = val::object();
-  o.set("bytes", static_cast<int>(sizeof(ScoreModsBlock)));
-  o.set("fields", fields);
-  return o;
-}
-
-mha::Config make_config(int d_model, int num_heads, int kv_heads, int d_k, int d_v, int k_dim, int v_dim,
-                        bool bias, float scale, uintptr_t head_dims, uintptr_t mods = 0) {
-  mha::Config c;
-  c.d_model = d_model; c.num_heads = num_heads; c.kv_heads = kv_heads;
-  c.d_k = d_k; c.d_v = d_v; c.k_dim = k_dim; c.v_dim = v_dim; c.bias = bias; c.scale = scale;
-  if (head_dims && num_heads > 0) {  // int32 [2·h]: d_k of every head, then d_v of every head
-    const int32_t* hd = ptr<const int32_t>(head_dims);
-    c.head_dk.assign(hd, hd + num_heads);
-    c.head_dv.assign(hd + num_heads, hd + 2 * num_heads);
-  }
-  apply_mods(mods, c);
-  return c;
-}
 
 template <class Int> val int_array(const std::vector<Int>& v) {
   val a = val::array();
   for (size_t i = 0; i < v.size(); ++i) a.set(i, static_cast<double>(v[i]));
+  return a;
+}
+
+val float_array(const std::vector<float>& v) {
+  val a = val::array();
+  for (size_t i = 0; i < v.size(); ++i) a.set(i, v[i]);
   return a;
 }
 
@@ -149,12 +186,11 @@ val forward_layout() {
 }
 
 /// Shape passport as a plain object {dK, dV, steps: [{name, shape, formula}], params, flops}
-/// (counts as numbers), or null with lastError() set.
-val passport(int d_model, int num_heads, int kv_heads, int d_k, int d_v, int k_dim, int v_dim, bool bias,
-             int seq_len, int key_len, int batch, uintptr_t mods) {
+/// (counts as numbers), or null with lastError() set. block: byte offset of a PassportBlock.
+val passport(uintptr_t block) {
+  const PassportBlock& b = *ptr<const PassportBlock>(block);
   mha::Passport p;
-  mha::Status s = mha::passport(make_config(d_model, num_heads, kv_heads, d_k, d_v, k_dim, v_dim, bias, 0.f, 0, mods),
-                                seq_len, key_len, batch, p);
+  mha::Status s = mha::passport(make_config(b), b.seq_len, b.key_len, b.batch, p);
   if (!s.ok()) {
     fail(s);
     return val::null();
@@ -197,15 +233,14 @@ val passport(int d_model, int num_heads, int kv_heads, int d_k, int d_v, int k_d
 
 class LayerHandle {
  public:
-  /// Builds the layer from weights at the given byte offsets (0 = absent). Returns a Code.
-  int init(int d_model, int num_heads, int kv_heads, int d_k, int d_v, int k_dim, int v_dim, bool bias,
-           float scale, uintptr_t head_dims, uintptr_t wq, uintptr_t wk, uintptr_t wv, uintptr_t wo, uintptr_t bq,
-           uintptr_t bk, uintptr_t bv, uintptr_t bo, uintptr_t mods) {
+  /// Builds the layer from a LayerBlock at byte offset `block` (its configuration and the byte
+  /// offsets of its weights). Returns 0 or a Code (message in lastError()).
+  int init(uintptr_t block) {
+    const LayerBlock& b = *ptr<const LayerBlock>(block);
     mha::WeightsView w;
-    w.wq = ptr<const float>(wq); w.wk = ptr<const float>(wk); w.wv = ptr<const float>(wv); w.wo = ptr<const float>(wo);
-    w.bq = ptr<const float>(bq); w.bk = ptr<const float>(bk); w.bv = ptr<const float>(bv); w.bo = ptr<const float>(bo);
-    mha::Status s = mha::Layer::create(
-        make_config(d_model, num_heads, kv_heads, d_k, d_v, k_dim, v_dim, bias, scale, head_dims, mods), w, layer_);
+    w.wq = ptr<const float>(b.wq); w.wk = ptr<const float>(b.wk); w.wv = ptr<const float>(b.wv); w.wo = ptr<const float>(b.wo);
+    w.bq = ptr<const float>(b.bq); w.bk = ptr<const float>(b.bk); w.bv = ptr<const float>(b.bv); w.bo = ptr<const float>(b.bo);
+    mha::Status s = mha::Layer::create(make_config(b), w, layer_);
     return s.ok() ? 0 : fail(s);
   }
 
@@ -232,15 +267,24 @@ class LayerHandle {
     return s.ok() ? 0 : fail(s);
   }
 
-  /// The resolved head geometry (mha::Resolved): {qWidth, kWidth, vWidth, oWidth} (Σd_k, Σ_kv d_k,
-  /// Σ_kv d_v, Σd_v), per query head {dK, dV, qOff, oOff, kvHead} and per kv head {kOff, vOff}: the
-  /// columns each head occupies in Q | K | V | concat.
+  /// The resolved configuration (mha::Resolved), from which the JS API builds layer.config:
+  /// {dModel, numHeads, kvHeads, kDim, vDim, bias}, the head geometry {qWidth, kWidth, vWidth,
+  /// oWidth} (Σd_k, Σ_kv d_k, Σ_kv d_v, Σd_v), per query head {dK, dV, scale, qOff, oOff, kvHead}
+  /// (scale: the float32 score scale of that head) and per kv head {kOff, vOff}: the columns each
+  /// head occupies in Q | K | V | concat; and the score modifiers and RoPE below.
   val geometry() const {
     if (!layer_) return val::null();
     const mha::Resolved& r = layer_->config();
     std::vector<int64_t> kv_of(r.num_heads);
     for (int i = 0; i < r.num_heads; ++i) kv_of[i] = r.kv_of(i);
     val g = val::object();
+    g.set("dModel", r.d_model);
+    g.set("numHeads", r.num_heads);
+    g.set("kvHeads", r.kv_heads);
+    g.set("kDim", r.k_dim);
+    g.set("vDim", r.v_dim);
+    g.set("bias", r.bias);
+    g.set("scale", float_array(r.scale));
     g.set("qWidth", r.q_width);
     g.set("kWidth", r.k_width);
     g.set("vWidth", r.v_width);
@@ -254,9 +298,7 @@ class LayerHandle {
     g.set("vOff", int_array(r.v_off));
     // The resolved score modifiers (softcap 0 = off; alibiSlopes [] = off; window −1 = unbounded).
     g.set("softcap", r.softcap);
-    val slopes = val::array();
-    for (size_t i = 0; i < r.alibi_slopes.size(); ++i) slopes.set(i, r.alibi_slopes[i]);
-    g.set("alibiSlopes", slopes);
+    g.set("alibiSlopes", float_array(r.alibi_slopes));
     g.set("window", int_array(std::vector<int>{r.window_left, r.window_right}));
     // RoPE as resolved: null when off, else {dim (−1: each head's d_k, per-head widths), base, interleaved}.
     if (r.has_rope()) {
@@ -352,7 +394,8 @@ bool built_with_simd() {
 EMSCRIPTEN_BINDINGS(mha_core) {
   function("passport", &passport);
   function("forwardLayout", &forward_layout);
-  function("scoreModsLayout", &score_mods_layout);
+  function("layerLayout", &layer_layout);
+  function("passportLayout", &passport_layout);
   function("lastError", &last_error);
   function("heapInUse", &heap_in_use);
   function("simd", &built_with_simd);

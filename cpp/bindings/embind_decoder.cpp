@@ -1,14 +1,13 @@
 // The embind boundary of the decoder (mha/decoder.hpp): a model's configuration and weights cross
-// as one DecoderInitBlock (and one DecoderLayerBlock per block), a forward or a KV-cache step as one
-// DecoderCallBlock, each a list of uint32 fields in wasm memory (tensors as byte offsets, 0 =
-// absent; norm_eps as float32 bits) whose byte offsets JS learns from decoderLayout(). The core
-// copies and packs the weights during init, so the caller frees its staging right after.
+// as one DecoderInitBlock (with a LayerBlock for the attention's configuration, and one
+// DecoderLayerBlock per block), a forward or a KV-cache step as one DecoderCallBlock, each a list of
+// fields in wasm memory whose byte offsets and kinds JS learns from decoderLayout(). The core copies
+// and packs the weights during init, so the caller frees its staging right after.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 
 #include "boundary.hpp"
@@ -20,52 +19,71 @@ using mha_boundary::ptr;
 
 namespace {
 
-#define MHA_DECODER_FIELDS(X)                                                                       \
-  X(vocab_size) X(num_layers) X(d_ff) X(context) X(norm) X(norm_eps) X(mlp) X(bias) X(tied)         \
-  X(d_model) X(num_heads) X(kv_heads) X(attn_bias) X(mods) X(tok_emb) X(pos_emb) X(norm_f_weight)   \
-  X(norm_f_bias) X(head) X(head_bias) X(layers)
-#define MHA_DECODER_LAYER_FIELDS(X)                                                                 \
-  X(norm1_weight) X(norm1_bias) X(norm2_weight) X(norm2_bias) X(w_q) X(w_k) X(w_v) X(w_o) X(b_q)    \
-  X(b_k) X(b_v) X(b_o) X(w_fc) X(b_fc) X(w_up) X(b_up) X(w_proj) X(b_proj)
-#define MHA_DECODER_CALL_FIELDS(X) X(batch) X(seq_len) X(ids) X(head_mask) X(log_probs) X(last_only) X(weights)
+// Field lists (name, kind) as in embind.cpp: i32 an int32 (a flag 0/1, an enum value), f32 a
+// float32, ptr a byte offset into wasm memory (0 = absent).
+namespace kind {
+using i32 = int32_t;
+using f32 = float;
+using ptr = uint32_t;
+}  // namespace kind
 
-#define MHA_FIELD(name) uint32_t name;
-/// A decoder's configuration (mha::DecoderConfig; norm and mlp as their enum values; mods: a
-/// ScoreModsBlock for the attention's RoPE and score modifiers) and its weights; `layers`: the byte
-/// offset of num_layers DecoderLayerBlocks.
-struct DecoderInitBlock { MHA_DECODER_FIELDS(MHA_FIELD) };
+/// A decoder's configuration (mha::DecoderConfig; norm and mlp as their enum values), `attention`:
+/// a LayerBlock (embind.cpp, layerLayout()) holding the attention's configuration (heads, bias,
+/// RoPE; its weight fields are not read), and the weights; `layers`: num_layers DecoderLayerBlocks.
+#define MHA_DECODER_FIELDS(X)                                                                          \
+  X(vocab_size, i32) X(num_layers, i32) X(d_ff, i32) X(context, i32) X(norm, i32) X(norm_eps, f32)    \
+  X(mlp, i32) X(bias, i32) X(tied, i32) X(attention, ptr) X(tok_emb, ptr) X(pos_emb, ptr)              \
+  X(norm_f_weight, ptr) X(norm_f_bias, ptr) X(head, ptr) X(head_bias, ptr) X(layers, ptr)
 /// One block's weights (mha::DecoderLayerWeights), [in, out] matrices.
-struct DecoderLayerBlock { MHA_DECODER_LAYER_FIELDS(MHA_FIELD) };
+#define MHA_DECODER_LAYER_FIELDS(X)                                                                    \
+  X(norm1_weight, ptr) X(norm1_bias, ptr) X(norm2_weight, ptr) X(norm2_bias, ptr) X(w_q, ptr)          \
+  X(w_k, ptr) X(w_v, ptr) X(w_o, ptr) X(b_q, ptr) X(b_k, ptr) X(b_v, ptr) X(b_o, ptr) X(w_fc, ptr)     \
+  X(b_fc, ptr) X(w_up, ptr) X(b_up, ptr) X(w_proj, ptr) X(b_proj, ptr)
 /// One forward (batch, seq_len) or KV-cache step (seq_len = n new tokens; batch unused).
+#define MHA_DECODER_CALL_FIELDS(X) \
+  X(batch, i32) X(seq_len, i32) X(ids, ptr) X(head_mask, ptr) X(log_probs, ptr) X(last_only, i32) X(weights, ptr)
+
+#define MHA_FIELD(name, k) kind::k name;
+struct DecoderInitBlock { MHA_DECODER_FIELDS(MHA_FIELD) };
+struct DecoderLayerBlock { MHA_DECODER_LAYER_FIELDS(MHA_FIELD) };
 struct DecoderCallBlock { MHA_DECODER_CALL_FIELDS(MHA_FIELD) };
 #undef MHA_FIELD
 
-/// {init: {bytes, fields}, layer: {bytes, fields}, call: {bytes, fields}, floats: [field names
-/// holding float32 bits]}.
+/// {init, layer, call}: each {bytes, fields: {name: byte offset}, kinds: {name: kind}}.
 val decoder_layout() {
-  auto layout = [](int bytes, val fields) {
+  auto layout = [](int bytes, val fields, val kinds) {
     val o = val::object();
     o.set("bytes", bytes);
     o.set("fields", fields);
+    o.set("kinds", kinds);
     return o;
   };
-  val init = val::object(), layer = val::object(), call = val::object();
-#define MHA_INIT(name) init.set(#name, static_cast<int>(offsetof(DecoderInitBlock, name)));
-#define MHA_LAYER(name) layer.set(#name, static_cast<int>(offsetof(DecoderLayerBlock, name)));
-#define MHA_CALL(name) call.set(#name, static_cast<int>(offsetof(DecoderCallBlock, name)));
-  MHA_DECODER_FIELDS(MHA_INIT)
-  MHA_DECODER_LAYER_FIELDS(MHA_LAYER)
-  MHA_DECODER_CALL_FIELDS(MHA_CALL)
-#undef MHA_INIT
-#undef MHA_LAYER
-#undef MHA_CALL
   val o = val::object();
-  o.set("init", layout(sizeof(DecoderInitBlock), init));
-  o.set("layer", layout(sizeof(DecoderLayerBlock), layer));
-  o.set("call", layout(sizeof(DecoderCallBlock), call));
-  val floats = val::array();
-  floats.set(0, std::string("norm_eps"));
-  o.set("floats", floats);
+#define MHA_ENTRY(Block, name, k)                                  \
+  fields.set(#name, static_cast<int>(offsetof(Block, name)));     \
+  kinds.set(#name, std::string(#k));
+  {
+    val fields = val::object(), kinds = val::object();
+#define MHA_X(name, k) MHA_ENTRY(DecoderInitBlock, name, k)
+    MHA_DECODER_FIELDS(MHA_X)
+#undef MHA_X
+    o.set("init", layout(sizeof(DecoderInitBlock), fields, kinds));
+  }
+  {
+    val fields = val::object(), kinds = val::object();
+#define MHA_X(name, k) MHA_ENTRY(DecoderLayerBlock, name, k)
+    MHA_DECODER_LAYER_FIELDS(MHA_X)
+#undef MHA_X
+    o.set("layer", layout(sizeof(DecoderLayerBlock), fields, kinds));
+  }
+  {
+    val fields = val::object(), kinds = val::object();
+#define MHA_X(name, k) MHA_ENTRY(DecoderCallBlock, name, k)
+    MHA_DECODER_CALL_FIELDS(MHA_X)
+#undef MHA_X
+    o.set("call", layout(sizeof(DecoderCallBlock), fields, kinds));
+  }
+#undef MHA_ENTRY
   return o;
 }
 
@@ -77,12 +95,10 @@ class DecoderHandle {
     mha::DecoderConfig c;
     c.vocab_size = int(b.vocab_size); c.num_layers = int(b.num_layers); c.d_ff = int(b.d_ff); c.context = int(b.context);
     c.norm = static_cast<mha::NormKind>(b.norm);
-    std::memcpy(&c.norm_eps, &b.norm_eps, sizeof(float));
+    c.norm_eps = b.norm_eps;
     c.mlp = static_cast<mha::MlpKind>(b.mlp);
     c.bias = b.bias != 0; c.tied = b.tied != 0;
-    c.attention.d_model = int(b.d_model); c.attention.num_heads = int(b.num_heads); c.attention.kv_heads = int(b.kv_heads);
-    c.attention.bias = b.attn_bias != 0;
-    mha_boundary::apply_mods(b.mods, c.attention);
+    if (b.attention) c.attention = mha_boundary::layer_config(b.attention);
     mha::DecoderWeights w;
     w.tok_emb = ptr<const float>(b.tok_emb); w.pos_emb = ptr<const float>(b.pos_emb);
     w.norm_f.weight = ptr<const float>(b.norm_f_weight); w.norm_f.bias = ptr<const float>(b.norm_f_bias);

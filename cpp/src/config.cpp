@@ -77,7 +77,6 @@ Status resolve(const Config& c, Resolved& r) {
   for (int i = 0; i < h; ++i) {
     if (r.dk[i] < 1) return invalid("head_dims", "head " + str(i) + ": d_k must be ≥ 1, got " + str(r.dk[i]));
     if (r.dv[i] < 1) return invalid("head_dims", "head " + str(i) + ": d_v must be ≥ 1, got " + str(r.dv[i]));
-    if (r.dk[i] != r.dk[0] || r.dv[i] != r.dv[0]) r.uniform = false;
   }
   // Offsets and widths, in 64-bit to catch overflow.
   int64_t q = 0, o = 0;

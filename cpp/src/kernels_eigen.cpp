@@ -1,5 +1,5 @@
 // Portable kernels on Eigen: the native build and the reference the SIMD kernels are tested against.
-// Compiled when MHA_SIMD128 is not defined (see kernels_simd.cpp for the wasm SIMD build).
+// Compiled when MHA_SIMD128 is not defined (see kernels_simd_gemm.cpp and kernels_simd_softmax.cpp for the wasm SIMD build).
 #include "kernels.hpp"
 
 #include <Eigen/Core>

@@ -1,5 +1,5 @@
-// Scalar, numerically stable softmax of one row: shared by the portable kernels and as the edge
-// path of the SIMD kernels. Internal header.
+// Scalar, numerically stable softmax of one row: the portable kernels' softmax (kernels_eigen.cpp).
+// The SIMD kernels have their own vector softmax and do not use it. Internal header.
 #pragma once
 #include <cmath>
 #include <limits>

@@ -167,9 +167,9 @@ int main() {
   const bool tsv = false;
 #endif
 #if defined(MHA_RELAXED_SIMD)
-  const char* impl = "wasm relaxed-SIMD kernels (kernels_simd.cpp, f32x4.relaxed_madd)";
+  const char* impl = "wasm relaxed-SIMD kernels (kernels_simd_*.cpp, f32x4.relaxed_madd)";
 #elif defined(MHA_SIMD128)
-  const char* impl = "wasm SIMD kernels (kernels_simd.cpp, mul + add)";
+  const char* impl = "wasm SIMD kernels (kernels_simd_*.cpp, mul + add)";
 #else
   const char* impl = "portable Eigen kernels (kernels_eigen.cpp)";
 #endif

@@ -1,7 +1,7 @@
 // Correctness harness of the compute kernels (cpp/src/kernels.hpp) against naive float64 loops.
 //
 // Plain C++17, no test framework: builds with em++ against the wasm SIMD kernels
-// (-msimd128 -DMHA_SIMD128, kernels_simd.cpp; with -DMHA_RELAXED_SIMD the relaxed-SIMD variant, built
+// (-msimd128 -DMHA_SIMD128, kernels_simd_gemm.cpp and kernels_simd_softmax.cpp; with -DMHA_RELAXED_SIMD the relaxed-SIMD variant, built
 // by clang 16) and natively with g++ against the Eigen kernels (kernels_eigen.cpp);
 // the CMake targets kernel_tests (both wasm builds) and kernels_test_native do all three. Prints one line per failure (the
 // first few), a summary line "kernels_test: <checks> checks, <failures> failures, <elements>

@@ -118,7 +118,7 @@ function assertWorked(r, { simd } = {}) {
 }
 
 before(async () => {
-  const need = ['web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_core_nosimd.wasm', 'web/lib/wasm/mha_core.wasm.mjs',
+  const need = ['web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_core_scalar.wasm', 'web/lib/wasm/mha_core.wasm.mjs',
     'web/lib/dist/mha-components.js', 'web/lib/dist/anywidget.js', 'custom-elements.json', 'web/lib/types/components/index.d.ts'];
   const missing = need.filter((f) => !existsSync(path.join(ROOT, f)));
   if (missing.length) throw new Error(`missing ${missing.join(', ')}: run npm run build (scripts/build.sh, which runs scripts/build-package.mjs)`);
@@ -157,8 +157,8 @@ test('tarball: what users need, nothing else; sizes reported', async (t) => {
     'web/lib/src/single.js', 'web/lib/src/single.d.ts', 'web/lib/components/index.js', 'web/lib/types/components/index.d.ts',
     'web/lib/anywidget.js', 'web/lib/dist/anywidget.js', 'web/lib/dist/mha-components.js', 'web/lib/dist/mha-lesson-elements.js',
     'web/lib/dist/mha-trained.js', 'custom-elements.json',
-    'web/lib/wasm/mha_core.mjs', 'web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_core_nosimd.mjs', 'web/lib/wasm/mha_core_nosimd.wasm',
-    'web/lib/wasm/mha_core.wasm.mjs', 'web/lib/wasm/mha_core_nosimd.wasm.mjs', 'web/lib/models/index.json',
+    'web/lib/wasm/mha_core.mjs', 'web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_core_scalar.mjs', 'web/lib/wasm/mha_core_scalar.wasm',
+    'web/lib/wasm/mha_core.wasm.mjs', 'web/lib/wasm/mha_core_scalar.wasm.mjs', 'web/lib/models/index.json',
     'web/lib/models/charlm-h4-s0.safetensors', 'web/lib/models/charlm-h1-s0.safetensors']) {
     assert.ok(files.includes(f), `tarball lacks ${f}`);
   }
@@ -183,13 +183,13 @@ test('tarball: what users need, nothing else; sizes reported', async (t) => {
   const gz = async (rels) => rels.reduce(async (acc, r) => (await acc) + gzipSync(await readFile(path.join(pkgDir, r)), { level: 9 }).length, Promise.resolve(0));
   const raw = async (rels) => rels.reduce(async (acc, r) => (await acc) + (await stat(path.join(pkgDir, r))).size, Promise.resolve(0));
   const entryJS = [...graph].sort();
-  assert.ok(entryJS.includes('web/lib/wasm/mha_core.mjs') && !entryJS.includes('web/lib/wasm/mha_core_nosimd.mjs'), 'default entry: SIMD glue only');
+  assert.ok(entryJS.includes('web/lib/wasm/mha_core.mjs') && !entryJS.includes('web/lib/wasm/mha_core_scalar.mjs'), 'default entry: SIMD glue only');
   const report = {
     tarball: pack.filename, size: pack.size, unpackedSize: pack.unpackedSize, entryCount: pack.entryCount,
     files: pack.files.map((f) => ({ path: f.path, size: f.size })).sort((a, b) => a.path.localeCompare(b.path)),
     gzip: {
       wasm: await gz(['web/lib/wasm/mha_core.wasm']),
-      wasmNoSimd: await gz(['web/lib/wasm/mha_core_nosimd.wasm']),
+      wasmScalar: await gz(['web/lib/wasm/mha_core_scalar.wasm']),
       wasmRelaxed: await gz(['web/lib/wasm/mha_core_relaxed.wasm', 'web/lib/wasm/mha_core_relaxed.mjs']),
       defaultEntryJS: await gz(entryJS),
       defaultEntryJSRaw: await raw(entryJS),
@@ -219,7 +219,7 @@ test('package.json: exports resolve to files in the installed package', async ()
   for (const key of ['.', './components', './single']) assert.ok(pj.exports[key].types, `${key} has types`);
   assert.ok(Array.isArray(pj.sideEffects) && pj.sideEffects.some((p) => p.includes('components')), 'components register elements: not side-effect free');
   const { stdout } = await sh(process.execPath, ['--input-type=module', '-e',
-    "for (const s of ['mha-wasm', 'mha-wasm/components', 'mha-wasm/single', 'mha-wasm/anywidget', 'mha-wasm/wasm', 'mha-wasm/wasm-nosimd', 'mha-wasm/dist/mha-components.js', 'mha-wasm/models/charlm-h4-s0.safetensors']) console.log(import.meta.resolve(s));"], nodeApp);
+    "for (const s of ['mha-wasm', 'mha-wasm/components', 'mha-wasm/single', 'mha-wasm/anywidget', 'mha-wasm/wasm', 'mha-wasm/wasm-scalar', 'mha-wasm/dist/mha-components.js', 'mha-wasm/models/charlm-h4-s0.safetensors']) console.log(import.meta.resolve(s));"], nodeApp);
   for (const line of stdout.trim().split('\n')) assert.ok(existsSync(fileURLToPath(line)), line);
 });
 
@@ -227,10 +227,10 @@ test('Node ESM: import with no options, worked example; non-SIMD, single, wasmBi
   const { stdout } = await sh(process.execPath, ['node-esm.mjs'], nodeApp);
   const r = JSON.parse(stdout);
   assertWorked(r.simd, { simd: true });
-  assertWorked(r.nosimd, { simd: false });
+  assertWorked(r.scalar, { simd: false });
   assertWorked(r.single, { simd: true });
   assertWorked(r.wasmBinary);
-  assert.deepEqual(r.nosimd.output, r.simd.output, 'both builds agree');
+  assert.deepEqual(r.scalar.output, r.simd.output, 'both builds agree');
   assert.equal(r.version, JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).version);
   assert.equal(r.isMHAError, true, 'mha-wasm/single re-exports the same MHAError');
   assert.equal(r.loadError?.name, 'MHALoadError');
@@ -289,14 +289,14 @@ test('Vite build: the .wasm is emitted as an asset and loaded in Chromium; compo
   const assets = await readdir(path.join(viteApp, 'dist', 'assets'));
   const wasm = assets.filter((f) => f.endsWith('.wasm'));
   assert.ok(wasm.some((f) => f.startsWith('mha_core-')), `SIMD .wasm emitted: ${assets}`);
-  assert.ok(wasm.some((f) => f.startsWith('mha_core_nosimd-')), `non-SIMD .wasm emitted: ${assets}`);
+  assert.ok(wasm.some((f) => f.startsWith('mha_core_scalar-')), `non-SIMD .wasm emitted: ${assets}`);
   assert.ok(wasm.some((f) => f.startsWith('mha_core_relaxed-')), `relaxed-SIMD .wasm emitted: ${assets}`);
   const srv = await serve(path.join(viteApp, 'dist'));
   const { page, context, result, errors, wasmResponses } = await openPage(`${srv.url}/index.html`);
   assert.equal(result.error, undefined, result.error);
   assertWorked(result.simd, { simd: true });
-  assertWorked(result.nosimd, { simd: false });
-  assert.deepEqual(result.nosimd.output, result.simd.output);
+  assertWorked(result.scalar, { simd: false });
+  assert.deepEqual(result.scalar.output, result.simd.output);
   // Chromium compiles relaxed SIMD: the page's default createMHA() loads the relaxed tier.
   assert.ok(wasmResponses.some((r) => /\/assets\/mha_core_relaxed-[^/]*\.wasm$/.test(r.url) && r.status === 200 && r.type === 'application/wasm'), JSON.stringify(wasmResponses));
   await page.waitForFunction(() => document.querySelector('mha-widget')?.result?.heads === 2);
@@ -321,9 +321,9 @@ test('single-file entry: works where .wasm files are refused (Vite build and no 
   const b = await openPage(`${siteSrv.url}/single.html`);
   assert.equal(b.result.error, undefined, b.result.error);
   assertWorked(b.result.simd, { simd: true });
-  assertWorked(b.result.nosimd, { simd: false });
+  assertWorked(b.result.scalar, { simd: false });
   assert.deepEqual(b.wasmResponses, []);
-  assert.ok(siteSrv.requests.includes('/node_modules/mha-wasm/web/lib/wasm/mha_core_nosimd.wasm.mjs'), 'non-SIMD bytes loaded on demand');
+  assert.ok(siteSrv.requests.includes('/node_modules/mha-wasm/web/lib/wasm/mha_core_scalar.wasm.mjs'), 'non-SIMD bytes loaded on demand');
   assert.deepEqual(b.errors, []);
   await b.context.close();
 

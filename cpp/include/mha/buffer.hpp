@@ -6,7 +6,7 @@
 
 namespace mha {
 
-/// Owns a malloc'd array of floats; grows only (reuse across calls), never shrinks until reset().
+/// Owns a malloc'd array of floats; grows only (reuse across calls), freed with its owner.
 class Buffer {
  public:
   Buffer() = default;
@@ -24,10 +24,7 @@ class Buffer {
     cap_ = n;
     return true;
   }
-  /// Frees the memory.
-  void reset() { std::free(p_); p_ = nullptr; cap_ = 0; }
   float* data() { return p_; }
-  size_t capacity() const { return cap_; }
 
  private:
   float* p_ = nullptr;

@@ -71,7 +71,6 @@ std::vector<float> alibi_default_slopes(int h);
 struct Resolved {
   int d_model = 0, num_heads = 0, kv_heads = 0, k_dim = 0, v_dim = 0;
   bool bias = true;
-  bool uniform = true;       ///< every head has the same d_k and d_v
   std::vector<int> dk, dv;   ///< per query head
   std::vector<float> scale;  ///< per query head
   std::vector<int> q_off, o_off;   ///< per query head

@@ -6,8 +6,9 @@
  * @module decoder
  */
 import { MHAError, coreError } from './errors.js';
-import { Staging, Layout, checkFits, heapViews } from './memory.js';
-import { scoreModsOption, scoreModsBytes, writeScoreMods } from './scoremods.js';
+import { Staging, Layout, checkFits, heapViews, writeBlock } from './memory.js';
+import { scoreModsOption } from './scoremods.js';
+import { blockLayout, configFields } from './blocks.js';
 
 const F32 = 4;
 const NORMS = ['layernorm', 'rmsnorm'];
@@ -23,21 +24,12 @@ function releaser(handle, staging) {
   return { release() { if (done) return; done = true; staging.free(); handle.delete(); } };
 }
 
-/** The core's decoder block layouts ({init, layer, call, floats}), asked once per module. */
+/** The core's decoder block layouts ({init, layer, call}), asked once per module. */
 const layouts = new WeakMap();
 function decoderLayout(core) {
   let l = layouts.get(core);
   if (!l) layouts.set(core, (l = core.decoderLayout()));
   return l;
-}
-
-/** Writes the uint32 fields of one block (every field the core declares must be given). */
-function writeBlock(views, at, layout, values, floats, what) {
-  for (const [field, off] of Object.entries(layout.fields)) {
-    if (!(field in values)) throw new Error(`${what}: the core's block has a field ${field} this API does not fill`);
-    if (floats.includes(field)) views.f32[(at + off) >>> 2] = values[field];
-    else views.u32[(at + off) >>> 2] = values[field];
-  }
 }
 
 /**
@@ -73,7 +65,8 @@ export class Decoder {
       for (const k of layerKeys) add(`${l}.${k}`, lw[k]);
     });
     lay.add('layers', L.layer.bytes * w.layers.length);
-    lay.add('mods', scoreModsBytes(core, mods));
+    const attention = blockLayout(core, 'layer');
+    lay.add('attention', attention.bytes);
     lay.add('init', L.init.bytes);
     checkFits(core, lay.total * 3, 'loadModel');  // the staged weights and the core's packed copy of them
     const staging = new Staging(core);
@@ -85,20 +78,23 @@ export class Decoder {
       for (const [name, a] of arrays) views.f32.set(a, P(name) / F32);
       w.layers.forEach((lw, l) => {
         const p = (k) => P(`${l}.${k}`);
-        writeBlock(views, P('layers') + l * L.layer.bytes, L.layer, {
+        writeBlock(core, L.layer, P('layers') + l * L.layer.bytes, {
           norm1_weight: p('n1w'), norm1_bias: p('n1b'), norm2_weight: p('n2w'), norm2_bias: p('n2b'),
           w_q: p('wQ'), w_k: p('wK'), w_v: p('wV'), w_o: p('wO'), b_q: p('bQ'), b_k: p('bK'), b_v: p('bV'), b_o: p('bO'),
           w_fc: p('wFc'), b_fc: p('bFc'), w_up: p('wUp'), b_up: p('bUp'), w_proj: p('wProj'), b_proj: p('bProj'),
-        }, L.floats, 'loadModel');
+        }, 'loadModel');
       });
-      writeScoreMods(core, mods, P('mods'));
-      writeBlock(views, P('init'), L.init, {
+      // the attention's configuration as a LayerBlock (its weight fields unused: the blocks carry them)
+      writeBlock(core, attention, P('attention'), {
+        ...configFields({ dModel: spec.dModel, numHeads: spec.numHeads, kvHeads: spec.kvHeads, bias: spec.attnBias }, mods, 0, 0),
+        wq: 0, wk: 0, wv: 0, wo: 0, bq: 0, bk: 0, bv: 0, bo: 0,
+      }, 'loadModel');
+      writeBlock(core, L.init, P('init'), {
         vocab_size: spec.vocabSize, num_layers: spec.numLayers, d_ff: spec.dFF, context: spec.context,
         norm: NORMS.indexOf(spec.norm), norm_eps: spec.normEps, mlp: MLPS.indexOf(spec.mlp), bias: spec.bias ? 1 : 0,
-        tied: spec.tied ? 1 : 0, d_model: spec.dModel, num_heads: spec.numHeads, kv_heads: spec.kvHeads,
-        attn_bias: spec.attnBias ? 1 : 0, mods: P('mods'), tok_emb: P('tokEmb'), pos_emb: P('posEmb'),
+        tied: spec.tied ? 1 : 0, attention: P('attention'), tok_emb: P('tokEmb'), pos_emb: P('posEmb'),
         norm_f_weight: P('normFW'), norm_f_bias: P('normFB'), head: P('head'), head_bias: P('headBias'), layers: P('layers'),
-      }, L.floats, 'loadModel');
+      }, 'loadModel');
       if (handle.init(P('init')) !== 0) throw coreError(core, 'loadModel');
     } catch (e) {
       handle.delete();
@@ -135,9 +131,9 @@ export class Decoder {
     const views = heapViews(core).fresh();
     new Int32Array(views.u32.buffer, P('ids'), ids.length).set(ids);
     if (opts.headMask) views.f32.set(opts.headMask, P('hm') / F32);
-    writeBlock(views, P('call'), L.call, {
+    writeBlock(core, L.call, P('call'), {
       batch: B, seq_len: n, ids: P('ids'), head_mask: P('hm'), log_probs: P('logp'), last_only: lastOnly ? 1 : 0, weights: P('w'),
-    }, L.floats, what);
+    }, what);
     return { block: P('call'), logp: P('logp'), nLogp, w: P('w'), nW };
   }
 

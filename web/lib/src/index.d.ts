@@ -157,12 +157,12 @@ export interface CreateMHAOptions {
   wasmBinary?: ArrayBuffer | ArrayBufferView;
   /**
    * The URL of the `.wasm` of the chosen build (http(s), `blob:`, `data:` or, in Node, `file:`),
-   * e.g. a CDN copy of `mha_core.wasm` (or of `mha_core_nosimd.wasm` with `simd: false`).
+   * e.g. a CDN copy of `mha_core.wasm` (or of `mha_core_scalar.wasm` with `simd: false`).
    */
   wasmURL?: string | URL;
   /**
    * Emscripten's hook: called with the chosen build's file name (`'mha_core_relaxed.wasm'`,
-   * `'mha_core.wasm'` or `'mha_core_nosimd.wasm'`) and the default folder URL; returns the URL (in
+   * `'mha_core.wasm'` or `'mha_core_scalar.wasm'`) and the default folder URL; returns the URL (in
    * Node also a path) to load it from. Serves every build, so prefer it to `wasmURL` when engines
    * differ.
    */
@@ -453,8 +453,16 @@ export interface LayerConfig {
   readonly kDim: number;
   readonly vDim: number;
   readonly bias: boolean;
-  /** The score scale in use (`1/√d_k` unless given). */
-  readonly scale: number;
+  /**
+   * The score scale of every head, or `null` when the heads' scales differ (a per-head layer of
+   * unequal `dK` without a `scale` option: each head then uses its own `1/√d_k`, see `headScale`).
+   */
+  readonly scale: number | null;
+  /**
+   * Every head's score scale `[numHeads]`: the `scale` option, else `1/√d_k` of that head, as the
+   * float32 value the core multiplies the scores by.
+   */
+  readonly headScale: readonly number[];
   /** Every head's widths in the per-head form; `null` for packed layers. */
   readonly headDims: { readonly dK: readonly number[]; readonly dV: readonly number[] } | null;
   /** The soft-cap, when the layer has one. */

@@ -15,27 +15,36 @@ import { Tensor } from './tensor.js';
 import { fromTorch } from './torch.js';
 import { VERSION } from './version.js';
 import { resolveLayer, intOption, biasOption } from './weights.js';
-import { Staging, checkFits } from './memory.js';
+import { Staging, Layout, checkFits, writeBlock } from './memory.js';
 import { parseSafetensors } from './safetensors.js';
-import { scoreModsOption, scoreModsBytes, writeScoreMods } from './scoremods.js';
+import { scoreModsOption } from './scoremods.js';
+import { blockLayout, configFields } from './blocks.js';
 import { loadModel, CharModel, MODEL_FORMAT } from './model.js';
 
 export { MHAError, Tensor, Layer, KVCache, VERSION, parseSafetensors, CharModel, MODEL_FORMAT };
 export { headType, analyzeHeads, scoreText, inductionTargets, TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN } from './heads.js';
 
-/** Calls the core's passport (the one place the configuration rules live); o.mods: the score
- * modifiers (scoreModsOption), written into wasm memory for the call. */
+/** Calls the core's passport (the one place the configuration rules live) with a PassportBlock;
+ * o.mods: the score modifiers (scoreModsOption). */
 function corePassport(core, o) {
-  const mods = o.mods ?? null;
-  const staging = mods ? new Staging(core) : null;
+  const layout = blockLayout(core, 'passport');
+  const slopes = o.mods?.slopes ?? null;
+  const lay = new Layout();
+  lay.add('block', layout.bytes);
+  lay.add('slopes', slopes ? slopes.length * 4 : 0);
+  const staging = new Staging(core);
   try {
-    const at = mods ? writeScoreMods(core, mods, staging.ensure(scoreModsBytes(core, mods), 'passport')) : 0;
-    const p = core.passport(o.dModel, o.numHeads, o.kvHeads || 0, o.dK || 0, o.dV || 0, o.kDim || 0,
-      o.vDim || 0, o.bias !== false, o.seqLen || 1, o.keyLen || 0, o.batch || 0, at);
+    const base = staging.ensure(lay.total, 'passport');
+    if (slopes) core.HEAPF32.set(slopes, lay.ptr(base, 'slopes') / 4);
+    writeBlock(core, layout, base, {
+      ...configFields({ ...o, scale: 0 }, o.mods ?? null, 0, lay.ptr(base, 'slopes')),
+      seq_len: o.seqLen || 1, key_len: o.keyLen || 0, batch: o.batch || 0,
+    }, 'passport');
+    const p = core.passport(base);
     if (p === null) throw coreError(core);
     return p;
   } finally {
-    staging?.free();
+    staging.free();
   }
 }
 
@@ -139,25 +148,27 @@ class MHA {
     });
     const staging = new Staging(core);
     try {
+      // The core's LayerBlock, then every array it points to (weights, per-head widths, ALiBi slopes).
+      const layout = blockLayout(core, 'layer');
       const names = ['wQ', 'wK', 'wV', 'wO', 'bQ', 'bK', 'bV', 'bO'];
-      const bytes = names.reduce((a, k) => a + (packed[k] ? packed[k].length * 4 : 0), 0) + (headDims ? headDims.length * 4 : 0) +
-        scoreModsBytes(core, mods);
-      const base = staging.ensure(bytes + 64, 'createLayer');
-      const ptrs = {};
-      let at = base;
-      for (const k of names) {
-        if (!packed[k]) { ptrs[k] = 0; continue; }
-        ptrs[k] = at;
-        core.HEAPF32.set(packed[k], at / 4);
-        at += packed[k].length * 4;
-      }
-      let hd = 0;
-      if (headDims) { hd = at; core.HEAP32.set(headDims, at / 4); at += headDims.length * 4; }
-      const md = writeScoreMods(core, mods, at);
+      const slopes = mods?.slopes ?? null;
+      const lay = new Layout();
+      lay.add('block', layout.bytes);
+      for (const k of names) lay.add(k, packed[k] ? packed[k].length * 4 : 0);
+      lay.add('headDims', headDims ? headDims.length * 4 : 0);
+      lay.add('slopes', slopes ? slopes.length * 4 : 0);
+      const base = staging.ensure(lay.total, 'createLayer');
+      const P = (k) => lay.ptr(base, k);
+      for (const k of names) if (packed[k]) core.HEAPF32.set(packed[k], P(k) / 4);
+      if (headDims) core.HEAP32.set(headDims, P('headDims') / 4);
+      if (slopes) core.HEAPF32.set(slopes, P('slopes') / 4);
+      writeBlock(core, layout, base, {
+        ...configFields({ ...config, dK: headDims ? 0 : config.dK, dV: headDims ? 0 : config.dV },
+          mods, P('headDims'), P('slopes')),
+        wq: P('wQ'), wk: P('wK'), wv: P('wV'), wo: P('wO'), bq: P('bQ'), bk: P('bK'), bv: P('bV'), bo: P('bO'),
+      }, 'createLayer');
       const handle = new core.LayerHandle();
-      const status = handle.init(config.dModel, config.numHeads, config.kvHeads, headDims ? 0 : config.dK,
-        headDims ? 0 : config.dV, config.kDim, config.vDim, config.bias, opts.scale || 0, hd,
-        ptrs.wQ, ptrs.wK, ptrs.wV, ptrs.wO, ptrs.bQ, ptrs.bK, ptrs.bV, ptrs.bO, md);
+      const status = handle.init(base);
       if (status !== 0) {
         const err = coreError(core, 'createLayer');
         handle.delete();

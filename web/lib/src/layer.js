@@ -111,7 +111,11 @@ function intoOrCopy(src, dst) {
  * (Vaswani et al. 2017, eq. 1 and §3.2.2; grouped-query: Ainslie et al. 2023.)
  */
 export class Layer {
-  /** @internal use mha.createLayer */
+  /**
+   * @internal use mha.createLayer
+   * @param {{headDims: object|null}} config what createLayer resolved (only whether the weights were
+   *   per-head is read: the rest of layer.config comes from the core)
+   */
   constructor(core, handle, config) {
     this._core = core;
     this._handle = handle;
@@ -120,18 +124,27 @@ export class Layer {
     this._staging = new Staging(core);
     this._caches = new Set();
     this._release = makeRelease(handle, this._staging);
-    // The core's resolved head geometry: widths of Q | K | V | concat and each head's columns, and
-    // the resolved score modifiers.
+    // The core's resolved configuration: the sizes, each head's widths, scale and columns in
+    // Q | K | V | concat, and the resolved score modifiers.
     this._geometry = handle.geometry();
     const g = this._geometry;
+    const headScale = Object.freeze(g.scale.slice());
     /**
-     * Resolved configuration: {dModel, numHeads, kvHeads, dK, dV, kDim, vDim, bias, scale, headDims}
-     * and, only when set, the score modifiers as the core resolved them: softcap (the cap),
-     * alibiSlopes (Float32Array [numHeads], the default slopes when `alibi: true`), window [left, right],
-     * rope {dim, base, interleaved} (dim −1: each head's own dK in a per-head layer of unequal widths).
+     * Resolved configuration, as the core resolved it: {dModel, numHeads, kvHeads, dK, dV, kDim,
+     * vDim, bias, scale, headScale, headDims}; dK/dV those of head 0; headScale every head's score
+     * scale (the float32 value the core multiplies by: the `scale` option, else 1/√d_k of that head);
+     * scale their common value, or null when the heads' scales differ (a per-head layer of unequal
+     * d_k without a `scale` option); headDims every head's widths for a per-head layer, else null.
+     * Only when set, the score modifiers: softcap (the cap), alibiSlopes (Float32Array [numHeads],
+     * the default slopes when `alibi: true`), window [left, right], rope {dim, base, interleaved}
+     * (dim −1: each head's own dK in a per-head layer of unequal widths).
      */
     this.config = Object.freeze({
-      ...config,
+      dModel: g.dModel, numHeads: g.numHeads, kvHeads: g.kvHeads, dK: g.dK[0], dV: g.dV[0], kDim: g.kDim, vDim: g.vDim,
+      bias: g.bias,
+      scale: headScale.every((s) => s === headScale[0]) ? headScale[0] : null,
+      headScale,
+      headDims: config.headDims ? Object.freeze({ dK: Object.freeze(g.dK.slice()), dV: Object.freeze(g.dV.slice()) }) : null,
       ...(g.softcap > 0 ? { softcap: g.softcap } : {}),
       ...(g.alibiSlopes.length ? { alibiSlopes: Float32Array.from(g.alibiSlopes) } : {}),
       ...(g.window[0] >= 0 || g.window[1] >= 0 ? { window: Object.freeze(g.window.slice()) } : {}),

@@ -5,7 +5,7 @@
  * - `relaxed-simd`: `mha_core_relaxed.wasm`, SIMD128 plus relaxed SIMD's `f32x4.relaxed_madd`
  *   (a fused multiply-add under V8) in every GEMM and dot-product kernel;
  * - `simd`: `mha_core.wasm`, SIMD128 with separate multiplies and adds;
- * - `scalar`: `mha_core_nosimd.wasm`, for engines without SIMD128 (Safari < 16.4, Chrome < 91,
+ * - `scalar`: `mha_core_scalar.wasm`, for engines without SIMD128 (Safari < 16.4, Chrome < 91,
  *   Firefox < 89).
  * At load time `WebAssembly.validate` is asked about tiny probe modules that hold the exact
  * instructions each tier uses (not a proxy: an engine may accept one relaxed opcode and not
@@ -18,7 +18,7 @@
  * 1. `wasmBinary`: the bytes themselves (ArrayBuffer or a typed array);
  * 2. `wasmURL`: the URL of the .wasm of the chosen build (string or URL; http(s), blob:, data:);
  * 3. `locateFile(file, prefix)`: Emscripten's hook, called with the file name of the chosen build
- *    (`'mha_core_relaxed.wasm'`, `'mha_core.wasm'` or `'mha_core_nosimd.wasm'`), returns its URL;
+ *    (`'mha_core_relaxed.wasm'`, `'mha_core.wasm'` or `'mha_core_scalar.wasm'`), returns its URL;
  * 4. default: the file next to this module, `new URL('../wasm/mha_core.wasm', import.meta.url)`:
  *    read from disk in Node (Emscripten's own loader would fetch() a file path and fail), fetched
  *    in browsers (bundlers that understand `new URL(..., import.meta.url)`, such as Vite, webpack 5,
@@ -93,9 +93,9 @@ const BUILDS = {
     factory: async () => createSIMDCore,
   },
   scalar: {
-    file: 'mha_core_nosimd.wasm',
-    url: () => new URL('../wasm/mha_core_nosimd.wasm', import.meta.url),
-    factory: async () => (await import('../wasm/mha_core_nosimd.mjs')).default,
+    file: 'mha_core_scalar.wasm',
+    url: () => new URL('../wasm/mha_core_scalar.wasm', import.meta.url),
+    factory: async () => (await import('../wasm/mha_core_scalar.mjs')).default,
   },
 };
 

@@ -1,6 +1,6 @@
 /**
  * The score modifiers of a layer: logit soft-capping, ALiBi and a sliding window, and the rotary
- * position embedding (`rope`, see ropeOption) that the same block carries to the core. Options of
+ * position embedding (`rope`, see ropeOption), carried to the core in the same argument block. Options of
  * createLayer (layer properties, as in Gemma 2, BLOOM/MPT and Mistral); a KV cache of the layer
  * inherits them. On the scaled scores S = Q_i·K_gᵀ·scale of query i (at position i, or
  * cache.length + i in a KV-cache step) and key j, in this order, before the masks and the softmax:
@@ -96,30 +96,26 @@ function describe(v) {
   try { return JSON.stringify(v) ?? String(v); } catch { return String(v); }
 }
 
-/** Bytes of the block writeScoreMods writes for these options (the core's block and the slopes). */
-export function scoreModsBytes(core, mods) {
-  return mods ? core.scoreModsLayout().bytes + 4 * (mods.slopes ? mods.slopes.length : 0) : 0;
-}
-
 /**
- * Writes the core's ScoreModsBlock (cpp/bindings/embind.cpp; field offsets from scoreModsLayout())
- * and the slopes after it, at byte offset `at` (4-byte aligned). Returns `at`, or 0 when mods is null.
+ * The score-modifier and RoPE fields of the core's argument blocks (embind.cpp,
+ * MHA_CONFIG_FIELDS) for these options (null: none).
+ * @param {ReturnType<typeof scoreModsOption>} mods
+ * @param {number} slopesAt byte offset of mods.slopes in wasm memory (0 without slopes)
+ * @returns {object} {softcap_on, softcap, alibi, alibi_slopes, alibi_count, window_left,
+ *   window_right, rope_on, rope_dim, rope_base, rope_interleaved}
  */
-export function writeScoreMods(core, mods, at) {
-  if (!mods) return 0;
-  const { bytes, fields: f } = core.scoreModsLayout();
-  const i32 = core.HEAP32, f32 = core.HEAPF32;
-  i32[(at + f.softcap_on) >> 2] = mods.softcap !== undefined ? 1 : 0;
-  f32[(at + f.softcap) >> 2] = mods.softcap !== undefined ? mods.softcap : 0;
-  i32[(at + f.alibi) >> 2] = mods.alibi;
-  i32[(at + f.window_left) >> 2] = mods.window[0];
-  i32[(at + f.window_right) >> 2] = mods.window[1];
-  i32[(at + f.slopes) >> 2] = mods.slopes ? at + bytes : 0;
-  i32[(at + f.alibi_count) >> 2] = mods.slopes ? mods.slopes.length : 0;
-  i32[(at + f.rope_on) >> 2] = mods.rope ? 1 : 0;
-  i32[(at + f.rope_dim) >> 2] = mods.rope ? mods.rope.dim : -1;
-  f32[(at + f.rope_base) >> 2] = mods.rope ? mods.rope.base : 10000;
-  i32[(at + f.rope_interleaved) >> 2] = mods.rope?.interleaved ? 1 : 0;
-  if (mods.slopes) f32.set(mods.slopes, (at + bytes) >> 2);
-  return at;
+export function scoreModsFields(mods, slopesAt) {
+  return {
+    softcap_on: mods?.softcap !== undefined ? 1 : 0,
+    softcap: mods?.softcap ?? 0,
+    alibi: mods ? mods.alibi : 0,
+    alibi_slopes: mods?.slopes ? slopesAt : 0,
+    alibi_count: mods?.slopes ? mods.slopes.length : 0,
+    window_left: mods ? mods.window[0] : -1,
+    window_right: mods ? mods.window[1] : -1,
+    rope_on: mods?.rope ? 1 : 0,
+    rope_dim: mods?.rope ? mods.rope.dim : -1,
+    rope_base: mods?.rope ? mods.rope.base : 10000,
+    rope_interleaved: mods?.rope?.interleaved ? 1 : 0,
+  };
 }

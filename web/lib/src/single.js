@@ -37,6 +37,6 @@ export async function createMHA(options = {}) {
   if (options === null || typeof options !== 'object') return createFromOptions(options);
   if (options.wasmBinary != null || options.wasmURL != null || options.locateFile != null) return createFromOptions(options);
   const tier = chooseTier(options, ['simd', 'scalar']);
-  const b64 = tier === 'simd' ? simdBase64 : (await import('../wasm/mha_core_nosimd.wasm.mjs')).default;
+  const b64 = tier === 'simd' ? simdBase64 : (await import('../wasm/mha_core_scalar.wasm.mjs')).default;
   return createFromOptions({ ...options, simd: undefined, tier, wasmBinary: decode(b64) });
 }

@@ -84,7 +84,9 @@ const has = (o, k) => o && o[k] !== undefined && o[k] !== null;
  * (biases 0): the same seed and dModel give the same packed matrices for every numHeads.
  * @param {object} opts createLayer options
  * @param {(cfg: object) => {dK: number, dV: number}} checkConfig validates a config in the core
- * @returns {{config: object, packed: object, headDims: Int32Array|null}}
+ * @returns {{config: object, packed: object, headDims: Int32Array|null}} config: the sizes, bias,
+ *   scale (the option: 0 = the core's default, 1/√d_k per head) and headDims, what createLayer
+ *   passes to the core (layer.config is then read back from the core)
  */
 export function resolveLayer(opts, checkConfig) {
   if (opts === null || typeof opts !== 'object') {
@@ -149,7 +151,7 @@ export function resolveLayer(opts, checkConfig) {
     if (bias) for (const k of ['bQ', 'bK', 'bV', 'bO']) packed[k] = new Float32Array(shapes[k][0]);
   }
   return {
-    config: { dModel, numHeads, kvHeads, dK, dV, kDim, vDim, bias, scale: scale || 1 / Math.sqrt(dK), headDims: null },
+    config: { dModel, numHeads, kvHeads, dK, dV, kDim, vDim, bias, scale, headDims: null },
     packed,
     headDims: null,
   };
@@ -242,7 +244,7 @@ function resolvePerHead(opts, w) {
   return {
     config: {
       dModel, numHeads, kvHeads: numHeads, dK: dks[0], dV: dvs[0], kDim, vDim, bias,
-      scale: scale || 1 / Math.sqrt(dks[0]), headDims: { dK: dks, dV: dvs },
+      scale, headDims: { dK: dks, dV: dvs },
     },
     packed,
     headDims,

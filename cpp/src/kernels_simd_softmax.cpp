@@ -1,0 +1,211 @@
+// wasm SIMD kernels of the MHA core, exp and softmax (wasm_simd128.h, em++ -msimd128): compiled when
+// MHA_SIMD128 is defined; kernels_simd_gemm.cpp has the GEMM and packing kernels, and
+// kernels_eigen.cpp is the portable implementation of the same interface (kernels.hpp).
+//
+// Softmax: vector max pass, vector exp (Cephes expf: x = n·ln2 + r with ln2 in two parts, degree-5
+// polynomial for e^r by Estrin's scheme, 2^n built in the exponent bits), vector sum and scale
+// passes; rows of up to 8 go four at a time with one horizontal reduction per pass. After max
+// subtraction, inputs below about -87.7 (including -inf) give exactly 0.
+#ifdef MHA_SIMD128
+
+#include <wasm_simd128.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels.hpp"
+#include "simd128.hpp"
+
+namespace mha {
+namespace kernels {
+namespace {
+
+/// The first cnt (≤ 4; < 1 gives none) floats at p in lanes 0..cnt-1, -inf in the other lanes.
+inline v128_t load_or_ninf(const float* p, int cnt) {
+  const v128_t ninf = wasm_f32x4_splat(-std::numeric_limits<float>::infinity());
+  if (cnt >= 4) return wasm_v128_load(p);
+  if (cnt <= 0) return ninf;
+  const v128_t lanes = wasm_i32x4_gt(wasm_i32x4_splat(cnt), wasm_i32x4_make(0, 1, 2, 3));
+  return wasm_v128_bitselect(load_partial(p, cnt), ninf, lanes);
+}
+
+/// e^x for lanes x ≤ 0 (Cephes expf: x = n·ln2 + r with ln2 in two parts, |r| ≤ ln2/2, degree-5
+/// polynomial for e^r, 2^n built in the exponent bits). Relative error ≲ 2e-7 for x ≥ -87.3.
+/// x is first clamped to ≥ -88 (so -inf → -88); there n = -127 makes the exponent field 0 and the
+/// result exactly 0, which also covers every x whose e^x is below the normal range (< 1.2e-38).
+inline v128_t exp_nonpositive(v128_t x) {
+  x = wasm_f32x4_pmax(x, wasm_f32x4_splat(-88.f));
+  // n = round(x·log2 e) via the 1.5·2^23 magic number; the low bits of t hold n as an integer.
+  const v128_t magic = wasm_f32x4_splat(12582912.f);
+  const v128_t t = madd(x, wasm_f32x4_splat(1.44269504088896341f), magic);
+  const v128_t n = wasm_f32x4_sub(t, magic);
+  // r = x - n·ln2 in two parts (0.693359375 has few mantissa bits, so n·C1 is exact).
+  const v128_t r = madd(n, wasm_f32x4_splat(2.12194440e-4f), madd(n, wasm_f32x4_splat(-0.693359375f), x));
+  // e^r ≈ 1 + r + r²·q(r), q of degree 5 (Cephes coefficients) evaluated by Estrin's scheme: the
+  // dependency chain is ~half of Horner's, which matters because V8 emits each exp as one chain
+  // and the out-of-order window holds only a few of them. Each step is one madd (an FMA in the
+  // relaxed-SIMD build).
+  const v128_t r2 = wasm_f32x4_mul(r, r);
+  const v128_t q01 = madd(r, wasm_f32x4_splat(1.6666665459e-1f), wasm_f32x4_splat(5.0000001201e-1f));
+  const v128_t q23 = madd(r, wasm_f32x4_splat(8.3334519073e-3f), wasm_f32x4_splat(4.1665795894e-2f));
+  const v128_t q45 = madd(r, wasm_f32x4_splat(1.9875691500e-4f), wasm_f32x4_splat(1.3981999507e-3f));
+  const v128_t q = madd(r2, madd(r2, q45, q23), q01);
+  const v128_t p = wasm_f32x4_add(madd(q, r2, r), wasm_f32x4_splat(1.f));
+  // 2^n = bits((bits(t) + 127) << 23): the magic number's bits vanish in the shift; n ≥ -127.
+  const v128_t pow2n = wasm_i32x4_shl(wasm_i32x4_add(t, wasm_i32x4_splat(127)), 23);
+  return wasm_f32x4_mul(p, pow2n);
+}
+
+/// Maxima of each of 4 vectors, as one vector (the pmax analogue of hsum4).
+inline v128_t hmax4(v128_t s0, v128_t s1, v128_t s2, v128_t s3) {
+  const v128_t t0 = wasm_f32x4_pmax(wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5), wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7));
+  const v128_t t1 = wasm_f32x4_pmax(wasm_i32x4_shuffle(s2, s3, 0, 4, 1, 5), wasm_i32x4_shuffle(s2, s3, 2, 6, 3, 7));
+  return wasm_f32x4_pmax(wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5), wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7));
+}
+
+/// Softmax of short rows (n ≤ 4·NV ≤ 8) four rows at a time: each row is NV vectors (-inf padded),
+/// the four row maxima and the four sums come out of one hmax4 / hsum4 each, and one vector
+/// division gives the four reciprocals. Per-row passes would spend most of a short row on
+/// horizontal reductions and scalar work; this is the lesson-sized case (T of a few tokens).
+template <int NV>
+void softmax_short_rows(int rows, int n, float* S, int lds) {
+  for (int r = 0; r < rows; r += 4) {
+    const int nr = std::min(4, rows - r);
+    v128_t x[4][NV], mx[4];
+    for (int i = 0; i < 4; ++i) {
+      const float* row = S + static_cast<size_t>(r + std::min(i, nr - 1)) * lds;  // missing rows: repeat the last
+      for (int v = 0; v < NV; ++v) x[i][v] = load_or_ninf(row + 4 * v, n - 4 * v);
+      mx[i] = NV == 1 ? x[i][0] : wasm_f32x4_pmax(x[i][0], x[i][NV - 1]);
+    }
+    const v128_t m = hmax4(mx[0], mx[1], mx[2], mx[3]);
+    // A row of only -inf has m = -inf: subtract 0 instead (its exps are 0) and give it weights 0.
+    const v128_t live = wasm_f32x4_gt(m, wasm_f32x4_splat(-std::numeric_limits<float>::infinity()));
+    alignas(16) float ms[4];
+    wasm_v128_store(ms, wasm_v128_and(m, live));
+    v128_t sum[4];
+    for (int i = 0; i < 4; ++i) {
+      sum[i] = wasm_f32x4_splat(1.f);
+      if (i >= nr) continue;  // a repeated row: no exps
+      const v128_t mi = wasm_v128_load32_splat(ms + i);
+      sum[i] = wasm_f32x4_splat(0.f);
+      for (int v = 0; v < NV; ++v) {
+        x[i][v] = exp_nonpositive(wasm_f32x4_sub(x[i][v], mi));
+        sum[i] = wasm_f32x4_add(sum[i], x[i][v]);
+      }
+    }
+    alignas(16) float inv[4];
+    wasm_v128_store(inv, wasm_v128_and(wasm_f32x4_div(wasm_f32x4_splat(1.f), hsum4(sum[0], sum[1], sum[2], sum[3])), live));
+    for (int i = 0; i < nr; ++i) {
+      float* row = S + static_cast<size_t>(r + i) * lds;
+      const v128_t f = wasm_v128_load32_splat(inv + i);
+      for (int v = 0; v < NV; ++v) {
+        const int cols = n - 4 * v;
+        const v128_t y = wasm_f32x4_mul(x[i][v], f);
+        if (cols >= 4) wasm_v128_store(row + 4 * v, y);
+        else if (cols > 0) store_partial(row + 4 * v, y, cols);
+      }
+    }
+  }
+}
+
+/// Maximum of x[0..n) and of `init` (vector passes; n mod 4 tail lanes scalar).
+float row_max(int n, const float* x, float init) {
+  const int n4 = n & ~3;
+  v128_t m0 = wasm_f32x4_splat(init), m1 = m0;
+  int j = 0;
+  for (; j + 8 <= n4; j += 8) {
+    m0 = wasm_f32x4_pmax(m0, wasm_v128_load(x + j));
+    m1 = wasm_f32x4_pmax(m1, wasm_v128_load(x + j + 4));
+  }
+  if (j < n4) m0 = wasm_f32x4_pmax(m0, wasm_v128_load(x + j));
+  m0 = wasm_f32x4_pmax(m0, m1);
+  m0 = wasm_f32x4_pmax(m0, wasm_i32x4_shuffle(m0, m0, 2, 3, 0, 1));
+  m0 = wasm_f32x4_pmax(m0, wasm_i32x4_shuffle(m0, m0, 1, 0, 3, 2));
+  float m = wasm_f32x4_extract_lane(m0, 0);
+  for (j = n4; j < n; ++j) m = x[j] > m ? x[j] : m;
+  return m;
+}
+
+/// x[j] <- e^(x[j] - m) for j < n (m ≥ every x[j], finite); returns Σ x[j].
+float exp_sum(int n, float* x, float m) {
+  const int n4 = n & ~3;
+  const v128_t mv = wasm_f32x4_splat(m);
+  v128_t s0 = wasm_f32x4_splat(0.f);
+  for (int j = 0; j < n4; j += 4) {
+    const v128_t e = exp_nonpositive(wasm_f32x4_sub(wasm_v128_load(x + j), mv));
+    wasm_v128_store(x + j, e);
+    s0 = wasm_f32x4_add(s0, e);
+  }
+  if (n4 < n) {
+    const v128_t e = exp_nonpositive(wasm_f32x4_sub(load_or_ninf(x + n4, n - n4), mv));  // padding → 0
+    store_partial(x + n4, e, n - n4);
+    s0 = wasm_f32x4_add(s0, e);
+  }
+  s0 = wasm_f32x4_add(s0, wasm_i32x4_shuffle(s0, s0, 2, 3, 0, 1));
+  s0 = wasm_f32x4_add(s0, wasm_i32x4_shuffle(s0, s0, 1, 0, 3, 2));
+  return wasm_f32x4_extract_lane(s0, 0);
+}
+
+/// Softmax of one row x[0..n) in place: max pass (row_max), exp-and-sum pass (exp_sum), scale pass
+/// by 1/sum. A row of only -inf becomes zeros.
+void softmax_row_simd(int n, float* x) {
+  const float m = row_max(n, x, -std::numeric_limits<float>::infinity());
+  if (!(m > -std::numeric_limits<float>::infinity())) {  // all -inf: zeros by convention
+    std::memset(x, 0, sizeof(float) * n);
+    return;
+  }
+  // The maximum contributes e^0 = 1, so the sum is ≥ 1.
+  const v128_t inv = wasm_f32x4_splat(1.f / exp_sum(n, x, m));
+  const int n4 = n & ~3;
+  for (int j = 0; j < n4; j += 4) wasm_v128_store(x + j, wasm_f32x4_mul(wasm_v128_load(x + j), inv));
+  if (n4 < n) store_partial(x + n4, wasm_f32x4_mul(load_partial(x + n4, n - n4), inv), n - n4);
+}
+
+}  // namespace
+
+/// Online-softmax step over a block of scores (see kernels.hpp): vector max and exp-sum passes
+/// per row, the running max m, sum l and the rescale factor alpha per row.
+void softmax_online_block(int rows, int n, float* S, int lds, float* m, float* l, float* alpha) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (int r = 0; r < rows; ++r) {
+    float* x = S + static_cast<size_t>(r) * lds;
+    const float mb = row_max(n, x, m[r]);
+    if (!(mb > ninf)) {  // only -inf so far: nothing to add
+      std::memset(x, 0, sizeof(float) * n);
+      alpha[r] = 1.f;
+      continue;
+    }
+    alpha[r] = m[r] > ninf ? std::exp(m[r] - mb) : 0.f;
+    l[r] = l[r] * alpha[r] + exp_sum(n, x, mb);
+    m[r] = mb;
+  }
+}
+
+/// Vector rescale of rows (see kernels.hpp).
+void scale_rows(int rows, int cols, float* X, int ldx, const float* f) {
+  const int c4 = cols & ~3;
+  for (int r = 0; r < rows; ++r) {
+    if (f[r] == 1.f) continue;
+    float* x = X + static_cast<size_t>(r) * ldx;
+    const v128_t fv = wasm_f32x4_splat(f[r]);
+    int c = 0;
+    for (; c < c4; c += 4) wasm_v128_store(x + c, wasm_f32x4_mul(wasm_v128_load(x + c), fv));
+    for (; c < cols; ++c) x[c] *= f[r];
+  }
+}
+
+/// Row-wise stable softmax of S[rows, n] (leading dimension lds) in place: rows of up to 8 four at
+/// a time (softmax_short_rows), longer ones one at a time (softmax_row_simd). See kernels.hpp.
+void softmax_rows(int rows, int n, float* S, int lds) {
+  if (n <= 0) return;
+  if (n <= 4) return softmax_short_rows<1>(rows, n, S, lds);
+  if (n <= 8) return softmax_short_rows<2>(rows, n, S, lds);
+  for (int r = 0; r < rows; ++r) softmax_row_simd(n, S + static_cast<size_t>(r) * lds);
+}
+
+}  // namespace kernels
+}  // namespace mha
+
+#endif  // MHA_SIMD128
