@@ -237,11 +237,18 @@ export class MhaGqaStory extends TrainedModelElement {
     .big { font-weight: 700; font-variant-numeric: tabular-nums; }
     .layers { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; margin: 0.8rem 0 0.4rem; }
     .layers button[aria-pressed='true'] { background: var(--_accent); color: var(--_accent-fg); border-color: var(--_accent); }
-    .groups { display: flex; flex-wrap: wrap; gap: 0.7rem; align-items: flex-start; }
+    .groups { display: flex; flex-wrap: wrap; gap: 0.7rem; align-items: flex-start; --mha-cell-size: var(--_wide); }
     .groups:not(.labels) mha-heatmap::part(label) { display: none; }
     .group { border: 2px solid var(--_accent); border-radius: 10px; padding: 0.3rem 0.5rem 0.5rem; margin: 0; min-width: 0;
       max-width: 100%; box-sizing: border-box; }
     .group legend { font-size: 0.85rem; font-weight: 700; padding: 0 0.3em; }
+    @container (max-width: 520px) {
+      .groups { --mha-cell-size: var(--_narrow); }
+      .group { padding: 0.2rem 0.25rem 0.3rem; }
+      .pair { gap: 0.3rem; flex-wrap: nowrap; }
+      .head { padding: 0.15rem; flex: 1 1 0; min-width: 0; }
+      .head mha-heatmap::part(legend) { font-size: 0.65rem; }
+    }
     .group .kv { color: var(--_muted); font-weight: 400; }
     .pair { display: flex; flex-wrap: wrap; gap: 0.5rem; }
     .head { border: 1px solid var(--_border); border-radius: 8px; padding: 0.3rem; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
@@ -254,7 +261,7 @@ export class MhaGqaStory extends TrainedModelElement {
     mha-heatmap::part(label) { font-size: 7px; line-height: 1; }
     table { border-collapse: collapse; font-size: 0.8rem; font-variant-numeric: tabular-nums; margin: 0.8rem 0 0.3rem; }
     caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
-    th, td { border: 1px solid var(--_border); padding: 0.2em 0.45em; text-align: center; }
+    th, td { border: 1px solid var(--_border); padding: 0.2em 0.45em; text-align: center; white-space: nowrap; }
     thead th.kv { border-bottom: 2px solid var(--_accent); }
     td.first-of-group, th.first-of-group { border-left: 2px solid var(--_accent); }
     td .t { display: block; font-weight: 600; }
@@ -592,8 +599,10 @@ export class MhaGqaStory extends TrainedModelElement {
     const isOff = (j) => off.some(([a, b]) => a === l && b === j);
     const m = this.measured;
     const prompt = this._promptLen;
-    // the maps keep one size as the story grows: about 170 px a side, cells of 1 to 8 px
-    const cell = Math.max(1, Math.min(8, Math.floor(170 / Math.max(T, 1))));
+    // the maps keep one size as the story grows: about 170 px a side (110 px in a narrow element, so
+    // that a K/V head's pair stays side by side), cells of 1 to 8 px
+    const side = (px) => Math.max(1, Math.min(8, Math.floor(px / Math.max(T, 1))));
+    const cell = side(170);
     return html`
       <div class="layers" part="layers" role="group" aria-label="Layer shown">
         <span>Layer</span>
@@ -604,7 +613,7 @@ export class MhaGqaStory extends TrainedModelElement {
         across). ${prompt > 1 ? `Rows 1–${Math.min(prompt, T)} come from reading the prompt, each` : 'Each'} later row from one
         generation step's query over the cache. The frames are the ${g} K/V heads: the ${per} query heads in a frame
         score their queries against the same keys and mix the same values.</p>
-      <div class=${cell >= 6 ? 'groups labels' : 'groups'} part="groups" style=${`--mha-cell-size: ${cell}px`}>
+      <div class=${cell >= 6 ? 'groups labels' : 'groups'} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${side(110)}px`}>
         ${Array.from({ length: g }, (_, k) => html`
           <fieldset class="group" part="group" data-kv-head=${k}>
             <legend>K/V head ${k + 1} <span class="kv">· query heads ${Array.from({ length: per }, (_, i) => k * per + i + 1).join(' & ')}</span></legend>
@@ -646,7 +655,7 @@ export class MhaGqaStory extends TrainedModelElement {
     const T = this._att?.[0].shape[1] ?? 0;
     const lines = describeHeads(m, this.repeat, per);
     return html`
-      <div class="scroll">
+      <div class="scroll" tabindex="0" role="region" aria-label="Table of every head's measured type">
         <table part="table">
           <caption>What each head does: position scores on the story (${T} tokens), induction on a sentence of it written twice</caption>
           <thead>
