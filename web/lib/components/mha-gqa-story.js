@@ -85,7 +85,8 @@ export function describeHeads(heads, repeat, groupSize) {
   for (const h of heads) counts.set(h.type, (counts.get(h.type) ?? 0) + 1);
   const order = ['previous-token', 'two-back', 'current-token', 'first-token', 'induction', 'broad', 'mixed'];
   const list = order.filter((t) => counts.has(t)).map((t) => `${counts.get(t)} ${t}`);
-  out.push(`Of the ${heads.length} heads, the story and the repeated sentence make ${list.join(', ')}.`);
+  out.push(`Measured on this story and sentence, the ${heads.length} heads are ${list.length > 1
+    ? `${list.slice(0, -1).join(', ')} and ${list.at(-1)}` : list[0]}.`);
   for (const t of ['previous-token', 'two-back', 'current-token', 'first-token']) {
     const key = SCORE_OF[t];
     const of = heads.filter((h) => h.type === t).sort((a, b) => b.scores[key] - a.scores[key]);
