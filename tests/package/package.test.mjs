@@ -159,14 +159,15 @@ test('tarball: what users need, nothing else; sizes reported', async (t) => {
     'web/lib/dist/mha-trained.js', 'custom-elements.json',
     'web/lib/wasm/mha_core.mjs', 'web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_core_scalar.mjs', 'web/lib/wasm/mha_core_scalar.wasm',
     'web/lib/wasm/mha_core.wasm.mjs', 'web/lib/wasm/mha_core_scalar.wasm.mjs', 'web/lib/models/index.json',
-    'web/lib/models/charlm-h4-s0.safetensors', 'web/lib/models/charlm-h1-s0.safetensors']) {
+    'web/lib/models/charlm-h4-s0.safetensors', 'web/lib/models/charlm-h1-s0.safetensors',
+    'web/lib/models/stories260K.safetensors', 'web/lib/models/stories260K.LICENSE', 'NOTICE', 'web/lib/dist/mha-gqa-story.js']) {
     assert.ok(files.includes(f), `tarball lacks ${f}`);
   }
   const unwanted = files.filter((f) => /^(tests|cpp|scripts|build[^/]*|node_modules|web\/site)\//.test(f) ||
     /\.(map|tgz|o|a|cpp|hpp)$/.test(f) || /^(CMakeLists\.txt|CMakePresets\.json|custom-elements-manifest\.config\.mjs)$/.test(f));
   assert.deepEqual(unwanted, [], 'tests, the lesson site, build intermediates');
-  assert.deepEqual(files.filter((f) => !f.startsWith('web/lib/')).sort(), ['LICENSE', 'README.md', 'custom-elements.json', 'package.json'],
-    'the library is web/lib/; nothing else but the manifest, README and package.json');
+  assert.deepEqual(files.filter((f) => !f.startsWith('web/lib/')).sort(), ['LICENSE', 'NOTICE', 'README.md', 'custom-elements.json', 'package.json'],
+    'the library is web/lib/; nothing else but the manifest, README, the licence and third-party notice, and package.json');
 
   // gzip sizes: the .wasm, and the JS the default entry loads (its static import graph)
   const pkgDir = path.join(ROOT);
@@ -203,7 +204,7 @@ test('tarball: what users need, nothing else; sizes reported', async (t) => {
   await writeFile(path.join(ARTIFACTS, 'package-report.json'), JSON.stringify(report, null, 2));
   t.diagnostic(`${pack.filename}: ${pack.entryCount} files, ${pack.size} B packed, ${pack.unpackedSize} B unpacked; ` +
     `gzip: wasm ${report.gzip.wasm} B, default-entry JS ${report.gzip.defaultEntryJS} B (${entryJS.length} files)`);
-  assert.ok(pack.size < 3_000_000, `tarball ${pack.size} B (the four trained models are ~1.3 MB of it)`);
+  assert.ok(pack.size < 4_000_000, `tarball ${pack.size} B (the four character models are ~1.3 MB of it, stories260K in float32 ~1 MB)`);
 });
 
 test('package.json: exports resolve to files in the installed package', async () => {
@@ -267,7 +268,7 @@ test('custom-elements.json: generated, lists every element with attributes, even
   const m = JSON.parse(await readFile(path.join(installed, pj.customElements), 'utf8'));
   const els = Object.fromEntries(m.modules.flatMap((mod) => (mod.declarations ?? []).filter((d) => d.customElement && d.tagName).map((d) => [d.tagName, { ...d, path: mod.path }])));
   assert.deepEqual(Object.keys(els).sort(), Object.keys(ELEMENTS).concat('mha-heatmap', 'mha-heads').sort());
-  for (const tag of ['mha-trained-heads', 'mha-generate', 'mha-induction']) {
+  for (const tag of ['mha-trained-heads', 'mha-generate', 'mha-induction', 'mha-gqa-story']) {
     assert.ok(els[tag].attributes.some((a) => a.name === 'model'), `${tag} has a model attribute`);
   }
   assert.ok(els['mha-trained-heads'].cssParts.some((p) => p.name === 'switch'));
@@ -396,6 +397,7 @@ const ELEMENTS = {
   'mha-induction': ['mha-induction', '<mha-induction></mha-induction>', 'measured'],
   'mha-generate': ['mha-generate', '<mha-generate></mha-generate>', 'lm'],
   'mha-twins': ['mha-twins', '<mha-twins></mha-twins>', 'rows'],
+  'mha-gqa-story': ['mha-gqa-story', '<mha-gqa-story></mha-gqa-story>', 'measured'],
 };
 
 test('every element alone on a plain page under the strict CSP, from copied dist/, wasm/ and models/ folders; what each page downloads (gzip)', { timeout: 300_000 }, async () => {

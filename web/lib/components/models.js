@@ -13,17 +13,24 @@ import { MHAError } from '../src/index.js';
 const here = (f) => { try { return f().href; } catch { return null; } };
 /** URL of the model the trained-model elements load when they have no `model` attribute. */
 export const DEFAULT_MODEL_URL = here(() => new URL('../models/charlm-h4-s0.safetensors', import.meta.url));
+/** URL of stories260K (Karpathy's tinyllamas model, MIT; its licence is stories260K.LICENSE beside it), the
+ * default model of `<mha-gqa-story>`. */
+export const DEFAULT_STORIES_URL = here(() => new URL('../models/stories260K.safetensors', import.meta.url));
 /** URL of the shipped models' manifest (`index.json`: file, numHeads, seed, heldoutBpc, bytes). */
 export const MODEL_INDEX_URL = here(() => new URL('../models/index.json', import.meta.url));
 
 const bytesByURL = new Map();        // href → Promise<Uint8Array>
 const modelsByEngine = new WeakMap(); // engine → Map(href → {promise, refs, model})
 
-/** An absolute URL for a `model` attribute (relative to the page) or the default. */
-export function modelURL(src) {
+/**
+ * An absolute URL for a `model` attribute (relative to the page) or the default.
+ * @param {string|null|undefined} src the attribute
+ * @param {string|null} [dflt] the element's default model (DEFAULT_MODEL_URL unless given)
+ */
+export function modelURL(src, dflt = DEFAULT_MODEL_URL) {
   if (src) return new URL(src, document.baseURI).href;
-  if (!DEFAULT_MODEL_URL) throw new MHAError('INVALID_ARGUMENT', 'model: this module was loaded from a URL with no models/ folder beside it: set the model attribute');
-  return DEFAULT_MODEL_URL;
+  if (!dflt) throw new MHAError('INVALID_ARGUMENT', 'model: this module was loaded from a URL with no models/ folder beside it: set the model attribute');
+  return dflt;
 }
 
 /**

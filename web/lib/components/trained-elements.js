@@ -5,5 +5,6 @@ export { MhaTrainedHeads, explainHeads } from './mha-trained-heads.js';
 export { MhaInduction, copyBits } from './mha-induction.js';
 export { MhaGenerate } from './mha-generate.js';
 export { MhaTwins, heldoutLoss, twinsVerdict } from './mha-twins.js';
-export { DEFAULT_MODEL_URL, MODEL_INDEX_URL, acquireModel, releaseModel, loadedModelCount } from './models.js';
+export { MhaGqaStory, describeHeads, copyBitsPerToken, storySentence, MAX_STORY_TOKENS } from './mha-gqa-story.js';
+export { DEFAULT_MODEL_URL, DEFAULT_STORIES_URL, MODEL_INDEX_URL, acquireModel, releaseModel, loadedModelCount } from './models.js';
 export * from './index.js';

@@ -1,9 +1,10 @@
-// What the trained-model elements (<mha-trained-heads>, <mha-induction>, <mha-generate>) share:
+// What the trained-model elements (<mha-trained-heads>, <mha-induction>, <mha-generate>,
+// <mha-gqa-story>) share:
 // loading one model through the page's shared cache (models.js), releasing it when the element
 // leaves the page, the inline error of a bad model, and small formatting helpers.
 import { LitElement, css } from 'lit';
 import { baseStyles, getEngine, errorText } from './shared.js';
-import { acquireModel, releaseModel, modelURL } from './models.js';
+import { acquireModel, releaseModel, modelURL, DEFAULT_MODEL_URL } from './models.js';
 
 /** A character as the heatmaps and lists show it: space and newline made visible. */
 export const showChar = (ch) => (ch === ' ' ? '␣' : ch === '\n' ? '↵' : ch);
@@ -70,12 +71,15 @@ export const trainedStyles = [baseStyles, css`
 `];
 
 /**
- * Base class of the elements that run a trained model: loads `model` (a URL; the shipped
- * h = 4 model by default) into the page's shared engine through the shared model cache, holds it
+ * Base class of the elements that run a trained model: loads `model` (a URL; by default the class's
+ * `_defaultModel`, the shipped h = 4 model unless a subclass names another) into the page's shared engine through the shared model cache, holds it
  * while connected, and gives it back when the element leaves the page. Subclasses render from
  * `this.lm` (null while loading) and `this.error`, and override `modelChanged(lm)`.
  */
 export class TrainedModelElement extends LitElement {
+  /** The model loaded without a `model` attribute (a subclass may name another). */
+  static _defaultModel = DEFAULT_MODEL_URL;
+
   static properties = {
     model: { type: String },
     engine: { attribute: false },
@@ -97,7 +101,7 @@ export class TrainedModelElement extends LitElement {
   /** The absolute URL of the model in use. */
   get modelHref() {
     try {
-      return modelURL(this.model);
+      return modelURL(this.model, this.constructor._defaultModel);
     } catch {
       return null;
     }
@@ -132,7 +136,7 @@ export class TrainedModelElement extends LitElement {
     let mha;
     let href;
     try {
-      href = modelURL(this.model);
+      href = modelURL(this.model, this.constructor._defaultModel);
       mha = await (this.engine ? Promise.resolve(this.engine) : getEngine());
       const lm = await acquireModel(mha, href);
       if (gen !== this._loadGen) { releaseModel(mha, href); return; }

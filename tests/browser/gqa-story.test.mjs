@@ -1,0 +1,238 @@
+// <mha-gqa-story> (stories260K, Karpathy's tinyllamas model, writing a story through the KV cache) on
+// its example page under the strict CSP and in the lesson's section 6: what it shows (the story,
+// tokens cached, bytes per token and in total, every head's type and scores) against the model run
+// in Node by the JS API on the same file (mha.loadModel, generator, run, scoreText): the greedy story
+// equals Node's, the cache numbers equal the config's, the head table equals scoreText of a full
+// forward over the same tokens (the cache's rows equal the forward's) and of the repeated sentence;
+// an ablation switch writes Node's ablated story; the credit links a licence that is served; a bad
+// model shows an inline error; no console error or CSP violation; axe-core clean, light and dark.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { setup, ARTIFACTS, ROOT, axeSeriousViolations } from './helpers.mjs';
+import { EXAMPLES_CSP } from '../../scripts/serve.mjs';
+import { createMHA, scoreText, headType } from '../../web/lib/src/index.js';
+
+const MODEL = path.join(ROOT, 'web', 'lib', 'models', 'stories260K.safetensors');
+const PROMPT = 'Once upon a time';
+const STEPS = 40;   // the element's default `steps`
+
+let env, mha, lm;
+before(async () => {
+  env = await setup();
+  mha = await createMHA();
+  lm = await mha.loadModel(readFileSync(MODEL));
+});
+after(async () => {
+  lm?.dispose();
+  await env?.close();
+});
+
+/** Node's greedy story: the text, every id (prompt and written), the cache length. */
+function greedy(n, ablate = []) {
+  const g = lm.generator(PROMPT, { temperature: 0, ablate });
+  const ids = Array.from(lm.encode(PROMPT));
+  try {
+    for (let i = 0; i < n; i++) ids.push(g.step().id);
+    return { text: g.text, ids, cacheLength: g.cacheLength };
+  } finally {
+    g.dispose();
+  }
+}
+
+/** Node's head table for a story: position scores of a full forward over the cached tokens, induction on the sentence twice. */
+function nodeHeads(story, sentence, ablate = []) {
+  const T = story.cacheLength;
+  const text = lm.decode(story.ids.slice(0, T));
+  const r = lm.run(text, { ablate });
+  assert.deepEqual(Array.from(r.ids), story.ids.slice(0, T), 'the cached tokens re-encode to themselves');
+  const onStory = scoreText(r.attention, r.ids);
+  const rep = lm.run(`${sentence} ${sentence}`, { ablate });
+  const onRepeat = scoreText(rep.attention, rep.ids);
+  return onStory.map((s, i) => {
+    const scores = { ...s.scores, induction: onRepeat[i].scores.induction };
+    return { layer: s.layer, head: s.head, scores, type: headType(Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, v ?? 0]))) };
+  });
+}
+
+/** What the element shows, read from its shadow DOM. */
+const shown = (page, sel) => page.evaluate((s) => {
+  const el = document.querySelector(s);
+  const root = el.shadowRoot;
+  const cache = root.querySelector('[part="cache"]');
+  return {
+    story: root.querySelector('[part="text"]').textContent,
+    cache: { ...cache.dataset },
+    cacheText: cache.textContent.replace(/\s+/g, ' '),
+    tokens: Number(root.querySelector('.cache .tokens').textContent.replace(/,/g, '')),
+    table: [...root.querySelectorAll('[part="table"] td')].map((td) => ({
+      layer: Number(td.dataset.layer), head: Number(td.dataset.head), type: td.dataset.type,
+      score: Number(td.dataset.score), induction: td.dataset.induction === '' ? null : Number(td.dataset.induction),
+      text: td.querySelector('.t').textContent, off: td.classList.contains('off'),
+    })),
+    sentence: el.repeat?.sentence ?? null,
+    summary: root.querySelector('[part="summary"]').textContent.replace(/\s+/g, ' '),
+    groups: [...root.querySelectorAll('[part="group"]')].map((g) => ({
+      legend: g.querySelector('legend').textContent.replace(/\s+/g, ' ').trim(),
+      heads: [...g.querySelectorAll('[part="head"]')].map((h) => Number(h.dataset.head)),
+      maps: g.querySelectorAll('mha-heatmap').length,
+    })),
+    credit: root.querySelector('[part="credit"]').textContent.replace(/\s+/g, ' ').trim(),
+    licence: root.querySelector('[part="credit"] a')?.href ?? null,
+    error: el.error?.message ?? null,
+  };
+}, sel);
+
+async function ready(page, sel, cacheLength) {
+  await page.waitForFunction(([s, n]) => {
+    const el = document.querySelector(s);
+    return el && (el.error || (el.measured && el.cacheLength === n));
+  }, [sel, cacheLength], { timeout: 150_000 });
+}
+
+function checkAgainstNode(got, story, ablate = []) {
+  const c = lm.config;
+  assert.equal(got.error, null);
+  // the story at temperature 0 is Node's greedy story
+  assert.equal(got.story, story.text);
+  // tokens cached and the bytes: 2 · layers · K/V heads · d_k · 4 bytes per token
+  const per = 2 * c.numLayers * c.kvHeads * c.dK * 4;
+  const full = 2 * c.numLayers * c.numHeads * c.dK * 4;
+  assert.equal(got.tokens, story.cacheLength);
+  assert.deepEqual(got.cache, {
+    tokens: String(story.cacheLength), perToken: String(per), fullPerToken: String(full),
+    total: String(per * story.cacheLength), fullTotal: String(full * story.cacheLength),
+  });
+  assert.ok(got.cacheText.includes(`=${per.toLocaleString("en-US")} bytes`), got.cacheText);   // the MathML formula (its no-break space read as a space)
+  assert.ok(got.cacheText.includes(`${(per * story.cacheLength).toLocaleString('en-US')} bytes for ${story.cacheLength} tokens`), got.cacheText);
+  assert.ok(got.cacheText.includes(`${full / per}× less`), got.cacheText);
+  // the head table: every head's type and the score behind it, as Node measures them
+  const want = nodeHeads(story, got.sentence, ablate);
+  assert.equal(got.table.length, c.numLayers * c.numHeads);
+  const key = { 'previous-token': 'previous', 'two-back': 'twoBack', 'current-token': 'current', 'first-token': 'first', induction: 'induction' };
+  for (const [i, w] of want.entries()) {
+    const g = got.table[i];
+    assert.deepEqual([g.layer, g.head, g.type], [w.layer, w.head, w.type], `L${w.layer + 1} head ${w.head + 1}`);
+    assert.ok(Math.abs(g.score - w.scores[key[w.type] ?? 'entropy']) < 1e-4, `L${w.layer + 1} head ${w.head + 1}: ${g.score} vs ${JSON.stringify(w.scores)}`);
+    assert.ok(Math.abs(g.induction - w.scores.induction) < 1e-4, `induction of L${w.layer + 1} head ${w.head + 1}`);
+  }
+  // named honestly: the summary says whether any head qualifies as induction
+  const best = Math.max(...want.map((w) => w.scores.induction));
+  if (want.some((w) => w.type === 'induction')) assert.match(got.summary, /qualif(y|ies) as induction head/);
+  else assert.ok(got.summary.includes(`No head qualifies as an induction head: on the repeated sentence the highest induction score is ${best.toFixed(2)}`), got.summary);
+  return want;
+}
+
+test('example page, strict CSP: the greedy story, the cache\'s tokens and bytes and the head table equal the JS API\'s in Node; K/V frames; credit; no console error', { timeout: 300_000 }, async () => {
+  const { page, errors } = await env.newPage({ viewport: { width: 1000, height: 900 } });
+  const fetched = [];
+  page.on('request', (r) => { if (/\.(safetensors|wasm)$/.test(new URL(r.url()).pathname)) fetched.push(new URL(r.url()).pathname); });
+  const res = await page.goto(`${env.url}examples/gqa-story.html`);
+  assert.equal(res.headers()['content-security-policy'], EXAMPLES_CSP);
+  const story = greedy(STEPS);
+  await ready(page, 'mha-gqa-story', story.cacheLength);
+  assert.deepEqual(fetched.filter((f) => f.endsWith('.safetensors')), ['/models/stories260K.safetensors']);
+  let got = await shown(page, 'mha-gqa-story');
+  const want = checkAgainstNode(got, story);
+  console.log(`# story (${story.cacheLength} tokens cached): ${JSON.stringify(story.text)}`);
+  console.log('# head table (position scores on the story, induction on the sentence twice):');
+  for (let l = 0; l < lm.config.numLayers; l++) {
+    console.log(`#   L${l + 1}: ${want.filter((w) => w.layer === l).map((w) => `${w.type}`).join(' | ')}`);
+  }
+  console.log(`# summary: ${got.summary}`);
+
+  // 4 K/V frames of 2 query heads each, query head j in frame ⌊j/2⌋
+  assert.deepEqual(got.groups.map((g) => g.heads), [[0, 1], [2, 3], [4, 5], [6, 7]]);
+  assert.ok(got.groups.every((g) => g.maps === 2));
+  assert.match(got.groups[1].legend, /^K\/V head 2 · query heads 3 & 4$/);
+  // credit on the element, its licence served
+  assert.equal(got.credit, 'stories260K by Andrej Karpathy (llama2.c, tinyllamas), trained on TinyStories (Eldan & Li 2023), MIT licence.');
+  const lic = await page.evaluate(async (u) => { const r = await fetch(u); return [r.status, (await r.text()).slice(0, 40)]; }, got.licence);
+  assert.equal(lic[0], 200);
+  assert.ok(lic[1].startsWith('MIT License\n\nCopyright (c) 2023 Andrej'), lic[1]);
+
+  // one more token: the cache and the bytes grow by one token's worth
+  await page.locator('mha-gqa-story button.step1').click();
+  const story41 = greedy(STEPS + 1);
+  await ready(page, 'mha-gqa-story', story41.cacheLength);
+  checkAgainstNode(await shown(page, 'mha-gqa-story'), story41);
+
+  // a switch: layer 1's head 1 off writes Node's ablated story (the same number of tokens)
+  const sw = page.locator('mha-gqa-story button[role="switch"][data-layer="0"][data-head="0"]');
+  await sw.focus();
+  await page.keyboard.press('Space');
+  await page.waitForFunction(() => document.querySelector('mha-gqa-story').getAttribute('ablate') === '1:1');
+  const ablated = greedy(STEPS + 1, [[0, 0]]);
+  assert.notEqual(ablated.text, story41.text, 'this ablation changes the greedy story');
+  await ready(page, 'mha-gqa-story', ablated.cacheLength);
+  got = await shown(page, 'mha-gqa-story');
+  checkAgainstNode(got, ablated, [[0, 0]]);
+  assert.equal(await sw.getAttribute('aria-checked'), 'false');
+  assert.ok(got.table[0].off && !got.table[1].off);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'element-mha-gqa-story-ablated.png'), fullPage: true });
+  // back on: the unablated story again
+  await sw.click();
+  await page.waitForFunction(() => document.querySelector('mha-gqa-story').getAttribute('ablate') === '');
+  await ready(page, 'mha-gqa-story', story41.cacheLength);
+  assert.equal((await shown(page, 'mha-gqa-story')).story, story41.text);
+
+  // start again: the prompt alone, an empty cache
+  await page.locator('mha-gqa-story button.reset').click();
+  await ready(page, 'mha-gqa-story', 0);
+  got = await shown(page, 'mha-gqa-story');
+  assert.equal(got.story, PROMPT);
+  assert.equal(got.cache.total, '0');
+  assert.deepEqual(await page.evaluate(() => window.__csp), []);
+  assert.deepEqual(errors, []);
+});
+
+test('390 px wide: no page overflow; axe-core finds no serious or critical violation, light and dark', { timeout: 300_000 }, async () => {
+  for (const colorScheme of ['light', 'dark']) {
+    // axe is injected as an inline script: this context bypasses the page's CSP (the first test checks it)
+    const context = await env.browser.newContext({ bypassCSP: true, colorScheme, viewport: { width: 390, height: 800 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${env.url}examples/gqa-story.html`);
+    await ready(page, 'mha-gqa-story', greedy(STEPS).cacheLength);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `page overflows 390 px by ${overflow} px`);
+    await page.screenshot({ path: path.join(ARTIFACTS, `element-mha-gqa-story-390-${colorScheme}.png`), fullPage: true });
+    assert.deepEqual(await axeSeriousViolations(page), [], colorScheme);
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
+
+test('a bad model attribute: an inline error naming the URL, and mha-error', async () => {
+  const { page, errors } = await env.newPage();
+  await page.goto(`${env.url}examples/gqa-story.html`);
+  const msg = await page.evaluate(async () => {
+    const el = document.createElement('mha-gqa-story');
+    el.setAttribute('model', 'no-such-model.safetensors');
+    const ev = new Promise((r) => el.addEventListener('mha-error', (e) => r(e.detail.error.message)));
+    document.querySelector('main').append(el);
+    const m = await ev;
+    await el.updateComplete;
+    return { event: m, shown: el.shadowRoot.querySelector('[part="error"]')?.textContent ?? '' };
+  });
+  assert.match(msg.event, /no-such-model\.safetensors/);
+  assert.match(msg.shown, /no-such-model\.safetensors could not be loaded/);
+  // the failed fetch is the only error
+  assert.ok(errors.every((e) => /no-such-model|404/.test(e)), errors.join('\n'));
+});
+
+test('the lesson, section 6: the element after the KV calculator writes Node\'s greedy story and measures the same heads; no console error', { timeout: 300_000 }, async () => {
+  const { page, errors } = await env.newPage({ viewport: { width: 1280, height: 900 } });
+  await page.goto(env.url);
+  const story = greedy(STEPS);
+  await ready(page, '#gqa-story', story.cacheLength);
+  assert.equal(await page.evaluate(() => document.querySelector('#gqa-story').closest('section').id), 'gqa');
+  assert.equal(await page.evaluate(() => document.querySelector('#kv').compareDocumentPosition(document.querySelector('#gqa-story')) & Node.DOCUMENT_POSITION_FOLLOWING), 4);
+  checkAgainstNode(await shown(page, '#gqa-story'), story);
+  await page.locator('#gqa-story').scrollIntoViewIfNeeded();
+  await page.locator('#gqa-story').screenshot({ path: path.join(ARTIFACTS, 'lesson-gqa-story.png') });
+  assert.deepEqual(errors, []);
+});
