@@ -424,9 +424,10 @@ test('every element alone on a plain page under the strict CSP, from copied dist
     sizes[tag] = { js: gz(/\.m?js$/), wasm: gz(/\.wasm$/), models: gz(/\.(safetensors|json)$/) };
     await context.close();
   }
-  // a page with only the widget downloads what it did before the lesson's elements existed (73,342 B
-  // of JS, gzip, in one bundle): none of their code, only the chosen engine build's glue
-  assert.ok(sizes['mha-widget'].js < 76_000, `widget page JS ${sizes['mha-widget'].js} B gzip`);
+  // a page with only the widget downloads none of the lesson elements' code: the engine's API and the
+  // chosen build's glue (73,342 B of JS, gzip, before the elements existed; 77,466 B since the
+  // decoder moved into the core: decoder.js, the byte-pair tokenizer and the decoder bindings' glue)
+  assert.ok(sizes['mha-widget'].js < 80_000, `widget page JS ${sizes['mha-widget'].js} B gzip`);
   assert.equal(sizes['mha-widget'].models, 0);
   console.log('# gzip bytes downloaded by a page with one element (JS / wasm / models):');
   for (const [tag, s] of Object.entries(sizes)) {
