@@ -116,7 +116,7 @@ inline ReferenceResult reference_mha(const mha::Resolved& r, const mha::WeightsV
           if (!r.alibi_slopes.empty()) d -= double(r.alibi_slopes[i]) * std::fabs(double(t) - double(j));
           ref.max_score = std::max(ref.max_score, std::fabs(d));
           ref.scores[((size_t(b) * h + i) * Tq + t) * Tk + j] = d;
-          if ((r.window_left >= 0 && j < t - r.window_left) || (r.window_right >= 0 && j > t + r.window_right)) d = kNegInf;
+          if ((r.window_left >= 0 && j < int64_t(t) - r.window_left) || (r.window_right >= 0 && j > int64_t(t) + r.window_right)) d = kNegInf;
           if (in.attn_mask_kind == mha::MaskKind::kShared) d += in.attn_mask[size_t(t) * Tk + j];
           if (in.attn_mask_kind == mha::MaskKind::kPerHead) d += in.attn_mask[((size_t(b) * h + i) * Tq + t) * Tk + j];
           if (in.key_padding_add) d += in.key_padding_add[size_t(b) * Tk + j];
