@@ -23,6 +23,9 @@ export default {
     testFiles: [
       'tests/api.test.mjs', 'tests/errors.test.mjs', 'tests/golden.test.mjs', 'tests/memory.test.mjs',
       'tests/leak.test.mjs', 'tests/model.test.mjs', 'tests/contract.test.mjs',
+      // heads.js and safetensors.js, value by value and without an engine (tests/safetensors.test.mjs,
+      // whose byte-mutation fuzz takes seconds per run, is left out like the other randomized suites)
+      'tests/heads.test.mjs', 'tests/heads-text.test.mjs', 'tests/safetensors-reader.test.mjs',
     ],
     nodeArgs: [...relaxedSimdFlags(), '--expose-gc', '-r', '{{hookFile}}', '{{testFile}}'],
   },

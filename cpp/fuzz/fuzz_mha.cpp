@@ -2,6 +2,14 @@
 // masks drive mha::resolve / mha::passport / mha::Layer::create / Layer::forward (with and
 // without weights, averaged, traced) and mha::KVCache (steps, overflow of max_len, reset).
 //
+// The layer options of mha::Config (issue 23) are decoded from one byte after the configuration
+// (0 = none, so the inputs from before them keep their meaning): soft-capping, ALiBi (the paper's
+// slopes or given ones), a sliding window, RoPE (both layouts, rotary_dim, θ), with valid and invalid
+// values (caps ≤ 0 / NaN / ∞, slopes of the wrong count or not finite, windows < −1 or huge, odd or
+// oversized rotary_dim, θ ≤ 1 / NaN). An invalid one is kInvalidConfig from resolve(), passport()
+// and Layer::create() alike, naming the field; a valid one runs every path below, against the
+// reference, which applies them too.
+//
 // Built with clang -fsanitize=fuzzer,address,undefined by scripts/fuzz.sh; the same file, with
 // -DMHA_FUZZ_REPLAY_MAIN, is the deterministic corpus replayer (`scripts/fuzz.sh --replay`).
 //
@@ -12,12 +20,13 @@
 //  - a successful call returns no NaN/Inf: output finite, weights in [0, 1] with rows summing to
 //    1 (or all 0 for a row whose keys are all masked); otherwise kNonFinite "float32 overflow",
 //    which is allowed only when some value is large (|x| ≥ 2^16);
-//  - with tame values the output and weights match the float64 reference written from the formula
-//    (cpp/tests/support/reference_mha.hpp, shared with the unit tests: Vaswani et al. 2017, eq. 1;
-//    masks as torch.nn.MultiheadAttention; grouped-query heads);
+//  - with tame values the output and weights (and a trace's Q, K and scores) match the float64
+//    reference written from the formula (cpp/tests/support/reference_mha.hpp, shared with the unit
+//    tests: Vaswani et al. 2017, eq. 1; masks as torch.nn.MultiheadAttention; grouped-query heads;
+//    RoPE, soft-cap, ALiBi and window from their papers);
 //  - a KV cache fed the sequence in chunks gives the rows of one causal forward of the whole
-//    sequence (its own code path against the one-shot one), with step weights that are causal rows
-//    summing to 1; a step past max_len or with NaN is refused and leaves length() unchanged.
+//    sequence (its own code path against the one-shot one, RoPE at the cache's positions), with step
+//    weights that are causal rows summing to 1 and 0 outside the window; a step past max_len or with NaN is refused and leaves length() unchanged.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -106,6 +115,64 @@ void check_code(const mha::Status& s) {
   CHECK(open == 0, s.message);
 }
 
+/// The layer options of mha::Config from the input. `wild`: raw 32-bit values; otherwise mostly
+/// valid values from tables, with an invalid one now and then. Sets `huge` when a valid value may
+/// overflow float32 scores (then a kNonFinite "overflow" is allowed and the reference is skipped).
+void decode_options(Reader& rd, mha::Config& c, bool wild, bool& huge) {
+  const uint8_t opts = rd.u8();  // 0: no option (every input from before the options)
+  auto raw_float = [&] { uint32_t bits = uint32_t(rd.i32()); float f; std::memcpy(&f, &bits, 4); return f; };
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  if (opts & 1) {  // soft-capping
+    c.softcap_on = true;
+    if (wild) { c.softcap = raw_float(); }
+    else {
+      const uint8_t b = rd.u8();
+      static const float special[] = {0.f, -0.f, -1.f, kNaN, kInf, -kInf, std::numeric_limits<float>::denorm_min(), 3.0e38f, 1e-3f, 50.f};
+      c.softcap = b < 200 ? float(b % 64 + 1) / 8.f : special[(b - 200) % 10];
+    }
+  }
+  if (opts & 2) {  // ALiBi: the paper's slopes, or given ones (opts & 16)
+    c.alibi = true;
+    if (opts & 16) {
+      c.alibi_given = true;
+      int n = c.num_heads;
+      if (wild) n = rd.range(0, 9);
+      else { const uint8_t b = rd.u8(); if (b >= 224) n = std::max(0, n + int(b % 3) - 1); }
+      for (int i = 0; i < n; ++i) {
+        if (wild) { c.alibi_slopes.push_back(raw_float()); continue; }
+        const uint8_t b = rd.u8();
+        static const float special[] = {kNaN, kInf, -kInf, 3.0e38f, -3.0e38f, 1e20f, -1e20f, 0.f};
+        if (b >= 240 && (b - 240) % 8 >= 3 && (b - 240) % 8 <= 6) huge = true;
+        c.alibi_slopes.push_back(b < 240 ? float(int(b % 65) - 16) / 16.f : special[(b - 240) % 8]);
+      }
+    }
+  }
+  if (opts & 4) {  // sliding window [left, right]; −1 unbounded, < −1 invalid
+    auto side = [&]() -> int {
+      if (wild) return rd.i32();
+      const uint8_t b = rd.u8();
+      if (b < 32) return -1;
+      if (b < 40) return -2 - b % 3;
+      if (b < 44) return b % 2 ? std::numeric_limits<int>::max() : std::numeric_limits<int>::min();
+      if (b < 48) return 1 << 30;
+      return b % 24;
+    };
+    c.window_left = side();
+    c.window_right = side();
+  }
+  if (opts & 8) {  // RoPE; opts & 32: interleaved pairs
+    c.rope = true;
+    c.rope_interleaved = opts & 32;
+    if (wild) { c.rope_dim = rd.i32(); c.rope_base = raw_float(); return; }
+    const uint8_t b = rd.u8();
+    c.rope_dim = b < 96 ? -1 : b < 208 ? 2 * (b % 9) : b < 224 ? 2 * (b % 9) + 1 : b < 232 ? -2 - b % 3
+               : b < 240 ? std::numeric_limits<int>::max() : 1000;
+    const uint8_t t = rd.u8();
+    static const float special[] = {1.f, 0.f, -5.f, kNaN, kInf, 1.0000001f, 1e30f, 3.0e38f, 2.f, 0.5f};
+    c.rope_base = t < 128 ? 10000.f : t < 192 ? 2.f + float(t % 64) * 16.f : special[(t - 192) % 10];
+  }
+}
+
 double max_abs(const std::vector<double>& v) {
   double m = 0;
   for (double x : v) m = std::max(m, std::fabs(x));
@@ -130,6 +197,8 @@ void run(const uint8_t* data, size_t size) {
       for (int i = 0; i < n; ++i) { c.head_dk.push_back(rd.i32()); c.head_dv.push_back(rd.i32()); }
       if (rd.bit() && !c.head_dv.empty()) c.head_dv.pop_back();
     }
+    bool huge = false;
+    decode_options(rd, c, true, huge);
     mha::Resolved res;
     mha::Status s = mha::resolve(c, res);
     check_code(s);
@@ -162,11 +231,24 @@ void run(const uint8_t* data, size_t size) {
   }
   if (cross) { c.k_dim = rd.range(1, 24); c.v_dim = rd.range(1, 24); }
   if (mode & 32) c.scale = float(rd.range(1, 64)) / 16.f;
+  bool opts_huge = false;  // a valid option value that may overflow float32 scores
+  decode_options(rd, c, false, opts_huge);
 
   mha::Resolved r;
   mha::Status s = mha::resolve(c, r);
   check_code(s);
-  if (!s.ok()) { CHECK(s.code == mha::Code::kInvalidConfig, s.message); return; }
+  if (!s.ok()) {
+    CHECK(s.code == mha::Code::kInvalidConfig, s.message);
+    CHECK(!s.argument.empty(), s.render());
+    // passport() and Layer::create() refuse it alike (create before it reads any weight).
+    mha::Passport p;
+    const mha::Status ps = mha::passport(c, 3, 0, 0, p);
+    CHECK(ps.code == mha::Code::kInvalidConfig && ps.argument == s.argument, ps.render() + " vs " + s.render());
+    std::unique_ptr<mha::Layer> none;
+    const mha::Status cs = mha::Layer::create(c, mha::WeightsView{}, none);
+    CHECK(cs.code == mha::Code::kInvalidConfig && cs.argument == s.argument && !none, cs.render() + " vs " + s.render());
+    return;
+  }
 
   // ---- weights ----
   wgen.special = (mode & 64) ? rd.u8() : 0;
@@ -255,7 +337,7 @@ void run(const uint8_t* data, size_t size) {
     if (!s.ok()) {
       // The only other failure a valid call may see is float32 overflow from large values.
       CHECK(s.code == mha::Code::kNonFinite && s.message.find("overflow") != std::string::npos, s.message);
-      CHECK(xgen.saw_large || wgen.saw_large, s.message);
+      CHECK(xgen.saw_large || wgen.saw_large || opts_huge, s.message);
       continue;
     }
     CHECK(all_finite(out), "output");
@@ -276,7 +358,7 @@ void run(const uint8_t* data, size_t size) {
       }
     }
     // Float64 reference when every value is tame (|x| ≤ 1 weights/inputs, masks ≥ -8).
-    if (!xgen.saw_large && !wgen.saw_large && !xgen.special && !wgen.special) {
+    if (!xgen.saw_large && !wgen.saw_large && !xgen.special && !wgen.special && !opts_huge) {
       mha_test::ReferenceInput in;
       in.batch = B; in.tq = Tq; in.tk = Tk;
       in.query = q.data(); in.key = cross ? k.data() : q.data(); in.value = cross ? v.data() : q.data();
@@ -302,6 +384,17 @@ void run(const uint8_t* data, size_t size) {
             for (int i = 0; i < h; ++i) m += ref.weights[((size_t(b) * h + i) * Tq + t) * Tk + j] / h;
             CHECK(std::fabs(w[size_t(row) * Tk + j] - m) <= wtol, "averaged weights");
           }
+      if (wmode == 3) {  // the trace: Q and K after RoPE, the scores after soft-cap and ALiBi
+        auto near = [](const std::vector<float>& got, const std::vector<double>& want, double tol, const char* what) {
+          CHECK(got.size() == want.size(), what);
+          for (size_t i = 0; i < got.size(); ++i)
+            CHECK(std::fabs(got[i] - want[i]) <= tol * (1 + std::fabs(want[i])),
+                  std::string(what) + "[" + std::to_string(i) + "] " + std::to_string(got[i]) + " vs " + std::to_string(want[i]));
+        };
+        near(tq, ref.q, 1e-5 * (1 + max_abs(ref.q)), "trace.q");
+        near(tk, ref.k, 1e-5 * (1 + max_abs(ref.k)), "trace.k");
+        near(ts, ref.scores, 1e-5 * (1 + ref.max_score), "trace.scores");
+      }
     }
   }
 
@@ -322,7 +415,7 @@ void run(const uint8_t* data, size_t size) {
   a.batch = B; a.tq = total; a.query = x.data(); a.causal = true; a.output = full.data();
   s = layer->forward(a);
   check_code(s);
-  if (!s.ok()) { CHECK(s.code == mha::Code::kNonFinite && wgen.saw_large, s.message); return; }
+  if (!s.ok()) { CHECK(s.code == mha::Code::kNonFinite && (wgen.saw_large || opts_huge), s.message); return; }
   for (int pass = 0; pass < 2; ++pass) {  // the second pass runs after reset()
     int at = 0;
     while (at < total) {
@@ -339,15 +432,16 @@ void run(const uint8_t* data, size_t size) {
       const bool want_w = rd.bit();
       s = cache->step(chunk.data(), n, out.data(), want_w ? w.data() : nullptr);
       check_code(s);
-      if (!s.ok()) { CHECK(s.code == mha::Code::kNonFinite && wgen.saw_large, s.message); return; }
+      if (!s.ok()) { CHECK(s.code == mha::Code::kNonFinite && (wgen.saw_large || opts_huge), s.message); return; }
       CHECK(cache->length() == at + n);
-      if (want_w)  // [B, h, n, at + n]: query i sees keys 0 .. at + i only, and its row sums to 1
+      if (want_w)  // [B, h, n, at + n]: query i sees keys 0 .. at + i of its window only, and its row sums to 1
         for (int row = 0; row < B * r.num_heads * n; ++row) {
           const int i = row % n;
+          const int64_t lo = r.window_left >= 0 ? int64_t(at) + i - r.window_left : 0;
           double sum = 0;
           for (int j = 0; j < at + n; ++j) {
             const float x = w[size_t(row) * (at + n) + j];
-            CHECK(x >= 0.f && x <= 1.f + 1e-6f && (j <= at + i || x == 0.f), "step weight " + std::to_string(x));
+            CHECK(x >= 0.f && x <= 1.f + 1e-6f && ((j <= at + i && j >= lo) || x == 0.f), "step weight " + std::to_string(x));
             sum += x;
           }
           CHECK(std::fabs(sum - 1) < 1e-3, "step weights row sum " + std::to_string(sum));

@@ -100,7 +100,10 @@ inline float tanh_rational(float a) {
 /// pass per row. Runs only when a layer has them, where the scores are computed (no extra pass over
 /// a [Tq, Tk] matrix).
 __attribute__((noinline)) void apply_mods(const HeadMasks& hm, int r0, int rows, int k0, int n, float* S, int lds) {
-  const float cap = hm.softcap, inv_cap = cap > 0.f ? 1.f / cap : 0.f, slope = hm.slope;
+  // 1/cap is clamped to FLT_MAX: for a cap below 1/FLT_MAX (a subnormal one) it would be +inf and a
+  // score of 0 would become 0·inf = NaN. Clamped, the result stays within cap (< 1.2e-38) of cap·tanh(S / cap).
+  const float cap = hm.softcap, slope = hm.slope;
+  const float inv_cap = cap > 0.f ? std::min(1.f / cap, std::numeric_limits<float>::max()) : 0.f;
   for (int rr = 0; rr < rows; ++rr) {
     float* srow = S + size_t(rr) * lds;
     const float d0 = float(r0 + rr + hm.offset - k0);  // pos_i − key k0

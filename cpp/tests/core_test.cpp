@@ -334,6 +334,35 @@ TEST(ScoreMods, BadValuesAreInvalidConfigNamingTheField) {
   EXPECT_EQ(r.alibi_slopes, mha::alibi_default_slopes(2));
 }
 
+// A cap so small that 1/cap overflows float32 (subnormal caps, found by the fuzzer) is valid and
+// caps every score to ≈ 0: a score of exactly 0 must stay 0 (0·(1/cap) was 0·∞ = NaN, which gave
+// wrong, finite outputs), and the forward must equal the reference.
+TEST(ScoreMods, SoftcapWhoseReciprocalOverflowsGivesTheReference) {
+  std::mt19937 rng(11);
+  for (float cap : {std::numeric_limits<float>::denorm_min(), 1e-39f, 1e-38f}) {
+    mha::Config cfg;
+    cfg.d_model = 4; cfg.num_heads = 2; cfg.bias = false;
+    cfg.softcap_on = true; cfg.softcap = cap;
+    cfg.alibi = true; cfg.alibi_given = true; cfg.alibi_slopes = {-0.5f, 0.25f};
+    RandomLayer L;
+    ASSERT_TRUE(mha::resolve(cfg, L.R).ok());
+    L.W = random_weights(rng, L.R);
+    std::fill(L.W.wq.begin(), L.W.wq.end(), 0.f);  // every score exactly 0
+    ASSERT_TRUE(mha::Layer::create(cfg, L.W.view(), L.layer).ok());
+    const int T = 5;
+    auto x = rnd(rng, size_t(T) * 4);
+    std::vector<float> out(size_t(T) * 4), w(size_t(2) * T * T);
+    mha::ForwardArgs a;
+    a.tq = T; a.query = x.data(); a.output = out.data(); a.weights = w.data();
+    ASSERT_TRUE(L.layer->forward(a).ok());
+    mha_test::ReferenceInput in;
+    in.batch = 1; in.tq = T; in.tk = T; in.query = in.key = in.value = x.data();
+    const mha_test::ReferenceResult ref = mha_test::reference_mha(L.R, L.W.view(), in);
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref.output[i], 1e-5) << "cap " << cap << ", i " << i;
+    for (size_t i = 0; i < w.size(); ++i) ASSERT_NEAR(w[i], ref.weights[i], 1e-6) << "cap " << cap << ", i " << i;
+  }
+}
+
 // One long input through a layer three ways: the block path with weights (written to w [h, T, T]),
 // the streaming path without weights (> 512 keys), and, when causal, the KV cache in steps of 1 to 7
 // tokens; the outputs must agree.

@@ -13,6 +13,15 @@
 // j > query t) sets the score to -inf. Softmax
 // subtracts the row maximum; a row whose keys are all masked gets weights 0 (and contributes 0 to
 // the head's output), never NaN.
+//
+// The layer options of mha::Config, read from the resolved configuration, each written from its
+// paper (query t at position t, key j at j; a forward has no position offset):
+//   RoPE (Su et al. 2021, RoFormer §3.4): Q of head i and K of kv head g rotated after the bias,
+//     pair p < r/2 of the first r = rope_width dims by the angle pos·θ^(−2p/r); the pair is
+//     (x[2p], x[2p+1]) interleaved, (x[p], x[p + r/2]) in halves.
+//   on the scaled score S, in this order, before the masks:
+//     soft-cap  S ← cap·tanh(S / cap)   (Gemma 2);   ALiBi  S ← S − slope_i·|t − j|  (Press et al. 2022);
+//     window    S ← −∞ unless t − left ≤ j ≤ t + right (−1 = unbounded; Longformer, Mistral).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -43,7 +52,9 @@ struct ReferenceInput {
 struct ReferenceResult {
   std::vector<double> output;   ///< [B, Tq, d_model]
   std::vector<double> weights;  ///< [B, h, Tq, Tk], per head
-  double max_score = 0;         ///< max |Q_i·K_gᵀ·scale_i| over every score, before any mask
+  std::vector<double> q, k;     ///< [B, Tq, Σd_k], [B, Tk, Σ_kv d_k]: after the bias and RoPE
+  std::vector<double> scores;   ///< [B, h, Tq, Tk]: scaled, soft-capped, ALiBi-biased; before window and masks
+  double max_score = 0;         ///< max |score| (as `scores`, and before soft-capping) over every score
 };
 
 /// The forward of the layer with resolved configuration `r` and packed weights `w` ([in, out]
@@ -63,12 +74,32 @@ inline ReferenceResult reference_mha(const mha::Resolved& r, const mha::WeightsV
     return y;
   };
   const int B = in.batch, Tq = in.tq, Tk = in.tk, h = r.num_heads;
-  const std::vector<double> Q = proj(in.query, B * Tq, r.d_model, w.wq, r.q_width, w.bq);
-  const std::vector<double> K = proj(in.key, B * Tk, r.k_dim, w.wk, r.k_width, w.bk);
+  std::vector<double> Q = proj(in.query, B * Tq, r.d_model, w.wq, r.q_width, w.bq);
+  std::vector<double> K = proj(in.key, B * Tk, r.k_dim, w.wk, r.k_width, w.bk);
+  // RoPE: rotate `width` dims of the head at column `off` of each row of X [B·T, ld], row m at m % T.
+  auto rope = [&](std::vector<double>& X, int T, int ld, int off, int width) {
+    const int half = width / 2;
+    for (size_t m = 0; m < X.size() / size_t(ld); ++m) {
+      const double pos = double(m % size_t(T));
+      double* x = &X[m * ld + off];
+      for (int p = 0; p < half; ++p) {
+        const double a = pos * std::pow(double(r.rope_base), -2.0 * p / width);
+        const int i0 = r.rope_interleaved ? 2 * p : p, i1 = r.rope_interleaved ? 2 * p + 1 : p + half;
+        const double x0 = x[i0], x1 = x[i1];
+        x[i0] = x0 * std::cos(a) - x1 * std::sin(a);
+        x[i1] = x0 * std::sin(a) + x1 * std::cos(a);
+      }
+    }
+  };
+  if (r.has_rope()) {
+    for (int i = 0; i < h; ++i) rope(Q, Tq, r.q_width, r.q_off[i], r.rope_width(i));
+    for (int g = 0; g < r.kv_heads; ++g) rope(K, Tk, r.k_width, r.k_off[g], r.rope_width(g * (h / r.kv_heads)));
+  }
   const std::vector<double> V = proj(in.value, B * Tk, r.v_dim, w.wv, r.v_width, w.bv);
   std::vector<double> concat(size_t(B) * Tq * r.o_width, 0.0);  // [B, Tq, o_width]
   ReferenceResult ref;
   ref.weights.assign(size_t(B) * h * Tq * Tk, 0.0);
+  ref.scores.assign(ref.weights.size(), 0.0);
   std::vector<double> s(Tk);
   for (int b = 0; b < B; ++b)
     for (int i = 0; i < h; ++i) {
@@ -81,6 +112,11 @@ inline ReferenceResult reference_mha(const mha::Resolved& r, const mha::WeightsV
             d += Q[(size_t(b) * Tq + t) * r.q_width + r.q_off[i] + c] * K[(size_t(b) * Tk + j) * r.k_width + r.k_off[g] + c];
           d *= r.scale[i];
           ref.max_score = std::max(ref.max_score, std::fabs(d));
+          if (r.softcap > 0.f) d = double(r.softcap) * std::tanh(d / double(r.softcap));
+          if (!r.alibi_slopes.empty()) d -= double(r.alibi_slopes[i]) * std::fabs(double(t) - double(j));
+          ref.max_score = std::max(ref.max_score, std::fabs(d));
+          ref.scores[((size_t(b) * h + i) * Tq + t) * Tk + j] = d;
+          if ((r.window_left >= 0 && j < int64_t(t) - r.window_left) || (r.window_right >= 0 && j > int64_t(t) + r.window_right)) d = kNegInf;
           if (in.attn_mask_kind == mha::MaskKind::kShared) d += in.attn_mask[size_t(t) * Tk + j];
           if (in.attn_mask_kind == mha::MaskKind::kPerHead) d += in.attn_mask[((size_t(b) * h + i) * Tq + t) * Tk + j];
           if (in.key_padding_add) d += in.key_padding_add[size_t(b) * Tk + j];
@@ -99,6 +135,8 @@ inline ReferenceResult reference_mha(const mha::Resolved& r, const mha::WeightsV
         }
       }
     }
+  ref.q = std::move(Q);
+  ref.k = std::move(K);
   ref.output.assign(size_t(B) * Tq * r.d_model, 0.0);
   for (size_t m = 0; m < size_t(B) * Tq; ++m)
     for (int o = 0; o < r.d_model; ++o) {
