@@ -23,7 +23,10 @@ import { tierOptions } from './helpers/tier.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TOL = { logProbs: 1e-4, attention: 2e-5 };
 const shipped = path.join(root, 'web/lib/models/stories260K.safetensors');
-const original = process.env.MHA_STORIES_DIR || path.resolve(root, '../shared/models/stories260K');
+// As tests/llama2c.test.mjs: shared/ beside the repository, or beside MHA_GOLDEN_DIR (the mutation
+// runs' sandboxes are not beside it), or an override.
+const original = process.env.MHA_STORIES_DIR
+  || path.resolve(process.env.MHA_GOLDEN_DIR ? path.join(process.env.MHA_GOLDEN_DIR, '..') : path.join(root, '../shared'), 'models/stories260K');
 const { cases } = JSON.parse(fs.readFileSync(path.join(root, 'tests/golden-stories260k/cases.json')));
 const mha = await createMHA(tierOptions());
 const lm = await mha.loadModel(fs.readFileSync(shipped));
@@ -110,4 +113,32 @@ test('ablating a head changes the prediction and its attention stays visible', (
   const off = lm.run(text, { ablate: [[0, 3], [1, 5]] });
   assert.ok(maxDiff(off.logProbs.data, base.logProbs.data) > 1e-3, 'ablation changed nothing');
   assert.ok(maxDiff(off.attention[0].data, base.attention[0].data) < 1e-6, 'layer 0 attention must not change (its own heads only feed the output)');
+});
+
+test('top-p (nucleus) sampling: every drawn token is inside the nucleus the full forward gives; tiny topP is greedy; topP 1 is plain sampling', () => {
+  const prompt = 'Once upon a time';
+  const p = 0.6;
+  const g = lm.generator(prompt, { temperature: 1, topP: p, seed: 3 });
+  const plain = lm.generate(prompt, 12, { temperature: 1, seed: 3 }).text;
+  try {
+    let ids = Array.from(lm.encode(prompt));
+    for (let i = 0; i < 12; i++) {
+      const logp = lm.run(lm.decode(ids)).logProbs;  // the distribution after the text so far
+      const T = logp.shape[0];
+      const row = Array.from(logp.data.subarray((T - 1) * 512, T * 512), Math.exp);
+      const order = row.map((q, j) => [q, j]).sort((a, b) => b[0] - a[0]);
+      const nucleusIds = new Set();
+      let c = 0;
+      for (const [q, j] of order) { if (c >= p) break; c += q; nucleusIds.add(j); }
+      const s = g.step();
+      assert.ok(nucleusIds.has(s.id), `step ${i}: token ${s.id} (p ${s.p.toFixed(3)}) outside the ${p} nucleus of ${nucleusIds.size} tokens`);
+      ids = [...ids, s.id];
+      if (lm.encode(lm.decode(ids)).length !== ids.length) break;  // a re-encoding would differ: stop comparing
+    }
+  } finally {
+    g.dispose();
+  }
+  assert.equal(lm.generate(prompt, 20, { temperature: 1, topP: 1e-9, seed: 5 }).text, lm.generate(prompt, 20, { temperature: 0 }).text);
+  assert.equal(lm.generate(prompt, 12, { temperature: 1, topP: 1, seed: 3 }).text, plain);
+  for (const bad of [0, -0.1, 1.5, '0.9', NaN]) assert.throws(() => lm.generator(prompt, { topP: bad }), /topP must be a number in \(0, 1\]/);
 });

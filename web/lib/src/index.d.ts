@@ -849,8 +849,13 @@ export interface CharGenerator {
 }
 
 export interface GeneratorOptions {
-  /** 0 takes the most probable character; default 1. */
+  /** 0 takes the most probable token; default 1. */
   temperature?: number;
+  /**
+   * Nucleus sampling (Holtzman et al. 2020): draw only from the most probable tokens whose
+   * probabilities first reach `topP` together; in (0, 1], default 1 (every token).
+   */
+  topP?: number;
   /** Seed of the sampler (mulberry32); default 0. */
   seed?: number;
   /** Heads switched off, as [layer, head] pairs. */

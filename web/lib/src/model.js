@@ -378,10 +378,13 @@ export class CharModel {
    * When the caches reach the context, they are reset and refilled with the last ⌊context/2⌋
    * characters (positions restart at 0).
    * @param {string} prompt at least one character (a byte-pair model: any text, "" = BOS alone)
-   * @param {{temperature?: number, seed?: number, ablate?: Array<[number, number]>}} [opts]
-   *   temperature 0 takes the most probable character; default 1; seed of the sampler (mulberry32)
+   * @param {{temperature?: number, topP?: number, seed?: number, ablate?: Array<[number, number]>}} [opts]
+   *   temperature 0 takes the most probable token; default 1; topP in (0, 1]: nucleus sampling
+   *   (Holtzman et al. 2020, "The Curious Case of Neural Text Degeneration"): only the most probable
+   *   tokens whose probabilities (after the temperature) first reach topP together are drawn from,
+   *   renormalized; default 1 (every token); seed of the sampler (mulberry32)
    * @returns {Generator} `{text, cacheLength, step(), reset(), dispose()}`
-   * @throws {MHAError} INVALID_ARGUMENT (empty prompt, a bad temperature or ablate pair), DISPOSED
+   * @throws {MHAError} INVALID_ARGUMENT (empty prompt, a bad temperature, topP or ablate pair), DISPOSED
    */
   generator(prompt, opts = {}) {
     this._alive('generator');
@@ -391,7 +394,11 @@ export class CharModel {
     if (typeof temperature !== 'number' || !(temperature >= 0) || !Number.isFinite(temperature)) {
       throw invalid(`generator: temperature must be a finite number ≥ 0, got ${JSON.stringify(opts.temperature)}`);
     }
-    const g = new Generator(this, prompt, temperature, opts.seed ?? 0, this._headMask(opts.ablate, 'generator'));
+    const topP = opts.topP ?? 1;
+    if (typeof topP !== 'number' || !(topP > 0 && topP <= 1)) {
+      throw invalid(`generator: topP must be a number in (0, 1], got ${JSON.stringify(opts.topP)}`);
+    }
+    const g = new Generator(this, prompt, temperature, opts.seed ?? 0, this._headMask(opts.ablate, 'generator'), topP);
     this._generators.add(g);
     return g;
   }
@@ -427,12 +434,27 @@ export class CharModel {
   }
 }
 
+/**
+ * Top-p (nucleus) truncation of unnormalized weights w (sum s), in place: keeps the most probable
+ * tokens until their share of s first reaches p (ties at the boundary all kept), zeroes the rest,
+ * and returns the kept sum.
+ */
+function nucleus(w, s, p) {
+  const order = Array.from(w.keys()).sort((a, b) => w[b] - w[a]);
+  let kept = 0, k = 0;
+  while (k < order.length && kept < p * s) kept += w[order[k++]];
+  while (k < order.length && w[order[k]] === w[order[k - 1]]) kept += w[order[k++]];
+  for (; k < order.length; k++) w[order[k]] = 0;
+  return kept;
+}
+
 /** One generation in progress; see CharModel.generator. */
 class Generator {
   /** @internal */
-  constructor(model, prompt, temperature, seed, headMask) {
+  constructor(model, prompt, temperature, seed, headMask, topP) {
     this._m = model;
     this._temperature = temperature;
+    this._topP = topP;
     this._seed = seed;
     this._rand = mulberry32(seed);
     this._prompt = prompt;
@@ -488,6 +510,7 @@ class Generator {
       const w = new Float64Array(V);
       let s = 0;
       for (let i = 0; i < V; i++) { w[i] = Math.exp(last[i] / this._temperature); s += w[i]; }
+      if (this._topP < 1) s = nucleus(w, s, this._topP);
       let r = this._rand() * s;
       id = V - 1;
       for (let i = 0; i < V; i++) { r -= w[i]; if (r < 0) { id = i; break; } }
