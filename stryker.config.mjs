@@ -21,11 +21,17 @@ export default {
   mutate,
   tap: {
     testFiles: [
+      // the value-by-value suites of model.js, decoder.js, bpe.js and llama2c.js first: a second or
+      // two each, and they kill most of those files' mutants before the slower suites run
+      'tests/model-runner.test.mjs', 'tests/decoder.test.mjs', 'tests/bpe.test.mjs', 'tests/llama2c-reader.test.mjs',
       'tests/api.test.mjs', 'tests/errors.test.mjs', 'tests/golden.test.mjs', 'tests/memory.test.mjs',
       'tests/leak.test.mjs', 'tests/model.test.mjs', 'tests/contract.test.mjs',
       // heads.js and safetensors.js, value by value and without an engine (tests/safetensors.test.mjs,
       // whose byte-mutation fuzz takes seconds per run, is left out like the other randomized suites)
       'tests/heads.test.mjs', 'tests/heads-text.test.mjs', 'tests/safetensors-reader.test.mjs',
+      // the model runner (model.js), the core's decoder (decoder.js) and llama2.c's files and tokenizer
+      // (llama2c.js, bpe.js); tests/model-fuzz.test.mjs is left out like the other randomized suites
+      'tests/golden-decoder.test.mjs', 'tests/golden-stories260k.test.mjs', 'tests/llama2c.test.mjs',
     ],
     nodeArgs: [...relaxedSimdFlags(), '--expose-gc', '-r', '{{hookFile}}', '{{testFile}}'],
   },
