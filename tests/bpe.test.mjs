@@ -132,6 +132,8 @@ test('decode: the piece after BOS loses one leading space; byte pieces are bytes
   assert.equal(t.decode([BOS, 0x41 + 3]), 'A');
   assert.equal(t.decode([BOS, 0x20 + 3, 0x20 + 3]), '  ');
   assert.equal(t.decode([id('x<0x41>')]), 'x<0x41>');
+  const { t: t2, id: id2 } = toy({ ' ': -1, '<0x41>x': -1 });
+  assert.equal(t2.decode([id2('<0x41>x')]), '<0x41>x', 'a byte piece is the whole piece');
   // a character cut in half: U+FFFD; its two halves together: the character
   const e = Array.from(enc.encode('é'), (b) => b + 3);
   assert.equal(t.decode([e[0]]), '\ufffd');

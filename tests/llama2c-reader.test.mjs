@@ -73,6 +73,10 @@ test('checkpoint: every tensor holds the floats at its offset in the file, tied 
       }
     }
   }
+  // each tensor has its own shape array: changing one leaves the other layers' alone
+  const { tensors } = readLlama2cCheckpoint(checkpoint(H, FLOATS));
+  tensors['layers.0.ln1.weight'].shape[0] = 99;
+  assert.deepEqual(tensors['layers.1.ln1.weight'].shape, [4]);
   // an ArrayBuffer is read as well
   const b = checkpoint(H, FLOATS).slice();
   assert.equal(readLlama2cCheckpoint(b.buffer).tensors['ln_f.weight'].data[3], FLOATS - 6);
