@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MHAError } from '../web/lib/src/errors.js';
 import { Llama2cTokenizer, UNK, BOS, EOS, BYTE_OFFSET } from '../web/lib/src/bpe.js';
+import { throwsInvalid } from './helpers/exact-error.mjs';
 
 const enc = new TextEncoder();
 const BYTES = Array.from({ length: 256 }, (_, b) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`);
@@ -19,14 +20,6 @@ function toy(extra, { specials = ['<unk>', '\n<s>\n', '\n</s>\n'] } = {}) {
   return { t, id: (n) => names.indexOf(n, 259) };
 }
 
-function throwsExactly(fn, message) {
-  assert.throws(fn, (e) => {
-    assert.ok(e instanceof MHAError, `expected MHAError, got ${e && e.constructor && e.constructor.name}: ${e && e.message}`);
-    assert.equal(e.code, 'INVALID_ARGUMENT');
-    assert.equal(e.message, message);
-    return true;
-  });
-}
 
 test('the special ids', () => {
   assert.deepEqual([UNK, BOS, EOS, BYTE_OFFSET], [0, 1, 2, 3]);
@@ -51,12 +44,12 @@ test('encode: characters without a piece become their UTF-8 bytes (ids byte + 3)
 
 test('encode: a lone surrogate is refused with its code point and UTF-16 index; the neighbours of the range are accepted', () => {
   const { t } = toy({ ' ': -1 });
-  throwsExactly(() => t.encode('a\uD800'), 'encode: text must be well-formed UTF-16, got a lone surrogate U+D800 at index 1');
-  throwsExactly(() => t.encode('🦙\uDFFF'), 'encode: text must be well-formed UTF-16, got a lone surrogate U+DFFF at index 2');
-  throwsExactly(() => t.encode('ab\uDBFFc'), 'encode: text must be well-formed UTF-16, got a lone surrogate U+DBFF at index 2');
+  throwsInvalid(() => t.encode('a\uD800'), 'encode: text must be well-formed UTF-16, got a lone surrogate U+D800 at index 1');
+  throwsInvalid(() => t.encode('🦙\uDFFF'), 'encode: text must be well-formed UTF-16, got a lone surrogate U+DFFF at index 2');
+  throwsInvalid(() => t.encode('ab\uDBFFc'), 'encode: text must be well-formed UTF-16, got a lone surrogate U+DBFF at index 2');
   assert.equal(t.decode(t.encode('\uD7FF\uE000')), '\uD7FF\uE000');
-  throwsExactly(() => t.encode(null), 'encode: text must be a string, got null');
-  throwsExactly(() => t.encode(['a']), 'encode: text must be a string, got object');
+  throwsInvalid(() => t.encode(null), 'encode: text must be a string, got null');
+  throwsInvalid(() => t.encode(['a']), 'encode: text must be a string, got object');
 });
 
 test('encode: BOS and EOS options; the dummy prefix only before a non-empty text', () => {
@@ -96,15 +89,15 @@ test('merges: highest score first, leftmost on ties, again next to each merge, a
 test('constructor: refusals name the argument and the value; a repeated piece maps to its first id', () => {
   const pieces = [...['<unk>', '<s>', '</s>'], ...BYTES, ' '].map((n) => enc.encode(n));
   const scores = new Array(pieces.length).fill(0);
-  throwsExactly(() => new Llama2cTokenizer(), 'Llama2cTokenizer: pieces must be an array of Uint8Array');
-  throwsExactly(() => new Llama2cTokenizer({ pieces: 'abc', scores }), 'Llama2cTokenizer: pieces must be an array of Uint8Array');
-  throwsExactly(() => new Llama2cTokenizer({ pieces: [...pieces.slice(1), [32]], scores }), 'Llama2cTokenizer: pieces must be an array of Uint8Array');
-  throwsExactly(() => new Llama2cTokenizer({ pieces: pieces.slice(0, 258), scores }), 'Llama2cTokenizer: pieces must hold at least 259 tokens (3 specials, 256 bytes), got 258');
-  throwsExactly(() => new Llama2cTokenizer({ pieces }), 'Llama2cTokenizer: scores must have 260 entries (one per piece), got undefined');
-  throwsExactly(() => new Llama2cTokenizer({ pieces, scores: scores.slice(1) }), 'Llama2cTokenizer: scores must have 260 entries (one per piece), got 259');
-  throwsExactly(() => new Llama2cTokenizer({ pieces, scores: [...scores.slice(1), NaN] }), 'Llama2cTokenizer: scores[259] must be finite, got NaN');
-  throwsExactly(() => new Llama2cTokenizer({ pieces, scores: [Infinity, ...scores.slice(1)] }), 'Llama2cTokenizer: scores[0] must be finite, got Infinity');
-  throwsExactly(() => new Llama2cTokenizer({ pieces: pieces.slice(0, 259), scores: scores.slice(0, 259) }), 'Llama2cTokenizer: pieces must include " " (the dummy prefix), got none');
+  throwsInvalid(() => new Llama2cTokenizer(), 'Llama2cTokenizer: pieces must be an array of Uint8Array');
+  throwsInvalid(() => new Llama2cTokenizer({ pieces: 'abc', scores }), 'Llama2cTokenizer: pieces must be an array of Uint8Array');
+  throwsInvalid(() => new Llama2cTokenizer({ pieces: [...pieces.slice(1), [32]], scores }), 'Llama2cTokenizer: pieces must be an array of Uint8Array');
+  throwsInvalid(() => new Llama2cTokenizer({ pieces: pieces.slice(0, 258), scores }), 'Llama2cTokenizer: pieces must hold at least 259 tokens (3 specials, 256 bytes), got 258');
+  throwsInvalid(() => new Llama2cTokenizer({ pieces }), 'Llama2cTokenizer: scores must have 260 entries (one per piece), got undefined');
+  throwsInvalid(() => new Llama2cTokenizer({ pieces, scores: scores.slice(1) }), 'Llama2cTokenizer: scores must have 260 entries (one per piece), got 259');
+  throwsInvalid(() => new Llama2cTokenizer({ pieces, scores: [...scores.slice(1), NaN] }), 'Llama2cTokenizer: scores[259] must be finite, got NaN');
+  throwsInvalid(() => new Llama2cTokenizer({ pieces, scores: [Infinity, ...scores.slice(1)] }), 'Llama2cTokenizer: scores[0] must be finite, got Infinity');
+  throwsInvalid(() => new Llama2cTokenizer({ pieces: pieces.slice(0, 259), scores: scores.slice(0, 259) }), 'Llama2cTokenizer: pieces must include " " (the dummy prefix), got none');
   // 259 pieces suffice when one of them is " "
   const withSpace = pieces.slice(0, 259);
   withSpace[0] = enc.encode(' ');
@@ -138,11 +131,11 @@ test('decode: the piece after BOS loses one leading space; byte pieces are bytes
   const e = Array.from(enc.encode('é'), (b) => b + 3);
   assert.equal(t.decode([e[0]]), '\ufffd');
   assert.equal(t.decode(Int32Array.from(e)), 'é');
-  throwsExactly(() => t.decode(null), 'decode: ids must be an array of token ids, got null');
-  throwsExactly(() => t.decode(7), 'decode: ids must be an array of token ids, got number');
-  throwsExactly(() => t.decode({ length: '2' }), 'decode: ids must be an array of token ids, got object');
-  throwsExactly(() => t.decode([1, -1]), `decode: ids[1] must be an integer in 0..${t.vocabSize - 1}, got -1`);
-  throwsExactly(() => t.decode([t.vocabSize]), `decode: ids[0] must be an integer in 0..${t.vocabSize - 1}, got ${t.vocabSize}`);
+  throwsInvalid(() => t.decode(null), 'decode: ids must be an array of token ids, got null');
+  throwsInvalid(() => t.decode(7), 'decode: ids must be an array of token ids, got number');
+  throwsInvalid(() => t.decode({ length: '2' }), 'decode: ids must be an array of token ids, got object');
+  throwsInvalid(() => t.decode([1, -1]), `decode: ids[1] must be an integer in 0..${t.vocabSize - 1}, got -1`);
+  throwsInvalid(() => t.decode([t.vocabSize]), `decode: ids[0] must be an integer in 0..${t.vocabSize - 1}, got ${t.vocabSize}`);
   assert.equal(t.decode([t.vocabSize - 1]), 'ab');
 });
 
@@ -153,9 +146,9 @@ test('piece: UTF-8 text of a token, specials trimmed, byte pieces as written; ba
   assert.equal(t.piece(id(' x ')), ' x ', 'only the specials are trimmed');
   assert.equal(t.piece(id('é')), 'é');
   assert.equal(t.piece(t.vocabSize - 1), 'é');
-  throwsExactly(() => t.piece(t.vocabSize), `piece: id must be an integer in 0..${t.vocabSize - 1}, got ${t.vocabSize}`);
-  throwsExactly(() => t.piece(-1), `piece: id must be an integer in 0..${t.vocabSize - 1}, got -1`);
-  throwsExactly(() => t.piece(0.5), `piece: id must be an integer in 0..${t.vocabSize - 1}, got 0.5`);
+  throwsInvalid(() => t.piece(t.vocabSize), `piece: id must be an integer in 0..${t.vocabSize - 1}, got ${t.vocabSize}`);
+  throwsInvalid(() => t.piece(-1), `piece: id must be an integer in 0..${t.vocabSize - 1}, got -1`);
+  throwsInvalid(() => t.piece(0.5), `piece: id must be an integer in 0..${t.vocabSize - 1}, got 0.5`);
   // specials with inner spaces keep them
   const { t: t2 } = toy({ ' ': -1 }, { specials: [' <u n k> ', '<s>', '</s>'] });
   assert.equal(t2.piece(0), '<u n k>');

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createMHA, MHAError } from '../web/lib/src/index.js';
 import { Decoder } from '../web/lib/src/decoder.js';
+import { throwsExactly } from './helpers/exact-error.mjs';
 
 const mha = await createMHA();
 const core = mha._core;
@@ -17,14 +18,6 @@ const lm = await mha.loadModel(fs.readFileSync(new URL('./golden-decoder/default
 const spec = lm._decoder.spec;
 const V = 12, L = 2, h = 4;
 
-function throwsExactly(fn, code, message) {
-  assert.throws(fn, (e) => {
-    assert.ok(e instanceof MHAError, `expected MHAError, got ${e && e.constructor && e.constructor.name}: ${e && e.message}`);
-    assert.equal(e.code, code, `code of "${e.message}"`);
-    assert.equal(e.message, message);
-    return true;
-  });
-}
 function maxDiff(a, b) {
   assert.equal(a.length, b.length);
   let m = 0;

@@ -7,15 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MHAError } from '../web/lib/src/errors.js';
 import { readLlama2cCheckpoint, readLlama2cTokenizer, HEADER_FIELDS, HEADER_LIMITS, MAX_TOKEN_LENGTH_LIMIT } from '../web/lib/src/llama2c.js';
+import { throwsInvalid } from './helpers/exact-error.mjs';
 
-function throwsExactly(fn, message) {
-  assert.throws(fn, (e) => {
-    assert.ok(e instanceof MHAError, `expected MHAError, got ${e && e.constructor && e.constructor.name}: ${e && e.message}`);
-    assert.equal(e.code, 'INVALID_ARGUMENT');
-    assert.equal(e.message, message);
-    return true;
-  });
-}
 
 /**
  * A version-0 checkpoint: the header, then float i + 1 at float position i (so each value tells its
@@ -86,17 +79,17 @@ test('checkpoint: each header field at its limit passes the header checks, one p
   for (const k of HEADER_FIELDS) {
     const lim = HEADER_LIMITS[k];
     const h = { ...H, [k]: lim + 1 };
-    throwsExactly(() => readLlama2cCheckpoint(checkpoint(h, 0)), `llama2c checkpoint: header ${k} must be at most ${lim}, got ${lim + 1}`);
+    throwsInvalid(() => readLlama2cCheckpoint(checkpoint(h, 0)), `llama2c checkpoint: header ${k} must be at most ${lim}, got ${lim + 1}`);
     // at the limit: refused later (divisibility or the file length), never for the limit
     assert.throws(() => readLlama2cCheckpoint(checkpoint({ ...H, [k]: lim }, 0)), (e) => e instanceof MHAError && !/at most/.test(e.message) && /llama2c checkpoint: /.test(e.message));
   }
   assert.deepEqual(HEADER_LIMITS, { dim: 65536, hidden_dim: 262144, n_layers: 1024, n_heads: 1024, n_kv_heads: 1024, vocab_size: 4194304, seq_len: 1048576 });
-  throwsExactly(() => readLlama2cCheckpoint(checkpoint({ ...H, vocab_size: -4194305 }, 0)), 'llama2c checkpoint: header vocab_size must be at most 4194304, got -4194305');
+  throwsInvalid(() => readLlama2cCheckpoint(checkpoint({ ...H, vocab_size: -4194305 }, 0)), 'llama2c checkpoint: header vocab_size must be at most 4194304, got -4194305');
   for (const k of HEADER_FIELDS) {
     const want = k === 'vocab_size' ? 'nonzero' : 'positive';
-    throwsExactly(() => readLlama2cCheckpoint(checkpoint({ ...H, [k]: 0 }, 0)), `llama2c checkpoint: header ${k} must be ${want}, got 0`);
+    throwsInvalid(() => readLlama2cCheckpoint(checkpoint({ ...H, [k]: 0 }, 0)), `llama2c checkpoint: header ${k} must be ${want}, got 0`);
   }
-  throwsExactly(() => readLlama2cCheckpoint(checkpoint({ ...H, n_heads: -2 }, 0)), 'llama2c checkpoint: header n_heads must be positive, got -2');
+  throwsInvalid(() => readLlama2cCheckpoint(checkpoint({ ...H, n_heads: -2 }, 0)), 'llama2c checkpoint: header n_heads must be positive, got -2');
   // 1 is valid: one layer, one head of size 4, seq_len 1
   const one = { ...H, n_layers: 1, n_heads: 1, n_kv_heads: 1, seq_len: 1 };
   // tok_emb 20, ln1 4, W_q 16, W_k and W_v 16 each (kv_dim 4), W_o 16, ln2 4, w1 w2 w3 24 each, ln_f 4, RoPE 2 · 1 · 2
@@ -105,33 +98,33 @@ test('checkpoint: each header field at its limit passes the header checks, one p
 });
 
 test('checkpoint: divisibility, the even head size, n_kv_heads, the file length and a non-finite weight, with both values', () => {
-  throwsExactly(() => readLlama2cCheckpoint(checkpoint({ ...H, n_heads: 3 }, 0)), 'llama2c checkpoint: header dim must be divisible by n_heads = 3, got dim = 4');
-  throwsExactly(() => readLlama2cCheckpoint(checkpoint({ ...H, n_heads: 4, n_kv_heads: 1 }, 0)), 'llama2c checkpoint: head_size (dim / n_heads = 4 / 4) must be even (RoPE rotates pairs), got 1');
-  throwsExactly(() => readLlama2cCheckpoint(checkpoint({ ...H, n_kv_heads: 4 }, 0)), 'llama2c checkpoint: header n_kv_heads must divide n_heads = 2, got 4');
-  throwsExactly(() => readLlama2cCheckpoint(checkpoint({ ...H, n_kv_heads: 3, n_heads: 2 }, 0)), 'llama2c checkpoint: header n_kv_heads must divide n_heads = 2, got 3');
+  throwsInvalid(() => readLlama2cCheckpoint(checkpoint({ ...H, n_heads: 3 }, 0)), 'llama2c checkpoint: header dim must be divisible by n_heads = 3, got dim = 4');
+  throwsInvalid(() => readLlama2cCheckpoint(checkpoint({ ...H, n_heads: 4, n_kv_heads: 1 }, 0)), 'llama2c checkpoint: head_size (dim / n_heads = 4 / 4) must be even (RoPE rotates pairs), got 1');
+  throwsInvalid(() => readLlama2cCheckpoint(checkpoint({ ...H, n_kv_heads: 4 }, 0)), 'llama2c checkpoint: header n_kv_heads must divide n_heads = 2, got 4');
+  throwsInvalid(() => readLlama2cCheckpoint(checkpoint({ ...H, n_kv_heads: 3, n_heads: 2 }, 0)), 'llama2c checkpoint: header n_kv_heads must divide n_heads = 2, got 3');
   // n_kv_heads = n_heads is valid
   const kv2 = FLOATS + 2 * 2 * 2 * 4;   // K and V of both layers twice as wide
   assert.equal(readLlama2cCheckpoint(checkpoint({ ...H, n_kv_heads: 2 }, kv2)).config.kv_heads, 2);
   const expected = 28 + 4 * FLOATS;
   const header = 'dim 4, hidden_dim 6, n_layers 2, n_heads 2, n_kv_heads 1, vocab_size 5, seq_len 3';
-  throwsExactly(() => readLlama2cCheckpoint(checkpoint(H, FLOATS - 1)), `llama2c checkpoint: file length must be ${expected} bytes for the header (${header}), got ${expected - 4} (too few bytes)`);
-  throwsExactly(() => readLlama2cCheckpoint(checkpoint(H, FLOATS + 2)), `llama2c checkpoint: file length must be ${expected} bytes for the header (${header}), got ${expected + 8} (8 bytes beyond the last array)`);
-  throwsExactly(() => readLlama2cCheckpoint(new Uint8Array(27)), 'llama2c checkpoint: file length must be at least 28 bytes (the header\'s seven int32), got 27');
-  throwsExactly(() => readLlama2cCheckpoint(checkpoint({ ...H, vocab_size: 0 }, 0).subarray(0, 28)), 'llama2c checkpoint: header vocab_size must be nonzero, got 0');
+  throwsInvalid(() => readLlama2cCheckpoint(checkpoint(H, FLOATS - 1)), `llama2c checkpoint: file length must be ${expected} bytes for the header (${header}), got ${expected - 4} (too few bytes)`);
+  throwsInvalid(() => readLlama2cCheckpoint(checkpoint(H, FLOATS + 2)), `llama2c checkpoint: file length must be ${expected} bytes for the header (${header}), got ${expected + 8} (8 bytes beyond the last array)`);
+  throwsInvalid(() => readLlama2cCheckpoint(new Uint8Array(27)), 'llama2c checkpoint: file length must be at least 28 bytes (the header\'s seven int32), got 27');
+  throwsInvalid(() => readLlama2cCheckpoint(checkpoint({ ...H, vocab_size: 0 }, 0).subarray(0, 28)), 'llama2c checkpoint: header vocab_size must be nonzero, got 0');
   // non-finite: 2-D index [row, col] and 1-D [i]
   const b = checkpoint(H, FLOATS);
   const dv = new DataView(b.buffer, b.byteOffset);
   const q1 = 20 + 8 + 16;   // layers.1.attn.q_proj.weight starts after tok_emb (20), the ln1s (8), layer 0's W_q (16)
   dv.setFloat32(28 + 4 * (q1 + 2 * 4 + 3), Infinity, true);
-  throwsExactly(() => readLlama2cCheckpoint(b), 'llama2c checkpoint: tensor "layers.1.attn.q_proj.weight" must be finite, got Infinity at index [2, 3]');
+  throwsInvalid(() => readLlama2cCheckpoint(b), 'llama2c checkpoint: tensor "layers.1.attn.q_proj.weight" must be finite, got Infinity at index [2, 3]');
   const c = checkpoint(H, FLOATS);
   new DataView(c.buffer, c.byteOffset).setFloat32(28 + 4 * (20 + 4 + 1), NaN, true);
-  throwsExactly(() => readLlama2cCheckpoint(c), 'llama2c checkpoint: tensor "layers.1.ln1.weight" must be finite, got NaN at index [1]');
+  throwsInvalid(() => readLlama2cCheckpoint(c), 'llama2c checkpoint: tensor "layers.1.ln1.weight" must be finite, got NaN at index [1]');
   // the RoPE tables are not read: a NaN there is accepted
   const r = checkpoint(H, FLOATS);
   new DataView(r.buffer, r.byteOffset).setFloat32(28 + 4 * (FLOATS - 1), NaN, true);
   assert.equal(readLlama2cCheckpoint(r).tensors['ln_f.weight'].data.length, 4);
-  throwsExactly(() => readLlama2cCheckpoint(null), 'llama2c checkpoint: expected an ArrayBuffer or a Uint8Array, got null');
+  throwsInvalid(() => readLlama2cCheckpoint(null), 'llama2c checkpoint: expected an ArrayBuffer or a Uint8Array, got null');
 });
 
 /** A tokenizer file: int32 max_token_length, then per token float32 score, int32 length, bytes. */
@@ -165,22 +158,22 @@ test('tokenizer: pieces and scores read exactly, with and without vocabSize; len
   copy.fill(0);
   assert.deepEqual(Array.from(r.pieces[0]), [104, 105]);
   // vocabSize fewer than the file: refused with the bytes left over
-  throwsExactly(() => readLlama2cTokenizer(file, { vocabSize: 2 }), `llama2c tokenizer: file length must be ${4 + 10 + 8} bytes for vocabSize 2 tokens, got ${file.length} (11 bytes left over)`);
-  throwsExactly(() => readLlama2cTokenizer(file, { vocabSize: 4 }), `llama2c tokenizer: token 3's score and length need bytes ${file.length}..${file.length + 8}, got a file of ${file.length} bytes (vocabSize 4 expects 4 tokens)`);
-  throwsExactly(() => readLlama2cTokenizer(file.subarray(0, file.length - 4)), `llama2c tokenizer: token 2's score and length need bytes 22..30, got a file of ${file.length - 4} bytes`);
-  throwsExactly(() => readLlama2cTokenizer(file.subarray(0, file.length - 1)), `llama2c tokenizer: token 2's 3 bytes must end within the file (${file.length - 1} bytes), got end ${file.length}`);
-  for (const v of [0, -1, 1.5, '3']) throwsExactly(() => readLlama2cTokenizer(file, { vocabSize: v }), `llama2c tokenizer: vocabSize must be a positive integer, got ${v}`);
+  throwsInvalid(() => readLlama2cTokenizer(file, { vocabSize: 2 }), `llama2c tokenizer: file length must be ${4 + 10 + 8} bytes for vocabSize 2 tokens, got ${file.length} (11 bytes left over)`);
+  throwsInvalid(() => readLlama2cTokenizer(file, { vocabSize: 4 }), `llama2c tokenizer: token 3's score and length need bytes ${file.length}..${file.length + 8}, got a file of ${file.length} bytes (vocabSize 4 expects 4 tokens)`);
+  throwsInvalid(() => readLlama2cTokenizer(file.subarray(0, file.length - 4)), `llama2c tokenizer: token 2's score and length need bytes 22..30, got a file of ${file.length - 4} bytes`);
+  throwsInvalid(() => readLlama2cTokenizer(file.subarray(0, file.length - 1)), `llama2c tokenizer: token 2's 3 bytes must end within the file (${file.length - 1} bytes), got end ${file.length}`);
+  for (const v of [0, -1, 1.5, '3']) throwsInvalid(() => readLlama2cTokenizer(file, { vocabSize: v }), `llama2c tokenizer: vocabSize must be a positive integer, got ${v}`);
   // max_token_length bounds
-  throwsExactly(() => readLlama2cTokenizer(tokenizer(MAX_TOKEN_LENGTH_LIMIT + 1, toks)), `llama2c tokenizer: max_token_length must be in 1..65536, got 65537`);
-  throwsExactly(() => readLlama2cTokenizer(tokenizer(-3, toks)), 'llama2c tokenizer: max_token_length must be in 1..65536, got -3');
+  throwsInvalid(() => readLlama2cTokenizer(tokenizer(MAX_TOKEN_LENGTH_LIMIT + 1, toks)), `llama2c tokenizer: max_token_length must be in 1..65536, got 65537`);
+  throwsInvalid(() => readLlama2cTokenizer(tokenizer(-3, toks)), 'llama2c tokenizer: max_token_length must be in 1..65536, got -3');
   assert.equal(readLlama2cTokenizer(tokenizer(MAX_TOKEN_LENGTH_LIMIT, toks)).maxTokenLength, 65536);
   assert.equal(readLlama2cTokenizer(tokenizer(1, [{ score: 0, bytes: [7] }])).pieces.length, 1);
-  throwsExactly(() => readLlama2cTokenizer(tokenizer(2, toks)), 'llama2c tokenizer: token 2\'s length must be in 0..2 (max_token_length), got 3');
-  throwsExactly(() => readLlama2cTokenizer(tokenizer(3, [{ score: -Infinity, bytes: [] }])), 'llama2c tokenizer: token 0\'s score must be finite, got -Infinity');
-  throwsExactly(() => readLlama2cTokenizer(new Uint8Array(3)), 'llama2c tokenizer: file length must be at least 4 bytes (max_token_length), got 3');
+  throwsInvalid(() => readLlama2cTokenizer(tokenizer(2, toks)), 'llama2c tokenizer: token 2\'s length must be in 0..2 (max_token_length), got 3');
+  throwsInvalid(() => readLlama2cTokenizer(tokenizer(3, [{ score: -Infinity, bytes: [] }])), 'llama2c tokenizer: token 0\'s score must be finite, got -Infinity');
+  throwsInvalid(() => readLlama2cTokenizer(new Uint8Array(3)), 'llama2c tokenizer: file length must be at least 4 bytes (max_token_length), got 3');
   // a file of max_token_length alone: no tokens
   assert.deepEqual(readLlama2cTokenizer(tokenizer(3, [])).pieces, []);
-  throwsExactly(() => readLlama2cTokenizer('tok'), 'llama2c tokenizer: expected an ArrayBuffer or a Uint8Array, got string');
+  throwsInvalid(() => readLlama2cTokenizer('tok'), 'llama2c tokenizer: expected an ArrayBuffer or a Uint8Array, got string');
   // a file at an odd offset
   const odd = new Uint8Array(file.length + 1);
   odd.set(file, 1);

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createMHA, MHAError, parseSafetensors, mulberry32, MODEL_FORMAT, analyzeHeads } from '../web/lib/src/index.js';
 import { encodeSafetensors } from './helpers/safetensors.mjs';
+import { throwsExactly } from './helpers/exact-error.mjs';
 
 const mha = await createMHA();
 const dir = new URL('./golden-decoder/', import.meta.url);
@@ -27,15 +28,6 @@ const storiesBytes = fs.readFileSync(new URL('../web/lib/models/stories260K.safe
 /** Asserts that a promise rejects with an MHAError of `code` whose message is exactly `message`. */
 async function rejectsExactly(promise, code, message) {
   await assert.rejects(promise, (e) => {
-    assert.ok(e instanceof MHAError, `expected MHAError, got ${e && e.constructor && e.constructor.name}: ${e && e.message}`);
-    assert.equal(e.code, code, `code of "${e.message}"`);
-    assert.equal(e.message, message);
-    return true;
-  });
-}
-/** As rejectsExactly, for a synchronous call. */
-function throwsExactly(fn, code, message) {
-  assert.throws(fn, (e) => {
     assert.ok(e instanceof MHAError, `expected MHAError, got ${e && e.constructor && e.constructor.name}: ${e && e.message}`);
     assert.equal(e.code, code, `code of "${e.message}"`);
     assert.equal(e.message, message);
