@@ -225,7 +225,7 @@ def head_scores(model, vocab_index, probes):
                             acc[(l, j)][key].append(A[t, t - n + 1].item())
     out = []
     for (l, j), s in acc.items():
-        scores = {k: sum(v) / len(v) for k, v in s.items()}
+        scores = {k: sum(v) / len(v) if v else 0.0 for k, v in s.items()}
         out.append({'layer': l, 'head': j, 'type': label(scores), 'scores': scores})
     return out
 

@@ -32,6 +32,7 @@ p.add_argument('--repeat-fraction', type=float, default=0.3)
 p.add_argument('--threads', type=int, default=2)
 # Architecture options of docs/trained-models.md (defaults: today's h = 1 / h = 4 models).
 p.add_argument('--positions', choices=['learned', 'rope'], default='learned')
+p.add_argument('--rope-base', type=float, default=10000.0)
 p.add_argument('--kv-heads', type=int, default=None, help='grouped-query attention: K/V heads (default: --heads)')
 p.add_argument('--match-params', action='store_true',
                help='widen d_ff so the parameter count equals that of the same model with kv_heads = heads')
@@ -42,6 +43,8 @@ p.add_argument('--copy-span', type=int, nargs=2, default=[8, 48], help='min and 
 p.add_argument('--copy-gap', type=int, default=0, help='max characters between a span and its copy')
 p.add_argument('--copies', type=int, default=1, help='max copied spans per window')
 p.add_argument('--eval-window', type=int, default=96, help='window of the held-out loss')
+p.add_argument('--watch', type=int, default=0, help='every this many steps, print the best induction scores '
+               'on a few prose and letter repeats (printing only: the training is the same)')
 p.add_argument('--out', required=True)
 args = p.parse_args()
 
@@ -58,7 +61,7 @@ if args.positions != 'learned' or args.kv_heads is not None:
     cfg.update({'norm': 'layernorm', 'mlp': 'relu', 'bias': True, 'positions': args.positions,
                 'kv_heads': args.kv_heads or args.heads, 'tied': False})
     if args.positions == 'rope':
-        cfg.update({'rope_base': 10000.0, 'rope_interleaved': False})
+        cfg.update({'rope_base': args.rope_base, 'rope_interleaved': False})
     if args.match_params:
         def n_params(c):
             return sum(p.numel() for p in charlm.CharLM(c).parameters())
@@ -113,6 +116,16 @@ def batch():
     return torch.stack(rows)
 
 
+def watch():
+    """Best head's induction on 6 held-out prose and 6 random-letter spans of 24 written twice."""
+    wr = random.Random(99)
+    pr = [held_text[s:s + 24] for s in (wr.randrange(len(held_text) - 24) for _ in range(6))]
+    lt = [''.join(wr.choice(letters) for _ in range(24)) for _ in range(6)]
+    sc = charlm.head_scores(model, index, {'text': [], 'repeat': [x + x for x in lt], 'repeat_span': 24,
+                                          'prose_repeat': [x + x for x in pr], 'prose_repeat_span': 24})
+    return max(h['scores']['induction'] for h in sc), max(h['scores']['inductionProse'] for h in sc)
+
+
 model = charlm.CharLM(cfg)
 opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01, betas=(0.9, 0.98))
 warm = 100
@@ -131,6 +144,12 @@ for step in range(args.steps):
     sched.step()
     if step % 200 == 0 or step == args.steps - 1:
         print(f'step {step} loss {loss.item() / 0.6931:.3f} bits/char {time.time() - t0:.0f}s', flush=True)
+    if args.watch and step % args.watch == 0 and step:
+        tw = time.time()
+        model.eval()
+        print('  induction letters %.2f prose %.2f' % watch(), flush=True)
+        model.train()
+        t0 += time.time() - tw  # not training time
 seconds = time.time() - t0
 
 # Round to float16 (what ships) and measure everything with the rounded weights.
