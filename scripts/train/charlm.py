@@ -53,19 +53,75 @@ class MLP(nn.Module):
         return self.proj(torch.relu(self.fc(x)))
 
 
+def rope(x, base=10000.0):
+    """Rotary positions (Su et al. 2021) on x [B, n, T, dk] at positions 0..T-1, halves layout (the
+    format's default, GPT-NeoX / Hugging Face Llama): pair i is (x[i], x[i + dk/2]), angle t * base^(-2i/dk)."""
+    T, dk = x.shape[-2], x.shape[-1]
+    i = torch.arange(dk // 2, dtype=torch.float64)
+    ang = torch.arange(T, dtype=torch.float64)[:, None] * (base ** (-2 * i / dk))[None, :]
+    cos, sin = torch.cos(ang).to(x.dtype), torch.sin(ang).to(x.dtype)
+    a, b = x[..., :dk // 2], x[..., dk // 2:]
+    return torch.cat([a * cos - b * sin, a * sin + b * cos], dim=-1)
+
+
+class Attention(nn.Module):
+    """Causal self-attention with separate projections (the format's `attn.q_proj` form): h query heads,
+    kv_heads K/V heads (grouped-query attention, Ainslie et al. 2023: query head j reads K/V head
+    j // (h / kv_heads)), optional rotary positions on Q and K. torch.nn.MultiheadAttention has no GQA."""
+
+    def __init__(self, d, h, kv_heads, positions, rope_base):
+        super().__init__()
+        assert d % h == 0 and h % kv_heads == 0
+        self.h, self.g, self.dk = h, kv_heads, d // h
+        self.positions, self.rope_base = positions, rope_base
+        self.q_proj = nn.Linear(d, d)
+        self.k_proj = nn.Linear(d, kv_heads * self.dk)
+        self.v_proj = nn.Linear(d, kv_heads * self.dk)
+        self.out_proj = nn.Linear(d, d)
+
+    def forward(self, x, mask, need_weights=False):
+        B, T, d = x.shape
+        q = self.q_proj(x).view(B, T, self.h, self.dk).transpose(1, 2)
+        k = self.k_proj(x).view(B, T, self.g, self.dk).transpose(1, 2)
+        v = self.v_proj(x).view(B, T, self.g, self.dk).transpose(1, 2)
+        if self.positions == 'rope':
+            q, k = rope(q, self.rope_base), rope(k, self.rope_base)
+        if self.g != self.h:
+            k = k.repeat_interleave(self.h // self.g, dim=1)
+            v = v.repeat_interleave(self.h // self.g, dim=1)
+        s = (q @ k.transpose(-1, -2)) / math.sqrt(self.dk)
+        w = torch.softmax(s.masked_fill(mask, float('-inf')), dim=-1)
+        o = (w @ v).transpose(1, 2).reshape(B, T, d)
+        return self.out_proj(o), (w if need_weights else None)
+
+
+def uses_qkv(cfg):
+    """Whether a config needs the separate-projection attention (rope or kv_heads given)."""
+    return cfg.get('positions', 'learned') != 'learned' or 'kv_heads' in cfg
+
+
 class Block(nn.Module):
     """x = x + MHA(LN1(x)) (causal); x = x + MLP(LN2(x))."""
 
-    def __init__(self, d, h, f, eps):
+    def __init__(self, d, h, f, eps, cfg=None):
         super().__init__()
+        cfg = cfg or {}
         self.ln1 = nn.LayerNorm(d, eps=eps)
-        self.attn = nn.MultiheadAttention(d, h, batch_first=True)
+        self.qkv = uses_qkv(cfg)
+        if self.qkv:
+            self.attn = Attention(d, h, cfg.get('kv_heads', h), cfg.get('positions', 'learned'),
+                                  cfg.get('rope_base', 10000.0))
+        else:
+            self.attn = nn.MultiheadAttention(d, h, batch_first=True)
         self.ln2 = nn.LayerNorm(d, eps=eps)
         self.mlp = MLP(d, f)
 
     def forward(self, x, mask, need_weights=False):
         a = self.ln1(x)
-        y, w = self.attn(a, a, a, attn_mask=mask, need_weights=need_weights, average_attn_weights=False)
+        if self.qkv:
+            y, w = self.attn(a, mask, need_weights)
+        else:
+            y, w = self.attn(a, a, a, attn_mask=mask, need_weights=need_weights, average_attn_weights=False)
         x = x + y
         return x + self.mlp(self.ln2(x)), w
 
@@ -78,16 +134,24 @@ class CharLM(nn.Module):
         self.cfg = cfg
         d = cfg['d_model']
         self.tok_emb = nn.Embedding(cfg['vocab_size'], d)
-        self.pos_emb = nn.Embedding(cfg['context'], d)
+        # The options of docs/trained-models.md this class implements: positions (learned | rope, halves
+        # layout), kv_heads, with LayerNorm, a ReLU MLP and biases (norm, mlp, bias at their defaults).
+        assert cfg.get('norm', 'layernorm') == 'layernorm' and cfg.get('mlp', 'relu') == 'relu'
+        assert cfg.get('bias', True) and not cfg.get('tied', False) and not cfg.get('rope_interleaved', False)
+        self.learned_positions = cfg.get('positions', 'learned') == 'learned'
+        if self.learned_positions:
+            self.pos_emb = nn.Embedding(cfg['context'], d)
         self.layers = nn.ModuleList(
-            Block(d, cfg['num_heads'], cfg['d_ff'], cfg['ln_eps']) for _ in range(cfg['num_layers']))
+            Block(d, cfg['num_heads'], cfg['d_ff'], cfg['ln_eps'], cfg) for _ in range(cfg['num_layers']))
         self.ln_f = nn.LayerNorm(d, eps=cfg['ln_eps'])
         self.head = nn.Linear(d, cfg['vocab_size'])
 
     def forward(self, ids, need_weights=False):
         """ids [B, T] -> (logits [B, T, V], per-layer attention weights [B, h, T, T] or None)."""
         T = ids.shape[1]
-        x = self.tok_emb(ids) + self.pos_emb(torch.arange(T))[None]
+        x = self.tok_emb(ids)
+        if self.learned_positions:
+            x = x + self.pos_emb(torch.arange(T))[None]
         mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # true = may not attend
         weights = []
         for layer in self.layers:
@@ -122,10 +186,18 @@ BROAD_THRESHOLD = 0.7
 
 
 def head_scores(model, vocab_index, probes):
-    """Scores of every head on the probe strings -> [{layer, head, type, scores}]."""
+    """Scores of every head on the probe strings -> [{layer, head, type, scores}].
+
+    `inductionProse` (only when the probes have `prose_repeat`) is the induction score measured the
+    same way on held-out prose spans written twice; it is not one of the label's TYPES.
+    """
     L, h = model.cfg['num_layers'], model.cfg['num_heads']
-    acc = {(l, j): {k: [] for k in ('previous', 'twoBack', 'current', 'first', 'induction', 'entropy')}
-           for l in range(L) for j in range(h)}
+    keys = ['previous', 'twoBack', 'current', 'first', 'induction', 'entropy']
+    repeats = [('induction', probes['repeat'], probes['repeat_span'])]
+    if 'prose_repeat' in probes:
+        keys.append('inductionProse')
+        repeats.append(('inductionProse', probes['prose_repeat'], probes['prose_repeat_span']))
+    acc = {(l, j): {k: [] for k in keys} for l in range(L) for j in range(h)}
     with torch.no_grad():
         for text in probes['text']:
             _, ws = model(encode(text, vocab_index)[None], need_weights=True)
@@ -143,17 +215,17 @@ def head_scores(model, vocab_index, probes):
                         s['entropy'].append(ent / math.log2(t + 1))
                         if t >= 2:
                             s['twoBack'].append(A[t, t - 2].item())
-        n = probes['repeat_span']
-        for text in probes['repeat']:
-            _, ws = model(encode(text, vocab_index)[None], need_weights=True)
-            for l, w in enumerate(ws):
-                for j in range(h):
-                    A = w[0, j].double()
-                    for t in range(n, 2 * n - 1):
-                        acc[(l, j)]['induction'].append(A[t, t - n + 1].item())
+        for key, texts, n in repeats:
+            for text in texts:
+                _, ws = model(encode(text, vocab_index)[None], need_weights=True)
+                for l, w in enumerate(ws):
+                    for j in range(h):
+                        A = w[0, j].double()
+                        for t in range(n, 2 * n - 1):
+                            acc[(l, j)][key].append(A[t, t - n + 1].item())
     out = []
     for (l, j), s in acc.items():
-        scores = {k: sum(v) / len(v) for k, v in s.items()}
+        scores = {k: sum(v) / len(v) if v else 0.0 for k, v in s.items()}
         out.append({'layer': l, 'head': j, 'type': label(scores), 'scores': scores})
     return out
 

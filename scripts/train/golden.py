@@ -6,6 +6,9 @@
 PyTorch computes, in float64 from the shipped (float16) weights, for a few texts: the ids, the
 log-probabilities [T, V], every layer's per-head attention weights [h, T, T] and the loss in bits
 per character; the same with the induction heads switched off; and the head table on the probes.
+For the models with the architecture options (rope, kv_heads: the grouped-query twins) also the
+lesson's default text, and greedy generation by full forwards (no cache) from a prompt with the
+smallest top-2 margin of its steps, for the runner's KV-cache generator to reproduce.
 """
 import json
 import math
@@ -44,6 +47,23 @@ def case(model, index, text, ablate=()):
     }
 
 
+PROSE = 'The cat sat on the mat. The cat sat on the mat.'
+PROMPT = 'The cat sat on the mat. The cat'
+
+
+def greedy(model, index, vocab, prompt, n):
+    """n greedy characters after prompt, each from a full forward of the growing text (no cache)."""
+    text, margins = prompt, []
+    with torch.no_grad():
+        for _ in range(n):
+            logits, _ = model(charlm.encode(text, index)[None])
+            logp = torch.log_softmax(logits[0, -1], dim=-1)
+            top = torch.topk(logp, 2)
+            margins.append((top.values[0] - top.values[1]).item())
+            text += vocab[top.indices[0].item()]
+    return {'prompt': prompt, 'text': text, 'minMargin': min(margins)}
+
+
 def main(src, dst):
     torch.set_num_threads(2)
     model, meta = charlm.load_model(src)
@@ -51,11 +71,15 @@ def main(src, dst):
     vocab = meta['vocab']
     index = {ch: i for i, ch in enumerate(vocab)}
     index[None] = meta['config']['unk']
-    cases = [case(model, index, t) for t in TEXTS]
+    twin = charlm.uses_qkv(model.cfg)
+    cases = [case(model, index, t) for t in TEXTS + ([PROSE] if twin else [])]
     induction = [(h['layer'], h['head']) for h in meta['heads'] if h['type'] == 'induction']
     cases.append(case(model, index, TEXTS[1], tuple(induction or [(model.cfg['num_layers'] - 1, 0)])))
     heads = charlm.head_scores(model, index, meta['probes'])
-    json.dump({'model': src, 'cases': cases, 'heads': heads}, open(dst, 'w'), separators=(',', ':'))
+    out = {'model': src, 'cases': cases, 'heads': heads}
+    if twin:
+        out['greedy'] = greedy(model, index, vocab, PROMPT, 32)
+    json.dump(out, open(dst, 'w'), separators=(',', ':'))
     print('wrote', dst, 'ablating', induction)
 
 

@@ -30,6 +30,21 @@ p.add_argument('--context', type=int, default=96)
 p.add_argument('--lr', type=float, default=3e-3)
 p.add_argument('--repeat-fraction', type=float, default=0.3)
 p.add_argument('--threads', type=int, default=2)
+# Architecture options of docs/trained-models.md (defaults: today's h = 1 / h = 4 models).
+p.add_argument('--positions', choices=['learned', 'rope'], default='learned')
+p.add_argument('--rope-base', type=float, default=10000.0)
+p.add_argument('--kv-heads', type=int, default=None, help='grouped-query attention: K/V heads (default: --heads)')
+p.add_argument('--match-params', action='store_true',
+               help='widen d_ff so the parameter count equals that of the same model with kv_heads = heads')
+# Curriculum for induction on prose: windows of corpus text in which a span of the same window is
+# written again (right after itself, or after a gap), as well as the repeated windows above.
+p.add_argument('--copy-fraction', type=float, default=0.0)
+p.add_argument('--copy-span', type=int, nargs=2, default=[8, 48], help='min and max span length')
+p.add_argument('--copy-gap', type=int, default=0, help='max characters between a span and its copy')
+p.add_argument('--copies', type=int, default=1, help='max copied spans per window')
+p.add_argument('--eval-window', type=int, default=96, help='window of the held-out loss')
+p.add_argument('--watch', type=int, default=0, help='every this many steps, print the best induction scores '
+               'on a few prose and letter repeats (printing only: the training is the same)')
 p.add_argument('--out', required=True)
 args = p.parse_args()
 
@@ -42,6 +57,16 @@ vocab = sorted(set(train_text))
 cfg = {'vocab_size': len(vocab) + 1, 'd_model': args.d_model, 'num_heads': args.heads,
        'num_layers': args.layers, 'd_ff': args.d_ff, 'context': args.context, 'ln_eps': 1e-5,
        'unk': len(vocab)}
+if args.positions != 'learned' or args.kv_heads is not None:
+    cfg.update({'norm': 'layernorm', 'mlp': 'relu', 'bias': True, 'positions': args.positions,
+                'kv_heads': args.kv_heads or args.heads, 'tied': False})
+    if args.positions == 'rope':
+        cfg.update({'rope_base': args.rope_base, 'rope_interleaved': False})
+    if args.match_params:
+        def n_params(c):
+            return sum(p.numel() for p in charlm.CharLM(c).parameters())
+        ref = n_params({**cfg, 'kv_heads': args.heads})
+        cfg['d_ff'] += round((ref - n_params(cfg)) / (args.layers * (2 * args.d_model + 1)))
 vocab_list = vocab + ['\ufffd']
 index = {ch: i for i, ch in enumerate(vocab)}
 index[None] = cfg['unk']
@@ -63,15 +88,42 @@ def repeated_window(n_total):
     return charlm.encode(text, index)
 
 
+def copy_window(n_total):
+    """Corpus text in which 1..copies spans of the window (copy_span characters) are written again,
+    after a gap of 0..copy_gap characters of the text that follows them."""
+    s = rng.randrange(len(train_text) - 2 * n_total)
+    text = train_text[s:s + 2 * n_total]
+    for _ in range(rng.randint(1, args.copies)):
+        n = rng.randint(*args.copy_span)
+        g = rng.randint(0, args.copy_gap)
+        if n_total - 2 * n - g <= 0:
+            continue
+        p = rng.randrange(0, n_total - 2 * n - g)
+        text = text[:p + n + g] + text[p:p + n] + text[p + n + g:]
+    return charlm.encode(text[:n_total], index)
+
+
 def batch():
     rows = []
     for _ in range(args.batch):
-        if rng.random() < args.repeat_fraction:
+        if args.copy_fraction and rng.random() < args.copy_fraction:
+            rows.append(copy_window(C + 1))
+        elif rng.random() < args.repeat_fraction:
             rows.append(repeated_window(C + 1))
         else:
             s = rng.randrange(len(train_ids) - C - 1)
             rows.append(train_ids[s:s + C + 1])
     return torch.stack(rows)
+
+
+def watch():
+    """Best head's induction on 6 held-out prose and 6 random-letter spans of 24 written twice."""
+    wr = random.Random(99)
+    pr = [held_text[s:s + 24] for s in (wr.randrange(len(held_text) - 24) for _ in range(6))]
+    lt = [''.join(wr.choice(letters) for _ in range(24)) for _ in range(6)]
+    sc = charlm.head_scores(model, index, {'text': [], 'repeat': [x + x for x in lt], 'repeat_span': 24,
+                                          'prose_repeat': [x + x for x in pr], 'prose_repeat_span': 24})
+    return max(h['scores']['induction'] for h in sc), max(h['scores']['inductionProse'] for h in sc)
 
 
 model = charlm.CharLM(cfg)
@@ -92,6 +144,12 @@ for step in range(args.steps):
     sched.step()
     if step % 200 == 0 or step == args.steps - 1:
         print(f'step {step} loss {loss.item() / 0.6931:.3f} bits/char {time.time() - t0:.0f}s', flush=True)
+    if args.watch and step % args.watch == 0 and step:
+        tw = time.time()
+        model.eval()
+        print('  induction letters %.2f prose %.2f' % watch(), flush=True)
+        model.train()
+        t0 += time.time() - tw  # not training time
 seconds = time.time() - t0
 
 # Round to float16 (what ships) and measure everything with the rounded weights.
@@ -100,9 +158,11 @@ with torch.no_grad():
     for prm in model.parameters():
         prm.copy_(prm.half().float())
 
-# Held-out loss: non-overlapping windows of C characters of held-out text.
+# Held-out loss: non-overlapping windows of eval_window (96) characters of held-out text, the same for
+# every model whatever its context.
 held_ids = charlm.encode(held_text, index)
-windows = held_ids[: (len(held_ids) // C) * C].view(-1, C)
+W = min(args.eval_window, C) if cfg.get('positions', 'learned') == 'learned' else args.eval_window
+windows = held_ids[: (len(held_ids) // W) * W].view(-1, W)
 with torch.no_grad():
     bpc = sum(charlm.bits_per_char(model(windows[i:i + 64])[0], windows[i:i + 64]) * len(windows[i:i + 64])
               for i in range(0, len(windows), 64)) / len(windows)
@@ -119,21 +179,37 @@ for k in range(8):
     sp = ''.join(prng.choice(letters) for _ in range(span))
     probe_repeat.append(sp + sp)
 probes = {'text': probe_text, 'repeat': probe_repeat, 'repeat_span': span}
+if args.copy_fraction or charlm.uses_qkv(cfg):
+    # Held-out prose spans written twice (the inductionProse score): 16 spans of 24 characters
+    # within one fortune of the held-out text.
+    probe_prose = []
+    while len(probe_prose) < 16:
+        s = prng.randrange(len(held_text) - span)
+        sp = held_text[s:s + span]
+        if '\n' not in sp:
+            probe_prose.append(sp + sp)
+    probes.update({'prose_repeat': probe_prose, 'prose_repeat_span': span})
 heads = charlm.head_scores(model, index, probes)
 for hd in heads:
     sc = ' '.join(f'{k} {v:.2f}' for k, v in hd['scores'].items())
     print(f"layer {hd['layer']} head {hd['head']}: {hd['type']:15s} {sc}")
-print(f'held-out {bpc:.3f} bits/char, {args.steps} steps in {seconds:.0f} s')
+best = {k: max(hd['scores'].get(k, 0) for hd in heads) for k in ('induction', 'inductionProse')}
+print(f'held-out {bpc:.3f} bits/char, {args.steps} steps in {seconds:.0f} s; best induction {best}')
 
 training = {
     'corpus': 'Debian package fortunes (fortune-mod data files: ' + ', '.join(files) + ')',
     'license': 'BSD (fortune-mod); see /usr/share/doc/fortunes/copyright',
     'split': 'fortunes shuffled with seed 1234; last 5 % held out',
     'seed': args.seed, 'steps': args.steps, 'batch': args.batch, 'lr': args.lr,
-    'curriculum': f'{round(args.repeat_fraction * 100)} % of training windows are one span of 8-32 characters '
+    'curriculum': (f'{round(args.copy_fraction * 100)} % of training windows are fortune text in which 1-{args.copies} '
+                   f'spans of {args.copy_span[0]}-{args.copy_span[1]} characters of the window are written again '
+                   f'after a gap of 0-{args.copy_gap} characters; of the others, ' if args.copy_fraction else '')
+                  + f'{round(args.repeat_fraction * 100)} % of training windows are one span of 8-32 characters '
                   'repeated (a random string or a span of the corpus); the rest is fortune text',
     'seconds': round(seconds, 1), 'threads': args.threads, 'torch': torch.__version__,
     'heldout_bpc': round(bpc, 4), 'heldout_chars': int(windows.numel()),
+    **({'heldout_window': W, 'parameters': sum(p.numel() for p in model.parameters())}
+       if charlm.uses_qkv(cfg) else {}),
     'weights': 'float16 (all figures measured with the rounded weights)',
 }
 tensors = {k: v.detach().half() for k, v in model.state_dict().items()}

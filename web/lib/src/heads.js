@@ -54,16 +54,25 @@ function positionScores(data, base, T, add) {
 
 /**
  * Scores every head.
- * @param {{text: string[], repeat: string[], repeat_span: number}} probes held-out texts, and
- *   strings made of a span of `repeat_span` characters written twice
+ * @param {{text: string[], repeat: string[], repeat_span: number, prose_repeat?: string[],
+ *   prose_repeat_span?: number}} probes held-out texts, strings made of a span of `repeat_span`
+ *   random characters written twice, and (in files that have them) held-out prose spans of
+ *   `prose_repeat_span` characters written twice
  * @param {(text: string) => Array<{data: Float32Array, shape: number[]}>} attend the per-layer
  *   attention weights [h, T, T] of a text
  * @param {{numLayers: number, numHeads: number}} config
- * @returns {Array<{layer: number, head: number, type: string, scores: object}>} in (layer, head) order
+ * @returns {Array<{layer: number, head: number, type: string, scores: object}>} in (layer, head)
+ *   order; `scores.inductionProse` (the induction score on the prose probes) only when the probes
+ *   have `prose_repeat`; it does not take part in the label
  */
 export function analyzeHeads(probes, attend, config) {
   const { numLayers: L, numHeads: h } = config;
   const keys = ['previous', 'twoBack', 'current', 'first', 'induction', 'entropy'];
+  const repeats = [['induction', probes.repeat, probes.repeat_span]];
+  if (probes.prose_repeat) {
+    keys.push('inductionProse');
+    repeats.push(['inductionProse', probes.prose_repeat, probes.prose_repeat_span]);
+  }
   const sum = Array.from({ length: L * h }, () => Object.fromEntries(keys.map((k) => [k, 0])));
   const cnt = Array.from({ length: L * h }, () => Object.fromEntries(keys.map((k) => [k, 0])));
   const add = (i, k, v) => { sum[i][k] += v; cnt[i][k] += 1; };
@@ -78,14 +87,15 @@ export function analyzeHeads(probes, attend, config) {
       }
     }
   }
-  const n = probes.repeat_span;
-  for (const text of probes.repeat) {
-    const att = attend(text);
-    for (let l = 0; l < L; l++) {
-      const { data, shape } = att[l];
-      const T = shape[2];
-      for (let j = 0; j < h; j++) {
-        for (let t = n; t <= 2 * n - 2 && t < T; t++) add(l * h + j, 'induction', data[j * T * T + t * T + t - n + 1]);
+  for (const [key, texts, n] of repeats) {
+    for (const text of texts) {
+      const att = attend(text);
+      for (let l = 0; l < L; l++) {
+        const { data, shape } = att[l];
+        const T = shape[2];
+        for (let j = 0; j < h; j++) {
+          for (let t = n; t <= 2 * n - 2 && t < T; t++) add(l * h + j, key, data[j * T * T + t * T + t - n + 1]);
+        }
       }
     }
   }

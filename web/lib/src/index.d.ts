@@ -767,8 +767,10 @@ export const MODEL_FORMAT: string;
 /** A head's type: its strongest pattern when ≥ TYPE_THRESHOLD, else broad or mixed. */
 export type HeadType = 'previous-token' | 'two-back' | 'current-token' | 'first-token' | 'induction' | 'broad' | 'mixed';
 
-/** Mean attention on the probes: A[t,t−1], A[t,t−2], A[t,t], A[t,0], the induction score, normalised entropy. */
-export interface HeadScores { previous: number; twoBack: number; current: number; first: number; induction: number; entropy: number }
+/** Mean attention on the probes: A[t,t−1], A[t,t−2], A[t,t], A[t,0], the induction score, normalised entropy;
+ * inductionProse (the induction score on held-out prose spans written twice) when the file has prose probes. */
+export interface HeadScores { previous: number; twoBack: number; current: number; first: number; induction: number; entropy: number;
+  inductionProse?: number }
 
 export interface HeadInfo { layer: number; head: number; type: HeadType; scores: HeadScores }
 
@@ -779,7 +781,8 @@ export const BROAD_THRESHOLD: number;
 /** The type of a head from its scores. */
 export function headType(scores: HeadScores): HeadType;
 /** Scores every head on probe texts, given a function returning per-layer attention [h, T, T]. */
-export function analyzeHeads(probes: { text: string[]; repeat: string[]; repeat_span: number },
+export function analyzeHeads(probes: { text: string[]; repeat: string[]; repeat_span: number;
+    prose_repeat?: string[]; prose_repeat_span?: number },
   attend: (text: string) => Array<{ data: Float32Array; shape: number[] }>,
   config: { numLayers: number; numHeads: number }): HeadInfo[];
 
