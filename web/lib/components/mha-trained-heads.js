@@ -216,8 +216,11 @@ export class MhaTrainedHeads extends TrainedModelElement {
     const lm = this.lm;
     const c = lm.config;
     const tr = lm.training ?? {};
-    const parts = [`This model: ${c.numLayers} layers, h = ${c.numHeads} heads of d_k = ${c.dK}, d_model = ${c.dModel}, ` +
-      `a context of ${c.context} characters.`];
+    // grouped-query K/V heads and rotary positions, where a file has them (the twins, stories260K)
+    const kv = c.kvHeads && c.kvHeads < c.numHeads ? ` sharing ${c.kvHeads} K/V head${c.kvHeads > 1 ? 's' : ''} (grouped-query attention)` : '';
+    const rope = c.positions === 'rope' ? ', rotary positions (RoPE)' : '';
+    const parts = [`This model: ${c.numLayers} layers, h = ${c.numHeads} heads of d_k = ${c.dK}${kv}, d_model = ${c.dModel}${rope}, ` +
+      `a context of ${c.context} ${c.tokenizer === 'llama2c' ? 'tokens' : 'characters'}.`];
     if (tr.steps) {
       parts.push(`Trained for ${tr.steps} steps${tr.seconds ? ` (${Math.round(tr.seconds / 60)} minutes on 2 CPU cores)` : ''}` +
         `${tr.corpus ? ` on ${String(tr.corpus).split(' (')[0]} text` : ''}${tr.curriculum ? `; ${tr.curriculum}` : ''}.`);
