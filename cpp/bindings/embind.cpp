@@ -44,17 +44,8 @@ int mha_boundary::fail(const mha::Status& s) {
 
 namespace {
 
-// Argument blocks: the arguments of init, passport and forward as the JS API writes them into wasm
-// memory, one struct each. Each field list is written once (an X-macro of (name, kind)); JS learns
-// every field's byte offset and kind from the block's layout ({bytes, fields: {name: byte offset},
-// kinds: {name: 'i32' | 'f32' | 'ptr'}}), so the layout exists only here. Kinds: i32 an int32 (a
-// flag is 0/1), f32 a float32, ptr a byte offset into wasm memory (0 = absent). (ForwardBlock,
-// below, holds only uint32 fields and its layout has no kinds.)
-namespace kind {
-using i32 = int32_t;
-using f32 = float;
-using ptr = uint32_t;
-}  // namespace kind
+// Argument blocks (boundary.hpp): LayerBlock (init) and PassportBlock (passport) with kinds;
+// ForwardBlock, below, holds only uint32 fields and its layout has no kinds.
 
 /// The configuration of a layer (mha::Config), shared by LayerBlock and PassportBlock. Widths 0 take
 /// the core's defaults; scale 0 = 1/√d_k per head; head_dims: int32 [2·h] (d_k of every head, then
@@ -75,7 +66,7 @@ using ptr = uint32_t;
 /// unbatched).
 #define MHA_PASSPORT_FIELDS(X) X(seq_len, i32) X(key_len, i32) X(batch, i32)
 
-#define MHA_FIELD(name, k) kind::k name;
+#define MHA_FIELD(name, k) MHA_BLOCK_MEMBER(name, k)
 /// The arguments of LayerHandle::init.
 struct LayerBlock {
   MHA_CONFIG_FIELDS(MHA_FIELD)
@@ -88,17 +79,7 @@ struct PassportBlock {
 };
 #undef MHA_FIELD
 
-/// {bytes, fields, kinds} of a block (see above), from the X-macro lists of its fields.
-#define MHA_LAYOUT_FIELD(Block, name, k)                                 \
-  fields.set(#name, static_cast<int>(offsetof(Block, name)));            \
-  kinds.set(#name, std::string(#k));
-val layout_object(size_t bytes, val fields, val kinds) {
-  val o = val::object();
-  o.set("bytes", static_cast<int>(bytes));
-  o.set("fields", fields);
-  o.set("kinds", kinds);
-  return o;
-}
+using mha_boundary::layout_object;
 val layer_layout() {
   val fields = val::object(), kinds = val::object();
 #define MHA_LAYOUT(name, k) MHA_LAYOUT_FIELD(LayerBlock, name, k)

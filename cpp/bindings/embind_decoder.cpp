@@ -19,13 +19,7 @@ using mha_boundary::ptr;
 
 namespace {
 
-// Field lists (name, kind) as in embind.cpp: i32 an int32 (a flag 0/1, an enum value), f32 a
-// float32, ptr a byte offset into wasm memory (0 = absent).
-namespace kind {
-using i32 = int32_t;
-using f32 = float;
-using ptr = uint32_t;
-}  // namespace kind
+// Field lists (name, kind) as in boundary.hpp.
 
 /// A decoder's configuration (mha::DecoderConfig; norm and mlp as their enum values), `attention`:
 /// a LayerBlock (embind.cpp, layerLayout()) holding the attention's configuration (heads, bias,
@@ -43,7 +37,7 @@ using ptr = uint32_t;
 #define MHA_DECODER_CALL_FIELDS(X) \
   X(batch, i32) X(seq_len, i32) X(ids, ptr) X(head_mask, ptr) X(log_probs, ptr) X(last_only, i32) X(weights, ptr)
 
-#define MHA_FIELD(name, k) kind::k name;
+#define MHA_FIELD(name, k) MHA_BLOCK_MEMBER(name, k)
 struct DecoderInitBlock { MHA_DECODER_FIELDS(MHA_FIELD) };
 struct DecoderLayerBlock { MHA_DECODER_LAYER_FIELDS(MHA_FIELD) };
 struct DecoderCallBlock { MHA_DECODER_CALL_FIELDS(MHA_FIELD) };
@@ -51,39 +45,29 @@ struct DecoderCallBlock { MHA_DECODER_CALL_FIELDS(MHA_FIELD) };
 
 /// {init, layer, call}: each {bytes, fields: {name: byte offset}, kinds: {name: kind}}.
 val decoder_layout() {
-  auto layout = [](int bytes, val fields, val kinds) {
-    val o = val::object();
-    o.set("bytes", bytes);
-    o.set("fields", fields);
-    o.set("kinds", kinds);
-    return o;
-  };
+  using mha_boundary::layout_object;
   val o = val::object();
-#define MHA_ENTRY(Block, name, k)                                  \
-  fields.set(#name, static_cast<int>(offsetof(Block, name)));     \
-  kinds.set(#name, std::string(#k));
   {
     val fields = val::object(), kinds = val::object();
-#define MHA_X(name, k) MHA_ENTRY(DecoderInitBlock, name, k)
+#define MHA_X(name, k) MHA_LAYOUT_FIELD(DecoderInitBlock, name, k)
     MHA_DECODER_FIELDS(MHA_X)
 #undef MHA_X
-    o.set("init", layout(sizeof(DecoderInitBlock), fields, kinds));
+    o.set("init", layout_object(sizeof(DecoderInitBlock), fields, kinds));
   }
   {
     val fields = val::object(), kinds = val::object();
-#define MHA_X(name, k) MHA_ENTRY(DecoderLayerBlock, name, k)
+#define MHA_X(name, k) MHA_LAYOUT_FIELD(DecoderLayerBlock, name, k)
     MHA_DECODER_LAYER_FIELDS(MHA_X)
 #undef MHA_X
-    o.set("layer", layout(sizeof(DecoderLayerBlock), fields, kinds));
+    o.set("layer", layout_object(sizeof(DecoderLayerBlock), fields, kinds));
   }
   {
     val fields = val::object(), kinds = val::object();
-#define MHA_X(name, k) MHA_ENTRY(DecoderCallBlock, name, k)
+#define MHA_X(name, k) MHA_LAYOUT_FIELD(DecoderCallBlock, name, k)
     MHA_DECODER_CALL_FIELDS(MHA_X)
 #undef MHA_X
-    o.set("call", layout(sizeof(DecoderCallBlock), fields, kinds));
+    o.set("call", layout_object(sizeof(DecoderCallBlock), fields, kinds));
   }
-#undef MHA_ENTRY
   return o;
 }
 
