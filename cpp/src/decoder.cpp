@@ -26,33 +26,30 @@ Status config_error(const std::string& msg, const std::string& field) {
   return Status::Error(Code::kInvalidConfig, msg, field);
 }
 
-/// Copies a parameter after checking it: present and finite. Block parameters are named
-/// "layers.<name>" with the block index as the first index of a bad element.
-Status take(const char* name, int layer, const float* p, Shape shape, std::vector<float>& out) {
+/// Checks a parameter: present and finite. Block parameters are named "layers.<name>" with the block
+/// index as the first index of a bad element.
+Status check_param(const char* name, int layer, const float* p, Shape shape) {
   if (!p) {
     std::string where = layer >= 0 ? " of block " + std::to_string(layer) : "";
     return Status::Error(Code::kInvalidArgument, "{weights}: {" + std::string(name) + "}" + where + " is required", "weights");
   }
   Status s = check_finite(name, p, shape);
-  if (!s.ok()) {
-    if (layer >= 0) s.index.insert(s.index.begin(), layer);
-    return s;
-  }
-  out.assign(p, p + shape_size(shape));
-  return Status::Ok();
+  if (!s.ok() && layer >= 0) s.index.insert(s.index.begin(), layer);
+  return s;
 }
 
-/// Packs a matrix [rows, cols] for gemm_packed after the same checks as take().
+/// Copies a checked parameter.
+Status take(const char* name, int layer, const float* p, Shape shape, std::vector<float>& out) {
+  Status s = check_param(name, layer, p, shape);
+  if (s.ok()) out.assign(p, p + shape_size(shape));
+  return s;
+}
+
+/// Packs a checked matrix [rows, cols] for gemm_packed.
 Status take_packed(const char* name, int layer, const float* p, int rows, int cols, kernels::PackedB& out) {
-  std::vector<float> none;
-  if (!p) return take(name, layer, p, {rows, cols}, none);
-  Status s = check_finite(name, p, {rows, cols});
-  if (!s.ok()) {
-    if (layer >= 0) s.index.insert(s.index.begin(), layer);
-    return s;
-  }
-  kernels::pack_b(rows, cols, p, cols, out);
-  return Status::Ok();
+  Status s = check_param(name, layer, p, {rows, cols});
+  if (s.ok()) kernels::pack_b(rows, cols, p, cols, out);
+  return s;
 }
 
 }  // namespace
@@ -200,10 +197,11 @@ void Decoder::head(int rows, const float* x, size_t stride, float* h, float* out
 
 namespace {
 
-/// A block's attention refused its input: finite ids and weights gave NaN/Inf in the residual
-/// stream, i.e. float32 overflow inside the model.
+/// A block's attention (its forward: argument "query"; its KV-cache step: "x") refused its input:
+/// finite ids and weights gave NaN/Inf in the residual stream, i.e. float32 overflow inside the
+/// model. Any other error is returned naming the block.
 Status block_overflow(int l, const Status& s) {
-  if (s.code != Code::kNonFinite || s.argument != "query") {
+  if (s.code != Code::kNonFinite || (s.argument != "query" && s.argument != "x")) {
     Status t = s;
     t.message = "block " + std::to_string(l) + ": " + s.message;
     return t;
@@ -312,8 +310,7 @@ Status DecoderCache::step(const int32_t* ids, int n, const float* head_mask, flo
                          head_mask ? head_mask + size_t(l) * h : nullptr);
     if (!s.ok()) {
       for (int k = 0; k < l; ++k) caches_[k]->truncate(len);  // all blocks keep the same length
-      return s.code == Code::kNonFinite && s.argument == "x" ? block_overflow(l, Status::Error(Code::kNonFinite, "", "query"))
-                                                            : block_overflow(l, s);
+      return block_overflow(l, s);
     }
     ops::add(rows * d, x, att);
     D.mlp(l, int(rows), x, hb, f);
