@@ -465,7 +465,6 @@ class Generator {
     this.text = prompt;
     this._pending = model.encode(prompt);   // ids not yet in the caches
     this._ids = Array.from(this._pending);   // every id of the text (byte-pair models decode them together)
-    if (this._pending.length > C) this._pending = this._pending.slice(this._pending.length - Math.floor(C / 2));
   }
 
   /** Tokens in each layer's KV cache. */
@@ -529,7 +528,6 @@ class Generator {
     this.text = this._prompt;
     this._pending = this._m.encode(this._prompt);
     this._ids = Array.from(this._pending);
-    if (this._pending.length > this._m.config.context) this._pending = this._pending.slice(-Math.floor(this._m.config.context / 2));
     this._rand = mulberry32(this._seed);
   }
 
