@@ -1,6 +1,6 @@
 import { html, mathml, css, nothing } from 'lit';
 import { TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN, headType, scoreText } from '../src/index.js';
-import { TrainedModelElement, trainedStyles, parseAblate, formatAblate, SCORE_OF, f2 } from './trained-shared.js';
+import { AblatableModelElement, trainedStyles, formatAblate, SCORE_OF, f2 } from './trained-shared.js';
 import { DEFAULT_STORIES_URL } from './models.js';
 import { int, num } from './shared.js';
 import './mha-heatmap.js';
@@ -208,11 +208,11 @@ function bytesFormula(factors, result) {
  *
  * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-muted, --mha-mono - Theme.
  */
-export class MhaGqaStory extends TrainedModelElement {
+export class MhaGqaStory extends AblatableModelElement {
   static _defaultModel = DEFAULT_STORIES_URL;
 
   static properties = {
-    ...TrainedModelElement.properties,
+    ...AblatableModelElement.properties,
     prompt: { type: String, reflect: true },
     temperature: { type: Number, reflect: true },
     seed: { type: Number },
@@ -313,11 +313,6 @@ export class MhaGqaStory extends TrainedModelElement {
   }
 
   /** The switched-off heads as 0-based [layer, head] pairs. */
-  get ablation() {
-    const { numLayers = 0, numHeads = 0 } = this.lm?.config ?? {};
-    return parseAblate(this.ablate).filter(([l, j]) => l < numLayers && j < numHeads);
-  }
-
   /** The KV cache's bytes for this model (float32 keys and values of every layer's K/V heads). */
   get kvBytes() {
     const c = this.lm?.config;
@@ -498,15 +493,6 @@ export class MhaGqaStory extends TrainedModelElement {
 
   _onTemperature(e) {
     this.temperature = Number(e.target.value);
-    this._changed();
-  }
-
-  _toggle(l, j) {
-    const off = this.ablation;
-    const i = off.findIndex(([a, b]) => a === l && b === j);
-    if (i >= 0) off.splice(i, 1); else off.push([l, j]);
-    off.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    this.ablate = formatAblate(off);
     this._changed();
   }
 

@@ -1,7 +1,7 @@
 import { html, css, nothing } from 'lit';
 import { TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN, headType, scoreText } from '../src/index.js';
 import {
-  TrainedModelElement, trainedStyles, showChar, headView, parseAblate, formatAblate, SCORE_OF, SCORE_MEANS, f2, f3,
+  AblatableModelElement, trainedStyles, showChar, headView, SCORE_OF, SCORE_MEANS, f2, f3,
 } from './trained-shared.js';
 import './mha-heatmap.js';
 
@@ -111,9 +111,9 @@ export function explainHeads(reference, onText) {
  * @cssprop --mha-cell-size - Side of a heatmap cell (default 8px here).
  * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-muted, --mha-mono - Theme.
  */
-export class MhaTrainedHeads extends TrainedModelElement {
+export class MhaTrainedHeads extends AblatableModelElement {
   static properties = {
-    ...TrainedModelElement.properties,
+    ...AblatableModelElement.properties,
     text: { type: String },
     ablate: { type: String, reflect: true },
     scheme: { type: String },
@@ -157,11 +157,6 @@ export class MhaTrainedHeads extends TrainedModelElement {
   }
 
   /** The switched-off heads as 0-based [layer, head] pairs. */
-  get ablation() {
-    const { numLayers = 0, numHeads = 0 } = this.lm?.config ?? {};
-    return parseAblate(this.ablate).filter(([l, j]) => l < numLayers && j < numHeads);
-  }
-
   willUpdate(changed) {
     super.willUpdate(changed);
     if (this.lm && (changed.has('lm') || changed.has('text') || changed.has('ablate'))) this._compute();
@@ -195,15 +190,6 @@ export class MhaTrainedHeads extends TrainedModelElement {
 
   _onInput(e) {
     this.text = e.target.value;
-    this._changed();
-  }
-
-  _toggle(l, j) {
-    const off = this.ablation;
-    const i = off.findIndex(([a, b]) => a === l && b === j);
-    if (i >= 0) off.splice(i, 1); else off.push([l, j]);
-    off.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    this.ablate = formatAblate(off);
     this._changed();
   }
 

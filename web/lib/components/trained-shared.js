@@ -171,3 +171,26 @@ export class TrainedModelElement extends LitElement {
       '(A model is a .safetensors file in the mha-wasm.charlm/1 format of docs/trained-models.md.)';
   }
 }
+
+/**
+ * A trained-model element whose heads can be switched off: its `ablate` attribute ("layer:head"
+ * pairs, 1-based) read as checked [layer, head] pairs, and a head's switch toggling it. The subclass
+ * declares `ablate` and defines `_changed()` (what a user edit does: recompute, dispatch `change`).
+ */
+export class AblatableModelElement extends TrainedModelElement {
+  /** The switched-off heads as 0-based [layer, head] pairs, those outside the model dropped. */
+  get ablation() {
+    const { numLayers = 0, numHeads = 0 } = this.lm?.config ?? {};
+    return parseAblate(this.ablate).filter(([l, j]) => l < numLayers && j < numHeads);
+  }
+
+  /** Switches head j of layer l off, or back on. */
+  _toggle(l, j) {
+    const off = this.ablation;
+    const i = off.findIndex(([a, b]) => a === l && b === j);
+    if (i >= 0) off.splice(i, 1); else off.push([l, j]);
+    off.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    this.ablate = formatAblate(off);
+    this._changed();
+  }
+}
