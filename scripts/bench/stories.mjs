@@ -93,7 +93,7 @@ for (const [k, t] of Object.entries(tensors)) {
   for (let i = 0; i < d.length; i++) if (t.data[i] !== 0) maxRel = Math.max(maxRel, Math.abs(d[i] - t.data[i]) / Math.abs(t.data[i]));
   half[k] = { data: d, shape: t.shape };
 }
-const { encodeSafetensors } = await import('../../tests/helpers/safetensors.mjs');
+const { encodeSafetensors } = await import('../safetensors-write.mjs');
 const a = await mha.loadModel(bytes);
 const b = await mha.loadModel(encodeSafetensors(metadata, half));
 let maxLp = 0;

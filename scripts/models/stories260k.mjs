@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readLlama2cCheckpoint, readLlama2cTokenizer } from '../../web/lib/src/llama2c.js';
 import { MODEL_FORMAT } from '../../web/lib/src/model.js';
+import { encodeSafetensors } from '../safetensors-write.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const arg = (name, dflt) => {
@@ -39,26 +40,7 @@ const metadata = {
   }),
 };
 
-// safetensors (F32, little-endian, row-major): 8-byte header length, JSON header, tensor bytes.
-const header = { __metadata__: metadata };
-let off = 0;
-const names = Object.keys(tensors);
-for (const n of names) {
-  const len = tensors[n].data.length * 4;
-  header[n] = { dtype: 'F32', shape: tensors[n].shape, data_offsets: [off, off + len] };
-  off += len;
-}
-let h = new TextEncoder().encode(JSON.stringify(header));
-const pad = (8 - (h.length % 8)) % 8;  // tensor data 8-byte aligned
-h = new TextEncoder().encode(JSON.stringify(header) + ' '.repeat(pad));
-const bytes = new Uint8Array(8 + h.length + off);
-new DataView(bytes.buffer).setBigUint64(0, BigInt(h.length), true);
-bytes.set(h, 8);
-let at = 8 + h.length;
-for (const n of names) {
-  bytes.set(new Uint8Array(tensors[n].data.buffer, tensors[n].data.byteOffset, tensors[n].data.byteLength), at);
-  at += tensors[n].data.byteLength;
-}
+const bytes = encodeSafetensors(metadata, tensors);
 fs.writeFileSync(out, bytes);
 fs.copyFileSync(path.join(dir, 'LICENSE'), path.join(path.dirname(out), 'stories260K.LICENSE'));
-console.log(`${path.relative(root, out)}: ${bytes.length} bytes, ${names.length} tensors`);
+console.log(`${path.relative(root, out)}: ${bytes.length} bytes, ${Object.keys(tensors).length} tensors`);
