@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import { createMHA, MHAError } from '../web/lib/src/index.js';
 import { Decoder } from '../web/lib/src/decoder.js';
 import { throwsExactly } from './helpers/exact-error.mjs';
+import { maxDiff } from './helpers/model-golden.mjs';
 
 const mha = await createMHA();
 const core = mha._core;
@@ -18,12 +19,6 @@ const lm = await mha.loadModel(fs.readFileSync(new URL('./golden-decoder/default
 const spec = lm._decoder.spec;
 const V = 12, L = 2, h = 4;
 
-function maxDiff(a, b) {
-  assert.equal(a.length, b.length);
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
-  return Number.isNaN(m) ? Infinity : m;
-}
 const inUse = () => mha.memory().inUseBytes;
 
 test('forward: one sequence equals the golden log-probabilities and attention; two sequences in a batch equal each alone', () => {

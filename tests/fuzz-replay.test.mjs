@@ -1,5 +1,5 @@
 // Replays the checked-in fuzz corpus (cpp/fuzz/corpus/) through the C++ core under AddressSanitizer
-// and UBSan (issue 6): `scripts/fuzz.sh --replay` builds build-fuzz/replay_mha with clang and runs
+// and UBSan: `scripts/fuzz.sh --replay` builds build-fuzz/replay_mha with clang and runs
 // every corpus file once — deterministic, no mutation. Needs clang++ and the sanitizer runtimes
 // (Debian: clang-14, libclang-rt-14-dev) and Eigen (libeigen3-dev).
 import { test } from 'node:test';

@@ -17,8 +17,9 @@ import fs from 'node:fs';
 import { createMHA, MHAError, parseSafetensors } from '../web/lib/src/index.js';
 import { tierOptions } from './helpers/tier.mjs';
 import { encodeSafetensors } from './helpers/safetensors.mjs';
+import { maxDiff, MODEL_TOL } from './helpers/model-golden.mjs';
 
-const TOL = { logProbs: 2e-4, attention: 2e-5, loss: 1e-4 };
+const TOL = MODEL_TOL;
 const dir = new URL('./golden-decoder/', import.meta.url);
 const goldens = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
 assert.ok(goldens.length >= 10, `golden-decoder cases missing in ${dir.pathname}`);
@@ -27,12 +28,6 @@ const mha = await createMHA(tierOptions());
 const read = (f) => JSON.parse(fs.readFileSync(new URL(f, dir)));
 const bytesOf = (g) => fs.readFileSync(new URL(g.model.split('/').pop(), dir));
 
-function maxDiff(got, want) {
-  assert.equal(got.length, want.length, `length ${got.length} vs ${want.length}`);
-  let m = 0;
-  for (let i = 0; i < want.length; i++) m = Math.max(m, Math.abs(got[i] - want[i]));
-  return Number.isNaN(m) ? Infinity : m;
-}
 
 test('the golden models cover every value of every architecture option', () => {
   const seen = {};

@@ -19,6 +19,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createMHA } from '../web/lib/src/index.js';
 import { tierOptions } from './helpers/tier.mjs';
+import { maxDiff } from './helpers/model-golden.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TOL = { logProbs: 1e-4, attention: 2e-5 };
@@ -31,11 +32,6 @@ const { cases } = JSON.parse(fs.readFileSync(path.join(root, 'tests/golden-stori
 const mha = await createMHA(tierOptions());
 const lm = await mha.loadModel(fs.readFileSync(shipped));
 
-function maxDiff(got, want) {
-  let m = 0;
-  for (let i = 0; i < want.length; i++) m = Math.max(m, Math.abs(got[i] - want[i]));
-  return Number.isNaN(m) ? Infinity : m;
-}
 
 test('the shipped stories260K.safetensors is the conversion of the original files (digests of their README)', () => {
   const sha = (f) => crypto.createHash('sha256').update(fs.readFileSync(path.join(original, f))).digest('hex');

@@ -1,4 +1,4 @@
-// head_mask (issue 23 item 7): a multiplier of each head's output before W_O, on Layer.forward,
+// head_mask: a multiplier of each head's output before W_O, on Layer.forward,
 // Layer.trace and KVCache.step. Reference: its definition — switching head j off equals zeroing
 // rows j·d_v … (j+1)·d_v of W_O (the ablation the runner used to build as a separate layer) —
 // and a factor of 0.5 halves the head's contribution (output − b_O is linear in each head's output).
@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createMHA, mulberry32 } from '../web/lib/src/index.js';
 import { throwsMHA } from './helpers/errors.mjs';
 import { tierOptions } from './helpers/tier.mjs';
+import { maxDiff } from './helpers/model-golden.mjs';
 
 const mha = await createMHA(tierOptions());
 const d = 16, h = 4, dk = 4, T = 6;
@@ -17,11 +18,6 @@ const pack = (w) => Object.fromEntries(Object.entries(w).map(([k, v]) => [k, { d
 const layerWith = (w) => mha.createLayer({ dModel: d, numHeads: h, kvHeads: 2, weights: pack(w) });
 const x = { data: r(T * d), shape: [T, d] };
 
-function maxDiff(a, b) {
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
-  return m;
-}
 
 test('headMask 0 equals the head\'s W_O rows zeroed; its attention weights are still returned', () => {
   const full = layerWith(W);

@@ -8,22 +8,11 @@ import assert from 'node:assert/strict';
 import {
   headType, analyzeHeads, scoreText, inductionTargets, HEAD_TYPES, TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN,
 } from '../web/lib/src/heads.js';
+import { mulberry32 as rng } from '../web/lib/src/weights.js';
 
 const KEYS = ['previous', 'twoBack', 'current', 'first', 'induction', 'entropy'];
 const scores = (o) => ({ previous: 0, twoBack: 0, current: 0, first: 0, induction: 0, entropy: 0, ...o });
 const ids = (s) => Int32Array.from(Array.from(s), (c) => c.codePointAt(0));
-
-/** Deterministic PRNG (mulberry32). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Random attention [h, T, T]: row t holds positive weights on keys 0..t summing to 1, some of them

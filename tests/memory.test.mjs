@@ -1,4 +1,4 @@
-// Memory over long use (issue 6): 10,000 create/forward/trace/dispose cycles and 10,000 KV-cache
+// Memory over long use: 10,000 create/forward/trace/dispose cycles and 10,000 KV-cache
 // steps with resets return the wasm heap size, the bytes malloc'd and the count of live embind
 // handles (LayerHandle, KVCacheHandle; and emval handles) to their starting values; a layer
 // dropped without dispose() is reclaimed by the FinalizationRegistry after a GC.

@@ -16,6 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { createMHA, MHAError, parseSafetensors, mulberry32, MODEL_FORMAT, analyzeHeads } from '../web/lib/src/index.js';
 import { encodeSafetensors } from './helpers/safetensors.mjs';
 import { throwsExactly } from './helpers/exact-error.mjs';
+import { maxDiff } from './helpers/model-golden.mjs';
 
 const mha = await createMHA();
 const dir = new URL('./golden-decoder/', import.meta.url);
@@ -53,12 +54,6 @@ async function withModel(source, fn) {
   }
 }
 
-function maxDiff(a, b) {
-  assert.equal(a.length, b.length);
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
-  return Number.isNaN(m) ? Infinity : m;
-}
 
 test('config: each architecture option read from the file, or its default when absent', async () => {
   const want = {

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import { createMHA } from '../web/lib/src/index.js';
 import { throwsMHA } from './helpers/errors.mjs';
 import { encodeSafetensors } from './helpers/safetensors.mjs';
+import { assertMatchesGolden } from './helpers/model-golden.mjs';
 
 const mha = await createMHA();
 const modelsDir = new URL('../web/lib/models/', import.meta.url);
@@ -16,13 +17,6 @@ const goldens = fs.readdirSync(goldenDir).filter((f) => f.endsWith('.json')).sor
 const manifest = JSON.parse(fs.readFileSync(new URL('index.json', modelsDir)));
 
 // float32 engine and JS loops vs float64 PyTorch on the same float16 weights.
-const TOL = { logProbs: 2e-4, attention: 2e-5, loss: 1e-4, scores: 1e-5 };
-
-function maxDiff(got, want) {
-  let m = 0;
-  for (let i = 0; i < want.length; i++) m = Math.max(m, Math.abs(got[i] - want[i]));
-  return m;
-}
 
 test('the golden cases exist for the shipped models and the manifest lists every file', () => {
   assert.ok(goldens.length >= 2, `golden files: ${goldens}`);
@@ -38,27 +32,7 @@ for (const file of goldens) {
     const name = g.model.split('/').pop();
     const lm = await mha.loadModel(new URL(name, modelsDir));
     try {
-      for (const c of g.cases) {
-        const r = lm.run(c.text, { ablate: c.ablate });
-        assert.deepEqual(Array.from(r.ids), c.ids, `ids of ${JSON.stringify(c.text)}`);
-        const dl = maxDiff(r.logProbs.data, c.logProbs.flat());
-        assert.ok(dl <= TOL.logProbs, `logProbs of ${JSON.stringify(c.text)} (ablate ${JSON.stringify(c.ablate)}): max |Δ| ${dl}`);
-        assert.equal(r.attention.length, c.attention.length);
-        for (let l = 0; l < c.attention.length; l++) {
-          const da = maxDiff(r.attention[l].data, c.attention[l].flat(2));
-          assert.ok(da <= TOL.attention, `attention of layer ${l}: max |Δ| ${da}`);
-        }
-        if (c.loss === null) assert.equal(r.loss, null);
-        else assert.ok(Math.abs(r.loss - c.loss) <= TOL.loss, `loss ${r.loss} vs ${c.loss}`);
-      }
-      const heads = lm.heads;
-      assert.equal(heads.length, g.heads.length);
-      for (let i = 0; i < heads.length; i++) {
-        for (const [k, v] of Object.entries(g.heads[i].scores)) {
-          assert.ok(Math.abs(heads[i].scores[k] - v) <= TOL.scores, `layer ${heads[i].layer} head ${heads[i].head} ${k}: ${heads[i].scores[k]} vs ${v}`);
-        }
-        assert.equal(heads[i].type, g.heads[i].type, `type of layer ${heads[i].layer} head ${heads[i].head}`);
-      }
+      assertMatchesGolden(lm, g);
       // The ablation case differs from the plain run of the same text: switching heads off matters.
       const abl = g.cases.find((c) => c.ablate.length);
       const plain = g.cases.find((c) => c.text === abl.text && !c.ablate.length);

@@ -1,4 +1,4 @@
-// Out of memory at layer creation (issue 6), beyond tests/errors.test.mjs (which covers forward
+// Out of memory at layer creation, beyond tests/errors.test.mjs (which covers forward
 // and KV cache): weights the heap cannot hold are refused with OUT_OF_MEMORY and the bytes before
 // anything is allocated, and a layer that does fit is created without aborting the instance.
 import { test } from 'node:test';

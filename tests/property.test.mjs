@@ -1,4 +1,4 @@
-// Property-based tests of the JS API (issue 6) with fast-check.
+// Property-based tests of the JS API with fast-check.
 //
 //  1. Random valid layers and calls (dModel 1–64, heads dividing it, kvHeads dividing heads,
 //     per-head uneven widths, self- and cross-attention with Tq ≠ Tk, batch 1–3 or unbatched,
