@@ -133,7 +133,7 @@ function checkSetup() {
   }
 }
 
-/** The targets (issue 14: the FMA tier), checked against this run. */
+/** The targets (the FMA tier's), checked against this run. */
 function targets(results, { peak, useFMA, browser }) {
   const get = (id, nw) => results.find((r) => r.workload.id === id && !r.fatal)?.variants.find((v) => v.nw === nw);
   const med = (v, key) => v?.rows.find((x) => x.key === key)?.median;

@@ -2,7 +2,7 @@
 // masks drive mha::resolve / mha::passport / mha::Layer::create / Layer::forward (with and
 // without weights, averaged, traced) and mha::KVCache (steps, overflow of max_len, reset).
 //
-// The layer options of mha::Config (issue 23) are decoded from one byte after the configuration
+// The layer options of mha::Config (score modifiers, RoPE) are decoded from one byte after the configuration
 // (0 = none, so the inputs from before them keep their meaning): soft-capping, ALiBi (the paper's
 // slopes or given ones), a sliding window, RoPE (both layouts, rotary_dim, θ), with valid and invalid
 // values (caps ≤ 0 / NaN / ∞, slopes of the wrong count or not finite, windows < −1 or huge, odd or
