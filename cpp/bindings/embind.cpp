@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "mha/attention.hpp"
+#include "mha/threads.hpp"
 #include "mha/config.hpp"
 #include "mha/kv_cache.hpp"
 #include "boundary.hpp"
@@ -370,6 +371,9 @@ bool built_with_simd() {
 #endif
 }
 
+/// mha::set_num_threads: the threads the core uses from now on (1 in a build without threads).
+int set_threads(int n) { return mha::set_num_threads(n); }
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(mha_core) {
@@ -380,6 +384,8 @@ EMSCRIPTEN_BINDINGS(mha_core) {
   function("lastError", &last_error);
   function("heapInUse", &heap_in_use);
   function("simd", &built_with_simd);
+  function("setThreads", &set_threads);
+  function("numThreads", &mha::num_threads);
   class_<LayerHandle>("LayerHandle")
       .constructor<>()
       .function("init", &LayerHandle::init)

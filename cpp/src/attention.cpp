@@ -9,6 +9,8 @@
 #include <string>
 
 #include "kernels.hpp"
+#include "mha/threads.hpp"
+#include "parallel.hpp"
 
 namespace mha {
 namespace {
@@ -368,7 +370,9 @@ size_t Layer::workspace_bytes(int batch, int tq, int tk, bool self_attention) co
   if (self_attention) tk = tq;
   // Upper bound over needWeights / averageWeights / trace: the larger of the non-streaming scores
   // block and the streaming one (when that path can be taken).
-  const size_t scores = std::max(scores_floats(tq, tk, false, false), tk > kKeyBlock ? scores_floats(tq, tk, true, false) : 0);
+  // One block per thread of the pool.
+  const size_t scores = size_t(num_threads()) *
+                        std::max(scores_floats(tq, tk, false, false), tk > kKeyBlock ? scores_floats(tq, tk, true, false) : 0);
   // A trace never fuses; counting the fused layout for it only over-estimates.
   const bool fused = fuses(batch, tq, self_attention);
   return sizeof(float) * (ws_floats(r, fused, qkv_n_, batch, tq, tk) +
@@ -378,15 +382,15 @@ size_t Layer::workspace_bytes(int batch, int tq, int tk, bool self_attention) co
 void Layer::project_rows(Projection which, int M, const float* x, float* y, int ldy) const {
   const Resolved& r = cfg_;
   if (which == Projection::kOutput)
-    return kernels::gemm_packed(M, x, r.o_width, *wo_, bo_.empty() ? nullptr : bo_.data(), y, ldy);
+    return kernels::gemm_packed_mt(M, x, r.o_width, *wo_, bo_.empty() ? nullptr : bo_.data(), y, ldy);
   const int w = static_cast<int>(which);
   if (wqkv_) {
     const int n0[] = {0, qkv_k0_, qkv_v0_}, n[] = {r.q_width, r.k_width, r.v_width};
-    return kernels::gemm_packed_cols(M, x, r.d_model, *wqkv_, n0[w], n[w], bqkv_.empty() ? nullptr : bqkv_.data(), y, ldy);
+    return kernels::gemm_packed_cols_mt(M, x, r.d_model, *wqkv_, n0[w], n[w], bqkv_.empty() ? nullptr : bqkv_.data(), y, ldy);
   }
   const kernels::PackedB* W[] = {wq_.get(), wk_.get(), wv_.get()};
   const std::vector<float>* b[] = {&bq_, &bk_, &bv_};
-  kernels::gemm_packed(M, x, W[w]->k, *W[w], b[w]->empty() ? nullptr : b[w]->data(), y, ldy);
+  kernels::gemm_packed_mt(M, x, W[w]->k, *W[w], b[w]->empty() ? nullptr : b[w]->data(), y, ldy);
 }
 
 void Layer::project(Projection which, int M, const float* x, float* y) const {
@@ -416,6 +420,8 @@ struct Layer::AttentionPlan : AttendArgs {
   // attend_rows) instead of from the packs: few keys or few queries, where packing costs as much as
   // the products.
   bool direct = false;
+  // Floats of one thread's scores scratch (scores_ holds one per thread of the pool).
+  size_t scratch_floats = 0;
 };
 
 namespace {
@@ -508,7 +514,9 @@ void Layer::attend_rows(const AttentionPlan& a, int b, int r0q, int nrows, const
   const Resolved& r = cfg_;
   const int Tq = a.tq, Tk = a.tk, h = r.num_heads;
   const bool per_head_weights = a.weights && !a.average_weights;
-  for (int i = 0; i < h; ++i) {
+  const bool avg_weights = a.weights && a.average_weights;
+  // Query head i of batch element b: its K_g and V_g, scale and masks, where its outputs go.
+  auto head = [&](int i) {
     const int g = r.kv_of(i);
     Head hd;
     hd.dk = r.dk[i]; hd.dv = r.dv[i]; hd.scale = r.scale[i];
@@ -534,46 +542,67 @@ void Layer::attend_rows(const AttentionPlan& a, int b, int r0q, int nrows, const
     if (a.attn_mask_kind == MaskKind::kPerHead) hm.mask = a.attn_mask + (size_t(b) * h + i) * Tq * Tk;
     if (per_head_weights) hd.weights = a.weights + (size_t(b) * h + i) * Tq * Tk;
     if (a.trace_scores) hd.trace = a.trace_scores + (size_t(b) * h + i) * Tq * Tk;
-    for (int rb = 0; rb < nrows; rb += kRowBlock) {
-      RowBlock blk;
-      blk.rows = std::min(kRowBlock, nrows - rb);
-      blk.r0 = r0q + rb;
-      blk.q = q + size_t(rb) * ldq + r.q_off[i]; blk.ldq = ldq;
-      blk.o = o + size_t(rb) * ldo + r.o_off[i]; blk.ldo = ldo;
-      // Keys beyond the causal limit of the block's last row are never attended: skip them
-      // (unless the trace wants every unmasked score). Only the key block on the diagonal is
-      // partly masked; the ones above it are never computed.
-      blk.kend = Tk;
-      if (a.causal && !hd.trace) blk.kend = std::max(0, std::min(Tk, blk.r0 + blk.rows + a.causal_offset));
-      // Likewise keys outside the window of every row of the block (Longformer / Mistral sliding window):
-      // never computed, and in a KV-cache step never read.
-      if (hm.window() && !hd.trace) {
-        const int64_t p0 = int64_t(blk.r0) + a.causal_offset, p1 = p0 + blk.rows - 1;  // first and last positions
-        if (hm.window_right >= 0) blk.kend = int(std::max<int64_t>(0, std::min<int64_t>(blk.kend, p1 + hm.window_right + 1)));
-        if (hm.window_left >= 0) {
-          const int64_t k = std::min<int64_t>(Tk, std::max<int64_t>(0, p0 - hm.window_left));
-          blk.kbeg = a.direct ? int(k) : int(k) & ~7;  // packed Kᵀ is addressed in panels of 8 keys
-        }
+    return hd;
+  };
+  // Rows rb .. rb + kRowBlock of head i, with this thread's scores scratch.
+  auto block = [&](int i, int rb, float* scratch) {
+    const Head hd = head(i);
+    const HeadMasks& hm = hd.masks;
+    RowBlock blk;
+    blk.rows = std::min(kRowBlock, nrows - rb);
+    blk.r0 = r0q + rb;
+    blk.q = q + size_t(rb) * ldq + r.q_off[i]; blk.ldq = ldq;
+    blk.o = o + size_t(rb) * ldo + r.o_off[i]; blk.ldo = ldo;
+    // Keys beyond the causal limit of the block's last row are never attended: skip them
+    // (unless the trace wants every unmasked score). Only the key block on the diagonal is
+    // partly masked; the ones above it are never computed.
+    blk.kend = Tk;
+    if (a.causal && !hd.trace) blk.kend = std::max(0, std::min(Tk, blk.r0 + blk.rows + a.causal_offset));
+    // Likewise keys outside the window of every row of the block (Longformer / Mistral sliding window):
+    // never computed, and in a KV-cache step never read.
+    if (hm.window() && !hd.trace) {
+      const int64_t p0 = int64_t(blk.r0) + a.causal_offset, p1 = p0 + blk.rows - 1;  // first and last positions
+      if (hm.window_right >= 0) blk.kend = int(std::max<int64_t>(0, std::min<int64_t>(blk.kend, p1 + hm.window_right + 1)));
+      if (hm.window_left >= 0) {
+        const int64_t k = std::min<int64_t>(Tk, std::max<int64_t>(0, p0 - hm.window_left));
+        blk.kbeg = a.direct ? int(k) : int(k) & ~7;  // packed Kᵀ is addressed in panels of 8 keys
       }
-      if (blk.kend <= blk.kbeg) {  // every key masked: output and weights 0
-        for (int rr = 0; rr < blk.rows; ++rr) std::fill(blk.o + size_t(rr) * ldo, blk.o + size_t(rr) * ldo + hd.dv, 0.f);
-        if (hd.weights) std::fill(hd.weights + size_t(blk.r0) * Tk, hd.weights + size_t(blk.r0 + blk.rows) * Tk, 0.f);
-      } else if (a.streaming) {
-        attend_block_streaming(hd, blk, std::min(kRowBlock, Tq), scores_.data());
-      } else {
-        float* S = hd.weights ? hd.weights + size_t(blk.r0) * Tk : scores_.data();
-        float* avg = a.weights && a.average_weights ? a.weights + (size_t(b) * Tq + blk.r0) * Tk : nullptr;
-        attend_block(hd, blk, Tk, S, avg, 1.f / h);
-      }
+    }
+    if (blk.kend <= blk.kbeg) {  // every key masked: output and weights 0
+      for (int rr = 0; rr < blk.rows; ++rr) std::fill(blk.o + size_t(rr) * ldo, blk.o + size_t(rr) * ldo + hd.dv, 0.f);
+      if (hd.weights) std::fill(hd.weights + size_t(blk.r0) * Tk, hd.weights + size_t(blk.r0 + blk.rows) * Tk, 0.f);
+    } else if (a.streaming) {
+      attend_block_streaming(hd, blk, std::min(kRowBlock, Tq), scratch);
+    } else {
+      float* S = hd.weights ? hd.weights + size_t(blk.r0) * Tk : scratch;
+      float* avg = avg_weights ? a.weights + (size_t(b) * Tq + blk.r0) * Tk : nullptr;
+      attend_block(hd, blk, Tk, S, avg, 1.f / h);
     }
     // head_mask: head i's output (its columns of the concat) times head_mask[i]; 0 = ablated.
     if (a.head_mask && a.head_mask[i] != 1.f) {
       const float f = a.head_mask[i];
-      for (int rr = 0; rr < nrows; ++rr) {
-        float* row = o + size_t(rr) * ldo + r.o_off[i];
+      for (int rr = 0; rr < blk.rows; ++rr) {
+        float* row = blk.o + size_t(rr) * ldo;
         for (int c = 0; c < hd.dv; ++c) row[c] *= f;
       }
     }
+  };
+  // Tasks: (head, row block), or a row block with every head in order when the averaged weights
+  // sum the heads into the same rows. Each task writes only its own rows and columns, and adds
+  // the heads to the average in the same order as one thread, so any thread count gives the same
+  // bits. Small calls run on this thread (waking the pool costs more than they do).
+  const int blocks = (nrows + kRowBlock - 1) / kRowBlock;
+  const int tasks = avg_weights ? blocks : h * blocks;
+  auto task = [&](int t, int thread) {
+    float* scratch = scores_.data() + size_t(thread) * a.scratch_floats;
+    if (!avg_weights) return block(t / blocks, (t % blocks) * kRowBlock, scratch);
+    for (int i = 0; i < h; ++i) block(i, t * kRowBlock, scratch);
+  };
+  const long macs = long(nrows) * (a.direct ? Tk : round8(Tk)) * (r.q_width + r.o_width);
+  if (macs < kernels::kParallelMacs) {
+    for (int t = 0; t < tasks; ++t) task(t, 0);
+  } else {
+    parallel::for_each(tasks, task);
   }
 }
 
@@ -583,7 +612,9 @@ Status Layer::prepare_attention(const AttendArgs& a, size_t nws, bool kv_in_plac
   m.streaming = !a.weights && !a.trace_scores && a.tk > kKeyBlock;
   m.direct = kv_in_place && (a.tk <= kDirectKeys || a.tq <= kDirectQueries);
   const size_t npk = m.direct ? 0 : packs_floats(r, a.tk, kp_off_.data(), vp_off_.data());
-  const size_t nsc = scores_floats(a.tq, a.tk, m.streaming, a.weights && !a.average_weights);
+  // One scores block per thread of the pool (attend_rows runs head row-blocks in parallel).
+  m.scratch_floats = scores_floats(a.tq, a.tk, m.streaming, a.weights && !a.average_weights);
+  const size_t nsc = m.scratch_floats * size_t(num_threads());
   if ((nws && !ws_.reserve(nws)) || (npk && !packs_.reserve(npk)) || (nsc && !scores_.reserve(nsc)))
     return Status::OutOfMemory(who, double((nws + npk + nsc) * sizeof(float)),
                                "workspace (projections, packed keys and values, scores)");
@@ -667,7 +698,7 @@ void Layer::project_keys_values(const ForwardArgs& a, const ForwardPlan& p, int 
     const size_t row = size_t(b) * p.tk + t0;
     if (p.kv_fused) {  // K | V in one GEMM over their column range
       const int ld = qkv_n_ - qkv_k0_;
-      kernels::gemm_packed_cols(n, xk + row * kdim, kdim, *wqkv_, qkv_k0_, ld, bqkv_.empty() ? nullptr : bqkv_.data(), F, ld);
+      kernels::gemm_packed_cols_mt(n, xk + row * kdim, kdim, *wqkv_, qkv_k0_, ld, bqkv_.empty() ? nullptr : bqkv_.data(), F, ld);
       if (r.has_rope()) rotate(true, F, ld, n, t0);  // RoPE on K before it is packed (table sized by forward)
       pack_kv(F, ld, F + (qkv_v0_ - qkv_k0_), ld, t0, n, p.tk);
     } else {  // into the trace when it asks for K or V, else into ws_
@@ -718,7 +749,7 @@ Status Layer::forward(const ForwardArgs& a) {
   }
   // Q | K | V = X·[W_Q | W_K | W_V] + b, for every row at once         [B·Tq, Σd_k + Σ_kv d_k + Σ_kv d_v]
   if (p.fused) {
-    kernels::gemm_packed(p.batch * p.tq, a.query, r.d_model, *wqkv_, bqkv_.empty() ? nullptr : bqkv_.data(),
+    kernels::gemm_packed_mt(p.batch * p.tq, a.query, r.d_model, *wqkv_, bqkv_.empty() ? nullptr : bqkv_.data(),
                          ws_.data(), qkv_n_);
     // Q ← RoPE(Q), K ← RoPE(K) at positions 0 … Tq − 1 of each batch element
     if (r.has_rope())

@@ -174,24 +174,24 @@ void Decoder::mlp(int l, int rows, float* x, float* h, float* f) const {
   const int d = attention().d_model, F = cfg_.d_ff;
   const size_t n = size_t(rows) * F;
   norm(b.n2w, b.n2b, rows, x, h);
-  kernels::gemm_packed(rows, h, d, b.fc, b.bfc.empty() ? nullptr : b.bfc.data(), f, F);
+  kernels::gemm_packed_mt(rows, h, d, b.fc, b.bfc.empty() ? nullptr : b.bfc.data(), f, F);
   switch (cfg_.mlp) {
     case MlpKind::kReLU: ops::relu(n, f); break;
     case MlpKind::kGELU: ops::gelu_erf(n, f); break;
     case MlpKind::kGELUTanh: ops::gelu_tanh(n, f); break;
     case MlpKind::kSwiGLU:
-      kernels::gemm_packed(rows, h, d, b.up, b.bup.empty() ? nullptr : b.bup.data(), f + n, F);
+      kernels::gemm_packed_mt(rows, h, d, b.up, b.bup.empty() ? nullptr : b.bup.data(), f + n, F);
       ops::silu_mul(n, f, f + n);
       break;
   }
-  kernels::gemm_packed(rows, f, F, b.proj, b.bproj.empty() ? nullptr : b.bproj.data(), h, d);
+  kernels::gemm_packed_mt(rows, f, F, b.proj, b.bproj.empty() ? nullptr : b.bproj.data(), h, d);
   ops::add(size_t(rows) * d, x, h);
 }
 
 void Decoder::head(int rows, const float* x, size_t stride, float* h, float* out) const {
   const int d = attention().d_model, V = cfg_.vocab_size;
   for (int r = 0; r < rows; ++r) norm(normf_w_, normf_b_, 1, x + size_t(r) * stride * d, h + size_t(r) * d);
-  kernels::gemm_packed(rows, h, d, *head_, head_b_.empty() ? nullptr : head_b_.data(), out, V);
+  kernels::gemm_packed_mt(rows, h, d, *head_, head_b_.empty() ? nullptr : head_b_.data(), out, V);
   ops::log_softmax(rows, V, out);
 }
 

@@ -49,6 +49,25 @@ inline void gemm_packed(int M, const float* A, int lda, const PackedB& B, const 
   gemm_packed_cols(M, A, lda, B, 0, B.n, bias, C, ldc);
 }
 
+/// gemm_packed_cols split over the threads of the pool (parallel.hpp) when the product is large
+/// enough to pay for waking them (M·n·K ≥ kParallelMacs): by blocks of kRowSplit rows when there
+/// are at least two, else by groups of column panels. Each element of C is computed exactly as
+/// by gemm_packed_cols on one thread (the row blocks are the kernel's own cache blocks), so the
+/// result is bit-identical for any thread count. Same arguments and contract as gemm_packed_cols.
+void gemm_packed_cols_mt(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,
+                         float* C, int ldc);
+
+/// gemm_packed on the pool's threads: see gemm_packed_cols_mt.
+inline void gemm_packed_mt(int M, const float* A, int lda, const PackedB& B, const float* bias, float* C, int ldc) {
+  gemm_packed_cols_mt(M, A, lda, B, 0, B.n, bias, C, ldc);
+}
+
+/// Rows per block of a row split (a multiple of the SIMD kernel's cache block, so a split never
+/// changes how a row is computed).
+constexpr int kRowSplit = 128;
+/// Multiply-adds below which a product stays on the calling thread.
+constexpr long kParallelMacs = 1L << 18;
+
 // ---- panelled operands (packed once, used many times) ------------------------------------------
 // A "panelled" B [K, N] (used for the per-head Kᵀ and V of attention, packed once per (batch, kv
 // head) and reused by every query block and key block): columns in panels of kPanel = 8; panel p

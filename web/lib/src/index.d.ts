@@ -179,6 +179,17 @@ export interface CreateMHAOptions {
    * on the exact instructions each tier uses). A forced tier the engine lacks is an MHALoadError.
    */
   tier?: Tier;
+  /**
+   * Threads a forward may use, the calling one included: `'auto'` (default: the cores the runtime
+   * reports, at most 4) or a whole number from 1 to 64. More than 1 loads the tier's threaded build
+   * (`mha_core_relaxed_mt.*` or `mha_core_mt.*`: wasm, glue and pthread worker script) where the
+   * runtime has shared memory and workers: Node, and pages that are cross-origin isolated (COOP
+   * `same-origin` + COEP `require-corp`/`credentialless`). Elsewhere, and for the scalar tier, the
+   * single-thread build loads with no error and no console output. `'auto'` also means 1 when
+   * `wasmBinary` or `wasmURL` is given (the bytes of one build); with an explicit count they must
+   * be the threaded build's. Results are bit-identical for every thread count.
+   */
+  threads?: number | 'auto';
 }
 
 /** The builds of the core, best first. */
@@ -195,6 +206,8 @@ export interface MHAInfo {
   readonly simd: boolean;
   /** The build that runs. */
   readonly tier: Tier;
+  /** Threads a forward uses (1: the single-thread build, or after {@link MHA.dispose}). */
+  readonly threads: number;
 }
 
 /**
@@ -698,8 +711,15 @@ export interface TorchWeights {
 
 /** An instance of the wasm module with the API on top; create it with {@link createMHA}. */
 export interface MHA {
-  /** `{version, simd}`: simd is true when the SIMD128 build was loaded. */
+  /** `{version, simd, tier, threads}`: see {@link MHAInfo}. */
   readonly info: MHAInfo;
+
+  /**
+   * Stops the worker threads of a threaded engine and terminates their workers; the engine keeps
+   * working on the calling thread (`info.threads` becomes 1). Idle workers never keep a Node
+   * process alive, so calling it is optional. Idempotent.
+   */
+  dispose(): void;
 
   /**
    * Shape passport of one forward: every tensor's shape, the parameter and FLOP counts, from the

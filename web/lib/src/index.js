@@ -10,12 +10,13 @@
  */
 import { MHAError, coreError, CODES } from './errors.js';
 import { loadCore } from './loader.js';
+import { stopThreads } from './threads.js';
 import { Layer, KVCache } from './layer.js';
 import { Tensor } from './tensor.js';
 import { fromTorch } from './torch.js';
 import { VERSION } from './version.js';
 import { resolveLayer, intOption, biasOption } from './weights.js';
-import { Staging, Layout, checkFits, writeBlock } from './memory.js';
+import { Staging, Layout, checkFits, writeBlock, heapViews } from './memory.js';
 import { parseSafetensors } from './safetensors.js';
 import { scoreModsOption } from './scoremods.js';
 import { blockLayout, configFields } from './blocks.js';
@@ -35,7 +36,7 @@ function corePassport(core, o) {
   const staging = new Staging(core);
   try {
     const base = staging.ensure(lay.total, 'passport');
-    if (slopes) core.HEAPF32.set(slopes, lay.ptr(base, 'slopes') / 4);
+    if (slopes) heapViews(core).fresh().f32.set(slopes, lay.ptr(base, 'slopes') / 4);
     writeBlock(core, layout, base, {
       ...configFields({ ...o, scale: 0 }, o.mods ?? null, 0, lay.ptr(base, 'slopes')),
       seq_len: o.seqLen || 1, key_len: o.keyLen || 0, batch: o.batch || 0,
@@ -52,11 +53,30 @@ function corePassport(core, o) {
 class MHA {
   constructor(core) {
     this._core = core;
+    this._setInfo();
+  }
+
+  /** Sets `info`: {version, simd, tier, threads} (see MHAInfo in index.d.ts). */
+  _setInfo() {
+    const core = this._core;
     /**
-     * {version, simd, tier}: simd is true when the module was built with wasm SIMD128; tier is the
-     * build that runs: 'relaxed-simd' (fused multiply-adds), 'simd' or 'scalar'.
+     * {version, simd, tier, threads}: simd is true when the module was built with wasm SIMD128;
+     * tier is the build that runs: 'relaxed-simd' (fused multiply-adds), 'simd' or 'scalar';
+     * threads is how many threads a forward uses (1 for the single-thread builds).
      */
-    this.info = Object.freeze({ version: VERSION, simd: core.simd(), tier: core.mhaTier ?? (core.simd() ? 'simd' : 'scalar') });
+    this.info = Object.freeze({
+      version: VERSION, simd: core.simd(), tier: core.mhaTier ?? (core.simd() ? 'simd' : 'scalar'), threads: core.numThreads(),
+    });
+  }
+
+  /**
+   * Stops the engine's worker threads (threaded builds) and terminates their workers. The engine
+   * and its layers, caches and models keep working, on the calling thread (`info.threads` is then
+   * 1). Not needed for a Node process to exit: idle workers never keep it alive. Idempotent.
+   */
+  dispose() {
+    if (this._core.PThread) stopThreads(this._core);
+    this._setInfo();
   }
 
   /**
@@ -159,9 +179,10 @@ class MHA {
       lay.add('slopes', slopes ? slopes.length * 4 : 0);
       const base = staging.ensure(lay.total, 'createLayer');
       const P = (k) => lay.ptr(base, k);
-      for (const k of names) if (packed[k]) core.HEAPF32.set(packed[k], P(k) / 4);
-      if (headDims) core.HEAP32.set(headDims, P('headDims') / 4);
-      if (slopes) core.HEAPF32.set(slopes, P('slopes') / 4);
+      const { f32, i32 } = heapViews(core).fresh();
+      for (const k of names) if (packed[k]) f32.set(packed[k], P(k) / 4);
+      if (headDims) i32.set(headDims, P('headDims') / 4);
+      if (slopes) f32.set(slopes, P('slopes') / 4);
       writeBlock(core, layout, base, {
         ...configFields({ ...config, dK: headDims ? 0 : config.dK, dV: headDims ? 0 : config.dV },
           mods, P('headDims'), P('slopes')),
@@ -221,17 +242,20 @@ class MHA {
    * @returns {{heapBytes: number, inUseBytes: number}} heap size and bytes currently malloc'd
    */
   memory() {
-    return { heapBytes: this._core.HEAPU8.length, inUseBytes: this._core.heapInUse() };
+    return { heapBytes: heapViews(this._core).fresh().u8.length, inUseBytes: this._core.heapInUse() };
   }
 }
 
 /**
  * Loads the wasm module and returns the API.
  * @param {{locateFile?: (path: string, prefix: string) => string, wasmURL?: string|URL,
- *          wasmBinary?: ArrayBuffer|Uint8Array, tier?: 'relaxed-simd'|'simd'|'scalar', simd?: boolean}} [options]
+ *          wasmBinary?: ArrayBuffer|Uint8Array, tier?: 'relaxed-simd'|'simd'|'scalar', simd?: boolean,
+ *          threads?: number|'auto'}} [options]
  *   where the .wasm comes from (by default the file next to the loader: read from disk in Node,
  *   fetched in browsers), and which build: the best tier this engine compiles unless `tier`
- *   (or `simd`: true = 'simd', false = 'scalar') forces one
+ *   (or `simd`: true = 'simd', false = 'scalar') forces one; `threads` (default 'auto': the
+ *   reported cores, at most 4) loads the tier's threaded build where the runtime allows it (Node;
+ *   cross-origin isolated pages) and falls back to one thread elsewhere, silently
  * @returns {Promise<MHA>}
  */
 export async function createMHA(options = {}) {

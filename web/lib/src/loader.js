@@ -26,6 +26,7 @@
  * @module loader
  */
 import createSIMDCore from '../wasm/mha_core.mjs';
+import { resolveThreads, nodeWorkerClass, unrefWorkers } from './threads.js';
 
 /** (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)), as in wasm-feature-detect. */
 const SIMD_PROBE = new Uint8Array([
@@ -99,6 +100,30 @@ const BUILDS = {
   },
 };
 
+/**
+ * The threaded builds of the SIMD tiers (threads.js): wasm, glue and Emscripten's pthread worker
+ * script, each a literal `new URL(…, import.meta.url)` so that bundlers emit them as assets (the
+ * workers import the glue by URL, so it is an asset too, beside the lazy chunk `factory` makes).
+ */
+const MT_BUILDS = {
+  'relaxed-simd': {
+    file: 'mha_core_relaxed_mt.wasm',
+    worker: 'mha_core_relaxed_mt.worker.js',
+    url: () => new URL('../wasm/mha_core_relaxed_mt.wasm', import.meta.url),
+    workerURL: () => new URL('../wasm/mha_core_relaxed_mt.worker.js', import.meta.url),
+    glueURL: () => new URL('../wasm/mha_core_relaxed_mt.mjs', import.meta.url),
+    factory: async () => (await import('../wasm/mha_core_relaxed_mt.mjs')).default,
+  },
+  simd: {
+    file: 'mha_core_mt.wasm',
+    worker: 'mha_core_mt.worker.js',
+    url: () => new URL('../wasm/mha_core_mt.wasm', import.meta.url),
+    workerURL: () => new URL('../wasm/mha_core_mt.worker.js', import.meta.url),
+    glueURL: () => new URL('../wasm/mha_core_mt.mjs', import.meta.url),
+    factory: async () => (await import('../wasm/mha_core_mt.mjs')).default,
+  },
+};
+
 function loadError(message, cause) {
   const err = new Error(`mha-wasm: ${message}`, cause === undefined ? undefined : { cause });
   err.name = 'MHALoadError';
@@ -148,8 +173,12 @@ export function chooseTier(options = {}, available = TIERS) {
 
 /**
  * @param {{locateFile?: (path: string, prefix: string) => string, wasmURL?: string|URL,
- *          wasmBinary?: ArrayBuffer|ArrayBufferView, simd?: boolean, tier?: string}} [options]
- * @returns {Promise<object>} the Emscripten module instance, its tier in `mhaTier`
+ *          wasmBinary?: ArrayBuffer|ArrayBufferView, simd?: boolean, tier?: string,
+ *          threads?: number|'auto'}} [options] `threads`: see threads.js resolveThreads; more than
+ *   one loads the tier's threaded build (wasmBinary / wasmURL must then be that build's bytes,
+ *   `mha_core_relaxed_mt.wasm` or `mha_core_mt.wasm`; locateFile is also asked for its worker script)
+ * @returns {Promise<object>} the Emscripten module instance, its tier in `mhaTier`, its thread
+ *   count in `mhaThreads`
  * @throws {Error} named MHALoadError: bad option types, a .wasm that cannot be fetched or compiled
  */
 export async function loadCore(options = {}) {
@@ -158,7 +187,9 @@ export async function loadCore(options = {}) {
   }
   const { wasmBinary, wasmURL, locateFile } = options;
   const tier = chooseTier(options);
-  const build = BUILDS[tier];
+  let threads = await resolveThreads(options);
+  if (!MT_BUILDS[tier]) threads = 1;   // the scalar tier has no threaded build
+  const build = threads > 1 ? MT_BUILDS[tier] : BUILDS[tier];
   const opts = {};
   let what;
   if (wasmBinary !== undefined && wasmBinary !== null) {
@@ -207,10 +238,21 @@ export async function loadCore(options = {}) {
   // The glue computes new URL('mha_core.wasm', import.meta.url) unless locateFile is set, which
   // throws where import.meta.url is a blob: URL (anywidget, notebooks): always set it.
   if (!opts.locateFile) opts.locateFile = (path) => path;
+  if (threads > 1) {
+    // threads − 1 pthread workers, loaded before the module resolves; they import the glue by URL.
+    opts.mhaPoolSize = threads - 1;
+    opts.mainScriptUrlOrBlob = build.glueURL().href;
+    const wasmLocate = opts.locateFile;
+    const workerURL = typeof locateFile === 'function' && !isNode ? String(locateFile(build.worker, new URL('.', build.url()).href)) : build.workerURL().href;
+    opts.locateFile = (path, prefix) => (path === build.worker ? workerURL : wasmLocate(path, prefix));
+    if (isNode) opts.mhaWorker = await nodeWorkerClass();
+  }
   const factory = await build.factory();
   try {
     const core = await factory(opts);
     core.mhaTier = tier;
+    core.mhaThreads = threads > 1 ? core.setThreads(threads) : 1;
+    if (threads > 1 && isNode) unrefWorkers(core);
     return core;
   } catch (e) {
     const msg = e && e.message ? e.message : String(e);

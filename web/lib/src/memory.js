@@ -18,7 +18,7 @@ const RESERVE_BYTES = 16 * 2 ** 20;
  */
 export function checkFits(core, bytes, what) {
   // Cheap test first: the heap can always grow by what it has not reached yet.
-  if (Number.isFinite(bytes) && bytes >= 0 && bytes + core.HEAPU8.length + RESERVE_BYTES <= MAX_HEAP_BYTES) return;
+  if (Number.isFinite(bytes) && bytes >= 0 && bytes + heapViews(core).fresh().u8.length + RESERVE_BYTES <= MAX_HEAP_BYTES) return;
   const inUse = core.heapInUse();  // walks the allocator's chunks: only on this slow path
   if (!Number.isFinite(bytes) || bytes + inUse + RESERVE_BYTES > MAX_HEAP_BYTES) {
     throw new MHAError('OUT_OF_MEMORY',
@@ -89,7 +89,7 @@ export class Layout {
  * @param {string} what names the block in the error
  */
 export function writeBlock(core, layout, at, values, what) {
-  const i32 = core.HEAP32, u32 = core.HEAPU32, f32 = core.HEAPF32;
+  const { i32, u32, f32 } = heapViews(core).fresh();
   for (const name of Object.keys(layout.fields)) {
     if (!(name in values)) throw new Error(`${what}: the core's argument block has a field ${name} this API does not fill`);
     const i = (at + layout.fields[name]) >> 2;
@@ -108,20 +108,33 @@ export function writeBlock(core, layout, at, values, what) {
  * Typed-array views of one module's wasm memory, shared by its layers and caches. Reading
  * `core.HEAPF32` costs a slow lookup on every call (the Emscripten module object has hundreds of
  * properties, so V8 keeps it in dictionary mode); these are plain fields. Growth of the memory
- * detaches the old views (length 0): `views.fresh()` then takes the new ones from the module.
+ * detaches the old views of an unshared memory (length 0); a shared memory (the threaded builds)
+ * keeps them valid but as long as before, and any thread may have grown it. `views.fresh()` then
+ * makes views of the current buffer.
  */
 class HeapViews {
   /** @param {object} core the Emscripten module */
   constructor(core) {
     this.core = core;
+    // The threaded builds export their (shared) memory; its buffer is the current one.
+    this.memory = core.wasmMemory instanceof WebAssembly.Memory ? core.wasmMemory : null;
     this._forward = null;
     this.fresh();
   }
 
-  /** Returns this, with views of the current memory (re-read from the module after a growth). */
+  /** Returns this, with views of the current memory (made anew after a growth). */
   fresh() {
-    if (this.f32 === undefined || this.f32.length === 0) {
+    if (this.memory !== null) {
+      const buf = this.memory.buffer;
+      if (this.u8 === undefined || this.u8.length !== buf.byteLength) {
+        this.f32 = new Float32Array(buf);
+        this.i32 = new Int32Array(buf);
+        this.u32 = new Uint32Array(buf);
+        this.u8 = new Uint8Array(buf);
+      }
+    } else if (this.f32 === undefined || this.f32.length === 0) {
       this.f32 = this.core.HEAPF32;
+      this.i32 = this.core.HEAP32;
       this.u32 = this.core.HEAPU32;
       this.u8 = this.core.HEAPU8;
     }

@@ -1,0 +1,22 @@
+// How many threads the core's forward uses: the calling thread plus a pool of workers.
+//
+// Builds without threads (the single-thread wasm modules, or MHA_THREADS undefined) run every
+// call on the calling thread and report 1. Threaded builds (native; the wasm `_mt` modules built
+// with Emscripten's -pthread) split the projection GEMMs by row blocks or column panels and the
+// attention by (head × query block); small calls stay on the calling thread. Every split computes
+// each output element with the same operations in the same order as one thread does, so results
+// are bit-identical for every thread count.
+#pragma once
+
+namespace mha {
+
+/// Sets the number of threads the core uses (the calling thread included): starts or stops pool
+/// workers. n is clamped to [1, max_threads()]. Not to be called while a forward runs.
+/// Returns the count now in use. In wasm, n − 1 pool workers must have been preloaded
+/// (Emscripten's PTHREAD_POOL_SIZE, set by the JS loader): a count beyond them is clamped.
+int set_num_threads(int n);
+
+/// The number of threads the core now uses (1 without threads).
+int num_threads();
+
+}  // namespace mha

@@ -1,0 +1,35 @@
+// The projection GEMM over the pool's threads (kernels.hpp: gemm_packed_cols_mt).
+#include <algorithm>
+
+#include "kernels.hpp"
+#include "mha/threads.hpp"
+#include "parallel.hpp"
+
+namespace mha {
+namespace kernels {
+
+void gemm_packed_cols_mt(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,
+                         float* C, int ldc) {
+  const int T = num_threads();
+  if (T == 1 || long(M) * n * B.k < kParallelMacs) return gemm_packed_cols(M, A, lda, B, n0, n, bias, C, ldc);
+  const int row_blocks = (M + kRowSplit - 1) / kRowSplit;
+  if (row_blocks >= 2) {  // contiguous runs of whole row blocks, one run per task
+    const int tasks = std::min(T, row_blocks);
+    parallel::for_each(tasks, [&](int t, int) {
+      const int b0 = row_blocks * t / tasks, b1 = row_blocks * (t + 1) / tasks;
+      const int r0 = b0 * kRowSplit, r1 = std::min(M, b1 * kRowSplit);
+      gemm_packed_cols(r1 - r0, A + size_t(r0) * lda, lda, B, n0, n, bias, C + size_t(r0) * ldc, ldc);
+    });
+    return;
+  }
+  const int panels = (n + kPanel - 1) / kPanel;  // groups of whole panels, one group per task
+  const int tasks = std::min(T, panels);
+  parallel::for_each(tasks, [&](int t, int) {
+    const int p0 = panels * t / tasks, p1 = panels * (t + 1) / tasks;
+    const int c0 = p0 * kPanel, c1 = std::min(n, p1 * kPanel);
+    if (c1 > c0) gemm_packed_cols(M, A, lda, B, n0 + c0, c1 - c0, bias, C + c0, ldc);
+  });
+}
+
+}  // namespace kernels
+}  // namespace mha

@@ -1,0 +1,111 @@
+/**
+ * Threads for the wasm core: how many to run, whether this runtime can, and (Node) the Worker
+ * class Emscripten's pthreads get.
+ *
+ * The threaded builds (`mha_core_relaxed_mt.*`, `mha_core_mt.*`) share one wasm memory between
+ * the calling thread and `threads − 1` Emscripten pthread workers, started while the module loads.
+ * They need `SharedArrayBuffer` and wasm threads: Node always has them; a browser page has them
+ * only when cross-origin isolated (COOP `same-origin` + COEP `require-corp` or `credentialless`:
+ * `crossOriginIsolated === true`). Elsewhere the single-thread build loads, silently.
+ * @module threads
+ */
+
+/** `'auto'` never starts more than this many threads (the calling one included). */
+export const MAX_AUTO_THREADS = 4;
+
+const isNode = typeof process === 'object' && process !== null && !!(process.versions && process.versions.node) &&
+  typeof window === 'undefined';
+
+function optionError(message) {
+  const err = new Error(`mha-wasm: ${message}`);
+  err.name = 'MHALoadError';
+  return err;
+}
+
+/**
+ * True when this runtime can run the threaded build: Node (worker_threads and SharedArrayBuffer),
+ * or a cross-origin isolated page or worker.
+ * @returns {boolean}
+ */
+export function threadsSupported() {
+  if (typeof SharedArrayBuffer !== 'function' || typeof Atomics !== 'object') return false;
+  if (isNode) return true;
+  return globalThis.crossOriginIsolated === true && typeof Worker === 'function';
+}
+
+/** The logical cores the runtime reports (≥ 1). */
+async function reportedCores() {
+  if (isNode) {
+    const os = await import(/* @vite-ignore */ 'node:os');
+    return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length || 1;
+  }
+  const n = globalThis.navigator && globalThis.navigator.hardwareConcurrency;
+  return Number.isInteger(n) && n > 0 ? n : 1;
+}
+
+/**
+ * The number of threads to start for createMHA's `threads` option.
+ * - `'auto'` (the default): the cores the runtime reports, at most MAX_AUTO_THREADS; 1 where
+ *   threads are unavailable, or when the caller supplied the .wasm (`wasmBinary`, `wasmURL`:
+ *   bytes of one specific build).
+ * - a whole number ≥ 1: that many where threads are available, else 1 (never an error: a page
+ *   that is not isolated runs the single-thread build).
+ * @param {{threads?: number|'auto', wasmBinary?: any, wasmURL?: any}} options
+ * @returns {Promise<number>}
+ * @throws {Error} named MHALoadError: threads neither 'auto' nor a whole number in [1, 64]
+ */
+export async function resolveThreads(options) {
+  const { threads = 'auto' } = options;
+  if (threads !== 'auto' && !(Number.isInteger(threads) && threads >= 1 && threads <= 64)) {
+    throw optionError(`threads must be 'auto' or a whole number from 1 to 64, got ${typeof threads === 'string' ? JSON.stringify(threads) : String(threads)}`);
+  }
+  if (!threadsSupported()) return 1;
+  if (threads !== 'auto') return threads;
+  if (options.wasmBinary != null || options.wasmURL != null) return 1;
+  return Math.max(1, Math.min(MAX_AUTO_THREADS, await reportedCores()));
+}
+
+/**
+ * Node: a class with the part of the web Worker interface Emscripten's pthread code uses
+ * (`onmessage`, `onerror`, `postMessage`, `terminate`), over node:worker_threads. Each runs
+ * thread-worker.js, which gives Emscripten's worker script the globals it expects.
+ * `unref()` lets the process exit while the workers wait for work.
+ * @returns {Promise<Function>}
+ */
+export async function nodeWorkerClass() {
+  const { Worker } = await import(/* @vite-ignore */ 'node:worker_threads');
+  const bootstrap = new URL('./thread-worker.js', import.meta.url);
+  return class NodeWorker {
+    constructor(url) {
+      this.onmessage = null;
+      this.onerror = null;
+      // No per-worker flags: V8's (e.g. --experimental-wasm-relaxed-simd) already hold for the whole
+      // process, and inheriting the process's (the default) fails on some, e.g. --input-type.
+      this._w = new Worker(bootstrap, { workerData: { script: String(url) }, execArgv: [] });
+      this._w.on('message', (data) => { if (this.onmessage) this.onmessage({ data }); });
+      this._w.on('error', (e) => { if (this.onerror) this.onerror(e); });
+    }
+    postMessage(data, transfer) { this._w.postMessage(data, transfer); }
+    terminate() { return this._w.terminate(); }
+    unref() { this._w.unref(); }
+  };
+}
+
+/**
+ * Lets Node exit while the pool's workers wait for work (after they are loaded and started).
+ * @param {object} core the Emscripten module of a threaded build
+ */
+export function unrefWorkers(core) {
+  const P = core.PThread;
+  if (!P) return;
+  for (const w of [...P.unusedWorkers, ...P.runningWorkers]) if (typeof w.unref === 'function') w.unref();
+}
+
+/**
+ * Stops the pool: joins the core's threads, then terminates Emscripten's workers.
+ * @param {object} core the Emscripten module of a threaded build
+ */
+export function stopThreads(core) {
+  core.setThreads(1);
+  if (core.PThread) core.PThread.terminateAllThreads();
+}
