@@ -88,7 +88,8 @@ await cp(path.join(katexDir, 'dist', 'fonts'), path.join(dist, 'katex', 'fonts')
 await rm(path.join(site, 'wasm'), { recursive: true, force: true });
 await mkdir(path.join(site, 'wasm'), { recursive: true });
 for (const f of await readdir(path.join(lib, 'wasm'))) {
-  if (f.endsWith('.wasm')) await cp(path.join(lib, 'wasm', f), path.join(site, 'wasm', f));
+  // every .wasm; for the threaded builds also the pthread worker script and the glue it imports by URL
+  if (f.endsWith('.wasm') || /_mt\.(mjs|worker\.js)$/.test(f)) await cp(path.join(lib, 'wasm', f), path.join(site, 'wasm', f));
 }
 await rm(path.join(site, 'models'), { recursive: true, force: true });
 await cp(path.join(lib, 'models'), path.join(site, 'models'), { recursive: true });

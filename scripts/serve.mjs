@@ -3,7 +3,10 @@
 //   node scripts/serve.mjs            -> http://localhost:8080/
 //   PORT=0 node scripts/serve.mjs     -> a free port, printed
 // Pages under /examples/ get a strict Content-Security-Policy, like a course platform would send,
-// so the embedding example proves that the components and the wasm engine run without eval.
+// so the embedding example proves that the components and the wasm engine run without eval; they
+// are not cross-origin isolated (the plain embed recipe: the engine runs one thread there).
+// Everything else (the lesson) is served cross-origin isolated (COOP same-origin + COEP
+// require-corp, ISOLATION_HEADERS), so the engine there loads its threaded build.
 import http from 'node:http';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -35,6 +38,13 @@ const MIME = {
   '.txt': 'text/plain; charset=utf-8',
   '.md': 'text/markdown; charset=utf-8',
   '.d.ts': 'text/plain; charset=utf-8',
+};
+
+/** The headers that make a page cross-origin isolated (crossOriginIsolated === true). */
+export const ISOLATION_HEADERS = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+  'Cross-Origin-Resource-Policy': 'same-origin',
 };
 
 export function mimeFor(file) {
@@ -81,6 +91,7 @@ export function startServer({ port = 8080, root = DEFAULT_ROOT, host = '127.0.0.
         'X-Content-Type-Options': 'nosniff',
       };
       if (rel.startsWith('/examples/')) headers['Content-Security-Policy'] = EXAMPLES_CSP;
+      else Object.assign(headers, ISOLATION_HEADERS);
       res.writeHead(200, headers);
       if (req.method === 'HEAD') { res.end(); return; }
       createReadStream(file).on('error', () => res.destroy()).pipe(res);

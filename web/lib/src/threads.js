@@ -72,6 +72,17 @@ export async function resolveThreads(options) {
  * `unref()` lets the process exit while the workers wait for work.
  * @returns {Promise<Function>}
  */
+let liveWorkers = 0;
+
+/**
+ * Node: pthread workers started by this module's engines and not yet exited (diagnostics: the
+ * tests check that dispose() leaves none behind).
+ * @returns {number}
+ */
+export function liveNodeWorkers() {
+  return liveWorkers;
+}
+
 export async function nodeWorkerClass() {
   const { Worker } = await import(/* @vite-ignore */ 'node:worker_threads');
   const bootstrap = new URL('./thread-worker.js', import.meta.url);
@@ -84,6 +95,8 @@ export async function nodeWorkerClass() {
       this._w = new Worker(bootstrap, { workerData: { script: String(url) }, execArgv: [] });
       this._w.on('message', (data) => { if (this.onmessage) this.onmessage({ data }); });
       this._w.on('error', (e) => { if (this.onerror) this.onerror(e); });
+      liveWorkers++;
+      this._w.on('exit', () => { liveWorkers--; });
     }
     postMessage(data, transfer) { this._w.postMessage(data, transfer); }
     terminate() { return this._w.terminate(); }
