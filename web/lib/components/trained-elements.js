@@ -1,7 +1,7 @@
 // Entry of the trained-model elements' bundle (web/lib/dist/mha-trained.js): the trained-heads
 // explorer, the induction probe, KV-cache generation and the twins, the model cache they share,
 // and everything mha-components.js exports (the basic elements and the JS API).
-export { MhaTrainedHeads, explainHeads } from './mha-trained-heads.js';
+export { MhaTrainedHeads, explainHeads, modelChoices } from './mha-trained-heads.js';
 export { MhaInduction, copyBits } from './mha-induction.js';
 export { MhaGenerate } from './mha-generate.js';
 export { MhaTwins, heldoutLoss, twinsVerdict } from './mha-twins.js';
