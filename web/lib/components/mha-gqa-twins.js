@@ -58,24 +58,25 @@ export function gqaVerdict(rows, passages, chars) {
       : `Grouped-query attention (${g} K/V heads, ${h / g} query heads each)`;
     const cache = `cuts the KV cache ${Number.isInteger(ratio) ? ratio : ratio.toFixed(1)}× ` +
       `(${int(refBytes)} → ${int(by(g)[0].perToken)} bytes per token)`;
-    const diff = d > 0 ? `costs ${f3(d)} bits per character` : d < 0 ? `scores ${f3(-d)} bits per character better` : 'scores the same';
+    const diff = d > 0 ? `costs ${f3(d)} bits per character more than multi-head attention`
+      : d < 0 ? `scores ${f3(-d)} bits per character better than multi-head attention` : 'scores the same as multi-head attention';
     if (!both) {
-      out.push(`${name} ${cache} and ${diff} than multi-head attention, on one seed: how much two seeds of one model differ is not measured here.`);
+      out.push(`${name} ${cache} and ${diff}, on one seed: how much two seeds of one model differ is not measured here.`);
       continue;
     }
     const pct = (100 * Math.abs(d)) / ref;
     let judged;
     if (Math.abs(d) <= spread) {
-      judged = `that is within the ${f3(spread)} bits by which two seeds of one model differ, so it costs little: nothing this experiment can tell from seed noise.`;
+      judged = `within the ${f3(spread)} bits by which two seeds of one model differ, so it costs little, nothing this experiment can tell from seed noise.`;
       verdicts.push('little');
     } else if (d > 0) {
-      judged = `more than the ${f3(spread)} bits between two seeds of one model: a real cost, ${pct.toFixed(1)} % of the loss${pct < 2 ? ', small' : ', large'}.`;
+      judged = `more than the ${f3(spread)} bits between two seeds of one model: a real cost, ${pct.toFixed(1)} % of the loss, ${pct < 2 ? 'a small one' : 'a large one'}.`;
       verdicts.push(pct < 2 ? 'little' : 'much');
     } else {
-      judged = `more than the ${f3(spread)} bits between two seeds of one model: here sharing K and V did better, by ${pct.toFixed(1)} % of the loss.`;
+      judged = `more than the ${f3(spread)} bits between two seeds of one model: here sharing K and V did better, by ${pct.toFixed(1)} % of the loss, so it cost nothing.`;
       verdicts.push('little');
     }
-    out.push(`${name} ${cache} and ${diff} than multi-head attention: ${judged}`);
+    out.push(`${name} ${cache} and ${diff}, ${judged}`);
   }
   if (both) {
     const most = by(gs.at(-1))[0].perToken;
@@ -85,7 +86,9 @@ export function gqaVerdict(rows, passages, chars) {
       ? `In these twins, sharing keys and values cost much: the loss grew by more than seed noise, ${f3(worst)} bits per character (${((100 * worst) / ref).toFixed(1)} %), for a cache up to ${int(refBytes / most)}× smaller.`
       : noisy
         ? `In these twins, sharing keys and values cost little: a cache up to ${int(refBytes / most)}× smaller, and a loss that seed noise cannot tell apart from the multi-head model's.`
-        : `In these twins, sharing keys and values cost little: a cache up to ${int(refBytes / most)}× smaller for at most ${f3(worst)} bits per character more.`);
+        : worst <= spread
+          ? `In these twins, sharing keys and values cost little: a cache up to ${int(refBytes / most)}× smaller, and a loss no worse than the multi-head model's beyond seed noise.`
+          : `In these twins, sharing keys and values cost little: a cache up to ${int(refBytes / most)}× smaller for at most ${f3(worst)} bits per character more (${((100 * worst) / ref).toFixed(1)} % of the loss).`);
   }
   return out;
 }
@@ -451,7 +454,7 @@ export class MhaGqaTwins extends LitElement {
 
   render() {
     if (this._phase === 'idle') {
-      return html`<p class="loading">The twins load when this part of the page comes into view (about 1 MB per seed).
+      return html`<p class="loading">The twins load when this part of the page comes into view.
         <button type="button" part="load" class="load" @click=${() => this.load()}>Load them now</button></p>`;
     }
     if (this.error && !this.rows) {
