@@ -5,7 +5,7 @@
 // and the cache's bytes after each step, the heatmaps' weights and their K/V frames; the sentences
 // say "little" or "much" as the numbers do; the models load only when the element comes into view;
 // a bad manifest is an inline error; keyboard, 390 px, axe-core light and dark; the explorer's
-// model picker loads any shipped model.
+// model picker loads any shipped model, and in the lesson the generator follows it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -321,5 +321,22 @@ test('the sentences follow the numbers: much, a small cost, noise, one seed (gqa
   assert.equal(out.one.length, 3);
   assert.match(out.one[0], /\(seed 0; lower is better\)/);
   assert.match(out.one[1], /costs 0\.100 bits per character more than multi-head attention, on one seed: how much two seeds of one model differ is not measured here\./);
+  assert.deepEqual(errors, []);
+});
+
+test('the lesson, section 7: a model picked in the explorer is the generator\'s model too', { timeout: 300_000 }, async () => {
+  const { page, errors } = await env.newPage();
+  await page.goto(`${env.url}#trained`);
+  await page.waitForFunction(() => document.querySelector('#explorer')?.textScores && document.querySelector('#generate')?.lm, null, { timeout: 120_000 });
+  const kv2 = manifest.gqa.find((m) => m.kvHeads === 2 && m.seed === 1);
+  await page.locator('#explorer select[part="picker"]').selectOption(`${env.url}models/${kv2.file}`);
+  await page.waitForFunction(() => document.querySelector('#explorer').lm?.config.kvHeads === 2 && document.querySelector('#generate').lm?.config.kvHeads === 2);
+  assert.equal(await page.evaluate(() => new URL(document.querySelector('#generate').model, document.baseURI).pathname), `/models/${kv2.file}`);
+  // the generator writes what the picked model writes from the explorer's text
+  await page.locator('#generate select').selectOption('0');
+  await page.locator('#generate button.step10').click();
+  const prompt = await page.evaluate(() => document.querySelector('#generate').prompt);
+  const want = lms.get(kv2.file).generate(prompt, 10, { temperature: 0, seed: 7 }).text;
+  assert.equal(await page.evaluate(() => document.querySelector('#generate').text), want);
   assert.deepEqual(errors, []);
 });
