@@ -29,9 +29,10 @@ const signed = (v) => `${v >= 0 ? '+' : '−'}${f3(Math.abs(v))}`;
  * @param {Array<{kvHeads: number, numHeads: number, seed: number, live: number, perToken: number}>} rows
  * @param {number} passages held-out texts scored, and `chars` their characters
  * @param {number} chars
+ * @param {string} [where] where the passages are stored ("in the files": every file stores the same)
  * @returns {string[]} sentences
  */
-export function gqaVerdict(rows, passages, chars) {
+export function gqaVerdict(rows, passages, chars, where = 'in the files') {
   const gs = [...new Set(rows.map((r) => r.kvHeads))].sort((a, b) => b - a);
   if (gs.length < 2) return [`Only models with ${gs.join(', ')} K/V heads are listed: nothing to compare.`];
   const by = (g) => rows.filter((r) => r.kvHeads === g);
@@ -47,7 +48,7 @@ export function gqaVerdict(rows, passages, chars) {
   })) : null;
   const out = [];
   const what = both ? `means of seeds ${seeds.join(' and ')}` : `seed ${seeds.join(', ')}`;
-  out.push(`On the ${passages} held-out passages stored in the files (${int(chars)} characters), measured here: ` +
+  out.push(`On the ${passages} held-out passages stored ${where} (${int(chars)} characters), measured here: ` +
     gs.map((g) => `${g} K/V head${g > 1 ? 's' : ''} ${f3(mean(by(g).map((r) => r.live)))}`).join(', ') +
     ` bits per character (${what}; lower is better).`);
   const verdicts = [];
@@ -244,6 +245,8 @@ export class MhaGqaTwins extends LitElement {
     this._io = null;
     this._key = '';
     this._probes = null;
+    this._probesFrom = null; // the file whose passages are scored, when the files store different ones
+    this._seeds = null;      // the seeds of the manifest's twins
     this._run = null;        // the shown model's last full forward: {lm, text, r, views}
   }
 
@@ -261,7 +264,9 @@ export class MhaGqaTwins extends LitElement {
 
   /** The sentences computed from `rows` (empty before they are measured). */
   get verdict() {
-    return this.rows ? gqaVerdict(this.rows, this._probes.length, this._probes.reduce((a, t) => a + Array.from(t).length, 0)) : [];
+    if (!this.rows) return [];
+    const chars = this._probes.reduce((a, t) => a + Array.from(t).length, 0);
+    return gqaVerdict(this.rows, this._probes.length, chars, this._probesFrom ? `in ${this._probesFrom}` : 'in the files');
   }
 
   _prompt() {
@@ -338,6 +343,7 @@ export class MhaGqaTwins extends LitElement {
       if (!mine.length) {
         throw new Error(`${base} lists no grouped-query twins with seed ${seed} (its "gqa" list has ${list.length ? `seeds ${[...new Set(list.map((m) => m.seed))].join(', ')}` : 'no model'})`);
       }
+      this._seeds = [...new Set(list.map((m) => m.seed))].sort((a, b) => a - b);
       const others = this.bothSeeds ? list.filter((m) => m.seed !== seed) : [];
       const rows = [];
       const twins = [];
@@ -347,10 +353,14 @@ export class MhaGqaTwins extends LitElement {
         if (gen !== this._gen) { releaseModel(mha, href); return; }
         const keep = mine.includes(m);
         try {
-          if (!this._probes || m === mine[0]) {
-            const probes = lm.metadata.probes ? JSON.parse(lm.metadata.probes).text : null;
+          // every model is scored on the passages of the first; if a file stores others, the sentences say whose
+          const probes = lm.metadata.probes ? JSON.parse(lm.metadata.probes).text : null;
+          if (m === mine[0]) {
             if (!probes?.length) throw new Error(`the model ${href} stores no held-out passages (__metadata__.probes)`);
             this._probes = probes;
+            this._probesFrom = null;
+          } else if (JSON.stringify(probes) !== JSON.stringify(this._probes)) {
+            this._probesFrom = mine[0].file;
           }
           const c = lm.config;
           const b = kvCacheBytes(c);
@@ -473,12 +483,12 @@ export class MhaGqaTwins extends LitElement {
     const seed = num(this.seed, 0);
     const seeds = [...new Set(rows.map((r) => r.seed))];
     const lines = this.verdict;
-    const allSeeds = [...new Set([seed, ...rows.map((r) => r.seed)])].sort((a, b) => a - b);
+    const allSeeds = [...new Set([seed, ...(this._seeds ?? [])])].sort((a, b) => a - b);
     return html`
       <div class="row-controls" part="seeds">
         <span id="seed-label">Seed shown</span>
         <span role="group" aria-labelledby="seed-label">
-          ${[0, 1].concat(allSeeds.filter((s) => s > 1)).map((s) => html`<button type="button" class="seed" data-seed=${s}
+          ${allSeeds.map((s) => html`<button type="button" class="seed" data-seed=${s}
             aria-pressed=${String(s === seed)} @click=${() => { this.seed = s; this._changed(); }}>seed ${s}</button> `)}
         </span>
         <button type="button" class="both" aria-pressed=${String(!!this.bothSeeds)}
