@@ -1,8 +1,7 @@
 import { LitElement, html, svg, css, nothing } from 'lit';
 import {
-  trainedStyles, kvGroupStyles, kvGroups, kvCacheBytes, bytesFormula, showChar, headView, f3,
+  trainedStyles, kvGroupStyles, kvGroups, kvCacheBytes, bytesFormula, showChar, headView, f3, heldoutLoss,
 } from './trained-shared.js';
-import { heldoutLoss } from './mha-twins.js';
 import { acquireModel, releaseModel, modelIndex, MODEL_INDEX_URL } from './models.js';
 import { getEngine, errorText, int, num } from './shared.js';
 import './mha-heatmap.js';

@@ -1,9 +1,9 @@
 // What the trained-model elements (<mha-trained-heads>, <mha-induction>, <mha-generate>,
-// <mha-gqa-story>, <mha-gqa-twins>) share:
-// loading one model through the page's shared cache (models.js), releasing it when the element
-// leaves the page, the inline error of a bad model, small formatting helpers, and the pieces of the
-// grouped-query views: the KV cache's bytes of a model, its formula, query heads framed by the
-// K/V head they share.
+// <mha-twins>, <mha-gqa-story>, <mha-gqa-twins>) share: loading one model through the page's shared
+// cache (models.js), releasing it when the element leaves the page, the inline error of a bad model,
+// small formatting helpers, a model's mean loss on held-out texts, and the pieces of the
+// grouped-query views: the KV cache's bytes of a model, its formula, query heads framed by the K/V
+// head they share.
 import { LitElement, html, mathml, css, nothing } from 'lit';
 import { baseStyles, getEngine, errorText, int } from './shared.js';
 import { acquireModel, releaseModel, modelURL, DEFAULT_MODEL_URL } from './models.js';
@@ -56,6 +56,25 @@ export function formatAblate(pairs) {
 /** Fixed decimals. */
 export const f2 = (v) => (v === null || v === undefined ? '—' : v.toFixed(2));
 export const f3 = (v) => (v === null || v === undefined ? '—' : v.toFixed(3));
+
+/**
+ * Mean loss of a model over texts, in bits per character, each text scored as CharModel.run
+ * scores it (weighted by its T − 1 predictions).
+ * @param {{run(text: string): {loss: number|null}}} lm
+ * @param {string[]} texts
+ * @returns {number}
+ */
+export function heldoutLoss(lm, texts) {
+  let sum = 0;
+  let n = 0;
+  for (const t of texts) {
+    const k = Array.from(t).length - 1;
+    if (k < 1) continue;
+    sum += lm.run(t).loss * k;
+    n += k;
+  }
+  return sum / n;
+}
 
 /** Bytes of one cached value: the engine's KV cache stores float32. */
 export const KV_BYTES_PER_VALUE = 4;
