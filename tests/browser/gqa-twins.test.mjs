@@ -256,7 +256,7 @@ test('a manifest that cannot be read: an inline error naming it, and mha-error; 
   assert.ok(errors.every((e) => /no-such-index|404/.test(e)), errors.join('\n'));
 });
 
-test('the lesson, section 6: the twins follow the KV calculator, load only when scrolled to, and show Node\'s numbers; no console error', { timeout: 400_000 }, async () => {
+test('the lesson, section 6: the twins follow the KV calculator, load only when scrolled to, and show Node\'s numbers; axe-core clean; no console error', { timeout: 400_000 }, async () => {
   const { page, errors } = await env.newPage({ viewport: { width: 1280, height: 900 } });
   const fetched = [];
   page.on('request', (r) => { if (/gqa-kv.*\.safetensors$/.test(new URL(r.url()).pathname)) fetched.push(new URL(r.url()).pathname); });
@@ -271,6 +271,7 @@ test('the lesson, section 6: the twins follow the KV calculator, load only when 
   assert.equal(fetched.length, manifest.gqa.length);
   await page.locator('#gqa-twins').scrollIntoViewIfNeeded();
   await page.locator('#gqa-twins').screenshot({ path: path.join(ARTIFACTS, 'lesson-gqa-twins.png') });
+  assert.deepEqual(await axeSeriousViolations(page, '#gqa'), []);
   assert.deepEqual(errors, []);
 });
 
