@@ -181,6 +181,10 @@ test('example page, strict CSP: each twin\'s loss, bytes per token, greedy text 
   const T = Array.from(text2).length;
   assert.deepEqual(w.shape, [T, T]);
   for (const [q, k] of [[3, 2], [T - 1, T - 2], [T - 1, 0]]) assert.ok(Math.abs(w.data[q * T + k] - r2.attention[1].data[(5 * T + q) * T + k]) < 1e-6);
+  // each head's label is the type the runner measures on the file's probes
+  const types = await page.evaluate(() => [...document.querySelector('mha-gqa-twins').shadowRoot.querySelectorAll('[part="head"]')]
+    .map((h) => [Number(h.dataset.layer), Number(h.dataset.head), h.dataset.type, h.querySelector('.badge')?.textContent ?? null]));
+  assert.deepEqual(types, lms.get(kv2.file).heads.filter((h) => h.layer === 1).map((h) => [1, h.head, h.type, h.type]));
   // multi-query: one frame of all 8; multi-head: 8 frames of 1
   await page.locator('mha-gqa-twins button.model[data-kv-heads="1"]').click();
   await page.waitForFunction(() => document.querySelector('mha-gqa-twins').getAttribute('shown') === '1');

@@ -209,6 +209,8 @@ export class MhaGqaTwins extends LitElement {
     .formula { overflow-x: auto; overflow-y: hidden; font-size: 0.9rem; }
     .picker { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; margin: 0.9rem 0 0.4rem; }
     .head .name { font-size: 0.8rem; font-weight: 600; display: block; margin-bottom: 0.2rem; }
+    .badge { font-weight: 400; padding: 0 0.4em; border-radius: 999px; border: 1px solid var(--_border); white-space: nowrap; }
+    .badge.t-induction, .badge.t-previous-token { border-color: var(--_accent); }
     mha-heatmap::part(label) { font-size: 7px; line-height: 1; }
     @container (max-width: 520px) {
       .groups { --mha-cell-size: var(--_narrow); gap: 0.4rem; }
@@ -611,6 +613,9 @@ export class MhaGqaTwins extends LitElement {
     };
     const T = r.tokens.length;
     const labels = r.tokens.map(showChar);
+    // each head's type, measured by the runner on the probes stored in the file (none without probes)
+    let types = null;
+    try { types = tw.lm.heads; } catch { types = null; }
     const side = (px) => Math.max(1, Math.min(8, Math.floor(px / Math.max(T, 1))));
     const cell = side(120);
     return html`
@@ -628,17 +633,21 @@ export class MhaGqaTwins extends LitElement {
           aria-pressed=${String(i === l)} @click=${() => { this.layer = i + 1; this._changed(); }}>${i + 1}</button>`)}
       </div>
       <p class="hint">Layer ${L} of the model with ${g} K/V head${g > 1 ? 's' : ''}, reading its text (the prompt and what it
-        wrote, ${T} characters): one map per query head (queries down, keys across). ${g === c.numHeads
+        wrote, ${T} characters): one map per query head (queries down, keys across), labelled with the type the engine
+        measures on the held-out probes stored in the file. ${g === c.numHeads
           ? 'Every query head has its own keys and values: each frame holds one.'
           : `The frames are the ${g} K/V head${g > 1 ? 's' : ''}: the ${c.numHeads / g} query heads in a frame score their own queries against the same keys and mix the same values.`}</p>
       <div class=${`groups ${g === c.numHeads ? 'single' : 'shared'}${cell >= 6 ? ' labels' : ''}`} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${side(100)}px`}>
-        ${kvGroups(c.numHeads, g, (j, k) => html`
-          <div class="head" part="head" data-layer=${l} data-head=${j}>
-            <span class="name">head ${j + 1}</span>
+        ${kvGroups(c.numHeads, g, (j, k) => {
+          const type = types?.find((x) => x.layer === l && x.head === j)?.type;
+          return html`
+          <div class="head" part="head" data-layer=${l} data-head=${j} data-type=${type ?? ''}>
+            <span class="name">head ${j + 1}${type ? html` <span class=${`badge t-${type}`}>${type}</span>` : nothing}</span>
             <mha-heatmap part="heatmap" compact no-save scheme=${this.scheme} data-layer=${l} data-head=${j}
-              label=${`Layer ${L}, query head ${j + 1} (K/V head ${k + 1})`}
+              label=${`Layer ${L}, query head ${j + 1} (K/V head ${k + 1})${type ? `: ${type}` : ''}`}
               .tokens=${labels} .weights=${view(j)}></mha-heatmap>
-          </div>`)}
+          </div>`;
+        })}
       </div>`;
   }
 }
