@@ -398,6 +398,7 @@ const ELEMENTS = {
   'mha-generate': ['mha-generate', '<mha-generate></mha-generate>', 'lm'],
   'mha-twins': ['mha-twins', '<mha-twins></mha-twins>', 'rows'],
   'mha-gqa-story': ['mha-gqa-story', '<mha-gqa-story></mha-gqa-story>', 'measured'],
+  'mha-gqa-twins': ['mha-gqa-twins', '<mha-gqa-twins></mha-gqa-twins>', 'rows'],
 };
 
 test('every element alone on a plain page under the strict CSP, from copied dist/, wasm/ and models/ folders; what each page downloads (gzip)', { timeout: 300_000 }, async () => {

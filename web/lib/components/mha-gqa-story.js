@@ -1,6 +1,8 @@
-import { html, mathml, css, nothing } from 'lit';
+import { html, css, nothing } from 'lit';
 import { TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN, headType, scoreText } from '../src/index.js';
-import { AblatableModelElement, trainedStyles, formatAblate, SCORE_OF, f2 } from './trained-shared.js';
+import {
+  AblatableModelElement, trainedStyles, formatAblate, SCORE_OF, f2, kvCacheBytes, bytesFormula, kvGroups, kvGroupStyles,
+} from './trained-shared.js';
 import { DEFAULT_STORIES_URL } from './models.js';
 import { int, num } from './shared.js';
 import './mha-heatmap.js';
@@ -9,8 +11,6 @@ const DEFAULT_PROMPT = 'Once upon a time';
 const TEMPERATURES = [0, 0.8, 1];
 /** The element stops generating when the cache holds this many tokens (its heatmaps are T × T). */
 export const MAX_STORY_TOKENS = 256;
-/** Bytes of one cached value: the engine's KV cache stores float32. */
-const BYTES_PER_VALUE = 4;
 
 /** Short names of the head types for the table (the legend under it spells them out). */
 const SHORT = Object.freeze({
@@ -131,11 +131,6 @@ export function describeHeads(heads, repeat, groupSize) {
   return out;
 }
 
-/** The KV-cache formula with this model's numbers, as MathML. */
-function bytesFormula(factors, result) {
-  return html`<math><mrow>${factors.map((f, i) => mathml`${i ? mathml`<mo>×</mo>` : nothing}<mn>${int(f)}</mn>`)}<mo>=</mo><mn>${int(result)}</mn><mtext>\u00a0bytes</mtext></mrow></math>`;
-}
-
 /**
  * `<mha-gqa-story>` — grouped-query attention in a real model: Andrej Karpathy's stories260K
  * (llama2.c's smallest "tinyllamas" model, trained on TinyStories by Eldan & Li 2023; MIT licence)
@@ -225,7 +220,7 @@ export class MhaGqaStory extends AblatableModelElement {
     _version: { state: true },
   };
 
-  static styles = [trainedStyles, css`
+  static styles = [trainedStyles, kvGroupStyles, css`
     :host { container-type: inline-size; }
     .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.6rem 0; }
     .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
@@ -238,11 +233,6 @@ export class MhaGqaStory extends AblatableModelElement {
     .big { font-weight: 700; font-variant-numeric: tabular-nums; }
     .layers { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; margin: 0.8rem 0 0.4rem; }
     .layers button[aria-pressed='true'] { background: var(--_accent); color: var(--_accent-fg); border-color: var(--_accent); }
-    .groups { display: flex; flex-wrap: wrap; gap: 0.7rem; align-items: flex-start; --mha-cell-size: var(--_wide); }
-    .groups:not(.labels) mha-heatmap::part(label) { display: none; }
-    .group { border: 2px solid var(--_accent); border-radius: 10px; padding: 0.3rem 0.5rem 0.5rem; margin: 0; min-width: 0;
-      max-width: 100%; box-sizing: border-box; }
-    .group legend { font-size: 0.85rem; font-weight: 700; padding: 0 0.3em; }
     @container (max-width: 520px) {
       .groups { --mha-cell-size: var(--_narrow); }
       .group { padding: 0.2rem 0.25rem 0.3rem; }
@@ -250,10 +240,6 @@ export class MhaGqaStory extends AblatableModelElement {
       .head { padding: 0.15rem; flex: 1 1 0; min-width: 0; }
       .head mha-heatmap::part(legend) { font-size: 0.65rem; }
     }
-    .group .kv { color: var(--_muted); font-weight: 400; }
-    .pair { display: flex; flex-wrap: wrap; gap: 0.5rem; }
-    .head { border: 1px solid var(--_border); border-radius: 8px; padding: 0.3rem; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
-    .head.off { opacity: 0.5; border-style: dashed; }
     button[role='switch'] { display: flex; flex-wrap: wrap; gap: 0.2rem 0.5rem; align-items: baseline; font-size: 0.82rem; text-align: left; }
     button[role='switch'][aria-checked='false'] { text-decoration: line-through; }
     .name { font-weight: 600; }
@@ -316,15 +302,7 @@ export class MhaGqaStory extends AblatableModelElement {
   /** The KV cache's bytes for this model (float32 keys and values of every layer's K/V heads). */
   get kvBytes() {
     const c = this.lm?.config;
-    if (!c) return null;
-    const g = c.kvHeads ?? c.numHeads;
-    const perToken = 2 * c.numLayers * g * c.dK * BYTES_PER_VALUE;
-    const fullPerToken = 2 * c.numLayers * c.numHeads * c.dK * BYTES_PER_VALUE;
-    const tokens = this.cacheLength;
-    return {
-      layers: c.numLayers, kvHeads: g, heads: c.numHeads, dK: c.dK, bytesPerValue: BYTES_PER_VALUE,
-      perToken, fullPerToken, tokens, total: tokens * perToken, fullTotal: tokens * fullPerToken, reserved: c.context * perToken,
-    };
+    return c ? kvCacheBytes(c, this.cacheLength) : null;
   }
 
   get _maxTokens() {
@@ -601,28 +579,21 @@ export class MhaGqaStory extends AblatableModelElement {
         generation step's query over the cache. The frames are the ${g} K/V heads: the ${per} query heads in a frame
         score their queries against the same keys and mix the same values.</p>
       <div class=${cell >= 6 ? 'groups labels' : 'groups'} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${side(110)}px`}>
-        ${Array.from({ length: g }, (_, k) => html`
-          <fieldset class="group" part="group" data-kv-head=${k}>
-            <legend>K/V head ${k + 1} <span class="kv">· query heads ${Array.from({ length: per }, (_, i) => k * per + i + 1).join(' & ')}</span></legend>
-            <div class="pair">
-              ${Array.from({ length: per }, (_, i) => {
-                const j = k * per + i;
-                const h = m?.find((x) => x.layer === l && x.head === j);
-                return html`
-                  <div class=${isOff(j) ? 'head off' : 'head'} part="head" data-layer=${l} data-head=${j}>
-                    <button type="button" role="switch" part="switch" aria-checked=${String(!isOff(j))} data-layer=${l} data-head=${j}
-                      @click=${() => this._toggle(l, j)}>
-                      <span class="name">head ${j + 1}</span>
-                      ${h ? html`<span class=${`badge t-${h.type}`}>${h.type}</span>` : nothing}
-                    </button>
-                    ${h ? html`<p class="scores">${this._scoreLine(h)}</p>` : nothing}
-                    <mha-heatmap part="heatmap" compact no-save scheme=${this.scheme} data-layer=${l} data-head=${j}
-                      label=${`Layer ${L}, query head ${j + 1} (K/V head ${k + 1})${h ? `: ${h.type}` : ''}`}
-                      .tokens=${labels} .weights=${att ? { data: att.data.subarray(j * T * T, (j + 1) * T * T), shape: [T, T] } : null}></mha-heatmap>
-                  </div>`;
-              })}
-            </div>
-          </fieldset>`)}
+        ${kvGroups(c.numHeads, g, (j, k) => {
+          const h = m?.find((x) => x.layer === l && x.head === j);
+          return html`
+            <div class=${isOff(j) ? 'head off' : 'head'} part="head" data-layer=${l} data-head=${j}>
+              <button type="button" role="switch" part="switch" aria-checked=${String(!isOff(j))} data-layer=${l} data-head=${j}
+                @click=${() => this._toggle(l, j)}>
+                <span class="name">head ${j + 1}</span>
+                ${h ? html`<span class=${`badge t-${h.type}`}>${h.type}</span>` : nothing}
+              </button>
+              ${h ? html`<p class="scores">${this._scoreLine(h)}</p>` : nothing}
+              <mha-heatmap part="heatmap" compact no-save scheme=${this.scheme} data-layer=${l} data-head=${j}
+                label=${`Layer ${L}, query head ${j + 1} (K/V head ${k + 1})${h ? `: ${h.type}` : ''}`}
+                .tokens=${labels} .weights=${att ? { data: att.data.subarray(j * T * T, (j + 1) * T * T), shape: [T, T] } : null}></mha-heatmap>
+            </div>`;
+        })}
       </div>`;
   }
 

@@ -3,6 +3,7 @@ import { TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN, headType, scoreTex
 import {
   AblatableModelElement, trainedStyles, showChar, headView, SCORE_OF, SCORE_MEANS, f2, f3,
 } from './trained-shared.js';
+import { modelIndex, MODEL_INDEX_URL } from './models.js';
 import './mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
@@ -62,6 +63,29 @@ export function explainHeads(reference, onText) {
 }
 
 /**
+ * The shipped models a reader can pick, from a models manifest (`index.json`): its `models` (the
+ * h = 1 / h = 4 twins) and `gqa` (the grouped-query twins) lists, each with an absolute URL and a
+ * label made from the manifest's fields.
+ * @param {{models?: object[], gqa?: object[]}} manifest
+ * @param {string} base the manifest's URL (files are relative to it)
+ * @returns {Array<{href: string, file: string, label: string}>}
+ */
+export function modelChoices(manifest, base) {
+  const out = [];
+  for (const m of manifest.models ?? []) {
+    if (!m?.file) continue;
+    out.push({ href: new URL(m.file, base).href, file: m.file, label: `h = ${m.numHeads}, seed ${m.seed} (${m.file.replace(/\.safetensors$/, '')})` });
+  }
+  for (const m of manifest.gqa ?? []) {
+    if (!m?.file) continue;
+    const kv = m.kvHeads === m.numHeads ? 'multi-head' : m.kvHeads === 1 ? 'multi-query' : 'grouped';
+    out.push({ href: new URL(m.file, base).href, file: m.file,
+      label: `${m.numHeads} query heads, ${m.kvHeads} K/V (${kv}), seed ${m.seed} (${m.file.replace(/\.safetensors$/, '')})` });
+  }
+  return out;
+}
+
+/**
  * `<mha-trained-heads>` — the trained-heads explorer: a small character-level transformer trained
  * on fortune-cookie text reads the text in the field; every head's attention is drawn as a
  * heatmap with the type it was measured to have on held-out probes, its score on those probes and
@@ -82,6 +106,8 @@ export function explainHeads(reference, onText) {
  * @attr {string} ablate - Heads switched off, as 1-based `layer:head` pairs ("2:1 2:3"); reflects
  *   the switches.
  * @attr {'viridis'|'cividis'} scheme - Color scale of the heatmaps.
+ * @attr {boolean} no-picker - Hide the model picker (a select over the shipped models of `index.json`, its
+ *   `models` and `gqa` lists, shown when the manifest can be fetched); picking a model sets `model`.
  *
  * @prop {object} engine - An engine from `createMHA()`; by default the page's shared one.
  * @prop {object|null} lm - Read-only: the loaded CharModel (null while loading).
@@ -89,12 +115,13 @@ export function explainHeads(reference, onText) {
  * @prop {Array|null} textScores - Read-only: every head's scores on the current text (scoreText).
  * @prop {Error|null} error - Read-only: why the model could not be loaded or run.
  *
- * @fires change - `{detail: {text, ablate}}` when the reader edits the text or flips a switch
- *   (`ablate` as 0-based `[layer, head]` pairs).
+ * @fires change - `{detail: {text, ablate, model}}` when the reader edits the text, flips a switch
+ *   (`ablate` as 0-based `[layer, head]` pairs) or picks a model (`model`: its URL).
  * @fires mha-computed - `{detail: {text, loss, next, ablate}}` after every run of the model.
  * @fires mha-error - `{detail: {error}}` when the model cannot be loaded.
  *
  * @csspart about - The line describing the model.
+ * @csspart picker - The model picker (a `<select>`).
  * @csspart text - The text field.
  * @csspart loss - The loss in bits per character.
  * @csspart next - The list of likely next characters.
@@ -117,8 +144,10 @@ export class MhaTrainedHeads extends AblatableModelElement {
     text: { type: String },
     ablate: { type: String, reflect: true },
     scheme: { type: String },
+    noPicker: { type: Boolean, attribute: 'no-picker' },
     result: { state: true },
     textScores: { state: true },
+    _choices: { state: true },
   };
 
   static styles = [trainedStyles, css`
@@ -145,6 +174,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .scores { margin: 0.25rem 0; font-size: 0.8rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
     .explanation ul { padding-left: 1.2em; margin: 0.3em 0; }
     .explanation li { margin: 0.15em 0; }
+    .picker { margin: 0.3rem 0; }
+    .picker select { max-width: 100%; }
   `];
 
   constructor() {
@@ -154,6 +185,15 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this.scheme = 'viridis';
     this.result = null;
     this.textScores = null;
+    this.noPicker = false;
+    this._choices = null;
+  }
+
+  connectedCallback() {
+    super.connectedCallback();
+    if (this._choices || !MODEL_INDEX_URL) return;
+    // the picker appears once the shipped manifest is read; without it (no models/ folder) there is none
+    modelIndex(MODEL_INDEX_URL).then((m) => { this._choices = modelChoices(m, MODEL_INDEX_URL); }, () => {});
   }
 
   /** The switched-off heads as 0-based [layer, head] pairs. */
@@ -185,7 +225,24 @@ export class MhaTrainedHeads extends AblatableModelElement {
   }
 
   _changed() {
-    this.dispatchEvent(new CustomEvent('change', { detail: { text: this.text, ablate: this.ablation }, bubbles: true, composed: true }));
+    this.dispatchEvent(new CustomEvent('change', { detail: { text: this.text, ablate: this.ablation, model: this.modelHref }, bubbles: true, composed: true }));
+  }
+
+  _onModel(e) {
+    this.ablate = '';
+    this.model = e.target.value;
+    this._changed();
+  }
+
+  _picker() {
+    const choices = this._choices;
+    if (this.noPicker || !choices?.length) return nothing;
+    const here = this.modelHref;
+    const known = choices.some((c) => c.href === here);
+    return html`<p class="picker"><label>Model <select part="picker" @change=${this._onModel}>
+      ${known ? nothing : html`<option value=${here ?? ''} selected>${String(here ?? '').split('/').pop()}</option>`}
+      ${choices.map((c) => html`<option value=${c.href} ?selected=${c.href === here}>${c.label}</option>`)}
+    </select></label></p>`;
   }
 
   _onInput(e) {
@@ -216,9 +273,9 @@ export class MhaTrainedHeads extends AblatableModelElement {
   }
 
   render() {
-    if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
+    if (this.error && !this.lm) return html`${this._picker()}<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     const lm = this.lm;
-    if (!lm) return html`<p class="loading" role="status">Loading the trained model…</p>`;
+    if (!lm) return html`${this._picker()}<p class="loading" role="status">Loading the trained model…</p>`;
     const c = lm.config;
     let reference;
     try {
@@ -232,6 +289,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const tokens = r ? r.tokens.map(showChar) : [];
     const explained = r && this.textScores ? explainHeads(reference, this.textScores) : null;
     return html`
+      ${this._picker()}
       <p class="hint" part="about">${this._about()}</p>
       <div class="controls">
         <label for="text">Text the model reads (one query row per character)</label>

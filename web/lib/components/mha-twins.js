@@ -1,25 +1,8 @@
 import { html, css, nothing } from 'lit';
-import { TrainedModelElement, trainedStyles, f3 } from './trained-shared.js';
+import { TrainedModelElement, trainedStyles, f3, heldoutLoss } from './trained-shared.js';
 import { acquireModel, releaseModel, modelIndex, MODEL_INDEX_URL } from './models.js';
 
-/**
- * Mean loss of a model over texts, in bits per character, each text scored as CharModel.run
- * scores it (weighted by its T − 1 predictions).
- * @param {{run(text: string): {loss: number|null}}} lm
- * @param {string[]} texts
- * @returns {number}
- */
-export function heldoutLoss(lm, texts) {
-  let sum = 0;
-  let n = 0;
-  for (const t of texts) {
-    const k = Array.from(t).length - 1;
-    if (k < 1) continue;
-    sum += lm.run(t).loss * k;
-    n += k;
-  }
-  return sum / n;
-}
+export { heldoutLoss };
 
 /**
  * The sentence that compares the mean loss of the h = 1 and h = 4 models, honest about seeds:

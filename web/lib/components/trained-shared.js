@@ -1,9 +1,11 @@
 // What the trained-model elements (<mha-trained-heads>, <mha-induction>, <mha-generate>,
-// <mha-gqa-story>) share:
-// loading one model through the page's shared cache (models.js), releasing it when the element
-// leaves the page, the inline error of a bad model, and small formatting helpers.
-import { LitElement, css } from 'lit';
-import { baseStyles, getEngine, errorText } from './shared.js';
+// <mha-twins>, <mha-gqa-story>, <mha-gqa-twins>) share: loading one model through the page's shared
+// cache (models.js), releasing it when the element leaves the page, the inline error of a bad model,
+// small formatting helpers, a model's mean loss on held-out texts, and the pieces of the
+// grouped-query views: the KV cache's bytes of a model, its formula, query heads framed by the K/V
+// head they share.
+import { LitElement, html, mathml, css, nothing } from 'lit';
+import { baseStyles, getEngine, errorText, int } from './shared.js';
 import { acquireModel, releaseModel, modelURL, DEFAULT_MODEL_URL } from './models.js';
 
 /** A character as the heatmaps and lists show it: space and newline made visible. */
@@ -54,6 +56,87 @@ export function formatAblate(pairs) {
 /** Fixed decimals. */
 export const f2 = (v) => (v === null || v === undefined ? '—' : v.toFixed(2));
 export const f3 = (v) => (v === null || v === undefined ? '—' : v.toFixed(3));
+
+/**
+ * Mean loss of a model over texts, in bits per character, each text scored as CharModel.run
+ * scores it (weighted by its T − 1 predictions).
+ * @param {{run(text: string): {loss: number|null}}} lm
+ * @param {string[]} texts
+ * @returns {number}
+ */
+export function heldoutLoss(lm, texts) {
+  let sum = 0;
+  let n = 0;
+  for (const t of texts) {
+    const k = Array.from(t).length - 1;
+    if (k < 1) continue;
+    sum += lm.run(t).loss * k;
+    n += k;
+  }
+  return sum / n;
+}
+
+/** Bytes of one cached value: the engine's KV cache stores float32. */
+export const KV_BYTES_PER_VALUE = 4;
+
+/**
+ * The KV cache's bytes for a model's config: per token, 2 (K and V) · layers · K/V heads · d_k ·
+ * 4 bytes (float32); the same with one K/V head per query head (full multi-head attention); for
+ * `tokens` cached tokens; and for the model's whole context.
+ * @param {{numLayers: number, numHeads: number, kvHeads?: number, dK: number, context: number}} c
+ * @param {number} [tokens] tokens in the cache
+ * @returns {{layers: number, kvHeads: number, heads: number, dK: number, bytesPerValue: number, perToken: number,
+ *   fullPerToken: number, tokens: number, total: number, fullTotal: number, reserved: number}}
+ */
+export function kvCacheBytes(c, tokens = 0) {
+  const g = c.kvHeads ?? c.numHeads;
+  const perToken = 2 * c.numLayers * g * c.dK * KV_BYTES_PER_VALUE;
+  const fullPerToken = 2 * c.numLayers * c.numHeads * c.dK * KV_BYTES_PER_VALUE;
+  return {
+    layers: c.numLayers, kvHeads: g, heads: c.numHeads, dK: c.dK, bytesPerValue: KV_BYTES_PER_VALUE,
+    perToken, fullPerToken, tokens, total: tokens * perToken, fullTotal: tokens * fullPerToken, reserved: c.context * perToken,
+  };
+}
+
+/** A product of integers and its result in bytes, as MathML ("2 × 2 × 8 × 12 × 4 = 1,536 bytes"). */
+export function bytesFormula(factors, result) {
+  return html`<math><mrow>${factors.map((f, i) => mathml`${i ? mathml`<mo>×</mo>` : nothing}<mn>${int(f)}</mn>`)}<mo>=</mo><mn>${int(result)}</mn><mtext>\u00a0bytes</mtext></mrow></math>`;
+}
+
+/** The 1-based query heads of K/V head k as a legend names them: "3 & 4", or "1–4" for longer groups. */
+export function groupHeads(k, per) {
+  return per <= 2 ? Array.from({ length: per }, (_, i) => k * per + i + 1).join(' & ') : `${k * per + 1}–${k * per + per}`;
+}
+
+/**
+ * Query heads framed by the K/V head they share (query head j reads K/V head ⌊j / (h/g)⌋): one
+ * `<fieldset class="group" part="group">` per K/V head, its legend naming the query heads, and inside
+ * a `.pair` of what `head(j, k)` renders for each of its query heads. Style with `kvGroupStyles`.
+ * @param {number} h query heads
+ * @param {number} g K/V heads
+ * @param {(j: number, k: number) => unknown} head renders query head j (0-based) of K/V head k
+ */
+export function kvGroups(h, g, head) {
+  const per = h / g;
+  return Array.from({ length: g }, (_, k) => html`
+    <fieldset class="group" part="group" data-kv-head=${k}>
+      <legend>K/V head ${k + 1} <span class="kv">· query heads ${groupHeads(k, per)}</span></legend>
+      <div class="pair">${Array.from({ length: per }, (_, i) => head(k * per + i, k))}</div>
+    </fieldset>`);
+}
+
+/** Styles of kvGroups' frames inside a `.groups` box (cell size from --_wide). */
+export const kvGroupStyles = css`
+  .groups { display: flex; flex-wrap: wrap; gap: 0.7rem; align-items: flex-start; --mha-cell-size: var(--_wide); }
+  .groups:not(.labels) mha-heatmap::part(label) { display: none; }
+  .group { border: 2px solid var(--_accent); border-radius: 10px; padding: 0.3rem 0.5rem 0.5rem; margin: 0; min-width: 0;
+    max-width: 100%; box-sizing: border-box; }
+  .group legend { font-size: 0.85rem; font-weight: 700; padding: 0 0.3em; }
+  .group .kv { color: var(--_muted); font-weight: 400; }
+  .pair { display: flex; flex-wrap: wrap; gap: 0.5rem; }
+  .head { border: 1px solid var(--_border); border-radius: 8px; padding: 0.3rem; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
+  .head.off { opacity: 0.5; border-style: dashed; }
+`;
 
 /** Styles of the trained-model elements, on top of baseStyles. */
 export const trainedStyles = [baseStyles, css`

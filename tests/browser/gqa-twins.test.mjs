@@ -1,0 +1,347 @@
+// <mha-gqa-twins> (the grouped-query twins: 8 query heads sharing 8, 2 or 1 K/V heads) on its example
+// page under the strict CSP and in the lesson's section 6, against the JS API in Node on the same
+// files (mha.loadModel, run, generator): every model's held-out loss on the passages stored in the
+// files, its KV-cache bytes per token from its config, each model's greedy text through its cache
+// and the cache's bytes after each step, the heatmaps' weights and their K/V frames; the sentences
+// say "little" or "much" as the numbers do; the models load only when the element comes into view;
+// a bad manifest is an inline error; keyboard, 390 px, axe-core light and dark; the explorer's
+// model picker loads any shipped model, and in the lesson the generator follows it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { setup, ARTIFACTS, ROOT, axeSeriousViolations } from './helpers.mjs';
+import { EXAMPLES_CSP } from '../../scripts/serve.mjs';
+import { createMHA } from '../../web/lib/src/index.js';
+
+const MODELS = path.join(ROOT, 'web', 'lib', 'models');
+const manifest = JSON.parse(readFileSync(path.join(MODELS, 'index.json'), 'utf8'));
+const PROMPT = 'The cat sat on the mat. ';
+const STEPS = 24;   // the element's default `steps`
+
+let env, mha;
+const lms = new Map();   // file → CharModel
+before(async () => {
+  env = await setup();
+  mha = await createMHA();
+  for (const m of manifest.gqa) lms.set(m.file, await mha.loadModel(readFileSync(path.join(MODELS, m.file))));
+});
+after(async () => {
+  for (const lm of lms.values()) lm.dispose();
+  await env?.close();
+});
+
+const twinsOf = (seed) => manifest.gqa.filter((m) => m.seed === seed);
+
+/** Node's numbers for one seed (and the other seeds' losses when both): loss on the stored passages, bytes, greedy text. */
+function nodeNumbers(seed, steps, both) {
+  const probes = JSON.parse(lms.get(twinsOf(seed)[0].file).metadata.probes).text;
+  const loss = (lm) => {
+    let s = 0, n = 0;
+    for (const t of probes) { const k = Array.from(t).length - 1; s += lm.run(t).loss * k; n += k; }
+    return s / n;
+  };
+  const rows = manifest.gqa.filter((m) => both || m.seed === seed).map((m) => {
+    const c = lms.get(m.file).config;
+    return { file: m.file, seed: m.seed, kvHeads: c.kvHeads, live: loss(lms.get(m.file)), perToken: 2 * c.numLayers * c.kvHeads * c.dK * 4 };
+  });
+  const texts = Object.fromEntries(twinsOf(seed).map((m) => {
+    const g = lms.get(m.file).generator(PROMPT, { temperature: 0 });
+    try {
+      for (let i = 0; i < steps; i++) g.step();
+      return [m.file, { text: g.text, cacheLength: g.cacheLength }];
+    } finally {
+      g.dispose();
+    }
+  }));
+  return { rows, texts, probes };
+}
+
+/** What the element shows, read from its shadow DOM. */
+const shown = (page, sel) => page.evaluate((s) => {
+  const el = document.querySelector(s);
+  const root = el.shadowRoot;
+  return {
+    error: el.error?.message ?? null,
+    rows: [...root.querySelectorAll('[part="table"] tbody tr')].map((tr) => ({
+      file: tr.dataset.file, kvHeads: Number(tr.dataset.kvHeads), seed: Number(tr.dataset.seed),
+      perToken: Number(tr.dataset.perToken), live: Number(tr.dataset.live), cells: [...tr.querySelectorAll('td')].map((td) => td.textContent.trim()),
+    })),
+    verdict: [...root.querySelectorAll('[part="verdict"] p')].map((p) => p.textContent.replace(/\s+/g, ' ').trim()),
+    twins: [...root.querySelectorAll('.twin')].map((t) => ({
+      kvHeads: Number(t.dataset.kvHeads), text: t.querySelector('.text').textContent,
+      cache: { ...t.querySelector('[part="cache"]').dataset }, cacheText: t.querySelector('[part="cache"]').textContent.replace(/\s+/g, ' ').trim(),
+      formula: t.querySelector('.formula').textContent.replace(/\s+/g, ' ').trim(),
+    })),
+    groups: [...root.querySelectorAll('[part="group"]')].map((g) => ({
+      legend: g.querySelector('legend').textContent.replace(/\s+/g, ' ').trim(),
+      heads: [...g.querySelectorAll('[part="head"]')].map((h) => Number(h.dataset.head)),
+    })),
+    chartLabel: root.querySelector('[part="chart"] svg')?.getAttribute('aria-label') ?? '',
+  };
+}, sel);
+
+async function ready(page, sel, steps = STEPS, seed = 0) {
+  await page.waitForFunction(([s, n, sd]) => {
+    const el = document.querySelector(s);
+    if (!el) return false;
+    if (el.error) return true;
+    return el.rows && el.rows.some((r) => r.seed === sd) && el.twins.length && el.twins.every((t) => t.cacheLength > 0 && el.twins[0].steps === n && t.steps === n);
+  }, [sel, steps, seed], { timeout: 150_000 });
+  await page.evaluate((s) => document.querySelector(s).updateComplete, sel);
+}
+
+const f3 = (v) => v.toFixed(3);
+const int = (v) => v.toLocaleString('en-US');
+
+function checkAgainstNode(got, want, seed) {
+  assert.equal(got.error, null);
+  // one row per model scored, each loss the runner's on the same stored passages
+  assert.equal(got.rows.length, want.rows.length);
+  for (const w of want.rows) {
+    const g = got.rows.find((r) => r.file === w.file);
+    assert.ok(g, `${w.file} in the table`);
+    assert.equal(g.kvHeads, w.kvHeads);
+    assert.equal(g.perToken, w.perToken, `${w.file}: bytes per token`);
+    assert.ok(Math.abs(g.live - w.live) < 1e-6, `${w.file}: ${g.live} vs ${w.live}`);
+    assert.ok(g.cells.includes(f3(w.live)) && g.cells.includes(int(w.perToken)), g.cells.join(' | '));
+    assert.ok(got.chartLabel.includes(`${w.kvHeads} K/V heads, seed ${w.seed}: ${int(w.perToken)} bytes, ${f3(w.live)} bits`), got.chartLabel);
+  }
+  // the sentences: the measured means, each model's cache ratio and difference, and the plain verdict
+  const gs = [...new Set(want.rows.map((r) => r.kvHeads))].sort((a, b) => b - a);
+  const mean = (g) => { const v = want.rows.filter((r) => r.kvHeads === g).map((r) => r.live); return v.reduce((a, b) => a + b, 0) / v.length; };
+  for (const g of gs) assert.ok(got.verdict[0].includes(`${g} K/V head${g > 1 ? 's' : ''} ${f3(mean(g))}`), got.verdict[0]);
+  const seeds = new Set(want.rows.map((r) => r.seed));
+  const spread = Math.max(...gs.map((g) => { const v = want.rows.filter((r) => r.kvHeads === g).map((r) => r.live); return Math.max(...v) - Math.min(...v); }));
+  for (const [i, g] of gs.slice(1).entries()) {
+    const d = mean(g) - mean(gs[0]);
+    const s = got.verdict[i + 1];
+    assert.ok(s.includes(`cuts the KV cache ${want.rows.find((r) => r.kvHeads === gs[0]).perToken / want.rows.find((r) => r.kvHeads === g).perToken}×`), s);
+    assert.ok(s.includes(d > 0 ? `costs ${f3(d)} bits per character` : `scores ${f3(-d)} bits per character better`), s);
+    if (seeds.size > 1) {
+      if (Math.abs(d) <= spread) assert.ok(s.includes(`within the ${f3(spread)} bits`) && s.includes('costs little'), s);
+      else assert.ok(s.includes(`more than the ${f3(spread)} bits`), s);
+    } else {
+      assert.match(s, /on one seed: how much two seeds of one model differ is not measured here/);
+    }
+  }
+  if (seeds.size > 1) {
+    const worst = Math.max(...gs.slice(1).map((g) => mean(g) - mean(gs[0])));
+    const pct = (100 * worst) / mean(gs[0]);
+    assert.match(got.verdict.at(-1), worst > spread && pct >= 2 ? /cost much/ : /cost little/);
+  }
+  // generation: each model's greedy text through its cache, and the cache's bytes after the last step
+  assert.deepEqual(got.twins.map((t) => t.kvHeads), twinsOf(seed).map((m) => lms.get(m.file).config.kvHeads).sort((a, b) => b - a));
+  for (const m of twinsOf(seed)) {
+    const c = lms.get(m.file).config;
+    const t = got.twins.find((x) => x.kvHeads === c.kvHeads);
+    const w = want.texts[m.file];
+    const per = 2 * c.numLayers * c.kvHeads * c.dK * 4;
+    assert.equal(t.text, w.text, `${m.file}: the greedy text`);
+    assert.deepEqual(t.cache, { tokens: String(w.cacheLength), perToken: String(per), total: String(w.cacheLength * per), steps: t.cache.steps });
+    assert.ok(t.cacheText.includes(`${int(w.cacheLength)} characters cached × ${int(per)} bytes = ${int(w.cacheLength * per)} bytes`), t.cacheText);
+    assert.ok(t.formula.includes(`2×${c.numLayers}×${c.kvHeads}×${c.dK}×4=${int(per)} bytes`), t.formula);
+  }
+}
+
+test('example page, strict CSP: each twin\'s loss, bytes per token, greedy text and cache bytes equal the JS API\'s in Node; K/V frames and weights; one fetch per file; no console error', { timeout: 400_000 }, async () => {
+  const { page, errors } = await env.newPage({ viewport: { width: 1000, height: 900 } });
+  const fetched = [];
+  page.on('request', (r) => { if (/\.(safetensors|wasm)$/.test(new URL(r.url()).pathname)) fetched.push(new URL(r.url()).pathname); });
+  const res = await page.goto(`${env.url}examples/gqa-twins.html`);
+  assert.equal(res.headers()['content-security-policy'], EXAMPLES_CSP);
+  await ready(page, 'mha-gqa-twins');
+  const want = nodeNumbers(0, STEPS, true);
+  let got = await shown(page, 'mha-gqa-twins');
+  checkAgainstNode(got, want, 0);
+  for (const r of want.rows) console.log(`# ${r.file}: ${r.kvHeads} K/V heads, ${r.perToken} bytes per token, ${r.live.toFixed(4)} bits per character`);
+  for (const [f, t] of Object.entries(want.texts)) console.log(`# ${f} greedy (${t.cacheLength} cached): ${JSON.stringify(t.text)}`);
+  for (const s of got.verdict) console.log(`# ${s}`);
+  // every model file once, one wasm
+  const models = fetched.filter((f) => f.endsWith('.safetensors'));
+  assert.deepEqual([...models].sort(), manifest.gqa.map((m) => `/models/${m.file}`).sort());
+  assert.equal(fetched.filter((f) => f.endsWith('.wasm')).length, 1);
+
+  // one more character: each cache grows by its model's bytes per token
+  await page.locator('mha-gqa-twins button.step1').click();
+  await ready(page, 'mha-gqa-twins', STEPS + 1);
+  got = await shown(page, 'mha-gqa-twins');
+  checkAgainstNode(got, nodeNumbers(0, STEPS + 1, true), 0);
+
+  // the heads: the grouped model by default, 2 frames of 4 query heads; its weights are a full forward over its text
+  const kv2 = twinsOf(0).find((m) => lms.get(m.file).config.kvHeads === 2);
+  assert.deepEqual(got.groups.map((g) => g.heads), [[0, 1, 2, 3], [4, 5, 6, 7]]);
+  assert.match(got.groups[1].legend, /^K\/V head 2 · query heads 5–8$/);
+  const text2 = got.twins.find((t) => t.kvHeads === 2).text;
+  const r2 = lms.get(kv2.file).run(text2);
+  const w = await page.evaluate(() => {
+    const m = document.querySelector('mha-gqa-twins').shadowRoot.querySelector('mha-heatmap[data-layer="1"][data-head="5"]');
+    return { data: Array.from(m.weights.data), shape: m.weights.shape };
+  });
+  const T = Array.from(text2).length;
+  assert.deepEqual(w.shape, [T, T]);
+  for (const [q, k] of [[3, 2], [T - 1, T - 2], [T - 1, 0]]) assert.ok(Math.abs(w.data[q * T + k] - r2.attention[1].data[(5 * T + q) * T + k]) < 1e-6);
+  // each head's label is the type the runner measures on the file's probes
+  const types = await page.evaluate(() => [...document.querySelector('mha-gqa-twins').shadowRoot.querySelectorAll('[part="head"]')]
+    .map((h) => [Number(h.dataset.layer), Number(h.dataset.head), h.dataset.type, h.querySelector('.badge')?.textContent ?? null]));
+  assert.deepEqual(types, lms.get(kv2.file).heads.filter((h) => h.layer === 1).map((h) => [1, h.head, h.type, h.type]));
+  // multi-query: one frame of all 8; multi-head: 8 frames of 1
+  await page.locator('mha-gqa-twins button.model[data-kv-heads="1"]').click();
+  await page.waitForFunction(() => document.querySelector('mha-gqa-twins').getAttribute('shown') === '1');
+  got = await shown(page, 'mha-gqa-twins');
+  assert.deepEqual(got.groups.map((g) => g.heads), [[0, 1, 2, 3, 4, 5, 6, 7]]);
+  await page.locator('mha-gqa-twins button.model[data-kv-heads="8"]').click();
+  await page.waitForFunction(() => document.querySelector('mha-gqa-twins').getAttribute('shown') === '8');
+  got = await shown(page, 'mha-gqa-twins');
+  assert.deepEqual(got.groups.map((g) => g.heads), [[0], [1], [2], [3], [4], [5], [6], [7]]);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'element-mha-gqa-twins.png'), fullPage: true });
+
+  // start again: the prompt alone, then the default steps
+  await page.locator('mha-gqa-twins button.reset').click();
+  await ready(page, 'mha-gqa-twins', STEPS);
+  checkAgainstNode(await shown(page, 'mha-gqa-twins'), nodeNumbers(0, STEPS, true), 0);
+  assert.deepEqual(await page.evaluate(() => window.__csp), []);
+  assert.deepEqual(errors, []);
+});
+
+test('keyboard: seed 1 alone, scored and written as Node does; the sentences state only the differences', { timeout: 300_000 }, async () => {
+  const { page, errors } = await env.newPage({ viewport: { width: 1000, height: 900 } });
+  await page.goto(`${env.url}examples/gqa-twins.html`);
+  await ready(page, 'mha-gqa-twins');
+  // both seeds off, then seed 1, by keyboard
+  await page.locator('mha-gqa-twins button.both').focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => !document.querySelector('mha-gqa-twins').hasAttribute('both-seeds'));
+  await page.locator('mha-gqa-twins button.seed[data-seed="1"]').focus();
+  await page.keyboard.press('Space');
+  await page.waitForFunction(() => document.querySelector('mha-gqa-twins').getAttribute('seed') === '1');
+  await ready(page, 'mha-gqa-twins', STEPS, 1);
+  const got = await shown(page, 'mha-gqa-twins');
+  checkAgainstNode(got, nodeNumbers(1, STEPS, false), 1);
+  assert.equal(got.rows.length, 3);
+  assert.equal(await page.locator('mha-gqa-twins button.seed[data-seed="1"]').getAttribute('aria-pressed'), 'true');
+  assert.deepEqual(errors, []);
+});
+
+test('390 px wide: no page overflow; axe-core finds no serious or critical violation, light and dark', { timeout: 400_000 }, async () => {
+  for (const colorScheme of ['light', 'dark']) {
+    // axe is injected as an inline script: this context bypasses the page's CSP (the first test checks it)
+    const context = await env.browser.newContext({ bypassCSP: true, colorScheme, viewport: { width: 390, height: 800 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${env.url}examples/gqa-twins.html`);
+    await ready(page, 'mha-gqa-twins');
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `page overflows 390 px by ${overflow} px`);
+    await page.screenshot({ path: path.join(ARTIFACTS, `element-mha-gqa-twins-390-${colorScheme}.png`), fullPage: true });
+    assert.deepEqual(await axeSeriousViolations(page), [], colorScheme);
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
+
+test('a manifest that cannot be read: an inline error naming it, and mha-error; nothing thrown', async () => {
+  const { page, errors } = await env.newPage();
+  await page.goto(`${env.url}examples/gqa-twins.html`);
+  const msg = await page.evaluate(async () => {
+    const el = document.createElement('mha-gqa-twins');
+    el.setAttribute('index', 'no-such-index.json');
+    el.setAttribute('loading', 'eager');
+    const ev = new Promise((r) => el.addEventListener('mha-error', (e) => r(e.detail.error.message)));
+    document.querySelector('main').prepend(el);
+    const m = await ev;
+    await el.updateComplete;
+    return { event: m, shown: el.shadowRoot.querySelector('[part="error"]')?.textContent ?? '' };
+  });
+  assert.match(msg.event, /no-such-index\.json/);
+  assert.match(msg.shown, /could not be loaded.*no-such-index\.json/s);
+  assert.ok(errors.every((e) => /no-such-index|404/.test(e)), errors.join('\n'));
+});
+
+test('the lesson, section 6: the twins follow the KV calculator, load only when scrolled to, and show Node\'s numbers; axe-core clean; no console error', { timeout: 400_000 }, async () => {
+  const { page, errors } = await env.newPage({ viewport: { width: 1280, height: 900 } });
+  const fetched = [];
+  page.on('request', (r) => { if (/gqa-kv.*\.safetensors$/.test(new URL(r.url()).pathname)) fetched.push(new URL(r.url()).pathname); });
+  await page.goto(env.url);
+  await page.waitForFunction(() => document.body.dataset.ready, null, { timeout: 120_000 });
+  assert.equal(await page.evaluate(() => document.querySelector('#gqa-twins').closest('section').id), 'gqa');
+  assert.equal(await page.evaluate(() => document.querySelector('#kv').compareDocumentPosition(document.querySelector('#gqa-twins')) & Node.DOCUMENT_POSITION_FOLLOWING), 4);
+  assert.deepEqual(fetched, [], 'no twin is fetched before section 6 is in view');
+  await page.locator('#gqa-twins').scrollIntoViewIfNeeded();
+  await ready(page, '#gqa-twins');
+  checkAgainstNode(await shown(page, '#gqa-twins'), nodeNumbers(0, STEPS, true), 0);
+  assert.equal(fetched.length, manifest.gqa.length);
+  await page.locator('#gqa-twins').scrollIntoViewIfNeeded();
+  await page.locator('#gqa-twins').screenshot({ path: path.join(ARTIFACTS, 'lesson-gqa-twins.png') });
+  assert.deepEqual(await axeSeriousViolations(page, '#gqa'), []);
+  assert.deepEqual(errors, []);
+});
+
+test('the trained-heads explorer: its picker lists every shipped model of index.json and loads a grouped-query twin', { timeout: 300_000 }, async () => {
+  const { page, errors } = await env.newPage();
+  await page.goto(`${env.url}examples/trained-heads.html`);
+  await page.waitForFunction(() => document.querySelector('mha-trained-heads')?.textScores);
+  const sel = page.locator('mha-trained-heads select[part="picker"]');
+  const values = await sel.evaluate((s) => [...s.options].map((o) => new URL(o.value).pathname));
+  assert.deepEqual(values, [...manifest.models, ...manifest.gqa].map((m) => `/models/${m.file}`));
+  const kv1 = manifest.gqa.find((m) => m.kvHeads === 1 && m.seed === 0);
+  await sel.focus();
+  await sel.selectOption(`${env.url}models/${kv1.file}`);
+  await page.waitForFunction((f) => {
+    const el = document.querySelector('mha-trained-heads');
+    return el.lm?.config.kvHeads === 1 && el.modelHref.endsWith(f) && el.textScores;
+  }, kv1.file);
+  const lm = lms.get(kv1.file);
+  const text = await page.evaluate(() => document.querySelector('mha-trained-heads').shadowRoot.querySelector('textarea').value);
+  const loss = await page.evaluate(() => document.querySelector('mha-trained-heads').result.loss);
+  assert.ok(Math.abs(loss - lm.run(text).loss) < 1e-9);
+  assert.equal(await page.locator('mha-trained-heads mha-heatmap').count(), lm.config.numLayers * lm.config.numHeads);
+  assert.deepEqual(await page.locator('mha-trained-heads .badge').allTextContents(), lm.heads.map((h) => h.type));
+  assert.match(await page.locator('mha-trained-heads [part="about"]').textContent(), /sharing 1 K\/V head \(grouped-query attention\)/);
+  assert.deepEqual(errors, []);
+});
+
+test('the sentences follow the numbers: much, a small cost, noise, one seed (gqaVerdict on made-up rows)', async () => {
+  const { page, errors } = await env.newPage();
+  await page.goto(`${env.url}examples/gqa-twins.html`);
+  const out = await page.evaluate(async () => {
+    const { gqaVerdict } = await import('../dist/mha-gqa-twins.js');
+    const row = (kvHeads, seed, live) => ({ kvHeads, numHeads: 8, seed, live, perToken: 2 * 2 * kvHeads * 12 * 4 });
+    const rows = (l8, l2, l1) => [row(8, 0, l8[0]), row(8, 1, l8[1]), row(2, 0, l2[0]), row(2, 1, l2[1]), row(1, 0, l1[0]), row(1, 1, l1[1])];
+    return {
+      much: gqaVerdict(rows([2.60, 2.62], [2.64, 2.65], [2.80, 2.82]), 8, 768),
+      small: gqaVerdict(rows([2.60, 2.61], [2.63, 2.64], [2.62, 2.63]), 8, 768),
+      noise: gqaVerdict(rows([2.60, 2.70], [2.62, 2.66], [2.63, 2.65]), 8, 768),
+      one: gqaVerdict(rows([2.60, 2.60], [2.70, 2.70], [2.65, 2.65]).filter((r) => r.seed === 0), 8, 768),
+    };
+  });
+  assert.match(out.much[2], /Multi-query attention \(1 K\/V head for all 8 query heads\) cuts the KV cache 8× \(1,536 → 192 bytes per token\) and costs 0\.200 bits per character more than multi-head attention, more than the 0\.020 bits between two seeds of one model: a real cost, 7\.7 % of the loss, a large one\./);
+  assert.match(out.much.at(-1), /cost much: the loss grew by more than seed noise, 0\.200 bits per character \(7\.7 %\)/);
+  assert.match(out.small[1], /costs 0\.030 bits per character more than multi-head attention, more than the 0\.010 bits between two seeds of one model: a real cost, 1\.2 % of the loss, a small one\./);
+  assert.match(out.small.at(-1), /cost little: a cache up to 8× smaller for at most 0\.030 bits per character more \(1\.2 % of the loss\)/);
+  assert.match(out.noise[1], /within the 0\.100 bits by which two seeds of one model differ, so it costs little/);
+  assert.match(out.noise.at(-1), /cost little: a cache up to 8× smaller, and a loss that seed noise cannot tell apart/);
+  assert.equal(out.one.length, 3);
+  assert.match(out.one[0], /\(seed 0; lower is better\)/);
+  assert.match(out.one[1], /costs 0\.100 bits per character more than multi-head attention, on one seed: how much two seeds of one model differ is not measured here\./);
+  assert.deepEqual(errors, []);
+});
+
+test('the lesson, section 7: a model picked in the explorer is the generator\'s model too', { timeout: 300_000 }, async () => {
+  const { page, errors } = await env.newPage();
+  await page.goto(`${env.url}#trained`);
+  await page.waitForFunction(() => document.querySelector('#explorer')?.textScores && document.querySelector('#generate')?.lm, null, { timeout: 120_000 });
+  const kv2 = manifest.gqa.find((m) => m.kvHeads === 2 && m.seed === 1);
+  await page.locator('#explorer select[part="picker"]').selectOption(`${env.url}models/${kv2.file}`);
+  await page.waitForFunction(() => document.querySelector('#explorer').lm?.config.kvHeads === 2 && document.querySelector('#generate').lm?.config.kvHeads === 2);
+  assert.equal(await page.evaluate(() => new URL(document.querySelector('#generate').model, document.baseURI).pathname), `/models/${kv2.file}`);
+  // the generator writes what the picked model writes from the explorer's text
+  await page.locator('#generate select').selectOption('0');
+  await page.locator('#generate button.step10').click();
+  const prompt = await page.evaluate(() => document.querySelector('#generate').prompt);
+  const want = lms.get(kv2.file).generate(prompt, 10, { temperature: 0, seed: 7 }).text;
+  assert.equal(await page.evaluate(() => document.querySelector('#generate').text), want);
+  assert.deepEqual(errors, []);
+});
