@@ -11,6 +11,7 @@
  *   node scripts/bench.mjs --quick     (smoke test of the bench: short budgets, W4 at T = 4096)
  *   node scripts/bench.mjs --from-json out.json [--md out.md]   (re-prints a saved run)
  *   node scripts/bench.mjs --engine ../other-tree   (benches the web/lib/src + web/lib/wasm of another tree; Node)
+ *   node scripts/bench.mjs --threads 2   (ours, onnxruntime-web and tfjs at 2 threads, ours also at 1: the scaling; also with --browser)
  *
  * - One process per workload in Node (scripts/bench/child.mjs), one page in a fresh browser context
  *   per workload in the browser (scripts/bench/page.mjs); both run scripts/bench/impls.mjs: the
@@ -60,6 +61,9 @@ const engine = opt('--engine', null) && path.resolve(opt('--engine'));  // bench
 const browserMode = args.includes('--browser');
 const nodeVersion = opt('--node', null);  // e.g. 24: a Node from the npm package node@<version>
 const noRelaxed = args.includes('--no-relaxed');
+// --threads N: ours, onnxruntime-web and tfjs at N threads, and ours at 1 thread beside them (the scaling)
+const threads = Number(opt('--threads', 1));
+if (!Number.isInteger(threads) || threads < 1) throw new Error(`--threads must be a whole number ≥ 1, got ${opt('--threads', 1)}`);
 
 const D = { d: 768, h: 12, causal: false, nws: [true, false], peers: ['ort', 'tfjs'], mode: 'timing', minSampleMs: 0 };
 const WORKLOADS = [
@@ -134,7 +138,7 @@ function checkSetup() {
 }
 
 /** The targets (the FMA tier's), checked against this run. */
-function targets(results, { peak, useFMA, browser }) {
+function targets(results, { peak, useFMA, browser, threads = 1 }) {
   const get = (id, nw) => results.find((r) => r.workload.id === id && !r.fatal)?.variants.find((v) => v.nw === nw);
   const med = (v, key) => v?.rows.find((x) => x.key === key)?.median;
   const speedup = (id, nw) => { const v = get(id, nw); return v && med(v, 'ort') ? med(v, 'ort') / med(v, 'ours') : null; };
@@ -159,9 +163,21 @@ function targets(results, { peak, useFMA, browser }) {
     const sp = speedup('W0', nw);
     line(sp == null ? null : sp >= 10, `W0 needWeights=${nw} ≥ 10× onnxruntime-web calls/s: ${sp == null ? '—' : `${fmt(sp)}×, ${fmt(1000 / med(v, 'ours'))} calls/s`}`);
   }
+  if (threads > 1) {
+    for (const [id, goal] of [['W1', 1.6], ['W2', 1.8], ['W3', 1.8]]) {
+      const v = get(id, false);
+      const sc = v && med(v, 'ours1') ? med(v, 'ours1') / med(v, 'ours') : null;
+      line(sc == null ? null : sc >= goal, `${id} needWeights=false: ${threads} threads ≥ ${goal}× our own single thread: ${sc == null ? '—' : `${fmt(sc)}×`}`);
+    }
+    for (const nw of [true, false]) {
+      const v = get('W0', nw);
+      const r = v && med(v, 'ours1') ? med(v, 'ours1') / med(v, 'ours') : null;
+      line(r == null ? null : r >= 0.95, `W0 needWeights=${nw} calls/s with the threaded build within 5 % of the single-thread build: ${r == null ? '—' : `${fmt(r)}×`}`);
+    }
+  }
   const w3 = results.find((r) => r.workload.id === 'W3');
   const rss = w3?.rss?.['ours:false'];
-  if (!browser) line(rss == null ? null : rss <= 100, `W3 needWeights=false peak RSS ≤ 100 MB: ${rss == null ? '—' : `${fmt(rss)} MB`}`);
+  if (!browser) line(rss == null ? null : rss <= 100, `W3 needWeights=false peak RSS ≤ 100 MB${threads > 1 ? ` (at ${threads} threads; the target is for 1)` : ''}: ${rss == null ? '—' : `${fmt(rss)} MB`}`);
   const w4 = results.find((r) => r.workload.id === 'W4');
   const quickNote = w4 && w4.workload.T !== 16384 ? ` (at T = ${w4.workload.T}: --quick)` : '';
   line(w4 ? !w4.fatal && w4.heapMB <= 256 : null, `W4 completes within a 256 MB wasm heap${quickNote}: ${w4?.fatal ? 'failed' : w4 ? `${fmt(w4.heapMB)} MB` : '—'}`);
@@ -191,7 +207,7 @@ async function main() {
   const results = [];
   let failed = false;
   for (const w of WORKLOADS) {
-    const job = { ...w, budget: w.budget * budgetScale, engine };
+    const job = { ...w, budget: w.budget * budgetScale, engine, threads };
     process.stderr.write(`${w.id}: T=${w.T} d=${w.d} h=${w.h}${w.causal ? ' causal' : ''}\n`);
     const r = await runJob(job);
     r.workload = w;
@@ -201,7 +217,7 @@ async function main() {
       for (const v of r.variants) {
         for (const impl of ['ours', 'ort']) {
           if (impl === 'ort' && !v.ortStyle) continue;
-          const rr = await runJob({ mode: 'rss', engine, id: `${w.id} rss ${impl}`, T: w.T, d: w.d, h: w.h, causal: w.causal, nw: v.nw, impl, style: v.ortStyle });
+          const rr = await runJob({ mode: 'rss', engine, threads, id: `${w.id} rss ${impl}`, T: w.T, d: w.d, h: w.h, causal: w.causal, nw: v.nw, impl, style: v.ortStyle });
           r.rss[`${impl}:${v.nw}`] = rr.fatal ? null : rr.maxRSS;
           if (!rr.fatal) (r.rssDetail ??= []).push(`${impl} needWeights=${v.nw}${impl === 'ort' ? ` (${v.ortStyle})` : ''}: ${fmt(rr.baseMB)} MB with the data, ${fmt(rr.loadedMB)} MB with the layer loaded, ${fmt(rr.maxRSS)} MB peak`);
         }
@@ -213,7 +229,7 @@ async function main() {
   if (browser) await browser.close();
   const run = {
     machine: { cpu: cpus[0]?.model ?? 'unknown cpu', cores: cpus.length, memGiB: os.totalmem() / 2 ** 30, platform: `${os.platform()} ${os.arch()}` },
-    runtime, browser: browserMode, load: [load0, os.loadavg()], seconds: (Date.now() - started) / 1000, budgetScale, engine, peaks, results,
+    runtime, browser: browserMode, load: [load0, os.loadavg()], seconds: (Date.now() - started) / 1000, budgetScale, engine, threads, peaks, results,
   };
   if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify(run, null, 1));
   report(run);
@@ -224,7 +240,7 @@ async function main() {
 }
 
 /** Prints (and with --md writes) the markdown report of a run. */
-function report({ machine: m, runtime, browser, load, seconds, engine: eng, peaks, results }) {
+function report({ machine: m, runtime, browser, load, seconds, engine: eng, threads: N = 1, peaks, results }) {
   const good = peaks.filter((p) => p && Number.isFinite(p.gflops));
   const peakMA = good.length ? Math.max(...good.map((p) => p.gflops)) : NaN;
   const fmas = good.filter((p) => p.fma && Number.isFinite(p.fma.gflops));
@@ -238,17 +254,17 @@ function report({ machine: m, runtime, browser, load, seconds, engine: eng, peak
   L.push(`## mha-wasm benchmark: ${runtime ?? `node ${m.node}`}`);
   L.push('');
   L.push(`- machine: ${m.cpu} (${m.cores} logical cores), ${m.memGiB.toFixed(0)} GiB, ${m.platform}; load average ${load[0][0].toFixed(1)} at start, ${load[1][0].toFixed(1)} at end`);
-  L.push(`- runtime: ${runtime ?? `node ${m.node}`}${browser ? ' (headless, through playwright-core; one page per workload)' : ' (one process per workload)'}; every implementation single-threaded wasm${eng ? `; ours from ${eng}` : ''}`);
-  L.push(`- implementations: ours = ${labels.ours ?? 'mha-wasm'}; ORT = ${labels.ort ?? 'onnxruntime-web'} (wasm EP, numThreads = 1); tfjs = ${labels.tfjs ?? 'tfjs'} (@tensorflow/tfjs-backend-wasm, 1 thread)`);
+  L.push(`- runtime: ${runtime ?? `node ${m.node}`}${browser ? ' (headless, through playwright-core; one page per workload, cross-origin isolated)' : ' (one process per workload)'}; ${N > 1 ? `every implementation asked for ${N} threads; ours also timed on 1 thread (its single-thread build), interleaved with the rest` : 'every implementation single-threaded wasm'}${eng ? `; ours from ${eng}` : ''}`);
+  L.push(`- implementations: ours = ${labels.ours ?? 'mha-wasm'}${labels.ours1 ? `, ours on 1 thread = ${labels.ours1}` : ''}; ORT = ${labels.ort ?? 'onnxruntime-web'} (wasm EP, numThreads = ${N}); tfjs = ${labels.tfjs ?? 'tfjs'} (@tensorflow/tfjs-backend-wasm, setThreadsCount(${N}))`);
   L.push(`- peaks measured in this runtime (independent chains, best of ${peaks.length} measurements): f32x4 mul + add ${good.map((p) => `${p.gflops.toFixed(1)} [${p.best}]`).join(', ')} → **${fmt(peakMA)} GFLOP/s**; f32x4.relaxed_madd (FMA) ${fmas.length ? `${fmas.map((p) => `${p.fma.gflops.toFixed(1)} [${p.fma.best}]`).join(', ')} → **${fmt(peakFMA)} GFLOP/s**` : 'not available in this runtime'}`);
   const rp = results.flatMap((r) => (r.variants ?? []).map((v) => v.roundPeak).filter(Boolean));
   L.push(`- "of peak" divides by the ${useFMA ? 'FMA' : 'mul + add'} peak (ours runs the ${tier ?? '?'} tier)${rp.length ? `, as timed inside each workload's rounds, between the implementations (${rp[0].variant} chains; ${fmt(Math.min(...rp.map((p) => p.gflops)))}–${fmt(Math.max(...rp.map((p) => p.gflops)))} GFLOP/s across workloads), so that it moves with the machine's speed; W4 divides by the peak above` : ''}`);
-  L.push('- GFLOP/s = (8·T·d² + 4·T²·d) / median time (the dense count, also for causal); median of interleaved rounds (rounds × calls timed together per round); ± = half the interquartile range; speed-up of ours = that peer\'s median / ours; max |Δ| = largest absolute difference from our output (/ w: attention weights), checked before timing (limit 1e-3 of max |ours|)');
+  L.push(`- GFLOP/s = (8·T·d² + 4·T²·d) / median time (the dense count, also for causal); median of interleaved rounds (rounds × calls timed together per round); ± = half the interquartile range; speed-up of ours = that row's median / ours${N > 1 ? ` (on the row "ours, 1 thread": the scaling of ${N} threads over 1); "of peak" divides by ${N} × the single-thread peak for rows at ${N} threads` : ''}; max |Δ| = largest absolute difference from our output (/ w: attention weights), checked before timing (limit 1e-3 of max |ours|)`);
   L.push('');
   L.push('| workload | needWeights | implementation | median ms | ± | best ms | rounds | GFLOP/s | of peak | speed-up of ours | calls/s | peak RSS MB | wasm heap MB | max \\|Δ\\| vs ours |');
   L.push('| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
   const notes = [];
-  const implName = (key, v) => (key === 'ours' ? '**ours**' : key === 'ort' ? `ORT (${{ torch: 'PyTorch-style graph', mha: 'MultiHeadAttention op', attn: 'Attention op' }[v.ortStyle] ?? '—'})` : 'tfjs');
+  const implName = (key, v) => (key === 'ours' ? `**ours**${N > 1 ? `, ${N} threads` : ''}` : key === 'ours1' ? 'ours, 1 thread' : key === 'ort' ? `ORT (${{ torch: 'PyTorch-style graph', mha: 'MultiHeadAttention op', attn: 'Attention op' }[v.ortStyle] ?? '—'})` : 'tfjs');
   for (const r of results) {
     const w = r.workload;
     const wname = `${w.id} T=${w.T} d=${w.d} h=${w.h}${w.causal ? ' causal' : ''}`;
@@ -258,7 +274,7 @@ function report({ machine: m, runtime, browser, load, seconds, engine: eng, peak
     }
     for (const v of r.variants) {
       const oursRow = v.rows.find((x) => x.key === 'ours');
-      for (const key of ['ours', 'ort', 'tfjs']) {
+      for (const key of ['ours', 'ours1', 'ort', 'tfjs']) {
         const row = v.rows.find((x) => x.key === key);
         if (!row && !v.errors[key]) continue;
         if (!row) {
@@ -276,7 +292,8 @@ function report({ machine: m, runtime, browser, load, seconds, engine: eng, peak
         const heap = key === 'ours' && Number.isFinite(r.heapMB) ? fmt(r.heapMB) : '';
         const c = v.checks[key];
         const chk = key === 'ours' ? '' : c ? `${c.y.maxAbs.toExponential(1)}${c.w ? ` / w ${c.w.maxAbs.toExponential(1)}` : ''}` : '';
-        L.push(`| ${wname} | ${v.nw} | ${implName(key, v)} | ${fmt(row.median)} | ${Number.isFinite(spread) && row.n > 1 ? `${(100 * spread).toFixed(0)} %` : '—'} | ${fmt(row.min)} | ${row.n}${row.callsPerSample > 1 ? ` × ${row.callsPerSample}` : ''} | ${fmt(gf)} | ${pct(gf / (v.roundPeak?.gflops ?? peak))} | ${ratio} | ${calls} | ${rss} | ${heap} | ${chk} |`);
+        const rowPeak = (v.roundPeak?.gflops ?? peak) * (key === 'ours1' ? 1 : N);
+        L.push(`| ${wname} | ${v.nw} | ${implName(key, v)} | ${fmt(row.median)} | ${Number.isFinite(spread) && row.n > 1 ? `${(100 * spread).toFixed(0)} %` : '—'} | ${fmt(row.min)} | ${row.n}${row.callsPerSample > 1 ? ` × ${row.callsPerSample}` : ''} | ${fmt(gf)} | ${pct(gf / rowPeak)} | ${ratio} | ${calls} | ${rss} | ${heap} | ${chk} |`);
       }
       if (w.mode === 'long' && Object.keys(v.errors).length) {
         const gib = (w.h * w.T * w.T * 4) / 2 ** 30;
@@ -289,7 +306,7 @@ function report({ machine: m, runtime, browser, load, seconds, engine: eng, peak
     }
   }
   L.push('');
-  L.push(...targets(results, { peak, useFMA, browser }));
+  L.push(...targets(results, { peak: peak * N, useFMA, browser, threads: N }));
   for (const r of results) if (r.rssDetail) notes.push(`${r.workload.id} peak RSS processes: ${r.rssDetail.join('; ')}`);
   L.push('');
   if (notes.length) { L.push('Notes:'); for (const n of notes) L.push(`- ${n}`); L.push(''); }

@@ -41,7 +41,7 @@ async function rssMode(cfg) {
   if (cfg.impl === 'ours') {
     runner = (await makeOurs(cfg, data)).prepare(cfg.nw);
   } else {
-    const ort = await loadOrt();
+    const ort = await loadOrt(cfg.threads ?? 1);
     runner = await makeOrtSession(ort, cfg, data, cfg.style, cfg.nw);
   }
   const loaded = rssMB();

@@ -44,8 +44,10 @@ export function makeData({ T, d }) {
 // ---------- implementations ----------
 // Each: {key, label, sync, prepare(nw) -> {run() -> {y, w?} | Promise<...>, release()}}
 
-export async function makeOurs({ T, d, h, causal }, data) {
-  const mha = await (await env.loadOurs()).createMHA();
+/** Ours at `threads` threads (default cfg.threads, else 1): key 'ours', or 'ours1' for the
+ * one-thread reference a threaded run times beside it. */
+export async function makeOurs({ T, d, h, causal, threads: cfgThreads = 1 }, data, threads = cfgThreads) {
+  const mha = await (await env.loadOurs()).createMHA({ threads });
   const M = (a, rows, cols) => ({ data: a, shape: cols ? [rows, cols] : [rows] });
   const { w } = data;
   const layer = mha.createLayer({
@@ -54,7 +56,9 @@ export async function makeOurs({ T, d, h, causal }, data) {
   });
   const x = { data: data.x, shape: [T, d] };
   return {
-    key: 'ours', label: `mha-wasm (tier ${mha.info.tier})`, tier: mha.info.tier, sync: true, mha, layer,
+    key: threads === cfgThreads ? 'ours' : 'ours1',
+    label: `mha-wasm (tier ${mha.info.tier}, ${mha.info.threads} thread${mha.info.threads > 1 ? 's' : ''})`,
+    tier: mha.info.tier, threads: mha.info.threads, sync: true, mha, layer,
     prepare(nw) {
       const opts = { causal, needWeights: nw };
       return {
@@ -67,19 +71,19 @@ export async function makeOurs({ T, d, h, causal }, data) {
   };
 }
 
-export async function loadOrt() {
+export async function loadOrt(threads = 1) {
   const ort = await env.loadOrt();
-  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.numThreads = threads;
   ort.env.wasm.simd = true;  // ignored by 1.2x+ (the only wasm build is the SIMD one); kept for older versions
   ort.env.wasm.proxy = false;
   ort.env.logLevel = 'error';
   return ort;
 }
 
-export async function makeOrtSession(ort, { T, d, h, causal }, data, style, nw) {
+export async function makeOrtSession(ort, { T, d, h, causal, threads = 1 }, data, style, nw) {
   const bytes = buildMhaOnnx({ T, d, h, causal, needWeights: nw, style, w: data.w });
   const session = await ort.InferenceSession.create(bytes, {
-    executionProviders: ['wasm'], graphOptimizationLevel: 'all', executionMode: 'sequential', intraOpNumThreads: 1,
+    executionProviders: ['wasm'], graphOptimizationLevel: 'all', executionMode: 'sequential', intraOpNumThreads: threads,
   });
   const feeds = { x: new ort.Tensor('float32', data.x, [1, T, d]) };
   return {
@@ -95,7 +99,7 @@ export async function makeOrtSession(ort, { T, d, h, causal }, data, style, nw) 
 const ORT_STYLE_NAMES = { torch: 'PyTorch-style graph', mha: 'com.microsoft.MultiHeadAttention', attn: 'com.microsoft.Attention' };
 
 async function makeOrt(cfg, data, { styles } = {}) {
-  const ort = await loadOrt();
+  const ort = await loadOrt(cfg.threads ?? 1);
   return {
     key: 'ort', label: `onnxruntime-web ${ort.env.versions.web}`, sync: false, ort,
     // nw = true needs the weights as a graph output: only the PyTorch-style graph has them.
@@ -104,10 +108,10 @@ async function makeOrt(cfg, data, { styles } = {}) {
   };
 }
 
-async function makeTfjs({ T, d, h, causal }, data) {
+async function makeTfjs({ T, d, h, causal, threads = 1 }, data) {
   const { tf, wasmBackend, wasmDir } = await env.loadTfjs();
   wasmBackend.setWasmPaths(wasmDir);
-  wasmBackend.setThreadsCount(1);
+  wasmBackend.setThreadsCount(threads);
   await tf.setBackend('wasm');
   await tf.ready();
   if (!tf.env().getBool('WASM_HAS_SIMD_SUPPORT')) throw new Error('tfjs wasm backend runs without SIMD');
@@ -135,7 +139,7 @@ async function makeTfjs({ T, d, h, causal }, data) {
   }
   const heads = (t) => tf.transpose(tf.reshape(t, [T, h, dk]), [1, 0, 2]);  // [h, T, dk]
   return {
-    key: 'tfjs', label: `tfjs ${tf.version_core} wasm`, sync: true, tf,
+    key: 'tfjs', label: `tfjs ${tf.version_core} wasm${threads > 1 ? `, ${wasmBackend.getThreadsCount()} thread(s) granted of ${threads}` : ''}`, sync: true, tf,
     prepare(nw) {
       return {
         run() {
@@ -260,13 +264,15 @@ function peakEntry(fma) {
 export async function timing(cfg) {
   const data = makeData(cfg);
   const ours = await makeOurs(cfg, data);
+  // a threaded run also times ours on one thread (the scaling), interleaved with the rest
+  const ours1 = (cfg.threads ?? 1) > 1 ? await makeOurs(cfg, data, 1) : null;
   const peers = [];
   const setupErrors = {};
   for (const [key, make] of [['ort', makeOrt], ['tfjs', makeTfjs]]) {
     if (!cfg.peers.includes(key)) continue;
     try { peers.push(await make(cfg, data)); } catch (e) { setupErrors[key] = `setup: ${shortErr(e)}`; log(`${key}: ${setupErrors[key]}`); }
   }
-  const out = { id: cfg.id, labels: { ours: ours.label }, variants: [] };
+  const out = { id: cfg.id, labels: { ours: ours.label, ...(ours1 ? { ours1: ours1.label } : {}) }, variants: [] };
   for (const p of peers) out.labels[p.key] = p.label;
   for (const nw of cfg.nws) {
     log(`needWeights=${nw}: checking`);
@@ -274,6 +280,11 @@ export async function timing(cfg) {
     const oursRunner = ours.prepare(nw);
     const ref = oursRunner.run();
     const entries = [{ impl: ours, runner: oursRunner }];
+    if (ours1) {
+      const r1 = ours1.prepare(nw);
+      v.checks.ours1 = check(ref, r1.run(), ours1.label, nw);
+      entries.push({ impl: ours1, runner: r1 });
+    }
     for (const p of peers) {
       if (p.key === 'ort') {
         // Every candidate graph is checked, then all of them run in the timed rounds (interleaved
@@ -324,7 +335,7 @@ export async function timing(cfg) {
     const peakRow = allRows.find((r) => r.key === 'peak');
     v.roundPeak = { variant: pk.variant, gflops: pk.flops / (peakRow.median / 1000) / 1e9 };
     const rows = allRows.filter((r) => r.key !== 'peak');
-    for (const e of entries) if (e.impl !== ours) await e.runner.release();
+    for (const e of entries) if (e.impl !== ours && e.impl !== ours1) await e.runner.release();
     // Of the ORT graphs, keep the row of the fastest (lowest median); list every graph's median.
     const ortRows = rows.filter((r) => r.key.startsWith('ort:'));
     if (ortRows.length) {
