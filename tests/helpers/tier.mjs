@@ -1,10 +1,13 @@
-// Which tier the node suites run on. `npm test` runs every suite on the tier createMHA() picks
-// (relaxed-simd: scripts/test.mjs gives Node 20 --experimental-wasm-relaxed-simd), and the golden,
-// property, memory and error suites once more on each other tier through tests/tiers/, which set
-// MHA_TEST_TIER before importing the suite.
+// Which build the node suites run on. `npm test` runs every suite on the tier createMHA() picks
+// (relaxed-simd: scripts/test.mjs gives Node 20 --experimental-wasm-relaxed-simd) at 2 threads
+// (its threaded build), and the golden, property, memory and error suites once more on each other
+// tier and on the single-thread relaxed-simd build through tests/tiers/, which set MHA_TEST_TIER /
+// MHA_TEST_THREADS before importing the suite.
 
-/** createMHA options forcing MHA_TEST_TIER when it is set; {} (the automatic choice) otherwise. */
+/** createMHA options: MHA_TEST_TIER when set (else the automatic choice) and MHA_TEST_THREADS
+ * threads (default 2, whatever the machine's core count; the scalar tier has one thread). */
 export function tierOptions() {
   const tier = process.env.MHA_TEST_TIER;
-  return tier ? { tier } : {};
+  const threads = Number(process.env.MHA_TEST_THREADS ?? 2);
+  return tier ? { tier, threads } : { threads };
 }

@@ -14,6 +14,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ISOLATION_HEADERS } from '../../scripts/serve.mjs';
 import { gzipSync } from 'node:zlib';
 
 const run = promisify(execFile);
@@ -45,9 +46,11 @@ const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.
 
 /**
  * A static server of `root`. csp: Content-Security-Policy header on every response;
- * noWasm: refuse every .wasm with 404 (a host that cannot serve them). Records request paths.
+ * noWasm: refuse every .wasm with 404 (a host that cannot serve them); isolated: the COOP/COEP
+ * headers that make a page cross-origin isolated (the engine then loads its threaded build).
+ * Records request paths.
  */
-function serve(root, { csp = null, noWasm = false } = {}) {
+function serve(root, { csp = null, noWasm = false, isolated = false } = {}) {
   const requests = [];
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
@@ -58,6 +61,7 @@ function serve(root, { csp = null, noWasm = false } = {}) {
     if ((await stat(file).catch(() => null))?.isDirectory()) file = path.join(file, 'index.html');
     const headers = { 'Cache-Control': 'no-store' };
     if (csp) headers['Content-Security-Policy'] = csp;
+    if (isolated) Object.assign(headers, ISOLATION_HEADERS);
     if (noWasm && file.endsWith('.wasm')) { res.writeHead(404, headers).end('no .wasm here'); return; }
     const body = await readFile(file).catch(() => null);
     if (!body) { res.writeHead(404, headers).end('not found'); return; }
@@ -292,6 +296,10 @@ test('Vite build: the .wasm is emitted as an asset and loaded in Chromium; compo
   assert.ok(wasm.some((f) => f.startsWith('mha_core-')), `SIMD .wasm emitted: ${assets}`);
   assert.ok(wasm.some((f) => f.startsWith('mha_core_scalar-')), `non-SIMD .wasm emitted: ${assets}`);
   assert.ok(wasm.some((f) => f.startsWith('mha_core_relaxed-')), `relaxed-SIMD .wasm emitted: ${assets}`);
+  // the threaded builds: wasm, Emscripten's pthread worker script, and the glue the workers import by URL
+  for (const re of [/^mha_core_relaxed_mt-.*\.wasm$/, /^mha_core_relaxed_mt\.worker-.*\.js$/, /^mha_core_relaxed_mt-.*\.mjs$/, /^mha_core_mt\.worker-.*\.js$/]) {
+    assert.ok(assets.some((f) => re.test(f)), `${re} emitted: ${assets}`);
+  }
   const srv = await serve(path.join(viteApp, 'dist'));
   const { page, context, result, errors, wasmResponses } = await openPage(`${srv.url}/index.html`);
   assert.equal(result.error, undefined, result.error);
@@ -305,8 +313,19 @@ test('Vite build: the .wasm is emitted as an asset and loaded in Chromium; compo
   await page.locator('mha-widget button[data-h="4"]').click();
   await page.waitForFunction(() => document.querySelector('mha-widget')?.result?.heads === 4);
   assert.equal(await heatmaps(page), 4);
+  assert.equal(result.simd.threads, 1, 'a page that is not cross-origin isolated runs one thread');
   assert.deepEqual(errors, []);
   await context.close();
+
+  // the same build served cross-origin isolated: the threaded build, the same numbers
+  const iso = await serve(path.join(viteApp, 'dist'), { isolated: true });
+  const t = await openPage(`${iso.url}/index.html`);
+  assert.equal(t.result.error, undefined, t.result.error);
+  assert.ok(t.result.simd.threads >= 2, `threads in an isolated page: ${t.result.simd.threads}`);
+  assert.deepEqual(t.result.simd.output, result.simd.output);
+  assert.ok(t.wasmResponses.some((r) => /\/assets\/mha_core_relaxed_mt-[^/]*\.wasm$/.test(r.url) && r.status === 200), JSON.stringify(t.wasmResponses));
+  assert.deepEqual(t.errors, []);
+  await t.context.close();
 });
 
 test('single-file entry: works where .wasm files are refused (Vite build and no bundler)', async () => {
