@@ -26,7 +26,7 @@
  * @module loader
  */
 import createSIMDCore from '../wasm/mha_core.mjs';
-import { resolveThreads, nodeWorkerClass, unrefWorkers } from './threads.js';
+import { resolveThreads, nodeWorkerClass, unrefWorkers, workerScriptURL } from './threads.js';
 
 /** (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)), as in wasm-feature-detect. */
 const SIMD_PROBE = new Uint8Array([
@@ -243,7 +243,7 @@ export async function loadCore(options = {}) {
     opts.mhaPoolSize = threads - 1;
     opts.mainScriptUrlOrBlob = build.glueURL().href;
     const wasmLocate = opts.locateFile;
-    const workerURL = typeof locateFile === 'function' && !isNode ? String(locateFile(build.worker, new URL('.', build.url()).href)) : build.workerURL().href;
+    const workerURL = workerScriptURL(typeof locateFile === 'function' && !isNode ? String(locateFile(build.worker, new URL('.', build.url()).href)) : build.workerURL().href);
     opts.locateFile = (path, prefix) => (path === build.worker ? workerURL : wasmLocate(path, prefix));
     if (isNode) opts.mhaWorker = await nodeWorkerClass();
   }

@@ -72,6 +72,21 @@ export async function resolveThreads(options) {
  * `unref()` lets the process exit while the workers wait for work.
  * @returns {Promise<Function>}
  */
+/**
+ * A URL a worker can be started from that keeps the page's origin. Bundlers inline small assets
+ * as data: URLs (Vite below 4 KB, Emscripten's worker script is 2.3 KB), and a worker started from
+ * a data: URL has an opaque origin, from which the glue the worker imports by URL cannot be
+ * fetched; the same script as a blob: URL keeps the origin. Other URLs are returned unchanged.
+ * @param {string} url
+ * @returns {string}
+ */
+export function workerScriptURL(url) {
+  const m = /^data:([^,;]*)(;base64)?,(.*)$/s.exec(url);
+  if (!m) return url;
+  const text = m[2] ? atob(m[3]) : decodeURIComponent(m[3]);
+  return URL.createObjectURL(new Blob([text], { type: 'text/javascript' }));
+}
+
 let liveWorkers = 0;
 
 /**
