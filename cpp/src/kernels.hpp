@@ -51,9 +51,10 @@ inline void gemm_packed(int M, const float* A, int lda, const PackedB& B, const 
 
 /// gemm_packed_cols split over the threads of the pool (parallel.hpp) when the product is large
 /// enough to pay for waking them (M·n·K ≥ kParallelMacs): by blocks of kRowSplit rows when there
-/// are at least two, else by groups of column panels. Each element of C is computed exactly as
-/// by gemm_packed_cols on one thread (the row blocks are the kernel's own cache blocks), so the
-/// result is bit-identical for any thread count. Same arguments and contract as gemm_packed_cols.
+/// are at least two, else by groups of column panels. Every micro-kernel computes an element of C
+/// as one multiply-add chain over k, depth block after depth block, whatever rows and panels it is
+/// given, so each element is computed exactly as by gemm_packed_cols on one thread: the result is
+/// bit-identical for any thread count. Same arguments and contract as gemm_packed_cols.
 void gemm_packed_cols_mt(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,
                          float* C, int ldc);
 
@@ -62,9 +63,10 @@ inline void gemm_packed_mt(int M, const float* A, int lda, const PackedB& B, con
   gemm_packed_cols_mt(M, A, lda, B, 0, B.n, bias, C, ldc);
 }
 
-/// Rows per block of a row split (a multiple of the SIMD kernel's cache block, so a split never
-/// changes how a row is computed).
-constexpr int kRowSplit = 128;
+/// Rows per block of a row split (a multiple of the register tile's rows). Row splits scale better
+/// than column splits (no A block packed twice); 64 lets the 128-row blocks of attention's query
+/// rows and of the lesson-sized fused projections split in two.
+constexpr int kRowSplit = 64;
 /// Multiply-adds below which a product stays on the calling thread.
 constexpr long kParallelMacs = 1L << 18;
 

@@ -69,7 +69,8 @@ static_assert(kMR >= 1 && kMR <= 8 && kNV >= 1 && kNV <= 4, "tile of 1..8 rows �
 constexpr int kMC = MHA_KERNEL_MC;  // rows of A per cache block (kMC × kKC floats stay in L2)
 constexpr int kKC = MHA_KERNEL_KC;  // depth per cache block (a kKC × kNR B panel slice stays in L1)
 static_assert(kNR == kPanel, "the fixed-width panels of kernels.hpp are one register tile wide");
-static_assert(kRowSplit % kMC == 0, "a row split of gemm_packed_cols_mt keeps every cache block whole");
+static_assert(kRowSplit % kMR == 0, "a row split of gemm_packed_cols_mt starts on a register tile");
+
 
 
 /// What the micro-kernel does with its result r = A·B (tile of C):
