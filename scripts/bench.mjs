@@ -149,7 +149,7 @@ function targets(results, { peak, useFMA, browser, threads = 1 }) {
     const f = get(id, false), t = get(id, true);
     const sp = speedup(id, false);
     line(sp == null ? null : sp >= 1.8, `${id} needWeights=false ≥ 1.8× onnxruntime-web: ${sp == null ? '—' : `${fmt(sp)}×`}`);
-    const of = f && w ? flops(w) / med(f, 'ours') / 1e6 / (f.roundPeak?.gflops ?? peak) : null;
+    const of = f && w ? flops(w) / med(f, 'ours') / 1e6 / (f.roundPeak ? f.roundPeak.gflops * threads : peak) : null;
     line(of == null || !useFMA ? null : of >= 0.75, `${id} needWeights=false ≥ 75 % of the FMA peak: ${of == null ? '—' : pct(of)}${useFMA ? '' : ' (ours does not run the relaxed-simd tier here)'}`);
     const rt = f && t ? med(t, 'ours') / med(f, 'ours') : null;
     line(rt == null ? null : rt <= 1.1, `${id} needWeights=true within 10 % of needWeights=false: ${rt == null ? '—' : `${fmt(rt)}×`}`);

@@ -125,7 +125,7 @@ test('the model runner gives the same log-probs and greedy text on 1 and 2 threa
   assert.equal(out[1].text, out[0].text);
 });
 
-test('dispose() stops the pool: the engine keeps working on one thread; 30 create/dispose cycles leave no worker behind', async () => {
+test('dispose() stops the pool: the engine keeps working on one thread; 100 create/dispose cycles leave no worker behind', async () => {
   // the earlier tests' engines are disposed; terminate() is asynchronous: wait for their exit events
   const settle = async (n) => {
     for (let i = 0; i < 200 && liveNodeWorkers() !== n; i++) await new Promise((r) => setTimeout(r, 20));
@@ -142,7 +142,7 @@ test('dispose() stops the pool: the engine keeps working on one thread; 30 creat
   assert.equal(m.info.threads, 1);
   bitsEqual(layer.forward(x).output.data, y3, 'after dispose');
   m.dispose();  // idempotent
-  for (let i = 0; i < 30; i++) {
+  for (let i = 0; i < 100; i++) {
     const e = await createMHA({ threads: 2 });
     e.createLayer({ dModel: 128, numHeads: 4, seed: i }).forward(x);
     e.dispose();
