@@ -125,5 +125,12 @@ void softmax_rows(int rows, int n, float* S, int lds);
 /// 0; a row that has seen only -inf keeps m = -inf, l = 0 and gets alpha = 1.
 void softmax_online_block(int rows, int n, float* S, int lds, float* m, float* l, float* alpha);
 
+#ifdef MHA_SIMD128
+/// For tests: requests for packing scratch above `floats` fail as a failed allocation would
+/// (0: no limit). The SIMD kernels then read A in place and compute B's products element by
+/// element, with the same bits. Not thread-safe; set it before any call.
+void set_scratch_limit(size_t floats);
+#endif
+
 }  // namespace kernels
 }  // namespace mha

@@ -39,6 +39,7 @@
 #include <wasm_simd128.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -224,11 +225,26 @@ void pack_a(int mc, int kc, const float* A, int lda, float* out) {
   }
 }
 
-/// Scratch buffers for on-the-fly packing (single-threaded wasm: one set per thread suffices).
+size_t g_scratch_limit = 0;  // set_scratch_limit (tests); 0 = none
+
+/// Scratch buffers for on-the-fly packing, one pair per thread, grown with realloc. nullptr when
+/// the memory cannot be had (the wasm build has no exceptions: a std::vector that cannot grow
+/// aborts the module); callers then compute without packing, with the same bits.
 float* scratch(int which, size_t n) {
-  thread_local std::vector<float> buf[2];
-  if (buf[which].size() < n) buf[which].resize(n);
-  return buf[which].data();
+  struct Buf {
+    float* p = nullptr;
+    size_t n = 0;
+    ~Buf() { std::free(p); }
+  };
+  thread_local Buf buf[2];
+  Buf& b = buf[which];
+  if (g_scratch_limit && n > g_scratch_limit) return nullptr;
+  if (b.n >= n) return b.p;
+  void* q = std::realloc(b.p, n * sizeof(float));
+  if (!q) return nullptr;
+  b.p = static_cast<float*>(q);
+  b.n = n;
+  return b.p;
 }
 enum { kScratchA = 0, kScratchB = 1 };
 
@@ -265,8 +281,8 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
     for (int pc = 0; pc < K; pc += kKC) {
       const int kc = std::min(kKC, K - pc);
       const float* ablk = A + static_cast<size_t>(ic) * lda + pc;
-      const bool packed = mc >= kPackRows;
-      float* apack = packed ? scratch(kScratchA, static_cast<size_t>(mc) * kc) : nullptr;
+      float* apack = mc >= kPackRows ? scratch(kScratchA, static_cast<size_t>(mc) * kc) : nullptr;
+      const bool packed = apack != nullptr;  // no scratch: A read in place (the same operations)
       if (packed) pack_a(mc, kc, ablk, lda, apack);
       const float* a0 = packed ? apack : ablk;      // row tile ir at a0 + ir·arow
       const size_t arow = packed ? kc : lda;
@@ -453,6 +469,29 @@ void gemm_panels(int M, int N, int K, float alpha, const float* A, int lda, cons
   gemm_panelled(M, N, K, A, lda, src, C, ldc, alpha, nullptr, accumulate);
 }
 
+/// C[M, N] (=|+=) alpha·A[M, K]·B[K, N] with B read through b(k, j), one element at a time: what
+/// gemm_abt and gemm_ab do when the scratch for B's panels cannot be had. The same operations in
+/// the same order as gemm_panelled (per depth block of kKC a multiply-add chain from 0, times
+/// alpha, then added to C after the first block), so the bits are those of the packed path.
+template <class BAt>
+void gemm_elementwise(int M, int N, int K, float alpha, const float* A, int lda, BAt b, float* C, int ldc,
+                      bool accumulate) {
+  for (int i = 0; i < M; ++i) {
+    const float* a = A + static_cast<size_t>(i) * lda;
+    for (int j = 0; j < N; ++j) {
+      float* c = C + static_cast<size_t>(i) * ldc + j;
+      for (int pc = 0; pc < K; pc += kKC) {
+        const int kend = std::min(K, pc + kKC);
+        v128_t acc = wasm_f32x4_splat(0.f);
+        for (int k = pc; k < kend; ++k) acc = madd(wasm_f32x4_splat(a[k]), wasm_f32x4_splat(b(k, j)), acc);
+        float r = wasm_f32x4_extract_lane(acc, 0);
+        if (alpha != 1.f) r *= alpha;
+        *c = (accumulate || pc > 0) ? r + *c : r;
+      }
+    }
+  }
+}
+
 /// C[M, N] = alpha·A[M, K]·B[N, K]ᵀ. See kernels.hpp. Small products with K % 4 == 0 (attention
 /// over a few keys or for a few query rows) run as direct dot products, reading B in place;
 /// larger ones transpose B into panels (4×4 shuffles) in a scratch buffer of ~K·N floats first,
@@ -469,6 +508,7 @@ void gemm_abt(int M, int N, int K, float alpha, const float* A, int lda, const f
     return;
   }
   float* bp = scratch(kScratchB, panels_size(K, N));
+  if (!bp) return gemm_elementwise(M, N, K, alpha, A, lda, [&](int k, int j) { return B[size_t(j) * ldb + k]; }, C, ldc, false);
   pack_panels_t(K, N, B, ldb, bp, size_t(kNR) * K);
   PanelSrc src{bp, size_t(kNR) * K};
   gemm_panelled(M, N, K, A, lda, src, C, ldc, alpha, nullptr, false);
@@ -504,10 +544,13 @@ void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int l
     return gemm_panelled(M, N, K, A, lda, src, C, ldc, 1.f, nullptr, accumulate);
   }
   float* bp = scratch(kScratchB, panels_size(K, N));
+  if (!bp) return gemm_elementwise(M, N, K, 1.f, A, lda, [&](int k, int j) { return B[size_t(k) * ldb + j]; }, C, ldc, accumulate);
   pack_panels(K, N, B, ldb, bp, size_t(kNR) * K);
   PanelSrc src{bp, size_t(kNR) * K};
   gemm_panelled(M, N, K, A, lda, src, C, ldc, 1.f, nullptr, accumulate);
 }
+
+void set_scratch_limit(size_t floats) { g_scratch_limit = floats; }
 
 }  // namespace kernels
 }  // namespace mha

@@ -425,6 +425,38 @@ void degenerate_suite(Rng& rng) {
   KT_CHECK(untouched, "a GEMM with M = 0 or N = 0 wrote to C");
 }
 
+#ifdef MHA_SIMD128
+/// Without packing scratch (an allocation that fails: set_scratch_limit), gemm_packed reads A in
+/// place and gemm_abt / gemm_ab compute element by element: the same bits as with it.
+void scratch_failure_suite(Rng& rng) {
+  struct Shape { int M, N, K; };
+  for (const Shape& sh : {Shape{40, 24, 20}, Shape{64, 96, 300}, Shape{33, 45, 7}, Shape{21, 13, 1500}, Shape{70, 72, 90}}) {
+    const int M = sh.M, N = sh.N, K = sh.K;
+    auto A = random_matrix(rng, M, K);
+    auto Bt = random_matrix(rng, N, K);   // B[N, K] for gemm_abt
+    auto B = random_matrix(rng, K, N);    // B[K, N] for gemm_ab and gemm_packed
+    auto bias = random_matrix(rng, 1, N);
+    PackedB pb;
+    pack_b(K, N, B.data(), N, pb);
+    std::vector<float> c[2][3];
+    for (int limited = 0; limited < 2; ++limited) {
+      set_scratch_limit(limited ? 1 : 0);
+      for (auto& x : c[limited]) x.assign(static_cast<size_t>(M) * N, 0.5f);
+      gemm_packed(M, A.data(), K, pb, bias.data(), c[limited][0].data(), N);
+      gemm_abt(M, N, K, 0.37f, A.data(), K, Bt.data(), K, c[limited][1].data(), N);
+      gemm_ab(M, N, K, A.data(), K, B.data(), N, c[limited][2].data(), N, true);
+    }
+    set_scratch_limit(0);
+    const char* names[] = {"gemm_packed", "gemm_abt", "gemm_ab+="};
+    for (int f = 0; f < 3; ++f) {
+      size_t bad = 0;
+      for (size_t i = 0; i < c[0][f].size(); ++i) bad += !same_bits(c[0][f][i], c[1][f][i]);
+      KT_CHECK(bad == 0, "%s %dx%dx%d without scratch: %zu of %zu elements differ", names[f], M, N, K, bad, c[0][f].size());
+    }
+  }
+}
+#endif
+
 }  // namespace
 
 #ifdef __EMSCRIPTEN__
@@ -506,6 +538,9 @@ int main(int argc, char** argv) {
   }
   degenerate_suite(rng);
   softmax_suite(rng);
+#ifdef MHA_SIMD128
+  scratch_failure_suite(rng);
+#endif
 
   std::printf("kernels_test (%s): %ld checks (%ld small GEMM shapes), %ld failures, %ld elements compared\n",
 #if defined(MHA_RELAXED_SIMD)

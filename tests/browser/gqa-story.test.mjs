@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setup, ARTIFACTS, ROOT, axeSeriousViolations } from './helpers.mjs';
+import { setup, ARTIFACTS, ROOT, axeSeriousViolations, checkNarrowPage } from './helpers.mjs';
 import { EXAMPLES_CSP } from '../../scripts/serve.mjs';
 import { createMHA, scoreText, headType } from '../../web/lib/src/index.js';
 
@@ -188,22 +188,7 @@ test('example page, strict CSP: the greedy story, the cache\'s tokens and bytes 
 });
 
 test('390 px wide: no page overflow; axe-core finds no serious or critical violation, light and dark', { timeout: 300_000 }, async () => {
-  for (const colorScheme of ['light', 'dark']) {
-    // axe is injected as an inline script: this context bypasses the page's CSP (the first test checks it)
-    const context = await env.browser.newContext({ bypassCSP: true, colorScheme, viewport: { width: 390, height: 800 } });
-    const page = await context.newPage();
-    const errors = [];
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${env.url}examples/gqa-story.html`);
-    await ready(page, 'mha-gqa-story', greedy(STEPS).cacheLength);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    assert.ok(overflow <= 0, `page overflows 390 px by ${overflow} px`);
-    await page.screenshot({ path: path.join(ARTIFACTS, `element-mha-gqa-story-390-${colorScheme}.png`), fullPage: true });
-    assert.deepEqual(await axeSeriousViolations(page), [], colorScheme);
-    assert.deepEqual(errors, []);
-    await context.close();
-  }
+  await checkNarrowPage(env, { page: 'examples/gqa-story.html', tag: 'mha-gqa-story', ready: (page) => ready(page, 'mha-gqa-story', greedy(STEPS).cacheLength) });
 });
 
 test('a bad model attribute: an inline error naming the URL, and mha-error', async () => {

@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setup, ARTIFACTS, ROOT, axeSeriousViolations } from './helpers.mjs';
+import { setup, ARTIFACTS, ROOT, axeSeriousViolations, checkNarrowPage } from './helpers.mjs';
 import { EXAMPLES_CSP } from '../../scripts/serve.mjs';
 import { createMHA } from '../../web/lib/src/index.js';
 
@@ -224,22 +224,7 @@ test('keyboard: seed 1 alone, scored and written as Node does; the sentences sta
 });
 
 test('390 px wide: no page overflow; axe-core finds no serious or critical violation, light and dark', { timeout: 400_000 }, async () => {
-  for (const colorScheme of ['light', 'dark']) {
-    // axe is injected as an inline script: this context bypasses the page's CSP (the first test checks it)
-    const context = await env.browser.newContext({ bypassCSP: true, colorScheme, viewport: { width: 390, height: 800 } });
-    const page = await context.newPage();
-    const errors = [];
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${env.url}examples/gqa-twins.html`);
-    await ready(page, 'mha-gqa-twins');
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    assert.ok(overflow <= 0, `page overflows 390 px by ${overflow} px`);
-    await page.screenshot({ path: path.join(ARTIFACTS, `element-mha-gqa-twins-390-${colorScheme}.png`), fullPage: true });
-    assert.deepEqual(await axeSeriousViolations(page), [], colorScheme);
-    assert.deepEqual(errors, []);
-    await context.close();
-  }
+  await checkNarrowPage(env, { page: 'examples/gqa-twins.html', tag: 'mha-gqa-twins', ready: (page) => ready(page, 'mha-gqa-twins') });
 });
 
 test('a manifest that cannot be read: an inline error naming it, and mha-error; nothing thrown', async () => {

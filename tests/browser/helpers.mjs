@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 import { startServer } from '../../scripts/serve.mjs';
 
@@ -117,4 +118,31 @@ export async function axeSeriousViolations(page, selector = null) {
     return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
   }, selector);
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/**
+ * An element's example page at 390 px wide, in the light and the dark scheme: no horizontal page
+ * overflow, no serious or critical axe-core violation, no console error; screenshots
+ * tests/artifacts/element-<tag>-390-<scheme>.png. axe is injected as an inline script, so these
+ * contexts bypass the page's CSP (the element's own tests check the page under it).
+ * @param {{browser: object, url: string}} env from setup()
+ * @param {{page: string, tag: string, ready: (page: object) => Promise<void>}} o the page's path
+ *   under the site, the element's tag, and a wait until it has drawn
+ */
+export async function checkNarrowPage(env, { page: pagePath, tag, ready }) {
+  for (const colorScheme of ['light', 'dark']) {
+    const context = await env.browser.newContext({ bypassCSP: true, colorScheme, viewport: { width: 390, height: 800 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${env.url}${pagePath}`);
+    await ready(page);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `${colorScheme}: page overflows 390 px by ${overflow} px`);
+    await page.screenshot({ path: path.join(ARTIFACTS, `element-${tag}-390-${colorScheme}.png`), fullPage: true });
+    assert.deepEqual(await axeSeriousViolations(page), [], colorScheme);
+    assert.deepEqual(errors, [], colorScheme);
+    await context.close();
+  }
 }
