@@ -27,8 +27,20 @@ test('npm run bench -- --quick --only W0 runs ours, onnxruntime-web and tfjs and
     }
   }
   // the children run with the relaxed-SIMD flag when this Node knows it, so ours picks that tier
-  assert.match(md, /ours = mha-wasm \(tier (relaxed-simd|simd)\)/);
+  assert.match(md, /ours = mha-wasm \(tier (relaxed-simd|simd), 1 thread\)/);
   if (relaxedSimdSupported()) assert.match(md, /tier relaxed-simd/);
   assert.match(md, /\[x\] W0 needWeights=false ≥ 10× onnxruntime-web|\[ \] W0 needWeights=false ≥ 10×/);
   assert.match(md, /f32x4\.relaxed_madd \(FMA\) /);
+});
+
+test('npm run bench -- --threads 2: ours at 2 threads and at 1 in the same rounds, peers asked for 2, the threaded targets', { timeout: 300_000 }, () => {
+  const md = runBench(['--quick', '--only', 'W0', '--budget-scale', '0.2', '--no-rss', '--threads', '2']);
+  for (const nw of ['true', 'false']) {
+    assert.match(md, new RegExp(`\\| W0 T=5 d=24 h=2 \\| ${nw} \\| \\*\\*ours\\*\\*, 2 threads \\|`));
+    // the 1-thread row's "speed-up of ours" column is the scaling; its output equals ours exactly
+    assert.match(md, new RegExp(`\\| W0 T=5 d=24 h=2 \\| ${nw} \\| ours, 1 thread \\|[^\\n]*\\| [0-9.]+× \\|[^\\n]*\\| 0\\.0e\\+0`));
+  }
+  assert.match(md, /ours = mha-wasm \(tier (relaxed-simd|simd), 2 threads\), ours on 1 thread = mha-wasm \(tier (relaxed-simd|simd), 1 thread\)/);
+  assert.match(md, /ORT = onnxruntime-web [^;]*\(wasm EP, numThreads = 2\)/);
+  assert.match(md, /W0 needWeights=false calls\/s with the threaded build within 5 % of the single-thread build: [0-9.]+×/);
 });
