@@ -41,7 +41,7 @@ test('the lesson loads with no console errors, the first heatmaps and the formul
   assert.ok(prose.length >= 6 && prose.every(Boolean), `prose formulas rendered: ${prose}`);
   assert.equal(await page.locator('#stepper [part="formula"] math').count(), 1);
   assert.equal(await page.locator('#kv [part="formula"] math').count(), 1);
-  assert.match(await page.locator('#engine-status p').textContent(), /Engine ready/);
+  assert.match(await page.locator('#engine-status p').textContent(), /Engine ready · version [0-9.]+ · build relaxed-simd \(SIMD with fused multiply-add\) · [2-4] threads\./);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -5,14 +5,15 @@ const TIER_NOTE = { 'relaxed-simd': ' (SIMD with fused multiply-add)', simd: ' (
 
 /**
  * `<mha-engine-info>` — one status line about the page's attention engine: "Loading…", then its
- * version and the build ("tier") this browser runs (relaxed-simd, simd or scalar: see the README,
- * "Which build runs"), or why it could not be loaded. Starting it early starts fetching and
+ * version, the build ("tier") this browser runs (relaxed-simd, simd or scalar: see the README,
+ * "Which build runs") and how many threads it uses (more than one in cross-origin isolated pages),
+ * or why it could not be loaded. Starting it early starts fetching and
  * compiling the wasm before any other element asks for it.
  *
  * @element mha-engine-info
  *
  * @prop {object|Promise<object>} engine - An engine from `createMHA()`; by default the page's shared one.
- * @prop {{version: string, simd: boolean, tier: string}|null} info - Read-only: `mha.info` once loaded.
+ * @prop {{version: string, simd: boolean, tier: string, threads: number}|null} info - Read-only: `mha.info` once loaded.
  * @prop {Error|null} error - Read-only: why the engine could not be loaded.
  *
  * @fires mha-engine - `{detail: {engine, info}}` once the engine is ready.
@@ -61,8 +62,8 @@ export class MhaEngineInfo extends LitElement {
       return html`<p part="status" class="error" role="alert">The attention engine could not be loaded: ${errorText(this.error)}</p>`;
     }
     if (!this.info) return html`<p part="status" role="status">Loading the attention engine…</p>`;
-    const { version, tier } = this.info;
-    return html`<p part="status" role="status">Engine ready · version ${version} · build ${tier}${TIER_NOTE[tier] ?? ''}.</p>`;
+    const { version, tier, threads = 1 } = this.info;
+    return html`<p part="status" role="status">Engine ready · version ${version} · build ${tier}${TIER_NOTE[tier] ?? ''} · ${threads} thread${threads === 1 ? '' : 's'}.</p>`;
   }
 }
 
