@@ -42,6 +42,9 @@ p.add_argument('--copy-fraction', type=float, default=0.0)
 p.add_argument('--copy-span', type=int, nargs=2, default=[8, 48], help='min and max span length')
 p.add_argument('--copy-gap', type=int, default=0, help='max characters between a span and its copy')
 p.add_argument('--copies', type=int, default=1, help='max copied spans per window')
+p.add_argument('--copy-on-top', action='store_true',
+               help='--repeat-fraction and --copy-fraction are both shares of all windows (default: the '
+               'repeats are a share of the windows that are not copy windows)')
 p.add_argument('--eval-window', type=int, default=96, help='window of the held-out loss')
 p.add_argument('--watch', type=int, default=0, help='every this many steps, print the best induction scores '
                'on a few prose and letter repeats (printing only: the training is the same)')
@@ -106,9 +109,16 @@ def copy_window(n_total):
 def batch():
     rows = []
     for _ in range(args.batch):
-        if args.copy_fraction and rng.random() < args.copy_fraction:
+        if args.copy_on_top:
+            r = rng.random()
+            kind = 'repeat' if r < args.repeat_fraction else 'copy' if r < args.repeat_fraction + args.copy_fraction else 'text'
+        elif args.copy_fraction and rng.random() < args.copy_fraction:
+            kind = 'copy'
+        else:
+            kind = 'repeat' if rng.random() < args.repeat_fraction else 'text'
+        if kind == 'copy':
             rows.append(copy_window(C + 1))
-        elif rng.random() < args.repeat_fraction:
+        elif kind == 'repeat':
             rows.append(repeated_window(C + 1))
         else:
             s = rng.randrange(len(train_ids) - C - 1)
@@ -121,9 +131,11 @@ def watch():
     wr = random.Random(99)
     pr = [held_text[s:s + 24] for s in (wr.randrange(len(held_text) - 24) for _ in range(6))]
     lt = [''.join(wr.choice(letters) for _ in range(24)) for _ in range(6)]
-    sc = charlm.head_scores(model, index, {'text': [], 'repeat': [x + x for x in lt], 'repeat_span': 24,
+    sc = charlm.head_scores(model, index, {'text': pr, 'repeat': [x + x for x in lt], 'repeat_span': 24,
                                           'prose_repeat': [x + x for x in pr], 'prose_repeat_span': 24})
-    return max(h['scores']['induction'] for h in sc), max(h['scores']['inductionProse'] for h in sc)
+    prev = [max(h['scores']['previous'] for h in sc if h['layer'] == l) for l in range(args.layers)]
+    return (max(h['scores']['induction'] for h in sc), max(h['scores']['inductionProse'] for h in sc),
+            ' '.join('%.2f' % x for x in prev))
 
 
 model = charlm.CharLM(cfg)
@@ -147,7 +159,7 @@ for step in range(args.steps):
     if args.watch and step % args.watch == 0 and step:
         tw = time.time()
         model.eval()
-        print('  induction letters %.2f prose %.2f' % watch(), flush=True)
+        print('  induction letters %.2f prose %.2f; previous-token per layer %s' % watch(), flush=True)
         model.train()
         t0 += time.time() - tw  # not training time
 seconds = time.time() - t0
@@ -203,7 +215,8 @@ training = {
     'seed': args.seed, 'steps': args.steps, 'batch': args.batch, 'lr': args.lr,
     'curriculum': (f'{round(args.copy_fraction * 100)} % of training windows are fortune text in which 1-{args.copies} '
                    f'spans of {args.copy_span[0]}-{args.copy_span[1]} characters of the window are written again '
-                   f'after a gap of 0-{args.copy_gap} characters; of the others, ' if args.copy_fraction else '')
+                   f'after a gap of 0-{args.copy_gap} characters; ' + ('' if args.copy_on_top else 'of the others, ')
+                   if args.copy_fraction else '')
                   + f'{round(args.repeat_fraction * 100)} % of training windows are one span of 8-32 characters '
                   'repeated (a random string or a span of the corpus); the rest is fortune text',
     'seconds': round(seconds, 1), 'threads': args.threads, 'torch': torch.__version__,
