@@ -281,7 +281,8 @@ test('the trained-heads explorer: its picker lists every shipped model of index.
   const lm = lms.get(kv1.file);
   const text = await page.evaluate(() => document.querySelector('mha-trained-heads').shadowRoot.querySelector('textarea').value);
   const loss = await page.evaluate(() => document.querySelector('mha-trained-heads').result.loss);
-  assert.ok(Math.abs(loss - lm.run(text).loss) < 1e-9);
+  const ref = lm.run(text).loss;
+  assert.ok(Math.abs(loss - ref) < 1e-9, `loss in the page ${loss}, in Node ${ref}, text ${JSON.stringify(text)}`);
   assert.equal(await page.locator('mha-trained-heads mha-heatmap').count(), lm.config.numLayers * lm.config.numHeads);
   assert.deepEqual(await page.locator('mha-trained-heads .badge').allTextContents(), lm.heads.map((h) => h.type));
   assert.match(await page.locator('mha-trained-heads [part="about"]').textContent(), /sharing 1 K\/V head \(grouped-query attention\)/);
