@@ -227,9 +227,10 @@ void pack_a(int mc, int kc, const float* A, int lda, float* out) {
 
 size_t g_scratch_limit = 0;  // set_scratch_limit (tests); 0 = none
 
-/// Scratch buffers for on-the-fly packing, one pair per thread, grown with realloc. nullptr when
-/// the memory cannot be had (the wasm build has no exceptions: a std::vector that cannot grow
-/// aborts the module); callers then compute without packing, with the same bits.
+/// Scratch buffers for on-the-fly packing, one pair per thread. They grow as a std::vector does
+/// (a new block of twice the size, or of the request if larger; the old one freed), but a growth
+/// that cannot be had returns nullptr instead of aborting the module (the wasm build has no
+/// exceptions); callers then compute without packing, with the same bits.
 float* scratch(int which, size_t n) {
   struct Buf {
     float* p = nullptr;
@@ -240,10 +241,13 @@ float* scratch(int which, size_t n) {
   Buf& b = buf[which];
   if (g_scratch_limit && n > g_scratch_limit) return nullptr;
   if (b.n >= n) return b.p;
-  void* q = std::realloc(b.p, n * sizeof(float));
+  size_t cap = std::max(n, 2 * b.n);
+  void* q = std::malloc(cap * sizeof(float));
+  if (!q && cap > n) q = std::malloc((cap = n) * sizeof(float));
   if (!q) return nullptr;
+  std::free(b.p);
   b.p = static_cast<float*>(q);
-  b.n = n;
+  b.n = cap;
   return b.p;
 }
 enum { kScratchA = 0, kScratchB = 1 };
