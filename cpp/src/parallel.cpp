@@ -25,7 +25,7 @@ thread_local int tl_thread = 0;  // index of this thread in the pool (0: the cal
 #ifdef MHA_THREADS
 /// Threads beyond this are never started (a guard against absurd requests, not a tuning knob).
 constexpr int kMaxThreads = 64;
-/// Polls of the generation counter a worker makes before it sleeps (a few milliseconds).
+/// Polls of the generation counter a worker makes before it sleeps.
 constexpr long kSpins = 1L << 22;
 
 class Pool {

@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setup, ARTIFACTS, ROOT, axeSeriousViolations, checkNarrowPage } from './helpers.mjs';
+import { setup, ARTIFACTS, ROOT, axeSeriousViolations, checkNarrowPage, elementError } from './helpers.mjs';
 import { EXAMPLES_CSP } from '../../scripts/serve.mjs';
 import { createMHA, scoreText, headType } from '../../web/lib/src/index.js';
 
@@ -194,15 +194,7 @@ test('390 px wide: no page overflow; axe-core finds no serious or critical viola
 test('a bad model attribute: an inline error naming the URL, and mha-error', async () => {
   const { page, errors } = await env.newPage();
   await page.goto(`${env.url}examples/gqa-story.html`);
-  const msg = await page.evaluate(async () => {
-    const el = document.createElement('mha-gqa-story');
-    el.setAttribute('model', 'no-such-model.safetensors');
-    const ev = new Promise((r) => el.addEventListener('mha-error', (e) => r(e.detail.error.message)));
-    document.querySelector('main').append(el);
-    const m = await ev;
-    await el.updateComplete;
-    return { event: m, shown: el.shadowRoot.querySelector('[part="error"]')?.textContent ?? '' };
-  });
+  const msg = await elementError(page, 'mha-gqa-story', { model: 'no-such-model.safetensors' });
   assert.match(msg.event, /no-such-model\.safetensors/);
   assert.match(msg.shown, /no-such-model\.safetensors could not be loaded/);
   // the failed fetch is the only error

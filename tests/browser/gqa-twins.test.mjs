@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setup, ARTIFACTS, ROOT, axeSeriousViolations, checkNarrowPage } from './helpers.mjs';
+import { setup, ARTIFACTS, ROOT, axeSeriousViolations, checkNarrowPage, elementError } from './helpers.mjs';
 import { EXAMPLES_CSP } from '../../scripts/serve.mjs';
 import { createMHA } from '../../web/lib/src/index.js';
 
@@ -230,16 +230,7 @@ test('390 px wide: no page overflow; axe-core finds no serious or critical viola
 test('a manifest that cannot be read: an inline error naming it, and mha-error; nothing thrown', async () => {
   const { page, errors } = await env.newPage();
   await page.goto(`${env.url}examples/gqa-twins.html`);
-  const msg = await page.evaluate(async () => {
-    const el = document.createElement('mha-gqa-twins');
-    el.setAttribute('index', 'no-such-index.json');
-    el.setAttribute('loading', 'eager');
-    const ev = new Promise((r) => el.addEventListener('mha-error', (e) => r(e.detail.error.message)));
-    document.querySelector('main').prepend(el);
-    const m = await ev;
-    await el.updateComplete;
-    return { event: m, shown: el.shadowRoot.querySelector('[part="error"]')?.textContent ?? '' };
-  });
+  const msg = await elementError(page, 'mha-gqa-twins', { index: 'no-such-index.json', loading: 'eager' });
   assert.match(msg.event, /no-such-index\.json/);
   assert.match(msg.shown, /could not be loaded.*no-such-index\.json/s);
   assert.ok(errors.every((e) => /no-such-index|404/.test(e)), errors.join('\n'));

@@ -146,3 +146,23 @@ export async function checkNarrowPage(env, { page: pagePath, tag, ready }) {
     await context.close();
   }
 }
+
+/**
+ * Adds a <tag> with `attrs` to the page's <main> and waits for its mha-error event: returns the
+ * event's message and the text the element shows in its error part.
+ * @param {object} page a playwright page showing one of the example pages
+ * @param {string} tag
+ * @param {Record<string, string>} attrs
+ * @returns {Promise<{event: string, shown: string}>}
+ */
+export function elementError(page, tag, attrs) {
+  return page.evaluate(async ([t, a]) => {
+    const el = document.createElement(t);
+    for (const [k, v] of Object.entries(a)) el.setAttribute(k, v);
+    const ev = new Promise((r) => el.addEventListener('mha-error', (e) => r(e.detail.error.message)));
+    document.querySelector('main').prepend(el);
+    const event = await ev;
+    await el.updateComplete;
+    return { event, shown: el.shadowRoot.querySelector('[part="error"]')?.textContent ?? '' };
+  }, [tag, attrs]);
+}

@@ -238,12 +238,15 @@ export async function loadCore(options = {}) {
   // The glue computes new URL('mha_core.wasm', import.meta.url) unless locateFile is set, which
   // throws where import.meta.url is a blob: URL (anywidget, notebooks): always set it.
   if (!opts.locateFile) opts.locateFile = (path) => path;
+  let madeBlob = null;  // a blob: URL made here for the worker script, revoked once the workers have loaded
   if (threads > 1) {
     // threads − 1 pthread workers, loaded before the module resolves; they import the glue by URL.
     opts.mhaPoolSize = threads - 1;
     opts.mainScriptUrlOrBlob = build.glueURL().href;
     const wasmLocate = opts.locateFile;
-    const workerURL = workerScriptURL(typeof locateFile === 'function' && !isNode ? String(locateFile(build.worker, new URL('.', build.url()).href)) : build.workerURL().href);
+    const given = typeof locateFile === 'function' && !isNode ? String(locateFile(build.worker, new URL('.', build.url()).href)) : build.workerURL().href;
+    const workerURL = workerScriptURL(given);
+    if (workerURL !== given) madeBlob = workerURL;
     opts.locateFile = (path, prefix) => (path === build.worker ? workerURL : wasmLocate(path, prefix));
     if (isNode) opts.mhaWorker = await nodeWorkerClass();
   }
@@ -259,5 +262,7 @@ export async function loadCore(options = {}) {
     throw loadError(`could not load the wasm core from ${what}: ${msg}. A server must send .wasm files with ` +
       'status 200 (and ideally Content-Type: application/wasm); otherwise pass wasmURL, locateFile or wasmBinary ' +
       'to createMHA, or import mha-wasm/single (the .wasm embedded in JS).', e);
+  } finally {
+    if (madeBlob) URL.revokeObjectURL(madeBlob);
   }
 }
