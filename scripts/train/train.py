@@ -45,11 +45,18 @@ p.add_argument('--copies', type=int, default=1, help='max copied spans per windo
 p.add_argument('--copy-on-top', action='store_true',
                help='--repeat-fraction and --copy-fraction are both shares of all windows (default: the '
                'repeats are a share of the windows that are not copy windows)')
+# Two-phase curriculum: from step --late-step on, the repeat and copy shares change (e.g. many
+# repeats until the induction heads have formed, then mostly text so the language model recovers).
+p.add_argument('--late-step', type=int, default=0, help='step from which the --late-* shares apply (0: never)')
+p.add_argument('--late-repeat-fraction', type=float, default=None)
+p.add_argument('--late-copy-fraction', type=float, default=None)
 p.add_argument('--eval-window', type=int, default=96, help='window of the held-out loss')
 p.add_argument('--watch', type=int, default=0, help='every this many steps, print the best induction scores '
                'on a few prose and letter repeats (printing only: the training is the same)')
 p.add_argument('--out', required=True)
 args = p.parse_args()
+if args.late_step and (args.late_repeat_fraction is None or args.late_copy_fraction is None):
+    p.error('--late-step needs --late-repeat-fraction and --late-copy-fraction')
 
 torch.set_num_threads(args.threads)
 torch.manual_seed(args.seed)
@@ -106,16 +113,19 @@ def copy_window(n_total):
     return charlm.encode(text[:n_total], index)
 
 
-def batch():
+def batch(step):
+    late = args.late_step and step >= args.late_step
+    repeat_fraction = args.late_repeat_fraction if late and args.late_repeat_fraction is not None else args.repeat_fraction
+    copy_fraction = args.late_copy_fraction if late and args.late_copy_fraction is not None else args.copy_fraction
     rows = []
     for _ in range(args.batch):
         if args.copy_on_top:
             r = rng.random()
-            kind = 'repeat' if r < args.repeat_fraction else 'copy' if r < args.repeat_fraction + args.copy_fraction else 'text'
-        elif args.copy_fraction and rng.random() < args.copy_fraction:
+            kind = 'repeat' if r < repeat_fraction else 'copy' if r < repeat_fraction + copy_fraction else 'text'
+        elif copy_fraction and rng.random() < copy_fraction:
             kind = 'copy'
         else:
-            kind = 'repeat' if rng.random() < args.repeat_fraction else 'text'
+            kind = 'repeat' if rng.random() < repeat_fraction else 'text'
         if kind == 'copy':
             rows.append(copy_window(C + 1))
         elif kind == 'repeat':
@@ -134,8 +144,11 @@ def watch():
     sc = charlm.head_scores(model, index, {'text': pr, 'repeat': [x + x for x in lt], 'repeat_span': 24,
                                           'prose_repeat': [x + x for x in pr], 'prose_repeat_span': 24})
     prev = [max(h['scores']['previous'] for h in sc if h['layer'] == l) for l in range(args.layers)]
+    ids = charlm.encode(held_text[:64 * 96], index).view(64, 96)
+    with torch.no_grad():
+        held = charlm.bits_per_char(model(ids)[0], ids)
     return (max(h['scores']['induction'] for h in sc), max(h['scores']['inductionProse'] for h in sc),
-            ' '.join('%.2f' % x for x in prev))
+            ' '.join('%.2f' % x for x in prev), held)
 
 
 model = charlm.CharLM(cfg)
@@ -146,7 +159,7 @@ sched = torch.optim.lr_scheduler.LambdaLR(
 t0 = time.time()
 model.train()
 for step in range(args.steps):
-    ids = batch()
+    ids = batch(step)
     logits, _ = model(ids[:, :-1])
     loss = torch.nn.functional.cross_entropy(logits.reshape(-1, cfg['vocab_size']), ids[:, 1:].reshape(-1))
     opt.zero_grad()
@@ -159,7 +172,8 @@ for step in range(args.steps):
     if args.watch and step % args.watch == 0 and step:
         tw = time.time()
         model.eval()
-        print('  induction letters %.2f prose %.2f; previous-token per layer %s' % watch(), flush=True)
+        print('  induction letters %.2f prose %.2f; previous-token per layer %s; held-out (first 6,144 '
+              'characters) %.3f bits/char' % watch(), flush=True)
         model.train()
         t0 += time.time() - tw  # not training time
 seconds = time.time() - t0
@@ -218,7 +232,9 @@ training = {
                    f'after a gap of 0-{args.copy_gap} characters; ' + ('' if args.copy_on_top else 'of the others, ')
                    if args.copy_fraction else '')
                   + f'{round(args.repeat_fraction * 100)} % of training windows are one span of 8-32 characters '
-                  'repeated (a random string or a span of the corpus); the rest is fortune text',
+                  'repeated (a random string or a span of the corpus); the rest is fortune text'
+                  + (f'; from step {args.late_step} on: {round(args.late_repeat_fraction * 100)} % repeats, '
+                     f'{round(args.late_copy_fraction * 100)} % copy windows' if args.late_step else ''),
     'seconds': round(seconds, 1), 'threads': args.threads, 'torch': torch.__version__,
     'heldout_bpc': round(bpc, 4), 'heldout_chars': int(windows.numel()),
     **({'heldout_window': W, 'parameters': sum(p.numel() for p in model.parameters())}

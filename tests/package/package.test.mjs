@@ -1,6 +1,6 @@
 // Consumer tests of the npm package: `npm pack` once, install the tarball into fresh temporary
 // projects (`npm install <tarball>`, dependencies from the registry with --prefer-offline), and use
-// it the ways users do: Node ESM and CJS, TypeScript --strict, a Vite build in Chromium, a page
+// it the ways users do: Node ESM and CJS, TypeScript --strict, Vite and webpack builds in Chromium, a page
 // without a bundler, the single-file entry where .wasm files cannot be served, a strict CSP page,
 // and the anywidget module. Checks values (the worked example's 4.050), not only "no error".
 // Writes tests/artifacts/package-report.json (tarball files and sizes, gzip sizes).
@@ -26,10 +26,11 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
   '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'];
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'";
 const VITE = process.env.MHA_TEST_VITE || 'vite@^8';   // vite@^7 where vite 8 will not install
+const WEBPACK = ['webpack@^5', 'webpack-cli@^6'];
 const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', '--no-package-lock'];
 const EXPECTED_CHEAP = '4.050';
 
-let tmp, tarball, pack, nodeApp, viteApp, browser;
+let tmp, tarball, pack, nodeApp, viteApp, webpackApp, browser;
 const servers = [];
 
 /** Runs a command in a directory; rejects with its output on failure. */
@@ -137,19 +138,25 @@ before(async () => {
 
   nodeApp = path.join(tmp, 'node-app');
   viteApp = path.join(tmp, 'vite-app');
+  webpackApp = path.join(tmp, 'webpack-app');
   await mkdir(nodeApp);
   await mkdir(viteApp);
+  await mkdir(webpackApp);
+  await writeFile(path.join(webpackApp, 'package.json'), JSON.stringify({ name: 'webpack-app', private: true, type: 'module' }));
   await writeFile(path.join(nodeApp, 'package.json'), JSON.stringify({ name: 'node-app', private: true, type: 'module' }));
   await writeFile(path.join(viteApp, 'package.json'), JSON.stringify({ name: 'vite-app', private: true, type: 'module', scripts: { build: 'vite build' } }));
   for (const f of ['worked.mjs', 'node-esm.mjs', 'node-cjs.cjs', 'consumer.ts']) await cp(path.join(FIX, f), path.join(nodeApp, f));
   await cp(path.join(FIX, 'site'), nodeApp, { recursive: true });
   await cp(path.join(FIX, 'vite'), viteApp, { recursive: true });
-  await cp(path.join(FIX, 'worked.mjs'), path.join(viteApp, 'worked.mjs'));
+  await cp(path.join(FIX, 'webpack'), webpackApp, { recursive: true });
+  await cp(path.join(FIX, 'vite', 'main.js'), path.join(webpackApp, 'main.js'));
+  for (const dir of [viteApp, webpackApp]) await cp(path.join(FIX, 'worked.mjs'), path.join(dir, 'worked.mjs'));
   // worked.mjs reads the worked example's numbers from the lesson's data module (one copy of them).
-  for (const dir of [nodeApp, viteApp]) await cp(path.join(ROOT, 'web', 'lib', 'components', 'restaurant.js'), path.join(dir, 'lesson-data.js'));
+  for (const dir of [nodeApp, viteApp, webpackApp]) await cp(path.join(ROOT, 'web', 'lib', 'components', 'restaurant.js'), path.join(dir, 'lesson-data.js'));
   await Promise.all([
     sh('npm', ['install', tarball, ...NPM_FLAGS], nodeApp),
     sh('npm', ['install', tarball, VITE, ...NPM_FLAGS], viteApp),
+    sh('npm', ['install', tarball, ...WEBPACK, ...NPM_FLAGS], webpackApp),
   ]);
 });
 
@@ -332,6 +339,36 @@ test('Vite build: the .wasm is emitted as an asset and loaded in Chromium; compo
   assert.ok(t.wasmResponses.some((r) => /\/assets\/mha_core_relaxed_mt-[^/]*\.wasm$/.test(r.url) && r.status === 200), JSON.stringify(t.wasmResponses));
   assert.deepEqual(t.errors, []);
   await t.context.close();
+});
+
+test('webpack 5 build: the .wasm files, threaded glue and worker scripts are emitted as assets; one thread plain, threaded isolated', async () => {
+  const { stdout, stderr } = await sh(process.execPath, [path.join(webpackApp, 'node_modules', 'webpack', 'bin', 'webpack.js')], webpackApp);
+  assert.doesNotMatch(stdout + stderr, /WARNING|ERROR/, 'webpack builds the package without warnings');
+  await cp(path.join(webpackApp, 'index.html'), path.join(webpackApp, 'dist', 'index.html'));
+  const assets = await readdir(path.join(webpackApp, 'dist', 'assets'));
+  for (const re of [/^mha_core-.*\.wasm$/, /^mha_core_scalar-.*\.wasm$/, /^mha_core_relaxed-.*\.wasm$/,
+    /^mha_core_relaxed_mt-.*\.wasm$/, /^mha_core_relaxed_mt-.*\.mjs$/, /^mha_core_relaxed_mt\.worker-.*\.js$/,
+    /^mha_core_mt-.*\.wasm$/, /^mha_core_mt-.*\.mjs$/, /^mha_core_mt\.worker-.*\.js$/]) {
+    assert.ok(assets.some((f) => re.test(f)), `${re} emitted: ${assets}`);
+  }
+  assert.ok(!assets.some((f) => f.startsWith('thread-worker')), `the Node-only worker bootstrap is not a browser asset: ${assets}`);
+  const plain = await openPage(`${(await serve(path.join(webpackApp, 'dist'))).url}/index.html`);
+  assert.equal(plain.result.error, undefined, plain.result.error);
+  assertWorked(plain.result.simd, { simd: true });
+  assertWorked(plain.result.scalar, { simd: false });
+  assert.equal(plain.result.simd.threads, 1, 'a page that is not cross-origin isolated runs one thread');
+  assert.ok(plain.wasmResponses.some((r) => /\/assets\/mha_core_relaxed-[^/]*\.wasm$/.test(r.url) && r.status === 200), JSON.stringify(plain.wasmResponses));
+  await plain.page.waitForFunction(() => document.querySelector('mha-widget')?.result?.heads === 2);
+  assert.equal(await heatmaps(plain.page), 2);
+  assert.deepEqual(plain.errors, []);
+  await plain.context.close();
+  const iso = await openPage(`${(await serve(path.join(webpackApp, 'dist'), { isolated: true })).url}/index.html`);
+  assert.equal(iso.result.error, undefined, iso.result.error);
+  assert.ok(iso.result.simd.threads >= 2, `threads in an isolated page: ${iso.result.simd.threads}`);
+  assert.deepEqual(iso.result.simd.output, plain.result.simd.output);
+  assert.ok(iso.wasmResponses.some((r) => /\/assets\/mha_core_relaxed_mt-[^/]*\.wasm$/.test(r.url) && r.status === 200), JSON.stringify(iso.wasmResponses));
+  assert.deepEqual(iso.errors, []);
+  await iso.context.close();
 });
 
 test('single-file entry: works where .wasm files are refused (Vite build and no bundler)', async () => {

@@ -134,7 +134,7 @@ function loadError(message, cause) {
 async function readInNode(url) {
   try {
     if (url.startsWith('file:')) {
-      const fs = await import(/* @vite-ignore */ 'node:fs/promises');
+      const fs = await import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:fs/promises');
       return new Uint8Array(await fs.readFile(new URL(url)));
     }
     const res = await fetch(url);
@@ -222,7 +222,7 @@ export async function loadCore(options = {}) {
     if (isNode) {
       // Node: resolve it here and read the bytes (a URL, or a file path) ourselves.
       const loc = String(locateFile(build.file, new URL('.', build.url()).href));
-      const href = /^[a-z][a-z0-9+.-]*:/i.test(loc) && !/^[a-z]:[\\/]/i.test(loc) ? loc : (await import(/* @vite-ignore */ 'node:url')).pathToFileURL(loc).href;
+      const href = /^[a-z][a-z0-9+.-]*:/i.test(loc) && !/^[a-z]:[\\/]/i.test(loc) ? loc : (await import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:url')).pathToFileURL(loc).href;
       opts.wasmBinary = await readInNode(href);
       what = loc;
     } else {

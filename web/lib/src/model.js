@@ -183,7 +183,7 @@ async function readSource(source) {
   }
   const href = String(source);
   if (href.startsWith('file:')) {
-    const fs = await import(/* @vite-ignore */ 'node:fs/promises');
+    const fs = await import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:fs/promises');
     return new Uint8Array(await fs.readFile(new URL(href)));
   }
   let res;

@@ -36,7 +36,7 @@ export function threadsSupported() {
 /** The logical cores the runtime reports (≥ 1). */
 async function reportedCores() {
   if (isNode) {
-    const os = await import(/* @vite-ignore */ 'node:os');
+    const os = await import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:os');
     return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length || 1;
   }
   const n = globalThis.navigator && globalThis.navigator.hardwareConcurrency;
@@ -99,8 +99,10 @@ export function liveNodeWorkers() {
 }
 
 export async function nodeWorkerClass() {
-  const { Worker } = await import(/* @vite-ignore */ 'node:worker_threads');
-  const bootstrap = new URL('./thread-worker.js', import.meta.url);
+  const { Worker } = await import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:worker_threads');
+  // Node only: the ignore comments keep bundlers from emitting the file as a browser asset (webpack's
+  // minifier would reject its top-level await).
+  const bootstrap = new URL(/* @vite-ignore */ /* webpackIgnore: true */ './thread-worker.js', import.meta.url);
   return class NodeWorker {
     constructor(url) {
       this.onmessage = null;
