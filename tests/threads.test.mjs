@@ -125,7 +125,14 @@ test('the model runner gives the same log-probs and greedy text on 1 and 2 threa
   assert.equal(out[1].text, out[0].text);
 });
 
-test('dispose() stops the pool: the engine keeps working on one thread; 100 create/dispose cycles leave no worker behind', async () => {
+test('dispose() stops the pool: the engine keeps working on one thread; 100 create/dispose cycles leave no worker behind, print nothing and never hang', { timeout: 120_000 }, async () => {
+  // Two faults this guards against: a worker terminated while its thread still ran its exit path
+  // (holding the allocator's lock: the next free of the page's thread waited forever, e.g. from a
+  // finalizer), and a first thread_local registration racing a worker's (libc++abi's once-guard:
+  // Emscripten's "Blocking on the main thread" warning). Either showed within ~100–200 cycles.
+  const printed = [];
+  const saved = { warn: console.warn, error: console.error, log: console.log };
+  for (const k of Object.keys(saved)) console[k] = (...a) => { printed.push(a.join(' ')); };
   // the earlier tests' engines are disposed; terminate() is asynchronous: wait for their exit events
   const settle = async (n) => {
     for (let i = 0; i < 200 && liveNodeWorkers() !== n; i++) await new Promise((r) => setTimeout(r, 20));
@@ -142,13 +149,19 @@ test('dispose() stops the pool: the engine keeps working on one thread; 100 crea
   assert.equal(m.info.threads, 1);
   bitsEqual(layer.forward(x).output.data, y3, 'after dispose');
   m.dispose();  // idempotent
-  for (let i = 0; i < 100; i++) {
-    const e = await createMHA({ threads: 2 });
-    e.createLayer({ dModel: 128, numHeads: 4, seed: i }).forward(x);
-    e.dispose();
+  try {
+    for (let i = 0; i < 100; i++) {
+      const e = await createMHA({ threads: 2 });
+      e.createLayer({ dModel: 128, numHeads: 4, seed: i }).forward(x);
+      e.dispose();
+      if (i % 10 === 0) globalThis.gc?.();  // finalizers free the earlier engines' layers
+    }
+  } finally {
+    Object.assign(console, saved);
   }
   await settle(0);
   assert.equal(liveNodeWorkers(), 0);
+  assert.deepEqual(printed, [], 'no console output');
 });
 
 test('a script that creates a threaded engine and runs a forward exits by itself, disposed or not, with no console output', () => {

@@ -10,6 +10,7 @@
 // not as text.
 #include <emscripten/bind.h>
 #include <emscripten/emscripten.h>
+#include <emscripten/heap.h>
 #include <emscripten/val.h>
 #include <malloc.h>
 
@@ -363,6 +364,11 @@ val last_error() {
 /// Bytes currently malloc'd (dlmalloc's in-use count): the leak tests read it.
 double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
 
+/// Byte address of the word that holds the allocator's break (sbrk(0)): every allocation lies
+/// below it, so JS views at least that long reach all of the heap; the threaded builds' JS reads
+/// it to learn whether another thread grew the memory without touching memory.buffer.
+double sbrk_word_address() { return static_cast<double>(reinterpret_cast<std::uintptr_t>(emscripten_get_sbrk_ptr())); }
+
 bool built_with_simd() {
 #ifdef __wasm_simd128__
   return true;
@@ -383,6 +389,7 @@ EMSCRIPTEN_BINDINGS(mha_core) {
   function("passportLayout", &passport_layout);
   function("lastError", &last_error);
   function("heapInUse", &heap_in_use);
+  function("sbrkWordAddress", &sbrk_word_address);
   function("simd", &built_with_simd);
   function("setThreads", &set_threads);
   function("numThreads", &mha::num_threads);

@@ -28,6 +28,20 @@ constexpr int kMaxThreads = 64;
 /// Polls of the generation counter a worker makes before it sleeps.
 constexpr long kSpins = 1L << 22;
 
+std::atomic<int> thread_exits{0};
+
+/// Registers a thread_local destructor on the calling thread. The first registration in a process
+/// sets up libc++abi's table of them behind a once-guard: made by the caller before any worker
+/// exists, no worker's first thread_local (the kernels' scratch) can hold that guard while the
+/// caller waits on it, which in a browser's main thread is a blocking wait and a console warning.
+void register_thread_exit() {
+  struct Counted {
+    ~Counted() { thread_exits.fetch_add(1, std::memory_order_relaxed); }
+  };
+  static thread_local Counted counted;
+  (void)&counted;
+}
+
 class Pool {
  public:
   ~Pool() { resize(1); }
@@ -37,6 +51,7 @@ class Pool {
   int resize(int n) {
     n = std::max(1, std::min(n, kMaxThreads));
     if (n == size()) return n;
+    register_thread_exit();
     stop_workers();
     stop_ = false;
     alive_.store(n - 1);

@@ -242,7 +242,7 @@ class MHA {
    * @returns {{heapBytes: number, inUseBytes: number}} heap size and bytes currently malloc'd
    */
   memory() {
-    return { heapBytes: heapViews(this._core).fresh().u8.length, inUseBytes: this._core.heapInUse() };
+    return { heapBytes: heapViews(this._core).heapBytes(), inUseBytes: this._core.heapInUse() };
   }
 }
 

@@ -18,7 +18,7 @@ const RESERVE_BYTES = 16 * 2 ** 20;
  */
 export function checkFits(core, bytes, what) {
   // Cheap test first: the heap can always grow by what it has not reached yet.
-  if (Number.isFinite(bytes) && bytes >= 0 && bytes + heapViews(core).fresh().u8.length + RESERVE_BYTES <= MAX_HEAP_BYTES) return;
+  if (Number.isFinite(bytes) && bytes >= 0 && bytes + heapViews(core).heapBytes() + RESERVE_BYTES <= MAX_HEAP_BYTES) return;
   const inUse = core.heapInUse();  // walks the allocator's chunks: only on this slow path
   if (!Number.isFinite(bytes) || bytes + inUse + RESERVE_BYTES > MAX_HEAP_BYTES) {
     throw new MHAError('OUT_OF_MEMORY',
@@ -110,7 +110,10 @@ export function writeBlock(core, layout, at, values, what) {
  * properties, so V8 keeps it in dictionary mode); these are plain fields. Growth of the memory
  * detaches the old views of an unshared memory (length 0); a shared memory (the threaded builds)
  * keeps them valid but as long as before, and any thread may have grown it. `views.fresh()` then
- * makes views of the current buffer.
+ * makes views of the current buffer. With a shared memory it first reads the allocator's break
+ * (a word of the heap that every thread's malloc moves): while the views reach the break, they
+ * reach every allocation, and `memory.buffer` (which makes a new SharedArrayBuffer object when
+ * the memory has grown, a cost paid on every call otherwise) is not touched.
  */
 class HeapViews {
   /** @param {object} core the Emscripten module */
@@ -118,6 +121,7 @@ class HeapViews {
     this.core = core;
     // The threaded builds export their (shared) memory; its buffer is the current one.
     this.memory = core.wasmMemory instanceof WebAssembly.Memory ? core.wasmMemory : null;
+    this.sbrkIndex = this.memory !== null ? core.sbrkWordAddress() >>> 2 : 0;
     this._forward = null;
     this.fresh();
   }
@@ -125,6 +129,7 @@ class HeapViews {
   /** Returns this, with views of the current memory (made anew after a growth). */
   fresh() {
     if (this.memory !== null) {
+      if (this.u8 !== undefined && this.u32[this.sbrkIndex] <= this.u8.length) return this;
       const buf = this.memory.buffer;
       if (this.u8 === undefined || this.u8.length !== buf.byteLength) {
         this.f32 = new Float32Array(buf);
@@ -139,6 +144,11 @@ class HeapViews {
       this.u8 = this.core.HEAPU8;
     }
     return this;
+  }
+
+  /** Bytes of the wasm memory now (its buffer's length: views may be shorter, see fresh()). */
+  heapBytes() {
+    return this.memory !== null ? this.memory.buffer.byteLength : this.fresh().u8.length;
   }
 
   /**

@@ -131,11 +131,30 @@ export function unrefWorkers(core) {
   for (const w of [...P.unusedWorkers, ...P.runningWorkers]) if (typeof w.unref === 'function') w.unref();
 }
 
+/** How long stopThreads waits for the threads to finish exiting before it terminates their workers. */
+const EXIT_WAIT_MS = 5000;
+
 /**
- * Stops the pool: joins the core's threads, then terminates Emscripten's workers.
+ * Stops the pool: the core's threads leave their loops (setThreads(1) returns once they have), and
+ * each worker is terminated once its thread has finished exiting, i.e. once Emscripten has taken
+ * it back as an unused worker (it does so on the event loop, from the thread's exit message).
+ * Terminating a worker whose thread still runs its exit path (which frees its thread-local data)
+ * could kill it while it holds the allocator's lock, and the next malloc or free of the page's
+ * thread would then wait forever; so the terminations run asynchronously, at most EXIT_WAIT_MS later.
  * @param {object} core the Emscripten module of a threaded build
  */
 export function stopThreads(core) {
   core.setThreads(1);
-  if (core.PThread) core.PThread.terminateAllThreads();
+  const P = core.PThread;
+  if (!P) return;
+  const deadline = Date.now() + EXIT_WAIT_MS;
+  const sweep = () => {
+    if (P.runningWorkers.length === 0 || Date.now() > deadline) {
+      P.terminateAllThreads();
+      return;
+    }
+    const timer = setTimeout(sweep, 1);
+    if (typeof timer === 'object' && typeof timer.unref === 'function') timer.unref();  // Node: never keeps the process alive
+  };
+  sweep();
 }
