@@ -76,3 +76,34 @@ test('Chromium, a page that is not cross-origin isolated (the embed example): on
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('Chromium, isolated page: 40 create/forward/dispose cycles of a 2-thread engine print nothing and leave each engine working', async () => {
+  // the page's thread must never wait on a worker: no "Blocking on the main thread" warning
+  // (a first thread_local registration racing a worker's), and a disposed engine keeps working
+  const { page, errors, context } = await env.newPage();
+  const logs = [];
+  page.on('console', (m) => logs.push(`${m.type()}: ${m.text()}`));
+  await page.goto(env.url);
+  await page.waitForSelector('body[data-ready="true"]', { state: 'attached' });
+  const r = await page.evaluate(async () => {
+    const { createMHA } = await import('/dist/mha-components.js');
+    const x = { data: Float32Array.from({ length: 300 * 128 }, (_, i) => Math.sin(0.37 * i)), shape: [300, 128] };
+    let threads = 0, same = true, first = null;
+    for (let i = 0; i < 40; i++) {
+      const m = await createMHA({ threads: 2 });
+      threads = Math.max(threads, m.info.threads);
+      const layer = m.createLayer({ dModel: 128, numHeads: 4, seed: 3 });
+      const y = layer.forward(x).output.data;
+      m.dispose();
+      const after = layer.forward(x).output.data;  // one thread now, the same bits
+      first ??= y;
+      same &&= y.every((v, j) => Object.is(v, first[j]) && Object.is(v, after[j]));
+      layer.dispose();
+    }
+    return { threads, same };
+  });
+  assert.deepEqual(r, { threads: 2, same: true });
+  assert.deepEqual(logs.filter((l) => !l.startsWith('debug')), []);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
