@@ -230,6 +230,34 @@ def head_scores(model, vocab_index, probes):
     return out
 
 
+def make_probes(held_text, letters, context, prose=True, seed=4242):
+    """The probes of the head analysis: 8 held-out passages of `context` characters, 8 random-letter
+    spans of 24 written twice and (prose) 16 held-out prose spans of 24 written twice, each span
+    inside one fortune (no line break). One random sequence (seed) draws them in that order, so the
+    first two kinds are the same whether or not the prose probes are made."""
+    import random
+    prng = random.Random(seed)
+    text = []
+    for _ in range(8):
+        s = prng.randrange(len(held_text) - context)
+        text.append(held_text[s:s + context])
+    span = 24
+    repeat = []
+    for _ in range(8):
+        sp = ''.join(prng.choice(letters) for _ in range(span))
+        repeat.append(sp + sp)
+    probes = {'text': text, 'repeat': repeat, 'repeat_span': span}
+    if prose:
+        prose_repeat = []
+        while len(prose_repeat) < 16:
+            s = prng.randrange(len(held_text) - span)
+            sp = held_text[s:s + span]
+            if '\n' not in sp:
+                prose_repeat.append(sp + sp)
+        probes.update({'prose_repeat': prose_repeat, 'prose_repeat_span': span})
+    return probes
+
+
 def label(scores):
     key, name = max(TYPES, key=lambda kv: scores[kv[0]])
     if scores[key] >= TYPE_THRESHOLD:

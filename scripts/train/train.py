@@ -50,6 +50,8 @@ p.add_argument('--copy-on-top', action='store_true',
 p.add_argument('--late-step', type=int, default=0, help='step from which the --late-* shares apply (0: never)')
 p.add_argument('--late-repeat-fraction', type=float, default=None)
 p.add_argument('--late-copy-fraction', type=float, default=None)
+p.add_argument('--late-letters-fraction', type=float, default=0.5,
+               help='from --late-step on, the share of repeated windows that are random letters (before: 0.5)')
 p.add_argument('--eval-window', type=int, default=96, help='window of the held-out loss')
 p.add_argument('--watch', type=int, default=0, help='every this many steps, print the best induction scores '
                'on a few prose and letter repeats (printing only: the training is the same)')
@@ -85,10 +87,10 @@ C = args.context
 train_ids = charlm.encode(train_text, index)
 
 
-def repeated_window(n_total):
-    """One span repeated to fill the window: a random string (half the time) or a corpus span."""
+def repeated_window(n_total, letters_fraction=0.5):
+    """One span repeated to fill the window: a random string (letters_fraction of the time) or a corpus span."""
     n = rng.randint(8, 32)
-    if rng.random() < 0.5:
+    if rng.random() < letters_fraction:
         span = ''.join(rng.choice(letters) for _ in range(n))
     else:
         s = rng.randrange(len(train_text) - n)
@@ -129,7 +131,7 @@ def batch(step):
         if kind == 'copy':
             rows.append(copy_window(C + 1))
         elif kind == 'repeat':
-            rows.append(repeated_window(C + 1))
+            rows.append(repeated_window(C + 1, args.late_letters_fraction if late else 0.5))
         else:
             s = rng.randrange(len(train_ids) - C - 1)
             rows.append(train_ids[s:s + C + 1])
@@ -193,28 +195,9 @@ with torch.no_grad():
     bpc = sum(charlm.bits_per_char(model(windows[i:i + 64])[0], windows[i:i + 64]) * len(windows[i:i + 64])
               for i in range(0, len(windows), 64)) / len(windows)
 
-# Probes of the head analysis: held-out text, and random spans repeated once.
-prng = random.Random(4242)
-probe_text = []
-for k in range(8):
-    s = prng.randrange(len(held_text) - C)
-    probe_text.append(held_text[s:s + C])
-span = 24
-probe_repeat = []
-for k in range(8):
-    sp = ''.join(prng.choice(letters) for _ in range(span))
-    probe_repeat.append(sp + sp)
-probes = {'text': probe_text, 'repeat': probe_repeat, 'repeat_span': span}
-if args.copy_fraction or charlm.uses_qkv(cfg):
-    # Held-out prose spans written twice (the inductionProse score): 16 spans of 24 characters
-    # within one fortune of the held-out text.
-    probe_prose = []
-    while len(probe_prose) < 16:
-        s = prng.randrange(len(held_text) - span)
-        sp = held_text[s:s + span]
-        if '\n' not in sp:
-            probe_prose.append(sp + sp)
-    probes.update({'prose_repeat': probe_prose, 'prose_repeat_span': span})
+# Probes of the head analysis: held-out text, random spans repeated once and, for the models with
+# a copy curriculum or the architecture options, held-out prose spans repeated once.
+probes = charlm.make_probes(held_text, letters, C, prose=bool(args.copy_fraction or charlm.uses_qkv(cfg)))
 heads = charlm.head_scores(model, index, probes)
 for hd in heads:
     sc = ' '.join(f'{k} {v:.2f}' for k, v in hd['scores'].items())
@@ -233,7 +216,8 @@ training = {
                    if args.copy_fraction else '')
                   + f'{round(args.repeat_fraction * 100)} % of training windows are one span of 8-32 characters '
                   'repeated (a random string or a span of the corpus); the rest is fortune text'
-                  + (f'; from step {args.late_step} on: {round(args.late_repeat_fraction * 100)} % repeats, '
+                  + (f'; from step {args.late_step} on: {round(args.late_repeat_fraction * 100)} % repeats '
+                     f'({round(args.late_letters_fraction * 100)} % of them random letters), '
                      f'{round(args.late_copy_fraction * 100)} % copy windows' if args.late_step else ''),
     'seconds': round(seconds, 1), 'threads': args.threads, 'torch': torch.__version__,
     'heldout_bpc': round(bpc, 4), 'heldout_chars': int(windows.numel()),
