@@ -68,13 +68,13 @@ export function gqaVerdict(rows, passages, chars, where = 'in the files') {
     let judged;
     if (Math.abs(d) <= spread) {
       judged = `within the ${f3(spread)} bits by which two seeds of one model differ, so it costs little, nothing this experiment can tell from seed noise.`;
-      verdicts.push('little');
+      verdicts.push({ g, cost: 'little' });
     } else if (d > 0) {
       judged = `more than the ${f3(spread)} bits between two seeds of one model: a real cost, ${pct.toFixed(1)} % of the loss, ${pct < 2 ? 'a small one' : 'a large one'}.`;
-      verdicts.push(pct < 2 ? 'little' : 'much');
+      verdicts.push({ g, cost: pct < 2 ? 'little' : 'much', d, ratio });
     } else {
       judged = `more than the ${f3(spread)} bits between two seeds of one model: here sharing K and V did better, by ${pct.toFixed(1)} % of the loss, so it cost nothing.`;
-      verdicts.push('little');
+      verdicts.push({ g, cost: 'little' });
     }
     out.push(`${name} ${cache} and ${diff}, ${judged}`);
   }
@@ -82,7 +82,17 @@ export function gqaVerdict(rows, passages, chars, where = 'in the files') {
     const most = by(gs.at(-1))[0].perToken;
     const worst = Math.max(0, ...gs.slice(1).map((g) => mean(by(g).map((r) => r.live)) - ref));
     const noisy = gs.slice(1).every((g) => Math.abs(mean(by(g).map((r) => r.live)) - ref) <= spread);
-    out.push(verdicts.includes('much')
+    const much = verdicts.filter((v) => v.cost === 'much');
+    const little = verdicts.filter((v) => v.cost === 'little');
+    // the variants by name: "multi-query attention", "grouped-query attention" (with the K/V head
+    // count where the rows hold more than one grouped size)
+    const grouped = gs.slice(1).filter((g) => g > 1).length;
+    const named = (g) => (g === 1 ? 'multi-query attention' : grouped > 1 ? `grouped-query attention with ${g} K/V heads` : 'grouped-query attention');
+    const list = (vs) => vs.map((v) => named(v.g)).join(' and ');
+    const top = much.reduce((a, b) => (b.d > a.d ? b : a), much[0]);
+    out.push(much.length && little.length
+      ? `In these twins, ${list(little)} cost little and ${list(much)} cost much: ${much.length > 1 ? 'the worst' : 'its'} loss grew by more than seed noise, ${f3(top.d)} bits per character (${((100 * top.d) / ref).toFixed(1)} %), for a cache ${Number.isInteger(top.ratio) ? top.ratio : top.ratio.toFixed(1)}× smaller.`
+      : much.length
       ? `In these twins, sharing keys and values cost much: the loss grew by more than seed noise, ${f3(worst)} bits per character (${((100 * worst) / ref).toFixed(1)} %), for a cache up to ${int(refBytes / most)}× smaller.`
       : noisy
         ? `In these twins, sharing keys and values cost little: a cache up to ${int(refBytes / most)}× smaller, and a loss that seed noise cannot tell apart from the multi-head model's.`
