@@ -16,7 +16,6 @@ import charlm
 
 torch.set_num_threads(1)
 path = sys.argv[1]
-raw = open(path, 'rb').read()
 tensors, meta = charlm.load_safetensors(path)
 model, parsed = charlm.load_model(path)
 _, held_text, _ = charlm.load_corpus()

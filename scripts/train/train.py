@@ -46,7 +46,7 @@ p.add_argument('--copy-on-top', action='store_true',
                help='--repeat-fraction and --copy-fraction are both shares of all windows (default: the '
                'repeats are a share of the windows that are not copy windows)')
 # Two-phase curriculum: from step --late-step on, the repeat and copy shares change (e.g. many
-# repeats until the induction heads have formed, then mostly text so the language model recovers).
+# repeats until the induction heads have formed, then more text so the language model recovers).
 p.add_argument('--late-step', type=int, default=0, help='step from which the --late-* shares apply (0: never)')
 p.add_argument('--late-repeat-fraction', type=float, default=None)
 p.add_argument('--late-copy-fraction', type=float, default=None)
@@ -117,8 +117,8 @@ def copy_window(n_total):
 
 def batch(step):
     late = args.late_step and step >= args.late_step
-    repeat_fraction = args.late_repeat_fraction if late and args.late_repeat_fraction is not None else args.repeat_fraction
-    copy_fraction = args.late_copy_fraction if late and args.late_copy_fraction is not None else args.copy_fraction
+    repeat_fraction = args.late_repeat_fraction if late else args.repeat_fraction
+    copy_fraction = args.late_copy_fraction if late else args.copy_fraction
     rows = []
     for _ in range(args.batch):
         if args.copy_on_top:

@@ -11,9 +11,10 @@
 namespace mha {
 
 /// Sets the number of threads the core uses (the calling thread included): starts or stops pool
-/// workers. n is clamped to [1, max_threads()]. Not to be called while a forward runs.
-/// Returns the count now in use. In wasm, n − 1 pool workers must have been preloaded
-/// (Emscripten's PTHREAD_POOL_SIZE, set by the JS loader): a count beyond them is clamped.
+/// workers. n is clamped to [1, 64]. Not to be called while a forward runs. Returns the count now
+/// in use. In wasm, n − 1 workers must have been preloaded (Emscripten's PTHREAD_POOL_SIZE, which
+/// the JS loader sets to threads − 1): a thread beyond them would start only once the page's
+/// thread returns to its event loop, and the first parallel region would wait for it forever.
 int set_num_threads(int n);
 
 /// The number of threads the core now uses (1 without threads).

@@ -9,6 +9,19 @@ export const CODES = Object.freeze([
 ]);
 
 /**
+ * The error createMHA rejects with when the engine cannot load or its options are wrong: a plain
+ * Error named MHALoadError (no wasm module exists yet to report an MHAError code).
+ * @param {string} message names the option or resource, the expected and the actual value
+ * @param {unknown} [cause] the underlying error
+ * @returns {Error}
+ */
+export function loadError(message, cause) {
+  const err = new Error(`mha-wasm: ${message}`, cause === undefined ? undefined : { cause });
+  err.name = 'MHALoadError';
+  return err;
+}
+
+/**
  * The one error type the API throws. `code` is one of INVALID_CONFIG, SHAPE_MISMATCH, NON_FINITE,
  * OUT_OF_MEMORY, DISPOSED, INVALID_ARGUMENT; the message names the argument, the expected and the
  * actual value. After an MHAError the module keeps working.

@@ -715,8 +715,9 @@ export interface MHA {
   readonly info: MHAInfo;
 
   /**
-   * Stops the worker threads of a threaded engine and terminates their workers; the engine keeps
-   * working on the calling thread (`info.threads` becomes 1). Idle workers never keep a Node
+   * Stops the worker threads of a threaded engine; their workers are terminated once the threads
+   * have exited (asynchronously, within 5 s). The engine keeps working on the calling thread
+   * (`info.threads` becomes 1 at once). Idle workers never keep a Node
    * process alive, so calling it is optional. Idempotent.
    */
   dispose(): void;

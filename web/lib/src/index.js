@@ -70,7 +70,8 @@ class MHA {
   }
 
   /**
-   * Stops the engine's worker threads (threaded builds) and terminates their workers. The engine
+   * Stops the engine's worker threads (threaded builds); their workers are terminated once the
+   * threads have exited (threads.js stopThreads: asynchronously, within 5 s). The engine
    * and its layers, caches and models keep working, on the calling thread (`info.threads` is then
    * 1). Not needed for a Node process to exit: idle workers never keep it alive. Idempotent.
    */

@@ -26,6 +26,7 @@
  * @module loader
  */
 import createSIMDCore from '../wasm/mha_core.mjs';
+import { loadError } from './errors.js';
 import { resolveThreads, nodeWorkerClass, unrefWorkers, workerScriptURL } from './threads.js';
 
 /** (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)), as in wasm-feature-detect. */
@@ -124,12 +125,6 @@ const MT_BUILDS = {
   },
 };
 
-function loadError(message, cause) {
-  const err = new Error(`mha-wasm: ${message}`, cause === undefined ? undefined : { cause });
-  err.name = 'MHALoadError';
-  return err;
-}
-
 /** Node: the bytes at a file: URL (read from disk) or another URL (fetched). */
 async function readInNode(url) {
   try {
@@ -183,7 +178,7 @@ export function chooseTier(options = {}, available = TIERS) {
  */
 export async function loadCore(options = {}) {
   if (options === null || typeof options !== 'object') {
-    throw loadError(`createMHA options must be an object {locateFile?, wasmURL?, wasmBinary?, tier?, simd?}, got ${options === null ? 'null' : typeof options}`);
+    throw loadError(`createMHA options must be an object {locateFile?, wasmURL?, wasmBinary?, tier?, simd?, threads?}, got ${options === null ? 'null' : typeof options}`);
   }
   const { wasmBinary, wasmURL, locateFile } = options;
   const tier = chooseTier(options);

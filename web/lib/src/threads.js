@@ -9,18 +9,13 @@
  * `crossOriginIsolated === true`). Elsewhere the single-thread build loads, silently.
  * @module threads
  */
+import { loadError } from './errors.js';
 
 /** `'auto'` never starts more than this many threads (the calling one included). */
 export const MAX_AUTO_THREADS = 4;
 
 const isNode = typeof process === 'object' && process !== null && !!(process.versions && process.versions.node) &&
   typeof window === 'undefined';
-
-function optionError(message) {
-  const err = new Error(`mha-wasm: ${message}`);
-  err.name = 'MHALoadError';
-  return err;
-}
 
 /**
  * True when this runtime can run the threaded build: Node (worker_threads and SharedArrayBuffer),
@@ -57,7 +52,7 @@ async function reportedCores() {
 export async function resolveThreads(options) {
   const { threads = 'auto' } = options;
   if (threads !== 'auto' && !(Number.isInteger(threads) && threads >= 1 && threads <= 64)) {
-    throw optionError(`threads must be 'auto' or a whole number from 1 to 64, got ${typeof threads === 'string' ? JSON.stringify(threads) : String(threads)}`);
+    throw loadError(`threads must be 'auto' or a whole number from 1 to 64, got ${typeof threads === 'string' ? JSON.stringify(threads) : String(threads)}`);
   }
   if (!threadsSupported()) return 1;
   if (threads !== 'auto') return threads;
@@ -65,13 +60,6 @@ export async function resolveThreads(options) {
   return Math.max(1, Math.min(MAX_AUTO_THREADS, await reportedCores()));
 }
 
-/**
- * Node: a class with the part of the web Worker interface Emscripten's pthread code uses
- * (`onmessage`, `onerror`, `postMessage`, `terminate`), over node:worker_threads. Each runs
- * thread-worker.js, which gives Emscripten's worker script the globals it expects.
- * `unref()` lets the process exit while the workers wait for work.
- * @returns {Promise<Function>}
- */
 /**
  * A URL a worker can be started from that keeps the page's origin. Bundlers inline small assets
  * as data: URLs (Vite below 4 KB, Emscripten's worker script is 2.3 KB), and a worker started from
@@ -98,6 +86,13 @@ export function liveNodeWorkers() {
   return liveWorkers;
 }
 
+/**
+ * Node: a class with the part of the web Worker interface Emscripten's pthread code uses
+ * (`onmessage`, `onerror`, `postMessage`, `terminate`), over node:worker_threads. Each runs
+ * thread-worker.js, which gives Emscripten's worker script the globals it expects.
+ * `unref()` lets the process exit while the workers wait for work.
+ * @returns {Promise<Function>}
+ */
 export async function nodeWorkerClass() {
   const { Worker } = await import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:worker_threads');
   // Node only: the ignore comments keep bundlers from emitting the file as a browser asset (webpack's
