@@ -10,8 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setup, ARTIFACTS, ROOT, axeSeriousViolations, checkNarrowPage, elementError } from './helpers.mjs';
-import { EXAMPLES_CSP } from '../../scripts/serve.mjs';
+import { setup, ARTIFACTS, ROOT, axeSeriousViolations, checkNarrowPage, elementError, openExample } from './helpers.mjs';
 import { createMHA, scoreText, headType } from '../../web/lib/src/index.js';
 
 const MODEL = path.join(ROOT, 'web', 'lib', 'models', 'stories260K.safetensors');
@@ -125,11 +124,7 @@ function checkAgainstNode(got, story, ablate = []) {
 }
 
 test('example page, strict CSP: the greedy story, the cache\'s tokens and bytes and the head table equal the JS API\'s in Node; K/V frames; credit; no console error', { timeout: 300_000 }, async () => {
-  const { page, errors } = await env.newPage({ viewport: { width: 1000, height: 900 } });
-  const fetched = [];
-  page.on('request', (r) => { if (/\.(safetensors|wasm)$/.test(new URL(r.url()).pathname)) fetched.push(new URL(r.url()).pathname); });
-  const res = await page.goto(`${env.url}examples/gqa-story.html`);
-  assert.equal(res.headers()['content-security-policy'], EXAMPLES_CSP);
+  const { page, errors, fetched } = await openExample(env, 'gqa-story.html');
   const story = greedy(STEPS);
   await ready(page, 'mha-gqa-story', story.cacheLength);
   assert.deepEqual(fetched.filter((f) => f.endsWith('.safetensors')), ['/models/stories260K.safetensors']);

@@ -10,8 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setup, ARTIFACTS, ROOT, axeSeriousViolations, checkNarrowPage, elementError } from './helpers.mjs';
-import { EXAMPLES_CSP } from '../../scripts/serve.mjs';
+import { setup, ARTIFACTS, ROOT, axeSeriousViolations, checkNarrowPage, elementError, openExample } from './helpers.mjs';
 import { createMHA } from '../../web/lib/src/index.js';
 
 const MODELS = path.join(ROOT, 'web', 'lib', 'models');
@@ -145,11 +144,7 @@ function checkAgainstNode(got, want, seed) {
 }
 
 test('example page, strict CSP: each twin\'s loss, bytes per token, greedy text and cache bytes equal the JS API\'s in Node; K/V frames and weights; one fetch per file; no console error', { timeout: 400_000 }, async () => {
-  const { page, errors } = await env.newPage({ viewport: { width: 1000, height: 900 } });
-  const fetched = [];
-  page.on('request', (r) => { if (/\.(safetensors|wasm)$/.test(new URL(r.url()).pathname)) fetched.push(new URL(r.url()).pathname); });
-  const res = await page.goto(`${env.url}examples/gqa-twins.html`);
-  assert.equal(res.headers()['content-security-policy'], EXAMPLES_CSP);
+  const { page, errors, fetched } = await openExample(env, 'gqa-twins.html');
   await ready(page, 'mha-gqa-twins');
   const want = nodeNumbers(0, STEPS, true);
   let got = await shown(page, 'mha-gqa-twins');

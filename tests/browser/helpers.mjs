@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
-import { startServer } from '../../scripts/serve.mjs';
+import { startServer, EXAMPLES_CSP } from '../../scripts/serve.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
@@ -145,6 +145,22 @@ export async function checkNarrowPage(env, { page: pagePath, tag, ready }) {
     assert.deepEqual(errors, [], colorScheme);
     await context.close();
   }
+}
+
+/**
+ * Opens one of the example pages (served under the strict CSP, which it checks), recording the
+ * .safetensors and .wasm files the page fetches.
+ * @param {{newPage: Function, url: string}} env from setup()
+ * @param {string} name the page under examples/, e.g. 'gqa-twins.html'
+ * @returns {Promise<{page: object, errors: string[], fetched: string[]}>} fetched: their paths, in order
+ */
+export async function openExample(env, name) {
+  const { page, errors } = await env.newPage({ viewport: { width: 1000, height: 900 } });
+  const fetched = [];
+  page.on('request', (r) => { if (/\.(safetensors|wasm)$/.test(new URL(r.url()).pathname)) fetched.push(new URL(r.url()).pathname); });
+  const res = await page.goto(`${env.url}examples/${name}`);
+  assert.equal(res.headers()['content-security-policy'], EXAMPLES_CSP);
+  return { page, errors, fetched };
 }
 
 /**
