@@ -1,28 +1,18 @@
 // The threaded builds in Node: how many threads run, bad `threads` values, results that do not
-// depend on the thread count (bit for bit, on sizes large enough that the pool splits the work),
+// depend on the thread count (bit for bit, on sizes large enough that the pool splits the work:
+// tests/helpers/same-bits.mjs),
 // dispose(), and processes that exit by themselves.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
-import { createMHA, mulberry32 } from '../web/lib/src/index.js';
+import { createMHA } from '../web/lib/src/index.js';
+import { bitsEqual, rand, runCases, sameResults } from './helpers/same-bits.mjs';
 import { liveNodeWorkers, MAX_AUTO_THREADS } from '../web/lib/src/threads.js';
 import { readFileSync } from 'node:fs';
 
 const INDEX = new URL('../web/lib/src/index.js', import.meta.url).href;
 const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
-
-function rand(n, seed) {
-  const r = mulberry32(seed);
-  return Float32Array.from({ length: n }, () => 2 * r() - 1);
-}
-
-function bitsEqual(a, b, what) {
-  assert.equal(a.length, b.length, `${what}: lengths`);
-  for (let i = 0; i < a.length; i++) {
-    if (!Object.is(a[i], b[i])) assert.fail(`${what}: element ${i} differs: ${a[i]} vs ${b[i]}`);
-  }
-}
 
 test("threads: 'auto' runs the reported cores (at most MAX_AUTO_THREADS) on the threaded build; 1 loads the single-thread build", async () => {
   const auto = await createMHA();
@@ -47,65 +37,11 @@ test('threads: a value that is neither \'auto\' nor a whole number in [1, 64] is
   }
 });
 
-/** Every forward option that changes how the pool splits the work, on sizes the pool splits. */
-const CASES = [
-  { name: 'self-attention, 300 tokens, d 128, 4 heads (row-split GEMMs, 20 attention tasks)', layer: { dModel: 128, numHeads: 4 }, T: 300 },
-  { name: 'causal, batch 2, needWeights', layer: { dModel: 96, numHeads: 6 }, T: 200, B: 2, opts: { causal: true, needWeights: true } },
-  { name: 'averaged weights (one task per row block, heads in order)', layer: { dModel: 96, numHeads: 6 }, T: 200, opts: { needWeights: true, averageWeights: true } },
-  { name: 'streaming path (600 keys, no weights), key padding mask', layer: { dModel: 64, numHeads: 4 }, T: 600, opts: { needWeights: false }, kpm: true },
-  { name: 'grouped-query, RoPE, ALiBi, soft-cap, sliding window', layer: { dModel: 128, numHeads: 8, kvHeads: 2, rope: true, alibi: true, softcap: 30, window: [64, 0] }, T: 260, opts: { causal: true } },
-  { name: 'cross-attention 100 queries × 500 keys, additive attention mask, head mask', layer: { dModel: 128, numHeads: 4 }, T: 100, Tk: 500, mask: true, opts: { headMask: [1, 0, 0.5, 1] } },
-  { name: 'few rows, wide output: column-split GEMMs', layer: { dModel: 512, numHeads: 8 }, T: 24 },
-];
-
 test('results are bit-identical for 1, 2 and 3 threads: forward, weights, trace and KV-cache steps', async () => {
   const engines = [await createMHA({ threads: 1 }), await createMHA({ threads: 2 }), await createMHA({ threads: 3 })];
   assert.deepEqual(engines.map((m) => m.info.threads), [1, 2, 3]);
-  for (const c of CASES) {
-    const B = c.B ?? 1, T = c.T, d = c.layer.dModel;
-    const shape = B === 1 ? [T, d] : [B, T, d];
-    const x = { data: rand(B * T * d, 11), shape };
-    const opts = { ...c.opts };
-    if (c.Tk) {
-      opts.key = { data: rand(c.Tk * d, 12), shape: [c.Tk, d] };
-      opts.value = { data: rand(c.Tk * d, 13), shape: [c.Tk, d] };
-    }
-    const Tk = c.Tk ?? T;
-    if (c.kpm) opts.keyPaddingMask = Array.from({ length: B }, (_, b) => Array.from({ length: Tk }, (_, j) => j % 7 === b));
-    if (c.mask) opts.attnMask = Array.from({ length: T }, (_, i) => Array.from({ length: Tk }, (_, j) => ((i + j) % 5 === 0 ? -Infinity : -0.01 * ((i * j) % 13))));
-    const results = engines.map((m) => {
-      const layer = m.createLayer({ ...c.layer, seed: 5 });
-      const r = layer.forward(x, opts);
-      const out = { output: r.output.data, weights: r.weights?.data };
-      const { key, value, needWeights, averageWeights, ...traceOpts } = opts;
-      if (!c.Tk) out.trace = layer.trace(x, traceOpts);
-      layer.dispose();
-      return out;
-    });
-    for (const n of [1, 2]) {
-      bitsEqual(results[n].output, results[0].output, `${c.name}: output, ${n + 1} threads`);
-      if (results[0].weights) bitsEqual(results[n].weights, results[0].weights, `${c.name}: weights, ${n + 1} threads`);
-      if (results[0].trace) {
-        const t0 = results[0].trace, tn = results[n].trace;
-        for (const k of ['concat', 'output']) bitsEqual(tn[k].data, t0[k].data, `${c.name}: trace.${k}, ${n + 1} threads`);
-        t0.heads.forEach((h, i) => {
-          for (const k of Object.keys(h)) {
-            if (h[k] && h[k].data) bitsEqual(tn.heads[i][k].data, h[k].data, `${c.name}: trace.heads[${i}].${k}, ${n + 1} threads`);
-          }
-        });
-      }
-    }
-  }
-  // KV cache: a 40-token prompt, then 10 single steps, on a layer with 300 cached keys at the end
-  const steps = engines.map((m) => {
-    const layer = m.createLayer({ dModel: 256, numHeads: 8, kvHeads: 4, rope: true, seed: 9 });
-    const cache = layer.createKVCache({ maxLen: 400 });
-    const outs = [cache.step({ data: rand(250 * 256, 21), shape: [250, 256] }).output.data];
-    for (let s = 0; s < 10; s++) outs.push(cache.step({ data: rand(256, 30 + s), shape: [1, 256] }).output.data);
-    cache.dispose(); layer.dispose();
-    return outs;
-  });
-  for (const n of [1, 2]) steps[n].forEach((o, s) => bitsEqual(o, steps[0][s], `KV-cache step ${s}, ${n + 1} threads`));
+  const results = engines.map(runCases);
+  for (const n of [1, 2]) sameResults(results[n], results[0], `${n + 1} threads`);
   for (const m of engines) m.dispose();
 });
 

@@ -22,6 +22,7 @@
 
 #include "mha/attention.hpp"
 #include "mha/threads.hpp"
+#include "mha/tile.hpp"
 #include "mha/config.hpp"
 #include "mha/kv_cache.hpp"
 #include "boundary.hpp"
@@ -393,6 +394,8 @@ EMSCRIPTEN_BINDINGS(mha_core) {
   function("simd", &built_with_simd);
   function("setThreads", &set_threads);
   function("numThreads", &mha::num_threads);
+  function("setGemmTileRows", &mha::set_gemm_tile_rows);
+  function("gemmTileRows", &mha::gemm_tile_rows);
   class_<LayerHandle>("LayerHandle")
       .constructor<>()
       .function("init", &LayerHandle::init)

@@ -9,15 +9,20 @@
 // A[i, k] is broadcast (v128.load32_splat → vbroadcastss) and multiplied into its row of
 // accumulators through madd(): one f32x4.relaxed_madd (an FMA) in the relaxed-SIMD build, a mul
 // then an add in the SIMD build (wasm SIMD128 has no FMA); the 8 chains are independent, which
-// hides the latency. The tile is 4×8 and the k loop is not unrolled because V8 has 15 xmm registers
-// for SIMD values (x64 has 16; V8 keeps xmm15 as its scratch register, kScratchDoubleReg in
-// src/codegen/x64/register-x64.h) and its scheduler hoists the broadcasts of an iteration ahead of the
-// multiply-adds: larger tiles (5×8, 6×8, 3×16) and unrolled loops need more than 15 and spill
-// accumulators (docs/performance.md has the measurements).
+// hides the latency. Over packed A the tile has 4 rows (8 accumulators, the default) or 6 (12
+// accumulators, set_tile_rows: the JS loader picks it per engine). V8 has 15 xmm registers for SIMD
+// values (x64 has 16; V8 keeps xmm15 as its scratch register, kScratchDoubleReg in
+// src/codegen/x64/register-x64.h). V8 up to 12.x hoists the broadcasts of an iteration ahead of
+// the multiply-adds, so a 6×8 tile needs 12 + 2 + 6 registers and spills accumulators there;
+// V8 13.6 and later schedule each broadcast next to its multiply-adds, keep 12 + 2 + 1, and run
+// the 6×8 tile faster (the 4 extra chains give slack over the FMA latency and each B load feeds
+// 6 FMAs instead of 4). The k loop is not unrolled (it spills on every V8 measured). Both tiles
+// compute each element of C as the same chain, so the bits do not depend on the tile
+// (docs/performance.md has the measurements).
 //
-// Blocking (Goto): rows of A in blocks of kMC, depth in blocks of kKC; every B panel's kKC×8 slice
-// stays in L1 across the row tiles of a block. A block of 32 rows or more is packed once into tiles
-// of kMR rows (A[i, k] at [k·MR + i]: one sequential stream per tile, no L1 set conflicts between
+// Blocking (Goto): rows of A in blocks of kMC (rounded down to whole tiles), depth in blocks of
+// kKC; every B panel's kKC×8 slice stays in L1 across the row tiles of a block. A block of 32 rows
+// or more is packed once into tiles of 4 or 6 rows (A[i, k] at [k·MR + i]: one sequential stream per tile, no L1 set conflicts between
 // rows of a wide A); smaller blocks read A in place through one pointer per tile row, as XNNPACK's
 // GEMMs do, since there the packing copy costs more than it saves (a tenth of the lesson's
 // 5-token forward).
@@ -63,7 +68,8 @@ namespace {
 #ifndef MHA_KERNEL_KC
 #define MHA_KERNEL_KC 1024
 #endif
-constexpr int kMR = MHA_KERNEL_MR;  // rows per register tile
+constexpr int kMR = MHA_KERNEL_MR;  // rows per register tile of A read in place (and default of packed A)
+constexpr int kMaxMR = 6;           // largest register tile of packed A (set_tile_rows)
 constexpr int kNV = MHA_KERNEL_NV;  // f32x4 vectors per tile row (kMR·kNV accumulators)
 constexpr int kNR = 4 * kNV;        // panel width (columns of B per panel)
 static_assert(kMR >= 1 && kMR <= 8 && kNV >= 1 && kNV <= 4, "tile of 1..8 rows × 1..4 vectors");
@@ -179,18 +185,16 @@ MicroKernel pick_width(int nv) {
   }
 }
 
-/// The micro-kernel for mr rows (1..kMR) and w columns (w ≤ kNR; ceil(w/4) vectors).
+/// The micro-kernel for mr rows (1..kMaxMR) and w columns (w ≤ kNR; ceil(w/4) vectors).
 inline MicroKernel pick_kernel(int mr, int w) {
   const int nv = (w + 3) / 4;
   switch (mr) {
     case 1: return pick_width<1>(nv);
-    case 2: return pick_width<std::min(2, kMR)>(nv);
-    case 3: return pick_width<std::min(3, kMR)>(nv);
-    case 4: return pick_width<std::min(4, kMR)>(nv);
-    case 5: return pick_width<std::min(5, kMR)>(nv);
-    case 6: return pick_width<std::min(6, kMR)>(nv);
-    case 7: return pick_width<std::min(7, kMR)>(nv);
-    default: return pick_width<std::min(8, kMR)>(nv);
+    case 2: return pick_width<2>(nv);
+    case 3: return pick_width<3>(nv);
+    case 4: return pick_width<4>(nv);
+    case 5: return pick_width<5>(nv);
+    default: return pick_width<6>(nv);
   }
 }
 
@@ -210,20 +214,31 @@ inline void transpose4x4(const float* s, size_t ld, float* d, size_t dstride) {
   wasm_v128_store(d + 3 * dstride, wasm_i64x2_shuffle(t2, t3, 1, 3));
 }
 
-/// Packs the full kMR-row tiles of A[mc, kc] (leading dimension lda): tile t (rows t·kMR ..) at
-/// out + t·kMR·kc holds A[t·kMR + i, k] at [k·kMR + i], so micro_kernel<…, true> reads it
-/// sequentially. Rows past the last full tile are not packed (the remainder kernels read A in place).
-void pack_a(int mc, int kc, const float* A, int lda, float* out) {
-  for (int ir = 0; ir + kMR <= mc; ir += kMR) {
+/// Packs the full mr-row tiles (mr = 4 or 6) of A[mc, kc] (leading dimension lda): tile t (rows
+/// t·mr ..) at out + t·mr·kc holds A[t·mr + i, k] at [k·mr + i], so micro_kernel<mr, …, true>
+/// reads it sequentially. Rows past the last full tile are not packed (the remainder kernels read
+/// A in place).
+void pack_a(int mc, int kc, const float* A, int lda, float* out, int mr) {
+  for (int ir = 0; ir + mr <= mc; ir += mr) {
     const float* src = A + static_cast<size_t>(ir) * lda;
     float* dst = out + static_cast<size_t>(ir) * kc;
     int k = 0;
-    if (kMR == 4)
+    if (mr == 4)
       for (; k + 4 <= kc; k += 4) transpose4x4(src + k, lda, dst + 4 * k, 4);
+    if (mr == 6)  // rows 0..3 as 4×4 transposes, rows 4..5 as pairs
+      for (; k + 4 <= kc; k += 4) {
+        transpose4x4(src + k, lda, dst + 6 * k, 6);
+        for (int j = 0; j < 4; ++j) {
+          dst[6 * (k + j) + 4] = src[static_cast<size_t>(4) * lda + k + j];
+          dst[6 * (k + j) + 5] = src[static_cast<size_t>(5) * lda + k + j];
+        }
+      }
     for (; k < kc; ++k)
-      for (int i = 0; i < kMR; ++i) dst[k * kMR + i] = src[static_cast<size_t>(i) * lda + k];
+      for (int i = 0; i < mr; ++i) dst[k * mr + i] = src[static_cast<size_t>(i) * lda + k];
   }
 }
+
+int g_tile_rows = kMR;  // rows of the register tile over packed A (set_tile_rows)
 
 size_t g_scratch_limit = 0;  // set_scratch_limit (tests); 0 = none
 
@@ -280,21 +295,24 @@ struct PanelSrc {
 void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc& B, float* C, int ldc,
                    float alpha, const float* bias, bool accumulate) {
   const int P = (N + kNR - 1) / kNR;  // panels
-  for (int ic = 0; ic < M; ic += kMC) {
-    const int mc = std::min(kMC, M - ic);
+  const int mr_packed = g_tile_rows;
+  const int mcb = kMC / mr_packed * mr_packed;  // a row block is whole tiles
+  for (int ic = 0; ic < M; ic += mcb) {
+    const int mc = std::min(mcb, M - ic);
     for (int pc = 0; pc < K; pc += kKC) {
       const int kc = std::min(kKC, K - pc);
       const float* ablk = A + static_cast<size_t>(ic) * lda + pc;
       float* apack = mc >= kPackRows ? scratch(kScratchA, static_cast<size_t>(mc) * kc) : nullptr;
       const bool packed = apack != nullptr;  // no scratch: A read in place (the same operations)
-      if (packed) pack_a(mc, kc, ablk, lda, apack);
+      const int mr = packed ? mr_packed : kMR;
+      if (packed) pack_a(mc, kc, ablk, lda, apack, mr);
       const float* a0 = packed ? apack : ablk;      // row tile ir at a0 + ir·arow
       const size_t arow = packed ? kc : lda;
       Epilogue e;
       e.alpha = alpha;
       e.scale = alpha != 1.f;
       e.accumulate = accumulate || pc > 0;
-      const int mfull = mc - mc % kMR, rem = mc - mfull;
+      const int mfull = mc - mc % mr, rem = mc - mfull;
       for (int p = 0; p < P; ++p) {
         const int w = B.width();
         const int n0 = p * kNR;
@@ -306,8 +324,9 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
             micro_kernel<kMR, kNV>(kc, a0 + static_cast<size_t>(ir) * arow, lda, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
           continue;
         }
-        const MicroKernel full = packed ? pick_width<kMR, true>((nc + 3) / 4) : pick_kernel(kMR, nc);
-        for (int ir = 0; ir < mfull; ir += kMR)
+        const MicroKernel full = !packed ? pick_kernel(kMR, nc)
+                                 : mr == 6 ? pick_width<6, true>((nc + 3) / 4) : pick_width<kMR, true>((nc + 3) / 4);
+        for (int ir = 0; ir < mfull; ir += mr)
           full(kc, a0 + static_cast<size_t>(ir) * arow, lda, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
       }
       if (rem == 0) continue;
@@ -555,6 +574,9 @@ void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int l
 }
 
 void set_scratch_limit(size_t floats) { g_scratch_limit = floats; }
+
+void set_tile_rows(int rows) { g_tile_rows = rows == 6 ? 6 : kMR; }
+int tile_rows() { return g_tile_rows; }
 
 }  // namespace kernels
 }  // namespace mha

@@ -16,7 +16,9 @@
 // scale_rows; pack_b_blocks (three blocks, through gemm_packed); softmax_rows on rows with -inf entries, all -inf, huge (1e3..1e30), tiny and mixed
 // logits. GEMM tolerance: |c - ref| ≤ 1e-5·Σ_k|a_ik·b_kj| (·|alpha|, + |C_old|·1e-6 when
 // accumulating) + 1e-6. Softmax tolerance: |w - ref| ≤ 1e-6 + 1e-5·ref, masked entries exactly 0.
-// Padding between rows of C (ld > width) must be left untouched (checked bitwise).
+// Padding between rows of C (ld > width) must be left untouched (checked bitwise). SIMD builds:
+// the 6 × 8 register tile (set_tile_rows) gives the 4 × 8 tile's bits, and the large shapes pass
+// the references with it too.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -455,6 +457,46 @@ void scratch_failure_suite(Rng& rng) {
     }
   }
 }
+
+/// The 6 × 8 register tile (set_tile_rows(6)) gives the bits of the default 4 × 8 tile on every
+/// product: row counts around the packing threshold (32) with every remainder mod 6 and mod 4,
+/// row blocks past the cache block (126 / 128 rows), depth splits, bias, alpha and accumulate.
+void tile_rows_suite(Rng& rng) {
+  struct Shape { int M, N, K; };
+  const Shape shapes[] = {{31, 24, 20}, {32, 40, 33}, {33, 45, 7}, {34, 64, 64}, {35, 72, 90}, {36, 17, 300},
+                          {37, 104, 16}, {41, 33, 64}, {64, 512, 64}, {64, 64, 512}, {127, 96, 200}, {131, 48, 1100},
+                          {256, 40, 768}};
+  for (const Shape& sh : shapes) {
+    const int M = sh.M, N = sh.N, K = sh.K;
+    auto A = random_matrix(rng, M, K);
+    auto Bt = random_matrix(rng, N, K);
+    auto B = random_matrix(rng, K, N);
+    auto bias = random_matrix(rng, 1, N);
+    PackedB pb;
+    pack_b(K, N, B.data(), N, pb);
+    std::vector<float> kp(panels_size(K, N));
+    pack_panels(K, N, B.data(), N, kp.data(), size_t(kPanel) * K);
+    std::vector<float> c[2][4];
+    for (int t = 0; t < 2; ++t) {
+      set_tile_rows(t ? 6 : 4);
+      KT_CHECK(tile_rows() == (t ? 6 : 4), "set_tile_rows(%d) left tile_rows() = %d", t ? 6 : 4, tile_rows());
+      for (auto& x : c[t]) x.assign(static_cast<size_t>(M) * N, 0.5f);
+      gemm_packed(M, A.data(), K, pb, bias.data(), c[t][0].data(), N);
+      gemm_abt(M, N, K, 0.37f, A.data(), K, Bt.data(), K, c[t][1].data(), N);
+      gemm_ab(M, N, K, A.data(), K, B.data(), N, c[t][2].data(), N, true);
+      gemm_panels(M, N, K, 0.61f, A.data(), K, kp.data(), size_t(kPanel) * K, c[t][3].data(), N, (M & 1) != 0);
+    }
+    set_tile_rows(4);
+    const char* names[] = {"gemm_packed", "gemm_abt", "gemm_ab+=", "gemm_panels"};
+    for (int f = 0; f < 4; ++f) {
+      size_t bad = 0;
+      for (size_t i = 0; i < c[0][f].size(); ++i) bad += !same_bits(c[0][f][i], c[1][f][i]);
+      KT_CHECK(bad == 0, "%s %dx%dx%d: the 6x8 tile differs from 4x8 in %zu of %zu elements", names[f], M, N, K, bad, c[0][f].size());
+    }
+  }
+  set_tile_rows(5);
+  KT_CHECK(tile_rows() == 4, "set_tile_rows(5) must select 4, got %d", tile_rows());
+}
 #endif
 
 }  // namespace
@@ -540,6 +582,16 @@ int main(int argc, char** argv) {
   softmax_suite(rng);
 #ifdef MHA_SIMD128
   scratch_failure_suite(rng);
+  tile_rows_suite(rng);
+  // The float64 references once more with the 6 × 8 tile.
+  set_tile_rows(6);
+  for (const auto& s : big) {
+    test_gemm_packed(rng, s.M, s.N, s.K, true, true);
+    test_gemm_abt(rng, s.M, s.N, s.K % 130, true);
+    test_gemm_ab(rng, s.M, s.N, s.K, false, false);
+    test_gemm_panels(rng, s.M, s.N, s.K, false, true);
+  }
+  set_tile_rows(4);
 #endif
 
   std::printf("kernels_test (%s): %ld checks (%ld small GEMM shapes), %ld failures, %ld elements compared\n",

@@ -57,7 +57,7 @@ export async function makeOurs({ T, d, h, causal, threads: cfgThreads = 1 }, dat
   const x = { data: data.x, shape: [T, d] };
   return {
     key: threads === cfgThreads ? 'ours' : 'ours1',
-    label: `mha-wasm (tier ${mha.info.tier}, ${mha.info.threads} thread${mha.info.threads > 1 ? 's' : ''})`,
+    label: `mha-wasm (tier ${mha.info.tier}, ${mha.info.threads} thread${mha.info.threads > 1 ? 's' : ''}${mha.info.tile ? `, ${mha.info.tile} tile` : ''})`,
     tier: mha.info.tier, threads: mha.info.threads, sync: true, mha, layer,
     prepare(nw) {
       const opts = { causal, needWeights: nw };

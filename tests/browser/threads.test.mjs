@@ -42,11 +42,15 @@ test('Chromium, isolated lesson page: the engine runs min(4, cores) threads; gol
       layer.dispose();
     }
     // a forward the pool splits (row-split GEMMs, 20 attention tasks), on 1 and 2 threads
+    // and with the 4 × 8 register tile (this Chromium runs 6 × 8 by default): the same bits
     const one = await createMHA({ threads: 1 });
+    const four = await createMHA({ threads: 1, tile: '4x8' });
     const x = { data: Float32Array.from({ length: 300 * 128 }, (_, i) => Math.sin(0.37 * i)), shape: [300, 128] };
-    const ys = [one, mha].map((m) => Array.from(m.createLayer({ dModel: 128, numHeads: 4, seed: 5 }).forward(x, { causal: true }).output.data));
+    const ys = [one, mha, four].map((m) => Array.from(m.createLayer({ dModel: 128, numHeads: 4, seed: 5 }).forward(x, { causal: true }).output.data));
+    const tiles = [mha.info.tile, four.info.tile];
     mha.dispose();
-    return { out, threads: mha.info.threads, same: ys[0].every((v, i) => Object.is(v, ys[1][i])), oneThreads: one.info.threads };
+    return { out, threads: mha.info.threads, same: ys[0].every((v, i) => Object.is(v, ys[1][i])), oneThreads: one.info.threads,
+      tiles, sameTile: ys[0].every((v, i) => Object.is(v, ys[2][i])) };
   }, cases.map(({ c }) => c));
   cases.forEach(({ file, c }, i) => {
     assertClose(got.out[i].output, c.outputs.output, tolerance(c, 'output'), `${file} output`);
@@ -55,6 +59,8 @@ test('Chromium, isolated lesson page: the engine runs min(4, cores) threads; gol
   assert.equal(got.threads, 1, 'dispose() leaves one thread');
   assert.equal(got.oneThreads, 1);
   assert.equal(got.same, true, '1 and 2 threads give the same bits');
+  assert.deepEqual(got.tiles, ['6x8', '4x8'], "Chromium ≥ 136 runs the 6 × 8 tile; tile: '4x8' forces the other");
+  assert.equal(got.sameTile, true, 'the 6 × 8 and 4 × 8 tiles give the same bits');
   assert.deepEqual(errors, []);
   await context.close();
 });

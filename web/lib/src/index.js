@@ -56,16 +56,19 @@ class MHA {
     this._setInfo();
   }
 
-  /** Sets `info`: {version, simd, tier, threads} (see MHAInfo in index.d.ts). */
+  /** Sets `info`: {version, simd, tier, threads, tile} (see MHAInfo in index.d.ts). */
   _setInfo() {
     const core = this._core;
+    const rows = core.gemmTileRows();
     /**
-     * {version, simd, tier, threads}: simd is true when the module was built with wasm SIMD128;
-     * tier is the build that runs: 'relaxed-simd' (fused multiply-adds), 'simd' or 'scalar';
-     * threads is how many threads a forward uses (1 for the single-thread builds).
+     * {version, simd, tier, threads, tile}: simd is true when the module was built with wasm
+     * SIMD128; tier is the build that runs: 'relaxed-simd' (fused multiply-adds), 'simd' or
+     * 'scalar'; threads is how many threads a forward uses (1 for the single-thread builds); tile
+     * is the GEMM register tile, '4x8' or '6x8' (tile.js; null for the scalar tier).
      */
     this.info = Object.freeze({
       version: VERSION, simd: core.simd(), tier: core.mhaTier ?? (core.simd() ? 'simd' : 'scalar'), threads: core.numThreads(),
+      tile: rows ? `${rows}x8` : null,
     });
   }
 
@@ -251,12 +254,15 @@ class MHA {
  * Loads the wasm module and returns the API.
  * @param {{locateFile?: (path: string, prefix: string) => string, wasmURL?: string|URL,
  *          wasmBinary?: ArrayBuffer|Uint8Array, tier?: 'relaxed-simd'|'simd'|'scalar', simd?: boolean,
- *          threads?: number|'auto'}} [options]
+ *          threads?: number|'auto', tile?: 'auto'|'4x8'|'6x8'}} [options]
  *   where the .wasm comes from (by default the file next to the loader: read from disk in Node,
  *   fetched in browsers), and which build: the best tier this engine compiles unless `tier`
  *   (or `simd`: true = 'simd', false = 'scalar') forces one; `threads` (default 'auto': the
  *   reported cores, at most 4) loads the tier's threaded build where the runtime allows it (Node;
- *   cross-origin isolated pages) and falls back to one thread elsewhere, silently
+ *   cross-origin isolated pages) and falls back to one thread elsewhere, silently; `tile`
+ *   (default 'auto') the GEMM register tile: 'auto' takes 6 × 8 for the relaxed-simd tier on
+ *   engines known to keep its 12 accumulators in registers (V8 ≥ 13.6: Node ≥ 24, Chromium ≥
+ *   136) and 4 × 8 elsewhere; it changes speed only, never results (tile.js)
  * @returns {Promise<MHA>}
  */
 export async function createMHA(options = {}) {

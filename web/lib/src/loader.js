@@ -28,6 +28,7 @@
 import createSIMDCore from '../wasm/mha_core.mjs';
 import { loadError } from './errors.js';
 import { resolveThreads, nodeWorkerClass, unrefWorkers, workerScriptURL } from './threads.js';
+import { chooseTileRows } from './tile.js';
 
 /** (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)), as in wasm-feature-detect. */
 const SIMD_PROBE = new Uint8Array([
@@ -169,19 +170,21 @@ export function chooseTier(options = {}, available = TIERS) {
 /**
  * @param {{locateFile?: (path: string, prefix: string) => string, wasmURL?: string|URL,
  *          wasmBinary?: ArrayBuffer|ArrayBufferView, simd?: boolean, tier?: string,
- *          threads?: number|'auto'}} [options] `threads`: see threads.js resolveThreads; more than
+ *          threads?: number|'auto', tile?: 'auto'|'4x8'|'6x8'}} [options] `tile`: see tile.js
+ *   chooseTileRows; `threads`: see threads.js resolveThreads; more than
  *   one loads the tier's threaded build (wasmBinary / wasmURL must then be that build's bytes,
  *   `mha_core_relaxed_mt.wasm` or `mha_core_mt.wasm`; locateFile is also asked for its worker script)
  * @returns {Promise<object>} the Emscripten module instance, its tier in `mhaTier`, its thread
- *   count in `mhaThreads`
+ *   count in `mhaThreads`, its GEMM tile rows in `mhaTile` (4 or 6; 0 for the scalar tier)
  * @throws {Error} named MHALoadError: bad option types, a .wasm that cannot be fetched or compiled
  */
 export async function loadCore(options = {}) {
   if (options === null || typeof options !== 'object') {
-    throw loadError(`createMHA options must be an object {locateFile?, wasmURL?, wasmBinary?, tier?, simd?, threads?}, got ${options === null ? 'null' : typeof options}`);
+    throw loadError(`createMHA options must be an object {locateFile?, wasmURL?, wasmBinary?, tier?, simd?, threads?, tile?}, got ${options === null ? 'null' : typeof options}`);
   }
   const { wasmBinary, wasmURL, locateFile } = options;
   const tier = chooseTier(options);
+  const tileRows = chooseTileRows(options.tile, tier);
   let threads = await resolveThreads(options);
   if (!MT_BUILDS[tier]) threads = 1;   // the scalar tier has no threaded build
   const build = threads > 1 ? MT_BUILDS[tier] : BUILDS[tier];
@@ -249,6 +252,7 @@ export async function loadCore(options = {}) {
   try {
     const core = await factory(opts);
     core.mhaTier = tier;
+    core.mhaTile = core.setGemmTileRows(tileRows);  // 0: the scalar tier has no register tile
     core.mhaThreads = threads > 1 ? core.setThreads(threads) : 1;
     if (threads > 1 && isNode) unrefWorkers(core);
     return core;
