@@ -4,7 +4,7 @@
 // forwarded by both in interleaved rounds, both orders alternating, medians. For a refactor that
 // must not change speed: the ratio base / this is printed per workload and needWeights.
 //   node --experimental-wasm-relaxed-simd scripts/bench/ab.mjs ../base-tree [rounds] [W0,W1,…]
-// AB_THIS_OPTS (JSON) adds layer options to this tree's layers only, e.g. RoPE on against off in one
+// Both run one thread (AB_THREADS=n for n). AB_THIS_OPTS (JSON) adds layer options to this tree's layers only, e.g. RoPE on against off in one
 // tree: AB_THIS_OPTS='{"rope":true}' node --experimental-wasm-relaxed-simd scripts/bench/ab.mjs . 15 W1,W3
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -18,8 +18,10 @@ if (!baseTree) {
 }
 const rounds = Number(process.argv[3] || 15);
 const base = await import(pathToFileURL(path.join(libDir(path.resolve(baseTree)), 'src', 'index.js')).href);
-const engines = [{ name: 'this', mha: await createMHA() }, { name: 'base', mha: await base.createMHA() }];
-console.log(`tiers: this ${engines[0].mha.info.tier}, base ${engines[1].mha.info.tier}; ${rounds} rounds`);
+const threads = Number(process.env.AB_THREADS || 1);  // one thread unless AB_THREADS says otherwise
+const engines = [{ name: 'this', mha: await createMHA({ threads }) }, { name: 'base', mha: await base.createMHA({ threads }) }];
+const desc = ({ info }) => `${info.tier}${info.tile ? ` ${info.tile}` : ''}, ${info.threads ?? 1} thread(s)`;
+console.log(`this ${desc(engines[0].mha)}; base ${desc(engines[1].mha)}; ${rounds} rounds`);
 
 const thisOpts = process.env.AB_THIS_OPTS ? JSON.parse(process.env.AB_THIS_OPTS) : {};
 if (process.env.AB_THIS_OPTS) console.log(`this tree's layers add ${process.env.AB_THIS_OPTS}`);
