@@ -31,30 +31,57 @@ inline v128_t load_or_ninf(const float* p, int cnt) {
   return wasm_v128_bitselect(load_partial(p, cnt), ninf, lanes);
 }
 
+/// The exp's constants (exp_nonpositive), as vectors held in variables. V8 13 (Node 24, Chromium
+/// ≥ 133) rebuilds every v128.const at each use inside a loop (three instructions: a 64-bit
+/// immediate, a move into xmm, a shuffle), which made the exp twice as slow as under V8 11; values
+/// loaded from memory before the loop stay in registers or are re-read as memory operands.
+struct ExpConsts {
+  v128_t lo, log2e, magic, ln2_hi, ln2_lo, q0, q1, q2, q3, q4, q5, one, bias;
+};
+
+/// The constants in memory: read through an opaque pointer (load_exp_consts), so that clang
+/// cannot turn the loads back into v128.const.
+const int kExpBias = 127;  // the float exponent bias
+alignas(16) const float kExpTable[12] = {
+    -88.f, 1.44269504088896341f, 12582912.f, -0.693359375f, 2.12194440e-4f,
+    5.0000001201e-1f, 1.6666665459e-1f, 4.1665795894e-2f, 8.3334519073e-3f, 1.3981999507e-3f, 1.9875691500e-4f,
+    1.f};
+
+/// ExpConsts from kExpTable, once per kernel call (not per vector).
+inline ExpConsts load_exp_consts() {
+  const float* volatile opaque = kExpTable;  // a volatile read: its value is unknown to the optimizer
+  const float* t = opaque;
+  ExpConsts k;
+  v128_t* out[] = {&k.lo, &k.log2e, &k.magic, &k.ln2_hi, &k.ln2_lo, &k.q0, &k.q1, &k.q2, &k.q3, &k.q4, &k.q5, &k.one};
+  for (int i = 0; i < 12; ++i) *out[i] = wasm_v128_load32_splat(t + i);
+  const int* volatile bias = &kExpBias;
+  k.bias = wasm_i32x4_splat(*bias);
+  return k;
+}
+
 /// e^x for lanes x ≤ 0 (Cephes expf: x = n·ln2 + r with ln2 in two parts, |r| ≤ ln2/2, degree-5
 /// polynomial for e^r, 2^n built in the exponent bits). Relative error ≲ 2e-7 for x ≥ -87.3.
 /// x is first clamped to ≥ -88 (so -inf → -88); there n = -127 makes the exponent field 0 and the
 /// result exactly 0, which also covers every x whose e^x is below the normal range (< 1.2e-38).
-inline v128_t exp_nonpositive(v128_t x) {
-  x = wasm_f32x4_pmax(x, wasm_f32x4_splat(-88.f));
+inline v128_t exp_nonpositive(v128_t x, const ExpConsts& k) {
+  x = wasm_f32x4_pmax(x, k.lo);
   // n = round(x·log2 e) via the 1.5·2^23 magic number; the low bits of t hold n as an integer.
-  const v128_t magic = wasm_f32x4_splat(12582912.f);
-  const v128_t t = madd(x, wasm_f32x4_splat(1.44269504088896341f), magic);
-  const v128_t n = wasm_f32x4_sub(t, magic);
+  const v128_t t = madd(x, k.log2e, k.magic);
+  const v128_t n = wasm_f32x4_sub(t, k.magic);
   // r = x - n·ln2 in two parts (0.693359375 has few mantissa bits, so n·C1 is exact).
-  const v128_t r = madd(n, wasm_f32x4_splat(2.12194440e-4f), madd(n, wasm_f32x4_splat(-0.693359375f), x));
+  const v128_t r = madd(n, k.ln2_lo, madd(n, k.ln2_hi, x));
   // e^r ≈ 1 + r + r²·q(r), q of degree 5 (Cephes coefficients) evaluated by Estrin's scheme: the
   // dependency chain is ~half of Horner's, which matters because V8 emits each exp as one chain
   // and the out-of-order window holds only a few of them. Each step is one madd (an FMA in the
   // relaxed-SIMD build).
   const v128_t r2 = wasm_f32x4_mul(r, r);
-  const v128_t q01 = madd(r, wasm_f32x4_splat(1.6666665459e-1f), wasm_f32x4_splat(5.0000001201e-1f));
-  const v128_t q23 = madd(r, wasm_f32x4_splat(8.3334519073e-3f), wasm_f32x4_splat(4.1665795894e-2f));
-  const v128_t q45 = madd(r, wasm_f32x4_splat(1.9875691500e-4f), wasm_f32x4_splat(1.3981999507e-3f));
+  const v128_t q01 = madd(r, k.q1, k.q0);
+  const v128_t q23 = madd(r, k.q3, k.q2);
+  const v128_t q45 = madd(r, k.q5, k.q4);
   const v128_t q = madd(r2, madd(r2, q45, q23), q01);
-  const v128_t p = wasm_f32x4_add(madd(q, r2, r), wasm_f32x4_splat(1.f));
+  const v128_t p = wasm_f32x4_add(madd(q, r2, r), k.one);
   // 2^n = bits((bits(t) + 127) << 23): the magic number's bits vanish in the shift; n ≥ -127.
-  const v128_t pow2n = wasm_i32x4_shl(wasm_i32x4_add(t, wasm_i32x4_splat(127)), 23);
+  const v128_t pow2n = wasm_i32x4_shl(wasm_i32x4_add(t, k.bias), 23);
   return wasm_f32x4_mul(p, pow2n);
 }
 
@@ -71,6 +98,7 @@ inline v128_t hmax4(v128_t s0, v128_t s1, v128_t s2, v128_t s3) {
 /// horizontal reductions and scalar work; this is the lesson-sized case (T of a few tokens).
 template <int NV>
 void softmax_short_rows(int rows, int n, float* S, int lds) {
+  const ExpConsts k = load_exp_consts();
   for (int r = 0; r < rows; r += 4) {
     const int nr = std::min(4, rows - r);
     v128_t x[4][NV], mx[4];
@@ -91,7 +119,7 @@ void softmax_short_rows(int rows, int n, float* S, int lds) {
       const v128_t mi = wasm_v128_load32_splat(ms + i);
       sum[i] = wasm_f32x4_splat(0.f);
       for (int v = 0; v < NV; ++v) {
-        x[i][v] = exp_nonpositive(wasm_f32x4_sub(x[i][v], mi));
+        x[i][v] = exp_nonpositive(wasm_f32x4_sub(x[i][v], mi), k);
         sum[i] = wasm_f32x4_add(sum[i], x[i][v]);
       }
     }
@@ -130,16 +158,17 @@ float row_max(int n, const float* x, float init) {
 
 /// x[j] <- e^(x[j] - m) for j < n (m ≥ every x[j], finite); returns Σ x[j].
 float exp_sum(int n, float* x, float m) {
+  const ExpConsts k = load_exp_consts();
   const int n4 = n & ~3;
   const v128_t mv = wasm_f32x4_splat(m);
   v128_t s0 = wasm_f32x4_splat(0.f);
   for (int j = 0; j < n4; j += 4) {
-    const v128_t e = exp_nonpositive(wasm_f32x4_sub(wasm_v128_load(x + j), mv));
+    const v128_t e = exp_nonpositive(wasm_f32x4_sub(wasm_v128_load(x + j), mv), k);
     wasm_v128_store(x + j, e);
     s0 = wasm_f32x4_add(s0, e);
   }
   if (n4 < n) {
-    const v128_t e = exp_nonpositive(wasm_f32x4_sub(load_or_ninf(x + n4, n - n4), mv));  // padding → 0
+    const v128_t e = exp_nonpositive(wasm_f32x4_sub(load_or_ninf(x + n4, n - n4), mv), k);  // padding → 0
     store_partial(x + n4, e, n - n4);
     s0 = wasm_f32x4_add(s0, e);
   }

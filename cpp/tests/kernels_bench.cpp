@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #ifdef __wasm_simd128__
@@ -200,7 +201,8 @@ int main() {
     if (fma_peak > 0) std::printf("%-44s %8.2f GFLOP/s\n", "peak f32x4.relaxed_madd (12 chains)", fma_peak);
   }
 
-  auto report = [&](const char* name, double flops, double t) {
+  auto report = [&](const std::string& label, double flops, double t) {
+    const char* name = label.c_str();
     const double g = flops / t * 1e-9;
     if (tsv)
       std::printf("%s\t%.4f\t%.6f\n", name, g, t * 1e3);
@@ -213,6 +215,23 @@ int main() {
       std::printf("%-44s %8.2f GFLOP/s  %6.3f ms\n", name, g, t * 1e3);
   };
 
+  const int T = 512;  // tokens of the attention products and the softmax rows
+#ifdef MHA_SIMD128
+  // The GEMMs with each register tile over packed A (set_tile_rows; the 6×8 rows are named so).
+  for (int tile : {4, 6}) {
+  set_tile_rows(tile);
+  for (int w = 0; w < 3; ++w) {  // tier up the tile's micro-kernels before timing them
+    auto a = random_vec(96 * 96, 9), b = random_vec(96 * 96, 10), c = random_vec(96 * 96, 11);
+    PackedB pb;
+    pack_b(96, 96, b.data(), 96, pb);
+    const double t0 = now();
+    while (now() - t0 < 0.1) gemm_packed(96, a.data(), 96, pb, b.data(), c.data(), 96);
+  }
+  const std::string suffix = tile == 6 ? " 6x8" : "";
+#else
+  {
+  const std::string suffix;
+#endif
   // Projections: X [M, 768] · W [768, N] + b.
   struct Proj { int M, K, N; const char* name; };
   const Proj projs[] = {{128, 768, 768, "gemm_packed [128x768]·[768x768]+b"},
@@ -226,25 +245,29 @@ int main() {
     pack_b(p.K, p.N, W.data(), p.N, pb);
     const double t = time_call([&] { gemm_packed(p.M, A.data(), p.K, pb, b.data(), C.data(), p.N); });
     g_sink = C[7];
-    report(p.name, 2.0 * p.M * p.N * p.K, t);
+    report(p.name + suffix, 2.0 * p.M * p.N * p.K, t);
   }
 
   // Attention per head: T = 512, d_k = d_v = 64, slices of [T, 768] activations.
-  const int T = 512, dk = 64, ld = 768;
+  const int dk = 64, ld = 768;
   auto Q = random_vec(static_cast<size_t>(T) * ld, 4);
   auto Kx = random_vec(static_cast<size_t>(T) * ld, 5);
   auto V = random_vec(static_cast<size_t>(T) * ld, 6);
   std::vector<float> S(static_cast<size_t>(T) * T), O(static_cast<size_t>(T) * ld);
   {
     const double t = time_call([&] { gemm_abt(T, T, dk, 0.125f, Q.data() + 64, ld, Kx.data() + 64, ld, S.data(), T); });
-    report("gemm_abt Q·Kᵀ T=512 d_k=64 (ld 768)", 2.0 * T * T * dk, t);
+    report("gemm_abt Q·Kᵀ T=512 d_k=64 (ld 768)" + suffix, 2.0 * T * T * dk, t);
   }
   {
     auto Wts = random_vec(static_cast<size_t>(T) * T, 7);
     for (auto& x : Wts) x = x * 0.5f + 0.5f;
     const double t = time_call([&] { gemm_ab(T, dk, T, Wts.data(), T, V.data() + 64, ld, O.data() + 64, ld, false); });
-    report("gemm_ab A·V T=512 d_v=64 (ld 768)", 2.0 * T * T * dk, t);
+    report("gemm_ab A·V T=512 d_v=64 (ld 768)" + suffix, 2.0 * T * T * dk, t);
   }
+  }  // tiles
+#ifdef MHA_SIMD128
+  set_tile_rows(4);
+#endif
   {
     // Softmax applied again and again to its own output: every call sees finite rows of the same
     // length, so no copy is needed between calls.
