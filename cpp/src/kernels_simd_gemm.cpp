@@ -132,12 +132,15 @@ void micro_kernel(int K, const float* __restrict ap, int lda, const float* __res
     if (kPackedA) ap += MR;
     bp += W;
   }
+  // Fully unrolled, so that every acc[i][v] is a fixed register: a loop left rolled here makes
+  // clang keep the whole accumulator array in the wasm stack (zeroed by a memset per call).
+#pragma clang loop unroll(full)
   for (int i = 0; i < MR; ++i) {
     float* cr = c + static_cast<size_t>(i) * ldc;
+#pragma clang loop unroll(full)
     for (int v = 0; v < NV; ++v) {
       const int cols = nc - 4 * v;
-      if (cols <= 0) break;
-      store_vec(cr + 4 * v, acc[i][v], cols, e, 4 * v);
+      if (cols > 0) store_vec(cr + 4 * v, acc[i][v], cols, e, 4 * v);
     }
   }
 }
@@ -166,8 +169,11 @@ void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* 
     }
     bp += ldb;
   }
+#pragma clang loop unroll(full)
   for (int i = 0; i < MR; ++i)
+#pragma clang loop unroll(full)
     for (int q = 0; q < NP; ++q)
+#pragma clang loop unroll(full)
       for (int v = 0; v < 2; ++v)
         store_vec(c + static_cast<size_t>(i) * ldc + 8 * q + 4 * v, acc[i][q][v], 4, e, 8 * q + 4 * v);
 }
