@@ -10,7 +10,7 @@ test('npm run bench -- --browser --quick --only W0 runs in Chromium on the relax
   ensureBuilt();
   const md = runBench(['--browser', '--quick', '--only', 'W0', '--budget-scale', '0.2']);
   assert.match(md, /## mha-wasm benchmark: Chromium \d+/);
-  assert.match(md, /ours = mha-wasm \(tier relaxed-simd, 1 thread\)/);
+  assert.match(md, /ours = mha-wasm \(tier relaxed-simd, 1 thread, 6x8 tile\)/);  // Chromium ≥ 136: the 6 × 8 tile
   for (const impl of ['\\*\\*ours\\*\\*', 'ORT \\(', 'tfjs']) assert.match(md, new RegExp(`\\| W0 T=5 d=24 h=2 \\| false \\| ${impl}`));
   // both peaks are measured in the page
   assert.match(md, /f32x4\.relaxed_madd \(FMA\) \d/);
