@@ -191,16 +191,20 @@ MicroKernel pick_width(int nv) {
   }
 }
 
-/// The micro-kernel for mr rows (1..kMaxMR) and w columns (w ≤ kNR; ceil(w/4) vectors).
+/// The micro-kernel for mr rows (1..kMR, or up to kMaxMR − 1 for the rows left below 6-row tiles)
+/// and w columns (w ≤ kNR; ceil(w/4) vectors).
 inline MicroKernel pick_kernel(int mr, int w) {
+  constexpr int kRows = std::max(kMR, kMaxMR - 1);  // the most rows a call asks for
   const int nv = (w + 3) / 4;
   switch (mr) {
     case 1: return pick_width<1>(nv);
-    case 2: return pick_width<2>(nv);
-    case 3: return pick_width<3>(nv);
-    case 4: return pick_width<4>(nv);
-    case 5: return pick_width<5>(nv);
-    default: return pick_width<6>(nv);
+    case 2: return pick_width<std::min(2, kRows)>(nv);
+    case 3: return pick_width<std::min(3, kRows)>(nv);
+    case 4: return pick_width<std::min(4, kRows)>(nv);
+    case 5: return pick_width<std::min(5, kRows)>(nv);
+    case 6: return pick_width<std::min(6, kRows)>(nv);
+    case 7: return pick_width<std::min(7, kRows)>(nv);
+    default: return pick_width<std::min(8, kRows)>(nv);
   }
 }
 

@@ -31,10 +31,10 @@ inline v128_t load_or_ninf(const float* p, int cnt) {
   return wasm_v128_bitselect(load_partial(p, cnt), ninf, lanes);
 }
 
-/// The exp's constants (exp_nonpositive), as vectors held in variables. V8 13 (Node 24, Chromium
-/// ≥ 133) rebuilds every v128.const at each use inside a loop (three instructions: a 64-bit
-/// immediate, a move into xmm, a shuffle), which made the exp twice as slow as under V8 11; values
-/// loaded from memory before the loop stay in registers or are re-read as memory operands.
+/// The exp's constants (exp_nonpositive), as vectors held in variables. V8 13.6 (Node 24) rebuilds
+/// every v128.const at each use inside a loop (three instructions: a 64-bit immediate, a move into
+/// xmm, a shuffle), which made the exp twice as slow as under V8 11; values loaded from memory
+/// before the loop stay in registers or are re-read as memory operands.
 struct ExpConsts {
   v128_t lo, log2e, magic, ln2_hi, ln2_lo, q0, q1, q2, q3, q4, q5, one, bias;
 };
@@ -51,12 +51,9 @@ alignas(16) const float kExpTable[12] = {
 inline ExpConsts load_exp_consts() {
   const float* volatile opaque = kExpTable;  // a volatile read: its value is unknown to the optimizer
   const float* t = opaque;
-  ExpConsts k;
-  v128_t* out[] = {&k.lo, &k.log2e, &k.magic, &k.ln2_hi, &k.ln2_lo, &k.q0, &k.q1, &k.q2, &k.q3, &k.q4, &k.q5, &k.one};
-  for (int i = 0; i < 12; ++i) *out[i] = wasm_v128_load32_splat(t + i);
   const int* volatile bias = &kExpBias;
-  k.bias = wasm_i32x4_splat(*bias);
-  return k;
+  auto at = [t](int i) { return wasm_v128_load32_splat(t + i); };
+  return {at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7), at(8), at(9), at(10), at(11), wasm_i32x4_splat(*bias)};
 }
 
 /// e^x for lanes x ≤ 0 (Cephes expf: x = n·ln2 + r with ln2 in two parts, |r| ≤ ln2/2, degree-5

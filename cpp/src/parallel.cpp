@@ -34,6 +34,7 @@ std::atomic<int> thread_exits{0};
 /// sets up libc++abi's table of them behind a once-guard: made by the caller before any worker
 /// exists, no worker's first thread_local (the kernels' scratch) can hold that guard while the
 /// caller waits on it, which in a browser's main thread is a blocking wait and a console warning.
+/// (thread_exits is never read: a destructor with an effect is what makes the registration.)
 void register_thread_exit() {
   struct Counted {
     ~Counted() { thread_exits.fetch_add(1, std::memory_order_relaxed); }
