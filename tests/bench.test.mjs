@@ -27,7 +27,7 @@ test('npm run bench -- --quick --only W0 runs ours, onnxruntime-web and tfjs and
     }
   }
   // the children run with the relaxed-SIMD flag when this Node knows it, so ours picks that tier
-  assert.match(md, /ours = mha-wasm \(tier (relaxed-simd|simd), 1 thread, (4x8|6x8) tile\)/);
+  assert.match(md, /ours = mha-wasm \(tier (relaxed-simd|simd), 1 thread, (4x8|6x8|3x12) tile\)/);
   if (relaxedSimdSupported()) assert.match(md, /tier relaxed-simd/);
   assert.match(md, /\[x\] W0 needWeights=false ≥ 10× onnxruntime-web|\[ \] W0 needWeights=false ≥ 10×/);
   assert.match(md, /f32x4\.relaxed_madd \(FMA\) /);
@@ -40,7 +40,7 @@ test('npm run bench -- --threads 2: ours at 2 threads and at 1 in the same round
     // the 1-thread row's "speed-up of ours" column is the scaling; its output equals ours exactly
     assert.match(md, new RegExp(`\\| W0 T=5 d=24 h=2 \\| ${nw} \\| ours, 1 thread \\|[^\\n]*\\| [0-9.]+× \\|[^\\n]*\\| 0\\.0e\\+0`));
   }
-  assert.match(md, /ours = mha-wasm \(tier (relaxed-simd|simd), 2 threads, (4x8|6x8) tile\), ours on 1 thread = mha-wasm \(tier (relaxed-simd|simd), 1 thread, (4x8|6x8) tile\)/);
+  assert.match(md, /ours = mha-wasm \(tier (relaxed-simd|simd), 2 threads, (4x8|6x8|3x12) tile\), ours on 1 thread = mha-wasm \(tier (relaxed-simd|simd), 1 thread, (4x8|6x8|3x12) tile\)/);
   assert.match(md, /ORT = onnxruntime-web [^;]*\(wasm EP, numThreads = 2\)/);
   assert.match(md, /W0 needWeights=false calls\/s with the threaded build within 5 % of the single-thread build: [0-9.]+×/);
 });

@@ -131,13 +131,14 @@ void softmax_online_block(int rows, int n, float* S, int lds, float* m, float* l
 /// element, with the same bits. Not thread-safe; set it before any call.
 void set_scratch_limit(size_t floats);
 
-/// Rows of the GEMM register tile over packed A: 4 (the default; 4×8, 8 accumulators) or 6 (6×8,
-/// 12 accumulators; any other value selects 4). Which is faster depends on the wasm engine's
-/// register allocation (docs/performance.md, "The register tile per engine"); both compute every
-/// element of C with the same multiply-add chain, so the results are bit-identical. Process-wide;
-/// set it before any call, not while another thread runs a kernel.
+/// Rows of the GEMM register tile over packed A: 4 (the default; 4×8, 8 accumulators), 6 (6×8,
+/// 12 accumulators) or 3 (3×12, 9 accumulators, over 6-row packs of A); any other value selects 4.
+/// Which is faster depends on the wasm engine's register allocation (docs/performance.md, "The
+/// register tile per engine"); all compute every element of C with the same multiply-add chain, so
+/// the results are bit-identical. Process-wide; set it before any call, not while another thread
+/// runs a kernel.
 void set_tile_rows(int rows);
-/// The current tile rows (4 or 6).
+/// The current tile rows (3, 4 or 6).
 int tile_rows();
 #endif
 

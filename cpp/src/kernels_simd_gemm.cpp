@@ -16,9 +16,13 @@
 // the multiply-adds, so a 6×8 tile needs 12 + 2 + 6 registers and spills accumulators there;
 // V8 13.6 and later schedule each broadcast next to its multiply-adds, keep 12 + 2 + 1, and run
 // the 6×8 tile faster (the 4 extra chains give slack over the FMA latency and each B load feeds
-// 6 FMAs instead of 4). The k loop is not unrolled (it spills on every V8 measured). Both tiles
-// compute each element of C as the same chain, so the bits do not depend on the tile
-// (docs/performance.md has the measurements).
+// 6 FMAs instead of 4). For V8 up to 12.x a third tile, 3 × 12 (micro_kernel_3x12: 9
+// accumulators + 3 B vectors + 3 hoisted broadcasts = 15 registers), reads half of a 6-row pack
+// and 12 columns from two adjacent 8-column panels (three panels make two tiles, so B keeps its
+// one layout); it issues 6 loads per 9 FMAs against 6 per 8 in 4 × 8, and V8 ≤ 12 runs it
+// faster than 4 × 8. The k loop is not unrolled (it spills on every V8
+// measured). All tiles compute each element of C as the same chain, so the bits do not depend on
+// the tile (docs/performance.md has the measurements).
 //
 // Blocking (Goto): rows of A in blocks of kMC (rounded down to whole tiles), depth in blocks of
 // kKC; every B panel's kKC×8 slice stays in L1 across the row tiles of a block. A block of 32 rows
@@ -107,7 +111,7 @@ inline void store_vec(float* c, v128_t acc, int cols, const Epilogue& e, int col
 /// at ap[i·lda + k]) and a B panel slice bp (B[k, j] at bp[k·ldb + j]; ldb is the panel width, or
 /// B's leading dimension when its rows are read in place). MR·NV independent f32x4 accumulators;
 /// per k: NV vector loads of B, MR broadcast loads of A, MR·NV mul+add.
-template <int MR, int NV, bool kPackedA = false>
+template <int MR, int NV, bool kPackedA = false, int kAS = MR>
 void micro_kernel(int K, const float* __restrict ap, int lda, const float* __restrict bp, int ldb, float* __restrict c,
                   int ldc, int nc, const Epilogue& e) {
   const int W = ldb;
@@ -118,7 +122,8 @@ void micro_kernel(int K, const float* __restrict ap, int lda, const float* __res
   // more than the 15 xmm registers V8 allocates on x64 (spills); with pointer bumps the loop overhead is
   // a few scalar ops next to the 2·MR·NV vector ops. (Splitting k over two accumulator sets for
   // the narrow remainder tiles measured no faster: V8 spills them.)
-  // A[i, k]: at ap + k·MR + i in a pack_a tile (one pointer, bumped by MR), or at a[i] + k in place.
+  // A[i, k]: at ap + k·kAS + i in a pack_a tile (one pointer, bumped by kAS: MR, or 6 for either
+  // half of a 6-row tile), or at a[i] + k in place.
   const float* a[MR];
   for (int i = 0; i < MR; ++i) a[i] = ap + static_cast<size_t>(i) * lda;
 #pragma clang loop unroll(disable)
@@ -129,7 +134,7 @@ void micro_kernel(int K, const float* __restrict ap, int lda, const float* __res
       const v128_t av = wasm_v128_load32_splat(kPackedA ? ap + i : a[i] + k);
       for (int v = 0; v < NV; ++v) acc[i][v] = madd(av, b[v], acc[i][v]);
     }
-    if (kPackedA) ap += MR;
+    if (kPackedA) ap += kAS;
     bp += W;
   }
   // Fully unrolled, so that every acc[i][v] is a fixed register: a loop left rolled here makes
@@ -178,16 +183,58 @@ void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* 
         store_vec(c + static_cast<size_t>(i) * ldc + 8 * q + 4 * v, acc[i][q][v], 4, e, 8 * q + 4 * v);
 }
 
+/// 3 × 12 micro-kernel for engines that spill the 6 × 8 tile (V8 ≤ 12 hoists every broadcast of an
+/// iteration, so a tile needs accumulators + broadcasts + B vectors registers: 9 + 3 + 3 here
+/// against 12 + 6 + 2 for 6 × 8). Three rows of a 6-row pack_a tile (A[i, k] at ap[k·6 + i]: rows
+/// 0–2 or, from ap + 3, rows 3–5) times 12 columns taken from two 8-column panels whose rows are w
+/// floats apart: kHi false takes panel b0 whole and the first half of b1, kHi true the second half of
+/// b0 and panel b1 whole, so three panels are two tiles and B needs no packing of its own. Per k: 3
+/// vector loads of B, 3 broadcasts, 9 multiply-adds, the same chain per element as every other tile.
+template <bool kHi, int kW = 0>
+__attribute__((noinline)) void micro_kernel_3x12(int K, const float* __restrict ap, const float* __restrict b0,
+                                                 const float* __restrict b1, int ldb, float* __restrict c, int ldc,
+                                                 const Epilogue& e) {
+  const int w = kW ? kW : ldb;
+  v128_t acc[3][3];
+  for (int i = 0; i < 3; ++i)
+    for (int v = 0; v < 3; ++v) acc[i][v] = wasm_f32x4_splat(0.f);
+  if (kHi) b0 += 4;
+#pragma clang loop unroll(disable)
+  for (int k = 0; k < K; ++k) {
+    v128_t b[3];
+    if (kHi) {
+      b[0] = wasm_v128_load(b0);
+      b[1] = wasm_v128_load(b1);
+      b[2] = wasm_v128_load(b1 + 4);
+    } else {
+      b[0] = wasm_v128_load(b0);
+      b[1] = wasm_v128_load(b0 + 4);
+      b[2] = wasm_v128_load(b1);
+    }
+    for (int i = 0; i < 3; ++i) {
+      const v128_t av = wasm_v128_load32_splat(ap + i);
+      for (int v = 0; v < 3; ++v) acc[i][v] = madd(av, b[v], acc[i][v]);
+    }
+    ap += 6;
+    b0 += w;
+    b1 += w;
+  }
+#pragma clang loop unroll(full)
+  for (int i = 0; i < 3; ++i)
+#pragma clang loop unroll(full)
+    for (int v = 0; v < 3; ++v) store_vec(c + static_cast<size_t>(i) * ldc + 4 * v, acc[i][v], 4, e, 4 * v);
+}
+
 using MicroKernel = void (*)(int, const float*, int, const float*, int, float*, int, int, const Epilogue&);
 
 /// The micro-kernel for MR rows and nv (1..kNV) vectors of columns.
-template <int MR, bool kPackedA = false>
+template <int MR, bool kPackedA = false, int kAS = MR>
 MicroKernel pick_width(int nv) {
   switch (nv) {
-    case 1: return micro_kernel<MR, 1, kPackedA>;
-    case 2: return micro_kernel<MR, std::min(2, kNV), kPackedA>;
-    case 3: return micro_kernel<MR, std::min(3, kNV), kPackedA>;
-    default: return micro_kernel<MR, kNV, kPackedA>;
+    case 1: return micro_kernel<MR, 1, kPackedA, kAS>;
+    case 2: return micro_kernel<MR, std::min(2, kNV), kPackedA, kAS>;
+    case 3: return micro_kernel<MR, std::min(3, kNV), kPackedA, kAS>;
+    default: return micro_kernel<MR, kNV, kPackedA, kAS>;
   }
 }
 
@@ -248,7 +295,7 @@ void pack_a(int mc, int kc, const float* A, int lda, float* out, int mr) {
   }
 }
 
-int g_tile_rows = kMR;  // rows of the register tile over packed A (set_tile_rows)
+int g_tile_rows = kMR;  // rows of the register tile over packed A (set_tile_rows): 4, 6, or 3 (3 × 12 over 6-row packs)
 
 size_t g_scratch_limit = 0;  // set_scratch_limit (tests); 0 = none
 
@@ -305,7 +352,8 @@ struct PanelSrc {
 void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc& B, float* C, int ldc,
                    float alpha, const float* bias, bool accumulate) {
   const int P = (N + kNR - 1) / kNR;  // panels
-  const int mr_packed = g_tile_rows;
+  const bool t312 = g_tile_rows == 3;  // 3 × 12 tiles over 6-row packs
+  const int mr_packed = t312 ? 6 : g_tile_rows;
   const int mcb = kMC / mr_packed * mr_packed;  // a row block is whole tiles
   for (int ic = 0; ic < M; ic += mcb) {
     const int mc = std::min(mcb, M - ic);
@@ -323,7 +371,31 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
       e.scale = alpha != 1.f;
       e.accumulate = accumulate || pc > 0;
       const int mfull = mc - mc % mr, rem = mc - mfull;
-      for (int p = 0; p < P; ++p) {
+      // 3 × 12: each triple of full panels is two 12-column tiles per half of a 6-row tile; the
+      // panels after the last triple run 3 × 8 tiles (rows 0–2 and 3–5 of each 6-row tile).
+      const int p312 = packed && t312 ? N / kNR / 3 * 3 : 0;
+      for (int p = 0; p < p312; p += 3) {
+        const int w = B.width();
+        const int n0 = p * kNR;
+        const float* bp0 = B.panel(p) + static_cast<size_t>(pc) * w;
+        const float* bp1 = B.panel(p + 1) + static_cast<size_t>(pc) * w;
+        const float* bp2 = B.panel(p + 2) + static_cast<size_t>(pc) * w;
+        Epilogue e2 = e;
+        e.bias = (bias && !e.accumulate) ? bias + n0 : nullptr;
+        e2.bias = e.bias ? e.bias + 12 : nullptr;
+        for (int ir = 0; ir < mfull; ir += 3) {
+          const float* at = a0 + static_cast<size_t>(ir - ir % 6) * arow + ir % 6;
+          float* ct = C + static_cast<size_t>(ic + ir) * ldc + n0;
+          if (w == kNR) {
+            micro_kernel_3x12<false, kNR>(kc, at, bp0, bp1, w, ct, ldc, e);
+            micro_kernel_3x12<true, kNR>(kc, at, bp1, bp2, w, ct + 12, ldc, e2);
+          } else {
+            micro_kernel_3x12<false>(kc, at, bp0, bp1, w, ct, ldc, e);
+            micro_kernel_3x12<true>(kc, at, bp1, bp2, w, ct + 12, ldc, e2);
+          }
+        }
+      }
+      for (int p = p312; p < P; ++p) {
         const int w = B.width();
         const int n0 = p * kNR;
         const int nc = std::min(kNR, N - n0);
@@ -332,6 +404,13 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
         if (!packed && nc == kNR) {  // the common tile of a short A: a direct call, not through a pointer
           for (int ir = 0; ir < mfull; ir += kMR)
             micro_kernel<kMR, kNV>(kc, a0 + static_cast<size_t>(ir) * arow, lda, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
+          continue;
+        }
+        if (packed && t312) {
+          const MicroKernel half = pick_width<3, true, 6>((nc + 3) / 4);
+          for (int ir = 0; ir < mfull; ir += 3)
+            half(kc, a0 + static_cast<size_t>(ir - ir % 6) * arow + ir % 6, lda, bp, w,
+                 C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
           continue;
         }
         const MicroKernel full = !packed ? pick_kernel(kMR, nc)
@@ -585,7 +664,7 @@ void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int l
 
 void set_scratch_limit(size_t floats) { g_scratch_limit = floats; }
 
-void set_tile_rows(int rows) { g_tile_rows = rows == 6 ? 6 : kMR; }
+void set_tile_rows(int rows) { g_tile_rows = rows == 6 || rows == 3 ? rows : kMR; }
 int tile_rows() { return g_tile_rows; }
 
 }  // namespace kernels

@@ -476,10 +476,11 @@ void tile_rows_suite(Rng& rng) {
     pack_b(K, N, B.data(), N, pb);
     std::vector<float> kp(panels_size(K, N));
     pack_panels(K, N, B.data(), N, kp.data(), size_t(kPanel) * K);
-    std::vector<float> c[2][4];
-    for (int t = 0; t < 2; ++t) {
-      set_tile_rows(t ? 6 : 4);
-      KT_CHECK(tile_rows() == (t ? 6 : 4), "set_tile_rows(%d) left tile_rows() = %d", t ? 6 : 4, tile_rows());
+    const int rows[] = {4, 6, 3};  // 4 × 8, 6 × 8, 3 × 12
+    std::vector<float> c[3][4];
+    for (int t = 0; t < 3; ++t) {
+      set_tile_rows(rows[t]);
+      KT_CHECK(tile_rows() == rows[t], "set_tile_rows(%d) left tile_rows() = %d", rows[t], tile_rows());
       for (auto& x : c[t]) x.assign(static_cast<size_t>(M) * N, 0.5f);
       gemm_packed(M, A.data(), K, pb, bias.data(), c[t][0].data(), N);
       gemm_abt(M, N, K, 0.37f, A.data(), K, Bt.data(), K, c[t][1].data(), N);
@@ -488,11 +489,13 @@ void tile_rows_suite(Rng& rng) {
     }
     set_tile_rows(4);
     const char* names[] = {"gemm_packed", "gemm_abt", "gemm_ab+=", "gemm_panels"};
-    for (int f = 0; f < 4; ++f) {
-      size_t bad = 0;
-      for (size_t i = 0; i < c[0][f].size(); ++i) bad += !same_bits(c[0][f][i], c[1][f][i]);
-      KT_CHECK(bad == 0, "%s %dx%dx%d: the 6x8 tile differs from 4x8 in %zu of %zu elements", names[f], M, N, K, bad, c[0][f].size());
-    }
+    for (int t = 1; t < 3; ++t)
+      for (int f = 0; f < 4; ++f) {
+        size_t bad = 0;
+        for (size_t i = 0; i < c[0][f].size(); ++i) bad += !same_bits(c[0][f][i], c[t][f][i]);
+        KT_CHECK(bad == 0, "%s %dx%dx%d: the %s tile differs from 4x8 in %zu of %zu elements", names[f], M, N, K,
+                 t == 1 ? "6x8" : "3x12", bad, c[0][f].size());
+      }
   }
   set_tile_rows(5);
   KT_CHECK(tile_rows() == 4, "set_tile_rows(5) must select 4, got %d", tile_rows());
@@ -583,13 +586,15 @@ int main(int argc, char** argv) {
 #ifdef MHA_SIMD128
   scratch_failure_suite(rng);
   tile_rows_suite(rng);
-  // The float64 references once more with the 6 × 8 tile.
-  set_tile_rows(6);
-  for (const auto& s : big) {
-    test_gemm_packed(rng, s.M, s.N, s.K, true, true);
-    test_gemm_abt(rng, s.M, s.N, s.K % 130, true);
-    test_gemm_ab(rng, s.M, s.N, s.K, false, false);
-    test_gemm_panels(rng, s.M, s.N, s.K, false, true);
+  // The float64 references once more with the 6 × 8 and 3 × 12 tiles.
+  for (int rows : {6, 3}) {
+    set_tile_rows(rows);
+    for (const auto& s : big) {
+      test_gemm_packed(rng, s.M, s.N, s.K, true, true);
+      test_gemm_abt(rng, s.M, s.N, s.K % 130, true);
+      test_gemm_ab(rng, s.M, s.N, s.K, false, false);
+      test_gemm_panels(rng, s.M, s.N, s.K, false, true);
+    }
   }
   set_tile_rows(4);
 #endif

@@ -192,14 +192,15 @@ export interface CreateMHAOptions {
   threads?: number | 'auto';
   /**
    * The GEMM register tile (rows × columns of the output held in registers by the micro-kernel
-   * every product runs): `'auto'` (default) takes `'6x8'` for the relaxed-simd tier on engines
+   * every product runs): `'auto'` (default) takes, for the relaxed-simd tier, `'6x8'` on engines
    * known to keep its 12 accumulators in registers (V8 ≥ 13.6: Node ≥ 24, Chromium ≥ 136; a
-   * forward 12–17 % faster) and `'4x8'` elsewhere (older V8 spills the 6 × 8 tile's accumulators
-   * and runs it about 25 % slower; the simd tier's mul + add runs it 4 % slower).
-   * Speed only: both tiles give bit-identical results. Ignored by the scalar tier. Anything else
+   * forward 12–17 % faster than 4 × 8), `'3x12'` on older V8 (Node 20, 22, Chromium < 136: they
+   * spill the 6 × 8 tile and run 3 × 12 4–6 % faster than 4 × 8), and `'4x8'` on other engines
+   * and for the simd tier (whose mul + add runs both larger tiles slower).
+   * Speed only: every tile gives bit-identical results. Ignored by the scalar tier. Anything else
    * is an MHALoadError.
    */
-  tile?: 'auto' | '4x8' | '6x8';
+  tile?: 'auto' | '4x8' | '6x8' | '3x12';
 }
 
 /** The builds of the core, best first. */
@@ -219,7 +220,7 @@ export interface MHAInfo {
   /** Threads a forward uses (1: the single-thread build, or after {@link MHA.dispose}). */
   readonly threads: number;
   /** The GEMM register tile in use (see {@link CreateMHAOptions.tile}); null for the scalar tier. */
-  readonly tile: '4x8' | '6x8' | null;
+  readonly tile: '4x8' | '6x8' | '3x12' | null;
 }
 
 /**

@@ -11,6 +11,7 @@
 import { MHAError, coreError, CODES } from './errors.js';
 import { loadCore } from './loader.js';
 import { stopThreads } from './threads.js';
+import { tileName } from './tile.js';
 import { Layer, KVCache } from './layer.js';
 import { Tensor } from './tensor.js';
 import { fromTorch } from './torch.js';
@@ -64,11 +65,11 @@ class MHA {
      * {version, simd, tier, threads, tile}: simd is true when the module was built with wasm
      * SIMD128; tier is the build that runs: 'relaxed-simd' (fused multiply-adds), 'simd' or
      * 'scalar'; threads is how many threads a forward uses (1 for the single-thread builds); tile
-     * is the GEMM register tile, '4x8' or '6x8' (tile.js; null for the scalar tier).
+     * is the GEMM register tile, '4x8', '6x8' or '3x12' (tile.js; null for the scalar tier).
      */
     this.info = Object.freeze({
       version: VERSION, simd: core.simd(), tier: core.mhaTier ?? (core.simd() ? 'simd' : 'scalar'), threads: core.numThreads(),
-      tile: rows ? `${rows}x8` : null,
+      tile: tileName(rows),
     });
   }
 
@@ -254,15 +255,15 @@ class MHA {
  * Loads the wasm module and returns the API.
  * @param {{locateFile?: (path: string, prefix: string) => string, wasmURL?: string|URL,
  *          wasmBinary?: ArrayBuffer|Uint8Array, tier?: 'relaxed-simd'|'simd'|'scalar', simd?: boolean,
- *          threads?: number|'auto', tile?: 'auto'|'4x8'|'6x8'}} [options]
+ *          threads?: number|'auto', tile?: 'auto'|'4x8'|'6x8'|'3x12'}} [options]
  *   where the .wasm comes from (by default the file next to the loader: read from disk in Node,
  *   fetched in browsers), and which build: the best tier this engine compiles unless `tier`
  *   (or `simd`: true = 'simd', false = 'scalar') forces one; `threads` (default 'auto': the
  *   reported cores, at most 4) loads the tier's threaded build where the runtime allows it (Node;
  *   cross-origin isolated pages) and falls back to one thread elsewhere, silently; `tile`
- *   (default 'auto') the GEMM register tile: 'auto' takes 6 × 8 for the relaxed-simd tier on
- *   engines known to keep its 12 accumulators in registers (V8 ≥ 13.6: Node ≥ 24, Chromium ≥
- *   136) and 4 × 8 elsewhere; it changes speed only, never results (tile.js)
+ *   (default 'auto') the GEMM register tile: 'auto' takes, for the relaxed-simd tier, 6 × 8 on
+ *   V8 ≥ 13.6 (Node ≥ 24, Chromium ≥ 136), 3 × 12 on older V8 (Node 20, 22) and 4 × 8 on other
+ *   engines and for the simd tier; it changes speed only, never results (tile.js)
  * @returns {Promise<MHA>}
  */
 export async function createMHA(options = {}) {

@@ -170,12 +170,12 @@ export function chooseTier(options = {}, available = TIERS) {
 /**
  * @param {{locateFile?: (path: string, prefix: string) => string, wasmURL?: string|URL,
  *          wasmBinary?: ArrayBuffer|ArrayBufferView, simd?: boolean, tier?: string,
- *          threads?: number|'auto', tile?: 'auto'|'4x8'|'6x8'}} [options] `tile`: see tile.js
+ *          threads?: number|'auto', tile?: 'auto'|'4x8'|'6x8'|'3x12'}} [options] `tile`: see tile.js
  *   chooseTileRows; `threads`: see threads.js resolveThreads; more than
  *   one loads the tier's threaded build (wasmBinary / wasmURL must then be that build's bytes,
  *   `mha_core_relaxed_mt.wasm` or `mha_core_mt.wasm`; locateFile is also asked for its worker script)
  * @returns {Promise<object>} the Emscripten module instance, its tier in `mhaTier`, its thread
- *   count in `mhaThreads`, its GEMM tile rows in `mhaTile` (4 or 6; 0 for the scalar tier)
+ *   count in `mhaThreads`, its GEMM tile rows in `mhaTile` (4, 6 or 3 for 3 × 12; 0 for the scalar tier)
  * @throws {Error} named MHALoadError: bad option types, a .wasm that cannot be fetched or compiled
  */
 export async function loadCore(options = {}) {
