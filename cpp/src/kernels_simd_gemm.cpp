@@ -345,6 +345,45 @@ struct PanelSrc {
   size_t panel_step() const { return ld ? kNR : stride; }
 };
 
+/// One depth block of gemm_panelled with the 3 × 12 tile: the mfull rows of a block packed in
+/// 6-row tiles (a0, kc floats per row), times every panel of B from depth pc on, into C (the
+/// block's first row; bias and epilogue as in gemm_panelled). Each triple of full panels is two
+/// 12-column tiles per half of a 6-row tile; the panels after the last triple run 3 × 8 tiles.
+/// Out of line so that the 4 × 8 and 6 × 8 sweeps keep their own register allocation.
+__attribute__((noinline)) void sweep_3x12(int kc, int mfull, const float* a0, const PanelSrc& B, int pc, int N,
+                                          float* C, int ldc, const float* bias, Epilogue e) {
+  const int w = B.width();
+  const int P = (N + kNR - 1) / kNR, triples = N / kNR / 3 * 3;
+  // A[ir .. ir+3) of the pack: half of the 6-row tile starting at row ir − ir % 6
+  auto rows = [&](int ir) { return a0 + static_cast<size_t>(ir - ir % 6) * kc + ir % 6; };
+  for (int p = 0; p < triples; p += 3) {
+    const float* bp0 = B.panel(p) + static_cast<size_t>(pc) * w;
+    const float* bp1 = B.panel(p + 1) + static_cast<size_t>(pc) * w;
+    const float* bp2 = B.panel(p + 2) + static_cast<size_t>(pc) * w;
+    Epilogue e2 = e;
+    e.bias = (bias && !e.accumulate) ? bias + p * kNR : nullptr;
+    e2.bias = e.bias ? e.bias + 12 : nullptr;
+    for (int ir = 0; ir < mfull; ir += 3) {
+      float* ct = C + static_cast<size_t>(ir) * ldc + p * kNR;
+      if (w == kNR) {  // packed panels: the row stride a constant
+        micro_kernel_3x12<false, kNR>(kc, rows(ir), bp0, bp1, w, ct, ldc, e);
+        micro_kernel_3x12<true, kNR>(kc, rows(ir), bp1, bp2, w, ct + 12, ldc, e2);
+      } else {
+        micro_kernel_3x12<false>(kc, rows(ir), bp0, bp1, w, ct, ldc, e);
+        micro_kernel_3x12<true>(kc, rows(ir), bp1, bp2, w, ct + 12, ldc, e2);
+      }
+    }
+  }
+  for (int p = triples; p < P; ++p) {
+    const int n0 = p * kNR;
+    const int nc = std::min(kNR, N - n0);
+    e.bias = (bias && !e.accumulate) ? bias + n0 : nullptr;
+    const MicroKernel half = pick_width<3, true, 6>((nc + 3) / 4);
+    for (int ir = 0; ir < mfull; ir += 3)
+      half(kc, rows(ir), 0, B.panel(p) + static_cast<size_t>(pc) * w, w, C + static_cast<size_t>(ir) * ldc + n0, ldc, nc, e);
+  }
+}
+
 /// C[M, N] (=|+=) alpha·A[M, K]·B[K, N] (+ bias) with B in panels (PanelSrc).
 /// Cache blocking: rows in blocks of kMC, depth in blocks of kKC; each block of A (packed when it
 /// has kPackRows rows or more, else read in place) is swept over every B panel; the first depth
@@ -371,52 +410,25 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
       e.scale = alpha != 1.f;
       e.accumulate = accumulate || pc > 0;
       const int mfull = mc - mc % mr, rem = mc - mfull;
-      // 3 × 12: each triple of full panels is two 12-column tiles per half of a 6-row tile; the
-      // panels after the last triple run 3 × 8 tiles (rows 0–2 and 3–5 of each 6-row tile).
-      const int p312 = packed && t312 ? N / kNR / 3 * 3 : 0;
-      for (int p = 0; p < p312; p += 3) {
-        const int w = B.width();
-        const int n0 = p * kNR;
-        const float* bp0 = B.panel(p) + static_cast<size_t>(pc) * w;
-        const float* bp1 = B.panel(p + 1) + static_cast<size_t>(pc) * w;
-        const float* bp2 = B.panel(p + 2) + static_cast<size_t>(pc) * w;
-        Epilogue e2 = e;
-        e.bias = (bias && !e.accumulate) ? bias + n0 : nullptr;
-        e2.bias = e.bias ? e.bias + 12 : nullptr;
-        for (int ir = 0; ir < mfull; ir += 3) {
-          const float* at = a0 + static_cast<size_t>(ir - ir % 6) * arow + ir % 6;
-          float* ct = C + static_cast<size_t>(ic + ir) * ldc + n0;
-          if (w == kNR) {
-            micro_kernel_3x12<false, kNR>(kc, at, bp0, bp1, w, ct, ldc, e);
-            micro_kernel_3x12<true, kNR>(kc, at, bp1, bp2, w, ct + 12, ldc, e2);
-          } else {
-            micro_kernel_3x12<false>(kc, at, bp0, bp1, w, ct, ldc, e);
-            micro_kernel_3x12<true>(kc, at, bp1, bp2, w, ct + 12, ldc, e2);
+      if (packed && t312) {
+        sweep_3x12(kc, mfull, a0, B, pc, N, C + static_cast<size_t>(ic) * ldc, ldc, bias, e);
+      } else {
+        for (int p = 0; p < P; ++p) {
+          const int w = B.width();
+          const int n0 = p * kNR;
+          const int nc = std::min(kNR, N - n0);
+          const float* bp = B.panel(p) + static_cast<size_t>(pc) * w;
+          e.bias = (bias && !e.accumulate) ? bias + n0 : nullptr;
+          if (!packed && nc == kNR) {  // the common tile of a short A: a direct call, not through a pointer
+            for (int ir = 0; ir < mfull; ir += kMR)
+              micro_kernel<kMR, kNV>(kc, a0 + static_cast<size_t>(ir) * arow, lda, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
+            continue;
           }
+          const MicroKernel full = !packed ? pick_kernel(kMR, nc)
+                                   : mr == 6 ? pick_width<6, true>((nc + 3) / 4) : pick_width<kMR, true>((nc + 3) / 4);
+          for (int ir = 0; ir < mfull; ir += mr)
+            full(kc, a0 + static_cast<size_t>(ir) * arow, lda, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
         }
-      }
-      for (int p = p312; p < P; ++p) {
-        const int w = B.width();
-        const int n0 = p * kNR;
-        const int nc = std::min(kNR, N - n0);
-        const float* bp = B.panel(p) + static_cast<size_t>(pc) * w;
-        e.bias = (bias && !e.accumulate) ? bias + n0 : nullptr;
-        if (!packed && nc == kNR) {  // the common tile of a short A: a direct call, not through a pointer
-          for (int ir = 0; ir < mfull; ir += kMR)
-            micro_kernel<kMR, kNV>(kc, a0 + static_cast<size_t>(ir) * arow, lda, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
-          continue;
-        }
-        if (packed && t312) {
-          const MicroKernel half = pick_width<3, true, 6>((nc + 3) / 4);
-          for (int ir = 0; ir < mfull; ir += 3)
-            half(kc, a0 + static_cast<size_t>(ir - ir % 6) * arow + ir % 6, lda, bp, w,
-                 C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
-          continue;
-        }
-        const MicroKernel full = !packed ? pick_kernel(kMR, nc)
-                                 : mr == 6 ? pick_width<6, true>((nc + 3) / 4) : pick_width<kMR, true>((nc + 3) / 4);
-        for (int ir = 0; ir < mfull; ir += mr)
-          full(kc, a0 + static_cast<size_t>(ir) * arow, lda, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
       }
       if (rem == 0) continue;
       // The rows below the last full tile: 1 row takes 2–4 full panels at once, 2 rows take 2.
