@@ -154,7 +154,10 @@ void micro_kernel(int K, const float* __restrict ap, int lda, const float* __res
 /// bp + q·pstride), MR·NP·2 accumulators. The rows left below the last 4-row tile would run
 /// through micro_kernel<MR, 2> panel by panel with only 2·MR accumulator chains, bound by the add
 /// latency; taking MR·NP = 2..4 panel rows at once gives 4–8 independent chains.
-template <int MR, int NP>
+/// With kAS > 0, A is a pack_a tile instead (A[i, k] at ap[k·kAS + i]): the 3 × 12 sweep runs two
+/// panels left after its triples as 2 × 16 tiles over a third of a 6-row tile (8 chains; a 3 × 8
+/// tile has 6, too few to hide the FMA latency).
+template <int MR, int NP, int kAS = 0>
 void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* __restrict bp, int ldb, size_t pstride,
                        float* __restrict c, int ldc, const Epilogue& e) {
   v128_t acc[MR][NP][2];
@@ -167,11 +170,12 @@ void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* 
     for (int q = 0; q < NP; ++q) {
       const v128_t b0 = wasm_v128_load(bp + q * pstride), b1 = wasm_v128_load(bp + q * pstride + 4);
       for (int i = 0; i < MR; ++i) {
-        const v128_t av = wasm_v128_load32_splat(a[i] + k);
+        const v128_t av = wasm_v128_load32_splat(kAS ? ap + i : a[i] + k);
         acc[i][q][0] = madd(av, b0, acc[i][q][0]);
         acc[i][q][1] = madd(av, b1, acc[i][q][1]);
       }
     }
+    if (kAS) ap += kAS;
     bp += ldb;
   }
 #pragma clang loop unroll(full)
@@ -348,13 +352,14 @@ struct PanelSrc {
 /// One depth block of gemm_panelled with the 3 × 12 tile: the mfull rows of a block packed in
 /// 6-row tiles (a0, kc floats per row), times every panel of B from depth pc on, into C (the
 /// block's first row; bias and epilogue as in gemm_panelled). Each triple of full panels is two
-/// 12-column tiles per half of a 6-row tile; the panels after the last triple run 3 × 8 tiles.
+/// 12-column tiles per half of a 6-row tile; two full panels after the last triple run 2 × 16
+/// tiles, any other panels after it 3 × 8 tiles.
 /// Out of line so that the 4 × 8 and 6 × 8 sweeps keep their own register allocation.
 __attribute__((noinline)) void sweep_3x12(int kc, int mfull, const float* a0, const PanelSrc& B, int pc, int N,
                                           float* C, int ldc, const float* bias, Epilogue e) {
   const int w = B.width();
   const int P = (N + kNR - 1) / kNR, triples = N / kNR / 3 * 3;
-  // A[ir .. ir+3) of the pack: half of the 6-row tile starting at row ir − ir % 6
+  // rows ir, ir + 1, … of the pack (ir − ir % 6 starts their 6-row tile)
   auto rows = [&](int ir) { return a0 + static_cast<size_t>(ir - ir % 6) * kc + ir % 6; };
   for (int p = 0; p < triples; p += 3) {
     const float* bp0 = B.panel(p) + static_cast<size_t>(pc) * w;
@@ -374,7 +379,16 @@ __attribute__((noinline)) void sweep_3x12(int kc, int mfull, const float* a0, co
       }
     }
   }
-  for (int p = triples; p < P; ++p) {
+  int p = triples;
+  if (N / kNR - p == 2) {  // two full panels left: 2 × 16 tiles
+    Epilogue e2 = e;
+    e2.bias = (bias && !e.accumulate) ? bias + p * kNR : nullptr;
+    for (int ir = 0; ir < mfull; ir += 2)
+      micro_kernel_wide<2, 2, 6>(kc, rows(ir), 0, B.panel(p) + static_cast<size_t>(pc) * w, w, B.panel_step(),
+                                 C + static_cast<size_t>(ir) * ldc + p * kNR, ldc, e2);
+    p += 2;
+  }
+  for (; p < P; ++p) {
     const int n0 = p * kNR;
     const int nc = std::min(kNR, N - n0);
     e.bias = (bias && !e.accumulate) ? bias + n0 : nullptr;
