@@ -17,6 +17,12 @@ export function kvName(g, h) {
 const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
 const signed = (v) => `${v >= 0 ? '+' : '−'}${f3(Math.abs(v))}`;
 
+/** A cost beyond seed noise of this share of the loss (percent) or more is called large. */
+const LARGE_PCT = 2;
+
+/** A share of the loss in percent, with one decimal, or two near LARGE_PCT so that the text shows which side it is on. */
+const pctText = (p) => p.toFixed(Math.abs(p - LARGE_PCT) < 0.05 ? 2 : 1);
+
 /**
  * The sentences that compare the twins' measured loss, computed from the numbers: for each model
  * with fewer K/V heads than the multi-head one, how many times smaller its KV cache is and how many
@@ -70,10 +76,10 @@ export function gqaVerdict(rows, passages, chars, where = 'in the files') {
       judged = `within the ${f3(spread)} bits by which two seeds of one model differ, so it costs little, nothing this experiment can tell from seed noise.`;
       verdicts.push({ g, cost: 'little' });
     } else if (d > 0) {
-      judged = `more than the ${f3(spread)} bits between two seeds of one model: a real cost, ${pct.toFixed(1)} % of the loss, ${pct < 2 ? 'a small one' : 'a large one'}.`;
-      verdicts.push({ g, cost: pct < 2 ? 'little' : 'much', d, ratio });
+      judged = `more than the ${f3(spread)} bits between two seeds of one model: a real cost, ${pctText(pct)} % of the loss, ${pct < LARGE_PCT ? `a small one (under ${LARGE_PCT} %)` : `a large one (${LARGE_PCT} % or more)`}.`;
+      verdicts.push({ g, cost: pct < LARGE_PCT ? 'little' : 'much', d, ratio });
     } else {
-      judged = `more than the ${f3(spread)} bits between two seeds of one model: here sharing K and V did better, by ${pct.toFixed(1)} % of the loss, so it cost nothing.`;
+      judged = `more than the ${f3(spread)} bits between two seeds of one model: here sharing K and V did better, by ${pctText(pct)} % of the loss, so it cost nothing.`;
       verdicts.push({ g, cost: 'little' });
     }
     out.push(`${name} ${cache} and ${diff}, ${judged}`);
@@ -91,14 +97,14 @@ export function gqaVerdict(rows, passages, chars, where = 'in the files') {
     const list = (vs) => vs.map((v) => named(v.g)).join(' and ');
     const top = much.reduce((a, b) => (b.d > a.d ? b : a), much[0]);
     out.push(much.length && little.length
-      ? `In these twins, ${list(little)} cost little and ${list(much)} cost much: ${much.length > 1 ? 'the worst' : 'its'} loss grew by more than seed noise, ${f3(top.d)} bits per character (${((100 * top.d) / ref).toFixed(1)} %), for a cache ${Number.isInteger(top.ratio) ? top.ratio : top.ratio.toFixed(1)}× smaller.`
+      ? `In these twins, ${list(little)} cost little and ${list(much)} cost much: ${much.length > 1 ? 'the worst' : 'its'} loss grew by more than seed noise, ${f3(top.d)} bits per character (${pctText((100 * top.d) / ref)} %), for a cache ${Number.isInteger(top.ratio) ? top.ratio : top.ratio.toFixed(1)}× smaller.`
       : much.length
-      ? `In these twins, sharing keys and values cost much: the loss grew by more than seed noise, ${f3(worst)} bits per character (${((100 * worst) / ref).toFixed(1)} %), for a cache up to ${int(refBytes / most)}× smaller.`
+      ? `In these twins, sharing keys and values cost much: the loss grew by more than seed noise, ${f3(worst)} bits per character (${pctText((100 * worst) / ref)} %), for a cache up to ${int(refBytes / most)}× smaller.`
       : noisy
         ? `In these twins, sharing keys and values cost little: a cache up to ${int(refBytes / most)}× smaller, and a loss that seed noise cannot tell apart from the multi-head model's.`
         : worst <= spread
           ? `In these twins, sharing keys and values cost little: a cache up to ${int(refBytes / most)}× smaller, and a loss no worse than the multi-head model's beyond seed noise.`
-          : `In these twins, sharing keys and values cost little: a cache up to ${int(refBytes / most)}× smaller for at most ${f3(worst)} bits per character more (${((100 * worst) / ref).toFixed(1)} % of the loss).`);
+          : `In these twins, sharing keys and values cost little: a cache up to ${int(refBytes / most)}× smaller for at most ${f3(worst)} bits per character more (${pctText((100 * worst) / ref)} % of the loss).`);
   }
   return out;
 }
