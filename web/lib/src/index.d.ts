@@ -195,8 +195,8 @@ export interface CreateMHAOptions {
    * every product runs): `'auto'` (default) takes, for the relaxed-simd tier, `'6x8'` on engines
    * known to keep its 12 accumulators in registers (V8 ≥ 13.6: Node ≥ 24, Chromium ≥ 136; a
    * forward 12–17 % faster than 4 × 8), `'3x12'` on older V8 (Node 20, 22, Chromium < 136: they
-   * spill the 6 × 8 tile and run 3 × 12 4–7 % faster than 4 × 8), and `'4x8'` on other engines
-   * and for the simd tier (whose mul + add runs both larger tiles slower).
+   * spill the 6 × 8 tile and run 3 × 12 4–7 % faster than 4 × 8 without weights, 2.5–6 % with),
+   * and `'4x8'` on other engines and for the simd tier (whose mul + add runs both larger tiles slower).
    * Speed only: every tile gives bit-identical results. Ignored by the scalar tier. Anything else
    * is an MHALoadError.
    */

@@ -175,7 +175,7 @@ export function chooseTier(options = {}, available = TIERS) {
  *   one loads the tier's threaded build (wasmBinary / wasmURL must then be that build's bytes,
  *   `mha_core_relaxed_mt.wasm` or `mha_core_mt.wasm`; locateFile is also asked for its worker script)
  * @returns {Promise<object>} the Emscripten module instance, its tier in `mhaTier`, its thread
- *   count in `mhaThreads`, its GEMM tile rows in `mhaTile` (4, 6 or 3 for 3 × 12; 0 for the scalar tier)
+ *   count in `mhaThreads`; its GEMM register tile is set (the core's gemmTileRows() reports it)
  * @throws {Error} named MHALoadError: bad option types, a .wasm that cannot be fetched or compiled
  */
 export async function loadCore(options = {}) {
@@ -252,7 +252,7 @@ export async function loadCore(options = {}) {
   try {
     const core = await factory(opts);
     core.mhaTier = tier;
-    core.mhaTile = core.setGemmTileRows(tileRows);  // 0: the scalar tier has no register tile
+    core.setGemmTileRows(tileRows);  // a no-op in the scalar tier, which has no register tile
     core.mhaThreads = threads > 1 ? core.setThreads(threads) : 1;
     if (threads > 1 && isNode) unrefWorkers(core);
     return core;

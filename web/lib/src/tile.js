@@ -9,7 +9,7 @@
  *   registers and run a forward 12–17 % faster with it than with 4 × 8;
  * - V8 11–12 (Node 20, 22) hoist every broadcast of an iteration ahead of its multiply-adds, spill
  *   the 6 × 8 tile (about 25 % slower) and run the 3 × 12 tile (9 accumulators, 3 broadcasts,
- *   3 B vectors) 4–7 % faster than 4 × 8;
+ *   3 B vectors) 4–7 % faster than 4 × 8 (W1–W3 without attention weights; 2.5–6 % with);
  * - engines that were not measured (Firefox, Safari) keep 4 × 8, which no engine spills.
  * (docs/performance.md, "The register tile per engine".) Every tile computes each output element
  * with the same multiply-add chain, so the choice changes speed only: results are bit-identical.
