@@ -91,8 +91,10 @@ test('scoreText on the shipped h = 4 model: the position scores of one probe tex
     const rr = lm.run(rep);
     const s = scoreText(rr.attention, rr.ids).find((x) => x.layer === best.layer && x.head === best.head).scores;
     assert.ok(s.induction > 0.5, `induction score of L${best.layer + 1}H${best.head + 1} on a probe repeat: ${s.induction}`);
-    const prev = lm.heads.find((h) => h.type === 'previous-token');
-    assert.ok(scoreText(r.attention, r.ids)[prev.layer * lm.config.numHeads + prev.head].scores.previous > 0.8);
+    // the strongest previous-token head of the probes puts most of its weight one back on this text too
+    const prev = lm.heads.filter((h) => h.type === 'previous-token').sort((a, b) => b.scores.previous - a.scores.previous)[0];
+    const onText = scoreText(r.attention, r.ids)[prev.layer * lm.config.numHeads + prev.head].scores.previous;
+    assert.ok(onText > 0.5, `L${prev.layer + 1}H${prev.head + 1} previous on probe text 0: ${onText}`);
   } finally {
     lm.dispose();
   }

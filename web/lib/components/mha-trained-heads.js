@@ -265,7 +265,9 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const parts = [`This model: ${c.numLayers} layers, h = ${c.numHeads} heads of d_k = ${c.dK}${kv}, d_model = ${c.dModel}${rope}, ` +
       `a context of ${c.context} ${c.tokenizer === 'llama2c' ? 'tokens' : 'characters'}.`];
     if (tr.steps) {
-      parts.push(`Trained for ${tr.steps} steps${tr.seconds ? ` (${Math.round(tr.seconds / 60)} minutes on 2 CPU cores)` : ''}` +
+      // the file records the threads it trained on (1 or 2); older files do not: then no count
+      const on = tr.threads ? ` on ${tr.threads} CPU thread${tr.threads > 1 ? 's' : ''}` : ' on a CPU';
+      parts.push(`Trained for ${tr.steps.toLocaleString('en-US')} steps${tr.seconds ? ` (${Math.round(tr.seconds / 60)} minutes${on})` : ''}` +
         `${tr.corpus ? ` on ${String(tr.corpus).split(' (')[0]} text` : ''}${tr.curriculum ? `; ${tr.curriculum}` : ''}.`);
     }
     if (typeof tr.heldout_bpc === 'number') parts.push(`Held-out loss: ${f2(tr.heldout_bpc)} bits per character.`);
