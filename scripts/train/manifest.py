@@ -2,11 +2,11 @@
 """Writes web/lib/models/index.json: the shipped trained models with their head count, seed, held-out
 loss and size, read from each file's metadata (what the lesson page lists).
 
-`models`: today's h = 1 / h = 4 twins (charlm-*.safetensors), as the twins element and the site read
-them. `gqa`: the grouped-query twins (gqa-*.safetensors), in their own list because the h = 1 / h = 4
-comparison of `<mha-twins>` would take them for more heads of the same experiment; each entry also
-has kvHeads, positions, dK, context, parameters and the KV-cache bytes per token (float32:
-2 · layers · kv_heads · d_k · 4).
+`models`: the h = 1 / h = 4 twins (charlm-*.safetensors), as the twins element and the site read
+them, each with its position scheme (`positions`: learned or rope). `gqa`: the grouped-query twins
+(gqa-*.safetensors), in their own list because the h = 1 / h = 4 comparison of `<mha-twins>` would
+take them for more heads of the same experiment; each entry also has kvHeads, positions, dK,
+context, parameters and the KV-cache bytes per token (float32: 2 · layers · kv_heads · d_k · 4).
 """
 import json
 import struct
@@ -24,7 +24,11 @@ def entry(f):
                      'seed': tr['seed'], 'steps': tr['steps'], 'heldoutBpc': tr['heldout_bpc'], 'bytes': len(raw)}
 
 
-out = [entry(f)[2] for f in sorted(models.glob('charlm-*.safetensors'))]
+out = []
+for f in sorted(models.glob('charlm-*.safetensors')):
+    cfg, tr, e = entry(f)
+    e['positions'] = cfg.get('positions', 'learned')
+    out.append(e)
 gqa = []
 for f in sorted(models.glob('gqa-*.safetensors')):
     cfg, tr, e = entry(f)
