@@ -77,7 +77,14 @@ test('every head of every layer is shown with its measured label; loss, predicti
   const mine = rows.find((m) => m.file === mainFile);
   assert.ok(Math.abs(mine.live - sum / n) < 1e-6, `${mine.live} vs ${sum / n}`);
   assert.ok(await page.locator('#twins tbody td', { hasText: (sum / n).toFixed(3) }).count() >= 1);
-  assert.match(await page.locator('#twins .verdict').textContent(), /h = 1 scores \d\.\d{3} and h = 4 scores \d\.\d{3}/);
+  const verdict = await page.locator('#twins .verdict').textContent();
+  assert.match(verdict, /h = 1 scores \d\.\d{3} and h = 4 scores \d\.\d{3}/);
+  // the second sentence: the manifest's whole-held-out-set losses, seed means, and their gap
+  const at = (h) => manifest.models.filter((m) => m.numHeads === h).map((m) => m.heldoutBpc);
+  const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
+  const [one, four] = [at(1), at(4)];
+  assert.ok(verdict.includes(`On the whole held-out set, measured at training: h = 1 ${mean(one).toFixed(3)}, h = 4 ${mean(four).toFixed(3)}; `), verdict);
+  assert.ok(verdict.includes(`better by ${(mean(one) - mean(four)).toFixed(3)} bits`), verdict);
   // the section's four elements and the widget above share one engine and one copy of each file
   const count = (re) => fetched.filter((f) => re.test(f)).length;
   assert.equal(count(/\.wasm$/), 1, fetched.filter((f) => /\.wasm$/.test(f)).join(' '));
