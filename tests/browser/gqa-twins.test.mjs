@@ -271,7 +271,10 @@ test('the trained-heads explorer: its picker lists every shipped model of index.
   assert.ok(Math.abs(loss - ref) < 1e-9, `loss in the page ${loss}, in Node ${ref}, text ${JSON.stringify(text)}`);
   assert.equal(await page.locator('mha-trained-heads mha-heatmap').count(), lm.config.numLayers * lm.config.numHeads);
   assert.deepEqual(await page.locator('mha-trained-heads .badge').allTextContents(), lm.heads.map((h) => h.type));
-  assert.match(await page.locator('mha-trained-heads [part="about"]').textContent(), /sharing 1 K\/V head \(grouped-query attention\)/);
+  const about = await page.locator('mha-trained-heads [part="about"]').textContent();
+  assert.match(about, /sharing 1 K\/V head \(grouped-query attention\)/);
+  // the training run as the file records it: 6,000 steps on one thread (1,259–1,315 s: 21 or 22 minutes)
+  assert.ok(about.includes(`Trained for 6,000 steps (${Math.round(kv1.seconds / 60)} minutes on 1 CPU thread)`), about);
   assert.deepEqual(errors, []);
 });
 

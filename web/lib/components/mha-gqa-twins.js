@@ -1,6 +1,6 @@
 import { LitElement, html, svg, css, nothing } from 'lit';
 import {
-  trainedStyles, kvGroupStyles, kvGroups, kvCacheBytes, bytesFormula, showChar, headView, f3, heldoutLoss,
+  trainedStyles, kvGroupStyles, kvGroups, kvCacheBytes, bytesFormula, showChar, headView, f3, mean, range, heldoutLoss,
 } from './trained-shared.js';
 import { acquireModel, releaseModel, modelIndex, MODEL_INDEX_URL } from './models.js';
 import { getEngine, errorText, int, num } from './shared.js';
@@ -14,7 +14,6 @@ export function kvName(g, h) {
   return g === h ? 'multi-head' : g === 1 ? 'multi-query' : 'grouped-query';
 }
 
-const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
 const signed = (v) => `${v >= 0 ? '+' : '−'}${f3(Math.abs(v))}`;
 
 /** A cost beyond seed noise of this share of the loss (percent) or more is called large. */
@@ -47,10 +46,7 @@ export function gqaVerdict(rows, passages, chars, where = 'in the files') {
   const ref = mean(by(full).map((r) => r.live));
   const refBytes = by(full)[0].perToken;
   const h = rows[0].numHeads;
-  const spread = both ? Math.max(...gs.map((g) => {
-    const v = by(g).map((r) => r.live);
-    return Math.max(...v) - Math.min(...v);
-  })) : null;
+  const spread = both ? Math.max(...gs.map((g) => range(by(g).map((r) => r.live)))) : null;
   const out = [];
   const what = both ? `means of seeds ${seeds.join(' and ')}` : `seed ${seeds.join(', ')}`;
   out.push(`On the ${passages} held-out passages stored ${where} (${int(chars)} characters), measured here: ` +

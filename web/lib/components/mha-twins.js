@@ -1,5 +1,5 @@
 import { html, css, nothing } from 'lit';
-import { TrainedModelElement, trainedStyles, f3, heldoutLoss } from './trained-shared.js';
+import { TrainedModelElement, trainedStyles, f3, mean, range, heldoutLoss } from './trained-shared.js';
 import { acquireModel, releaseModel, modelIndex, MODEL_INDEX_URL } from './models.js';
 
 export { heldoutLoss };
@@ -15,8 +15,6 @@ export { heldoutLoss };
  */
 function compare(rows, lo, hi, key) {
   const by = (h) => rows.filter((m) => m.numHeads === h).map((m) => m[key]);
-  const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
-  const range = (a) => Math.max(...a) - Math.min(...a);
   const one = by(lo);
   const many = by(hi);
   return { one: mean(one), many: mean(many), gap: mean(one) - mean(many), spread: Math.max(range(one), range(many)),

@@ -57,6 +57,11 @@ export function formatAblate(pairs) {
 export const f2 = (v) => (v === null || v === undefined ? '—' : v.toFixed(2));
 export const f3 = (v) => (v === null || v === undefined ? '—' : v.toFixed(3));
 
+/** The mean of a non-empty array of numbers (seed means of the twins' losses). */
+export const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
+/** The largest minus the smallest of a non-empty array (how far two seeds of one model differ). */
+export const range = (a) => Math.max(...a) - Math.min(...a);
+
 /**
  * Mean loss of a model over texts, in bits per character, each text scored as CharModel.run
  * scores it (weighted by its T − 1 predictions).
