@@ -219,6 +219,36 @@ TEST(Layer, LongSelfAttentionMatchesReference) {
   }
 }
 
+TEST(Layer, OutputOverTheQueryGivesTheSameBits) {
+  // ForwardArgs::output may be the query buffer (the JS API writes the output over its staged
+  // query): the fused small path, K/V and queries in several row blocks over two batch elements,
+  // cross-attention, RoPE on the queries, with and without weights. Same bits as separate buffers.
+  std::mt19937 rng(7);
+  const int Ts[] = {40, 300, 700};
+  for (int it = 0; it < 6; ++it) {
+    mha::Config cfg;
+    cfg.d_model = 16; cfg.num_heads = 4; cfg.kv_heads = it % 2 ? 2 : 4; cfg.bias = true;
+    cfg.rope = it >= 3;
+    RandomLayer L;
+    ASSERT_NO_FATAL_FAILURE(make_random_layer(rng, cfg, L));
+    const bool cross = it % 3 == 2;
+    const int B = 2, Tq = Ts[it % 3], Tk = cross ? 150 : Tq;
+    const auto q = rnd(rng, size_t(B) * Tq * 16, 2.f), k = rnd(rng, size_t(B) * Tk * 16, 2.f);
+    for (int nw = 0; nw < 2; ++nw) {
+      std::vector<float> sep(q.size()), over = q, w1(nw ? size_t(B) * 4 * Tq * Tk : 0), w2(w1.size());
+      mha::ForwardArgs a;
+      a.batch = B; a.tq = Tq; a.tk = Tk; a.causal = !cross;
+      if (cross) { a.key = k.data(); a.value = k.data(); }
+      a.query = q.data(); a.output = sep.data(); a.weights = nw ? w1.data() : nullptr;
+      ASSERT_TRUE(L.layer->forward(a).ok());
+      a.query = over.data(); a.output = over.data(); a.weights = nw ? w2.data() : nullptr;
+      ASSERT_TRUE(L.layer->forward(a).ok());
+      for (size_t i = 0; i < sep.size(); ++i) ASSERT_EQ(over[i], sep[i]) << "it " << it << " nw " << nw << " i " << i;
+      ASSERT_EQ(w1, w2) << "it " << it;
+    }
+  }
+}
+
 TEST(KVCache, StepsEqualCausalForward) {
   std::mt19937 rng(7);
   mha::Config cfg;

@@ -64,7 +64,10 @@ struct ForwardArgs {
   const float* key_padding_add = nullptr;
   const float* attn_mask = nullptr;           ///< additive, layout by attn_mask_kind
   MaskKind attn_mask_kind = MaskKind::kNone;
-  float* output = nullptr;       ///< [B, Tq, d_model] (required)
+  /// [B, Tq, d_model] (required). May be `query` itself (same shape): a forward reads every query
+  /// row of batch element b before it writes that row's output, so the JS API saves a copy of the
+  /// largest activation. It must not overlap key, value, the masks, weights or the trace.
+  float* output = nullptr;
   float* weights = nullptr;      ///< [B, h, Tq, Tk], or [B, Tq, Tk] when average_weights; or null
   bool average_weights = false;  ///< mean of the attention weights over heads
   /// [h] multiplier of each head's output before W_O, or null (all 1). 0 switches a head off

@@ -228,7 +228,9 @@ export class Layer {
       lay.add('kpm', masks.kpm ? masks.kpm.length : masks.kpmAdd ? masks.kpmAdd.length * F32 : 0);
       lay.add('mask', masks.attn ? masks.attn.length * F32 : 0);
       lay.add('hm', headMask ? h * F32 : 0);
-      lay.add('output', B * Tq * c.dModel * F32);
+      // The output has the query's shape and the core reads each query row before it writes that
+      // row's output (ForwardArgs::output): it is written over the query, one activation less.
+      lay.alias('output', 'query');
       lay.add('weights', needWeights ? (average ? B * Tq * Tk : B * h * Tq * Tk) * F32 : 0);
       if (mode === 'trace') {
         lay.add('tq', B * Tq * qW * F32);

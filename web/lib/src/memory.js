@@ -72,6 +72,8 @@ export class Layout {
     this.at[name] = this.total;
     this.total += Math.ceil(bytes / 16) * 16;
   }
+  /** Makes `name` the same region as `of` (added before), e.g. an output written over its input. */
+  alias(name, of) { this.at[name] = this.at[of]; }
   /** Absolute byte offset of a region, or 0 when it is absent. */
   ptr(base, name) { return this.at[name] >= 0 ? base + this.at[name] : 0; }
 }
