@@ -192,6 +192,26 @@ test('a long sequence without weights keeps O(T·d) memory', async () => {
   l.dispose();
 });
 
+test('a forward writes its output over the staged query: one block of wasm memory for both, restaged on every call', async () => {
+  const own = await createMHA();  // a module of its own, so that only this layer's buffers count
+  const T = 2048, d = 128;
+  const l = own.createLayer({ dModel: d, numHeads: 4, seed: 1 });
+  const x = (s) => ({ data: new Float32Array(T * d).map((_, i) => Math.sin(s + i * 0.001)), shape: [T, d] });
+  const x1 = x(0), x2 = x(1);
+  const before = own.memory().inUseBytes;
+  const y1 = l.forward(x1, { needWeights: false, causal: true }).output.data;
+  // What the call keeps malloc'd: its staged arguments and the core's workspace (an upper bound).
+  // A separate output block would add T·d floats (1 MiB) beyond this.
+  const grown = own.memory().inUseBytes - before, query = T * d * 4, workspace = l._handle.workspaceBytes(1, T, T, true);
+  assert.ok(grown <= query + workspace + 4096, `a forward keeps ${grown} bytes, more than the query (${query}) and the workspace (${workspace})`);
+  const y2 = l.forward(x2, { needWeights: false, causal: true }).output.data;
+  const out = new Float32Array(T * d);
+  l.forward(x1, { needWeights: false, causal: true, out: { output: out } });
+  assert.deepEqual(out, y1, 'the same query gives the same bits after another call wrote its output over the staging');
+  assert.notDeepEqual(y2, y1);
+  own.dispose();
+});
+
 test('the README worked example runs and prints 4.050', () => {
   // Resolve 'mha-wasm' to this package through its own exports map (self-reference).
   const out = execFileSync(process.execPath, [new URL('../examples/worked-example.mjs', import.meta.url).pathname], {
