@@ -615,9 +615,10 @@ Status Layer::prepare_attention(const AttendArgs& a, size_t nws, bool kv_in_plac
   // One scores block per thread of the pool (attend_rows runs head row-blocks in parallel).
   m.scratch_floats = scores_floats(a.tq, a.tk, m.streaming, a.weights && !a.average_weights);
   const size_t nsc = m.scratch_floats * size_t(num_threads());
-  // The K/V packs (the largest) first: malloc takes the first hole that fits, and a hole left by
-  // freed staging (the weights at creation) that holds the packs then holds them, where the smaller
-  // ws_ taken first could leave it too small and push the packs past the heap's top.
+  // The K/V packs (the largest) first: malloc places a block in a freed hole that fits before it
+  // grows the heap, and a hole left by freed staging (the weights at creation) that can hold the
+  // packs then does; the smaller ws_ taken first could leave it too small and push the packs
+  // above the heap's top, onto pages never written before (more RSS).
   if ((npk && !packs_.reserve(npk)) || (nws && !ws_.reserve(nws)) || (nsc && !scores_.reserve(nsc)))
     return Status::OutOfMemory(who, double((nws + npk + nsc) * sizeof(float)),
                                "workspace (projections, packed keys and values, scores)");
