@@ -61,7 +61,10 @@ test('passport at d_model = 512, h = 8, batch 2 × 10 tokens', () => {
   assert.equal(p.params.total, 4 * 512 * 512 + 4 * 512);
   assert.equal(p.flops.projections, 2 * 2 * 3 * 10 * 512 * 512);
   assert.equal(p.flops.scores, 2 * 2 * 10 * 10 * 512);
-  assert.equal(p.flops.total, 2 * 2 * 4 * 10 * 512 * 512 + 2 * 2 * 2 * 10 * 10 * 512);
+  assert.equal(p.flops.matmul, 2 * 2 * 4 * 10 * 512 * 512 + 2 * 2 * 2 * 10 * 10 * 512);
+  // total includes the scaling + softmax: 6 FLOPs per score of B·h·Tq·Tk, 1 per row of B·h·Tq
+  assert.equal(p.flops.softmax, 2 * 8 * 10 * (6 * 10 + 1));
+  assert.equal(p.flops.total, 2 * 2 * 4 * 10 * 512 * 512 + 2 * 2 * 2 * 10 * 10 * 512 + 2 * 8 * 10 * 61);
   // Grouped-query: K and V shrink by h/g, Q and O do not.
   const g = mha.passport({ seqLen: 10, dModel: 512, numHeads: 8, kvHeads: 2, bias: false });
   assert.equal(g.params.wK, 512 * 128);

@@ -219,7 +219,10 @@ test('golden lesson_widget: h = 1, 2, 4, 8 re-slice the same weights; passport c
     assert.equal(p.flops.scores, ref.flops.scores_QKt);
     assert.equal(p.flops.weighted, ref.flops.weighted_sum_AV);
     assert.equal(p.flops.output, ref.flops.output_projection);
-    assert.equal(p.flops.total, ref.flops.matmul_total);
+    assert.equal(p.flops.matmul, ref.flops.matmul_total);
+    // scaling + softmax: h·T·(6·T + 1), counted in total
+    assert.equal(p.flops.softmax, h * T * (6 * T + 1));
+    assert.equal(p.flops.total, ref.flops.matmul_total + h * T * (6 * T + 1));
     layer.dispose();
   }
 });

@@ -169,7 +169,7 @@ val forward_layout() {
   return o;
 }
 
-/// Shape passport as a plain object {dK, dV, steps: [{name, shape, formula}], params, flops}
+/// Shape passport as a plain object {dK, dV, steps: [{name, shape, formula}], params, flops, memory}
 /// (counts as numbers), or null with lastError() set. block: byte offset of a PassportBlock.
 val passport(uintptr_t block) {
   const PassportBlock& b = *ptr<const PassportBlock>(block);
@@ -203,6 +203,8 @@ val passport(uintptr_t block) {
   flops.set("scores", f.scores);
   flops.set("weighted", f.weighted);
   flops.set("output", f.output);
+  flops.set("matmul", f.matmul);
+  flops.set("softmax", f.softmax);
   flops.set("scoreMods", f.score_mods);
   flops.set("rope", f.rope);
   flops.set("total", f.total);
@@ -212,6 +214,12 @@ val passport(uintptr_t block) {
   o.set("steps", steps);
   o.set("params", params);
   o.set("flops", flops);
+  val memory = val::object();
+  memory.set("scores", p.memory.scores);
+  memory.set("scoreBytes", p.memory.score_bytes);
+  memory.set("kvCache", p.memory.kv_cache);
+  memory.set("kvCacheBytes", p.memory.kv_cache_bytes);
+  o.set("memory", memory);
   return o;
 }
 

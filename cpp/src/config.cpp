@@ -218,7 +218,14 @@ Status passport(const Config& c, int seq_len, int key_len, int batch, Passport& 
     for (int j = 0; j < g; ++j) rk += r.rope_width(j * (h / g));
     f.rope = 3.0 * Bd * (Tqd * rq + Tkd * rk);
   }
-  f.total = f.projections + f.scores + f.weighted + f.output + f.score_mods + f.rope;
+  f.matmul = f.projections + f.scores + f.weighted + f.output;
+  f.softmax = Bd * double(h) * Tqd * (6.0 * Tkd + 1.0);
+  f.total = f.matmul + f.softmax + f.score_mods + f.rope;
+  Memory& m = p.memory;
+  m.scores = Bd * double(h) * Tqd * Tkd;
+  m.score_bytes = 4.0 * m.scores;
+  m.kv_cache = Bd * Tkd * (double(r.k_width) + double(r.v_width));
+  m.kv_cache_bytes = 4.0 * m.kv_cache;
   return Status::Ok();
 }
 

@@ -495,3 +495,33 @@ TEST(Rope, StreamingAndKVCacheEqualTheBlockPath) {
     ASSERT_NO_FATAL_FAILURE(expect_paths_agree(layer.get(), x, T, 12, 3, true, w)) << "it " << it;
   }
 }
+
+// The passport's softmax FLOPs (6 per score + 1 per row) and memory, by hand: the lesson widget
+// (T = 5, d_model = 24, no bias) at h = 1 and h = 8, and grouped-query K/V of LLaMA-2 70B's layer.
+TEST(Passport, SoftmaxFlopsAndMemoryByHand) {
+  for (int h : {1, 8}) {
+    mha::Config c;
+    c.d_model = 24;
+    c.num_heads = h;
+    c.bias = false;
+    mha::Passport p;
+    ASSERT_TRUE(mha::passport(c, 5, 0, 0, p).ok());
+    EXPECT_EQ(p.flops.matmul, 25440.0);                   // the same at every h
+    EXPECT_EQ(p.flops.softmax, h * 5.0 * (6 * 5 + 1));    // 155 at h = 1, 1240 at h = 8
+    EXPECT_EQ(p.flops.total, 25440.0 + h * 155.0);
+    EXPECT_EQ(p.memory.scores, h * 25.0);
+    EXPECT_EQ(p.memory.score_bytes, h * 100.0);
+    EXPECT_EQ(p.memory.kv_cache, 2 * 5 * 24.0);           // 2·T·h·d_k = 2·T·d_model
+    EXPECT_EQ(p.memory.kv_cache_bytes, 4 * 240.0);
+  }
+  mha::Config c;
+  c.d_model = 8192;
+  c.num_heads = 64;
+  c.kv_heads = 8;
+  c.bias = false;
+  mha::Passport p;
+  ASSERT_TRUE(mha::passport(c, 4096, 0, 1, p).ok());
+  EXPECT_EQ(p.memory.kv_cache, 2.0 * 4096 * 8 * 128);
+  EXPECT_EQ(p.memory.scores, 64.0 * 4096 * 4096);
+  EXPECT_EQ(p.flops.softmax, 64.0 * 4096 * (6.0 * 4096 + 1));
+}

@@ -119,18 +119,39 @@ struct Params {
   int64_t single_head_wq = 0;  ///< d_model · (h·d_k): W_Q of one head as wide as all heads together
 };
 
-/// FLOP counts, one multiply-add = 2 FLOPs (softmax, scaling and bias adds not counted).
+/// FLOP counts, one multiply-add = 2 FLOPs (bias adds not counted).
 /// score_mods counts the score modifiers of dense attention: soft-capping 3 per score (a multiply, a
 /// tanh counted as one, a multiply), ALiBi 2 per score (one multiply-add); a window only masks (the
 /// other counts stay those of dense attention, an upper bound when a window skips key blocks).
+///
+/// softmax counts the scaling and the numerically stable softmax of the B·h·Tq·Tk scores, by this
+/// convention: per score 6 FLOPs — 1 multiply by the scale 1/√d_k, 1 compare for the row maximum,
+/// 1 subtract of that maximum, 1 exp (counted as ONE FLOP, although a library exp costs tens of
+/// instructions), 1 add to the row sum, 1 multiply by the reciprocal of the sum — plus 1 FLOP per
+/// score row (B·h·Tq rows) for that reciprocal: softmax = B·h·Tq·(6·Tk + 1). It grows with h at a
+/// fixed d_model, while the matrix products (matmul) do not.
 struct Flops {
   double projections = 0;  ///< 2·B·(Tq·d_model·Σd_k + Tk·k_dim·Σ_kv d_k + Tk·v_dim·Σ_kv d_v)
   double scores = 0;       ///< 2·B·Tq·Tk·Σ d_k      (Q·Kᵀ over all heads)
   double weighted = 0;     ///< 2·B·Tq·Tk·Σ d_v      (A·V over all heads)
   double output = 0;       ///< 2·B·Tq·Σd_v·d_model  (concat·W_O)
+  double matmul = 0;       ///< projections + scores + weighted + output: the matrix products only
+  double softmax = 0;      ///< B·h·Tq·(6·Tk + 1): scaling + softmax (convention above)
   double score_mods = 0;   ///< B·h·Tq·Tk·(3 if soft-capping + 2 if ALiBi)
   double rope = 0;         ///< RoPE: 3 per rotated element (2 multiplies, 1 add) of Q and K: 3·B·(Tq·Σ r_i + Tk·Σ_kv r_g)
-  double total = 0;
+  double total = 0;        ///< matmul + softmax + score_mods + rope (the softmax is included since issue 35)
+};
+
+/// Memory one forward of one layer touches, from the configuration alone (elements, and bytes at
+/// the engine's float32). These are what FlashAttention (Dao et al. 2022, "FlashAttention: Fast and
+/// Memory-Efficient Exact Attention with IO-Awareness") avoids writing to slow memory: the scores and
+/// attention weights, B·h·Tq·Tk per layer, grow with h and with T²; the KV cache does not grow with h
+/// at a fixed number g of K/V heads.
+struct Memory {
+  double scores = 0;          ///< B·h·Tq·Tk: elements of the score matrix S (and, same shape, of the weights A)
+  double score_bytes = 0;     ///< 4·scores (float32)
+  double kv_cache = 0;        ///< B·Tk·(Σ_kv d_k + Σ_kv d_v): elements of K and V of one layer (= 2·B·Tk·g·d_k when d_v = d_k)
+  double kv_cache_bytes = 0;  ///< 4·kv_cache (float32)
 };
 
 /// One row of the shape passport.
@@ -140,12 +161,13 @@ struct Step {
   std::string formula;           ///< e.g. "Q_i · K_iᵀ / √d_k"
 };
 
-/// Shape passport of one forward: steps, parameters and FLOPs, from the configuration alone.
+/// Shape passport of one forward: steps, parameters, FLOPs and memory, from the configuration alone.
 struct Passport {
   int d_k = 0, d_v = 0;
   std::vector<Step> steps;
   Params params;
   Flops flops;
+  Memory memory;
 };
 
 /// Computes the passport for a forward of `batch` sequences (0 = unbatched, counted as 1) of

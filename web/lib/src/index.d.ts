@@ -335,8 +335,32 @@ export interface PassportFlops {
   scoreMods: number;
   /** RoPE: 3 FLOPs (2 multiplies, 1 add) per rotated element of Q and K: `3·B·(Tq·Σ_i dim_i + Tk·Σ_kv dim_g)`. */
   rope: number;
-  /** The sum of the above. */
+  /** The matrix products only: `projections + scores + weighted + output`. At a fixed `dModel` it does not depend on `h`. */
+  matmul: number;
+  /**
+   * The scaling and the stable softmax of the `B·h·Tq·Tk` scores: `B·h·Tq·(6·Tk + 1)`. Convention: per
+   * score 1 multiply by `1/√dK`, 1 compare for the row maximum, 1 subtract, 1 exp counted as ONE FLOP
+   * (a real exp costs tens of instructions), 1 add to the row sum, 1 multiply by the reciprocal; plus
+   * 1 per score row for the reciprocal. Grows with `h` at a fixed `dModel`.
+   */
+  softmax: number;
+  /** `matmul + softmax + scoreMods + rope` (includes the softmax since issue 35). */
   total: number;
+}
+
+/**
+ * Memory one forward of one layer materialises, from the configuration alone. FlashAttention
+ * (Dao et al. 2022) computes the same output without writing the scores to slow memory.
+ */
+export interface PassportMemory {
+  /** `B·h·Tq·Tk`: elements of the score matrix (the attention weights have the same shape). */
+  scores: number;
+  /** `4·scores`: bytes of the scores at float32. */
+  scoreBytes: number;
+  /** `B·Tk·g·(dK + dV)`: elements of K and V of one layer (what a KV cache holds per layer). */
+  kvCache: number;
+  /** `4·kvCache`: bytes at float32. */
+  kvCacheBytes: number;
 }
 
 /** The shape passport: every tensor's shape, the parameter and FLOP counts of one forward. */
@@ -349,6 +373,7 @@ export interface Passport {
   steps: PassportStep[];
   params: PassportParams;
   flops: PassportFlops;
+  memory: PassportMemory;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -90,7 +90,17 @@ class MHA {
    * scores = Q·Kᵀ over all heads, weighted = A·V over all heads, output = concat·W_O, scoreMods =
    * the score modifiers over B·h·Tq·Tk scores (softcap: 3 per score, a tanh counted as one and two
    * multiplies; ALiBi: 2 per score, one multiply-add; a window adds none and the other counts stay
-   * those of dense attention); total = their sum.
+   * those of dense attention); rope = 3 per rotated element of Q and K; matmul = projections +
+   * scores + weighted + output (the matrix products only); softmax = the scaling and softmax of the
+   * B·h·Tq·Tk scores, counted as 6 FLOPs per score (1 multiply by 1/√d_k, 1 compare for the row
+   * maximum, 1 subtract, 1 exp counted as ONE FLOP, 1 add to the row sum, 1 multiply by the
+   * reciprocal) plus 1 per score row for the reciprocal: B·h·Tq·(6·Tk + 1); it grows with h at a
+   * fixed dModel while matmul does not. total = matmul + softmax + scoreMods + rope (the softmax
+   * is part of total since issue 35; the old matrix-only total is `matmul` when there are no
+   * modifiers). memory: what one layer's forward materialises (Dao et al. 2022, FlashAttention,
+   * avoids writing the scores): scores = B·h·Tq·Tk elements of the score matrix (the attention
+   * weights have the same shape), scoreBytes = 4·scores (float32), kvCache = B·Tk·g·(dK + dV)
+   * elements of K and V of one layer, kvCacheBytes = 4·kvCache (float32).
    * @param {{seqLen: number, dModel: number, numHeads: number, kvHeads?: number, keyLen?: number,
    *          batch?: number, dK?: number, dV?: number, kDim?: number, vDim?: number, bias?: boolean,
    *          softcap?: number, alibi?: boolean, alibiSlopes?: ArrayLike<number>,
@@ -99,7 +109,9 @@ class MHA {
    * @returns {{dK: number, dV: number, steps: Array<{name: string, shape: number[], formula: string}>,
    *   params: {wQPerHead: number, wQ: number, wK: number, wV: number, wO: number, bias: number,
    *   total: number, singleHeadWQ: number}, flops: {projections: number, scores: number,
-   *   weighted: number, output: number, scoreMods: number, rope: number, total: number}}}
+   *   weighted: number, output: number, matmul: number, softmax: number, scoreMods: number,
+   *   rope: number, total: number}, memory: {scores: number, scoreBytes: number, kvCache: number,
+   *   kvCacheBytes: number}}}
    * @throws {MHAError} INVALID_CONFIG (e.g. numHeads not dividing dModel when dK is not given; a bad
    *   softcap, alibiSlopes or window, as createLayer)
    */
