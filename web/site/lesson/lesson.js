@@ -1,6 +1,7 @@
 // The lesson page: KaTeX formulas of the prose, the self-check, progress in the URL hash, and the
-// composition of the library's elements (sections 3–6: <mha-stepper>, <mha-wo-mix>, <mha-model-table>,
-// <mha-kv-calculator>; section 7: trained.js). Every number shown comes from the engine, inside the elements.
+// composition of the library's elements (sections 1–8 and 10: <mha-layer-map>, <mha-widget>, <mha-stepper>,
+// <mha-wo-mix>, <mha-causal-mask>, <mha-cross-attention>, <mha-model-table>, <mha-cost-ledger>,
+// <mha-kv-calculator>; sections 9–11: trained.js). Every number shown comes from the engine, inside the elements.
 import katex from 'katex';
 import '../../lib/components/index.js';
 import '../../lib/components/lesson-elements.js';
@@ -14,7 +15,7 @@ function tex(el, src, display = true) {
 }
 
 // ---------------------------------------------------------------------------------- URL state
-const SECTIONS = ['why', 'split', 'worked', 'mix', 'scale', 'gqa', 'trained', 'check'];
+const SECTIONS = ['map', 'why', 'split', 'worked', 'mix', 'causal', 'cross', 'scale', 'trained', 'gqa', 'stories', 'recap', 'check'];
 const state = { section: '', step: 0, head: 0, h: null, seen: new Set(), answers: {} };
 
 function parseHash() {
@@ -119,11 +120,16 @@ function firstResult(el, has, event = 'mha-computed') {
 
 // ---------------------------------------------------------------------------------- self-check
 const FEEDBACK = {
+  one: ['Right: one softmax row is one budget of weight; two relations must share it.', 'Not quite. The weights of a row are one probability distribution: what one key gets, the others lose.'],
   dk: ['Right: 512 / 8 = 64.', 'Not quite. Divide d_model by the number of heads.'],
   ratio: ['Right: h · d · (d/h) = d², the single-head size.', 'Not quite. Each head has d × d/h entries; multiply by h.'],
   shape: ['Right: batch, heads, queries, keys.', 'Not quite. Each head has one T × T grid per sequence.'],
   wo: ['Right: W_O is the only place the heads are mixed.', 'Not quite. Concatenation only places columns side by side; look for the first sum over columns of several heads.'],
   gqa: ['Right: 64 / 8 = 8 times less K and V to store.', 'Not quite. The cache holds one K and one V per K/V head.'],
+  causal: ['Right: row i keeps keys 1 … i, so 1 + 2 + 3 + 4 = 10.', 'Not quite. Query i may attend to keys 1 … i only; add up the rows.'],
+  cross: ['Right: heads, target queries, source keys.', 'Not quite. One row per query (target token), one column per key (source token), for each head.'],
+  cost: ['Right: h grids of T × T weights, and the softmax over each; the matrix products and W_Q stay the same.', 'Not quite. W_Q over all heads stays d_model²; count the T × T grids instead.'],
+  induction: ['Right: an induction head attends to what followed an earlier copy and copies it.', 'Not quite. That is another kind of head; an induction head completes a pattern seen earlier in the text.'],
 };
 
 function setupQuiz() {
