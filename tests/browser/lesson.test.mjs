@@ -323,22 +323,30 @@ test('a widget on a slow engine: passport asked once per configuration, only the
 
 test('self-check: instant feedback, score k / n, and answers kept in the URL hash', async () => {
   const { page, errors, context } = await openLesson();
-  assert.equal(await page.locator('#quiz-score').textContent(), '0 / 5');
+  assert.equal(await page.locator('#quiz-score').textContent(), '0 / 10');
   await page.locator('input[name="dk"]').fill('32');
-  assert.equal(await page.locator('#quiz-score').textContent(), '0 / 5');
+  assert.equal(await page.locator('#quiz-score').textContent(), '0 / 10');
   assert.match(await page.locator('fieldset[data-q="dk"] .feedback').textContent(), /Not quite/);
   await page.locator('input[name="dk"]').fill('64');
   await page.locator('input[name="ratio"][value="1"]').check();
   await page.locator('input[name="shape"][value="b"]').check();
   await page.locator('input[name="wo"][value="wo"]').check();
   await page.locator('input[name="gqa"]').fill('8');
-  assert.equal(await page.locator('#quiz-score').textContent(), '5 / 5');
+  assert.equal(await page.locator('#quiz-score').textContent(), '5 / 10');
+  await page.locator('input[name="causal"]').fill('16');
+  assert.match(await page.locator('fieldset[data-q="causal"] .feedback').textContent(), /Not quite/);
+  await page.locator('input[name="causal"]').fill('10');
+  await page.locator('input[name="one"][value="budget"]').check();
+  await page.locator('input[name="cross"][value="a"]').check();
+  await page.locator('input[name="cost"][value="weights"]').check();
+  await page.locator('input[name="induction"][value="b"]').check();
+  assert.equal(await page.locator('#quiz-score').textContent(), '10 / 10');
   await page.locator('#stepper button[data-step="4"]').click();
   const hash = await page.evaluate(() => location.hash);
   assert.match(hash, /q\.dk=64/);
   assert.match(hash, /step=4/);
   const again = await openLesson({}, hash);
-  assert.equal(await again.page.locator('#quiz-score').textContent(), '5 / 5');
+  assert.equal(await again.page.locator('#quiz-score').textContent(), '10 / 10');
   assert.equal(await again.page.locator('#stepper button[data-step="4"]').getAttribute('aria-pressed'), 'true');
   assert.deepEqual(again.errors, []);
   await again.context.close();
