@@ -1,9 +1,10 @@
 import { LitElement, html, svg, css, nothing } from 'lit';
 import {
-  trainedStyles, kvGroupStyles, kvGroups, kvCacheBytes, bytesFormula, showChar, headView, f3, mean, range, heldoutLoss,
+  trainedStyles, kvGroupStyles, kvGroups, kvCacheBytes, bytesFormula, showChar, headView, f3, heldoutLoss,
 } from './trained-shared.js';
 import { acquireModel, releaseModel, modelIndex, MODEL_INDEX_URL } from './models.js';
 import { getEngine, errorText, int, num } from './shared.js';
+import { gqaVerdict, gqaFigures } from './gqa-verdict.js';
 import './mha-heatmap.js';
 
 const DEFAULT_PROMPT = 'The cat sat on the mat. ';
@@ -14,96 +15,7 @@ export function kvName(g, h) {
   return g === h ? 'multi-head' : g === 1 ? 'multi-query' : 'grouped-query';
 }
 
-const signed = (v) => `${v >= 0 ? '+' : '−'}${f3(Math.abs(v))}`;
-
-/** A cost beyond seed noise of this share of the loss (percent) or more is called large. */
-const LARGE_PCT = 2;
-
-/** A share of the loss in percent, with one decimal, or two near LARGE_PCT so that the text shows which side it is on. */
-const pctText = (p) => p.toFixed(Math.abs(p - LARGE_PCT) < 0.05 ? 2 : 1);
-
-/**
- * The sentences that compare the twins' measured loss, computed from the numbers: for each model
- * with fewer K/V heads than the multi-head one, how many times smaller its KV cache is and how many
- * bits per character it gains or loses against the multi-head model (means over the seeds scored).
- * With two or more seeds of each model, a difference is judged against the spread between seeds
- * of one model (the largest of them): within it, the sharing costs nothing this experiment can
- * measure; beyond it, the cost (or gain) is stated as a share of the loss. With one seed, only
- * the measured differences are stated, and that seed noise is unknown.
- * @param {Array<{kvHeads: number, numHeads: number, seed: number, live: number, perToken: number}>} rows
- * @param {number} passages held-out texts scored, and `chars` their characters
- * @param {number} chars
- * @param {string} [where] where the passages are stored ("in the files": every file stores the same)
- * @returns {string[]} sentences
- */
-export function gqaVerdict(rows, passages, chars, where = 'in the files') {
-  const gs = [...new Set(rows.map((r) => r.kvHeads))].sort((a, b) => b - a);
-  if (gs.length < 2) return [`Only models with ${gs.join(', ')} K/V heads are listed: nothing to compare.`];
-  const by = (g) => rows.filter((r) => r.kvHeads === g);
-  const seeds = [...new Set(rows.map((r) => r.seed))].sort((a, b) => a - b);
-  const both = seeds.length > 1 && gs.every((g) => by(g).length === seeds.length);
-  const full = gs[0];
-  const ref = mean(by(full).map((r) => r.live));
-  const refBytes = by(full)[0].perToken;
-  const h = rows[0].numHeads;
-  const spread = both ? Math.max(...gs.map((g) => range(by(g).map((r) => r.live)))) : null;
-  const out = [];
-  const what = both ? `means of seeds ${seeds.join(' and ')}` : `seed ${seeds.join(', ')}`;
-  out.push(`On the ${passages} held-out passages stored ${where} (${int(chars)} characters), measured here: ` +
-    gs.map((g) => `${g} K/V head${g > 1 ? 's' : ''} ${f3(mean(by(g).map((r) => r.live)))}`).join(', ') +
-    ` bits per character (${what}; lower is better).`);
-  const verdicts = [];
-  for (const g of gs.slice(1)) {
-    const d = mean(by(g).map((r) => r.live)) - ref;
-    const ratio = refBytes / by(g)[0].perToken;
-    const name = g === 1 ? `Multi-query attention (1 K/V head for all ${h} query heads)`
-      : `Grouped-query attention (${g} K/V heads, ${h / g} query heads each)`;
-    const cache = `cuts the KV cache ${Number.isInteger(ratio) ? ratio : ratio.toFixed(1)}× ` +
-      `(${int(refBytes)} → ${int(by(g)[0].perToken)} bytes per token)`;
-    const diff = d > 0 ? `costs ${f3(d)} bits per character more than multi-head attention`
-      : d < 0 ? `scores ${f3(-d)} bits per character better than multi-head attention` : 'scores the same as multi-head attention';
-    if (!both) {
-      out.push(`${name} ${cache} and ${diff}, on one seed: how much two seeds of one model differ is not measured here.`);
-      continue;
-    }
-    const pct = (100 * Math.abs(d)) / ref;
-    let judged;
-    if (Math.abs(d) <= spread) {
-      judged = `within the ${f3(spread)} bits by which two seeds of one model differ, so it costs little, nothing this experiment can tell from seed noise.`;
-      verdicts.push({ g, cost: 'little' });
-    } else if (d > 0) {
-      judged = `more than the ${f3(spread)} bits between two seeds of one model: a real cost, ${pctText(pct)} % of the loss, ${pct < LARGE_PCT ? `a small one (under ${LARGE_PCT} %)` : `a large one (${LARGE_PCT} % or more)`}.`;
-      verdicts.push({ g, cost: pct < LARGE_PCT ? 'little' : 'much', d, ratio });
-    } else {
-      judged = `more than the ${f3(spread)} bits between two seeds of one model: here sharing K and V did better, by ${pctText(pct)} % of the loss, so it cost nothing.`;
-      verdicts.push({ g, cost: 'little' });
-    }
-    out.push(`${name} ${cache} and ${diff}, ${judged}`);
-  }
-  if (both) {
-    const most = by(gs.at(-1))[0].perToken;
-    const worst = Math.max(0, ...gs.slice(1).map((g) => mean(by(g).map((r) => r.live)) - ref));
-    const noisy = gs.slice(1).every((g) => Math.abs(mean(by(g).map((r) => r.live)) - ref) <= spread);
-    const much = verdicts.filter((v) => v.cost === 'much');
-    const little = verdicts.filter((v) => v.cost === 'little');
-    // the variants by name: "multi-query attention", "grouped-query attention" (with the K/V head
-    // count where the rows hold more than one grouped size)
-    const grouped = gs.slice(1).filter((g) => g > 1).length;
-    const named = (g) => (g === 1 ? 'multi-query attention' : grouped > 1 ? `grouped-query attention with ${g} K/V heads` : 'grouped-query attention');
-    const list = (vs) => vs.map((v) => named(v.g)).join(' and ');
-    const top = much.reduce((a, b) => (b.d > a.d ? b : a), much[0]);
-    out.push(much.length && little.length
-      ? `In these twins, ${list(little)} cost little and ${list(much)} cost much: ${much.length > 1 ? 'the worst' : 'its'} loss grew by more than seed noise, ${f3(top.d)} bits per character (${pctText((100 * top.d) / ref)} %), for a cache ${Number.isInteger(top.ratio) ? top.ratio : top.ratio.toFixed(1)}× smaller.`
-      : much.length
-      ? `In these twins, sharing keys and values cost much: the loss grew by more than seed noise, ${f3(worst)} bits per character (${pctText((100 * worst) / ref)} %), for a cache up to ${int(refBytes / most)}× smaller.`
-      : noisy
-        ? `In these twins, sharing keys and values cost little: a cache up to ${int(refBytes / most)}× smaller, and a loss that seed noise cannot tell apart from the multi-head model's.`
-        : worst <= spread
-          ? `In these twins, sharing keys and values cost little: a cache up to ${int(refBytes / most)}× smaller, and a loss no worse than the multi-head model's beyond seed noise.`
-          : `In these twins, sharing keys and values cost little: a cache up to ${int(refBytes / most)}× smaller for at most ${f3(worst)} bits per character more (${pctText((100 * worst) / ref)} % of the loss).`);
-  }
-  return out;
-}
+export { gqaVerdict, gqaFigures };
 
 /**
  * `<mha-gqa-twins>` — grouped-query attention measured: the shipped twins that differ only in how
@@ -112,9 +24,12 @@ export function gqaVerdict(rows, passages, chars, where = 'in the files') {
  * each the element shows
  * - the KV cache's bytes per token, computed from the file's config (2 · layers · K/V heads · d_k ·
  *   4 bytes, float32), against the held-out loss in bits per character, measured live on the held-out
- *   passages stored in the files (`__metadata__.probes`): a table and a chart, and sentences made
- *   from those numbers that say whether sharing K and V cost little or much (judged against the
- *   spread between two seeds when both seeds are scored, else stating only the differences);
+ *   passages stored in the files (`__metadata__.probes`): a table and a chart; and sentences made
+ *   from the numbers (gqaVerdict, gqa-verdict.js) that judge what sharing K and V costs on the whole
+ *   held-out set as index.json records it (`heldoutBpc`, both seeds): a gap to multi-head attention
+ *   is called a cost only beyond the largest spread between two seeds of one model, and sized as a
+ *   multiple of it; the page's passages (a few hundred characters) are reported as the smaller
+ *   sample they are, with their own seed spread;
  * - generation from each model through its KV cache, side by side, with the cache's bytes after
  *   every step;
  * - one model's per-head attention over the text it wrote, its query heads framed by the K/V head
@@ -127,8 +42,8 @@ export function gqaVerdict(rows, passages, chars, where = 'in the files') {
  * @attr {string} index - URL of a models manifest (`index.json` with a `gqa` list: `{file, kvHeads, numHeads,
  *   seed, heldoutBpc}`, files relative to it); default: the shipped one, found relative to this module.
  * @attr {number} seed - Which seed's twins are loaded and shown (default 0); reflects the switch.
- * @attr {boolean} both-seeds - Also score the other seeds' twins, so that differences are judged against the seed
- *   spread; reflects the button.
+ * @attr {boolean} both-seeds - Also score the other seeds' twins on the page's passages, so that their differences there are
+ *   set against the seed spread on that text too (the judgement on the whole held-out set needs no loading); reflects the button.
  * @attr {string} prompt - The start of every model's text (default "The cat sat on the mat. ").
  * @attr {number} temperature - Sampling temperature; 0 (default) takes the most likely character.
  * @attr {number} steps - Characters generated when the text (re)starts (default 24).
@@ -142,7 +57,9 @@ export function gqaVerdict(rows, passages, chars, where = 'in the files') {
  *   perToken: number, fullPerToken: number}>|null} rows - Read-only: every scored model with its loss measured here (`live`).
  * @prop {Array<{file: string, kvHeads: number, text: string, cacheLength: number, kvBytes: object, steps: number}>} twins -
  *   Read-only: the shown seed's models and their generation (text, tokens cached, the cache's bytes).
- * @prop {string[]} verdict - Read-only: the sentences computed from `rows`.
+ * @prop {string[]} verdict - Read-only: the sentences computed from `verdictRows`.
+ * @prop {Array<object>} verdictRows - Read-only: every twin of the manifest with `heldoutBpc`, `live` (null where not
+ *   scored here) and `perToken`, the rows the verdict is made from.
  * @prop {Error|null} error - Read-only: why the models could not be loaded or run.
  *
  * @fires mha-computed - `{detail: {rows, verdict}}` when the models are scored.
@@ -206,7 +123,6 @@ export class MhaGqaTwins extends LitElement {
     .chart .pt.other { fill: var(--_bg); stroke: var(--_accent); stroke-width: 2; }
     .row-controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: center; margin: 0.6rem 0; }
     .verdict p { margin: 0.35em 0; }
-    .verdict p.plain { font-weight: 600; }
     .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.8rem 0 0.4rem; }
     .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
     .texts { display: grid; grid-template-columns: repeat(auto-fit, minmax(15rem, 1fr)); gap: 0.6rem; }
@@ -279,7 +195,28 @@ export class MhaGqaTwins extends LitElement {
   get verdict() {
     if (!this.rows) return [];
     const chars = this._probes.reduce((a, t) => a + Array.from(t).length, 0);
-    return gqaVerdict(this.rows, this._probes.length, chars, this._probesFrom ? `in ${this._probesFrom}` : 'in the files');
+    return gqaVerdict(this.verdictRows, this._probes.length, chars, this._probesFrom ? `in ${this._probesFrom}` : 'in the files');
+  }
+
+  /**
+   * Every twin of the manifest as the verdict judges it: its whole-held-out-set loss as index.json
+   * records it (`heldoutBpc`, every seed, whether loaded here or not), its loss on the page's
+   * passages where scored here (`live`, else null) and its KV-cache bytes per token from the loaded
+   * config of a model with as many K/V heads (empty before the models are scored).
+   * @returns {Array<{file: string, kvHeads: number, numHeads: number, seed: number, heldoutBpc: number|null,
+   *   live: number|null, perToken: number}>}
+   */
+  get verdictRows() {
+    if (!this.rows) return [];
+    const scored = new Map(this.rows.map((r) => [r.file, r]));
+    const shape = new Map(this.rows.map((r) => [r.kvHeads, r]));
+    return (this._list ?? []).flatMap((m) => {
+      const r = scored.get(m.file);
+      const like = r ?? shape.get(m.kvHeads);
+      if (!like) return [];
+      return [{ file: m.file, kvHeads: like.kvHeads, numHeads: like.numHeads, seed: m.seed,
+        heldoutBpc: typeof m.heldoutBpc === 'number' ? m.heldoutBpc : null, live: r ? r.live : null, perToken: like.perToken }];
+    });
   }
 
   _prompt() {
@@ -357,6 +294,7 @@ export class MhaGqaTwins extends LitElement {
         throw new Error(`${base} lists no grouped-query twins with seed ${seed} (its "gqa" list has ${list.length ? `seeds ${[...new Set(list.map((m) => m.seed))].join(', ')}` : 'no model'})`);
       }
       this._seeds = [...new Set(list.map((m) => m.seed))].sort((a, b) => a - b);
+      this._list = list;
       const others = this.bothSeeds ? list.filter((m) => m.seed !== seed) : [];
       const rows = [];
       const twins = [];
@@ -523,9 +461,9 @@ export class MhaGqaTwins extends LitElement {
         ${this._chart(rows, seed)}
       </div>
       <div class="verdict" part="verdict" aria-live="polite">
-        ${lines.map((s, i) => html`<p class=${i === lines.length - 1 && this.bothSeeds ? 'plain' : ''}>${s}</p>`)}
-        ${this.bothSeeds ? nothing : html`<p class="hint">Press “Score both seeds” to compare these differences with the
-          spread between two training runs of the same model.</p>`}
+        ${lines.map((s) => html`<p>${s}</p>`)}
+        ${this.bothSeeds ? nothing : html`<p class="hint">Press “Score both seeds” to score the other seed’s twins on this
+          page’s text too, and see how much two training runs of the same model differ there.</p>`}
       </div>`;
   }
 

@@ -10,3 +10,5 @@ export { MhaGqaTwins, gqaVerdict, kvName } from './mha-gqa-twins.js';
 export { MhaGqaStory, describeHeads, copyBitsPerToken, storySentence, MAX_STORY_TOKENS } from './mha-gqa-story.js';
 export { DEFAULT_MODEL_URL, DEFAULT_STORIES_URL, MODEL_INDEX_URL, acquireModel, releaseModel, loadedModelCount } from './models.js';
 export * from './index.js';
+export { gqaFigures } from './gqa-verdict.js';
+export { COPY_LIST, evenInduction, llamaParameters, explainCopying } from './mha-gqa-story.js';

@@ -1,0 +1,162 @@
+// The sentences of <mha-gqa-twins> that judge what sharing keys and values cost, as pure functions
+// of the models' numbers (no DOM, no engine): importable in Node and tested there
+// (tests/gqa-verdict.test.mjs) on the shipped manifest's figures.
+
+const f3 = (v) => v.toFixed(3);
+const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
+const int = (v) => Number(v).toLocaleString('en-US');
+/** "1.5 times", "14 times": one decimal under 10. */
+const times = (m) => `${m < 9.95 ? m.toFixed(1) : Math.round(m)} times`;
+const ratioText = (r) => (Number.isInteger(r) ? `${r}` : r.toFixed(1));
+
+/**
+ * One figure of the twins (`heldoutBpc`: the whole held-out set, measured at training, as the
+ * models' index.json records it; `live`: the passages scored in the page) summarised per number of
+ * K/V heads: the mean over the seeds that have it, the seed interval (smallest and largest), and
+ * the yardstick of seed noise: the largest difference between two seeds of any one variant.
+ * Two seeds are a thin sample of that noise, so the largest range of all the variants is used for
+ * every comparison, not each variant's own (a lucky small range must not make a gap look big).
+ * @param {Array<{kvHeads: number, numHeads: number, seed: number, perToken: number}>} rows one per model
+ * @param {'heldoutBpc'|'live'} key the figure, bits per character (rows without a finite value are left out)
+ * @returns {{gs: number[], h: number, seeds: number[], both: boolean, by: Map<number, {mean: number, lo: number,
+ *   hi: number, n: number, perToken: number}>, spread: number|null}} gs in descending order (gs[0]: the
+ *   multi-head reference); `both` when every variant has every seed (≥ 2); spread null unless `both`
+ */
+export function gqaFigures(rows, key) {
+  const have = rows.filter((r) => Number.isFinite(r[key]));
+  const gs = [...new Set(have.map((r) => r.kvHeads))].sort((a, b) => b - a);
+  const seeds = [...new Set(have.map((r) => r.seed))].sort((a, b) => a - b);
+  const by = new Map(gs.map((g) => {
+    const of = have.filter((r) => r.kvHeads === g);
+    const v = of.map((r) => r[key]);
+    return [g, { mean: mean(v), lo: Math.min(...v), hi: Math.max(...v), n: v.length, perToken: of[0].perToken }];
+  }));
+  const both = seeds.length > 1 && gs.every((g) => by.get(g).n === seeds.length);
+  const spread = both ? Math.max(...gs.map((g) => by.get(g).hi - by.get(g).lo)) : null;
+  return { gs, h: have[0]?.numHeads ?? null, seeds, both, by, spread };
+}
+
+/**
+ * The judgement of one variant against multi-head attention on one figure: the gap d (its mean
+ * minus the multi-head mean, bits per character; positive = worse) and how many times the seed
+ * spread it is. A gap is called a cost only when it exceeds the spread; the size is stated as the
+ * multiple, with no fixed cutoff in percent or bits.
+ * @returns {{g: number, d: number, multiple: number|null, cost: boolean, ratio: number}}
+ */
+function judge(fig, g) {
+  const ref = fig.by.get(fig.gs[0]);
+  const it = fig.by.get(g);
+  const d = it.mean - ref.mean;
+  const multiple = fig.spread ? Math.abs(d) / fig.spread : fig.spread === 0 ? Infinity : null;
+  return { g, d, multiple, cost: fig.spread !== null && d > fig.spread, ratio: ref.perToken / it.perToken };
+}
+
+const variantName = (g, h) => (g === 1 ? `Multi-query attention (1 K/V head for all ${h} query heads)`
+  : `Grouped-query attention (${g} K/V heads, ${h / g} query heads each)`);
+
+/**
+ * The sentences that say what sharing keys and values cost in the grouped-query twins, made from
+ * the numbers:
+ * 1. the whole held-out set (`heldoutBpc`, every seed in the manifest): each variant's mean and seed
+ *    interval; then, for each variant with fewer K/V heads, how many times smaller its KV cache is,
+ *    the gap to multi-head attention and that gap as a multiple of the seed spread (called a cost
+ *    only beyond the spread); then one summary line comparing the variants;
+ * 2. this page's text (`live`: the passages scored in the page, `chars` characters), stated as the
+ *    smaller sample it is: its means, gaps and seed spread, and how that spread compares with the
+ *    whole set's.
+ * When the rows carry no `heldoutBpc` (a manifest without it), the judgement is made on `live`
+ * alone, the same way. With one seed of a figure, only the gaps are stated: the seed noise is unknown.
+ * @param {Array<{kvHeads: number, numHeads: number, seed: number, perToken: number, heldoutBpc?: number,
+ *   live?: number|null}>} rows every model of the manifest's `gqa` list (`live` where scored in the page)
+ * @param {number} passages passages scored in the page
+ * @param {number} chars their characters
+ * @param {string} [where] where the passages are stored ("in the files")
+ * @returns {string[]} sentences
+ */
+export function gqaVerdict(rows, passages, chars, where = 'in the files') {
+  const whole = gqaFigures(rows, 'heldoutBpc');
+  const page = gqaFigures(rows, 'live');
+  const main = whole.gs.length >= 2 ? whole : page;
+  if (main.gs.length < 2) return [`Only models with ${main.gs.join(', ')} K/V heads are listed: nothing to compare.`];
+  const onWhole = main === whole;
+  const h = main.h;
+  const out = [];
+  const kv = (g) => `${g} K/V head${g > 1 ? 's' : ''}`;
+  const seedsText = (fig) => (fig.seeds.length > 1 ? `mean of seeds ${fig.seeds.join(' and ')}` : `seed ${fig.seeds[0]}`);
+  const interval = (fig, g) => (fig.by.get(g).n > 1 ? ` (${f3(fig.by.get(g).lo)}–${f3(fig.by.get(g).hi)})` : '');
+  const scope = onWhole ? 'On the whole held-out set, measured at training'
+    : `On the ${passages} held-out passages stored ${where} (${int(chars)} characters), measured here`;
+  out.push(`${scope} (${seedsText(main)}${main.seeds.length > 1 ? ', the seeds’ range in brackets' : ''}; lower is better): ` +
+    main.gs.map((g) => `${kv(g)} ${f3(main.by.get(g).mean)}${interval(main, g)}`).join(', ') + ' bits per character.');
+  const js = main.gs.slice(1).map((g) => judge(main, g));
+  for (const j of js) {
+    const it = main.by.get(j.g);
+    const cache = `cuts the KV cache ${ratioText(j.ratio)}× (${int(main.by.get(main.gs[0]).perToken)} → ${int(it.perToken)} bytes per token)`;
+    const diff = j.d > 0 ? `costs ${f3(j.d)} bits per character more than multi-head attention`
+      : j.d < 0 ? `scores ${f3(-j.d)} bits per character better than multi-head attention` : 'scores the same as multi-head attention';
+    let judged;
+    if (main.spread === null) judged = 'on one seed: how much two seeds of one model differ is not measured here.';
+    else if (Math.abs(j.d) <= main.spread) {
+      judged = `within the ${f3(main.spread)} bits by which two seeds of one model differ at most: no cost this experiment can tell from seed noise.`;
+    } else if (j.d > 0) {
+      judged = `${times(j.multiple)} the ${f3(main.spread)} bits by which two seeds of one model differ at most, so a cost beyond seed noise.`;
+    } else {
+      judged = `${times(j.multiple)} the ${f3(main.spread)} bits by which two seeds of one model differ at most: here sharing K and V did better.`;
+    }
+    out.push(`${variantName(j.g, h)} ${cache} and ${diff}, ${judged}`);
+  }
+  if (main.spread !== null) out.push(summary(js, main, onWhole));
+  if (onWhole) {
+    const p = pageSentence(page, whole, passages, chars, where);
+    if (p) out.push(p);
+  }
+  return out;
+}
+
+/** The one-line comparison of the variants (no adjective beyond the numbers). */
+function summary(js, fig, onWhole) {
+  const where = onWhole ? 'On the whole held-out set' : 'On these passages';
+  const named = (j) => (j.g === 1 ? 'multi-query attention' : js.filter((x) => x.g > 1).length > 1
+    ? `grouped-query attention with ${j.g} K/V heads` : 'grouped-query attention');
+  const costs = js.filter((j) => j.cost);
+  const free = js.filter((j) => !j.cost);
+  const part = (j, first) => `${named(j)} ${f3(j.d)} bits per character (${first ? `${times(j.multiple)} the seed spread` : times(j.multiple)}) for a cache ${ratioText(j.ratio)}× smaller`;
+  let s;
+  if (!costs.length) {
+    s = `${where}, no sharing cost more than seed noise: a cache up to ${ratioText(Math.max(...js.map((j) => j.ratio)))}× smaller for a loss that two seeds of one model cannot tell apart from the multi-head model’s.`;
+  } else {
+    const list = costs.map((j, i) => part(j, i === 0));
+    s = `${where}, ${costs.length > 1 ? `${costs.length === js.length ? (js.length === 2 ? 'both' : 'all') : costs.length} sharing schemes cost more than seed noise` : `${named(costs[0])} cost more than seed noise`}: ` +
+      `${costs.length > 1 ? `${list.slice(0, -1).join(', ')} and ${list.at(-1)}` : list[0]}.`;
+    if (costs.length > 1 && costs.at(-1).d > 0 && costs[0].d > 0) {
+      const a = costs.reduce((x, y) => (y.d > x.d ? y : x));
+      const b = costs.reduce((x, y) => (y.d < x.d ? y : x));
+      s += ` ${named(a)[0].toUpperCase()}${named(a).slice(1)} costs ${(a.d / b.d).toFixed(1)} times what ${named(b)} costs.`;
+    }
+    if (free.length) s += ` ${free.map((j) => named(j)[0].toUpperCase() + named(j).slice(1)).join(' and ')} stayed within seed noise.`;
+  }
+  return s;
+}
+
+/** The page's passages as the smaller sample they are: means, gaps, their seed spread against the whole set's. */
+function pageSentence(page, whole, passages, chars, where) {
+  if (page.gs.length < 2) return null;
+  const ref = page.by.get(page.gs[0]).mean;
+  const gaps = page.gs.slice(1).map((g) => {
+    const d = page.by.get(g).mean - ref;
+    return `${d >= 0 ? '+' : '−'}${f3(Math.abs(d))} with ${g} K/V head${g > 1 ? 's' : ''}`;
+  });
+  let s = `On this page’s text, the ${passages} held-out passages stored ${where} (${int(chars)} characters) scored here ` +
+    `(${page.seeds.length > 1 ? `mean of seeds ${page.seeds.join(' and ')}` : `seed ${page.seeds[0]} only`}): ` +
+    page.gs.map((g) => `${f3(page.by.get(g).mean)}`).join(', ') + ` bits per character for ${page.gs.join(', ')} K/V heads, ` +
+    `a difference from multi-head attention of ${gaps.join(' and ')}.`;
+  if (page.spread !== null && whole.spread) {
+    const r = page.spread / whole.spread;
+    const ms = page.gs.slice(1).map((g) => times(Math.abs(page.by.get(g).mean - ref) / page.spread));
+    s += ` On these characters two seeds of one model differ by up to ${f3(page.spread)} bits (${r >= 1 ? `${r.toFixed(1)} times` : `${(100 * r).toFixed(0)} % of`} ` +
+      `the whole set’s ${f3(whole.spread)}), so those differences are ${ms.join(' and ')} the seed spread here; the judgement above is made on the whole set.`;
+  } else if (page.spread === null) {
+    s += ' Scored on one seed, these passages do not show how much two seeds differ; the judgement above is made on the whole set.';
+  }
+  return s;
+}
