@@ -858,6 +858,19 @@ export interface TextHeadScores {
 export function scoreText(attention: Array<{ data: Float32Array; shape: number[] }>, ids: ArrayLike<number>):
   Array<{ layer: number; head: number; scores: TextHeadScores; inductionQueries: number }>;
 
+/** A copying score of at least this counts as "copies" (0.5). */
+export const COPYING_THRESHOLD: number;
+/** One head's copying score: the fraction of the V tokens whose own logit its OV circuit raises highest. */
+export interface CopyingScore { layer: number; head: number; score: number; copied: number; total: number; copies: boolean }
+/** Every head's copying score (Olsson et al. 2022's copying test on the OV circuit; copying.js), computed once per model. */
+export function copyingScores(model: CharModel): readonly CopyingScore[];
+/** Per head of a layer, the [V, V] logits its output adds when it attends fully to each token (biases left out). */
+export function ovLogits(model: CharModel, layer: number): Float64Array[];
+/** The copying score of a [V, V] OV-logit matrix: rows whose own entry is strictly the largest. */
+export function copyingOf(M: ArrayLike<number>, V: number): { score: number; copied: number; total: number };
+/** 'induction' only when the head is labelled induction from its attention AND its output copies. */
+export function inductionVerdict(info: { type: string }, copying: { copies: boolean }): 'induction' | 'attends-only' | 'copies-only' | 'neither';
+
 /** A model file's configuration as read (docs/trained-models.md, "Architecture options"; defaults filled in). */
 export interface CharModelConfig {
   vocabSize: number; dModel: number; numHeads: number; numLayers: number; dFF: number; context: number;

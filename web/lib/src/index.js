@@ -25,6 +25,7 @@ import { loadModel, CharModel, MODEL_FORMAT } from './model.js';
 
 export { MHAError, Tensor, Layer, KVCache, VERSION, parseSafetensors, CharModel, MODEL_FORMAT };
 export { headType, analyzeHeads, scoreText, inductionTargets, TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN } from './heads.js';
+export { copyingScores, ovLogits, copyingOf, inductionVerdict, COPYING_THRESHOLD } from './copying.js';
 
 /** Calls the core's passport (the one place the configuration rules live) with a PassportBlock;
  * o.mods: the score modifiers (scoreModsOption). */
