@@ -62,7 +62,11 @@ test('h = 1, 2, 4, 8 update the passport (from the engine) and the number of 5×
     assert.equal((await passportCell(page, 'wQPerHead')).trim(), `24 × ${dk} = ${24 * dk}`);
     assert.equal((await passportCell(page, 'wQ')).trim(), `${h} × ${24 * dk} = 576`);
     assert.equal((await passportCell(page, 'singleHeadWQ')).trim(), '24 × 24 = 576');
-    flops.add((await passportCell(page, 'flops')).trim());
+    flops.add((await passportCell(page, 'matmul')).trim());
+    // scaling + softmax: h·T·(6·T + 1) = 155·h, in the total; h·T² scores held in memory
+    assert.equal((await passportCell(page, 'softmax')).trim(), (155 * h).toLocaleString('en-US'));
+    assert.equal((await passportCell(page, 'flops')).trim(), (25440 + 155 * h).toLocaleString('en-US'));
+    assert.equal((await passportCell(page, 'scores')).trim(), String(25 * h));
     // the passport shows the engine's numbers, not numbers of its own
     const engine = await page.evaluate(async (h) => {
       const { getEngine } = await import('/dist/mha-components.js');
@@ -79,7 +83,7 @@ test('h = 1, 2, 4, 8 update the passport (from the engine) and the number of 5×
     captions.forEach((c, i) => assert.match(c.replace(/\s+/g, ' '), new RegExp(`head ${i + 1} · dk = ${dk}`)));
   }
   assert.deepEqual(await page.evaluate(() => window.__changes), [1, 2, 4, 8]);
-  assert.equal(flops.size, 1, 'same FLOPs at every h');
+  assert.equal(flops.size, 1, 'same matrix-product FLOPs at every h');
   assert.equal([...flops][0], '25,440');
   assert.deepEqual(errors, []);
   await context.close();

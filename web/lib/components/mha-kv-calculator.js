@@ -2,6 +2,7 @@ import { LitElement, html, mathml, css, nothing } from 'lit';
 import { Task } from '@lit/task';
 import { baseStyles, taskEngine, errorText, int, num } from './shared.js';
 import { DECODERS } from './models-data.js';
+import { modelParams } from './cost-ledger.js';
 import './mha-passport.js';
 
 const DTYPES = [[4, 'float32 (4 bytes)'], [2, 'float16 / bfloat16 (2 bytes)'], [1, 'int8 (1 byte)']];
@@ -31,12 +32,32 @@ function kvFormula(r) {
 }
 
 /**
+ * One sentence comparing the KV cache with the weights, from the numbers: which is larger, by how
+ * much, and at how many cached tokens (B·T) the cache would equal the weights.
+ * @param {{bytes: number, weightBytes: number, B: number, T: number}} r
+ */
+export function weightsSentence(r) {
+  const perToken = r.bytes / (r.B * r.T);       // cache bytes per cached token (all layers)
+  const even = Math.ceil(r.weightBytes / perToken);
+  const ratio = (x) => (x >= 10 ? Math.round(x).toLocaleString('en-US') : x.toFixed(1));
+  if (r.weightBytes >= r.bytes) {
+    return `The weights are ${ratio(r.weightBytes / r.bytes)}× the KV cache: here the weights, not the cache, take most of the accelerator's memory. ` +
+      `The cache would equal them at B·T = ${int(even)} cached tokens (a batch of ${int(Math.ceil(even / r.T))} at T = ${int(r.T)}).`;
+  }
+  return `The KV cache is ${ratio(r.bytes / r.weightBytes)}× the weights: at this context and batch the cache, not the weights, takes most of the accelerator's memory ` +
+    `(the two are equal at B·T = ${int(even)} cached tokens).`;
+}
+
+/**
  * `<mha-kv-calculator>` — the KV-cache and grouped-query attention calculator: pick a decoder model,
  * the number g of key/value heads (the divisors of its h: g = h is standard multi-head attention,
  * g = 1 multi-query), the context T, the batch B and the bytes per value; it shows
  * `KV bytes = 2 · L · B · T · g · d_k · bytes` with d_k from the engine (`mha.passport`), how many
  * times smaller that is than with h K/V heads, and the compact passport of one layer
- * (`<mha-passport>`, handed the same engine result). A number outside its range (T in
+ * (`<mha-passport>`, handed the same engine result). Beside the cache it shows the whole model's
+ * weights at the same bytes per value (the engine's attention parameters per layer, with the chosen
+ * g, plus the MLP, embeddings and norms of the published sizes) and a sentence, computed from the
+ * two, saying which is larger and at how many cached tokens they would be equal. A number outside its range (T in
  * 1…1,048,576, B in 1…4,096) is refused with a message and the last valid value stays.
  *
  * @element mha-kv-calculator
@@ -53,8 +74,9 @@ function kvFormula(r) {
  * @prop {object} engine - An engine from `createMHA()` (or a promise of one); by default the shared one.
  * @prop {number|null} bytes - Read-only: the KV-cache size in bytes (null before the first result or on error).
  *   The result element carries it too, as `data-bytes`.
- * @prop {{model: object, g: number, T: number, B: number, bytesPer: number, dK: number, bytes: number, fullBytes: number, passport: object}|null} result -
- *   Read-only: the last computation (`fullBytes`: the same cache with h K/V heads).
+ * @prop {{model: object, g: number, T: number, B: number, bytesPer: number, dK: number, bytes: number, fullBytes: number, weightParams: number|null, weightBytes: number|null, passport: object}|null} result -
+ *   Read-only: the last computation (`fullBytes`: the same cache with h K/V heads; `weightBytes`: the
+ *   whole model's weights at bytesPer, null for a model without dFF/vocab in `models`).
  * @prop {Error|null} error - Read-only: the last engine error.
  *
  * @fires change - `{detail: {model, kvHeads, context, batch, dtypeBytes}}` when the user changes a control.
@@ -66,6 +88,8 @@ function kvFormula(r) {
  * @csspart result - The result box (with `data-bytes`).
  * @csspart formula - The formula with the numbers filled in.
  * @csspart bytes - The size in bytes, in words.
+ * @csspart weights - The model's weight bytes at the same dtype.
+ * @csspart comparison - The sentence comparing the cache with the weights.
  * @csspart passport - The `<mha-passport>` of one layer.
  * @csspart input-error - The message shown when a typed number is refused.
  * @csspart error - An engine error.
@@ -129,7 +153,11 @@ export class MhaKvCalculator extends LitElement {
         const L = m.layers;
         const bytes = 2 * L * B * T * g * dK * bytesPer;
         const fullBytes = 2 * L * B * T * m.heads * dK * bytesPer;
-        return { model: m, g, T, B, bytesPer, dK, bytes, fullBytes, passport };
+        // the whole model's weights at the same dtype: L layers of the engine's attention parameters
+        // (with g K/V heads) + the MLP, embeddings and norms of the published sizes (cost-ledger.js)
+        const weightParams = m.dFF ? modelParams(m, passport.params.total) : null;
+        const weightBytes = weightParams === null ? null : weightParams * bytesPer;
+        return { model: m, g, T, B, bytesPer, dK, bytes, fullBytes, weightParams, weightBytes, passport };
       },
       onComplete: (r) => {
         this.result = r;
@@ -229,7 +257,10 @@ export class MhaKvCalculator extends LitElement {
           <p><strong part="bytes" class="bytes" data-bytes=${String(r.bytes)}>${formatBytes(r.bytes)}</strong> of KV cache for ${r.model.name}
             · d<sub>k</sub> = ${r.dK} from the engine ·
             ${r.g === r.model.heads ? 'standard multi-head attention.'
-              : `${r.model.heads / r.g}× smaller than with ${r.model.heads} K/V heads (${formatBytes(r.fullBytes)}).`}</p>`
+              : `${r.model.heads / r.g}× smaller than with ${r.model.heads} K/V heads (${formatBytes(r.fullBytes)}).`}</p>
+          ${r.weightBytes === null ? nothing : html`<p data-k="weights"><strong part="weights" class="bytes" data-bytes=${String(r.weightBytes)}>${formatBytes(r.weightBytes)}</strong>
+            of weights at the same ${r.bytesPer} byte${r.bytesPer === 1 ? '' : 's'} per value (${int(r.weightParams)} parameters${r.g === r.model.kvHeads ? '' : html`, with g = ${r.g}`}).</p>
+          <p part="comparison" data-k="comparison">${weightsSentence(r)}</p>`}`
           : this.error ? nothing : html`<p class="loading">Computing with the engine…</p>`}
       </div>
       ${m && !this.error ? html`<mha-passport part="passport" compact caption="Passport of one layer"

@@ -11,7 +11,9 @@ export function shapeText(shape) {
 /**
  * `<mha-passport>` — the "shape passport" of a multi-head attention layer: a real `<table>` of
  * every step's tensor and shape, the W_Q size per head and in total next to the single-head
- * reference, the parameter total and the FLOPs of each stage. Every number comes from the
+ * reference, the parameter total, the FLOPs of the matrix products and of the scaling + softmax
+ * (6 per score, exp counted as one FLOP, + 1 per row; they grow with h at a fixed d_model), their
+ * total, and the number of scores the layer holds in memory (h·T²). Every number comes from the
  * engine's `mha.passport()`, so it is right for any d_model, h and T; a combination the engine
  * refuses (h not dividing d_model, say) shows the engine's message in place.
  *
@@ -42,7 +44,7 @@ export function shapeText(shape) {
  * @csspart table - The `<table>`.
  * @csspart caption - The caption.
  * @csspart error - The error message.
- * @csspart summary - The parameter and FLOP rows.
+ * @csspart summary - The parameter, FLOP and score-memory rows.
  *
  * @cssprop --mha-fg, --mha-bg, --mha-surface, --mha-muted, --mha-border, --mha-error - Theme.
  */
@@ -160,8 +162,14 @@ export class MhaPassport extends LitElement {
           <td class="num">${int(P.wO)}</td>${this.compact ? nothing : html`<td></td>`}</tr>
         <tr data-k="total"><th scope="row">parameters ${P.bias ? html`(incl. ${int(P.bias)} bias)` : '(no bias)'}</th>
           <td class="num">${int(P.total)}</td>${this.compact ? nothing : html`<td></td>`}</tr>
+        <tr data-k="matmul"><th scope="row">FLOPs of the matrix products</th>
+          <td class="num">${int(F.matmul)}</td>${this.compact ? nothing : html`<td class="formula">projections ${int(F.projections)} · scores ${int(F.scores)} · weights·V ${int(F.weighted)} · W<sub>O</sub> ${int(F.output)}</td>`}</tr>
+        <tr data-k="softmax"><th scope="row">FLOPs of scaling + softmax</th>
+          <td class="num">${int(F.softmax)}</td>${this.compact ? nothing : html`<td class="formula">h·T·(6·T + 1): 6 per score (exp counted as 1), 1 per row</td>`}</tr>
         <tr data-k="flops"><th scope="row">FLOPs</th>
-          <td class="num">${int(F.total)}</td>${this.compact ? nothing : html`<td class="formula">projections ${int(F.projections)} · scores ${int(F.scores)} · weights·V ${int(F.weighted)} · W<sub>O</sub> ${int(F.output)}</td>`}</tr>
+          <td class="num">${int(F.total)}</td>${this.compact ? nothing : html`<td class="formula">matrix products + softmax${F.scoreMods ? html` + score modifiers ${int(F.scoreMods)}` : nothing}${F.rope ? html` + RoPE ${int(F.rope)}` : nothing}</td>`}</tr>
+        <tr data-k="scores"><th scope="row">scores held in memory</th>
+          <td class="num">${int(p.memory?.scores)}</td>${this.compact ? nothing : html`<td class="formula">h·T² values (${int(p.memory?.scoreBytes)} bytes at float32)</td>`}</tr>
       </tbody>
     </table>`;
   }
