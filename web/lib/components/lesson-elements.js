@@ -10,3 +10,5 @@ export { MhaKvCalculator, formatBytes } from './mha-kv-calculator.js';
 export { PEOPLE, FEATURES, X0, HEADS, WO, CONCAT_COLS, restaurantLayerOptions, woOnly } from './restaurant.js';
 export { MODELS, DECODERS } from './models-data.js';
 export { getEngine, setEngine, toMatrix } from './shared.js';
+export { MhaCostLedger } from './mha-cost-ledger.js';
+export { costLedger, modelParams, nonAttentionParams, memorySentence, flopsSentence } from './cost-ledger.js';
