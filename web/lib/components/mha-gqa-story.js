@@ -1,5 +1,5 @@
 import { html, css, nothing } from 'lit';
-import { TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN, headType, scoreText } from '../src/index.js';
+import { TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN, headType, scoreText, inductionTargets } from '../src/index.js';
 import {
   AblatableModelElement, trainedStyles, formatAblate, SCORE_OF, f2, kvCacheBytes, bytesFormula, kvGroups, kvGroupStyles,
 } from './trained-shared.js';
@@ -132,6 +132,101 @@ export function describeHeads(heads, repeat, groupSize) {
 }
 
 /**
+ * The second copying test: a list of names written twice. Unlike a sentence of the story, the list
+ * can hardly be guessed from what stories say, so only copying the first copy can make the second
+ * cheaper; a model with an induction head would show it here if anywhere. Names a story model knows.
+ */
+export const COPY_LIST = 'Tom, Sue, Ben, Max, Amy, Sam, Jill, Kate.';
+
+/**
+ * The induction score that attention spread evenly over the keys would get on a text: the mean,
+ * over the queries t that have induction targets (inductionTargets), of (targets of t) / (t + 1).
+ * The yardstick an induction score is read against (a head that ignores the earlier copy).
+ * @param {ArrayLike<number>} ids the text's token ids [T]
+ * @returns {number|null} null when the text repeats no span of INDUCTION_MIN_SPAN tokens
+ */
+export function evenInduction(ids) {
+  const targets = inductionTargets(ids);
+  if (!targets.size) return null;
+  let s = 0;
+  for (const [t, ks] of targets) s += ks.length / (t + 1);
+  return s / targets.size;
+}
+
+/**
+ * Weights of a Llama-style model (llama2.c) counted from its config: the token embedding (V · d_model,
+ * shared with the output layer when `tied`), per layer two RMSNorm gains (2 · d_model), W_Q and W_O
+ * (d_model · h · d_k each), W_K and W_V (d_model · g · d_k each, g K/V heads) and the SwiGLU MLP
+ * (3 · d_model · d_ff), and the final norm (d_model). stories260K: 260,032.
+ * @param {{vocabSize: number, dModel: number, numLayers: number, numHeads: number, kvHeads?: number, dK: number,
+ *   dFF: number, tied?: boolean}} c
+ * @returns {number}
+ */
+export function llamaParameters(c) {
+  const d = c.dModel;
+  const g = c.kvHeads ?? c.numHeads;
+  const layer = 2 * d + 2 * d * c.numHeads * c.dK + 2 * d * g * c.dK + 3 * d * c.dFF;
+  return c.vocabSize * d * (c.tied === false ? 2 : 1) + c.numLayers * layer + d;
+}
+
+/**
+ * Why the story model shows no induction head, in sentences made from what the page measured:
+ * the list-copying test (bits per token of each copy, the best induction score against evenly
+ * spread attention), what the heads do instead (previous-token heads, start-marker attention), and
+ * the model's size from its config. When a head does qualify as an induction head (on the story's
+ * sentence or on the list), says so instead. The reason for a missing head is not measured here: the
+ * last sentence only states facts that fit (size, training text).
+ * @param {Array<{layer: number, head: number, type: string, scores: object}>} heads measured on the story
+ *   (induction on the sentence written twice)
+ * @param {{list: string, first: number, second: number, tokens: number, best: {layer: number, head: number,
+ *   induction: number}|null, even: number|null, induction: string[]}} copy the list test
+ * @param {object} c the model's config
+ * @param {{first: number}|null} [repeat] the story's sentence test (its first copy's bits per token, for comparison)
+ * @returns {string[]}
+ */
+export function explainCopying(heads, copy, c, repeat = null) {
+  const name = (h) => `L${h.layer + 1} · head ${h.head + 1}`;
+  const out = [];
+  const fewer = copy.second < copy.first;
+  const change = Math.abs(1 - copy.second / copy.first) * 100;
+  const guess = repeat && Number.isFinite(repeat.first)
+    ? ` (its first copy costs ${f2(copy.first)} bits per token, against ${f2(repeat.first)} for the story’s sentence)` : '';
+  out.push(`A second test, where only copying can help: the list “${copy.list}” written twice. The model cannot guess ` +
+    `the list from what stories say${guess}, so a head that copies would make the second copy cheaper. It costs ` +
+    `${f2(copy.second)} bits per token (${change.toFixed(0)} % ${fewer ? 'less' : 'more'} than the first)${copy.best
+      ? `; the highest induction score there is ${f2(copy.best.induction)} (${name(copy.best)})${copy.even !== null
+        ? `, against ${f2(copy.even)} for attention spread evenly over the earlier tokens` : ''}` : ''}.`);
+  const onStory = heads.filter((h) => h.type === 'induction');
+  if (onStory.length || copy.induction.length) {
+    const names = [...new Set([...onStory.map(name), ...copy.induction])];
+    out.push(`${names.join(', ')} ${names.length > 1 ? 'qualify' : 'qualifies'} as induction head${names.length > 1 ? 's' : ''} ` +
+      `(a score of ${TYPE_THRESHOLD} or more) on ${onStory.length && copy.induction.length ? 'both tests' : onStory.length ? 'the story’s sentence' : 'the list'}.`);
+    return out;
+  }
+  const count = (t) => heads.filter((h) => h.type === t).length;
+  const prev = heads.filter((h) => h.type === 'previous-token');
+  const parts = [];
+  if (prev.length) {
+    const top = prev.reduce((a, b) => (b.scores.previous > a.scores.previous ? b : a));
+    parts.push(`${prev.length} attend mostly to the previous token (the strongest, ${name(top)}, ${f2(top.scores.previous)})`);
+  }
+  for (const t of ['two-back', 'current-token', 'first-token']) if (count(t)) parts.push(`${count(t)} ${t}`);
+  if (count('broad')) parts.push(`${count('broad')} spread their attention broadly (normalised entropy ${BROAD_THRESHOLD} or more)`);
+  if (count('mixed')) parts.push(`${count('mixed')} mix patterns, none reaching ${TYPE_THRESHOLD}`);
+  const first = heads.reduce((a, b) => ((b.scores.first ?? 0) > (a.scores.first ?? 0) ? b : a));
+  const sinks = count('first-token');
+  out.push('So on neither test does any head attend to what followed the earlier copy: no head here is an induction head. ' +
+    `What its ${heads.length} heads do instead, on the story: ${parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}` : parts[0]}. ` +
+    (sinks ? `${sinks} put most of their attention on the start marker <s>.`
+      : `None parks its attention on the start marker <s>: the most any head puts there is ${f2(first.scores.first ?? 0)} (${name(first)}).`));
+  out.push(`Why, this page cannot measure. Two facts fit: the model is tiny (${c.numLayers} layers, d_model = ${c.dModel}, ` +
+    `${c.numHeads} query heads of d_k = ${c.dK}, ${int(llamaParameters(c))} parameters counted from its config, a vocabulary of ` +
+    `${int(c.vocabSize)} tokens), and it learned from TinyStories, short simple stories that seldom repeat a passage word for ` +
+    'word, where copying earns little.');
+  return out;
+}
+
+/**
  * `<mha-gqa-story>` — grouped-query attention in a real model: Andrej Karpathy's stories260K
  * (llama2.c's smallest "tinyllamas" model, trained on TinyStories by Eldan & Li 2023; MIT licence)
  * writes a story token by token through the engine's KV cache. The element shows
@@ -144,7 +239,10 @@ export function describeHeads(heads, repeat, groupSize) {
  *   analysis"): the position scores and entropy on the story the model wrote (scoreText), the
  *   induction score on a sentence of the story written twice (inductionTargets), the type named
  *   by headType; a switch per head ablates it (its output zeroed before W_O) and the story is
- *   written again with the same number of tokens.
+ *   written again with the same number of tokens;
+ * - the search for an induction head, explained from measurements (explainCopying): a list of names
+ *   written twice (COPY_LIST), where only copying can help, scored like the sentence; what the heads
+ *   do instead; the model's size from its config.
  * Every number comes from the engine (`mha.loadModel`, CharModel.run and CharModel.generator);
  * the sentences around them are made from them.
  *
@@ -173,6 +271,10 @@ export function describeHeads(heads, repeat, groupSize) {
  *   Read-only: every head's type and scores (position scores and entropy on the story, induction on the repeated sentence).
  * @prop {{sentence: string, first: number, second: number, tokens: number}|null} repeat - Read-only: the
  *   repeated sentence and the bits per token of each copy.
+ * @prop {{list: string, first: number, second: number, tokens: number, even: number|null, best: {layer: number, head: number,
+ *   induction: number}|null, induction: string[], scores: Array<object>}|null} copy - Read-only: the list test (COPY_LIST
+ *   written twice): bits per token of each copy, the best induction score, that of evenly spread attention, the heads
+ *   that qualify as induction heads on it.
  * @prop {Array<[number, number]>} ablation - Read-only: the switched-off heads, 0-based.
  * @prop {Error|null} error - Read-only: why the model could not be loaded or run.
  *
@@ -199,6 +301,7 @@ export function describeHeads(heads, repeat, groupSize) {
  * @csspart heatmap - A head's `<mha-heatmap>`.
  * @csspart table - The table of every head's measured type.
  * @csspart summary - The sentences about the measured heads.
+ * @csspart copying - The induction-head search: the list test and what the heads do instead (with `data-*` numbers).
  * @csspart error - The error message.
  *
  * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-muted, --mha-mono - Theme.
@@ -217,6 +320,7 @@ export class MhaGqaStory extends AblatableModelElement {
     scheme: { type: String },
     measured: { state: true },
     repeat: { state: true },
+    copy: { state: true },
     _version: { state: true },
   };
 
@@ -258,6 +362,8 @@ export class MhaGqaStory extends AblatableModelElement {
     .summary ul { padding-left: 1.2em; margin: 0.3em 0; }
     .summary li { margin: 0.15em 0; }
     .credit a { color: var(--_accent); }
+    .copying h4 { margin: 0.8rem 0 0.2rem; font-size: 0.95rem; }
+    .copying p { margin: 0.35em 0; }
   `];
 
   constructor() {
@@ -271,6 +377,8 @@ export class MhaGqaStory extends AblatableModelElement {
     this.scheme = 'viridis';
     this.measured = null;
     this.repeat = null;
+    this.copy = null;
+    this._copyKey = '';
     this._version = 0;
     this._gen = null;
     this._genKey = '';
@@ -418,6 +526,7 @@ export class MhaGqaStory extends AblatableModelElement {
     if (!lm || this.error || !this._rows.length) {
       this.measured = null;
       this.repeat = null;
+      this.copy = null;
       this._att = null;
       return;
     }
@@ -440,6 +549,21 @@ export class MhaGqaStory extends AblatableModelElement {
       }
       this._repeatKey = rkey;
     }
+    // the list written twice: the same for every story, measured again only when the ablation changes
+    const ckey = formatAblate(ablate);
+    if (ckey !== this._copyKey || !this.copy) {
+      const n = lm.encode(COPY_LIST).length - 1;
+      const r = lm.run(`${COPY_LIST} ${COPY_LIST}`, { ablate });
+      const sc = scoreText(r.attention, r.ids);
+      const best = sc.reduce((a, b) => ((b.scores.induction ?? -1) > (a.scores.induction ?? -1) ? b : a));
+      this.copy = {
+        list: COPY_LIST, ...copyBitsPerToken(r, n, V), even: evenInduction(r.ids),
+        best: best.scores.induction === null ? null : { layer: best.layer, head: best.head, induction: best.scores.induction },
+        induction: sc.filter((x) => (x.scores.induction ?? 0) >= TYPE_THRESHOLD).map((x) => `L${x.layer + 1} · head ${x.head + 1}`),
+        scores: sc,
+      };
+      this._copyKey = ckey;
+    }
     this.measured = onStory.map((s) => {
       const induction = this.repeat.scores?.find((x) => x.layer === s.layer && x.head === s.head)?.scores.induction ?? null;
       const scores = { ...s.scores, induction };
@@ -447,7 +571,7 @@ export class MhaGqaStory extends AblatableModelElement {
       return { layer: s.layer, head: s.head, kvHead: Math.floor(s.head / group), type: headType(zeroed), scores };
     });
     this.dispatchEvent(new CustomEvent('mha-computed', {
-      detail: { text: this.text, cacheLength: this.cacheLength, kvBytes: this.kvBytes, measured: this.measured, repeat: this.repeat, ablate },
+      detail: { text: this.text, cacheLength: this.cacheLength, kvBytes: this.kvBytes, measured: this.measured, repeat: this.repeat, copy: this.copy, ablate },
       bubbles: true, composed: true,
     }));
   }
@@ -645,7 +769,12 @@ export class MhaGqaStory extends AblatableModelElement {
         repeated sentence${this.repeat?.sentence ? html`: “${this.repeat.sentence}”` : '.'}</p>
       <div class="summary" part="summary" aria-live="polite">
         <ul>${lines.map((s) => html`<li>${s}</li>`)}</ul>
-      </div>`;
+      </div>
+      ${this.copy ? html`<div class="copying" part="copying" aria-live="polite"
+        data-first=${this.copy.first} data-second=${this.copy.second} data-best=${this.copy.best?.induction ?? ''} data-even=${this.copy.even ?? ''}>
+        <h4>Looking for an induction head</h4>
+        ${explainCopying(m, this.copy, c, this.repeat).map((s) => html`<p>${s}</p>`)}
+      </div>` : nothing}`;
   }
 }
 
