@@ -194,6 +194,13 @@ test('mha-induction and mha-generate show the JS API\'s numbers', async () => {
 
   await page.goto(`${env.url}examples/generate.html`);
   await ready(page, 'mha-generate');
+  // before the first step: one line that says what to do, and no empty rows
+  const before = await page.evaluate(() => {
+    const root = document.querySelector('mha-generate').shadowRoot;
+    return { maps: root.querySelectorAll('mha-heatmap').length, hint: root.querySelector('[part="hint"]')?.textContent.replace(/\s+/g, ' ').trim(),
+      empty: root.textContent.includes('No attention weights yet') };
+  });
+  assert.deepEqual(before, { maps: 0, hint: 'Generate a character to see where each head\'s newest query looks in the cache: one row per head.', empty: false });
   await page.locator('mha-generate button.step1').click();
   await page.locator('mha-generate button.step10').click();
   const gen = await page.evaluate(async () => {
@@ -212,6 +219,7 @@ test('mha-induction and mha-generate show the JS API\'s numbers', async () => {
   assert.match(gen.cache, /^KV cache: 19 of 96 positions per layer\./);
   assert.equal(gen.cols, 19);
   assert.equal(gen.maps, 8);
+  assert.equal(await page.locator('mha-generate [part="hint"]').count(), 0);
   assert.deepEqual(errors, []);
   await context.close();
 });

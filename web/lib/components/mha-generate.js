@@ -9,7 +9,8 @@ const TEMPERATURES = [0, 0.7, 1];
  * `<mha-generate>` — generation with the KV cache: the trained model continues a prompt one
  * character at a time. Each step feeds only the newest character; the keys and values of the
  * earlier ones are read from each layer's KV cache (CharModel.generator over KVCache.step), and
- * the element draws the newest query's attention over the cache, one row per head.
+ * the element draws the newest query's attention over the cache, one row per head (before the
+ * first step, a one-line prompt to generate instead of empty rows).
  *
  * @element mha-generate
  *
@@ -34,7 +35,8 @@ const TEMPERATURES = [0, 0.7, 1];
  * @csspart temperature - The temperature select.
  * @csspart text - The prompt and the generated text (generated part in a `<mark>`).
  * @csspart cache - The KV-cache line.
- * @csspart heatmap - Each head's row of attention weights.
+ * @csspart heatmap - Each head's row of attention weights (none before the first step).
+ * @csspart hint - The line shown before the first step, in place of the rows.
  * @csspart error - The error message.
  */
 export class MhaGenerate extends TrainedModelElement {
@@ -166,13 +168,15 @@ export class MhaGenerate extends TrainedModelElement {
         // the newest character is not in the cache yet: it is fed at the next step
         s && len < text.length - 1 ? ' (it filled up once and was refilled with the last half of the text)' : ''}.${s
         ? ` Last character: ${showChar(s.char)} (p = ${f2(s.p)}).` : ''}</p>
-      <div class="rows">${heads.map((h) => html`
+      ${s ? nothing : html`<p class="hint empty-rows" part="hint">Generate a character to see where each head's newest query
+        looks in the cache: one row per head.</p>`}
+      ${s ? html`<div class="rows">${heads.map((h) => html`
         <span class="lbl">L${h.layer + 1} · head ${h.head + 1} (${h.type})</span>
         <mha-heatmap part="heatmap" compact no-save scheme=${this.scheme} data-layer=${h.layer} data-head=${h.head}
           label=${`Layer ${h.layer + 1}, head ${h.head + 1}: newest query`}
-          .tokens=${s ? [showChar(text.at(-2) ?? '')] : []} .keyTokens=${keys}
-          .weights=${s ? { data: s.attention[h.layer].data.subarray(h.head * len, (h.head + 1) * len), shape: [1, len] } : null}></mha-heatmap>`)}
-      </div>`;
+          .tokens=${[showChar(text.at(-2) ?? '')]} .keyTokens=${keys}
+          .weights=${{ data: s.attention[h.layer].data.subarray(h.head * len, (h.head + 1) * len), shape: [1, len] }}></mha-heatmap>`)}
+      </div>` : nothing}`;
   }
 }
 

@@ -1,10 +1,13 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { baseStyles, toHeads } from './shared.js';
-import './mha-heatmap.js';
+import { parseScale, SHARED_DOMAIN } from './mha-heatmap.js';
 
 /**
  * `<mha-heads>` — the attention weights of every head of one layer, side by side as small
- * multiples with one shared color range, each captioned "head i · d_k = …".
+ * multiples, each captioned "head i · d_k = …". By default every map is coloured on one fixed
+ * range, 0 to 1 (`scale="shared"`), so that heads, and the maps of other layers or other settings
+ * of h, compare by colour: a sharp head is bright where a diffuse one is dark. A line under the
+ * maps states the scale in use.
  *
  * Press a head's caption button to enlarge it (values printed in the cells); press it again to
  * go back. Hovering or focusing a query row in any head highlights that row in every head.
@@ -21,13 +24,19 @@ import './mha-heatmap.js';
  * @attr {'viridis'|'cividis'} scheme - Color scale of all heads (default viridis).
  * @attr {number} expanded - Index of the enlarged head, or -1 (default).
  * @attr {boolean} show-values - Print values in every small multiple too.
+ * @attr {'shared'|'per-map'} scale - `shared` (default): one colour range for every head, 0 to 1 (the range of any
+ *   attention weight); `per-map`: each head from 0 to its own largest weight (patterns of flat heads show, but colours
+ *   no longer compare between heads). A bad value keeps the last good one and shows a message naming it.
  *
+ * @fires mha-error - `{detail: {error}}` (an MHAError, INVALID_ARGUMENT) when `scale` is not one of its values.
  * @fires mha-expand - `{detail: {head}}` when a head is enlarged (-1 when collapsed).
  *
  * @csspart heads - The container of the small multiples.
  * @csspart head - Each head's figure wrapper.
  * @csspart caption - Each caption button.
  * @csspart heatmap - Each `<mha-heatmap>` (their own parts are forwarded as `heatmap-*`).
+ * @csspart scale-note - The line under the maps that states the colour scale.
+ * @csspart error - The message of a bad attribute.
  *
  * @cssprop --mha-heads-gap - Space between heads (default 1rem).
  */
@@ -41,6 +50,7 @@ export class MhaHeads extends LitElement {
     scheme: { type: String },
     expanded: { type: Number, reflect: true },
     showValues: { type: Boolean, attribute: 'show-values' },
+    scale: { type: String },
     _row: { state: true },
   };
 
@@ -57,6 +67,7 @@ export class MhaHeads extends LitElement {
     .cap:hover { text-decoration: underline; }
     .cap .hint { font-size: 0.9em; }
     .empty { color: var(--_muted); font-size: 0.9em; }
+    .scale-note { color: var(--_muted); font-size: 0.85em; margin: 0.4em 0 0; }
   `];
 
   constructor() {
@@ -69,6 +80,9 @@ export class MhaHeads extends LitElement {
     this.scheme = 'viridis';
     this.expanded = -1;
     this.showValues = false;
+    this.scale = null;
+    this._scale = 'shared';
+    this._scaleError = null;
     this._row = -1;
     this._headsFor = {};
     this._heads = [];
@@ -83,6 +97,20 @@ export class MhaHeads extends LitElement {
     return this._heads;
   }
 
+  /** The colour scale in use: `shared` or `per-map` (the last good value of `scale`). */
+  get scaleInUse() {
+    return this._scale;
+  }
+
+  willUpdate(changed) {
+    if (changed.has('scale')) {
+      const r = parseScale(this.scale, 'shared');
+      this._scaleError = r.error ?? null;
+      if (r.error) this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: r.error }, bubbles: true, composed: true }));
+      else this._scale = r.value;
+    }
+  }
+
   _toggle(i) {
     this.expanded = this.expanded === i ? -1 : i;
     this.dispatchEvent(new CustomEvent('mha-expand', { detail: { head: this.expanded }, bubbles: true, composed: true }));
@@ -90,12 +118,12 @@ export class MhaHeads extends LitElement {
 
   render() {
     const heads = this.heads;
-    if (!heads.length) return html`<p class="empty">No heads to show yet.</p>`;
-    let hi = 0;
-    for (const m of heads) for (const row of m) for (const v of row) if (v > hi) hi = v;
-    const domain = [0, hi || 1];
+    const error = this._scaleError ? html`<p class="error" part="error" role="alert">${this._scaleError.message}</p>` : nothing;
+    if (!heads.length) return html`${error}<p class="empty">No heads to show yet.</p>`;
+    const shared = this._scale === 'shared';
+    const domain = shared ? SHARED_DOMAIN : null;
     const dk = (i) => (Array.isArray(this.dK) ? this.dK[i] : this.dK);
-    return html`<div class="heads" part="heads" @mha-row-hover=${(e) => { this._row = e.detail.row; }}>
+    return html`${error}<div class="heads" part="heads" @mha-row-hover=${(e) => { this._row = e.detail.row; }}>
       ${heads.map((m, i) => {
         const big = this.expanded === i;
         const name = this.headNames?.[i] ? ` (${this.headNames[i]})` : '';
@@ -109,11 +137,14 @@ export class MhaHeads extends LitElement {
           </button>
           <mha-heatmap part="heatmap" exportparts="cell: heatmap-cell, grid: heatmap-grid, legend: heatmap-legend, readout: heatmap-readout, save: heatmap-save"
             .weights=${m} .tokens=${this.tokens} .keyTokens=${this.keyTokens} .domain=${domain}
-            .highlightRow=${this._row} label=${label} scheme=${this.scheme}
+            .highlightRow=${this._row} label=${label} scheme=${this.scheme} scale=${shared ? 'shared' : 'per-map'}
             ?compact=${!big && heads.length > 4} ?show-values=${big || this.showValues}></mha-heatmap>
         </div>`;
       })}
-    </div>`;
+    </div>
+    <p class="scale-note" part="scale-note" data-scale=${this._scale}>${shared
+      ? `Colour: 0 to 1, the same scale for every head, so colours compare between heads and between settings.`
+      : 'Colour: each head on its own scale, from 0 to its largest weight (the numbers under each map): colours do not compare between heads.'}</p>`;
   }
 }
 

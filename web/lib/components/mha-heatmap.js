@@ -1,12 +1,37 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { guard } from 'lit/directives/guard.js';
 import { baseStyles, toMatrix, colorFor, interpolatorFor, textOn, fmt, num } from './shared.js';
+import { MHAError } from '../src/index.js';
 
 /** Length in characters (code points) of the longest label. */
 function longest(labels) {
   let n = 1;
   for (const t of labels) n = Math.max(n, t.length === 1 ? 1 : [...t].length);
   return n;
+}
+
+/**
+ * The values of the `scale` attribute of `<mha-heatmap>` and `<mha-heads>`: `shared` colours every
+ * map on one fixed range, 0 to 1 (every attention weight lies in it: a softmax row sums to 1), so
+ * that maps (heads, layers, settings of h) can be compared by colour; `per-map` stretches each map
+ * from 0 to its own largest weight, which shows the pattern of a flat map but not how sharp it is.
+ */
+export const SCALES = Object.freeze(['shared', 'per-map']);
+
+/** The colour range of `scale="shared"`. */
+export const SHARED_DOMAIN = Object.freeze([0, 1]);
+
+/**
+ * Checks a `scale` attribute.
+ * @param {string|null|undefined} raw the attribute as written (null/undefined: absent)
+ * @param {string} dflt the element's default
+ * @returns {{value: string}|{error: MHAError}} an INVALID_ARGUMENT error naming the attribute, the expected and the actual value
+ */
+export function parseScale(raw, dflt) {
+  if (raw === null || raw === undefined) return { value: dflt };
+  const v = String(raw).trim();
+  if (SCALES.includes(v)) return { value: v };
+  return { error: new MHAError('INVALID_ARGUMENT', `scale: expected ${SCALES.map((x) => `"${x}"`).join(' or ')}, got ${JSON.stringify(String(raw))}`, { argument: 'scale' }) };
 }
 
 /** Grids of more cells than this are drawn on a canvas; smaller ones keep a DOM node per cell. */
@@ -57,16 +82,20 @@ function pack(color) {
  * @prop {number[][]|{data: Float32Array, shape: number[]}} weights - The `[Tq, Tk]` matrix.
  * @prop {string[]} tokens - Labels of the queries (and of the keys unless `keyTokens` is set).
  * @prop {string[]} keyTokens - Labels of the keys, for cross-attention (defaults to `tokens`).
- * @prop {[number, number]} domain - Value range of the color scale; default `[0, max]` of the data.
+ * @prop {[number, number]} domain - Value range of the color scale; when set it wins over `scale`.
  * @prop {number} highlightRow - Query row to highlight (-1 for none); set by `<mha-heads>`.
  *
  * @attr {string} label - Accessible name and PNG title, e.g. "head 1".
  * @attr {'viridis'|'cividis'} scheme - Color scale (default viridis).
+ * @attr {'per-map'|'shared'} scale - Range of the colours: `per-map` (default) from 0 to this map's largest value;
+ *   `shared` from 0 to 1, the range of every attention weight, so that separate maps compare by colour. A bad
+ *   value keeps the last good one and shows a message naming it (and fires `mha-error`).
  * @attr {boolean} show-values - Print the value inside every cell.
  * @attr {number} digits - Decimals in the readout and cells (default 3).
  * @attr {boolean} no-save - Hide the "Save PNG" button.
  * @attr {boolean} compact - Smaller cells and no legend text under 4 keys (for small multiples).
  *
+ * @fires mha-error - `{detail: {error}}` (an MHAError, INVALID_ARGUMENT) when `scale` is not one of its values.
  * @fires mha-cell-focus - `{detail: {row, col, query, key, value}}` when a cell gets hover or focus.
  * @fires mha-row-hover - `{detail: {row}}` when the pointer or focus enters a query row (-1 on leave).
  *
@@ -81,6 +110,7 @@ function pack(color) {
  * @csspart readout - The "query → key: value" line.
  * @csspart legend - The color legend.
  * @csspart save - The "Save PNG" button.
+ * @csspart error - The message of a bad attribute.
  *
  * @cssprop --mha-cell-size - Side of one cell (default 28px; 20px when compact).
  * @cssprop --mha-fg, --mha-bg, --mha-muted, --mha-border, --mha-focus, --mha-font - Theme.
@@ -94,6 +124,7 @@ export class MhaHeatmap extends LitElement {
     highlightRow: { type: Number, attribute: 'highlight-row' },
     label: { type: String },
     scheme: { type: String },
+    scale: { type: String },
     showValues: { type: Boolean, attribute: 'show-values', reflect: true },
     digits: { type: Number },
     noSave: { type: Boolean, attribute: 'no-save' },
@@ -194,6 +225,9 @@ export class MhaHeatmap extends LitElement {
     this.highlightRow = -1;
     this.label = 'attention weights';
     this.scheme = 'viridis';
+    this.scale = null;
+    this._scale = 'per-map';
+    this._scaleError = null;
     this.showValues = false;
     this.digits = 3;
     this.noSave = false;
@@ -246,8 +280,14 @@ export class MhaHeatmap extends LitElement {
     return out;
   }
 
+  /** The colour scale in use: `per-map` or `shared` (the last good value of `scale`). */
+  get scaleInUse() {
+    return this._scale;
+  }
+
   _domain(m) {
     if (Array.isArray(this.domain) && this.domain.length === 2) return this.domain;
+    if (this._scale === 'shared') return SHARED_DOMAIN;
     if (this._domainOf?.m === m) return this._domainOf.range;
     let hi = 0;
     for (const row of m) for (const v of row) if (v > hi) hi = v;
@@ -311,6 +351,12 @@ export class MhaHeatmap extends LitElement {
   }
 
   willUpdate(changed) {
+    if (changed.has('scale')) {
+      const r = parseScale(this.scale, 'per-map');
+      this._scaleError = r.error ?? null;
+      if (r.error) this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: r.error }, bubbles: true, composed: true }));
+      else this._scale = r.value;
+    }
     if (changed.has('weights')) {
       const m = this.matrix;
       const [r, c] = this._active;
@@ -323,7 +369,7 @@ export class MhaHeatmap extends LitElement {
   render() {
     const m = this.matrix;
     if (!m.length || !m[0]?.length) {
-      return html`<figure part="figure"><p class="empty">No attention weights yet.</p></figure>`;
+      return html`<figure part="figure">${this._scaleError ? html`<p class="error" part="error" role="alert">${this._scaleError.message}</p>` : nothing}<p class="empty">No attention weights yet.</p></figure>`;
     }
     if (this.mode === 'canvas') return this._renderCanvas(m);
     const { q, k } = this._labels(m);
@@ -375,6 +421,7 @@ export class MhaHeatmap extends LitElement {
     const interp = interpolatorFor(this.scheme);
     const stops = Array.from({ length: 11 }, (_, i) => `${interp(i / 10)} ${i * 10}%`).join(', ');
     return html`
+        ${this._scaleError ? html`<p class="error" part="error" role="alert">${this._scaleError.message}</p>` : nothing}
         <div class="readout" part="readout" id="readout" role="status" aria-live="polite">${this._readout}</div>
         <div class="legend" part="legend">
           <span class="lo">${fmt(lo, 2)}</span>
@@ -524,7 +571,7 @@ export class MhaHeatmap extends LitElement {
     const dpr = window.devicePixelRatio || 1;
     const key = `${tq}x${tk}@${cell}@${dpr}`;
     const d = this._drawn;
-    if (!d || d.canvas !== canvas || d.key !== key || d.m !== m || changed.has('domain') || changed.has('scheme') ||
+    if (!d || d.canvas !== canvas || d.key !== key || d.m !== m || changed.has('domain') || changed.has('scheme') || changed.has('scale') ||
         changed.has('showValues') || changed.has('digits') || changed.has('compact')) {
       this._drawBase(canvas, m, cell, dpr, key);
       this._watchDpr(dpr);

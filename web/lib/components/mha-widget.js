@@ -22,6 +22,9 @@ import './mha-heads.js';
  *   or "divisors" for every divisor of d_model.
  * @attr {number} seed - Seed of the generated X and weights (default 7).
  * @attr {'viridis'|'cividis'} scheme - Color scale (default viridis).
+ * @attr {'shared'|'per-map'} scale - Colour range of the heads' maps, passed to `<mha-heads>`: `shared` (default), 0 to 1
+ *   for every head and every h, so that sharpness compares by colour; `per-map`, each head from 0 to its own largest
+ *   weight. A bad value shows `<mha-heads>`' message naming it.
  * @attr {boolean} causal - Apply a causal mask.
  * @attr {boolean} no-reseed - Hide the "New weights" button.
  *
@@ -52,6 +55,7 @@ export class MhaWidget extends LitElement {
     headOptions: { type: String, attribute: 'head-options' },
     seed: { type: Number, reflect: true },
     scheme: { type: String },
+    scale: { type: String },
     causal: { type: Boolean },
     noReseed: { type: Boolean, attribute: 'no-reseed' },
     x: { attribute: false },
@@ -196,7 +200,7 @@ export class MhaWidget extends LitElement {
         ${this.error
           ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>`
           : html`<mha-heads part="heads" .weights=${r?.weights} .tokens=${this.tokenLabels}
-              .dK=${r?.passport?.dK} scheme=${this.scheme}></mha-heads>`}
+              .dK=${r?.passport?.dK} scheme=${this.scheme} .scale=${this.scale ?? null}></mha-heads>`}
       </div>
       <p class="status" aria-live="polite">${r ? `${r.heads} head${r.heads > 1 ? 's' : ''} of ${this._T} × ${this._T} attention weights, computed by the wasm engine` : this.error ? '' : 'Loading the engine…'}</p>`;
   }
