@@ -12,3 +12,4 @@ export { DEFAULT_MODEL_URL, DEFAULT_STORIES_URL, MODEL_INDEX_URL, acquireModel, 
 export * from './index.js';
 export { gqaFigures } from './gqa-verdict.js';
 export { COPY_LIST, evenInduction, llamaParameters, explainCopying } from './mha-gqa-story.js';
+export { MhaSurprisal, measureSurprisal, surprisalBits, findRepeat, parseAblateStrict } from './mha-surprisal.js';
