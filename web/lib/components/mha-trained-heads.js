@@ -1,5 +1,7 @@
 import { html, css, nothing } from 'lit';
-import { TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN, headType, scoreText } from '../src/index.js';
+import {
+  TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN, COPYING_THRESHOLD, headType, scoreText, copyingScores, inductionVerdict,
+} from '../src/index.js';
 import {
   AblatableModelElement, trainedStyles, showChar, headView, SCORE_OF, SCORE_MEANS, f2, f3,
 } from './trained-shared.js';
@@ -8,57 +10,99 @@ import './mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
 
+/** "a" or "an" before a head type ("an induction head", "a previous-token head"). */
+const article = (word) => (/^[aeiou]/i.test(word) ? 'an' : 'a');
+
+/** What a head's copying score says, for its box and the explanation. */
+function copyingPhrase(c) {
+  return `copying score ${f2(c.score)}${c.copies ? '' : `, below ${COPYING_THRESHOLD}`}: attending to one character, it raises ` +
+    `that character's own logit the most for ${c.copied} of ${c.total} characters`;
+}
+
 /**
  * One sentence per head on what it does on the text shown, from its label and scores on the
- * held-out probes (`reference`, CharModel.heads) and its scores on this text (`onText`,
- * scoreText): whether it does here what its label says, the score that says so, and, when the
- * text does not define that score (an induction score needs a repeated span), that it cannot be
- * judged here.
+ * held-out probes (`reference`, CharModel.heads), its scores on this text (`onText`, scoreText)
+ * and, when given, its copying score (`copying`, copyingScores): whether it does here what its
+ * label says, the score that says so, and, when the text does not define that score (an induction
+ * score needs a repeated span), that it cannot be judged here. A head is called an induction head
+ * only when its attention is labelled induction AND its output copies (Olsson et al. 2022's two
+ * tests); otherwise the sentence says which of the two holds. A switched-off head (`off`) is
+ * described as such: its attention is still computed, its output no longer reaches the model.
  * @param {Array<{layer: number, head: number, type: string, scores: object}>} reference
  * @param {Array<{layer: number, head: number, scores: object}>} onText
+ * @param {Array<{layer: number, head: number, score: number, copied: number, total: number, copies: boolean}>} [copying]
+ * @param {Array<[number, number]>} [off] switched-off heads, 0-based [layer, head]
  * @returns {{summary: string, lines: string[], matches: number, labelled: number}}
  */
-export function explainHeads(reference, onText) {
+export function explainHeads(reference, onText, copying = null, off = []) {
   const lines = [];
   let matches = 0;
   let labelled = 0;
   let judged = 0;
+  let switchedOff = 0;
   for (const ref of reference) {
     const here = onText.find((s) => s.layer === ref.layer && s.head === ref.head)?.scores;
+    const copy = copying?.find((c) => c.layer === ref.layer && c.head === ref.head) ?? null;
+    const isOff = off.some(([l, j]) => l === ref.layer && j === ref.head);
     const name = `L${ref.layer + 1} · head ${ref.head + 1}`;
     const key = SCORE_OF[ref.type];
     const zeroed = Object.fromEntries(Object.entries(here).map(([k, v]) => [k, v ?? 0]));
     const hereType = headType(zeroed);
     const other = hereType !== ref.type && SCORE_OF[hereType]
       ? ` Its strongest pattern on this text is ${hereType} (${f2(here[SCORE_OF[hereType]])}).` : '';
+    const verdict = copy ? inductionVerdict(ref, copy) : null;
+    // the copying half, for heads whose output copies without an induction label
+    const copiesToo = verdict === 'copies-only' ? ` Its output copies: ${copyingPhrase(copy)}.` : '';
     if (!key) {
       lines.push(`${name} has no single pattern on the probes (${ref.type}, entropy ${f2(ref.scores.entropy)}); ` +
-        `on this text its entropy is ${f2(here.entropy)}.${other}`);
+        `on this text its entropy is ${f2(here.entropy)}.${other}${copiesToo}`);
       continue;
     }
     labelled++;
+    // what the probes say the head is, in words that hold both of the induction tests apart
+    const isInduction = key === 'induction';
+    const probeName = !isInduction ? `${ref.type} on the probes (${f2(ref.scores[key])})`
+      : verdict === 'induction' ? `an induction head (induction score ${f2(ref.scores.induction)} on the probes; ${copyingPhrase(copy)})`
+        : verdict === 'attends-only' ? `a head that attends like an induction head on the probes (${f2(ref.scores.induction)}) but does not copy ` +
+          `(${copyingPhrase(copy)})`
+          : `labelled induction by its attention on the probes (${f2(ref.scores.induction)})`;
     const v = here[key];
     if (v === null) {
-      lines.push(key === 'induction'
-        ? `${name} is an induction head on the probes (${f2(ref.scores.induction)}), but this text repeats no span of ` +
+      lines.push(isInduction
+        ? `${name} is ${probeName}; this text repeats no span of ` +
           `${INDUCTION_MIN_SPAN} characters, so there is nothing for it to copy: write a phrase twice to see it work.${other}`
-        : `${name} (${ref.type} on the probes, ${f2(ref.scores[key])}) cannot be judged on a text this short.`);
+        : `${name} (${probeName}) cannot be judged on a text this short.`);
+      continue;
+    }
+    if (isOff) {
+      switchedOff++;
+      lines.push(`${name} is switched off: its attention is still computed (${f2(v)} of it is ${SCORE_MEANS[key]}), ` +
+        'but its output no longer reaches the rest of the model.');
       continue;
     }
     judged++;
     if (v >= TYPE_THRESHOLD) {
       matches++;
-      lines.push(`${name} acts as a ${ref.type} head here too: ${f2(v)} of its attention is ${SCORE_MEANS[key]} ` +
-        `(${f2(ref.scores[key])} on the probes).`);
+      if (!isInduction) {
+        lines.push(`${name} acts as ${article(ref.type)} ${ref.type} head here too: ${f2(v)} of its attention is ${SCORE_MEANS[key]} ` +
+          `(${f2(ref.scores[key])} on the probes).${copiesToo}`);
+      } else if (verdict === 'attends-only') {
+        lines.push(`${name} attends like an induction head here too: ${f2(v)} of its attention is ${SCORE_MEANS[key]} ` +
+          `(${f2(ref.scores[key])} on the probes). But its output does not copy: ${copyingPhrase(copy)}; so it is not called an induction head.`);
+      } else {
+        lines.push(`${name} acts as an induction head here too: ${f2(v)} of its attention is ${SCORE_MEANS[key]} ` +
+          `(${f2(ref.scores[key])} on the probes)${copy ? `, and its output copies (${copyingPhrase(copy)})` : ''}.`);
+      }
     } else {
       lines.push(`${name} is labelled ${ref.type} from the probes (${f2(ref.scores[key])}), but on this text only ` +
-        `${f2(v)} of its attention is ${SCORE_MEANS[key]}, below the ${TYPE_THRESHOLD} that earns the label.${other}`);
+        `${f2(v)} of its attention is ${SCORE_MEANS[key]}, below the ${TYPE_THRESHOLD} that earns the label.${other}${copiesToo}`);
     }
   }
   const summary = labelled === 0
     ? 'No head of this model has a label from the probes.'
     : `On this text, ${matches} of the ${judged} labelled heads that it can judge do what their label says` +
-      (judged < labelled ? ` (${labelled - judged} cannot be judged here)` : '') + '.';
+      (judged + switchedOff < labelled ? ` (${labelled - judged - switchedOff} cannot be judged here)` : '') +
+      (switchedOff ? ` (${switchedOff} switched off)` : '') + '.';
   return { summary, lines, matches, labelled };
 }
 
@@ -131,6 +175,8 @@ export function modelChoices(manifest, base) {
  * @csspart switch - A head's on/off switch (role="switch").
  * @csspart badge - A head's type label.
  * @csspart scores - A head's score line.
+ * @csspart copying - A head's copying score (copyingScores) and what its two tests say (`data-verdict`:
+ *   induction, attends-only, copies-only, neither).
  * @csspart heatmap - A head's `<mha-heatmap>`.
  * @csspart explanation - The computed explanation under the heads.
  * @csspart error - The error message.
@@ -172,6 +218,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .badge { padding: 0 0.4em; border-radius: 999px; background: var(--_bg); border: 1px solid var(--_border); }
     .badge.t-induction, .badge.t-previous-token { border-color: var(--_accent); font-weight: 600; }
     .scores { margin: 0.25rem 0; font-size: 0.8rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
+    .copying { margin: 0.25rem 0; font-size: 0.8rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
+    .copying.v-induction { color: var(--_fg); font-weight: 600; }
     .explanation ul { padding-left: 1.2em; margin: 0.3em 0; }
     .explanation li { margin: 0.15em 0; }
     .picker { margin: 0.3rem 0; }
@@ -280,8 +328,10 @@ export class MhaTrainedHeads extends AblatableModelElement {
     if (!lm) return html`${this._picker()}<p class="loading" role="status">Loading the trained model…</p>`;
     const c = lm.config;
     let reference;
+    let copying;
     try {
       reference = lm.heads;
+      copying = copyingScores(lm);
     } catch (e) {
       return html`<p class="error" part="error" role="alert">${e.message}</p>`;
     }
@@ -289,7 +339,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const off = this.ablation;
     const isOff = (l, j) => off.some(([a, b]) => a === l && b === j);
     const tokens = r ? r.tokens.map(showChar) : [];
-    const explained = r && this.textScores ? explainHeads(reference, this.textScores) : null;
+    const explained = r && this.textScores ? explainHeads(reference, this.textScores, copying, off) : null;
     return html`
       ${this._picker()}
       <p class="hint" part="about">${this._about()}</p>
@@ -309,13 +359,17 @@ export class MhaTrainedHeads extends AblatableModelElement {
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
       <p class="hint">Each head carries the type measured on held-out probes stored with the model: its strongest
         pattern when that score reaches ${TYPE_THRESHOLD}, else "broad" when its attention is spread out (normalised
-        entropy ≥ ${BROAD_THRESHOLD}), else "mixed". Beside it, the same score measured on the text above.
+        entropy ≥ ${BROAD_THRESHOLD}), else "mixed". Beside it, the same score measured on the text above. That label
+        says only where a head looks. Its copying score (Olsson et al. 2022) asks what its output does: let the head attend
+        to one character alone, and see whether that same character's logit comes out highest; the score is the share of
+        the ${c.vocabSize} characters for which it does (chance: 1 in ${c.vocabSize}). A head is called an induction head
+        only when its attention is labelled induction and its copying score reaches ${COPYING_THRESHOLD}.
         <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></p>
       <div class="grid" part="heads">
         ${Array.from({ length: c.numLayers }, (_, l) => html`
           <div class="layer" role="group" aria-label=${`Layer ${l + 1}`}>
             <span class="layer-name" aria-hidden="true">Layer ${l + 1}</span>
-            ${Array.from({ length: c.numHeads }, (_, j) => this._head(l, j, reference, tokens, isOff(l, j)))}
+            ${Array.from({ length: c.numHeads }, (_, j) => this._head(l, j, reference, tokens, isOff(l, j), copying))}
           </div>`)}
       </div>
       ${explained ? html`<div class="explanation" part="explanation" aria-live="polite">
@@ -324,8 +378,16 @@ export class MhaTrainedHeads extends AblatableModelElement {
       </div>` : nothing}`;
   }
 
-  _head(l, j, reference, tokens, off) {
+  _head(l, j, reference, tokens, off, copying) {
     const ref = reference.find((x) => x.layer === l && x.head === j);
+    const copy = copying.find((x) => x.layer === l && x.head === j);
+    const verdict = inductionVerdict(ref, copy);
+    const says = {
+      induction: 'induction head: attends and copies',
+      'attends-only': 'attends like an induction head; its output does not copy',
+      'copies-only': 'its output copies',
+      neither: 'its output does not copy',
+    }[verdict];
     const here = this.textScores?.find((x) => x.layer === l && x.head === j)?.scores;
     const key = SCORE_OF[ref.type] ?? 'entropy';
     const what = key === 'entropy' ? 'entropy' : 'score';
@@ -339,6 +401,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
           <span class=${`badge t-${ref.type}`} part="badge">${ref.type}</span>
         </button>
         <p class="scores" part="scores" data-probes=${ref.scores[key]} data-text=${here?.[key] ?? ''}>${what}: probes ${f2(ref.scores[key])} · this text ${hereText}</p>
+        <p class=${`copying v-${verdict}`} part="copying" data-copying=${copy.score} data-verdict=${verdict}>copying ${f2(copy.score)}
+          (${copy.copied}/${copy.total}) · ${says}</p>
         <mha-heatmap part="heatmap" compact scheme=${this.scheme} data-layer=${l} data-head=${j}
           label=${`Layer ${l + 1}, head ${j + 1} (${ref.type})`}
           .tokens=${tokens} .weights=${r ? headView(r.attention[l], j) : null}></mha-heatmap>
