@@ -12,10 +12,13 @@ import { readFileSync } from 'node:fs';
 import { createMHA } from '../web/lib/src/index.js';
 import { X0, HEADS, restaurantLayerOptions } from '../web/lib/components/restaurant.js';
 import { MODELS } from '../web/lib/components/models-data.js';
+import { copyingScores, inductionVerdict } from '../web/lib/src/copying.js';
 
 const PAGE = readFileSync(new URL('../web/site/index.html', import.meta.url), 'utf8');
 const MANIFEST = JSON.parse(readFileSync(new URL('../web/lib/models/index.json', import.meta.url), 'utf8'));
 const mha = await createMHA();
+// the explorer's default model (web/lib/components/models.js: DEFAULT_MODEL_URL)
+const charlm = await mha.loadModel(new URL('../web/lib/models/charlm-h4-s0.safetensors', import.meta.url));
 
 /** Numbers that define rather than claim: each regex is removed from the prose before the digit scan. */
 const DEFINITIONS = [
@@ -92,7 +95,18 @@ export function backers(html) {
     } finally { layer.dispose(); }
   };
   const gqa = MANIFEST.gqa;
+  const surprisal = attrs(html, 'surprisal');
   return {
+    'surprisal.ablated': () => {
+      // the heads <mha-surprisal> switches off are exactly those that pass both induction tests
+      const copying = copyingScores(charlm);
+      const both = charlm.heads.filter((h, i) => inductionVerdict(h, copying[i]) === 'induction');
+      assert.ok(both.length > 0, 'the model has heads that pass both tests');
+      assert.deepEqual(surprisal.ablate.split(/\s+/), both.map((h) => `${h.layer + 1}:${h.head + 1}`));
+      const layers = [...new Set(both.map((h) => h.layer + 1))];
+      assert.equal(layers.length, 1, 'one layer, as the sentence says');
+      return `${list(both.map((h) => h.head + 1))} of layer ${layers[0]}`;
+    },
     'widget.seqLen': () => String(T),
     'widget.dModel': () => String(d),
     'widget.wQ': () => {
