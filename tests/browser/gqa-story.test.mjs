@@ -254,3 +254,38 @@ test('the lesson, section 6: the element after the KV calculator writes Node\'s 
   await page.locator('#gqa-story').screenshot({ path: path.join(ARTIFACTS, 'lesson-gqa-story.png') });
   assert.deepEqual(errors, []);
 });
+
+test('390 px wide: the head table shows that it scrolls (edge shadow and a "scroll sideways →" line), and says so no more once scrolled to its end; wide, no cue', { timeout: 300_000 }, async () => {
+  const story = greedy(STEPS);
+  const cue = (page) => page.evaluate(() => {
+    const root = document.querySelector('mha-gqa-story').shadowRoot;
+    const box = root.querySelector('.scroll');
+    const hint = box.nextElementSibling;
+    return { overflow: box.getAttribute('data-overflow'), more: box.scrollWidth - box.clientWidth, hint: hint.textContent.trim(),
+      hintShown: hint.getBoundingClientRect().height > 0, shadow: getComputedStyle(box).backgroundImage };
+  });
+  for (const width of [390, 1280]) {
+    const { page, errors } = await env.newPage({ viewport: { width, height: 900 } });
+    await page.goto(`${env.url}examples/gqa-story.html`);
+    await ready(page, 'mha-gqa-story', story.cacheLength);
+    await page.waitForFunction(() => document.querySelector('mha-gqa-story').shadowRoot.querySelector('.scroll'));
+    await page.waitForTimeout(100);
+    let got = await cue(page);
+    if (width === 390) {
+      assert.ok(got.more > 0, 'the table is wider than the phone');
+      assert.equal(got.overflow, 'end');
+      assert.deepEqual([got.hint, got.hintShown], ['scroll sideways →', true]);
+      assert.match(got.shadow, /radial-gradient/);
+      await page.locator('mha-gqa-story .scroll').first().scrollIntoViewIfNeeded();
+      await page.screenshot({ path: path.join(ARTIFACTS, 'element-mha-gqa-story-390-scroll-cue.png') });
+      await page.evaluate(() => { const b = document.querySelector('mha-gqa-story').shadowRoot.querySelector('.scroll'); b.scrollLeft = b.scrollWidth; });
+      await page.waitForFunction(() => document.querySelector('mha-gqa-story').shadowRoot.querySelector('.scroll').getAttribute('data-overflow') === 'start');
+      got = await cue(page);
+      assert.equal(got.hintShown, true, 'the line stays while the box scrolls');
+    } else {
+      assert.ok(got.more <= 1, `the table fits at ${width} px`);
+      assert.deepEqual([got.overflow, got.hintShown], [null, false]);
+    }
+    assert.deepEqual(errors, []);
+  }
+});

@@ -107,7 +107,12 @@ function checkAgainstNode(got, want, seed) {
     assert.equal(g.perToken, w.perToken, `${w.file}: bytes per token`);
     assert.ok(Math.abs(g.live - w.live) < 1e-6, `${w.file}: ${g.live} vs ${w.live}`);
     assert.ok(g.cells.includes(f3(w.live)) && g.cells.includes(int(w.perToken)), g.cells.join(' | '));
-    assert.ok(got.chartLabel.includes(`${w.kvHeads} K/V heads, seed ${w.seed}: ${int(w.perToken)} bytes, ${f3(w.live)} bits`), got.chartLabel);
+    assert.ok(g.cells.includes(f3(manifest.gqa.find((m) => m.file === w.file).heldoutBpc)), g.cells.join(' | '));
+  }
+  // the chart: every twin of the manifest (both seeds) on the whole held-out set, the figure the sentences judge
+  assert.match(got.chartLabel, /^Chart: bits per character on the whole held-out set, at training, against KV-cache bytes per token\./);
+  for (const m of manifest.gqa) {
+    assert.ok(got.chartLabel.includes(`${m.kvHeads} K/V heads, seed ${m.seed}: ${int(2 * m.numLayers * m.kvHeads * m.dK * 4)} bytes, ${f3(m.heldoutBpc)} bits`), got.chartLabel);
   }
   // the sentences: the judgement on the whole held-out set (index.json's heldoutBpc, both seeds, whatever the page
   // scored), then the page's passages with Node's live losses; the same as gqaVerdict on Node's rows
@@ -317,4 +322,29 @@ test('the lesson, section 7: a model picked in the explorer is the generator\'s 
   const want = lms.get(kv2.file).generate(prompt, 10, { temperature: 0, seed: 7 }).text;
   assert.equal(await page.evaluate(() => document.querySelector('#generate').text), want);
   assert.deepEqual(errors, []);
+});
+
+test('390 px wide: a table wider than the phone shows that it scrolls (data-overflow, edge shadow, "scroll sideways →"); 1000 px: no cue', { timeout: 300_000 }, async () => {
+  for (const width of [390, 1000]) {
+    const { page, errors } = await env.newPage({ viewport: { width, height: 900 } });
+    await page.goto(`${env.url}examples/gqa-twins.html`);
+    await ready(page, 'mha-gqa-twins');
+    await page.waitForTimeout(100);
+    const got = await page.evaluate(() => {
+      const box = document.querySelector('mha-gqa-twins').shadowRoot.querySelector('.scroll');
+      const hint = box.nextElementSibling;
+      return { more: box.scrollWidth - box.clientWidth, overflow: box.getAttribute('data-overflow'), hint: hint.textContent.trim(),
+        shown: hint.getBoundingClientRect().height > 0 };
+    });
+    if (got.more > 1) {
+      assert.deepEqual([got.overflow, got.hint, got.shown], ['end', 'scroll sideways →', true]);
+      await page.locator('mha-gqa-twins table[part="table"]').scrollIntoViewIfNeeded();
+      await page.screenshot({ path: path.join(ARTIFACTS, `element-mha-gqa-twins-${width}-table.png`) });
+    } else {
+      assert.deepEqual([got.overflow, got.shown], [null, false]);
+    }
+    if (width === 390) assert.ok(got.more > 1, 'with both figures the table is wider than a phone');
+    else assert.ok(got.more <= 1, 'the table fits at 1000 px');
+    assert.deepEqual(errors, []);
+  }
 });

@@ -5,6 +5,7 @@ import {
 } from './trained-shared.js';
 import { DEFAULT_STORIES_URL } from './models.js';
 import { int, num } from './shared.js';
+import { scrollCueStyles, watchOverflow, unwatchOverflow } from './scroll-cue.js';
 import './mha-heatmap.js';
 
 const DEFAULT_PROMPT = 'Once upon a time';
@@ -222,7 +223,7 @@ export function explainCopying(heads, copy, c, repeat = null) {
   out.push(`Why, this page cannot measure. Two facts fit: the model is tiny (${c.numLayers} layers, d_model = ${c.dModel}, ` +
     `${c.numHeads} query heads of d_k = ${c.dK}, ${int(llamaParameters(c))} parameters counted from its config, a vocabulary of ` +
     `${int(c.vocabSize)} tokens), and it learned from TinyStories, short simple stories that seldom repeat a passage word for ` +
-    'word, where copying earns little.');
+    'word.');
   return out;
 }
 
@@ -324,7 +325,7 @@ export class MhaGqaStory extends AblatableModelElement {
     _version: { state: true },
   };
 
-  static styles = [trainedStyles, kvGroupStyles, css`
+  static styles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     :host { container-type: inline-size; }
     .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.6rem 0; }
     .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
@@ -426,6 +427,16 @@ export class MhaGqaStory extends AblatableModelElement {
       const keep = changed.has('lm') || changed.has('prompt') || changed.has('temperature') || changed.has('seed') || !this._genKey;
       this._start(key, keep ? Math.max(0, Math.trunc(num(this.steps, 40))) : this._written);
     }
+  }
+
+  updated(changed) {
+    super.updated?.(changed);
+    watchOverflow(this);
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    unwatchOverflow(this);
   }
 
   modelReleasing() {
@@ -762,6 +773,7 @@ export class MhaGqaStory extends AblatableModelElement {
           </tbody>
         </table>
       </div>
+      <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
       <p class="hint">A head gets the name of its strongest pattern when that score reaches ${TYPE_THRESHOLD} (previous, two-back,
         current: attention on the token one or two before the query or on the query itself; first: on the start marker
         &lt;s&gt;; induction: on the token after an earlier copy of the last ${INDUCTION_MIN_SPAN} tokens), else “broad” when its

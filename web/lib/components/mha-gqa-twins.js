@@ -5,6 +5,7 @@ import {
 import { acquireModel, releaseModel, modelIndex, MODEL_INDEX_URL } from './models.js';
 import { getEngine, errorText, int, num } from './shared.js';
 import { gqaVerdict, gqaFigures } from './gqa-verdict.js';
+import { scrollCueStyles, watchOverflow, unwatchOverflow } from './scroll-cue.js';
 import './mha-heatmap.js';
 
 const DEFAULT_PROMPT = 'The cat sat on the mat. ';
@@ -68,8 +69,8 @@ export { gqaVerdict, gqaFigures };
  * @fires mha-error - `{detail: {error}}` when a model or the manifest cannot be loaded.
  *
  * @csspart load - The button that loads the models before the element is scrolled to.
- * @csspart table - The table of bytes per token and loss.
- * @csspart chart - The chart of loss against bytes per token.
+ * @csspart table - The table of bytes per token and loss (on the whole held-out set, from index.json, and on the page's passages).
+ * @csspart chart - The chart of loss against bytes per token (the whole held-out set's, when index.json lists it).
  * @csspart verdict - The computed sentences.
  * @csspart seeds - The seed switch and the "score both seeds" button.
  * @csspart controls - The prompt field and the generation buttons.
@@ -105,7 +106,7 @@ export class MhaGqaTwins extends LitElement {
     _version: { state: true },
   };
 
-  static styles = [trainedStyles, kvGroupStyles, css`
+  static styles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     :host { container-type: inline-size; }
     table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: 0.4rem 0; }
     caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
@@ -236,8 +237,14 @@ export class MhaGqaTwins extends LitElement {
     this._io.observe(this);
   }
 
+  updated(changed) {
+    super.updated?.(changed);
+    watchOverflow(this);
+  }
+
   disconnectedCallback() {
     super.disconnectedCallback();
+    unwatchOverflow(this);
     this._io?.disconnect();
     this._io = null;
     this._gen++;
@@ -434,6 +441,7 @@ export class MhaGqaTwins extends LitElement {
     const seed = num(this.seed, 0);
     const seeds = [...new Set(rows.map((r) => r.seed))];
     const lines = this.verdict;
+    const whole = rows.every((r) => typeof r.heldoutBpc === 'number');
     const allSeeds = [...new Set([seed, ...(this._seeds ?? [])])].sort((a, b) => a - b);
     return html`
       <div class="row-controls" part="seeds">
@@ -446,17 +454,23 @@ export class MhaGqaTwins extends LitElement {
           @click=${() => { this.bothSeeds = !this.bothSeeds; this._changed(); }}>Score both seeds</button>
       </div>
       <div class="top">
+        <div class="table-box">
         <div class="scroll" tabindex="0" role="region" aria-label="KV-cache bytes per token and held-out loss of the twins">
           <table part="table">
-            <caption>KV cache and held-out loss, measured here</caption>
+            <caption>KV cache and held-out loss in bits per character (lower is better): on the whole held-out set, as
+              measured at training, and on this page’s text, measured here</caption>
             <thead><tr><th scope="col">K/V heads</th>${seeds.length > 1 ? html`<th scope="col">seed</th>` : nothing}
-              <th scope="col">bytes per token</th><th scope="col">bits per char.</th></tr></thead>
+              <th scope="col">bytes per token</th>${whole ? html`<th scope="col">whole set</th>` : nothing}
+              <th scope="col">this page</th></tr></thead>
             <tbody>${rows.map((r) => html`<tr data-file=${r.file} data-kv-heads=${r.kvHeads} data-seed=${r.seed}
               data-per-token=${r.perToken} data-live=${r.live}>
               <td>${r.kvHeads} <span class="hint">(${kvName(r.kvHeads, r.numHeads)})</span></td>
               ${seeds.length > 1 ? html`<td>${r.seed}</td>` : nothing}
-              <td class="num">${int(r.perToken)}</td><td class="num">${f3(r.live)}</td></tr>`)}</tbody>
+              <td class="num">${int(r.perToken)}</td>${whole ? html`<td class="num whole">${f3(r.heldoutBpc)}</td>` : nothing}
+              <td class="num">${f3(r.live)}</td></tr>`)}</tbody>
           </table>
+        </div>
+        <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
         </div>
         ${this._chart(rows, seed)}
       </div>
@@ -468,10 +482,14 @@ export class MhaGqaTwins extends LitElement {
   }
 
   /** Loss against bytes per token (a log scale: each halving of the cache one step): one dot per model scored (hollow: the other seed). */
-  _chart(rows, seed) {
+  _chart(scored, seed) {
+    // the figure the verdict judges: the whole held-out set (every seed of index.json) when listed, else the page's passages
+    const all = this.verdictRows;
+    const onWhole = all.length > 0 && all.every((r) => typeof r.heldoutBpc === 'number');
+    const rows = onWhole ? all.map((r) => ({ ...r, v: r.heldoutBpc })) : scored.map((r) => ({ ...r, v: r.v }));
     const W = 400, H = 220, left = 50, right = 18, top = 14, bottom = 42;
     const xs = rows.map((r) => Math.log2(r.perToken));
-    const ys = rows.map((r) => r.live);
+    const ys = rows.map((r) => r.v);
     const x0 = Math.min(...xs) - 0.6, x1 = Math.max(...xs) + 0.6;
     let y0 = Math.min(...ys), y1 = Math.max(...ys);
     const pad = Math.max(0.01, (y1 - y0) * 0.25);
@@ -480,8 +498,8 @@ export class MhaGqaTwins extends LitElement {
     const y = (v) => top + (1 - (v - y0) / (y1 - y0)) * (H - top - bottom);
     const yTicks = [y0 + pad, (y0 + y1) / 2, y1 - pad];
     const xTicks = [...new Set(rows.map((r) => r.perToken))].sort((a, b) => a - b);
-    const label = `Chart: held-out bits per character against KV-cache bytes per token. ${rows.map((r) =>
-      `${r.kvHeads} K/V heads, seed ${r.seed}: ${int(r.perToken)} bytes, ${f3(r.live)} bits`).join('; ')}.`;
+    const label = `Chart: bits per character ${onWhole ? 'on the whole held-out set, at training,' : 'on this page’s text'} against KV-cache bytes per token. ${rows.map((r) =>
+      `${r.kvHeads} K/V heads, seed ${r.seed}: ${int(r.perToken)} bytes, ${f3(r.v)} bits`).join('; ')}.`;
     return html`<figure class="chart" part="chart">
       <svg viewBox=${`0 0 ${W} ${H}`} role="img" aria-label=${label}>
         ${yTicks.map((t) => svg`<line class="grid" x1=${left} x2=${W - right} y1=${y(t)} y2=${y(t)}></line>
@@ -491,14 +509,15 @@ export class MhaGqaTwins extends LitElement {
         ${xTicks.map((t) => svg`<text x=${x(t)} y=${H - bottom + 15} text-anchor="middle" class="muted">${int(t)}</text>`)}
         <text x=${(left + W - right) / 2} y=${H - 6} text-anchor="middle">KV-cache bytes per token (log scale)</text>
         <text x=${13} y=${(top + H - bottom) / 2} text-anchor="middle" transform=${`rotate(-90 13 ${(top + H - bottom) / 2})`}>bits per character</text>
-        ${rows.map((r) => svg`<circle class=${r.seed === seed ? 'pt' : 'pt other'} cx=${x(r.perToken)} cy=${y(r.live)} r="5.5"></circle>`)}
+        ${rows.map((r) => svg`<circle class=${r.seed === seed ? 'pt' : 'pt other'} cx=${x(r.perToken)} cy=${y(r.v)} r="5.5"></circle>`)}
         ${[...new Set(rows.map((r) => r.kvHeads))].map((g) => {
           const pts = rows.filter((r) => r.kvHeads === g);
-          const yy = Math.min(...pts.map((r) => y(r.live)));
+          const yy = Math.min(...pts.map((r) => y(r.v)));
           return svg`<text x=${x(pts[0].perToken)} y=${Math.max(top + 10, yy - 10)} text-anchor="middle">${g} K/V</text>`;
         })}
       </svg>
-      ${rows.some((r) => r.seed !== seed) ? html`<figcaption class="hint">Filled: seed ${seed}; hollow: the other seed.</figcaption>` : nothing}
+      <figcaption class="hint">${onWhole ? 'Whole held-out set, at training' : 'This page’s text'}${rows.some((r) => r.seed !== seed)
+        ? `. Filled: seed ${seed}; hollow: the other seed.` : '.'}</figcaption>
     </figure>`;
   }
 

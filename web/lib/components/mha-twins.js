@@ -1,6 +1,7 @@
 import { html, css, nothing } from 'lit';
 import { TrainedModelElement, trainedStyles, f3, mean, range, heldoutLoss } from './trained-shared.js';
 import { acquireModel, releaseModel, modelIndex, MODEL_INDEX_URL } from './models.js';
+import { scrollCueStyles, watchOverflow, unwatchOverflow } from './scroll-cue.js';
 
 export { heldoutLoss };
 
@@ -86,7 +87,7 @@ export class MhaTwins extends TrainedModelElement {
     rows: { state: true },
   };
 
-  static styles = [trainedStyles, css`
+  static styles = [trainedStyles, scrollCueStyles, css`
     table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
     caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
     th, td { border-bottom: 1px solid var(--_border); padding: 0.3em 0.8em 0.3em 0; text-align: left; }
@@ -147,6 +148,17 @@ export class MhaTwins extends TrainedModelElement {
     this._scoring++;
   }
 
+  updated(changed) {
+    super.updated?.(changed);
+    watchOverflow(this);
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    unwatchOverflow(this);
+  }
+
+
   render() {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     const rows = this.rows;
@@ -162,6 +174,7 @@ export class MhaTwins extends TrainedModelElement {
             : html`<tr><td colspan="4">${this.error ? '—' : 'Computing…'}</td></tr>`}</tbody>
         </table>
       </div>
+      <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
       <p class="verdict" part="verdict" aria-live="polite">${rows ? twinsVerdict(rows, this._probes.length, chars) : ''}</p>`;
   }

@@ -1,0 +1,67 @@
+// A visible cue on boxes that scroll sideways (a wide table or formula on a 390 px phone), for the
+// elements that use it (<mha-gqa-story>, <mha-gqa-twins>, <mha-twins>): while a `.scroll` or
+// `.formula` box is wider inside than out, it gets `data-overflow` (with `start`/`end` telling which
+// side has more to show), edge shadows on that side, and the `.scroll-hint` line right after it
+// ("scroll sideways →") is shown. Nothing shows when the box fits. Works in every browser (a
+// ResizeObserver and scroll events; no scroll-driven animation needed).
+import { css } from 'lit';
+
+/** Styles of the cue: shadows on the side with more to show, and the hint line after an overflowing box. */
+export const scrollCueStyles = css`
+  .scroll[data-overflow], .formula[data-overflow] {
+    --_shade: color-mix(in srgb, var(--_fg) 28%, transparent);
+    background-repeat: no-repeat; background-size: 0.9rem 100%; background-position: left center, right center;
+  }
+  .scroll[data-overflow~='end'], .formula[data-overflow~='end'] {
+    background-image: none, radial-gradient(farthest-side at 100% 50%, var(--_shade), transparent);
+  }
+  .scroll[data-overflow~='start'], .formula[data-overflow~='start'] {
+    background-image: radial-gradient(farthest-side at 0 50%, var(--_shade), transparent), none;
+  }
+  .scroll[data-overflow~='start'][data-overflow~='end'], .formula[data-overflow~='start'][data-overflow~='end'] {
+    background-image: radial-gradient(farthest-side at 0 50%, var(--_shade), transparent),
+      radial-gradient(farthest-side at 100% 50%, var(--_shade), transparent);
+  }
+  .scroll-hint { display: none; margin: 0.1rem 0 0.4rem; font-size: 0.8rem; color: var(--_muted); text-align: right; }
+  [data-overflow] + .scroll-hint { display: block; }
+`;
+
+/**
+ * Marks the sideways-scrolling boxes of an element's shadow root: call from `updated()` (cheap when
+ * nothing changed). Each `.scroll` / `.formula` box is observed for size changes and scrolls, and
+ * gets `data-overflow="start end"`, `"end"`, `"start"` or no attribute.
+ * @param {HTMLElement & {renderRoot: ShadowRoot}} host the element
+ */
+export function watchOverflow(host) {
+  const state = (host.__scrollCue ??= {
+    seen: new WeakSet(),
+    ro: new ResizeObserver((entries) => { for (const e of entries) mark(e.target); }),
+  });
+  for (const box of host.renderRoot.querySelectorAll('.scroll, .formula')) {
+    if (state.seen.has(box)) { mark(box); continue; }
+    state.seen.add(box);
+    state.ro.observe(box);
+    const inner = box.firstElementChild;
+    if (inner) state.ro.observe(inner);
+    box.addEventListener('scroll', () => mark(box), { passive: true });
+    mark(box);
+  }
+}
+
+/** Stops observing (from `disconnectedCallback()`). */
+export function unwatchOverflow(host) {
+  host.__scrollCue?.ro.disconnect();
+  host.__scrollCue = undefined;
+}
+
+function mark(box) {
+  if (!box.isConnected) return;
+  const more = box.scrollWidth - box.clientWidth;
+  const sides = [];
+  if (more > 1) {
+    if (box.scrollLeft > 1) sides.push('start');
+    if (box.scrollLeft < more - 1) sides.push('end');
+  }
+  const v = sides.join(' ');
+  if (v) { if (box.getAttribute('data-overflow') !== v) box.setAttribute('data-overflow', v); } else if (box.hasAttribute('data-overflow')) box.removeAttribute('data-overflow');
+}
