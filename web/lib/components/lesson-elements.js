@@ -12,3 +12,5 @@ export { MODELS, DECODERS } from './models-data.js';
 export { getEngine, setEngine, toMatrix } from './shared.js';
 export { MhaCostLedger } from './mha-cost-ledger.js';
 export { costLedger, modelParams, nonAttentionParams, memorySentence, flopsSentence } from './cost-ledger.js';
+export { MhaCausalMask, causalMaskInputs, causalSentences, CAUSAL_DEFAULT_TEXT } from './mha-causal-mask.js';
+export { MhaCrossAttention, crossAttentionInputs, crossSentences, meaningsOf, LEXICON, CROSS_DEFAULT_SOURCE, CROSS_DEFAULT_TARGET } from './mha-cross-attention.js';
