@@ -455,6 +455,7 @@ const ELEMENTS = {
   'mha-wo-mix': ['mha-wo-mix', '<mha-wo-mix></mha-wo-mix>', 'contributions'],
   'mha-model-table': ['mha-model-table', '<mha-model-table></mha-model-table>', 'rows'],
   'mha-kv-calculator': ['mha-kv-calculator', '<mha-kv-calculator></mha-kv-calculator>', 'result'],
+  'mha-cost-ledger': ['mha-cost-ledger', '<mha-cost-ledger></mha-cost-ledger>', 'result'],
   'mha-trained-heads': ['mha-trained-heads', '<mha-trained-heads></mha-trained-heads>', 'textScores'],
   'mha-induction': ['mha-induction', '<mha-induction></mha-induction>', 'measured'],
   'mha-generate': ['mha-generate', '<mha-generate></mha-generate>', 'lm'],
