@@ -14,3 +14,4 @@ export { MhaCostLedger } from './mha-cost-ledger.js';
 export { costLedger, modelParams, nonAttentionParams, memorySentence, flopsSentence } from './cost-ledger.js';
 export { MhaCausalMask, causalMaskInputs, causalSentences, CAUSAL_DEFAULT_TEXT } from './mha-causal-mask.js';
 export { MhaCrossAttention, crossAttentionInputs, crossSentences, meaningsOf, LEXICON, CROSS_DEFAULT_SOURCE, CROSS_DEFAULT_TARGET } from './mha-cross-attention.js';
+export { MhaLayerMap, LAYER_MAP_TENSORS, layerMapConfig, layerMapTensors } from './mha-layer-map.js';
