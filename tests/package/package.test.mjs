@@ -462,6 +462,10 @@ const ELEMENTS = {
   'mha-twins': ['mha-twins', '<mha-twins></mha-twins>', 'rows'],
   'mha-gqa-story': ['mha-gqa-story', '<mha-gqa-story></mha-gqa-story>', 'measured'],
   'mha-gqa-twins': ['mha-gqa-twins', '<mha-gqa-twins></mha-gqa-twins>', 'rows'],
+  'mha-layer-map': ['mha-layer-map', '<mha-layer-map seq-len="5" d-model="24" heads="2" causal></mha-layer-map>', 'passport'],
+  'mha-causal-mask': ['mha-causal-mask', '<mha-causal-mask causal></mha-causal-mask>', 'result'],
+  'mha-cross-attention': ['mha-cross-attention', '<mha-cross-attention></mha-cross-attention>', 'result'],
+  'mha-surprisal': ['mha-surprisal', '<mha-surprisal text="purple kites drift north" repeat></mha-surprisal>', 'measured'],
 };
 
 test('every element alone on a plain page under the strict CSP, from copied dist/, wasm/ and models/ folders; what each page downloads (gzip)', { timeout: 300_000 }, async () => {
