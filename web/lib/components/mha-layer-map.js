@@ -413,12 +413,19 @@ export class MhaLayerMap extends LitElement {
 
   constructor() {
     super();
+    // the attributes as written (null: left out, the default applies); parsed by layerMapConfig
+    /** @type {number|string|null} */
     this.seqLen = null;
+    /** @type {number|string|null} */
     this.dModel = null;
+    /** @type {number|string|null} */
     this.heads = null;
+    /** @type {number|string|null} */
     this.batch = null;
+    /** @type {number|string|null} */
     this.kvHeads = null;
     this.causal = false;
+    /** @type {string|null} */
     this.selected = null;
     this.engine = undefined;
     this.passport = null;
