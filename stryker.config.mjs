@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { relaxedSimdFlags } from './scripts/node-flags.mjs';
 
 const root = path.dirname(fileURLToPath(import.meta.url));
-process.env.MHA_GOLDEN_DIR ??= path.resolve(root, '../shared/golden');
+// absolute paths of the repository's copies: the suites find them from a sandbox wherever it is
+process.env.MHA_GOLDEN_DIR ??= path.resolve(root, 'tests/golden');
+process.env.MHA_STORIES_DIR ??= path.resolve(root, 'tests/fixtures/stories260K');
 
 const mutate = process.env.MUTATE
   ? process.env.MUTATE.split(',')

@@ -1,4 +1,4 @@
-// The JS API contract of DESIGN §4: input forms, passport figures, seeded init, GQA, fromTorch,
+// The JS API contract of the README's "API tour": input forms, passport figures, seeded init, GQA, fromTorch,
 // the SIMD build.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -24,10 +24,9 @@ import { maxDiff } from './helpers/model-golden.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TOL = { logProbs: 1e-4, attention: 2e-5 };
 const shipped = path.join(root, 'web/lib/models/stories260K.safetensors');
-// As tests/llama2c.test.mjs: shared/ beside the repository, or beside MHA_GOLDEN_DIR (the mutation
-// runs' sandboxes are not beside it), or an override.
-const original = process.env.MHA_STORIES_DIR
-  || path.resolve(process.env.MHA_GOLDEN_DIR ? path.join(process.env.MHA_GOLDEN_DIR, '..') : path.join(root, '../shared'), 'models/stories260K');
+// As tests/llama2c.test.mjs: llama2.c's original files in tests/fixtures/stories260K/ (README and
+// LICENSE there), or $MHA_STORIES_DIR.
+const original = process.env.MHA_STORIES_DIR || path.join(root, 'tests/fixtures/stories260K');
 const { cases } = JSON.parse(fs.readFileSync(path.join(root, 'tests/golden-stories260k/cases.json')));
 const mha = await createMHA(tierOptions());
 const lm = await mha.loadModel(fs.readFileSync(shipped));

@@ -1,4 +1,4 @@
-// Every case of ../shared/golden (PyTorch 1.13, float64) through the public JS API.
+// Every case of tests/golden/ (PyTorch 1.13, float64) through the public JS API.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createMHA } from '../web/lib/src/index.js';

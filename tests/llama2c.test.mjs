@@ -1,4 +1,4 @@
-// stories260K (Karpathy's tinyllamas, llama2.c; ../shared/models/stories260K) without the engine:
+// stories260K (Karpathy's tinyllamas, llama2.c; tests/fixtures/stories260K) without the engine:
 // the checkpoint and tokenizer readers (web/lib/src/llama2c.js) with every bad-file case and a fuzz
 // of the real files, and llama2.c's BPE tokenizer (web/lib/src/bpe.js) against llama2.c's published
 // ids, the Python port's ids in tests/golden-stories260k/cases.json, and a round-trip property.
@@ -16,9 +16,8 @@ import { readLlama2cCheckpoint, readLlama2cTokenizer, HEADER_FIELDS } from '../w
 import { Llama2cTokenizer, BOS, EOS } from '../web/lib/src/bpe.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-// As tests/helpers/golden.mjs finds ../shared/golden: shared/ beside the repository, or an override.
-const MODEL_DIR = process.env.MHA_STORIES_DIR
-  || path.resolve(process.env.MHA_GOLDEN_DIR ? path.join(process.env.MHA_GOLDEN_DIR, '..') : path.join(here, '../../shared'), 'models/stories260K');
+// llama2.c's original files (with their README and LICENSE) in tests/fixtures/stories260K/, or $MHA_STORIES_DIR.
+const MODEL_DIR = process.env.MHA_STORIES_DIR || path.join(here, 'fixtures/stories260K');
 const modelBytes = new Uint8Array(fs.readFileSync(path.join(MODEL_DIR, 'stories260K.bin')));
 const tokBytes = new Uint8Array(fs.readFileSync(path.join(MODEL_DIR, 'tok512.bin')));
 const golden = JSON.parse(fs.readFileSync(new URL('./golden-stories260k/cases.json', import.meta.url), 'utf8'));

@@ -18,7 +18,7 @@ Per query head h (kv head g = h // (num_heads / num_kv_heads), LLaMA-2 repeat_kv
         Mistral 7B, FlashAttention window_size), key padding (true = masked)
   A = softmax(S masked with −inf); a row with every key masked → 0 (PyTorch ≥ 2.5 SDPA / ONNX convention)
   head = A·V_g;  output = concat(heads)·W_O + b_O        weights [in, out], y = x·W + b
-Format: as ../shared/golden (README there); `scores` is S after soft-cap and ALiBi, before any mask.
+Format: as tests/golden/ (README there); `scores` is S after soft-cap and ALiBi, before any mask.
 """
 import json, math, os, struct, sys
 import torch

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""Golden cases for stories260K (Karpathy's tinyllamas, MIT; ../shared/models/stories260K/README.md),
+"""Golden cases for stories260K (Karpathy's tinyllamas, MIT; tests/fixtures/stories260K/README.md),
 an independent float64 reference for the engine's Llama-architecture decoder.
 
 Usage:  /usr/bin/python3 scripts/golden/stories260k.py
-        (needs only numpy: Debian python3-numpy, also pulled in by python3-torch; reads ../shared/models/stories260K/ beside the repository, or $MHA_STORIES_DIR;
+        (needs only numpy: Debian python3-numpy, also pulled in by python3-torch; reads tests/fixtures/stories260K/, or $MHA_STORIES_DIR;
         writes tests/golden-stories260k/cases.json; deterministic: greedy decoding, no sampling)
 
 What it implements, written from the README's description (not from llama2.c's code):
@@ -47,7 +47,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, '..', '..'))
-MODEL_DIR = os.environ.get('MHA_STORIES_DIR') or os.path.normpath(os.path.join(ROOT, '..', 'shared', 'models', 'stories260K'))
+MODEL_DIR = os.environ.get('MHA_STORIES_DIR') or os.path.join(ROOT, 'tests', 'fixtures', 'stories260K')
 OUT = os.path.join(ROOT, 'tests', 'golden-stories260k', 'cases.json')
 EPS = 1e-5
 ROPE_BASE = 10000.0
@@ -277,7 +277,7 @@ def main():
         sys.exit(f'greedy text differs from llama2.c README\'s:\n  got  {cases[0]["greedy"]["text"]!r}\n  want {want!r}...')
     doc = dict(
         model=dict(files={'stories260K.bin': sha256(mpath), 'tok512.bin': sha256(tpath)},
-                   source='../shared/models/stories260K (Karpathy, tinyllamas, MIT)'),
+                   source='tests/fixtures/stories260K (Karpathy, tinyllamas, MIT)'),
         config=cfg,
         reference='scripts/golden/stories260k.py: numpy float64 forward from the float32 weights; '
                   'floats rounded to 7 significant digits',

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// Converts Karpathy's stories260K (llama2.c checkpoint + tok512.bin, ../shared/models/stories260K/)
+// Converts Karpathy's stories260K (llama2.c checkpoint + tok512.bin, tests/fixtures/stories260K/)
 // once into the model format of docs/trained-models.md: web/lib/models/stories260K.safetensors, float32
 // weights named as the format's architecture options say (RMSNorm, SwiGLU, RoPE on interleaved
 // pairs, 4 K/V heads for 8 query heads, tied head), the tokenizer's pieces as `vocab` and their merge
 // scores as `scores` (tokenizer "llama2c"), and the model's origin and licence in `training`.
-//   node scripts/models/stories260k.mjs [--dir ../shared/models/stories260K] [--out web/lib/models/stories260K.safetensors]
+//   node scripts/models/stories260k.mjs [--dir tests/fixtures/stories260K] [--out web/lib/models/stories260K.safetensors]
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,7 @@ const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : dflt;
 };
-const dir = path.resolve(root, arg('--dir', '../shared/models/stories260K'));
+const dir = path.resolve(root, arg('--dir', 'tests/fixtures/stories260K'));
 const out = path.resolve(root, arg('--out', 'web/lib/models/stories260K.safetensors'));
 
 const { config, tensors } = readLlama2cCheckpoint(fs.readFileSync(path.join(dir, 'stories260K.bin')));

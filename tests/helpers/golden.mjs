@@ -1,12 +1,12 @@
-// Shared helpers of the node suites: loading ../shared/golden cases and comparing tensors.
+// Shared helpers of the node suites: loading the golden cases of tests/golden/ and comparing tensors.
 import fs from 'node:fs';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-/** Folder of the PyTorch-made reference cases (shared/ beside the repository). */
-export const GOLDEN_DIR = process.env.MHA_GOLDEN_DIR || path.resolve(here, '../../../shared/golden');
+/** Folder of the PyTorch-made reference cases: tests/golden/ (its README gives the format), or $MHA_GOLDEN_DIR. */
+export const GOLDEN_DIR = process.env.MHA_GOLDEN_DIR || path.resolve(here, '../golden');
 
 /** Every golden case: [{file, case}] (throws if the folder is missing: the suite must not pass empty). */
 export function loadGolden() {

@@ -1,6 +1,6 @@
 /**
  * The byte-pair tokenizer of llama2.c (Karpathy 2023, run.c `encode` / `decode`), as used by the
- * tinyllamas models (stories260K with tok512.bin; the README in ../shared/models/stories260K):
+ * tinyllamas models (stories260K with tok512.bin; the README in tests/fixtures/stories260K):
  * pieces with scores, SentencePiece-style byte fallback, merges chosen by the merged piece's score.
  *
  * Why our own ~100 lines and not a library: we looked for a maintained npm package that reproduces
@@ -58,7 +58,7 @@ function utf8Characters(text) {
 
 /**
  * A llama2.c tokenizer over the pieces and scores of a tokenizer file.
- * Source: llama2.c (Karpathy 2023), run.c `encode` and `decode`; ../shared/models/stories260K/README.md.
+ * Source: llama2.c (Karpathy 2023), run.c `encode` and `decode`; tests/fixtures/stories260K/README.md.
  */
 export class Llama2cTokenizer {
   /**

@@ -1,6 +1,6 @@
 /**
  * Readers of Karpathy's llama2.c files (llama2.c, Andrej Karpathy 2023, MIT; the format as described
- * in ../shared/models/stories260K/README.md): the "version 0" model checkpoint and the tokenizer file
+ * in tests/fixtures/stories260K/README.md): the "version 0" model checkpoint and the tokenizer file
  * (tok512.bin format). They turn the bytes into the tensors and config of the model format of
  * docs/trained-models.md ("Architecture options": RMSNorm, SwiGLU, interleaved RoPE, grouped-query
  * K/V heads, tied head), so the model runner can run a llama2.c model like a shipped one.
@@ -51,7 +51,7 @@ function float32s(bytes, offset, count) {
  * (unused: the runner computes RoPE); and, only when vocab_size < 0 (untied classifier, |vocab_size|
  * tokens), the classifier [V, d]. head_size = d / n_heads, kv_dim = n_kv_heads · head_size. Matrices
  * are [out, in] (PyTorch Linear), as the model format stores them. Source: llama2.c (Karpathy 2023),
- * run.c `read_checkpoint` / `memory_map_weights`; the README in ../shared/models/stories260K.
+ * run.c `read_checkpoint` / `memory_map_weights`; the README in tests/fixtures/stories260K.
  *
  * @param {ArrayBuffer|ArrayBufferView} source the whole file
  * @returns {{config: object, tensors: Object<string, {data: Float32Array, shape: number[]}>}}
@@ -142,7 +142,7 @@ export function readLlama2cCheckpoint(source) {
  * piece's bytes (UTF-8, no terminator). The file does not store the number of tokens: llama2.c takes
  * it from the model's vocab_size; here `vocabSize` does the same, and without it every token up to
  * the end of the file is read. Source: llama2.c (Karpathy 2023), run.c `build_tokenizer`; the README
- * in ../shared/models/stories260K.
+ * in tests/fixtures/stories260K.
  *
  * @param {ArrayBuffer|ArrayBufferView} source the whole file
  * @param {{vocabSize?: number}} [options] the model's vocab_size: the file must hold exactly that many
