@@ -132,7 +132,9 @@ before(async () => {
   const missing = need.filter((f) => !existsSync(path.join(ROOT, f)));
   if (missing.length) throw new Error(`missing ${missing.join(', ')}: run npm run build (scripts/build.sh, which runs scripts/build-package.mjs)`);
   tmp = await mkdtemp(path.join(os.tmpdir(), 'mha-pkg-'));
-  const { stdout } = await sh('npm', ['pack', '--json', '--pack-destination', tmp, '--loglevel=error'], ROOT);
+  // MHA_PREPACK_SKIP_BUILD: the build is there (checked above); prepack only checks, so that the bundles
+  // other suites read at this moment are not rebuilt under them (scripts/prepack.mjs)
+  const { stdout } = await sh('npm', ['pack', '--json', '--pack-destination', tmp, '--loglevel=error'], ROOT, { env: { MHA_PREPACK_SKIP_BUILD: '1' } });
   pack = JSON.parse(stdout)[0];
   tarball = path.join(tmp, pack.filename);
 
