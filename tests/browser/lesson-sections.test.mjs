@@ -119,3 +119,18 @@ test('no section is taller than sections 1-4 together (1280 px)', async () => {
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('the layer map drives the lesson: a tensor selected there opens the stepper on its step; the map follows the widget\'s h', async () => {
+  const { page, errors, context } = await openLesson();
+  await computed(page, '#layer-map', (el) => el.passport);
+  const map = page.locator('#layer-map');
+  await map.locator('button[aria-pressed]', { hasText: /^\s*scores/ }).first().click();
+  await page.waitForFunction(() => document.querySelector('#stepper').step === 3);
+  assert.match(await page.evaluate(() => location.hash), /step=3/);
+  assert.equal(await page.locator('#layer-map-note').isVisible(), true);
+  await page.locator('#widget button[data-h="4"]').click();
+  await page.waitForFunction(() => document.querySelector('#layer-map').passport?.steps.some((s) => s.shape.join() === '4,5,5'));
+  assert.equal(await map.getAttribute('heads'), '4');
+  assert.deepEqual(errors, []);
+  await context.close();
+});

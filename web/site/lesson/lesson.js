@@ -97,9 +97,31 @@ function syncStepper() {
   stepper.head = state.head;
 }
 
+// The layer map drives the rest: a tensor selected there opens the stepper (section 4) on the step
+// that computes it, and the map follows the widget's h (both draw T = 5, d_model = 24).
+const STEP_OF_TENSOR = { wq: 0, q: 0, wk: 1, k: 1, wv: 2, v: 2, scores: 3, weights: 4, heads: 5, concat: 6, wo: 7, attn: 7 };
+
+function composeLayerMap() {
+  const map = $('#layer-map');
+  const note = $('#layer-map-note');
+  map.addEventListener('select', (e) => {
+    const step = STEP_OF_TENSOR[e.detail.tensor];
+    if (step === undefined) { note.hidden = true; return; }
+    state.step = step;
+    syncStepper();
+    writeHash();
+    note.hidden = false;
+  });
+  const widget = $('#widget');
+  const follow = () => { if (widget.heads) map.setAttribute('heads', String(widget.heads)); };
+  widget.addEventListener('change', (e) => { if (e.target === widget) follow(); });
+  if (state.h) map.setAttribute('heads', String(state.h));
+}
+
 function composeLessonElements() {
   const stepper = $('#stepper');
   syncStepper();
+  composeLayerMap();
   stepper.addEventListener('change', (e) => {
     if (e.target !== stepper) return;
     state.step = e.detail.step;
