@@ -245,14 +245,19 @@ class MHA {
   }
 
   /**
-   * Loads a trained character-level model (docs/trained-models.md): its attention layers run in
-   * this engine; see CharModel for run(), heads, generator() and dispose().
-   * @param {ArrayBuffer|ArrayBufferView|string|URL} source the .safetensors bytes or URL
+   * Loads a trained model: its layers run in this engine; see CharModel for run(), heads,
+   * generator() and dispose(). Sources (see loadModel in model.js): this project's .safetensors
+   * (docs/trained-models.md) as bytes, URL or Node path; a Hugging Face model folder
+   * (GPT2LMHeadModel, LlamaForCausalLM: a URL ending in "/", a Node directory path, a
+   * FileSystemDirectoryHandle or File list); a llama2.c checkpoint (.bin, versions 0 and 1) with
+   * `opts.tokenizer` its tokenizer.bin.
+   * @param {ArrayBuffer|ArrayBufferView|string|URL|FileSystemDirectoryHandle|File[]} source
+   * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL}} [opts]
    * @returns {Promise<CharModel>}
    * @throws {MHAError} INVALID_ARGUMENT, SHAPE_MISMATCH, NON_FINITE (see loadModel in model.js)
    */
-  loadModel(source) {
-    return loadModel(this, source);
+  loadModel(source, opts) {
+    return loadModel(this, source, opts);
   }
 
   /**

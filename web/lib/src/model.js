@@ -18,6 +18,8 @@ import { parseSafetensors, asBytes } from './safetensors.js';
 import { analyzeHeads } from './heads.js';
 import { Decoder } from './decoder.js';
 import { Llama2cTokenizer } from './bpe.js';
+import { readLlama2cTokenizer } from './llama2c.js';
+import { openFolder, readPath, readHFFolder, sniffModelFile, readLlama2cAnyVersion } from './model-folder.js';
 
 /** The value of `__metadata__.format` this runner reads. */
 export const MODEL_FORMAT = 'mha-wasm.charlm/1';
@@ -203,9 +205,12 @@ export class CharModel {
   /** @internal */
   constructor(mha, parsed) {
     const { metadata, tensors } = parsed;
-    const c = readConfig(metadata);
-    const vocab = parseJSONField(metadata, 'vocab');
-    if (c.tokenizer === 'characters') {
+    // parsed.config / .weights / .tokenizer / .vocab: a model read from another format (model-folder.js)
+    const c = parsed.config ? { ...parsed.config } : readConfig(metadata);
+    const vocab = parsed.tokenizer !== undefined ? parsed.vocab : parseJSONField(metadata, 'vocab');
+    if (parsed.tokenizer !== undefined) {
+      this._tok = parsed.tokenizer;
+    } else if (c.tokenizer === 'characters') {
       if (!Array.isArray(vocab) || vocab.length !== c.vocabSize || !vocab.every((s) => typeof s === 'string' && Array.from(s).length === 1)) {
         throw invalid(`loadModel: __metadata__.vocab must be an array of ${c.vocabSize} one-character strings`);
       }
@@ -217,8 +222,8 @@ export class CharModel {
       const enc = new TextEncoder();
       this._tok = new Llama2cTokenizer({ pieces: vocab.map((p) => enc.encode(p)), scores: parseJSONField(metadata, 'scores') });
     }
-    const inProj = c.kvHeads === c.numHeads && tensors['layers.0.attn.in_proj_weight'] !== undefined;
-    for (const [name, shape] of Object.entries(expectedShapes(c, inProj))) {
+    const inProj = !parsed.weights && c.kvHeads === c.numHeads && tensors['layers.0.attn.in_proj_weight'] !== undefined;
+    for (const [name, shape] of Object.entries(parsed.weights ? {} : expectedShapes(c, inProj))) {
       const t = tensors[name];
       if (!t) throw invalid(`loadModel: tensor "${name}" is missing (expected shape [${shape.join(', ')}])`);
       if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
@@ -239,19 +244,19 @@ export class CharModel {
     /** The raw `__metadata__` strings of the file. */
     this.metadata = Object.freeze({ ...metadata });
     /** The training record of the file (corpus, license, steps, seconds, held-out bits per character …). */
-    this.training = metadata.training ? parseJSONField(metadata, 'training') : {};
+    this.training = parsed.training ?? (metadata.training ? parseJSONField(metadata, 'training') : {});
     this._probes = metadata.probes ? parseJSONField(metadata, 'probes') : null;
     this._index = new Map(vocab.map((ch, i) => [ch, i]));
     this._generators = new Set();
     this._heads = null;
     this._disposed = false;
-    const t = Object.fromEntries(Object.entries(tensors).map(([k, v]) => [k, v.data]));
+    const t = parsed.weights ? null : Object.fromEntries(Object.entries(tensors).map(([k, v]) => [k, v.data]));
     this._decoder = new Decoder(mha._core, {
       vocabSize: c.vocabSize, numLayers: c.numLayers, dFF: c.dFF, context: c.positions === 'learned' ? c.context : 0,
       norm: c.norm, normEps: c.normEps, mlp: c.mlp, bias: c.bias, tied: c.tied, dModel: c.dModel,
-      numHeads: c.numHeads, kvHeads: c.kvHeads, attnBias: c.bias,
+      numHeads: c.numHeads, kvHeads: c.kvHeads, attnBias: c.attnBias ?? c.bias,
       rope: c.positions === 'rope' ? { base: c.ropeBase, interleaved: c.ropeInterleaved } : null,
-      weights: decoderWeights(c, t, inProj),
+      weights: parsed.weights ?? decoderWeights(c, t, inProj),
     });
   }
 
@@ -276,6 +281,24 @@ export class CharModel {
       mask[l * numHeads + j] = 0;
     }
     return ablate.length ? mask : null;
+  }
+
+  /**
+   * The ids of a run/generator input: a string encoded, or token ids (an array or typed array of
+   * integers in [0, vocabSize)) as they are — the input of a model without a tokenizer.
+   */
+  _input(x, what) {
+    if (typeof x === 'string') return this.encode(x);
+    if (!Array.isArray(x) && !(ArrayBuffer.isView(x) && !(x instanceof DataView))) {
+      throw invalid(`${what}: text must be a string or an array of token ids, got ${x === null ? 'null' : typeof x}`);
+    }
+    const V = this.config.vocabSize;
+    const ids = new Int32Array(x.length);
+    for (let i = 0; i < x.length; i++) {
+      if (!Number.isInteger(x[i]) || x[i] < 0 || x[i] >= V) throw invalid(`${what}: token id ${i} must be an integer in [0, ${V - 1}], got ${JSON.stringify(x[i])}`);
+      ids[i] = x[i];
+    }
+    return ids;
   }
 
   /**
@@ -332,8 +355,7 @@ export class CharModel {
    */
   run(text, opts = {}) {
     this._alive('run');
-    if (typeof text !== 'string') throw invalid(`run: text must be a string, got ${typeof text}`);
-    const ids = this.encode(text);
+    const ids = this._input(text, 'run');
     const T = ids.length;
     const { context, vocabSize: V } = this.config;
     if (T < 1 || T > context) throw invalid(`run: text must have 1 to ${context} ${this._tok ? 'tokens' : 'characters'} (the model's context), got ${T}`);
@@ -350,7 +372,7 @@ export class CharModel {
       loss = s / (T - 1) / Math.LN2;
     }
     return {
-      tokens: this._tok ? Array.from(ids, (id) => this._piece(id)) : Array.from(text), ids, attention, logProbs: Tensor.wrap(logp, [T, V]), loss,
+      tokens: this._tok || typeof text !== 'string' ? Array.from(ids, (id) => this._piece(id)) : Array.from(text), ids, attention, logProbs: Tensor.wrap(logp, [T, V]), loss,
       next: this._top(logp, (T - 1) * V),
     };
   }
@@ -389,7 +411,8 @@ export class CharModel {
   generator(prompt, opts = {}) {
     this._alive('generator');
     // a byte-pair model's prompt may be empty (BOS alone); a character model needs a character
-    if (typeof prompt !== 'string' || (prompt.length === 0 && !this._tok)) throw invalid(`generator: prompt must be a non-empty string, got ${JSON.stringify(prompt)}`);
+    const idsIn = typeof prompt !== 'string' && prompt !== null && typeof prompt === 'object' && prompt.length > 0;
+    if (!idsIn && (typeof prompt !== 'string' || (prompt.length === 0 && !this._tok))) throw invalid(`generator: prompt must be a non-empty string, got ${JSON.stringify(prompt)}`);
     const temperature = opts.temperature ?? 1;
     if (typeof temperature !== 'number' || !(temperature >= 0) || !Number.isFinite(temperature)) {
       throw invalid(`generator: temperature must be a finite number ≥ 0, got ${JSON.stringify(opts.temperature)}`);
@@ -461,10 +484,10 @@ class Generator {
     this._headMask = headMask;
     const C = model.config.context;
     this._cache = model._decoder.createCache(C);
-    /** The prompt and every character generated so far. */
-    this.text = prompt;
-    this._pending = model.encode(prompt);   // ids not yet in the caches
+    this._pending = model._input(prompt, 'generator');   // ids not yet in the caches
     this._ids = Array.from(this._pending);   // every id of the text (byte-pair models decode them together)
+    /** The prompt and every character generated so far (a prompt of ids: their decoded text). */
+    this.text = typeof prompt === 'string' ? prompt : model.decode(this._ids);
   }
 
   /** Tokens in each layer's KV cache. */
@@ -485,7 +508,7 @@ class Generator {
     const { context: C, vocabSize: V, numHeads: h, numLayers: L } = m.config;
     if (this.cacheLength + this._pending.length > C) {
       this._cache.reset();
-      this._pending = m.encode(this.text).slice(-Math.floor(C / 2));
+      this._pending = typeof this._prompt === 'string' ? m.encode(this.text).slice(-Math.floor(C / 2)) : Int32Array.from(this._ids.slice(-Math.floor(C / 2)));
     }
     const n = this._pending.length;
     const r = this._cache.step(this._pending, { headMask: this._headMask, weights: true, lastOnly: true });
@@ -525,9 +548,9 @@ class Generator {
   reset() {
     if (!this._cache) throw new MHAError('DISPOSED', 'reset: this generator was disposed');
     this._cache.reset();
-    this.text = this._prompt;
-    this._pending = this._m.encode(this._prompt);
+    this._pending = this._m._input(this._prompt, 'reset');
     this._ids = Array.from(this._pending);
+    this.text = typeof this._prompt === 'string' ? this._prompt : this._m.decode(this._ids);
     this._rand = mulberry32(this._seed);
   }
 
@@ -540,15 +563,98 @@ class Generator {
   }
 }
 
+/** A tokenizer for a model without one: token ids in and out, shown as `<id>`. */
+function idsOnlyTokenizer(why) {
+  const piece = (id) => `<${id}>`;
+  return {
+    encode() { throw invalid(`encode: ${why}: give token ids (an array of integers) instead of text`); },
+    decode: (ids) => Array.from(ids, piece).join(''),
+    piece,
+  };
+}
+
+/** Adapts an hf-tokenizer.js tokenizer: pieces of ids it has no token for shown as `<id>`. */
+function hfTokenizerAdapter(tok) {
+  return {
+    encode: (text) => tok.encode(text),
+    decode: (ids) => { try { return tok.decode(Array.from(ids)); } catch { return Array.from(ids, (i) => { try { return tok.piece(i); } catch { return `<${i}>`; } }).join(''); } },
+    piece: (id) => { try { return tok.piece(id); } catch { return `<${id}>`; } },
+  };
+}
+
+/** The tokenizer files of a Hugging Face folder, as hf-tokenizer.js's tokenizer, or null when it has none. */
+async function folderTokenizer(folder, vocabSize) {
+  const { hfTokenizer, MAX_FILE_CHARS } = await import('./hf-tokenizer.js');
+  const opt = { maxBytes: MAX_FILE_CHARS * 4, optional: true };
+  const tokenizerJson = await folder.read('tokenizer.json', opt);
+  let files;
+  if (tokenizerJson) files = { tokenizerJson };
+  else {
+    const vocabJson = await folder.read('vocab.json', opt);
+    const mergesTxt = vocabJson ? await folder.read('merges.txt', opt) : null;
+    if (!vocabJson || !mergesTxt) return null;
+    files = { vocabJson, mergesTxt };
+  }
+  const tokenizerConfig = await folder.read('tokenizer_config.json', opt);
+  if (tokenizerConfig) files.tokenizerConfig = tokenizerConfig;
+  const tok = await hfTokenizer(files);
+  if (tok.vocabSize > vocabSize) {
+    throw invalid(`loadModel: ${tokenizerJson ? 'tokenizer.json' : 'vocab.json'}: the tokenizer has ids up to ${tok.vocabSize - 1}, beyond the model's vocab_size ${vocabSize} in config.json`);
+  }
+  return tok;
+}
+
 /**
- * Loads a model file (see docs/trained-models.md) into the engine.
+ * Loads a model into the engine. Sources:
+ * - this project's model file (docs/trained-models.md): bytes, a URL, a file path in Node;
+ * - a Hugging Face model folder (GPT2LMHeadModel, LlamaForCausalLM; hf.js): a URL ending in "/",
+ *   a directory path or `file:` URL in Node, a FileSystemDirectoryHandle or a list of Files, holding
+ *   config.json, model.safetensors (or model.safetensors.index.json and its shards) and the
+ *   tokenizer (tokenizer.json, or GPT-2's vocab.json + merges.txt);
+ * - a llama2.c checkpoint (format version 0 or 1, recognized by its bytes) with, as
+ *   `opts.tokenizer`, its tokenizer.bin (bytes, URL or path).
+ * A model without a tokenizer loads too: run() and generator() then take token ids (arrays of
+ * integers), and tokens show as `<id>`.
  * @param {object} mha an instance from createMHA()
- * @param {ArrayBuffer|ArrayBufferView|string|URL} source the file's bytes, or its URL
- * @returns {Promise<CharModel>}
- * @throws {MHAError} INVALID_ARGUMENT (unreadable source, a malformed safetensors file, a missing
- *   tensor or metadata field), SHAPE_MISMATCH (a tensor's shape), NON_FINITE (a NaN/Inf weight)
+ * @param {ArrayBuffer|ArrayBufferView|string|URL|FileSystemDirectoryHandle|File[]} source
+ * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL}} [opts] a llama2.c tokenizer.bin
+ * @returns {Promise<CharModel>} config.tokenizer says which tokenizer it has: 'characters',
+ *   'llama2c', 'hf' (hf-tokenizer.js) or 'none' (token ids only); config.family 'gpt2' or 'llama'
+ *   for a Hugging Face folder, 'llama2c' for a llama2.c checkpoint
+ * @throws {MHAError} INVALID_ARGUMENT (unreadable source, a malformed file, a missing tensor or
+ *   metadata field, a refused configuration: each message names the file and the key or tensor),
+ *   SHAPE_MISMATCH (a tensor's shape), NON_FINITE (a NaN/Inf weight)
  */
-export async function loadModel(mha, source) {
-  const bytes = await readSource(source);
+export async function loadModel(mha, source, opts = {}) {
+  const folder = await openFolder(source);
+  if (folder) {
+    const m = await readHFFolder(folder);
+    const tok = await folderTokenizer(folder, m.config.vocabSize);
+    const tokenizer = tok ? hfTokenizerAdapter(tok) : idsOnlyTokenizer('the model folder has no tokenizer.json (nor vocab.json + merges.txt)');
+    const config = { ...m.config, family: m.family, tokenizer: tok ? 'hf' : 'none', unk: null,
+      bos: m.hf.bos_token_id ?? tok?.bos ?? null, eos: m.hf.eos_token_id ?? tok?.eos ?? null };
+    const vocab = Array.from({ length: config.vocabSize }, (_, i) => tokenizer.piece(i));
+    return new CharModel(mha, { metadata: {}, tensors: {}, config, weights: m.weights, tokenizer, vocab,
+      training: { source: `Hugging Face model folder ${folder.name}`, files: m.files } });
+  }
+  const bytes = (await readPath(source)) ?? await readSource(source);
+  if (sniffModelFile(bytes) === 'llama2c') {
+    const { config: lc, tensors } = readLlama2cAnyVersion(bytes);
+    const config = { ...readConfig({ format: MODEL_FORMAT, config: JSON.stringify({ ...lc, unk: 0 }) }), family: 'llama2c' };
+    let tokenizer, vocab;
+    if (opts && opts.tokenizer !== undefined && opts.tokenizer !== null) {
+      const tb = (await readPath(opts.tokenizer)) ?? await readSource(opts.tokenizer);
+      const t = new Llama2cTokenizer(readLlama2cTokenizer(tb, { vocabSize: config.vocabSize }));
+      tokenizer = { encode: (s) => t.encode(s), decode: (ids) => t.decode(ids), piece: (id) => t.piece(id) };
+      config.tokenizer = 'llama2c';
+      Object.assign(config, { bos: 1, eos: 2 });
+    } else {
+      tokenizer = idsOnlyTokenizer('no llama2.c tokenizer was given (loadModel(source, {tokenizer}))');
+      config.tokenizer = 'none';
+    }
+    vocab = Array.from({ length: config.vocabSize }, (_, i) => tokenizer.piece(i));
+    return new CharModel(mha, { metadata: {}, tensors, config, tokenizer, vocab,
+      training: { source: 'llama2.c checkpoint', trainedWith: 'llama2.c' } });
+  }
   return new CharModel(mha, parseSafetensors(bytes));
 }
