@@ -19,6 +19,7 @@ import { analyzeHeads } from './heads.js';
 import { Decoder } from './decoder.js';
 import { Llama2cTokenizer } from './bpe.js';
 import { readLlama2cTokenizer } from './llama2c.js';
+import { HF_LIMITS } from './hf.js';
 import { openFolder, readPath, readHFFolder, sniffModelFile, readLlama2cAnyVersion } from './model-folder.js';
 
 /** The value of `__metadata__.format` this runner reads. */
@@ -584,8 +585,7 @@ function hfTokenizerAdapter(tok) {
 
 /** The tokenizer files of a Hugging Face folder, as hf-tokenizer.js's tokenizer, or null when it has none. */
 async function folderTokenizer(folder, vocabSize) {
-  const { hfTokenizer, MAX_FILE_CHARS } = await import('./hf-tokenizer.js');
-  const opt = { maxBytes: MAX_FILE_CHARS * 4, optional: true };
+  const opt = { maxBytes: HF_LIMITS.tokenizerBytes, optional: true };
   const tokenizerJson = await folder.read('tokenizer.json', opt);
   let files;
   if (tokenizerJson) files = { tokenizerJson };
@@ -597,6 +597,7 @@ async function folderTokenizer(folder, vocabSize) {
   }
   const tokenizerConfig = await folder.read('tokenizer_config.json', opt);
   if (tokenizerConfig) files.tokenizerConfig = tokenizerConfig;
+  const { hfTokenizer } = await import('./hf-tokenizer.js');   // only for a folder with tokenizer files
   const tok = await hfTokenizer(files);
   if (tok.vocabSize > vocabSize) {
     throw invalid(`loadModel: ${tokenizerJson ? 'tokenizer.json' : 'vocab.json'}: the tokenizer has ids up to ${tok.vocabSize - 1}, beyond the model's vocab_size ${vocabSize} in config.json`);
