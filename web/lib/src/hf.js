@@ -32,7 +32,7 @@ const short = (v) => { const s = j(v); return s.length > 80 ? `${s.slice(0, 77)}
  */
 export const HF_LIMITS = Object.freeze({
   configBytes: 1 << 20, indexBytes: 32 << 20, tokenizerBytes: 64 << 20, shards: 4096,
-  vocab: 1 << 18, dModel: 16384, numHeads: 256, numLayers: 256, dFF: 1 << 17, context: 1 << 20,
+  vocab: 1 << 18, dModel: 16384, numHeads: 256, numLayers: 256, dFF: 1 << 17, context: 1 << 17,
 });
 
 /**
