@@ -792,12 +792,19 @@ export interface MHA {
   fromSafetensors(bytes: ArrayBuffer | ArrayBufferView, opts: { numHeads: number; prefix?: string }): TorchWeights;
 
   /**
-   * Loads a trained character-level transformer (docs/trained-models.md) whose attention layers
-   * run in this engine. `source`: the .safetensors bytes, or its URL (Node reads `file:` URLs).
+   * Loads a trained model whose layers run in this engine. `source`: this project's .safetensors
+   * (docs/trained-models.md) as bytes, URL or Node file path; a Hugging Face model folder
+   * (`GPT2LMHeadModel`, `LlamaForCausalLM`: config.json, model.safetensors or a sharded
+   * model.safetensors.index.json, tokenizer.json or vocab.json + merges.txt) as a URL ending in "/",
+   * a Node directory path or `file:` URL, a `FileSystemDirectoryHandle` or a list of `File`s; or a
+   * llama2.c checkpoint (.bin, format version 0 or 1) with `opts.tokenizer` its tokenizer.bin. A
+   * model without a tokenizer takes token ids (`config.tokenizer` 'none').
    * @throws {MHAError} `INVALID_ARGUMENT` (unreadable or malformed file, a missing tensor or
-   *   metadata field), `SHAPE_MISMATCH` (a tensor's shape), `NON_FINITE` (a NaN/Inf weight)
+   *   metadata field, a refused configuration: the message names the file, the key and the value),
+   *   `SHAPE_MISMATCH` (a tensor's shape), `NON_FINITE` (a NaN/Inf weight)
    */
-  loadModel(source: ArrayBuffer | ArrayBufferView | string | URL): Promise<CharModel>;
+  loadModel(source: ArrayBuffer | ArrayBufferView | string | URL | FileSystemDirectoryHandle | ArrayLike<File>,
+    opts?: { tokenizer?: ArrayBuffer | ArrayBufferView | string | URL }): Promise<CharModel>;
 
   /** Wasm memory figures, for diagnostics and leak tests: heap size and bytes currently malloc'd. */
   memory(): { heapBytes: number; inUseBytes: number };
@@ -880,16 +887,25 @@ export interface CharModelConfig {
   /** eps of every norm; `lnEps` is the same number (its name before RMSNorm). */
   normEps: number; lnEps: number;
   mlp: 'relu' | 'gelu' | 'gelu_tanh' | 'swiglu';
-  /** Linear maps with biases. */
+  /** Linear maps with biases (the MLP's and the head's). */
   bias: boolean;
+  /** The attention projections have biases (Hugging Face folders: GPT-2 true, Llama attention_bias); else as bias. */
+  attnBias?: boolean;
   /** Learned position table, or rotary position embedding (RoPE) in every attention layer. */
   positions: 'learned' | 'rope';
   ropeBase: number; ropeInterleaved: boolean;
   /** The output head is the token embedding. */
   tied: boolean;
-  /** One id per character, or llama2.c's byte-pair tokenizer (BOS first). */
-  tokenizer: 'characters' | 'llama2c';
-  unk: number; dK: number;
+  /**
+   * One id per character, llama2.c's byte-pair tokenizer (BOS first), a Hugging Face folder's
+   * tokenizer ('hf'), or none ('none': run/generator take token ids).
+   */
+  tokenizer: 'characters' | 'llama2c' | 'hf' | 'none';
+  /** Where the model came from: a Hugging Face folder's family, or a llama2.c checkpoint; absent for this project's files. */
+  family?: 'gpt2' | 'llama' | 'llama2c';
+  /** Begin/end-of-text ids (Hugging Face and llama2.c models), null when unknown. */
+  bos?: number | null; eos?: number | null;
+  unk: number | null; dK: number;
 }
 
 export interface RunResult {
@@ -956,9 +972,10 @@ export class CharModel {
    * @throws {MHAError} `INVALID_ARGUMENT` (text empty or longer than the context, a bad ablate
    *   pair), `DISPOSED`
    */
-  run(text: string, opts?: { ablate?: Array<[number, number]> }): RunResult;
-  generator(prompt: string, opts?: GeneratorOptions): CharGenerator;
-  generate(prompt: string, n: number, opts?: GeneratorOptions): { text: string; steps: Array<{ char: string; p: number; cacheLength: number }> };
+  run(text: string | ArrayLike<number>, opts?: { ablate?: Array<[number, number]> }): RunResult;
+  /** `prompt`: text, or token ids (integers in [0, vocabSize)). */
+  generator(prompt: string | ArrayLike<number>, opts?: GeneratorOptions): CharGenerator;
+  generate(prompt: string | ArrayLike<number>, n: number, opts?: GeneratorOptions): { text: string; steps: Array<{ char: string; p: number; cacheLength: number }> };
   dispose(): void;
 }
 

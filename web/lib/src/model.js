@@ -343,7 +343,8 @@ export class CharModel {
 
   /**
    * Runs the model on a text.
-   * @param {string} text 1 ≤ length ≤ config.context characters
+   * @param {string|ArrayLike<number>} text 1 ≤ length ≤ config.context characters (tokens), or the
+   *   token ids themselves (integers in [0, vocabSize): a model without a tokenizer takes only these)
    * @param {{ablate?: Array<[number, number]>}} [opts] heads to switch off, as [layer, head] pairs:
    *   the head's output (before W_O) is set to zero
    * @returns {{tokens: string[], ids: Int32Array, attention: Tensor[], logProbs: Tensor, loss: number|null,
@@ -400,7 +401,8 @@ export class CharModel {
    * through the caches (the prompt all at once on the first step) and samples the next one.
    * When the caches reach the context, they are reset and refilled with the last ⌊context/2⌋
    * characters (positions restart at 0).
-   * @param {string} prompt at least one character (a byte-pair model: any text, "" = BOS alone)
+   * @param {string|ArrayLike<number>} prompt at least one character (a byte-pair model: any text,
+   *   "" = BOS alone), or at least one token id
    * @param {{temperature?: number, topP?: number, seed?: number, ablate?: Array<[number, number]>}} [opts]
    *   temperature 0 takes the most probable token; default 1; topP in (0, 1]: nucleus sampling
    *   (Holtzman et al. 2020, "The Curious Case of Neural Text Degeneration"): only the most probable
