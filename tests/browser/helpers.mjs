@@ -182,3 +182,20 @@ export function elementError(page, tag, attrs) {
     return { event, shown: el.shadowRoot.querySelector('[part="error"]')?.textContent ?? '' };
   }, [tag, attrs]);
 }
+
+/**
+ * Scrolls to each element in turn, as a reader would, until it has left its placeholder: the
+ * trained-model elements fetch their models only within one viewport of the visible page
+ * (`loading="lazy"`, trained-shared.js). Ends scrolled to the first.
+ * @param {import('playwright-core').Page} page
+ * @param {string[]} selectors
+ */
+export async function reveal(page, selectors) {
+  for (const s of [...selectors].reverse()) {
+    await page.locator(s).first().scrollIntoViewIfNeeded();
+    await page.waitForFunction((sel) => {
+      const el = document.querySelector(sel);
+      return el && el.shadowRoot && !el.shadowRoot.querySelector('[part="placeholder"]');
+    }, s, { timeout: 60_000 });
+  }
+}

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setup, axeSeriousViolations, deepFocus, ARTIFACTS, ROOT } from './helpers.mjs';
+import { setup, reveal, axeSeriousViolations, deepFocus, ARTIFACTS, ROOT } from './helpers.mjs';
 import { createMHA } from '../../web/lib/src/index.js';
 
 let env;
@@ -25,6 +25,8 @@ async function openTrained(opts = {}) {
   const fetched = [];
   page.on('request', (r) => fetched.push(new URL(r.url()).pathname));
   await page.goto(`${env.url}#trained`);
+  // the elements fetch their models when they come near the viewport: scroll to each as a reader would
+  await reveal(page, ['#explorer', '#induction', '#generate', '#twins']);
   await page.waitForFunction(() => {
     const q = (s) => document.querySelector(s);
     const els = ['#explorer', '#induction', '#generate', '#twins'].map(q);

@@ -1,6 +1,7 @@
 import { LitElement, html, svg, css, nothing } from 'lit';
 import {
   trainedStyles, kvGroupStyles, kvGroups, kvCacheBytes, bytesFormula, showChar, headView, f3, heldoutLoss,
+  whenNear, downloadSizes, lazyPlaceholder,
 } from './trained-shared.js';
 import { acquireModel, releaseModel, modelIndex, MODEL_INDEX_URL } from './models.js';
 import { getEngine, errorText, int, num } from './shared.js';
@@ -231,10 +232,14 @@ export class MhaGqaTwins extends LitElement {
       this.requestUpdate();
       return;
     }
-    this._io = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) this.load();
-    }, { rootMargin: '200px' });
-    this._io.observe(this);
+    // fetched within one viewport of the visible page (trained-shared.js whenNear); the placeholder says how much
+    this._io = { disconnect: whenNear(this, () => this.load()) };
+    const base = this._indexHref;
+    modelIndex(base).then((m) => {
+      const seed = num(this.seed, 0);
+      const files = (m.gqa ?? []).filter((x) => x?.file && (this.bothSeeds || x.seed === seed)).map((x) => x.file);
+      return downloadSizes(files, base);
+    }).then((d) => { if (this._phase === 'idle') { this._downloads = d; this.requestUpdate(); } }, () => {});
   }
 
   updated(changed) {
@@ -422,8 +427,7 @@ export class MhaGqaTwins extends LitElement {
 
   render() {
     if (this._phase === 'idle') {
-      return html`<p class="loading">The twins load when this part of the page comes into view.
-        <button type="button" part="load" class="load" @click=${() => this.load()}>Load them now</button></p>`;
+      return lazyPlaceholder(this._downloads ?? null, () => this.load());
     }
     if (this.error && !this.rows) {
       return html`<p class="error" part="error" role="alert">The grouped-query twins could not be loaded. ${errorText(this.error)}</p>`;

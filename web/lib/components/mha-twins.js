@@ -1,5 +1,5 @@
 import { html, css, nothing } from 'lit';
-import { TrainedModelElement, trainedStyles, f3, mean, range, heldoutLoss } from './trained-shared.js';
+import { TrainedModelElement, trainedStyles, f3, mean, range, heldoutLoss, downloadSizes } from './trained-shared.js';
 import { acquireModel, releaseModel, modelIndex, MODEL_INDEX_URL } from './models.js';
 import { scrollCueStyles, watchOverflow, unwatchOverflow } from './scroll-cue.js';
 
@@ -108,6 +108,13 @@ export class MhaTwins extends TrainedModelElement {
   willUpdate(changed) {
     super.willUpdate(changed);
     if (this.lm && (changed.has('lm') || changed.has('index'))) this._score();
+  }
+
+  /** What it fetches (the placeholder's size): its own model and every model of the manifest. */
+  async downloads() {
+    const base = this._indexHref;
+    const listed = await modelIndex(base).then((m) => (m.models ?? []).map((x) => x?.file), () => []);
+    return downloadSizes([this.modelHref, ...listed], base);
   }
 
   async _score() {

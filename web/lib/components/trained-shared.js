@@ -6,7 +6,9 @@
 // head they share.
 import { LitElement, html, mathml, css, nothing } from 'lit';
 import { baseStyles, getEngine, errorText, int } from './shared.js';
-import { acquireModel, releaseModel, modelURL, DEFAULT_MODEL_URL } from './models.js';
+import { acquireModel, releaseModel, modelURL, modelIndex, DEFAULT_MODEL_URL, MODEL_INDEX_URL } from './models.js';
+import { bytesText } from './cost-ledger.js';
+import { enumAttr, AttrGuard } from './attr-check.js';
 
 /** A character as the heatmaps and lists show it: space and newline made visible. */
 export const showChar = (ch) => (ch === ' ' ? '␣' : ch === '\n' ? '↵' : ch);
@@ -143,6 +145,90 @@ export const kvGroupStyles = css`
   .head.off { opacity: 0.5; border-style: dashed; }
 `;
 
+/**
+ * How far outside the visible part of the page a lazy element starts fetching: one viewport above
+ * and below (an IntersectionObserver `rootMargin`), so that a reader scrolling at reading speed finds
+ * it computed.
+ */
+export const NEAR_VIEWPORT = '100% 0px';
+
+/**
+ * Calls `onNear` once, when `el` comes within one viewport of the visible part of the page
+ * (IntersectionObserver with NEAR_VIEWPORT); at once where there is no IntersectionObserver.
+ * An element that is never rendered (display: none) never comes near.
+ * @param {Element} el
+ * @param {() => void} onNear
+ * @returns {() => void} stops watching (onNear is then not called)
+ */
+export function whenNear(el, onNear) {
+  if (typeof IntersectionObserver === 'undefined') {
+    onNear();
+    return () => {};
+  }
+  const io = new IntersectionObserver((entries) => {
+    if (entries.some((e) => e.isIntersecting)) {
+      io.disconnect();
+      onNear();
+    }
+  }, { rootMargin: NEAR_VIEWPORT });
+  io.observe(el);
+  return () => io.disconnect();
+}
+
+/** The values of a trained-model element's `loading` attribute, as `<img loading>`'s. */
+export const LOADING_VALUES = Object.freeze(['lazy', 'eager']);
+
+/** The file name at the end of a URL or path ("…/models/charlm-h4-s0.safetensors" → "charlm-h4-s0.safetensors"). */
+const baseName = (s) => {
+  const path = String(s).split(/[?#]/)[0];
+  try { return decodeURIComponent(path.slice(path.lastIndexOf('/') + 1)); } catch { return path.slice(path.lastIndexOf('/') + 1); }
+};
+
+/**
+ * The download size of files as a models manifest (`index.json`) records them: the `bytes` of the
+ * entry of its lists (`models`, `gqa`, `other`) with the same file name. Matched by name, so that
+ * a manifest a bundler has inlined or renamed still gives the sizes. A file the manifest does not
+ * list (a model of the page's own) has `bytes: null`.
+ * @param {Array<string|null>} files URLs or file names of what an element will fetch (duplicate
+ *   names and nulls dropped)
+ * @param {string|null} [indexHref] the manifest's URL (MODEL_INDEX_URL unless given)
+ * @returns {Promise<Array<{file: string, bytes: number|null}>>} never rejects (a manifest that
+ *   cannot be read gives null sizes)
+ */
+export async function downloadSizes(files, indexHref = MODEL_INDEX_URL) {
+  const names = [...new Set(files.filter(Boolean).map(baseName))];
+  const sizes = new Map();
+  if (indexHref) {
+    try {
+      const manifest = await modelIndex(indexHref);
+      for (const entries of Object.values(manifest ?? {})) {
+        if (!Array.isArray(entries)) continue;
+        for (const m of entries) if (m && typeof m.file === 'string' && Number.isFinite(m.bytes)) sizes.set(m.file, m.bytes);
+      }
+    } catch { /* no manifest: sizes unknown */ }
+  }
+  return names.map((file) => ({ file, bytes: sizes.get(file) ?? null }));
+}
+
+/**
+ * The placeholder of a trained-model element that has not fetched its models yet: what it will
+ * fetch and how much (decimal units), and a button that fetches now.
+ * @param {Array<{file: string, bytes: number|null}>|null} files from downloadSizes (null: not known yet)
+ * @param {() => void} onLoad what the button does
+ */
+export function lazyPlaceholder(files, onLoad) {
+  const known = files?.length && files.every((f) => f.bytes !== null);
+  const total = known ? files.reduce((a, f) => a + f.bytes, 0) : null;
+  const names = files?.length ? files.map((f) => f.file).join(', ') : '';
+  const what = !files?.length ? 'The trained model is'
+    : files.length === 1 ? html`The trained model <code>${names}</code>${known ? html` (<span class="size" part="size" data-bytes=${String(total)}>${bytesText(total)}</span>)` : nothing} is`
+      : html`${files.length} trained models${known ? html` (<span class="size" part="size" data-bytes=${String(total)}>${bytesText(total)}</span> in all: <code>${names}</code>)` : html` (<code>${names}</code>)`} are`;
+  return html`<div class="lazy" part="placeholder">
+    <p>${what} fetched when this part of the page comes into view.</p>
+    <button type="button" part="load" class="load" @click=${onLoad}>Fetch now${known ? ` (${bytesText(total)})` : ''}</button>
+  </div>`;
+}
+
 /** Styles of the trained-model elements, on top of baseStyles. */
 export const trainedStyles = [baseStyles, css`
   :host { display: block; --_mono: var(--mha-mono, ui-monospace, 'SFMono-Regular', Menlo, monospace); }
@@ -156,6 +242,10 @@ export const trainedStyles = [baseStyles, css`
   .loading { color: var(--_muted); }
   .scroll { overflow-x: auto; max-width: 100%; }
   mha-heatmap::part(label) { font-size: 8px; line-height: 1; }
+  .lazy { border: 1px dashed var(--_border); border-radius: var(--_radius); padding: 0.6em 0.8em; color: var(--_muted); }
+  .lazy p { margin: 0 0 0.5em; }
+  .lazy code { font-family: var(--_mono); overflow-wrap: anywhere; }
+  .lazy .size { color: var(--_fg); font-weight: 600; }
 `];
 
 /**
@@ -163,6 +253,20 @@ export const trainedStyles = [baseStyles, css`
  * `_defaultModel`, the shipped h = 4 model unless a subclass names another) into the page's shared engine through the shared model cache, holds it
  * while connected, and gives it back when the element leaves the page. Subclasses render from
  * `this.lm` (null while loading) and `this.error`, and override `modelChanged(lm)`.
+ *
+ * Fetched when seen: with `loading="lazy"` (the default, as `<img loading>`) nothing is fetched
+ * until the element comes within one viewport of the visible part of the page (NEAR_VIEWPORT);
+ * until then the element shows, instead of its view, a placeholder naming the files it will fetch
+ * and their size (`downloads()`, from the manifest's `bytes`) with a button that fetches at once.
+ * `loading="eager"` fetches at once; `load()` does so from script. Once it has come near, an element
+ * stays loaded-when-connected (moving it in the page re-acquires its model at once, from the bytes
+ * kept by models.js). A `loading` value other than "lazy" or "eager" is taken as "lazy", shows one
+ * message and fires `mha-error` (`detail: {error}`).
+ *
+ * @attr {string} loading - "lazy" (default): fetch the model when the element comes near the viewport; "eager": at once.
+ * @csspart placeholder - The box shown before the model is fetched.
+ * @csspart size - Its download size.
+ * @csspart load - Its button that fetches now.
  */
 export class TrainedModelElement extends LitElement {
   /** The model loaded without a `model` attribute (a subclass may name another). */
@@ -170,20 +274,54 @@ export class TrainedModelElement extends LitElement {
 
   static properties = {
     model: { type: String },
+    loading: { type: String },
     engine: { attribute: false },
     lm: { state: true },
     error: { state: true },
+    _near: { state: true },
+    _downloads: { state: true },
   };
 
   constructor() {
     super();
     this.model = null;
+    this.loading = null;
     this.engine = undefined;
     this.lm = null;
     this.error = null;
+    this._near = false;        // false until the element has come near the viewport (or loading="eager", or load())
+    this._downloads = null;    // the placeholder's files and sizes (downloadSizes), once known
+    this._sizesFor = null;
+    this._unwatch = null;
+    this._lazyGuard = new AttrGuard(this);
     this._held = null;
     this._want = null;
     this._loadGen = 0;
+    // Before the element has come near, the placeholder stands in for the subclass's view; the
+    // message of a bad `loading` value follows either.
+    const view = this.render;
+    this.render = () => html`${this._near ? view.call(this) : lazyPlaceholder(this._downloads, () => this.load())}${this._lazyGuard.view()}`;
+  }
+
+  /** Whether `loading` asks to fetch at once (a bad value counts as the default, "lazy"). */
+  get _eager() {
+    return enumAttr('loading', this.loading, { dflt: 'lazy', values: LOADING_VALUES }).value === 'eager';
+  }
+
+  /** Fetches the model now, whether or not the element has come near the viewport. */
+  load() {
+    this._unwatch?.();
+    this._unwatch = null;
+    if (!this._near) this._near = true;
+  }
+
+  /**
+   * The files this element fetches when it loads, with their sizes, for the placeholder. By
+   * default its model; an element that fetches more (the twins) overrides it.
+   * @returns {Promise<Array<{file: string, bytes: number|null}>>}
+   */
+  downloads() {
+    return downloadSizes([this.modelHref]);
   }
 
   /** The absolute URL of the model in use. */
@@ -198,17 +336,34 @@ export class TrainedModelElement extends LitElement {
   connectedCallback() {
     super.connectedCallback();
     this._want = null;   // re-acquire after a removal
+    if (!this._near && !this._eager) this._unwatch = whenNear(this, () => this.load());
     this.requestUpdate();
   }
 
   disconnectedCallback() {
     super.disconnectedCallback();
+    this._unwatch?.();
+    this._unwatch = null;
     this._loadGen++;
     this._release();
   }
 
   willUpdate(changed) {
     super.willUpdate?.(changed);
+    if (changed.has('loading') || !this.hasUpdated) {
+      this._lazyGuard.begin();
+      this._lazyGuard.take('loading', enumAttr('loading', this.loading, { dflt: 'lazy', values: LOADING_VALUES }));
+      this._lazyGuard.end();
+    }
+    if (!this._near && this._eager) this.load();
+    if (!this._near) {
+      const key = `${this.modelHref}`;
+      if (this.isConnected && this._sizesFor !== key) {
+        this._sizesFor = key;
+        this.downloads().then((d) => { if (this._sizesFor === key) this._downloads = d; }, () => {});
+      }
+      return;
+    }
     const want = `${this.modelHref}`;
     if (this.isConnected && (this._want !== want || changed.has('engine'))) {
       this._want = want;
@@ -256,7 +411,7 @@ export class TrainedModelElement extends LitElement {
   /** The inline message of a model that could not be loaded. */
   errorMessage() {
     return `The model ${this.modelHref ?? '(none given)'} could not be loaded. ${errorText(this.error)} ` +
-      '(A model is a .safetensors file in the mha-wasm.charlm/1 format of docs/trained-models.md.)';
+      '(A model is a .safetensors file in the mha-wasm.charlm/1 format: see docs/trained-models.md in the mha-wasm package.)';
   }
 }
 
