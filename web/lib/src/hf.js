@@ -261,7 +261,9 @@ function columns(w, rows, cols, c0, n) {
  * The core decoder's weights (decoder.js: matrices row-major [in, out]) from a family's tensors.
  * @param {'gpt2'|'llama'} family
  * @param {object} c hfConfig().config
- * @param {Object<string, Float32Array>} t tensors by hfExpectedShapes names, shapes checked
+ * @param {Object<string, Float32Array>} t tensors by hfExpectedShapes names, shapes checked; the
+ *   matrices split or transposed here are deleted from t as they are (so that a large model holds
+ *   one float32 copy of each, not two)
  * @returns {object} Decoder spec `weights`
  */
 export function hfDecoderWeights(family, c, t) {
@@ -273,6 +275,7 @@ export function hfDecoderWeights(family, c, t) {
     for (let l = 0; l < c.numLayers; l++) {
       const g = (n) => t[`h.${l}.${n}`];
       const w = g('attn.c_attn.weight'), b = g('attn.c_attn.bias');   // Conv1D [d, 3d]: Q | K | V columns
+      delete t[`h.${l}.attn.c_attn.weight`];   // split below: its float32 copy is not kept
       layers.push({
         norm1: { weight: g('ln_1.weight'), bias: g('ln_1.bias') }, norm2: { weight: g('ln_2.weight'), bias: g('ln_2.bias') },
         wQ: columns(w, d, 3 * d, 0, d), wK: columns(w, d, 3 * d, d, d), wV: columns(w, d, 3 * d, 2 * d, d),
@@ -282,13 +285,16 @@ export function hfDecoderWeights(family, c, t) {
         wProj: g('mlp.c_proj.weight'), bProj: g('mlp.c_proj.bias'),
       });
     }
+    const head = c.tied ? null : transposed(t['lm_head.weight'], V, d);
+    delete t['lm_head.weight'];
     return {
       tokEmb: t['wte.weight'], posEmb: t['wpe.weight'], normF: { weight: t['ln_f.weight'], bias: t['ln_f.bias'] },
-      head: c.tied ? null : transposed(t['lm_head.weight'], V, d), headBias, layers,
+      head, headBias, layers,
     };
   }
   for (let l = 0; l < c.numLayers; l++) {
-    const g = (n) => t[`model.layers.${l}.${n}`] ?? null;
+    // each [out, in] matrix is dropped from t once transposed: one float32 copy at a time, not two
+    const g = (n) => { const k = `model.layers.${l}.${n}`, v = t[k] ?? null; if (n.endsWith('proj.weight')) delete t[k]; return v; };
     layers.push({
       norm1: { weight: g('input_layernorm.weight'), bias: null }, norm2: { weight: g('post_attention_layernorm.weight'), bias: null },
       wQ: transposed(g('self_attn.q_proj.weight'), d, d), wK: transposed(g('self_attn.k_proj.weight'), kv, d),
@@ -299,9 +305,11 @@ export function hfDecoderWeights(family, c, t) {
       wProj: transposed(g('mlp.down_proj.weight'), d, f), bProj: g('mlp.down_proj.bias'),
     });
   }
+  const head = c.tied ? null : transposed(t['lm_head.weight'], V, d);
+  delete t['lm_head.weight'];
   return {
     tokEmb: t['model.embed_tokens.weight'], posEmb: null, normF: { weight: t['model.norm.weight'], bias: null },
-    head: c.tied ? null : transposed(t['lm_head.weight'], V, d), headBias, layers,
+    head, headBias, layers,
   };
 }
 

@@ -747,6 +747,26 @@ export interface TorchWeights {
 // The module instance
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * One event of `loadModel`'s `progress` callback, as the bytes of each file arrive (files read from
+ * disk in 8 MB chunks, http bodies as they stream, Files in 8 MB slices).
+ */
+export interface LoadProgress {
+  /** The file being read (config.json, model.safetensors, a shard, vocab.json …; 'bytes' for bytes given). */
+  file: string;
+  /** Bytes read so far, over every file of the model; never decreases. */
+  loaded: number;
+  /**
+   * The sizes of the files read so far plus the one being read (its size on disk, a File's size,
+   * an http Content-Length), or null while that size is unknown (no Content-Length, or a compressed
+   * body). It grows when the next file of a folder starts (config.json, the weights, the tokenizer),
+   * so `fraction` may step back then. The last event has `loaded === total`.
+   */
+  total: number | null;
+  /** loaded / total (1 at the last event), or null while total is. */
+  fraction: number | null;
+}
+
 /** An instance of the wasm module with the API on top; create it with {@link createMHA}. */
 export interface MHA {
   /** `{version, simd, tier, threads}`: see {@link MHAInfo}. */
@@ -798,13 +818,15 @@ export interface MHA {
    * model.safetensors.index.json, tokenizer.json or vocab.json + merges.txt) as a URL ending in "/",
    * a Node directory path or `file:` URL, a `FileSystemDirectoryHandle` or a list of `File`s; or a
    * llama2.c checkpoint (.bin, format version 0 or 1) with `opts.tokenizer` its tokenizer.bin. A
-   * model without a tokenizer takes token ids (`config.tokenizer` 'none').
+   * model without a tokenizer takes token ids (`config.tokenizer` 'none'). `opts.progress` is
+   * called as the bytes of each file arrive (see LoadProgress). A model over 64 MB (as float32)
+   * keeps no JS copy of its weights once they are in wasm memory (`copyingScores` then refuses it).
    * @throws {MHAError} `INVALID_ARGUMENT` (unreadable or malformed file, a missing tensor or
-   *   metadata field, a refused configuration: the message names the file, the key and the value),
-   *   `SHAPE_MISMATCH` (a tensor's shape), `NON_FINITE` (a NaN/Inf weight)
+   *   metadata field, a refused configuration: the message names the file, the key and the value;
+   *   a `progress` that is not a function), `SHAPE_MISMATCH` (a tensor's shape), `NON_FINITE` (a NaN/Inf weight)
    */
   loadModel(source: ArrayBuffer | ArrayBufferView | string | URL | FileSystemDirectoryHandle | ArrayLike<File>,
-    opts?: { tokenizer?: ArrayBuffer | ArrayBufferView | string | URL }): Promise<CharModel>;
+    opts?: { tokenizer?: ArrayBuffer | ArrayBufferView | string | URL; progress?: (p: LoadProgress) => void }): Promise<CharModel>;
 
   /** Wasm memory figures, for diagnostics and leak tests: heap size and bytes currently malloc'd. */
   memory(): { heapBytes: number; inUseBytes: number };

@@ -250,9 +250,11 @@ class MHA {
    * (docs/trained-models.md) as bytes, URL or Node path; a Hugging Face model folder
    * (GPT2LMHeadModel, LlamaForCausalLM: a URL ending in "/", a Node directory path, a
    * FileSystemDirectoryHandle or File list); a llama2.c checkpoint (.bin, versions 0 and 1) with
-   * `opts.tokenizer` its tokenizer.bin.
+   * `opts.tokenizer` its tokenizer.bin. `opts.progress({file, loaded, total, fraction})` is called
+   * as the bytes of each file arrive (loaded never decreases; total null while a size is unknown;
+   * the last event has loaded === total, fraction 1: see loadModel in model.js).
    * @param {ArrayBuffer|ArrayBufferView|string|URL|FileSystemDirectoryHandle|File[]} source
-   * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL}} [opts]
+   * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL, progress?: (p: {file: string, loaded: number, total: number|null, fraction: number|null}) => void}} [opts]
    * @returns {Promise<CharModel>}
    * @throws {MHAError} INVALID_ARGUMENT, SHAPE_MISMATCH, NON_FINITE (see loadModel in model.js)
    */

@@ -20,7 +20,14 @@ import { Decoder } from './decoder.js';
 import { Llama2cTokenizer } from './bpe.js';
 import { readLlama2cTokenizer } from './llama2c.js';
 import { HF_LIMITS } from './hf.js';
-import { openFolder, readPath, readHFFolder, sniffModelFile, readLlama2cAnyVersion } from './model-folder.js';
+import { openFolder, readPath, readHFFolder, sniffModelFile, readLlama2cAnyVersion, progressCounter, fetchBytes, fileBytes } from './model-folder.js';
+
+/**
+ * Models whose weights take more than this many bytes (as float32) do not keep a JS copy of them
+ * once they are in wasm memory (GPT-2 small: 498 MB). Their one JS reader, copyingScores /
+ * ovLogits (copying.js), would need a V × V table per head: out of reach at that size anyway.
+ */
+export const KEEP_JS_WEIGHTS_BYTES = 64 * 2 ** 20;
 
 /** The value of `__metadata__.format` this runner reads. */
 export const MODEL_FORMAT = 'mha-wasm.charlm/1';
@@ -178,25 +185,28 @@ function decoderWeights(c, t, inProj) {
   };
 }
 
-/** The bytes of a model source: bytes as they are; a URL fetched (a file: URL read from disk in Node). */
-async function readSource(source) {
-  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return asBytes(source);
+/**
+ * The bytes of a model source: bytes as they are; a URL fetched (a file: URL read from disk in
+ * Node); counted by `progress` (model-folder.js progressCounter).
+ */
+async function readSource(source, progress) {
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
+    const bytes = asBytes(source);
+    progress.start('bytes', bytes.length);
+    progress.add('bytes', bytes.length);
+    progress.end('bytes');
+    return bytes;
+  }
   if (typeof source !== 'string' && !(source instanceof URL)) {
     throw invalid(`loadModel: source must be bytes (ArrayBuffer, Uint8Array) or a URL, got ${source === null ? 'null' : typeof source}`);
   }
   const href = String(source);
-  if (href.startsWith('file:')) {
-    const fs = await import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:fs/promises');
-    return new Uint8Array(await fs.readFile(new URL(href)));
-  }
-  let res;
-  try {
-    res = await fetch(href);
-  } catch (e) {
-    throw invalid(`loadModel: cannot fetch ${href}: ${e.message}`);
-  }
-  if (!res.ok) throw invalid(`loadModel: fetching ${href} gave HTTP ${res.status}`);
-  return new Uint8Array(await res.arrayBuffer());
+  const name = decodeURIComponent(href.split(/[?#]/)[0].split('/').pop() || href);
+  if (href.startsWith('file:')) return fileBytes(new URL(href), name, { progress });
+  const bytes = await fetchBytes(href, name, { progress }).catch((e) => {
+    throw e instanceof MHAError ? new MHAError(e.code, e.message.replace(`loadModel: ${name}: `, 'loadModel: ')) : e;
+  });
+  return bytes;
 }
 
 /**
@@ -259,6 +269,18 @@ export class CharModel {
       rope: c.positions === 'rope' ? { base: c.ropeBase, interleaved: c.ropeInterleaved } : null,
       weights: parsed.weights ?? decoderWeights(c, t, inProj),
     });
+    const w = this._decoder.spec.weights;
+    const floats = [w.tokEmb, w.posEmb, w.head, ...w.layers.flatMap((lw) => [lw.wQ, lw.wK, lw.wV, lw.wO, lw.wFc, lw.wUp, lw.wProj])]
+      .reduce((n, a) => n + (a ? a.length : 0), 0);
+    if (4 * floats > KEEP_JS_WEIGHTS_BYTES) {
+      // in wasm now: the JS copies are let go (see KEEP_JS_WEIGHTS_BYTES)
+      const mb = (4 * floats / 2 ** 20).toFixed(0);
+      Object.defineProperty(this._decoder.spec, 'weights', {
+        get() {
+          throw invalid(`copyingScores: this model's weights (${mb} MB as float32) are not kept in JS memory once loaded (models over ${KEEP_JS_WEIGHTS_BYTES / 2 ** 20} MB); the copying score reads them, and would need a ${c.vocabSize} × ${c.vocabSize} table per head`);
+        },
+      });
+    }
   }
 
   _alive(what) {
@@ -620,7 +642,15 @@ async function folderTokenizer(folder, vocabSize) {
  * integers), and tokens show as `<id>`.
  * @param {object} mha an instance from createMHA()
  * @param {ArrayBuffer|ArrayBufferView|string|URL|FileSystemDirectoryHandle|File[]} source
- * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL}} [opts] a llama2.c tokenizer.bin
+ * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL, progress?: (p: {file: string, loaded: number,
+ *   total: number|null, fraction: number|null}) => void}} [opts] tokenizer: a llama2.c tokenizer.bin;
+ *   progress: called as the bytes of each file arrive (read from disk in chunks of 8 MB, fetched
+ *   over http, read from Files): `loaded` bytes of every file so far (never decreasing), `total`
+ *   the sizes of the files read so far plus the one being read (its size on disk, a File's size,
+ *   an http Content-Length; null while unknown: no Content-Length, or a compressed body), which
+ *   grows as each next file of a folder starts (config.json, the weights, the tokenizer files), so
+ *   `fraction` = loaded / total may step back then; the last event has loaded === total and
+ *   fraction 1. Bytes given directly give one event.
  * @returns {Promise<CharModel>} config.tokenizer says which tokenizer it has: 'characters',
  *   'llama2c', 'hf' (hf-tokenizer.js) or 'none' (token ids only); config.family 'gpt2' or 'llama'
  *   for a Hugging Face folder, 'llama2c' for a llama2.c checkpoint
@@ -629,7 +659,8 @@ async function folderTokenizer(folder, vocabSize) {
  *   SHAPE_MISMATCH (a tensor's shape), NON_FINITE (a NaN/Inf weight)
  */
 export async function loadModel(mha, source, opts = {}) {
-  const folder = await openFolder(source);
+  const progress = progressCounter(opts ? opts.progress : undefined);
+  const folder = await openFolder(source, progress);
   if (folder) {
     const m = await readHFFolder(folder);
     const tok = await folderTokenizer(folder, m.config.vocabSize);
@@ -640,13 +671,13 @@ export async function loadModel(mha, source, opts = {}) {
     return new CharModel(mha, { metadata: {}, tensors: {}, config, weights: m.weights, tokenizer, vocab,
       training: { source: `Hugging Face model folder ${folder.name}`, files: m.files } });
   }
-  const bytes = (await readPath(source)) ?? await readSource(source);
+  const bytes = (await readPath(source, progress)) ?? await readSource(source, progress);
   if (sniffModelFile(bytes) === 'llama2c') {
     const { config: lc, tensors } = readLlama2cAnyVersion(bytes);
     const config = { ...readConfig({ format: MODEL_FORMAT, config: JSON.stringify({ ...lc, unk: 0 }) }), family: 'llama2c' };
     let tokenizer, vocab;
     if (opts && opts.tokenizer !== undefined && opts.tokenizer !== null) {
-      const tb = (await readPath(opts.tokenizer)) ?? await readSource(opts.tokenizer);
+      const tb = (await readPath(opts.tokenizer, progress)) ?? await readSource(opts.tokenizer, progress);
       const t = new Llama2cTokenizer(readLlama2cTokenizer(tb, { vocabSize: config.vocabSize }));
       tokenizer = { encode: (s) => t.encode(s), decode: (ids) => t.decode(ids), piece: (id) => t.piece(id) };
       config.tokenizer = 'llama2c';
