@@ -1,4 +1,6 @@
 import { LitElement, html, css, nothing } from 'lit';
+import { formulaMath } from './formula-math.js';
+import { scrollCueStyles, watchOverflow, unwatchOverflow } from './scroll-cue.js';
 import { Task } from '@lit/task';
 import { baseStyles, taskEngine, errorText, int, num } from './shared.js';
 
@@ -65,15 +67,18 @@ export class MhaPassport extends LitElement {
     error: { state: true },
   };
 
-  static styles = [baseStyles, css`
+  static styles = [baseStyles, scrollCueStyles, css`
     :host { display: block; }
+    .scroll { overflow-x: auto; max-width: 100%; }
     table { border-collapse: collapse; width: 100%; font-size: 0.88em; font-variant-numeric: tabular-nums; }
     caption { text-align: left; font-weight: 600; padding: 0.2em 0 0.4em; }
     th, td { text-align: left; padding: 0.28em 0.6em; border-bottom: 1px solid var(--_border); vertical-align: top; }
     thead th { font-size: 0.85em; color: var(--_muted); font-weight: 600; }
     tbody th { font-weight: 500; }
     td.shape { white-space: nowrap; font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); }
-    td.formula { color: var(--_muted); font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); font-size: 0.92em; overflow-wrap: anywhere; }
+    /* the "how" column: MathML that does not break inside a formula (the table scrolls sideways, with a cue, when it is wider than the element) */
+    td.formula { color: var(--_muted); font-size: 0.92em; min-width: 8em; }
+    td.formula math { white-space: nowrap; font-size: 1.05em; }
     tbody.summary th, tbody.summary td { background: var(--_surface); }
     tbody.summary tr:first-child > * { border-top: 2px solid var(--_border); }
     .num { white-space: nowrap; font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); }
@@ -127,6 +132,16 @@ export class MhaPassport extends LitElement {
     return c;
   }
 
+  updated(changed) {
+    super.updated?.(changed);
+    watchOverflow(this);
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    unwatchOverflow(this);
+  }
+
   render() {
     if (this.error) {
       return html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>`;
@@ -139,7 +154,7 @@ export class MhaPassport extends LitElement {
     const g = cfg.kvHeads ?? h;
     const P = p.params ?? {};
     const F = p.flops ?? {};
-    return html`<table part="table">
+    return html`<div class="scroll" part="scroll" tabindex="0" role="region" aria-label=${this.caption}><table part="table">
       <caption part="caption">${this.caption}: d<sub>model</sub> = ${d}, h = ${h}${g !== h ? html`, kv-heads = ${g}` : nothing},
         T = ${cfg.seqLen}${cfg.batch ? html`, batch = ${cfg.batch}` : nothing}
         → d<sub>k</sub> = <span data-k="dK">${p.dK}</span>${p.dV !== p.dK ? html`, d<sub>v</sub> = ${p.dV}` : nothing}</caption>
@@ -147,7 +162,7 @@ export class MhaPassport extends LitElement {
       <tbody>
         ${(p.steps ?? []).map((s) => html`<tr data-step=${s.name}>
           <th scope="row">${s.name}</th><td class="shape">${shapeText(s.shape)}</td>
-          ${this.compact ? nothing : html`<td class="formula">${s.formula ?? ''}</td>`}</tr>`)}
+          ${this.compact ? nothing : html`<td class="formula" data-formula=${s.formula ?? ''}>${formulaMath(s.formula)}</td>`}</tr>`)}
       </tbody>
       <tbody class="summary" part="summary">
         <tr data-k="wQPerHead"><th scope="row">W<sub>Q</sub> per head</th>
@@ -165,13 +180,13 @@ export class MhaPassport extends LitElement {
         <tr data-k="matmul"><th scope="row">FLOPs of the matrix products</th>
           <td class="num">${int(F.matmul)}</td>${this.compact ? nothing : html`<td class="formula">projections ${int(F.projections)} · scores ${int(F.scores)} · weights·V ${int(F.weighted)} · W<sub>O</sub> ${int(F.output)}</td>`}</tr>
         <tr data-k="softmax"><th scope="row">FLOPs of scaling + softmax</th>
-          <td class="num">${int(F.softmax)}</td>${this.compact ? nothing : html`<td class="formula">h·T·(6·T + 1): 6 per score (exp counted as 1), 1 per row</td>`}</tr>
+          <td class="num">${int(F.softmax)}</td>${this.compact ? nothing : html`<td class="formula">${formulaMath('h·T·(6·T + 1)')}: 6 per score (exp counted as 1), 1 per row</td>`}</tr>
         <tr data-k="flops"><th scope="row">FLOPs</th>
           <td class="num">${int(F.total)}</td>${this.compact ? nothing : html`<td class="formula">matrix products + softmax${F.scoreMods ? html` + score modifiers ${int(F.scoreMods)}` : nothing}${F.rope ? html` + RoPE ${int(F.rope)}` : nothing}</td>`}</tr>
         <tr data-k="scores"><th scope="row">scores held in memory</th>
-          <td class="num">${int(p.memory?.scores)}</td>${this.compact ? nothing : html`<td class="formula">h·T² values (${int(p.memory?.scoreBytes)} bytes at float32)</td>`}</tr>
+          <td class="num">${int(p.memory?.scores)}</td>${this.compact ? nothing : html`<td class="formula">${formulaMath('h·T²')} values (${int(p.memory?.scoreBytes)} bytes at float32)</td>`}</tr>
       </tbody>
-    </table>`;
+    </table></div><p class="scroll-hint" aria-hidden="true">scroll sideways →</p>`;
   }
 }
 
