@@ -1,6 +1,7 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { baseStyles, toHeads } from './shared.js';
 import { parseScale, SHARED_DOMAIN } from './mha-heatmap.js';
+import { AttrSource } from './attr-data.js';
 
 /**
  * `<mha-heads>` — the attention weights of every head of one layer, side by side as small
@@ -28,7 +29,16 @@ import { parseScale, SHARED_DOMAIN } from './mha-heatmap.js';
  *   attention weight); `per-map`: each head from 0 to its own largest weight (patterns of flat heads show, but colours
  *   no longer compare between heads). A bad value keeps the last good one and shows a message naming it.
  *
- * @fires mha-error - `{detail: {error}}` (an MHAError, INVALID_ARGUMENT) when `scale` is not one of its values.
+ * @attr {string} src - URL of a JSON file `{"weights": [[[…]]], "tokens"?, "keyTokens"?, "headNames"?, "dK"?}` (h maps of
+ *   Tq rows of Tk numbers), fetched and shown: a page needs no script of its own (attr-data.js). Wins over `model`.
+ * @attr {string} model - A shipped model's name (e.g. "charlm-h4-s0") or the URL of a .safetensors file, run on
+ *   `text` in the shared engine; shows every head of layer `layer`.
+ * @attr {string} text - The text the model reads (with `model`; at most the model's context).
+ * @attr {number} layer - The layer shown, 1-based (with `model`; default 1).
+ *
+ * @fires mha-error - `{detail: {error}}` (an MHAError, INVALID_ARGUMENT, `argument` the attribute) when `scale` is not
+ *   one of its values, or `src`, `model`, `text` or `layer` is bad or cannot be read (shown in place).
+ * @fires mha-data - `{detail: {source: 'src'|'model'}}` when the data of `src` or `model` has been set.
  * @fires mha-expand - `{detail: {head}}` when a head is enlarged (-1 when collapsed).
  *
  * @csspart heads - The container of the small multiples.
@@ -51,6 +61,10 @@ export class MhaHeads extends LitElement {
     expanded: { type: Number, reflect: true },
     showValues: { type: Boolean, attribute: 'show-values' },
     scale: { type: String },
+    src: { type: String },
+    model: { type: String },
+    text: { type: String },
+    layer: { type: String },
     _row: { state: true },
   };
 
@@ -86,6 +100,11 @@ export class MhaHeads extends LitElement {
     this._row = -1;
     this._headsFor = {};
     this._heads = [];
+    this.src = null;
+    this.model = null;
+    this.text = null;
+    this.layer = null;
+    this._source = new AttrSource(this, 3);
   }
 
   /** Per-head matrices as nested arrays `[h][Tq][Tk]` (converted once per new `weights`). */
@@ -103,6 +122,7 @@ export class MhaHeads extends LitElement {
   }
 
   willUpdate(changed) {
+    this._source.update(changed);
     if (changed.has('scale')) {
       const r = parseScale(this.scale, 'shared');
       this._scaleError = r.error ?? null;
@@ -117,6 +137,10 @@ export class MhaHeads extends LitElement {
   }
 
   render() {
+    return html`${this._source.view()}${this._renderHeads()}`;
+  }
+
+  _renderHeads() {
     const heads = this.heads;
     const error = this._scaleError ? html`<p class="error" part="error" role="alert">${this._scaleError.message}</p>` : nothing;
     if (!heads.length) return html`${error}<p class="empty">No heads to show yet.</p>`;

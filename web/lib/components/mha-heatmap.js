@@ -2,6 +2,7 @@ import { LitElement, html, css, nothing } from 'lit';
 import { guard } from 'lit/directives/guard.js';
 import { baseStyles, toMatrix, colorFor, interpolatorFor, textOn, fmt, num } from './shared.js';
 import { MHAError } from '../src/index.js';
+import { AttrSource } from './attr-data.js';
 
 /** Length in characters (code points) of the longest label. */
 function longest(labels) {
@@ -94,8 +95,18 @@ function pack(color) {
  * @attr {number} digits - Decimals in the readout and cells (default 3).
  * @attr {boolean} no-save - Hide the "Save PNG" button.
  * @attr {boolean} compact - Smaller cells and no legend text under 4 keys (for small multiples).
+ * @attr {string} src - URL of a JSON file `{"weights": [[…], …], "tokens"?: […], "keyTokens"?: […]}` (Tq rows of
+ *   Tk numbers), fetched and shown: a page needs no script of its own (attr-data.js). Wins over `model`.
+ * @attr {string} model - A shipped model's name (e.g. "charlm-h4-s0", a file of the models' index.json) or the URL
+ *   of a .safetensors file, run on `text` in the shared engine; shows head `head` of layer `layer`.
+ * @attr {string} text - The text the model reads (with `model`; at most the model's context).
+ * @attr {number} layer - The layer shown, 1-based (with `model`; default 1).
+ * @attr {number} head - The head shown, 1-based (with `model`; default 1).
  *
- * @fires mha-error - `{detail: {error}}` (an MHAError, INVALID_ARGUMENT) when `scale` is not one of its values.
+ * @fires mha-error - `{detail: {error}}` (an MHAError, INVALID_ARGUMENT, `argument` the attribute) when `scale` is
+ *   not one of its values, or `src`, `model`, `text`, `layer` or `head` is bad or cannot be read (shown in place;
+ *   the last good weights stay).
+ * @fires mha-data - `{detail: {source: 'src'|'model'}}` when the data of `src` or `model` has been set.
  * @fires mha-cell-focus - `{detail: {row, col, query, key, value}}` when a cell gets hover or focus.
  * @fires mha-row-hover - `{detail: {row}}` when the pointer or focus enters a query row (-1 on leave).
  *
@@ -129,6 +140,11 @@ export class MhaHeatmap extends LitElement {
     digits: { type: Number },
     noSave: { type: Boolean, attribute: 'no-save' },
     compact: { type: Boolean, reflect: true },
+    src: { type: String },
+    model: { type: String },
+    text: { type: String },
+    layer: { type: String },
+    head: { type: String },
     _active: { state: true },
     _readout: { state: true },
   };
@@ -239,6 +255,12 @@ export class MhaHeatmap extends LitElement {
     this._focused = false;
     this._hover = null;
     this._drawn = null;   // what the base canvas shows: {key, canvas, cssW, cssH}
+    this.src = null;
+    this.model = null;
+    this.text = null;
+    this.layer = null;
+    this.head = null;
+    this._source = new AttrSource(this, 2);
   }
 
   /** The weights as nested arrays `[Tq][Tk]` (converted once per `weights` value). */
@@ -351,6 +373,7 @@ export class MhaHeatmap extends LitElement {
   }
 
   willUpdate(changed) {
+    this._source.update(changed);
     if (changed.has('scale')) {
       const r = parseScale(this.scale, 'per-map');
       this._scaleError = r.error ?? null;
@@ -367,6 +390,10 @@ export class MhaHeatmap extends LitElement {
   }
 
   render() {
+    return html`${this._source.view()}${this._renderMap()}`;
+  }
+
+  _renderMap() {
     const m = this.matrix;
     if (!m.length || !m[0]?.length) {
       return html`<figure part="figure">${this._scaleError ? html`<p class="error" part="error" role="alert">${this._scaleError.message}</p>` : nothing}<p class="empty">No attention weights yet.</p></figure>`;
