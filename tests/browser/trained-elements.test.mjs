@@ -246,12 +246,13 @@ test('removed and re-added: the model is released (wasm heap back), comes back w
   assert.equal(fetched.filter((f) => f.endsWith('.safetensors')).length, 1, 'no second fetch');
   // bad models: a missing file and a file that is not a model
   await page.evaluate(() => {
-    for (const src of ['../models/none.safetensors', '../models/index.json']) {
+    const bad = ['../models/none.safetensors', '../models/index.json'].map((src) => {
       const e = document.createElement('mha-trained-heads');
       e.setAttribute('model', src);
       e.className = 'bad';
-      document.querySelector('main').append(e);
-    }
+      return e;
+    });
+    document.querySelector('main').prepend(...bad);   // in view: a trained-model element fetches its model when seen
   });
   await page.waitForFunction(() => [...document.querySelectorAll('mha-trained-heads.bad')].every((e) => e.error));
   const msgs = await page.locator('mha-trained-heads.bad .error').allTextContents();
