@@ -99,7 +99,7 @@ test('<mha-cost-ledger> widget config by attributes (T = 5, d_model = 24, 1 laye
   await page.evaluate(() => {
     window.__errors = [];
     const el = document.querySelector('mha-cost-ledger');
-    el.addEventListener('mha-error', (e) => window.__errors.push(e.detail.message));
+    el.addEventListener('mha-error', (e) => window.__errors.push(e.detail.error.message));
     for (const [k, v] of [['model', 'none'], ['d-model', '24'], ['context', '5'], ['layers', '1'], ['dtype-bytes', '4'], ['heads', '1']]) el.setAttribute(k, v);
   });
   for (const h of [1, 2, 4, 8]) {

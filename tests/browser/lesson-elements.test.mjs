@@ -83,8 +83,20 @@ test('<mha-stepper> under the CSP: the engine’s numbers, steps and heads by ta
   await page.evaluate(() => { const s = document.querySelector('mha-stepper'); s.setAttribute('step', '3'); s.setAttribute('head', '0'); });
   await page.waitForFunction(() => document.querySelector('mha-stepper').shadowRoot.querySelector('[part="title"]')?.textContent.includes('Step 4 of 8'));
   assert.deepEqual((await st.locator('[part="result"] tbody td').allTextContents()).map((c) => c.trim()), ref.heads[0].scores.flat().map((v) => v.toFixed(3)));
+  // a step out of range: one message naming it, the last valid step stays, the attribute as written (it used to become 7)
+  const stepErrors = page.evaluate(() => new Promise((res) => {
+    const got = [];
+    document.querySelector('mha-stepper').addEventListener('mha-error', (e) => got.push([Object.keys(e.detail), e.detail.error.code, e.detail.error.argument]));
+    setTimeout(() => res(got), 300);
+  }));
   await page.evaluate(() => document.querySelector('mha-stepper').setAttribute('step', '42'));
-  await page.waitForFunction(() => document.querySelector('mha-stepper').getAttribute('step') === '7');
+  assert.deepEqual(await stepErrors, [[['error'], 'INVALID_ARGUMENT', 'step']]);
+  assert.equal(await st.locator('[part="error"]').textContent(), 'step: expected a whole number from 0 to 7, got "42"');
+  assert.equal(await st.getAttribute('step'), '42');
+  assert.match(await st.locator('[part="title"]').textContent(), /Step 4 of 8/);
+  await page.evaluate(() => document.querySelector('mha-stepper').setAttribute('step', '7'));
+  await page.waitForFunction(() => document.querySelector('mha-stepper').shadowRoot.querySelector('[part="title"]')?.textContent.includes('Step 8 of 8'));
+  assert.equal(await st.locator('[part="error"]').count(), 0);
   assert.equal(await st.locator('[part="next"]').isDisabled(), true);
   assert.equal(await st.locator('button[data-head="0"]').isDisabled(), true, 'no head tabs in the concat and W_O steps');
   assert.equal((await page.evaluate(() => window.__changes)).length, 3);
@@ -247,12 +259,22 @@ test('<mha-kv-calculator> under the CSP: bytes from the engine’s d_k, controls
   // the model select resets g to the new model's own
   await kv.locator('select[name="model"]').selectOption({ label: 'LLaMA-2 70B (80 layers)' });
   await page.waitForFunction(() => document.querySelector('mha-kv-calculator').bytes === 2 * 80 * 2048 * 8 * 128 * 2);
-  // a g that does not divide h: the engine's message in place
+  // a g that does not divide h: one message naming the attribute, the last valid g stays, the attribute as written
   await page.evaluate(() => document.querySelector('mha-kv-calculator').setAttribute('kv-heads', '5'));
-  await kv.locator('[part="error"]').waitFor();
-  assert.match(await kv.locator('[part="error"]').textContent(), /INVALID_CONFIG/);
-  assert.equal(await bytes(), null);
-  assert.equal(await kv.locator('[part="result"]').getAttribute('data-bytes'), '');
+  await kv.locator('[part="error"][data-attr="kv-heads"]').waitFor();
+  assert.equal(await kv.locator('[part="error"]').count(), 1);
+  assert.equal(await kv.locator('[part="error"]').textContent(), 'kv-heads: expected a divisor of LLaMA-2 70B\'s h = 64, got "5"');
+  assert.equal(await kv.getAttribute('kv-heads'), '5');
+  assert.equal(await bytes(), 2 * 80 * 2048 * 8 * 128 * 2);
+  // words and out-of-range numbers: the same (they used to become 4096, or NaN)
+  for (const [k, v] of [['context', 'lots'], ['model', 'GPT-5'], ['batch', '-1']]) {
+    await page.evaluate(([a, x]) => document.querySelector('mha-kv-calculator').setAttribute(a, x), [k, v]);
+    await kv.locator(`[part="error"][data-attr="${k}"]`).waitFor();
+    assert.equal(await kv.getAttribute(k), v);
+    assert.equal(await bytes(), 2 * 80 * 2048 * 8 * 128 * 2, `${k}="${v}" keeps the last valid value`);
+    await page.evaluate(([a, x]) => document.querySelector('mha-kv-calculator').setAttribute(a, x), [k, { context: '2048', model: 'LLaMA-2 70B', batch: '1' }[k]]);
+  }
+  assert.equal(await kv.locator('select[name="model"]').inputValue(), 'LLaMA-2 70B');
   await page.evaluate(() => document.querySelector('mha-kv-calculator').setAttribute('kv-heads', '16'));
   await page.waitForFunction(() => document.querySelector('mha-kv-calculator').bytes === 2 * 80 * 2048 * 16 * 128 * 2);
   await finish(p);

@@ -158,7 +158,7 @@ test('keyboard: Tab to the strips, arrows move the readout; a text written twice
     assert.match(msg, pattern);
     assert.ok(msg.includes('The strips show the last good value.'), msg);
   };
-  await bad('ablate', '3:1', /^ablate: expected 1-based layer:head pairs .*\(layer 1–2, head 1–4\); "3:1" names layer 3, and this model has layers 1–2/);
+  await bad('ablate', '3:1', /^ablate: expected 1-based layer:head pairs .*\(layer 1–2, head 1–4\); "3:1" in "3:1" names layer 3, and this model has layers 1–2/);
   await bad('ablate', '2-1', /^ablate: expected .*; "2-1" in "2-1" is not a layer:head pair/);
   await page.evaluate(() => document.querySelector('mha-surprisal').setAttribute('ablate', '2:1'));
   await page.waitForFunction(() => !document.querySelector('mha-surprisal').shadowRoot.querySelector('.error'));

@@ -1,7 +1,7 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
 import { baseStyles, taskEngine, errorText, seededMatrix, toHeads, fmt } from './shared.js';
-import { intAttr, tokensAttr, tokensProp, attrError } from './attr-check.js';
+import { intAttr, tokensAttr, tokensProp, attrError, enumAttr } from './attr-check.js';
 import './mha-heads.js';
 
 /** Default sentence of `<mha-causal-mask>` (6 tokens). */
@@ -237,8 +237,11 @@ export class MhaCausalMask extends LitElement {
       heads = undefined;
     }
     const seed = pick(intAttr('seed', this.seedAttr, { dflt: 7, min: 0, max: 1000000 }));
+    const cfgOk = !errors.length;
+    const sc = enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] });
+    if (sc.error) errors.push(sc.error); else this._scheme = sc.value;
     this._attrErrors = errors;
-    if (!errors.length) {
+    if (cfgOk) {
       const key = JSON.stringify([tokens, dModel, heads, seed]);
       if (key !== this._cfgKey) { this._cfg = { tokens, dModel, heads, seed }; this._cfgKey = key; }
     }
@@ -296,7 +299,7 @@ export class MhaCausalMask extends LitElement {
       </div>
       ${errs.length ? html`<p class="error" part="error" role="alert">${errs.map((e, i) => html`${i ? html`<br>` : nothing}${errorText(e)}`)}${this._attrErrors.length && r ? html`<br>Showing the last valid settings.` : nothing}</p>` : nothing}
       ${r ? html`
-        <mha-heads part="heads" .weights=${r.weights} .tokens=${r.tokens} .dK=${r.dK} scheme=${this.scheme}></mha-heads>
+        <mha-heads part="heads" .weights=${r.weights} .tokens=${r.tokens} .dK=${r.dK} scheme=${this._scheme ?? 'viridis'}></mha-heads>
         ${this._details(r)}
         <div class="explain" part="explain" aria-live="polite">${causalSentences(r.heads3[this._head], r.tokens, r.causal, this._head).map((s) => html`<p>${s}</p>`)}</div>
         <p class="note">One self-attention layer, d<sub>model</sub> = ${r.dModel}, h = ${r.heads}, d<sub>k</sub> = ${r.dK}, computed by the wasm engine with <code>causal: ${r.causal}</code>.

@@ -85,7 +85,7 @@ export function kvFor(hNew, hOld, gOld) {
  *
  * @fires change - `{detail: config}` when the user changes a control.
  * @fires mha-computed - `{detail: result}` after every computation.
- * @fires mha-error - `{detail: error}`: a bad attribute (MHAError INVALID_ARGUMENT naming it) or an
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (MHAError INVALID_ARGUMENT naming it) or an
  *   engine error (INVALID_CONFIG, or the load error).
  *
  * @csspart form - The controls.
@@ -197,7 +197,7 @@ export class MhaCostLedger extends LitElement {
       onError: (err) => {
         this.result = null;
         this.error = err;
-        this.dispatchEvent(new CustomEvent('mha-error', { detail: err, bubbles: true, composed: true }));
+        this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: err }, bubbles: true, composed: true }));
       },
     });
   }
@@ -230,7 +230,7 @@ export class MhaCostLedger extends LitElement {
       if (parsed.error) {
         const first = this._errs[key]?.message !== parsed.error.message;
         this._errs[key] = parsed.error;
-        if (first) this.dispatchEvent(new CustomEvent('mha-error', { detail: parsed.error, bubbles: true, composed: true }));
+        if (first) this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: parsed.error }, bubbles: true, composed: true }));
       } else {
         delete this._errs[key];
         this._good[key] = parsed.value;

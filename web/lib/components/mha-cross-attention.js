@@ -1,7 +1,7 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
 import { baseStyles, taskEngine, errorText, seededMatrix, toHeads, fmt } from './shared.js';
-import { intAttr, tokensAttr, attrError } from './attr-check.js';
+import { intAttr, tokensAttr, attrError, enumAttr } from './attr-check.js';
 import { shapeText } from './mha-passport.js';
 import './mha-heads.js';
 
@@ -298,8 +298,11 @@ export class MhaCrossAttention extends LitElement {
       heads = undefined;
     }
     const seed = pick(intAttr('seed', this.seedAttr, { dflt: 7, min: 0, max: 1000000 }));
+    const cfgOk = !errors.length;
+    const sc = enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] });
+    if (sc.error) errors.push(sc.error); else this._scheme = sc.value;
     this._attrErrors = errors;
-    if (!errors.length) {
+    if (cfgOk) {
       const key = JSON.stringify([source, target, dModel, heads, seed]);
       if (key !== this._cfgKey) { this._cfg = { source, target, dModel, heads, seed }; this._cfgKey = key; }
     }
@@ -340,7 +343,7 @@ export class MhaCrossAttention extends LitElement {
         ${r && r.heads > 1 ? 'The other heads keep seeded random weights, for contrast.' : nothing}</p>
       ${errs.length ? html`<p class="error" part="error" role="alert">${errs.map((e, i) => html`${i ? html`<br>` : nothing}${errorText(e)}`)}${this._attrErrors.length && r ? html`<br>Showing the last valid settings.` : nothing}</p>` : nothing}
       ${r ? html`
-        <mha-heads part="heads" .weights=${r.weights} .tokens=${r.target} .keyTokens=${r.source} .dK=${r.dK} .headNames=${names} scheme=${this.scheme}></mha-heads>
+        <mha-heads part="heads" .weights=${r.weights} .tokens=${r.target} .keyTokens=${r.source} .dK=${r.dK} .headNames=${names} scheme=${this._scheme ?? 'viridis'}></mha-heads>
         <p class="note">Rows: target (decoder) tokens, the queries. Columns: source (encoder) tokens, the keys and values. ${r.target.length} × ${r.source.length}: not square, and no mask.</p>
         <div class="explain" part="explain" aria-live="polite">
           <p>Head 1, where each target word looks:</p>

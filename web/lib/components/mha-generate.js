@@ -1,6 +1,6 @@
 import { html, css, nothing } from 'lit';
-import { TrainedModelElement, trainedStyles, showChar, parseAblate, f2 } from './trained-shared.js';
-import { num } from './shared.js';
+import { TrainedModelElement, trainedStyles, showChar, f2 } from './trained-shared.js';
+import { AttrGuard, numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from './attr-check.js';
 import './mha-heatmap.js';
 
 const TEMPERATURES = [0, 0.7, 1];
@@ -16,9 +16,12 @@ const TEMPERATURES = [0, 0.7, 1];
  *
  * @attr {string} model - URL of a model file; default: the shipped h = 4 model.
  * @attr {string} prompt - The prompt (default "The "); setting it starts again.
- * @attr {number} temperature - Sampling temperature: 0 takes the most likely character (default 0.7).
- * @attr {number} seed - Seed of the sampler (default 7).
- * @attr {string} ablate - Heads switched off, 1-based `layer:head` pairs ("2:1 2:3").
+ * @attr {number} temperature - Sampling temperature, 0–10: 0 takes the most likely character (default 0.7).
+ * @attr {number} seed - Seed of the sampler, 0–2147483647 (default 7).
+ * @attr {string} ablate - Heads switched off, 1-based `layer:head` pairs ("2:1 2:3") within the model.
+ *
+ * A bad attribute value keeps the last valid value (or the default), shows one message naming the
+ * attribute, the value and what is allowed, and fires `mha-error`; the attribute stays as written.
  * @attr {'viridis'|'cividis'} scheme - Color scale of the rows.
  *
  * @prop {object} engine - An engine from `createMHA()`; by default the page's shared one.
@@ -27,7 +30,8 @@ const TEMPERATURES = [0, 0.7, 1];
  *
  * @fires mha-step - `{detail: {text, char, p, cacheLength}}` after every generated character.
  * @fires change - `{detail: {temperature}}` when the reader picks another temperature.
- * @fires mha-error - `{detail: {error}}` when the model cannot be loaded.
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
+ *   attribute) or a model that cannot be loaded (shown in place).
  *
  * @csspart controls - The button row.
  * @csspart step - The "Generate 1 character" and "Generate 10" buttons.
@@ -43,8 +47,8 @@ export class MhaGenerate extends TrainedModelElement {
   static properties = {
     ...TrainedModelElement.properties,
     prompt: { type: String },
-    temperature: { type: Number },
-    seed: { type: Number },
+    temperature: { converter: rawAttr },
+    seed: { converter: rawAttr },
     ablate: { type: String },
     scheme: { type: String },
     _last: { state: true },
@@ -73,6 +77,10 @@ export class MhaGenerate extends TrainedModelElement {
     this._generator = null;
     this._genKey = '';
     this._last = null;
+    this._attrs = new AttrGuard(this);
+    this._c = { temperature: 0.7, seed: 7, ablate: [], scheme: 'viridis' };
+    const view = this.render;
+    this.render = () => html`${this._attrs.view()}${view.call(this)}`;
   }
 
   /** The prompt and everything generated so far. */
@@ -87,8 +95,20 @@ export class MhaGenerate extends TrainedModelElement {
 
   willUpdate(changed) {
     super.willUpdate(changed);
+    const g = this._attrs;
+    g.begin();
+    const c = {
+      temperature: g.take('temperature', numberAttr('temperature', this.temperature, { dflt: 0.7, min: 0, max: 10 })),
+      seed: g.take('seed', intAttr('seed', this.seed, { dflt: 7, min: 0, max: 2147483647 })),
+      scheme: g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] })),
+      ablate: this._c.ablate,
+    };
+    const cfg = this.lm?.config;
+    if (cfg) c.ablate = g.take('ablate', headListAttr('ablate', this.ablate, { layers: cfg.numLayers, heads: cfg.numHeads, dflt: [] }));
+    g.end();
+    this._c = c;
     if (!this.lm) return;
-    const key = JSON.stringify([this.prompt, num(this.temperature, 0.7), num(this.seed, 7), this.ablate]);
+    const key = JSON.stringify([this.prompt, c.temperature, c.seed, c.ablate]);
     if (changed.has('lm') || key !== this._genKey) this._start(key);
   }
 
@@ -103,10 +123,9 @@ export class MhaGenerate extends TrainedModelElement {
     this._generator = null;
     this._last = null;
     this._genKey = key;
-    const c = this.lm.config;
-    const ablate = parseAblate(this.ablate).filter(([l, j]) => l < c.numLayers && j < c.numHeads);
+    const { temperature, seed, ablate } = this._c;
     try {
-      this._generator = this.lm.generator(this.prompt || 'The ', { temperature: num(this.temperature, 0.7), seed: num(this.seed, 7), ablate });
+      this._generator = this.lm.generator(this.prompt || 'The ', { temperature, seed, ablate });
       this.error = null;
     } catch (e) {
       this.error = e;
@@ -147,7 +166,7 @@ export class MhaGenerate extends TrainedModelElement {
     const prompt = this.prompt || 'The ';
     const text = g?.text ?? prompt;
     const s = this._last;
-    const t = num(this.temperature, 0.7);
+    const t = this._c.temperature;
     const temps = TEMPERATURES.includes(t) ? TEMPERATURES : [...TEMPERATURES, t].sort((a, b) => a - b);
     const len = s ? s.cacheLength : 0;
     const keys = s ? Array.from(text.slice(0, -1)).slice(-len).map(showChar) : [];
@@ -172,7 +191,7 @@ export class MhaGenerate extends TrainedModelElement {
         looks in the cache: one row per head.</p>`}
       ${s ? html`<div class="rows">${heads.map((h) => html`
         <span class="lbl">L${h.layer + 1} · head ${h.head + 1} (${h.type})</span>
-        <mha-heatmap part="heatmap" compact no-save scheme=${this.scheme} data-layer=${h.layer} data-head=${h.head}
+        <mha-heatmap part="heatmap" compact no-save scheme=${this._c.scheme} data-layer=${h.layer} data-head=${h.head}
           label=${`Layer ${h.layer + 1}, head ${h.head + 1}: newest query`}
           .tokens=${[showChar(text.at(-2) ?? '')]} .keyTokens=${keys}
           .weights=${{ data: s.attention[h.layer].data.subarray(h.head * len, (h.head + 1) * len), shape: [1, len] }}></mha-heatmap>`)}

@@ -4,8 +4,9 @@ import {
   AblatableModelElement, trainedStyles, formatAblate, SCORE_OF, f2, kvCacheBytes, bytesFormula, kvGroups, kvGroupStyles,
 } from './trained-shared.js';
 import { DEFAULT_STORIES_URL } from './models.js';
-import { int, num } from './shared.js';
+import { int } from './shared.js';
 import { scrollCueStyles, watchOverflow, unwatchOverflow } from './scroll-cue.js';
+import { AttrGuard, numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from './attr-check.js';
 import './mha-heatmap.js';
 
 const DEFAULT_PROMPT = 'Once upon a time';
@@ -253,11 +254,14 @@ export function explainCopying(heads, copy, c, repeat = null) {
  *   mha-wasm.charlm/1); default: the shipped stories260K, found relative to this module.
  * @attr {string} prompt - The start of the story (default "Once upon a time"); reflects what the
  *   reader types. Setting it starts again.
- * @attr {number} temperature - Sampling temperature; 0 (default) takes the most likely token.
- * @attr {number} seed - Seed of the sampler (default 7).
- * @attr {number} steps - Tokens written when the story (re)starts (default 40; 0 shows the prompt alone).
- * @attr {number} layer - The layer whose heads are drawn, 1-based (default 1); reflects.
- * @attr {string} ablate - Heads switched off, 1-based `layer:head` pairs ("2:4 3:1"); reflects the switches.
+ * @attr {number} temperature - Sampling temperature, 0–10; 0 (default) takes the most likely token.
+ * @attr {number} seed - Seed of the sampler, 0–2147483647 (default 7).
+ * @attr {number} steps - Tokens written when the story (re)starts, 0–256 (default 40; 0 shows the prompt alone).
+ * @attr {number} layer - The layer whose heads are drawn, 1 to the model's layers (default 1); reflects the reader's choice.
+ * @attr {string} ablate - Heads switched off, 1-based `layer:head` pairs ("2:4 3:1") within the model; reflects the switches.
+ *
+ * A bad attribute value keeps the last valid value (or the default), shows one message naming the
+ * attribute, the value and what is allowed, and fires `mha-error`; the attribute stays as written.
  * @attr {'viridis'|'cividis'} scheme - Color scale of the heatmaps.
  *
  * @prop {object} engine - An engine from `createMHA()`; by default the page's shared one.
@@ -282,7 +286,8 @@ export function explainCopying(heads, copy, c, repeat = null) {
  * @fires mha-step - `{detail: {text, piece, id, p, cacheLength}}` after every generated token.
  * @fires mha-computed - `{detail: {text, cacheLength, kvBytes, measured, repeat, ablate}}` after the heads are measured.
  * @fires change - `{detail: {prompt, temperature, layer, ablate}}` when the reader changes one of them.
- * @fires mha-error - `{detail: {error}}` when the model cannot be loaded.
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
+ *   attribute) or a model that cannot be loaded (shown in place).
  *
  * @csspart about - The line describing the model.
  * @csspart credit - The model's credit and licence.
@@ -313,10 +318,10 @@ export class MhaGqaStory extends AblatableModelElement {
   static properties = {
     ...AblatableModelElement.properties,
     prompt: { type: String, reflect: true },
-    temperature: { type: Number, reflect: true },
-    seed: { type: Number },
-    steps: { type: Number },
-    layer: { type: Number, reflect: true },
+    temperature: { reflect: true, converter: rawAttr },
+    seed: { converter: rawAttr },
+    steps: { converter: rawAttr },
+    layer: { reflect: true, converter: rawAttr },
     ablate: { type: String, reflect: true },
     scheme: { type: String },
     measured: { state: true },
@@ -390,6 +395,17 @@ export class MhaGqaStory extends AblatableModelElement {
     this._written = 0;
     this._last = null;
     this._repeatKey = '';
+    this._attrs = new AttrGuard(this);
+    this._c = { temperature: 0, seed: 7, steps: 40, layer: 1, scheme: 'viridis', ablate: [] };
+    const view = this.render;
+    this.render = () => html`${this._attrs.view()}${view.call(this)}`;
+  }
+
+  /** The switched-off heads as 0-based [layer, head] pairs: the last valid `ablate`. */
+  get ablation() {
+    const cfg = this.lm?.config;
+    const r = cfg ? headListAttr('ablate', this.ablate, { layers: cfg.numLayers, heads: cfg.numHeads, dflt: [] }) : { error: true };
+    return (r.error ? this._c.ablate : r.value).map((p) => p.slice());
   }
 
   /** The prompt and everything written so far. */
@@ -420,12 +436,30 @@ export class MhaGqaStory extends AblatableModelElement {
 
   willUpdate(changed) {
     super.willUpdate(changed);
+    const g = this._attrs;
+    const old = this._c;
+    g.begin();
+    const c = {
+      temperature: g.take('temperature', numberAttr('temperature', this.temperature, { dflt: 0, min: 0, max: 10 })),
+      seed: g.take('seed', intAttr('seed', this.seed, { dflt: 7, min: 0, max: 2147483647 })),
+      steps: g.take('steps', intAttr('steps', this.steps, { dflt: 40, min: 0, max: MAX_STORY_TOKENS })),
+      scheme: g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] })),
+      layer: old.layer,
+      ablate: old.ablate,
+    };
+    const cfg = this.lm?.config;
+    if (cfg) {
+      c.layer = g.take('layer', intAttr('layer', this.layer, { dflt: 1, min: 1, max: cfg.numLayers }));
+      c.ablate = g.take('ablate', headListAttr('ablate', this.ablate, { layers: cfg.numLayers, heads: cfg.numHeads, dflt: [] }));
+    }
+    g.end();
+    this._c = c;
     if (!this.lm) return;
-    const key = JSON.stringify([this.prompt, num(this.temperature, 0), num(this.seed, 7), formatAblate(this.ablation)]);
+    const key = JSON.stringify([this.prompt, c.temperature, c.seed, formatAblate(this.ablation)]);
     if (changed.has('lm') || key !== this._genKey) {
       // a new prompt or sampler writes `steps` tokens; a new ablation rewrites as many as there were
       const keep = changed.has('lm') || changed.has('prompt') || changed.has('temperature') || changed.has('seed') || !this._genKey;
-      this._start(key, keep ? Math.max(0, Math.trunc(num(this.steps, 40))) : this._written);
+      this._start(key, keep ? c.steps : this._written);
     }
   }
 
@@ -472,7 +506,7 @@ export class MhaGqaStory extends AblatableModelElement {
         for (let j = 0; j < h; j++) row.set(r.attention[l].data.subarray((j * P + t) * P, (j * P + t) * P + t + 1), j * (t + 1));
         return row;
       }));
-      this._gen = lm.generator(prompt, { temperature: num(this.temperature, 0), seed: num(this.seed, 7), ablate });
+      this._gen = lm.generator(prompt, { temperature: this._c.temperature, seed: this._c.seed, ablate });
       this.error = null;
       this._advance(count, false);
     } catch (e) {
@@ -589,14 +623,14 @@ export class MhaGqaStory extends AblatableModelElement {
 
   _changed() {
     this.dispatchEvent(new CustomEvent('change', {
-      detail: { prompt: this.prompt, temperature: num(this.temperature, 0), layer: this._layer(), ablate: this.ablation },
+      detail: { prompt: this.prompt, temperature: this._c.temperature, layer: this._layer(), ablate: this.ablation },
       bubbles: true, composed: true,
     }));
   }
 
   _layer() {
     const L = this.lm?.config.numLayers ?? 1;
-    return Math.min(L, Math.max(1, Math.trunc(num(this.layer, 1))));
+    return Math.min(L, this._c.layer);
   }
 
   _onPrompt(e) {
@@ -640,7 +674,7 @@ export class MhaGqaStory extends AblatableModelElement {
     const c = lm.config;
     const text = this.text;
     const prompt = this._promptText();
-    const t = num(this.temperature, 0);
+    const t = this._c.temperature;
     const temps = TEMPERATURES.includes(t) ? TEMPERATURES : [...TEMPERATURES, t].sort((a, b) => a - b);
     const full = this._ids.length >= this._maxTokens;
     const s = this._last;
@@ -724,7 +758,7 @@ export class MhaGqaStory extends AblatableModelElement {
                 ${h ? html`<span class=${`badge t-${h.type}`}>${h.type}</span>` : nothing}
               </button>
               ${h ? html`<p class="scores">${this._scoreLine(h)}</p>` : nothing}
-              <mha-heatmap part="heatmap" compact no-save scheme=${this.scheme} data-layer=${l} data-head=${j}
+              <mha-heatmap part="heatmap" compact no-save scheme=${this._c.scheme} data-layer=${l} data-head=${j}
                 label=${`Layer ${L}, query head ${j + 1} (K/V head ${k + 1})${h ? `: ${h.type}` : ''}`}
                 .tokens=${labels} .weights=${att ? { data: att.data.subarray(j * T * T, (j + 1) * T * T), shape: [T, T] } : null}></mha-heatmap>
             </div>`;

@@ -4,9 +4,10 @@ import {
   whenNear, downloadSizes, lazyPlaceholder,
 } from './trained-shared.js';
 import { acquireModel, releaseModel, modelIndex, MODEL_INDEX_URL } from './models.js';
-import { getEngine, errorText, int, num } from './shared.js';
+import { getEngine, errorText, int } from './shared.js';
 import { gqaVerdict, gqaFigures } from './gqa-verdict.js';
 import { scrollCueStyles, watchOverflow, unwatchOverflow } from './scroll-cue.js';
+import { AttrGuard, numberAttr, intAttr, enumAttr, rawAttr } from './attr-check.js';
 import './mha-heatmap.js';
 
 const DEFAULT_PROMPT = 'The cat sat on the mat. ';
@@ -47,10 +48,14 @@ export { gqaVerdict, gqaFigures };
  * @attr {boolean} both-seeds - Also score the other seeds' twins on the page's passages, so that their differences there are
  *   set against the seed spread on that text too (the judgement on the whole held-out set needs no loading); reflects the button.
  * @attr {string} prompt - The start of every model's text (default "The cat sat on the mat. ").
- * @attr {number} temperature - Sampling temperature; 0 (default) takes the most likely character.
- * @attr {number} steps - Characters generated when the text (re)starts (default 24).
- * @attr {number} shown - K/V heads of the model whose heads are drawn (default: the grouped one); reflects.
- * @attr {number} layer - The layer whose heads are drawn, 1-based (default 2); reflects.
+ * @attr {number} temperature - Sampling temperature, 0–10; 0 (default) takes the most likely character.
+ * @attr {number} steps - Characters generated when the text (re)starts, 0–1000 (default 24).
+ * @attr {number} shown - K/V heads of the model whose heads are drawn (default: the grouped one); reflects the reader's choice.
+ * @attr {number} layer - The layer whose heads are drawn, 1 to the model's layers (default 2); reflects the reader's choice.
+ *
+ * A bad `seed`, `temperature`, `steps`, `shown`, `layer` or `scheme` keeps the last valid value (or
+ * the default), shows one message naming the attribute, the value and what is allowed, and fires
+ * `mha-error`; the attribute stays as written.
  * @attr {'lazy'|'eager'} loading - `lazy` (default): load the models when the element comes into view; `eager`: at once.
  * @attr {'viridis'|'cividis'} scheme - Color scale of the heatmaps.
  *
@@ -67,7 +72,8 @@ export { gqaVerdict, gqaFigures };
  * @fires mha-computed - `{detail: {rows, verdict}}` when the models are scored.
  * @fires mha-step - `{detail: {twins}}` after every generation step.
  * @fires change - `{detail: {seed, bothSeeds, shown, layer, temperature}}` when the reader changes one of them.
- * @fires mha-error - `{detail: {error}}` when a model or the manifest cannot be loaded.
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
+ *   attribute) or a model or the manifest that cannot be loaded (shown in place).
  *
  * @csspart load - The button that loads the models before the element is scrolled to.
  * @csspart table - The table of bytes per token and loss (on the whole held-out set, from index.json, and on the page's passages).
@@ -91,13 +97,13 @@ export { gqaVerdict, gqaFigures };
 export class MhaGqaTwins extends LitElement {
   static properties = {
     index: { type: String },
-    seed: { type: Number, reflect: true },
+    seed: { reflect: true, converter: rawAttr },
     bothSeeds: { type: Boolean, attribute: 'both-seeds', reflect: true },
     prompt: { type: String },
-    temperature: { type: Number },
-    steps: { type: Number },
-    shown: { type: Number, reflect: true },
-    layer: { type: Number, reflect: true },
+    temperature: { converter: rawAttr },
+    steps: { converter: rawAttr },
+    shown: { reflect: true, converter: rawAttr },
+    layer: { reflect: true, converter: rawAttr },
     loading: { type: String },
     scheme: { type: String },
     engine: { attribute: false },
@@ -165,6 +171,10 @@ export class MhaGqaTwins extends LitElement {
     this.layer = 2;
     this.loading = 'lazy';
     this.scheme = 'viridis';
+    this._attrs = new AttrGuard(this);
+    this._c = { seed: 0, temperature: 0, steps: 24, shown: null, layer: 2, scheme: 'viridis' };
+    const view = this.render;
+    this.render = () => html`${this._attrs.view()}${view.call(this)}`;
     this.engine = undefined;
     this.rows = null;
     this.error = null;
@@ -236,7 +246,7 @@ export class MhaGqaTwins extends LitElement {
     this._io = { disconnect: whenNear(this, () => this.load()) };
     const base = this._indexHref;
     modelIndex(base).then((m) => {
-      const seed = num(this.seed, 0);
+      const seed = this._c.seed;
       const files = (m.gqa ?? []).filter((x) => x?.file && (this.bothSeeds || x.seed === seed)).map((x) => x.file);
       return downloadSizes(files, base);
     }).then((d) => { if (this._phase === 'idle') { this._downloads = d; this.requestUpdate(); } }, () => {});
@@ -267,11 +277,29 @@ export class MhaGqaTwins extends LitElement {
     }
   }
 
+  /** Parse the attributes (attr-check.js): a bad value keeps the last valid one and is reported once. */
+  _parseAttrs() {
+    const g = this._attrs;
+    g.begin();
+    const L = this._twins?.[0]?.lm.config.numLayers ?? 64;
+    this._c = {
+      seed: g.take('seed', intAttr('seed', this.seed, { dflt: 0, min: 0, max: 1000000 })),
+      temperature: g.take('temperature', numberAttr('temperature', this.temperature, { dflt: 0, min: 0, max: 10 })),
+      steps: g.take('steps', intAttr('steps', this.steps, { dflt: 24, min: 0, max: 1000 })),
+      shown: g.take('shown', intAttr('shown', this.shown, { dflt: null, min: 1, max: 1024 })),
+      layer: g.take('layer', intAttr('layer', this.layer, { dflt: 2, min: 1, max: L })),
+      scheme: g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] })),
+    };
+    g.take('loading', enumAttr('loading', this.loading, { dflt: 'lazy', values: ['lazy', 'eager'] }));   // a bad value counts as "lazy"
+    g.end();
+  }
+
   willUpdate(changed) {
+    this._parseAttrs();
     if (!this.isConnected) return;
     if (this._phase === 'idle' && this.loading === 'eager') this._phase = 'loading';
     if (this._phase === 'idle') return;
-    const key = JSON.stringify([this._indexHref, num(this.seed, 0), !!this.bothSeeds]);
+    const key = JSON.stringify([this._indexHref, this._c.seed, !!this.bothSeeds]);
     if (key !== this._key || (changed.has('engine') && this._twins.length)) {
       this._key = key;
       this._loadAll();
@@ -300,7 +328,7 @@ export class MhaGqaTwins extends LitElement {
       const manifest = await modelIndex(base);
       if (gen !== this._gen) return;
       const list = (manifest.gqa ?? []).filter((m) => m && m.file);
-      const seed = num(this.seed, 0);
+      const seed = this._c.seed;
       const mine = list.filter((m) => m.seed === seed);
       if (!mine.length) {
         throw new Error(`${base} lists no grouped-query twins with seed ${seed} (its "gqa" list has ${list.length ? `seeds ${[...new Set(list.map((m) => m.seed))].join(', ')}` : 'no model'})`);
@@ -359,13 +387,13 @@ export class MhaGqaTwins extends LitElement {
   }
 
   _restartAll() {
-    const n = Math.max(0, Math.trunc(num(this.steps, 24)));
+    const n = this._c.steps;
     try {
       for (const t of this._twins) {
         t.gen?.dispose();
         t.gen = null;
         t.steps = 0;
-        t.gen = t.lm.generator(this._prompt(), { temperature: num(this.temperature, 0), seed: 7 });
+        t.gen = t.lm.generator(this._prompt(), { temperature: this._c.temperature, seed: 7 });
       }
       this.error = null;
       this._advance(n, false);
@@ -407,7 +435,7 @@ export class MhaGqaTwins extends LitElement {
 
   _changed() {
     this.dispatchEvent(new CustomEvent('change', {
-      detail: { seed: num(this.seed, 0), bothSeeds: !!this.bothSeeds, shown: this._shownTwin()?.lm.config.kvHeads ?? null, layer: this._layer(), temperature: num(this.temperature, 0) },
+      detail: { seed: this._c.seed, bothSeeds: !!this.bothSeeds, shown: this._shownTwin()?.lm.config.kvHeads ?? null, layer: this._layer(), temperature: this._c.temperature },
       bubbles: true, composed: true,
     }));
   }
@@ -415,14 +443,14 @@ export class MhaGqaTwins extends LitElement {
   _shownTwin() {
     const t = this._twins;
     if (!t.length) return null;
-    const want = num(this.shown, null);
+    const want = this._c.shown;
     const g = (x) => x.lm.config.kvHeads ?? x.lm.config.numHeads;
     return t.find((x) => g(x) === want) ?? t.find((x) => g(x) > 1 && g(x) < x.lm.config.numHeads) ?? t[0];
   }
 
   _layer() {
     const L = this._shownTwin()?.lm.config.numLayers ?? 1;
-    return Math.min(L, Math.max(1, Math.trunc(num(this.layer, 2))));
+    return Math.min(L, this._c.layer);
   }
 
   render() {
@@ -442,7 +470,7 @@ export class MhaGqaTwins extends LitElement {
 
   _scoreView() {
     const rows = this.rows;
-    const seed = num(this.seed, 0);
+    const seed = this._c.seed;
     const seeds = [...new Set(rows.map((r) => r.seed))];
     const lines = this.verdict;
     const whole = rows.every((r) => typeof r.heldoutBpc === 'number');
@@ -526,7 +554,7 @@ export class MhaGqaTwins extends LitElement {
   }
 
   _generateView() {
-    const t = num(this.temperature, 0);
+    const t = this._c.temperature;
     const temps = TEMPERATURES.includes(t) ? TEMPERATURES : [...TEMPERATURES, t].sort((a, b) => a - b);
     const prompt = this._prompt();
     const twins = this.twins;
@@ -616,7 +644,7 @@ export class MhaGqaTwins extends LitElement {
           return html`
           <div class="head" part="head" data-layer=${l} data-head=${j} data-type=${type ?? ''}>
             <span class="name">head ${j + 1}${type ? html` <span class=${`badge t-${type}`}>${type}</span>` : nothing}</span>
-            <mha-heatmap part="heatmap" compact no-save scheme=${this.scheme} data-layer=${l} data-head=${j}
+            <mha-heatmap part="heatmap" compact no-save scheme=${this._c.scheme} data-layer=${l} data-head=${j}
               label=${`Layer ${L}, query head ${j + 1} (K/V head ${k + 1})${type ? `: ${type}` : ''}`}
               .tokens=${labels} .weights=${view(j)}></mha-heatmap>
           </div>`;

@@ -2,6 +2,7 @@ import { html, css, nothing } from 'lit';
 import { scoreText } from '../src/index.js';
 import { TrainedModelElement, trainedStyles, showChar, headView, f2 } from './trained-shared.js';
 import './mha-heatmap.js';
+import { AttrGuard, enumAttr } from './attr-check.js';
 
 /**
  * Bits per character the model spends on each copy of a phrase written twice ("p p"): copy 1 is
@@ -42,7 +43,8 @@ export function copyBits(r, n, V) {
  *
  * @fires change - `{detail: {phrase}}` when the reader edits the phrase.
  * @fires mha-computed - `{detail: {phrase, first, second}}` after every measurement.
- * @fires mha-error - `{detail: {error}}` when the model cannot be loaded.
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
+ *   attribute; the last valid value stays, the attribute as written) or a model that cannot be loaded (shown in place).
  *
  * @csspart phrase - The text field.
  * @csspart result - The sentence with both measurements.
@@ -70,12 +72,19 @@ export class MhaInduction extends TrainedModelElement {
     super();
     this.phrase = 'zebra quilts vex jumpy';
     this.scheme = 'viridis';
+    this._attrs = new AttrGuard(this);
+    this._scheme = 'viridis';
+    const view = this.render;
+    this.render = () => html`${this._attrs.view()}${view.call(this)}`;
     this.measured = null;
     this._run = null;
   }
 
   willUpdate(changed) {
     super.willUpdate(changed);
+    this._attrs.begin();
+    this._scheme = this._attrs.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
+    this._attrs.end();
     if (this.lm && (changed.has('lm') || changed.has('phrase'))) this._compute();
   }
 
@@ -115,7 +124,7 @@ export class MhaInduction extends TrainedModelElement {
             : ' — no easier the second time for this phrase.')}</p>
       ${m ? html`<p class="hint">Layer ${h.layer + 1}, head ${h.head + 1}: induction score ${f2(h.scores.induction)} on the
         probes, ${m.textScore === null ? 'not defined on this text (no span of 4 characters repeats)' : `${f2(m.textScore)} on this text`}.</p>
-        <div class="map"><mha-heatmap part="heatmap" compact scheme=${this.scheme}
+        <div class="map"><mha-heatmap part="heatmap" compact scheme=${this._scheme}
           label=${`Layer ${h.layer + 1}, head ${h.head + 1} (${h.type}, induction score ${f2(h.scores.induction)})`}
           .tokens=${this._run.tokens.map(showChar)} .weights=${headView(this._run.attention[h.layer], h.head)}></mha-heatmap></div>`
         : nothing}`;

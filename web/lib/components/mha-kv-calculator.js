@@ -1,6 +1,7 @@
 import { LitElement, html, mathml, css, nothing } from 'lit';
 import { Task } from '@lit/task';
-import { baseStyles, taskEngine, errorText, int, num } from './shared.js';
+import { baseStyles, taskEngine, errorText, int } from './shared.js';
+import { AttrGuard, intAttr, enumAttr, attrError, rawAttr, fireError } from './attr-check.js';
 import { DECODERS } from './models-data.js';
 import { modelParams } from './cost-ledger.js';
 import './mha-passport.js';
@@ -60,14 +61,17 @@ export function weightsSentence(r) {
  * two, saying which is larger and at how many cached tokens they would be equal. A number outside its range (T in
  * 1…1,048,576, B in 1…4,096) is refused with a message and the last valid value stays.
  *
+ * A bad attribute value (an unknown model, a word where a number belongs, a number out of range, a g
+ * that does not divide h) keeps the last valid value (or the default), shows one message naming
+ * the attribute, the value and what is allowed, and fires `mha-error`; the attribute stays as written.
+ *
  * @element mha-kv-calculator
  *
- * @attr {string} model - Name of the model, one of `models` (default "LLaMA-2 70B"); reflects.
- * @attr {number} kv-heads - K/V heads g (default: the model's own); reflects the user's choice. A
- *   g that does not divide h is shown with the engine's error.
- * @attr {number} context - Context length T in tokens (default 4096); reflects.
- * @attr {number} batch - Batch size B (default 1); reflects.
- * @attr {number} dtype-bytes - Bytes per stored value: 4, 2 (default) or 1; reflects.
+ * @attr {string} model - Name of the model, one of `models` (default "LLaMA-2 70B"); reflects the user's choice.
+ * @attr {number} kv-heads - K/V heads g, a divisor of the model's h (default: the model's own); reflects the user's choice.
+ * @attr {number} context - Context length T in tokens, 1–1,048,576 (default 4096); reflects the user's choice.
+ * @attr {number} batch - Batch size B, 1–4,096 (default 1); reflects the user's choice.
+ * @attr {number} dtype-bytes - Bytes per stored value, 1–8: 4, 2 (default) or 1 in the menu; reflects the user's choice.
  *
  * @prop {{name: string, dModel: number, heads: number, kvHeads: number, layers: number, bias?: boolean}[]} models -
  *   The models offered (default: the decoders of the lesson's table, models-data.js).
@@ -81,7 +85,8 @@ export function weightsSentence(r) {
  *
  * @fires change - `{detail: {model, kvHeads, context, batch, dtypeBytes}}` when the user changes a control.
  * @fires mha-computed - `{detail: result}` after every computation.
- * @fires mha-error - `{detail: error}` when the engine cannot load or refuses the computation (shown in place).
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
+ *   attribute), or the engine's error when it cannot load or refuses the computation (shown in place).
  *
  * @csspart form - The controls.
  * @csspart control - Each select and input.
@@ -99,10 +104,10 @@ export function weightsSentence(r) {
 export class MhaKvCalculator extends LitElement {
   static properties = {
     model: { type: String, reflect: true },
-    kvHeads: { type: Number, attribute: 'kv-heads', reflect: true },
-    context: { type: Number, reflect: true },
-    batch: { type: Number, reflect: true },
-    dtypeBytes: { type: Number, attribute: 'dtype-bytes', reflect: true },
+    kvHeads: { attribute: 'kv-heads', reflect: true, converter: rawAttr },
+    context: { reflect: true, converter: rawAttr },
+    batch: { reflect: true, converter: rawAttr },
+    dtypeBytes: { attribute: 'dtype-bytes', reflect: true, converter: rawAttr },
     models: { attribute: false },
     engine: { attribute: false },
     result: { state: true },
@@ -139,13 +144,13 @@ export class MhaKvCalculator extends LitElement {
     this.result = null;
     this.error = null;
     this._inputError = '';
+    this._attrs = new AttrGuard(this);
+    this._c = null;
     this._task = new Task(this, {
-      args: () => [this.model, this.kvHeads, this.context, this.batch, this.dtypeBytes, this.models, this.engine],
-      task: async ([name, kv, T, B, bytesPer, , engine], { signal }) => {
+      args: () => [this._c?.model, this._c?.g, this._c?.T, this._c?.B, this._c?.bytesPer, this.engine],
+      task: async ([m, g, T, B, bytesPer, engine], { signal }) => {
         const mha = await taskEngine(engine, signal);
-        const m = this._model;
-        if (!m) throw new Error(`unknown model "${name}"; one of: ${(this.models ?? []).map((x) => x.name).join(', ')}`);
-        const g = num(kv, m.kvHeads ?? m.heads);
+        if (!m) throw new Error(`no models to choose from (the models property is empty)`);
         const cfg = { seqLen: T, dModel: m.dModel, numHeads: m.heads, kvHeads: g };
         if (m.bias === false) cfg.bias = false;
         const passport = mha.passport(cfg);
@@ -167,7 +172,7 @@ export class MhaKvCalculator extends LitElement {
       onError: (err) => {
         this.result = null;
         this.error = err;
-        this.dispatchEvent(new CustomEvent('mha-error', { detail: err, bubbles: true, composed: true }));
+        fireError(this, err);
       },
     });
   }
@@ -175,20 +180,36 @@ export class MhaKvCalculator extends LitElement {
   /** The KV-cache size in bytes of the current choice (null before the first result or on error). */
   get bytes() { return this.result ? this.result.bytes : null; }
 
-  get _model() { return (this.models ?? []).find((m) => m.name === this.model) ?? null; }
+  get _model() { return this._c?.model ?? null; }
 
+  /** Parse the attributes (attr-check.js): a bad value keeps the last valid one and is reported once. */
   willUpdate() {
-    const T = Math.trunc(num(this.context, 4096));
-    if (T !== this.context) this.context = Math.max(1, Math.min(MAX_CONTEXT, T));
-    const B = Math.trunc(num(this.batch, 1));
-    if (B !== this.batch) this.batch = Math.max(1, Math.min(MAX_BATCH, B));
-    const d = num(this.dtypeBytes, 2);
-    if (d !== this.dtypeBytes || d <= 0) this.dtypeBytes = d > 0 ? d : 2;
+    const g = this._attrs;
+    g.begin();
+    const models = this.models ?? [];
+    const names = models.map((x) => x.name);
+    const dflt = names.includes('LLaMA-2 70B') ? 'LLaMA-2 70B' : names[0];
+    const name = names.length ? g.take('model', enumAttr('model', this.model, { dflt, values: names })) : undefined;
+    const m = models.find((x) => x.name === name) ?? null;
+    let kv = m ? m.kvHeads ?? m.heads : undefined;
+    if (m) {
+      const r = intAttr('kv-heads', this.kvHeads, { dflt: kv, min: 1, max: m.heads });
+      if (r.error) g.add(r.error);
+      else if (m.heads % r.value) g.add(attrError('kv-heads', `a divisor of ${m.name}'s h = ${m.heads}`, this.kvHeads));
+      else kv = r.value;
+    }
+    const T = g.take('context', intAttr('context', this.context, { dflt: 4096, min: 1, max: MAX_CONTEXT }));
+    const B = g.take('batch', intAttr('batch', this.batch, { dflt: 1, min: 1, max: MAX_BATCH }));
+    const bytesPer = g.take('dtype-bytes', intAttr('dtype-bytes', this.dtypeBytes, { dflt: 2, min: 1, max: 8 }));
+    g.end();
+    const c = this._c;
+    if (!c || c.model !== m || c.g !== kv || c.T !== T || c.B !== B || c.bytesPer !== bytesPer) this._c = { model: m, g: kv, T, B, bytesPer };
   }
 
   _changed() {
+    const c = this._c;
     this.dispatchEvent(new CustomEvent('change', {
-      detail: { model: this.model, kvHeads: this.kvHeads ?? this._model?.kvHeads, context: this.context, batch: this.batch, dtypeBytes: this.dtypeBytes },
+      detail: { model: c.model?.name, kvHeads: c.g, context: c.T, batch: c.B, dtypeBytes: c.bytesPer },
       bubbles: true, composed: true,
     }));
   }
@@ -196,24 +217,25 @@ export class MhaKvCalculator extends LitElement {
   _onModel(e) {
     this.model = e.target.value;
     this.kvHeads = undefined;   // the new model's own number of K/V heads
-    this._changed();
+    this.removeAttribute('kv-heads');
+    this.updateComplete.then(() => this._changed());
   }
 
-  _onKV(e) { this.kvHeads = Number(e.target.value); this._changed(); }
+  _onKV(e) { this.kvHeads = Number(e.target.value); this.updateComplete.then(() => this._changed()); }
 
-  _onDtype(e) { this.dtypeBytes = Number(e.target.value); this._changed(); }
+  _onDtype(e) { this.dtypeBytes = Number(e.target.value); this.updateComplete.then(() => this._changed()); }
 
   _onNumber(e, key, label, max) {
     const inp = e.target;
     const v = Number(inp.value);
     if (inp.validity.badInput || inp.value.trim() === '' || !Number.isInteger(v) || v < 1 || v > max) {
       inp.setAttribute('aria-invalid', 'true');
-      this._inputError = `${label}: not accepted — enter a whole number from 1 to ${int(max)}. The result still uses ${int(this[key])}.`;
+      this._inputError = `${label}: not accepted — enter a whole number from 1 to ${int(max)}. The result still uses ${int(this._c[key === 'context' ? 'T' : 'B'])}.`;
       return;
     }
     inp.removeAttribute('aria-invalid');
     if (!this.renderRoot.querySelector('input[aria-invalid="true"]')) this._inputError = '';
-    if (this[key] !== v) { this[key] = v; this._changed(); }
+    if (this._c[key === 'context' ? 'T' : 'B'] !== v) { this[key] = v; this.updateComplete.then(() => this._changed()); }
   }
 
   _kvOptions(m) {
@@ -222,31 +244,29 @@ export class MhaKvCalculator extends LitElement {
       if (m.heads % g) continue;
       opts.push([g, g === m.heads ? `${g} (standard MHA)` : g === 1 ? '1 (multi-query)' : `${g} (grouped)`]);
     }
-    const cur = num(this.kvHeads, m.kvHeads);
-    if (!opts.some(([g]) => g === cur)) opts.push([cur, `${cur} (does not divide h = ${m.heads})`]);
     return opts;
   }
 
   render() {
-    const m = this._model;
-    const g = m ? num(this.kvHeads, m.kvHeads) : undefined;
-    const dts = DTYPES.some(([b]) => b === this.dtypeBytes) ? DTYPES : [...DTYPES, [this.dtypeBytes, `${this.dtypeBytes} bytes`]];
+    const c = this._c;
+    const m = c.model;
+    const g = c.g;
+    const dts = DTYPES.some(([b]) => b === c.bytesPer) ? DTYPES : [...DTYPES, [c.bytesPer, `${c.bytesPer} bytes`]];
     const r = this.result;
-    return html`
+    return html`${this._attrs.view()}
       <form part="form" @submit=${(e) => e.preventDefault()}>
         <label>model <select part="control" name="model" @change=${this._onModel}>
-          ${(this.models ?? []).map((x) => html`<option value=${x.name} ?selected=${x.name === this.model}>${x.name} (${x.layers} layers)</option>`)}
-          ${m ? nothing : html`<option value=${this.model} selected>${this.model} (unknown)</option>`}
+          ${(this.models ?? []).map((x) => html`<option value=${x.name} ?selected=${x === m}>${x.name} (${x.layers} layers)</option>`)}
         </select></label>
         <label>K/V heads g <select part="control" name="kv-heads" @change=${this._onKV} ?disabled=${!m}>
           ${m ? this._kvOptions(m).map(([v, label]) => html`<option value=${v} ?selected=${v === g}>${label}</option>`) : nothing}
         </select></label>
         <label>context T <input part="control" name="context" type="number" min="1" max=${MAX_CONTEXT} step="1"
-          .value=${String(this.context)} @input=${(e) => this._onNumber(e, 'context', 'context T', MAX_CONTEXT)}></label>
+          .value=${String(c.T)} @input=${(e) => this._onNumber(e, 'context', 'context T', MAX_CONTEXT)}></label>
         <label>batch B <input part="control" name="batch" type="number" min="1" max=${MAX_BATCH} step="1"
-          .value=${String(this.batch)} @input=${(e) => this._onNumber(e, 'batch', 'batch B', MAX_BATCH)}></label>
+          .value=${String(c.B)} @input=${(e) => this._onNumber(e, 'batch', 'batch B', MAX_BATCH)}></label>
         <label>dtype <select part="control" name="dtype" @change=${this._onDtype}>
-          ${dts.map(([b, label]) => html`<option value=${b} ?selected=${b === this.dtypeBytes}>${label}</option>`)}
+          ${dts.map(([b, label]) => html`<option value=${b} ?selected=${b === c.bytesPer}>${label}</option>`)}
         </select></label>
       </form>
       <div role="status" aria-live="polite">${this._inputError ? html`<p class="error" part="input-error">${this._inputError}</p>` : nothing}</div>
@@ -264,8 +284,8 @@ export class MhaKvCalculator extends LitElement {
           : this.error ? nothing : html`<p class="loading">Computing with the engine…</p>`}
       </div>
       ${m && !this.error ? html`<mha-passport part="passport" compact caption="Passport of one layer"
-          seq-len=${this.context} d-model=${m.dModel} heads=${m.heads} kv-heads=${g} ?no-bias=${m.bias === false}
-          .engine=${this.engine} .data=${r && r.model === m && r.g === g && r.T === this.context ? r.passport : null}></mha-passport>` : nothing}`;
+          seq-len=${c.T} d-model=${m.dModel} heads=${m.heads} kv-heads=${g} ?no-bias=${m.bias === false}
+          .engine=${this.engine} .data=${r && r.model === m && r.g === g && r.T === c.T ? r.passport : null}></mha-passport>` : nothing}`;
   }
 }
 

@@ -47,12 +47,13 @@ const bracket = (shape) => `[${shape.join(', ')}]`;
  * @returns {{value?: number, problem?: string}}
  */
 function parseCount(raw, attr, what, dflt) {
-  if (raw === null || raw === undefined || raw === '') return { value: dflt };
+  // empty counts as left out only for the optional sizes (batch, kv-heads), as their docs say
+  if (raw === null || raw === undefined || (raw === '' && dflt === undefined)) return { value: dflt };
   const s = String(raw).trim();
   const n = Number(s);
-  if (s === '' || !Number.isFinite(n)) return { problem: `${attr}: expected a whole number ≥ 1 (${what}), got "${raw}" (not a number)` };
-  if (!Number.isInteger(n) || n < 1) return { problem: `${attr}: expected a whole number ≥ 1 (${what}), got "${raw}"` };
-  if (n > 2 ** 31 - 1) return { problem: `${attr}: expected a whole number ≥ 1 and below 2³¹ (${what}), got "${raw}"` };
+  if (s === '' || !/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(s) || !Number.isFinite(n)) return { problem: `${attr}: expected a whole number ≥ 1 (${what}), got ${JSON.stringify(String(raw))} (not a number)` };
+  if (!Number.isInteger(n) || n < 1) return { problem: `${attr}: expected a whole number ≥ 1 (${what}), got ${JSON.stringify(String(raw))}` };
+  if (n > 2 ** 31 - 1) return { problem: `${attr}: expected a whole number ≥ 1 and below 2³¹ (${what}), got ${JSON.stringify(String(raw))}` };
   return { value: n };
 }
 
@@ -76,10 +77,10 @@ export function layerMapConfig({ seqLen, dModel, heads, batch, kvHeads }) {
   const g = parseCount(kvHeads, 'kv-heads', 'key/value heads g, or leave it out for g = h', undefined);
   const problems = [T, d, h, B, g].filter((r) => r.problem).map((r) => r.problem);
   if (d.value && h.value && d.value % h.value !== 0) {
-    problems.push(`heads: expected a divisor of d-model = ${d.value} (${divisorsText(d.value)}) so that d_k = d_model / h is whole, got "${heads}"`);
+    problems.push(`heads: expected a divisor of d-model = ${d.value} (${divisorsText(d.value)}) so that d_k = d_model / h is whole, got ${JSON.stringify(String(heads))}`);
   }
   if (h.value && g.value && !(d.value && d.value % h.value) && h.value % g.value !== 0) {
-    problems.push(`kv-heads: expected a divisor of heads = ${h.value} (${divisorsText(h.value)}), got "${kvHeads}"`);
+    problems.push(`kv-heads: expected a divisor of heads = ${h.value} (${divisorsText(h.value)}), got ${JSON.stringify(String(kvHeads))}`);
   }
   if (problems.length) return { problems };
   const cfg = { seqLen: T.value, dModel: d.value, numHeads: h.value };
@@ -437,7 +438,7 @@ export class MhaLayerMap extends LitElement {
       task: async ([seqLen, dModel, heads, batch, kvHeads, causal, engine], { signal }) => {
         const { cfg, problems } = layerMapConfig({ seqLen, dModel, heads, batch, kvHeads });
         if (problems.length) {
-          throw new MHAError('INVALID_ARGUMENT', `<mha-layer-map> ${problems.join('; ')}.`);
+          throw new MHAError('INVALID_ARGUMENT', `<mha-layer-map> ${problems.join('; ')}.`, { argument: problems[0].split(':')[0] });
         }
         const mha = await taskEngine(engine, signal);
         let passport;
@@ -493,9 +494,9 @@ export class MhaLayerMap extends LitElement {
         this._lastSelected = s;
         this._selectedProblem = '';
       } else {
-        this._selectedProblem = `selected: expected one of ${LAYER_MAP_TENSORS.join(', ')}, got "${s}"`
+        this._selectedProblem = `selected: expected one of ${LAYER_MAP_TENSORS.join(', ')}, got ${JSON.stringify(String(s))}`
           + (this._lastSelected ? `; still showing ${this._lastSelected}.` : '.');
-        const err = new MHAError('INVALID_ARGUMENT', `<mha-layer-map> ${this._selectedProblem}`);
+        const err = new MHAError('INVALID_ARGUMENT', `<mha-layer-map> ${this._selectedProblem}`, { argument: 'selected' });
         queueMicrotask(() => this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: err }, bubbles: true, composed: true })));
       }
     }

@@ -21,7 +21,7 @@ import { MODELS } from './models-data.js';
  * @prop {Error|null} error - Read-only: the engine's load error, if any.
  *
  * @fires mha-computed - `{detail: {rows}}` after every computation.
- * @fires mha-error - `{detail: error}` when the engine cannot load or refuses the computation (shown in place).
+ * @fires mha-error - `{detail: {error}}` when the engine cannot load or refuses the computation (shown in place).
  *
  * @csspart table - The `<table>`.
  * @csspart caption - The caption.
@@ -82,7 +82,7 @@ export class MhaModelTable extends LitElement {
       onError: (err) => {
         this.rows = null;
         this.error = err;
-        this.dispatchEvent(new CustomEvent('mha-error', { detail: err, bubbles: true, composed: true }));
+        this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: err }, bubbles: true, composed: true }));
       },
     });
   }

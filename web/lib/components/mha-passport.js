@@ -2,7 +2,8 @@ import { LitElement, html, css, nothing } from 'lit';
 import { formulaMath } from './formula-math.js';
 import { scrollCueStyles, watchOverflow, unwatchOverflow } from './scroll-cue.js';
 import { Task } from '@lit/task';
-import { baseStyles, taskEngine, errorText, int, num } from './shared.js';
+import { baseStyles, taskEngine, errorText, int } from './shared.js';
+import { AttrGuard, intAttr, rawAttr, fireError } from './attr-check.js';
 
 /** Render an engine shape (array of dims or a string) as "5 × 24". */
 export function shapeText(shape) {
@@ -21,12 +22,12 @@ export function shapeText(shape) {
  *
  * @element mha-passport
  *
- * @attr {number} seq-len - Tokens T (default 5).
- * @attr {number} d-model - d_model (default 24).
- * @attr {number} heads - num_heads h (default 2).
- * @attr {number} kv-heads - Key/value heads g for grouped-query attention (default: h).
- * @attr {number} batch - Batch size B (optional; omitted means an unbatched input).
- * @attr {number} key-len - Key length when it differs from seq-len (cross-attention).
+ * @attr {number} seq-len - Tokens T, 1–1000000 (default 5).
+ * @attr {number} d-model - d_model, 1–65536 (default 24).
+ * @attr {number} heads - num_heads h, 1 to d-model (default 2); the engine checks that it divides d-model.
+ * @attr {number} kv-heads - Key/value heads g for grouped-query attention, 1 to heads (default: h).
+ * @attr {number} batch - Batch size B, 1–1000000 (optional; omitted means an unbatched input).
+ * @attr {number} key-len - Key length when it differs from seq-len (cross-attention), 1–1000000.
  * @attr {string} caption - Table caption (default "Shape passport").
  * @attr {boolean} compact - Hide the formula column.
  * @attr {boolean} no-bias - Count a layer without biases (default: with biases, as in PyTorch).
@@ -39,9 +40,10 @@ export function shapeText(shape) {
  * @prop {Error|null} error - Read-only: the last engine error (null when valid).
  *
  * @fires mha-passport - `{detail: passport}` after every successful update.
- * @fires mha-error - `{detail: error}` when the engine refuses the configuration (an MHAError with
- *   `code` INVALID_CONFIG naming the size, e.g. heads not dividing d_model or a non-integer
- *   seq-len), or the engine's load error (name MHALoadError) when the module cannot load.
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
+ *   attribute; the last valid value stays in use and the attribute as written), the engine refusing the
+ *   configuration (an MHAError with `code` INVALID_CONFIG naming the size, e.g. heads not dividing
+ *   d_model), or the engine's load error (name MHALoadError) when the module cannot load. Shown in place.
  *
  * @csspart table - The `<table>`.
  * @csspart caption - The caption.
@@ -52,12 +54,12 @@ export function shapeText(shape) {
  */
 export class MhaPassport extends LitElement {
   static properties = {
-    seqLen: { type: Number, attribute: 'seq-len' },
-    dModel: { type: Number, attribute: 'd-model' },
-    heads: { type: Number },
-    kvHeads: { type: Number, attribute: 'kv-heads' },
-    batch: { type: Number },
-    keyLen: { type: Number, attribute: 'key-len' },
+    seqLen: { attribute: 'seq-len', converter: rawAttr },
+    dModel: { attribute: 'd-model', converter: rawAttr },
+    heads: { converter: rawAttr },
+    kvHeads: { attribute: 'kv-heads', converter: rawAttr },
+    batch: { converter: rawAttr },
+    keyLen: { attribute: 'key-len', converter: rawAttr },
     caption: { type: String },
     compact: { type: Boolean },
     noBias: { type: Boolean, attribute: 'no-bias' },
@@ -100,11 +102,13 @@ export class MhaPassport extends LitElement {
     this.data = undefined;
     this.passport = null;
     this.error = null;
+    this._attrs = new AttrGuard(this);
+    this._cfg = { seqLen: 5, dModel: 24, numHeads: 2 };
     // The engine call, re-run when an attribute, the engine or `data` changes; a run that a newer
     // one overtakes while the engine is still loading is aborted before it asks.
     this._passportTask = new Task(this, {
-      args: () => [this.seqLen, this.dModel, this.heads, this.kvHeads, this.batch, this.keyLen, this.noBias, this.engine, this.data],
-      task: async ([, , , , , , , engine, data], { signal }) => {
+      args: () => [JSON.stringify(this.config), this.engine, this.data],
+      task: async ([, engine, data], { signal }) => {
         if (data !== undefined) return data;
         const mha = await taskEngine(engine, signal);
         return mha.passport(this.config);
@@ -117,19 +121,35 @@ export class MhaPassport extends LitElement {
       onError: (err) => {
         this.passport = null;
         this.error = err;
-        this.dispatchEvent(new CustomEvent('mha-error', { detail: err, bubbles: true, composed: true }));
+        fireError(this, err);
       },
     });
   }
 
   /** The options object this element passes to `mha.passport()`. */
   get config() {
-    const c = { seqLen: num(this.seqLen, 5), dModel: num(this.dModel, 24), numHeads: num(this.heads, 2) };
-    if (this.kvHeads != null && !Number.isNaN(this.kvHeads)) c.kvHeads = this.kvHeads;
-    if (this.batch != null && !Number.isNaN(this.batch)) c.batch = this.batch;
-    if (this.keyLen != null && !Number.isNaN(this.keyLen)) c.keyLen = this.keyLen;
+    return this._cfg;
+  }
+
+  /** Parse the attributes (attr-check.js); a bad one keeps its last valid value. */
+  willUpdate() {
+    const g = this._attrs;
+    g.begin();
+    const N = 1000000;
+    const c = {
+      seqLen: g.take('seq-len', intAttr('seq-len', this.seqLen, { dflt: 5, min: 1, max: N })),
+      dModel: g.take('d-model', intAttr('d-model', this.dModel, { dflt: 24, min: 1, max: 65536 })),
+    };
+    c.numHeads = g.take('heads', intAttr('heads', this.heads, { dflt: 2, min: 1, max: c.dModel }));
+    const kv = g.take('kv-heads', intAttr('kv-heads', this.kvHeads, { dflt: undefined, min: 1, max: c.numHeads }));
+    const batch = g.take('batch', intAttr('batch', this.batch, { dflt: undefined, min: 1, max: N }));
+    const keyLen = g.take('key-len', intAttr('key-len', this.keyLen, { dflt: undefined, min: 1, max: N }));
+    g.end();
+    if (kv !== undefined) c.kvHeads = kv;
+    if (batch !== undefined) c.batch = batch;
+    if (keyLen !== undefined) c.keyLen = keyLen;
     if (this.noBias) c.bias = false;
-    return c;
+    if (JSON.stringify(c) !== JSON.stringify(this._cfg)) this._cfg = c;
   }
 
   updated(changed) {
@@ -143,18 +163,19 @@ export class MhaPassport extends LitElement {
   }
 
   render() {
+    const attrs = this._attrs.view();
     if (this.error) {
-      return html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>`;
+      return html`${attrs}<p class="error" part="error" role="alert">${errorText(this.error)}</p>`;
     }
     const p = this.passport;
-    if (!p) return html`<p class="loading">Computing the shape passport…</p>`;
+    if (!p) return html`${attrs}<p class="loading">Computing the shape passport…</p>`;
     const cfg = this.config;
     const d = cfg.dModel;
     const h = cfg.numHeads;
     const g = cfg.kvHeads ?? h;
     const P = p.params ?? {};
     const F = p.flops ?? {};
-    return html`<div class="scroll" part="scroll" tabindex="0" role="region" aria-label=${this.caption}><table part="table">
+    return html`${attrs}<div class="scroll" part="scroll" tabindex="0" role="region" aria-label=${this.caption}><table part="table">
       <caption part="caption">${this.caption}: d<sub>model</sub> = ${d}, h = ${h}${g !== h ? html`, kv-heads = ${g}` : nothing},
         T = ${cfg.seqLen}${cfg.batch ? html`, batch = ${cfg.batch}` : nothing}
         → d<sub>k</sub> = <span data-k="dK">${p.dK}</span>${p.dV !== p.dK ? html`, d<sub>v</sub> = ${p.dV}` : nothing}</caption>

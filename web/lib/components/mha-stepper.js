@@ -4,6 +4,7 @@ import { tex, texText } from './tex.js';
 import { matrixTable, matrixStyles } from './matrix.js';
 import { baseStyles, taskEngine, errorText, toMatrix, fmt } from './shared.js';
 import { PEOPLE, FEATURES, X0, HEADS, WO, CONCAT_COLS, restaurantLayerOptions } from './restaurant.js';
+import { AttrGuard, intAttr, rawAttr, fireError } from './attr-check.js';
 import './mha-heads.js';
 
 const n3 = (v) => (v < 0 ? `(${fmt(v, 3).replace('\u2212', '-')})` : fmt(v, 3));
@@ -163,8 +164,12 @@ const clampInt = (v, lo, hi, dflt) => {
  *
  * @element mha-stepper
  *
- * @attr {number} step - The step shown, 0–7 (Q, K, V, scores, softmax, A·V, concat, W_O); reflects.
- * @attr {number} head - The head shown in steps 0–5, 0 (taste) or 1 (budget); reflects.
+ * @attr {number} step - The step shown, 0–7 (Q, K, V, scores, softmax, A·V, concat, W_O); reflects the user's choice.
+ * @attr {number} head - The head shown in steps 0–5, 0 (taste) or 1 (budget); reflects the user's choice.
+ *
+ * A bad `step` or `head` (not a whole number, out of range) keeps the last valid value (or 0),
+ * shows one message naming the attribute, the value and what is allowed, and fires `mha-error`;
+ * the attribute stays as written.
  *
  * @prop {number[][]} x - The input X `[3, 6]` (nested arrays or `{data, shape}`); default the
  *   example's. Setting it recomputes; reading it returns a copy of the values in use.
@@ -176,7 +181,8 @@ const clampInt = (v, lo, hi, dflt) => {
  *
  * @fires change - `{detail: {step, head}}` when the user picks another step or head.
  * @fires mha-computed - `{detail: {x, output}}` (nested arrays) after every recomputation.
- * @fires mha-error - `{detail: error}` when the engine cannot load or refuses the computation (shown in place).
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
+ *   attribute), or the engine's error when it cannot load or refuses the computation (shown in place).
  *
  * @slot heads-intro - Content before the heatmaps.
  * @slot output-intro - Content before the output table.
@@ -206,8 +212,8 @@ const clampInt = (v, lo, hi, dflt) => {
  */
 export class MhaStepper extends LitElement {
   static properties = {
-    step: { type: Number, reflect: true },
-    head: { type: Number, reflect: true },
+    step: { reflect: true, converter: rawAttr },
+    head: { reflect: true, converter: rawAttr },
     engine: { attribute: false },
     trace: { state: true },
     error: { state: true },
@@ -255,6 +261,9 @@ export class MhaStepper extends LitElement {
     super();
     this.step = 0;
     this.head = 0;
+    this._attrs = new AttrGuard(this);
+    this._s = 0;
+    this._h = 0;
     this.engine = undefined;
     this.trace = null;
     this.error = null;
@@ -295,7 +304,7 @@ export class MhaStepper extends LitElement {
       onError: (err) => {
         this.trace = null;
         this.error = err;
-        this.dispatchEvent(new CustomEvent('mha-error', { detail: err, bubbles: true, composed: true }));
+        fireError(this, err);
       },
     });
   }
@@ -310,10 +319,11 @@ export class MhaStepper extends LitElement {
   }
 
   willUpdate(changed) {
-    const s = clampInt(this.step, 0, STEPS.length - 1, 0);
-    if (s !== this.step) this.step = s;
-    const h = clampInt(this.head, 0, HEADS.length - 1, 0);
-    if (h !== this.head) this.head = h;
+    const g = this._attrs;
+    g.begin();
+    this._s = g.take('step', intAttr('step', this.step, { dflt: 0, min: 0, max: STEPS.length - 1 }));
+    this._h = g.take('head', intAttr('head', this.head, { dflt: 0, min: 0, max: HEADS.length - 1 }));
+    g.end();
     if (changed.has('step') || changed.has('head')) {
       this._sel = null;
       this._tab = { r: 0, c: 0 };
@@ -330,9 +340,9 @@ export class MhaStepper extends LitElement {
     }
   }
 
-  _go(step, head = this.head) {
+  _go(step, head = this._h) {
     step = clampInt(step, 0, STEPS.length - 1, 0);
-    if (step === this.step && head === this.head) return;
+    if (step === this._s && head === this._h && !this._attrs.errors.length) return;
     this.step = step;
     this.head = head;
     this.dispatchEvent(new CustomEvent('change', { detail: { step, head }, bubbles: true, composed: true }));
@@ -403,7 +413,7 @@ export class MhaStepper extends LitElement {
   }
 
   _renderStep(tr) {
-    const s = this.step, hi = this.head;
+    const s = this._s, hi = this._h;
     const view = stepView(s, hi, this._x, tr);
     const sel = this._sel;
     const link = sel ? view.link(sel.r, sel.c) : {};
@@ -431,11 +441,13 @@ export class MhaStepper extends LitElement {
 
   render() {
     const tr = this.trace;
-    const s = this.step, hi = this.head;
+    const s = this._s, hi = this._h;
     const err = this.error
       ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>`
       : nothing;
+    const attrs = this._attrs.view();
     return html`
+      ${attrs}
       ${this._renderEditor()}
       ${err}
       <div class="stepper">

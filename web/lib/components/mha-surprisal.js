@@ -2,10 +2,11 @@ import { html, css, nothing } from 'lit';
 import { MHAError } from '../src/index.js';
 import { TrainedModelElement, trainedStyles, showChar, formatAblate } from './trained-shared.js';
 import { interpolatorFor, colorFor, textOn, fmt } from './shared.js';
+import { AttrGuard, enumAttr } from './attr-check.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
 
-const invalid = (msg) => new MHAError('INVALID_ARGUMENT', msg);
+const invalid = (msg) => new MHAError('INVALID_ARGUMENT', msg, { argument: msg.split(':')[0] });
 
 /**
  * Reads an `ablate` attribute strictly: space- or comma-separated 1-based `layer:head` pairs
@@ -25,10 +26,10 @@ export function parseAblateStrict(s, config) {
   const expected = `1-based layer:head pairs separated by spaces, such as "2:1 2:2" (layer 1–${L}, head 1–${h})`;
   for (const part of raw.split(/[\s,]+/)) {
     const m = /^(\d+):(\d+)$/.exec(part);
-    if (!m) throw invalid(`ablate: expected ${expected}; "${part}" in "${raw}" is not a layer:head pair`);
+    if (!m) throw invalid(`ablate: expected ${expected}; "${part}" in ${JSON.stringify(raw)} is not a layer:head pair`);
     const [l, j] = [Number(m[1]), Number(m[2])];
-    if (l < 1 || l > L) throw invalid(`ablate: expected ${expected}; "${part}" names layer ${l}, and this model has layers 1–${L}`);
-    if (j < 1 || j > h) throw invalid(`ablate: expected ${expected}; "${part}" names head ${j}, and this model has heads 1–${h}`);
+    if (l < 1 || l > L) throw invalid(`ablate: expected ${expected}; "${part}" in ${JSON.stringify(raw)} names layer ${l}, and this model has layers 1–${L}`);
+    if (j < 1 || j > h) throw invalid(`ablate: expected ${expected}; "${part}" in ${JSON.stringify(raw)} names head ${j}, and this model has heads 1–${h}`);
     if (!out.some(([a, b]) => a === l - 1 && b === j - 1)) out.push([l - 1, j - 1]);
   }
   return out.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
@@ -179,7 +180,8 @@ export function measureSurprisal(lm, text, opts = {}) {
  * @prop {Error|null} inputError - Read-only: why the current `text` or `ablate` was not used.
  *
  * @fires mha-computed - `{detail: measured}` after every measurement.
- * @fires mha-error - `{detail: {error}}` when the model cannot be loaded or an attribute is bad.
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
+ *   attribute; the last valid value stays, the attribute as written) or a model that cannot be loaded (shown in place).
  *
  * @csspart definition - The definition of bits per character.
  * @csspart strip - A strip of character cells (`data-ablated` on the second).
@@ -241,6 +243,10 @@ export class MhaSurprisal extends TrainedModelElement {
     this.repeat = false;
     this.ablate = '';
     this.scheme = 'viridis';
+    this._attrs = new AttrGuard(this);
+    this._scheme = 'viridis';
+    const view = this.render;
+    this.render = () => html`${this._attrs.view()}${view.call(this)}`;
     this.measured = null;
     this.inputError = null;
     this._cursor = 1;
@@ -248,6 +254,9 @@ export class MhaSurprisal extends TrainedModelElement {
 
   willUpdate(changed) {
     super.willUpdate(changed);
+    this._attrs.begin();
+    this._scheme = this._attrs.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
+    this._attrs.end();
     if (this.lm && (changed.has('lm') || changed.has('text') || changed.has('ablate') || changed.has('repeat'))) this._compute();
   }
 
@@ -371,8 +380,8 @@ export class MhaSurprisal extends TrainedModelElement {
       ? html`<p class="error" part="error" role="alert">${this.inputError.message}${m ? ' The strips show the last good value.' : ''}</p>` : nothing;
     if (!m) return bad;
     const hi = m.uniform;
-    const color = colorFor(this.scheme, 0, hi);
-    const interp = interpolatorFor(this.scheme);
+    const color = colorFor(this._scheme, 0, hi);
+    const interp = interpolatorFor(this._scheme);
     const stops = Array.from({ length: 11 }, (_, i) => `${interp(i / 10)} ${i * 10}%`).join(', ');
     return html`
       ${bad}
@@ -391,7 +400,7 @@ export class MhaSurprisal extends TrainedModelElement {
       <p class="readout" part="readout" id="readout" role="status" aria-live="polite">${this._readout()}</p>
       <div class="legend" part="legend">
         <span>0 bits</span>
-        <span class="bar" role="img" aria-label=${`color scale ${this.scheme} from 0 to ${fmt(hi, 2)} bits (log₂ ${m.vocabSize}, the uniform guess) and above`}
+        <span class="bar" role="img" aria-label=${`color scale ${this._scheme} from 0 to ${fmt(hi, 2)} bits (log₂ ${m.vocabSize}, the uniform guess) and above`}
           style=${`background: linear-gradient(to right, ${stops})`}></span>
         <span>≥ ${fmt(hi, 2)} bits (log₂ ${m.vocabSize})</span>
         ${m.copies ? html`<span class="key"><i></i> copy 1</span><span class="key"><i class="c2"></i> copy 2</span>` : nothing}

@@ -6,6 +6,7 @@ import {
   AblatableModelElement, trainedStyles, showChar, headView, SCORE_OF, SCORE_MEANS, f2, f3,
 } from './trained-shared.js';
 import { modelIndex, MODEL_INDEX_URL } from './models.js';
+import { AttrGuard, enumAttr, headListAttr } from './attr-check.js';
 import './mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
@@ -147,8 +148,9 @@ export function modelChoices(manifest, base) {
  *   the shipped h = 4 model, found relative to this module.
  * @attr {string} text - The text the model reads (default "The cat sat on the mat. The cat sat on
  *   the mat."); follows what the reader types.
- * @attr {string} ablate - Heads switched off, as 1-based `layer:head` pairs ("2:1 2:3"); reflects
- *   the switches.
+ * @attr {string} ablate - Heads switched off, as 1-based `layer:head` pairs ("2:1 2:3") within the
+ *   model; reflects the switches. A bad entry ("9:9", "x") makes the whole value invalid: the last
+ *   valid ablation stays, one message names the attribute and the value, and `mha-error` fires.
  * @attr {'viridis'|'cividis'} scheme - Color scale of the heatmaps.
  * @attr {boolean} no-picker - Hide the model picker (a select over the shipped models of `index.json`, its
  *   `models` and `gqa` lists, shown when the manifest can be fetched); picking a model sets `model`.
@@ -162,7 +164,8 @@ export function modelChoices(manifest, base) {
  * @fires change - `{detail: {text, ablate, model}}` when the reader edits the text, flips a switch
  *   (`ablate` as 0-based `[layer, head]` pairs) or picks a model (`model`: its URL).
  * @fires mha-computed - `{detail: {text, loss, next, ablate}}` after every run of the model.
- * @fires mha-error - `{detail: {error}}` when the model cannot be loaded.
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
+ *   attribute, the attribute left as written) or a model that cannot be loaded (shown in place).
  *
  * @csspart about - The line describing the model.
  * @csspart picker - The model picker (a `<select>`).
@@ -235,6 +238,18 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this.textScores = null;
     this.noPicker = false;
     this._choices = null;
+    this._attrs = new AttrGuard(this);
+    this._abl = [];
+    this._scheme = 'viridis';
+    const view = this.render;
+    this.render = () => html`${this._attrs.view()}${view.call(this)}`;
+  }
+
+  /** The switched-off heads as 0-based [layer, head] pairs: the last valid `ablate`. */
+  get ablation() {
+    const cfg = this.lm?.config;
+    const r = cfg ? headListAttr('ablate', this.ablate, { layers: cfg.numLayers, heads: cfg.numHeads, dflt: [] }) : { error: true };
+    return (r.error ? this._abl : r.value).map((p) => p.slice());
   }
 
   connectedCallback() {
@@ -247,6 +262,12 @@ export class MhaTrainedHeads extends AblatableModelElement {
   /** The switched-off heads as 0-based [layer, head] pairs. */
   willUpdate(changed) {
     super.willUpdate(changed);
+    const g = this._attrs;
+    g.begin();
+    this._scheme = g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
+    const cfg = this.lm?.config;
+    if (cfg) this._abl = g.take('ablate', headListAttr('ablate', this.ablate, { layers: cfg.numLayers, heads: cfg.numHeads, dflt: [] }));
+    g.end();
     if (this.lm && (changed.has('lm') || changed.has('text') || changed.has('ablate'))) this._compute();
   }
 
@@ -403,7 +424,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
         <p class="scores" part="scores" data-probes=${ref.scores[key]} data-text=${here?.[key] ?? ''}>${what}: probes ${f2(ref.scores[key])} · this text ${hereText}</p>
         <p class=${`copying v-${verdict}`} part="copying" data-copying=${copy.score} data-verdict=${verdict}>copying ${f2(copy.score)}
           (${copy.copied}/${copy.total}) · ${says}</p>
-        <mha-heatmap part="heatmap" compact scheme=${this.scheme} data-layer=${l} data-head=${j}
+        <mha-heatmap part="heatmap" compact scheme=${this._scheme} data-layer=${l} data-head=${j}
           label=${`Layer ${l + 1}, head ${j + 1} (${ref.type})`}
           .tokens=${tokens} .weights=${r ? headView(r.attention[l], j) : null}></mha-heatmap>
       </div>`;

@@ -1,6 +1,7 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
-import { baseStyles, taskEngine, errorText, seededMatrix, defaultTokens, num } from './shared.js';
+import { baseStyles, taskEngine, errorText, seededMatrix, defaultTokens } from './shared.js';
+import { AttrGuard, intAttr, enumAttr, attrError, rawAttr, fireError } from './attr-check.js';
 import './mha-passport.js';
 import './mha-heads.js';
 
@@ -15,13 +16,18 @@ import './mha-heads.js';
  *
  * @element mha-widget
  *
- * @attr {number} seq-len - Tokens T (default 5).
- * @attr {number} d-model - d_model (default 24).
- * @attr {number} heads - The selected num_heads h (default 2); reflects the current choice.
- * @attr {string} head-options - Space-separated h values for the buttons (default "1 2 4 8"),
+ * @attr {number} seq-len - Tokens T, 1–64 (default 5).
+ * @attr {number} d-model - d_model, 1–512 (default 24).
+ * @attr {number} heads - The selected num_heads h, a divisor of d-model (default 2); a click on a
+ *   button sets it (and so the attribute; a value written by the author is never rewritten).
+ * @attr {string} head-options - Space-separated h values for the buttons, 1 to d-model (default "1 2 4 8"),
  *   or "divisors" for every divisor of d_model.
- * @attr {number} seed - Seed of the generated X and weights (default 7).
+ * @attr {number} seed - Seed of the generated X and weights, 0–1000000 (default 7).
  * @attr {'viridis'|'cividis'} scheme - Color scale (default viridis).
+ *
+ * A bad attribute value (not a number, out of range, heads not dividing d-model, an unknown word)
+ * keeps the last valid value (or the default), shows one message naming the attribute, the value
+ * and what is allowed, and fires `mha-error`; the attribute stays as written.
  * @attr {'shared'|'per-map'} scale - Colour range of the heads' maps, passed to `<mha-heads>`: `shared` (default), 0 to 1
  *   for every head and every h, so that sharpness compares by colour; `per-map`, each head from 0 to its own largest
  *   weight. A bad value shows `<mha-heads>`' message naming it.
@@ -37,23 +43,25 @@ import './mha-heads.js';
  *
  * @fires change - `{detail: {heads}}` when the user picks another h.
  * @fires mha-computed - `{detail: {heads, weights, output}}` after every recomputation.
+ * @fires mha-error - `{detail: {error}}`: an MHAError (`code`, `argument` = the attribute) for a bad
+ *   attribute, or the engine's error (both shown in place).
  *
  * @csspart controls - The button row.
  * @csspart head-button - Each h button (the pressed one has `aria-pressed="true"`).
  * @csspart reseed - The "New weights" button.
  * @csspart passport - The `<mha-passport>`.
  * @csspart heads - The `<mha-heads>`.
- * @csspart error - The error message.
+ * @csspart error - The error message (a bad attribute: one `<p part="error" data-attr="NAME">` each).
  *
  * @cssprop --mha-accent, --mha-accent-fg, --mha-fg, --mha-bg, --mha-surface, --mha-border - Theme.
  */
 export class MhaWidget extends LitElement {
   static properties = {
-    seqLen: { type: Number, attribute: 'seq-len' },
-    dModel: { type: Number, attribute: 'd-model' },
-    heads: { type: Number, reflect: true },
+    seqLen: { attribute: 'seq-len', converter: rawAttr },
+    dModel: { attribute: 'd-model', converter: rawAttr },
+    heads: { converter: rawAttr, reflect: true },
     headOptions: { type: String, attribute: 'head-options' },
-    seed: { type: Number, reflect: true },
+    seed: { converter: rawAttr, reflect: true },
     scheme: { type: String },
     scale: { type: String },
     causal: { type: Boolean },
@@ -98,14 +106,16 @@ export class MhaWidget extends LitElement {
     this.result = null;
     this.error = null;
     this._gen = null;
+    this._attrs = new AttrGuard(this);
+    /** The valid configuration in use: the attributes parsed, or their last valid values. */
+    this._c = { T: 5, d: 24, h: 2, seed: 7, options: [1, 2, 4, 8], scheme: 'viridis' };
     // The layer on the engine, re-run when an input changes; a run that a newer one overtakes
     // while the engine is still loading is aborted before it computes. The passport is computed here once and handed to
     // the nested <mha-passport> (its `data`), which then does not ask the engine again.
     this._layerTask = new Task(this, {
-      args: () => [this.seqLen, this.dModel, this.heads, this.seed, this.causal, this.x, this.weights, this.engine],
-      task: async ([, , , , , , , engine], { signal }) => {
+      args: () => [this._c.T, this._c.d, this._c.h, this._c.seed, this.causal, this.x, this.weights, this.engine],
+      task: async ([, d, h, , , , , engine], { signal }) => {
         const mha = await taskEngine(engine, signal);
-        const h = num(this.heads, 2), d = this._d;
         const layer = mha.createLayer({ dModel: d, numHeads: h, bias: false, weights: this.packedWeights });
         try {
           const r = layer.forward(this.input, { causal: this.causal, needWeights: true });
@@ -124,19 +134,43 @@ export class MhaWidget extends LitElement {
       onError: (err) => {
         this.result = null;
         this.error = err;
+        fireError(this, err);
       },
     });
   }
 
-  get _T() { return num(this.seqLen, 5); }
-  get _d() { return num(this.dModel, 24); }
+  /** Parse the attributes once per update (attr-check.js): bad values keep the last valid ones. */
+  willUpdate() {
+    const g = this._attrs;
+    g.begin();
+    const T = g.take('seq-len', intAttr('seq-len', this.seqLen, { dflt: 5, min: 1, max: 64 }));
+    const d = g.take('d-model', intAttr('d-model', this.dModel, { dflt: 24, min: 1, max: 512 }));
+    let h = g.take('heads', intAttr('heads', this.heads, { dflt: 2, min: 1, max: d }));
+    if (d % h !== 0) {
+      if (!g.has('heads')) g.add(attrError('heads', `a divisor of d-model = ${d} (d_k = d_model / h)`, this.heads));
+      h = d % this._c.h === 0 ? this._c.h : 1;
+    }
+    const seed = g.take('seed', intAttr('seed', this.seed, { dflt: 7, min: 0, max: 1000000 }));
+    const scheme = g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
+    let options = this._c.options;
+    const spec = String(this.headOptions ?? '1 2 4 8').trim();
+    if (spec === 'divisors') options = Array.from({ length: d }, (_, i) => i + 1).filter((k) => d % k === 0);
+    else {
+      const list = spec.split(/[\s,]+/).filter(Boolean);
+      const ok = list.length > 0 && list.every((t) => /^\d+$/.test(t) && Number(t) >= 1 && Number(t) <= d);
+      if (ok) options = list.map(Number);
+      else g.add(attrError('head-options', `"divisors" or space-separated whole numbers from 1 to d-model = ${d}`, this.headOptions));
+    }
+    g.end();
+    this._c = { T, d, h, seed, options, scheme };
+  }
+
+  get _T() { return this._c.T; }
+  get _d() { return this._c.d; }
 
   /** The h values offered as buttons. */
   get options() {
-    const d = this._d;
-    const spec = (this.headOptions || '1 2 4 8').trim();
-    if (spec === 'divisors') return Array.from({ length: d }, (_, i) => i + 1).filter((h) => d % h === 0);
-    return spec.split(/[\s,]+/).map(Number).filter((h) => Number.isInteger(h) && h > 0);
+    return this._c.options;
   }
 
   /** The input X in use: the `x` property, or the seeded one. */
@@ -155,7 +189,7 @@ export class MhaWidget extends LitElement {
   }
 
   _generated() {
-    const T = this._T, d = this._d, seed = num(this.seed, 7);
+    const T = this._T, d = this._d, seed = this._c.seed;
     const key = `${T}/${d}/${seed}`;
     if (this._gen?.key !== key) {
       // Xavier-uniform limit sqrt(6 / (d + d)), widened a little so the untrained heads show
@@ -172,20 +206,20 @@ export class MhaWidget extends LitElement {
   }
 
   _pick(h) {
-    if (h === this.heads) return;
+    if (h === this._c.h && !this._attrs.has('heads')) return;
     this.heads = h;
     this.dispatchEvent(new CustomEvent('change', { detail: { heads: h }, bubbles: true, composed: true }));
   }
 
   /** Draw a new seed for X and the weights ("New weights"). */
   reseed() {
-    this.seed = (num(this.seed, 7) * 7919 + 13) % 100003;
+    this.seed = (this._c.seed * 7919 + 13) % 100003;
   }
 
   render() {
-    const h = num(this.heads, 2);
+    const h = this._c.h;
     const r = this.result;
-    return html`
+    return html`${this._attrs.view()}
       <div class="controls" part="controls" role="group" aria-label="number of heads h">
         <span class="lbl" aria-hidden="true">heads h</span>
         ${this.options.map((o) => html`<button type="button" part="head-button" data-h=${o}
@@ -200,7 +234,7 @@ export class MhaWidget extends LitElement {
         ${this.error
           ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>`
           : html`<mha-heads part="heads" .weights=${r?.weights} .tokens=${this.tokenLabels}
-              .dK=${r?.passport?.dK} scheme=${this.scheme} .scale=${this.scale ?? null}></mha-heads>`}
+              .dK=${r?.passport?.dK} scheme=${this._c.scheme} .scale=${this.scale ?? null}></mha-heads>`}
       </div>
       <p class="status" aria-live="polite">${r ? `${r.heads} head${r.heads > 1 ? 's' : ''} of ${this._T} × ${this._T} attention weights, computed by the wasm engine` : this.error ? '' : 'Loading the engine…'}</p>`;
   }

@@ -3,11 +3,7 @@ import { Task } from '@lit/task';
 import { baseStyles, taskEngine, errorText, toMatrix, fmt } from './shared.js';
 import { PEOPLE, FEATURES, X0, HEADS, restaurantLayerOptions, woOnly } from './restaurant.js';
 import { matrixTable, matrixStyles } from './matrix.js';
-
-const clampInt = (v, lo, hi, dflt) => {
-  const n = Math.trunc(Number(v));
-  return Number.isFinite(n) ? Math.max(lo, Math.min(hi, n)) : dflt;
-};
+import { AttrGuard, intAttr, refAttr, rawAttr, fireError } from './attr-check.js';
 
 /**
  * `<mha-wo-mix>` — where the heads meet: one person's output of the restaurant example split by
@@ -24,8 +20,13 @@ const clampInt = (v, lo, hi, dflt) => {
  * @element mha-wo-mix
  *
  * @attr {string} for - Id of a `<mha-stepper>` (in the same document or shadow root) whose X to follow.
+ *   An id of no element (once the page is parsed) or of another kind of element shows a message
+ *   and fires `mha-error`; the element then shows its own X.
  * @attr {number} person - Row of X shown, 0–2 (Alex, Emma, Daniel; default 0).
  * @attr {number} feature - Output feature of the sentence under the table, 0–5 (default 1, "cheap").
+ *
+ * A bad attribute value keeps the last valid value (or the default), shows one message naming the
+ * attribute, the value and what is allowed, and fires `mha-error`; the attribute stays as written.
  *
  * @prop {number[][]} x - The input X `[3, 6]` (nested arrays or `{data, shape}`); set by the
  *   followed stepper when `for` is given.
@@ -35,7 +36,8 @@ const clampInt = (v, lo, hi, dflt) => {
  * @prop {Error|null} error - Read-only: the last engine error.
  *
  * @fires mha-computed - `{detail: {x, contributions}}` after every recomputation.
- * @fires mha-error - `{detail: error}` when the engine cannot load or refuses the computation (shown in place).
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
+ *   attribute), or the engine's error when it cannot load or refuses the computation (shown in place).
  *
  * @csspart table - The contributions table.
  * @csspart note - The sentence that adds up one feature.
@@ -47,8 +49,8 @@ const clampInt = (v, lo, hi, dflt) => {
 export class MhaWoMix extends LitElement {
   static properties = {
     for: { type: String },
-    person: { type: Number },
-    feature: { type: Number },
+    person: { converter: rawAttr },
+    feature: { converter: rawAttr },
     x: { attribute: false },
     engine: { attribute: false },
     contributions: { state: true },
@@ -71,6 +73,9 @@ export class MhaWoMix extends LitElement {
     this.contributions = null;
     this.error = null;
     this._target = null;
+    this._attrs = new AttrGuard(this);
+    this._p = 0;
+    this._f = 1;
     this._onComputed = (e) => { if (e.target === this._target && e.detail?.x) this.x = e.detail.x; };
     this._task = new Task(this, {
       args: () => [this.x, this.engine],
@@ -100,23 +105,28 @@ export class MhaWoMix extends LitElement {
         this._all = null;
         this.contributions = null;
         this.error = err;
-        this.dispatchEvent(new CustomEvent('mha-error', { detail: err, bubbles: true, composed: true }));
+        fireError(this, err);
       },
     });
   }
 
-  get _person() { return clampInt(this.person, 0, PEOPLE.length - 1, 0); }
-  get _feature() { return clampInt(this.feature, 0, FEATURES.length - 1, 1); }
+  get _person() { return this._p; }
+  get _feature() { return this._f; }
 
   _pick() {
     if (!this._all) return null;
     const p = this._person;
+    this._pickedFor = p;
     return { heads: [this._all[0][p].slice(), this._all[1][p].slice()], full: this._all[2][p].slice() };
   }
 
   connectedCallback() {
     super.connectedCallback();
     this._link();
+    // a `for` that names an element further down the page: look again once the page is parsed
+    if (document.readyState === 'loading') {
+      document.addEventListener('DOMContentLoaded', () => { if (this.isConnected) { this._link(); this.requestUpdate(); } }, { once: true });
+    }
   }
 
   disconnectedCallback() {
@@ -126,7 +136,13 @@ export class MhaWoMix extends LitElement {
 
   willUpdate(changed) {
     if (changed.has('for') && this.isConnected) this._link();
-    if (changed.has('person') && this._all) this.contributions = this._pick();
+    const g = this._attrs;
+    g.begin();
+    if (this._forError) g.add(this._forError);
+    this._p = g.take('person', intAttr('person', this.person, { dflt: 0, min: 0, max: PEOPLE.length - 1 }));
+    this._f = g.take('feature', intAttr('feature', this.feature, { dflt: 1, min: 0, max: FEATURES.length - 1 }));
+    g.end();
+    if (this._all && (!this.contributions || this._pickedFor !== this._p)) this.contributions = this._pick();
   }
 
   _unlink() {
@@ -136,9 +152,9 @@ export class MhaWoMix extends LitElement {
 
   _link() {
     this._unlink();
-    if (!this.for) return;
-    const root = this.getRootNode();
-    const target = root.getElementById ? root.getElementById(this.for) : document.getElementById(this.for);
+    const r = refAttr(this, 'for', this.for, { tags: ['mha-stepper'] });
+    this._forError = r.error ?? null;
+    const target = r.value;
     if (!target) return;
     this._target = target;
     target.addEventListener('mha-computed', this._onComputed);
@@ -148,12 +164,13 @@ export class MhaWoMix extends LitElement {
   }
 
   render() {
-    if (this.error) return html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>`;
+    const attrs = this._attrs.view();
+    if (this.error) return html`${attrs}<p class="error" part="error" role="alert">${errorText(this.error)}</p>`;
     const k = this.contributions;
-    if (!k) return html`<p class="loading">Computing with the engine…</p>`;
+    if (!k) return html`${attrs}<p class="loading">Computing with the engine…</p>`;
     const p = this._person, f = this._feature;
     const rows = HEADS.map((h, i) => `from head ${i + 1} (${h.name}) only`).concat('full layer');
-    return html`
+    return html`${attrs}
       <div class="scroll" tabindex="0" role="region" aria-label=${`${PEOPLE[p]}'s output, split by head`}>
         ${matrixTable({ caption: `${PEOPLE[p]}'s output, split by head`, rows, cols: FEATURES,
           values: [...k.heads, k.full], kind: 'result', part: 'table' })}

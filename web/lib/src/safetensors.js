@@ -20,6 +20,30 @@ const ITEM_BYTES = { F32: 4, F16: 2, BF16: 2, F64: 8 };
 
 const bad = (msg) => new MHAError('INVALID_ARGUMENT', `safetensors: ${msg}`);
 
+/**
+ * What a file that is not safetensors starts with, for the error message: its first bytes as text
+ * when they are printable (`<!doctype html>`, `import …`), else in hex, with a guess at the kind
+ * of file (an HTML page, such as a server's "not found" page; JSON; JavaScript; gzip; zip).
+ * @param {Uint8Array} bytes the whole file
+ * @returns {string} e.g. 'starts with `<!doctype html>` (an HTML page: a wrong URL, or a server\'s error page?)'
+ */
+export function describeStart(bytes) {
+  const head = bytes.subarray(0, 32);
+  let i = 0;
+  if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) i = 3;   // UTF-8 byte-order mark
+  const text = Array.from(head.subarray(i), (b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : b === 9 || b === 10 || b === 13 ? ' ' : null));
+  const printable = text.length > 0 && text.every((c) => c !== null);
+  const shown = printable ? `\`${text.join('').trim().slice(0, 24)}\`` : `bytes ${Array.from(head.subarray(0, 8), (b) => b.toString(16).padStart(2, '0')).join(' ')}`;
+  const t = printable ? text.join('').trimStart().toLowerCase() : '';
+  const kind = t.startsWith('<!doctype') || t.startsWith('<html') || t.startsWith('<head') || t.startsWith('<') ? 'an HTML or XML page: a wrong URL, or a server\'s error page?'
+    : t.startsWith('{') || t.startsWith('[') ? 'JSON text: a manifest or a config, not the model file?'
+      : /^(import|export|const|let|var|function|\/\/|\/\*|"use strict"|'use strict')/.test(t) ? 'JavaScript source'
+        : head[0] === 0x1f && head[1] === 0x8b ? 'gzip data: a compressed file served without Content-Encoding?'
+          : head[0] === 0x50 && head[1] === 0x4b ? 'a zip archive (a PyTorch .pt/.bin checkpoint?)'
+            : printable ? 'text' : '';
+  return `starts with ${shown}${kind ? ` (${kind})` : ''}`;
+}
+
 /** IEEE half → float, by bits. */
 function halfToFloat(h) {
   const s = h & 0x8000 ? -1 : 1;
@@ -85,6 +109,14 @@ export function parseSafetensors(source) {
   const lo = dv.getUint32(0, true);
   const hi = dv.getUint32(4, true);
   const n = hi * 2 ** 32 + lo;
+  // a safetensors file's header is a JSON object right after its 8-byte length: anything else is
+  // another kind of file (an HTML 404 page, a script, a manifest), said as what it starts with
+  // (text of any kind gives a length of 2^37 or more: its bytes 4–7 are printable, ≥ 0x20)
+  const text8 = Array.from(bytes.subarray(0, 8)).every((b) => (b >= 0x20 && b < 0x7f) || b === 9 || b === 10 || b === 13 || b >= 0x80);
+  const magic = (bytes[0] === 0x1f && bytes[1] === 0x8b) || (bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] < 9);
+  if ((text8 || magic) && (n > MAX_HEADER_BYTES || 8 + n > bytes.length)) {
+    throw bad(`not a safetensors file: it ${describeStart(bytes)}`);
+  }
   if (n > MAX_HEADER_BYTES) throw bad(`header length ${n} exceeds the limit of ${MAX_HEADER_BYTES} bytes`);
   if (8 + n > bytes.length) throw bad(`header length ${n} runs past the end of the file (${bytes.length} bytes)`);
   if (n < 2) throw bad(`header length ${n} is too short for a JSON object`);
