@@ -309,10 +309,10 @@ test('Vite build: the .wasm is emitted as an asset and loaded in Chromium; compo
   assert.ok(wasm.some((f) => f.startsWith('mha_core-')), `SIMD .wasm emitted: ${assets}`);
   assert.ok(wasm.some((f) => f.startsWith('mha_core_scalar-')), `non-SIMD .wasm emitted: ${assets}`);
   assert.ok(wasm.some((f) => f.startsWith('mha_core_relaxed-')), `relaxed-SIMD .wasm emitted: ${assets}`);
-  // the threaded builds: the wasm and the glue the workers import by URL are assets; Emscripten's
-  // pthread worker script (2.3 KB) is inlined by Vite as a data: URL (the loader starts it from a
-  // blob: URL, which keeps the page's origin); the isolated page below runs them
-  for (const re of [/^mha_core_relaxed_mt-.*\.wasm$/, /^mha_core_relaxed_mt-.*\.mjs$/, /^mha_core_mt-.*\.wasm$/, /^mha_core_mt-.*\.mjs$/]) {
+  // the threaded builds: the wasm and the glue the workers import by URL are assets, and the pthread
+  // worker (new Worker(new URL(…)) in the loader) a bundled worker file of the page's origin, never a
+  // data: or blob: URL; the isolated page below runs them
+  for (const re of [/^mha_core_relaxed_mt-.*\.wasm$/, /^mha_core_relaxed_mt-.*\.mjs$/, /^mha_core_mt-.*\.wasm$/, /^mha_core_mt-.*\.mjs$/, /^mha_pthread_worker-.*\.js$/]) {
     assert.ok(assets.some((f) => re.test(f)), `${re} emitted: ${assets}`);
   }
   const srv = await serve(path.join(viteApp, 'dist'));
@@ -334,7 +334,7 @@ test('Vite build: the .wasm is emitted as an asset and loaded in Chromium; compo
 
   // the same build served cross-origin isolated: the threaded build, the same numbers
   const iso = await serve(path.join(viteApp, 'dist'), { isolated: true });
-  const t = await openPage(`${iso.url}/index.html`);
+  const t = await openPage(`${iso.url}/index.html?threads=2`);
   assert.equal(t.result.error, undefined, t.result.error);
   assert.ok(t.result.simd.threads >= 2, `threads in an isolated page: ${t.result.simd.threads}`);
   assert.deepEqual(t.result.simd.output, result.simd.output);
@@ -343,16 +343,17 @@ test('Vite build: the .wasm is emitted as an asset and loaded in Chromium; compo
   await t.context.close();
 });
 
-test('webpack 5 build: the .wasm files, threaded glue and worker scripts are emitted as assets; one thread plain, threaded isolated', async () => {
+test('webpack 5 build: the .wasm files and threaded glue are emitted as assets, the pthread worker as a worker chunk; one thread plain, threaded isolated', async () => {
   const { stdout, stderr } = await sh(process.execPath, [path.join(webpackApp, 'node_modules', 'webpack', 'bin', 'webpack.js')], webpackApp);
   assert.doesNotMatch(stdout + stderr, /WARNING|ERROR/, 'webpack builds the package without warnings');
   await cp(path.join(webpackApp, 'index.html'), path.join(webpackApp, 'dist', 'index.html'));
   const assets = await readdir(path.join(webpackApp, 'dist', 'assets'));
   for (const re of [/^mha_core-.*\.wasm$/, /^mha_core_scalar-.*\.wasm$/, /^mha_core_relaxed-.*\.wasm$/,
-    /^mha_core_relaxed_mt-.*\.wasm$/, /^mha_core_relaxed_mt-.*\.mjs$/, /^mha_core_relaxed_mt\.worker-.*\.js$/,
-    /^mha_core_mt-.*\.wasm$/, /^mha_core_mt-.*\.mjs$/, /^mha_core_mt\.worker-.*\.js$/]) {
+    /^mha_core_relaxed_mt-.*\.wasm$/, /^mha_core_relaxed_mt-.*\.mjs$/, /^mha_core_mt-.*\.wasm$/, /^mha_core_mt-.*\.mjs$/]) {
     assert.ok(assets.some((f) => re.test(f)), `${re} emitted: ${assets}`);
   }
+  // the pthread worker: a worker chunk webpack bundles from the loader's new Worker(new URL(…), {name: 'mha-pthread'})
+  assert.ok(existsSync(path.join(webpackApp, 'dist', 'mha-pthread.js')), 'pthread worker chunk emitted');
   assert.ok(!assets.some((f) => f.startsWith('thread-worker')), `the Node-only worker bootstrap is not a browser asset: ${assets}`);
   const plain = await openPage(`${(await serve(path.join(webpackApp, 'dist'))).url}/index.html`);
   assert.equal(plain.result.error, undefined, plain.result.error);
@@ -364,7 +365,7 @@ test('webpack 5 build: the .wasm files, threaded glue and worker scripts are emi
   assert.equal(await heatmaps(plain.page), 2);
   assert.deepEqual(plain.errors, []);
   await plain.context.close();
-  const iso = await openPage(`${(await serve(path.join(webpackApp, 'dist'), { isolated: true })).url}/index.html`);
+  const iso = await openPage(`${(await serve(path.join(webpackApp, 'dist'), { isolated: true })).url}/index.html?threads=2`);
   assert.equal(iso.result.error, undefined, iso.result.error);
   assert.ok(iso.result.simd.threads >= 2, `threads in an isolated page: ${iso.result.simd.threads}`);
   assert.deepEqual(iso.result.simd.output, plain.result.simd.output);

@@ -3,7 +3,7 @@ import {
   trainedStyles, kvGroupStyles, kvGroups, kvCacheBytes, bytesFormula, showChar, headView, f3, heldoutLoss,
   whenNear, downloadSizes, lazyPlaceholder,
 } from './trained-shared.js';
-import { acquireModel, releaseModel, modelIndex, MODEL_INDEX_URL } from './models.js';
+import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL } from './models.js';
 import { getEngine, errorText, int } from './shared.js';
 import { gqaVerdict, gqaFigures } from './gqa-verdict.js';
 import { scrollCueStyles, watchOverflow, unwatchOverflow } from './scroll-cue.js';
@@ -339,7 +339,7 @@ export class MhaGqaTwins extends LitElement {
       const rows = [];
       const twins = [];
       for (const m of [...mine, ...others]) {
-        const href = new URL(m.file, base).href;
+        const href = modelFileURL(m.file, base);
         const lm = await acquireModel(mha, href);
         if (gen !== this._gen) { releaseModel(mha, href); return; }
         const keep = mine.includes(m);

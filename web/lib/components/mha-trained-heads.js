@@ -5,7 +5,7 @@ import {
 import {
   AblatableModelElement, trainedStyles, showChar, headView, SCORE_OF, SCORE_MEANS, f2, f3,
 } from './trained-shared.js';
-import { modelIndex, MODEL_INDEX_URL } from './models.js';
+import { modelIndex, modelFileURL, MODEL_INDEX_URL } from './models.js';
 import { AttrGuard, enumAttr, headListAttr } from './attr-check.js';
 import './mha-heatmap.js';
 
@@ -119,12 +119,12 @@ export function modelChoices(manifest, base) {
   const out = [];
   for (const m of manifest.models ?? []) {
     if (!m?.file) continue;
-    out.push({ href: new URL(m.file, base).href, file: m.file, label: `h = ${m.numHeads}, seed ${m.seed} (${m.file.replace(/\.safetensors$/, '')})` });
+    out.push({ href: modelFileURL(m.file, base), file: m.file, label: `h = ${m.numHeads}, seed ${m.seed} (${m.file.replace(/\.safetensors$/, '')})` });
   }
   for (const m of manifest.gqa ?? []) {
     if (!m?.file) continue;
     const kv = m.kvHeads === m.numHeads ? 'multi-head' : m.kvHeads === 1 ? 'multi-query' : 'grouped';
-    out.push({ href: new URL(m.file, base).href, file: m.file,
+    out.push({ href: modelFileURL(m.file, base), file: m.file,
       label: `${m.numHeads} query heads, ${m.kvHeads} K/V (${kv}), seed ${m.seed} (${m.file.replace(/\.safetensors$/, '')})` });
   }
   return out;

@@ -1,6 +1,6 @@
 import { html, css, nothing } from 'lit';
 import { TrainedModelElement, trainedStyles, f3, mean, range, heldoutLoss, downloadSizes } from './trained-shared.js';
-import { acquireModel, releaseModel, modelIndex, MODEL_INDEX_URL } from './models.js';
+import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL } from './models.js';
 import { scrollCueStyles, watchOverflow, unwatchOverflow } from './scroll-cue.js';
 
 export { heldoutLoss };
@@ -129,7 +129,7 @@ export class MhaTwins extends TrainedModelElement {
       const rows = [];
       for (const m of manifest.models ?? []) {
         if (run !== this._scoring) return;
-        const href = new URL(m.file, base).href;
+        const href = modelFileURL(m.file, base);
         const lm = await acquireModel(mha, href);
         try {
           rows.push({ ...m, live: heldoutLoss(lm, probes) });

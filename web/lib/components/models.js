@@ -7,17 +7,72 @@
 // engine layers) lives while at least one element holds it and is rebuilt from the kept bytes
 // when an element comes back.
 import { MHAError } from '../src/index.js';
+// the shipped manifest, index.json as a module (scripts/build-web.mjs writes it): imported, so that no
+// bundler has to keep the JSON file (Vite inlines it as a data: URL, Parcel compiles it to JavaScript)
+import SHIPPED_MANIFEST from './shipped-manifest.js';
 
 // A module imported from a blob: URL (a notebook's anywidget) has no folder to resolve against:
 // there the defaults are null and an element needs its `model` attribute.
 const here = (f) => { try { return f().href; } catch { return null; } };
+/** A URL beside this module from a name known at run time (bundlers follow only literal ones). */
+const besideThisModule = (file) => new URL(/* @vite-ignore */ /* webpackIgnore: true */ file, import.meta.url);
+
+// Every file of models/ the code can name, each through its own literal new URL(…, import.meta.url):
+// a bundler (Vite, webpack 5, Parcel) sees each one and emits the file (or, under its inline limit,
+// a data: URL), and the manifest's file names are looked up here, never resolved against the
+// manifest's own URL (which a bundler may have turned into a data: URL or a hashed name).
+const SHIPPED = {
+  'charlm-h1-s0.safetensors': () => new URL('../models/charlm-h1-s0.safetensors', import.meta.url),
+  'charlm-h1-s1.safetensors': () => new URL('../models/charlm-h1-s1.safetensors', import.meta.url),
+  'charlm-h4-s0.safetensors': () => new URL('../models/charlm-h4-s0.safetensors', import.meta.url),
+  'charlm-h4-s1.safetensors': () => new URL('../models/charlm-h4-s1.safetensors', import.meta.url),
+  'gqa-kv1-s0.safetensors': () => new URL('../models/gqa-kv1-s0.safetensors', import.meta.url),
+  'gqa-kv1-s1.safetensors': () => new URL('../models/gqa-kv1-s1.safetensors', import.meta.url),
+  'gqa-kv2-s0.safetensors': () => new URL('../models/gqa-kv2-s0.safetensors', import.meta.url),
+  'gqa-kv2-s1.safetensors': () => new URL('../models/gqa-kv2-s1.safetensors', import.meta.url),
+  'gqa-kv8-s0.safetensors': () => new URL('../models/gqa-kv8-s0.safetensors', import.meta.url),
+  'gqa-kv8-s1.safetensors': () => new URL('../models/gqa-kv8-s1.safetensors', import.meta.url),
+  'stories260K.safetensors': () => new URL('../models/stories260K.safetensors', import.meta.url),
+};
 /** URL of the model the trained-model elements load when they have no `model` attribute. */
-export const DEFAULT_MODEL_URL = here(() => new URL('../models/charlm-h4-s0.safetensors', import.meta.url));
+export const DEFAULT_MODEL_URL = here(SHIPPED['charlm-h4-s0.safetensors']);
 /** URL of stories260K (Karpathy's tinyllamas model, MIT; its licence is stories260K.LICENSE beside it), the
  * default model of `<mha-gqa-story>`. */
-export const DEFAULT_STORIES_URL = here(() => new URL('../models/stories260K.safetensors', import.meta.url));
-/** URL of the shipped models' manifest (`index.json`: file, numHeads, seed, heldoutBpc, bytes). */
-export const MODEL_INDEX_URL = here(() => new URL('../models/index.json', import.meta.url));
+export const DEFAULT_STORIES_URL = here(SHIPPED['stories260K.safetensors']);
+/** URL of the shipped models' manifest (`index.json`: file, numHeads, seed, heldoutBpc, bytes) beside the
+ * module: an identifier of the shipped manifest for modelIndex and modelFileURL (its content is
+ * imported, never fetched; a bundled app need not keep the file, and the URL is made at run time so
+ * that no bundler tries to). */
+export const MODEL_INDEX_URL = here(() => besideThisModule('../models/index.json'));
+
+/**
+ * The URL of a file a manifest lists: for the shipped manifest (MODEL_INDEX_URL), the shipped file's
+ * own URL (see SHIPPED above); for another manifest, the name resolved against the manifest's URL.
+ * @param {string} file a file name from a manifest's `models` or `gqa` list
+ * @param {string} base the manifest's URL
+ * @returns {string} absolute URL
+ * @throws {MHAError} INVALID_ARGUMENT when the name cannot be resolved against `base` (a data: or
+ *   blob: manifest listing a file that is not shipped)
+ */
+export function modelFileURL(file, base = MODEL_INDEX_URL) {
+  if (base === MODEL_INDEX_URL && Object.hasOwn(SHIPPED, file)) {
+    const href = here(SHIPPED[file]);
+    if (href) return href;
+  }
+  try {
+    return new URL(file, base).href;
+  } catch {
+    throw new MHAError('INVALID_ARGUMENT', `model: the manifest ${String(base).slice(0, 60)} lists ${JSON.stringify(file)}, which cannot be resolved against it; give the manifest as an http(s) URL`);
+  }
+}
+
+/** The bytes of a data: URL, decoded here (a fetch of one is a connect-src request a strict CSP refuses). */
+function dataURLBytes(href) {
+  const m = /^data:([^,]*?)(;base64)?,(.*)$/s.exec(href);
+  if (!m) throw new MHAError('INVALID_ARGUMENT', `model: malformed data: URL ${href.slice(0, 40)}…`);
+  if (m[2]) return Uint8Array.from(atob(m[3]), (c) => c.charCodeAt(0));
+  return new TextEncoder().encode(decodeURIComponent(m[3]));
+}
 
 const bytesByURL = new Map();        // href → Promise<Uint8Array>
 const modelsByEngine = new WeakMap(); // engine → Map(href → {promise, refs, model})
@@ -46,6 +101,7 @@ export function fetchBytes(href) {
     // not model.js's readSource: importing a module of src/ that has no .d.ts would make tsc emit
     // the API's declarations into the components' types
     p = (async () => {
+      if (href.startsWith('data:')) return dataURLBytes(href);
       let res;
       try {
         res = await fetch(href);
@@ -61,8 +117,15 @@ export function fetchBytes(href) {
   return p;
 }
 
-/** The shipped models' manifest, fetched once. */
+/**
+ * A models manifest: the shipped one (MODEL_INDEX_URL, the default) from the imported module, any
+ * other fetched once.
+ * @param {string} [href] absolute URL of a manifest
+ * @returns {Promise<object>} `{format, models: [{file, numHeads, seed, heldoutBpc, bytes, …}], gqa?: […]}`
+ * @throws {MHAError} INVALID_ARGUMENT: the fetch failed or the file is not JSON
+ */
 export async function modelIndex(href = MODEL_INDEX_URL) {
+  if (href === MODEL_INDEX_URL) return SHIPPED_MANIFEST;
   const bytes = await fetchBytes(href);
   try {
     return JSON.parse(new TextDecoder().decode(bytes));

@@ -9,12 +9,32 @@ import { createMHA, mulberry32 } from '../src/index.js';
 
 let enginePromise = null;
 
+/** How long the shared engine may take to load before getEngine rejects (the elements then show why). */
+export const ENGINE_TIMEOUT_MS = 30_000;
+
 /**
- * The shared engine (an `await createMHA()` result), created on first use.
+ * The shared engine (an `await createMHA()` result), created on first use. Rejects with the load
+ * error (an MHALoadError naming the file and what to change), or, when the engine has not loaded
+ * within ENGINE_TIMEOUT_MS, with one saying so; every element shows the message in place.
  * @returns {Promise<object>}
  */
 export function getEngine() {
-  if (!enginePromise) enginePromise = createMHA();
+  if (!enginePromise) {
+    let timer;
+    const late = new Promise((_, reject) => {
+      timer = setTimeout(() => {
+        const e = new Error(`the wasm engine did not load within ${ENGINE_TIMEOUT_MS / 1000} s: check the browser console and the network panel ` +
+          'for a .wasm, glue (.mjs) or worker file that is refused (404, or a Content-Security-Policy without ' +
+          "script-src 'wasm-unsafe-eval') or never answers");
+        e.name = 'MHALoadError';
+        reject(e);
+      }, ENGINE_TIMEOUT_MS);
+    });
+    const mine = Promise.race([createMHA(), late]).finally(() => clearTimeout(timer));
+    enginePromise = mine;
+    // a failed or late load is not kept: the next element to ask starts again
+    mine.catch(() => { if (enginePromise === mine) enginePromise = null; });
+  }
   return enginePromise;
 }
 

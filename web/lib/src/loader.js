@@ -27,7 +27,7 @@
  */
 import createSIMDCore from '../wasm/mha_core.mjs';
 import { loadError } from './errors.js';
-import { resolveThreads, nodeWorkerClass, unrefWorkers, workerScriptURL } from './threads.js';
+import { resolveThreads, nodeWorkerClass, unrefWorkers, nodeBuiltin, besideThisModule } from './threads.js';
 import { chooseTileRows } from './tile.js';
 
 /** (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)), as in wasm-feature-detect. */
@@ -103,16 +103,17 @@ const BUILDS = {
 };
 
 /**
- * The threaded builds of the SIMD tiers (threads.js): wasm, glue and Emscripten's pthread worker
- * script, each a literal `new URL(…, import.meta.url)` so that bundlers emit them as assets (the
- * workers import the glue by URL, so it is an asset too, beside the lazy chunk `factory` makes).
+ * The threaded builds of the SIMD tiers (threads.js): wasm and glue, each a literal
+ * `new URL(…, import.meta.url)` so that bundlers emit them as assets (the workers import the glue
+ * by URL, so it is an asset too, beside the lazy chunk `factory` makes). The browser's pthread
+ * workers run pthread-worker.js (startPoolWorker below); Node's run Emscripten's worker script
+ * (`worker`, beside the wasm) through thread-worker.js.
  */
 const MT_BUILDS = {
   'relaxed-simd': {
     file: 'mha_core_relaxed_mt.wasm',
     worker: 'mha_core_relaxed_mt.worker.js',
     url: () => new URL('../wasm/mha_core_relaxed_mt.wasm', import.meta.url),
-    workerURL: () => new URL('../wasm/mha_core_relaxed_mt.worker.js', import.meta.url),
     glueURL: () => new URL('../wasm/mha_core_relaxed_mt.mjs', import.meta.url),
     factory: async () => (await import('../wasm/mha_core_relaxed_mt.mjs')).default,
   },
@@ -120,17 +121,68 @@ const MT_BUILDS = {
     file: 'mha_core_mt.wasm',
     worker: 'mha_core_mt.worker.js',
     url: () => new URL('../wasm/mha_core_mt.wasm', import.meta.url),
-    workerURL: () => new URL('../wasm/mha_core_mt.worker.js', import.meta.url),
     glueURL: () => new URL('../wasm/mha_core_mt.mjs', import.meta.url),
     factory: async () => (await import('../wasm/mha_core_mt.mjs')).default,
   },
 };
 
+/** How long the browser's pthread workers may take to load before the single-thread build is used instead. */
+export const POOL_START_TIMEOUT_MS = 10_000;
+
+/**
+ * Browser: one pthread worker, started from the package's own worker script. The literal
+ * `new Worker(new URL('…', import.meta.url))` is the pattern Vite, webpack 5 and Parcel 2 bundle as a
+ * worker and emit as a file of the page's origin, so a CSP of `default-src 'self'` allows it (no
+ * blob: or data: worker).
+ * @returns {Worker}
+ */
+function startPoolWorker() {
+  return new Worker(new URL('../wasm/mha_pthread_worker.js', import.meta.url), { name: 'mha-pthread' });
+}
+
+/**
+ * Browser: a Worker-like class for Emscripten's pthread pool (Module.mhaWorker, see
+ * cpp/bindings/pthread_pre.js) whose workers report a failure to load (a blocked or missing
+ * script: an `error` event before the glue's `loaded`) to `onFail` instead of Emscripten's handler,
+ * which would throw it uncaught and leave the module waiting forever.
+ * @param {(err: Error) => void} onFail
+ * @param {Worker[]} started every worker made is pushed here (to terminate them after a failure)
+ */
+function browserPoolWorkerClass(onFail, started) {
+  return class PoolWorker {
+    constructor() {
+      this.onmessage = null;
+      this.onerror = null;
+      const w = startPoolWorker();
+      started.push(w);
+      this._w = w;
+      this._loaded = false;
+      w.onmessage = (e) => {
+        if (e.data && e.data.cmd === 'loaded') this._loaded = true;
+        if (this.onmessage) this.onmessage(e);
+      };
+      w.onerror = (e) => {
+        if (!this._loaded) {
+          e.preventDefault();
+          onFail(new Error(`a pthread worker failed to load (${e.message || 'its script was refused or not found'}; ` +
+            'the page must serve web/lib/wasm/mha_pthread_worker.js, or the bundler\'s copy of it, from its own origin, ' +
+            "and a Content-Security-Policy must allow it: worker-src 'self' or script-src 'self')"));
+        } else if (this.onerror) {
+          this.onerror(e);
+        }
+      };
+      w.onmessageerror = () => onFail(new Error('a pthread worker could not receive the wasm module'));
+    }
+    postMessage(data, transfer) { this._w.postMessage(data, transfer); }
+    terminate() { this._w.terminate(); }
+  };
+}
+
 /** Node: the bytes at a file: URL (read from disk) or another URL (fetched). */
 async function readInNode(url) {
   try {
     if (url.startsWith('file:')) {
-      const fs = await import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:fs/promises');
+      const fs = await nodeBuiltin('fs/promises');
       return new Uint8Array(await fs.readFile(new URL(url)));
     }
     const res = await fetch(url);
@@ -220,7 +272,7 @@ export async function loadCore(options = {}) {
     if (isNode) {
       // Node: resolve it here and read the bytes (a URL, or a file path) ourselves.
       const loc = String(locateFile(build.file, new URL('.', build.url()).href));
-      const href = /^[a-z][a-z0-9+.-]*:/i.test(loc) && !/^[a-z]:[\\/]/i.test(loc) ? loc : (await import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:url')).pathToFileURL(loc).href;
+      const href = /^[a-z][a-z0-9+.-]*:/i.test(loc) && !/^[a-z]:[\\/]/i.test(loc) ? loc : (await nodeBuiltin('url')).pathToFileURL(loc).href;
       opts.wasmBinary = await readInNode(href);
       what = loc;
     } else {
@@ -236,21 +288,43 @@ export async function loadCore(options = {}) {
   // The glue computes new URL('mha_core.wasm', import.meta.url) unless locateFile is set, which
   // throws where import.meta.url is a blob: URL (anywidget, notebooks): always set it.
   if (!opts.locateFile) opts.locateFile = (path) => path;
-  let madeBlob = null;  // a blob: URL made here for the worker script, revoked once the workers have loaded
+  let pool = null;   // browser: the pool's failure (a promise that rejects) and its workers
   if (threads > 1) {
     // threads − 1 pthread workers, loaded before the module resolves; they import the glue by URL.
     opts.mhaPoolSize = threads - 1;
     opts.mainScriptUrlOrBlob = build.glueURL().href;
-    const wasmLocate = opts.locateFile;
-    const given = typeof locateFile === 'function' && !isNode ? String(locateFile(build.worker, new URL('.', build.url()).href)) : build.workerURL().href;
-    const workerURL = workerScriptURL(given);
-    if (workerURL !== given) madeBlob = workerURL;
-    opts.locateFile = (path, prefix) => (path === build.worker ? workerURL : wasmLocate(path, prefix));
-    if (isNode) opts.mhaWorker = await nodeWorkerClass();
+    if (isNode) {
+      opts.mhaWorker = await nodeWorkerClass();
+      const wasmLocate = opts.locateFile;
+      const workerURL = besideThisModule(`../wasm/${build.worker}`).href;
+      opts.locateFile = (path, prefix) => (path === build.worker ? workerURL : wasmLocate(path, prefix));
+    } else {
+      pool = { started: [] };
+      pool.failed = new Promise((_, reject) => { pool.fail = reject; });
+      pool.failed.catch(() => {});
+      opts.mhaWorker = browserPoolWorkerClass((e) => pool.fail(e), pool.started);
+    }
   }
   const factory = await build.factory();
+  let timer = null;
   try {
-    const core = await factory(opts);
+    let core;
+    if (pool) {
+      timer = setTimeout(() => pool.fail(new Error(`the ${threads - 1} pthread worker(s) did not load within ${POOL_START_TIMEOUT_MS / 1000} s`)), POOL_START_TIMEOUT_MS);
+      try {
+        core = await Promise.race([factory(opts), pool.failed]);
+      } catch (e) {
+        // the threaded build could not start its workers: the single-thread build, with the reason
+        for (const w of pool.started) w.terminate();
+        const msg = e && e.message ? e.message : String(e);
+        console.warn(`mha-wasm: running one thread instead of ${threads}: ${msg}`);
+        const one = await loadCore({ ...options, threads: 1 });
+        one.mhaThreadsError = msg;
+        return one;
+      }
+    } else {
+      core = await factory(opts);
+    }
     core.mhaTier = tier;
     core.setGemmTileRows(tileRows);  // a no-op in the scalar tier, which has no register tile
     core.mhaThreads = threads > 1 ? core.setThreads(threads) : 1;
@@ -262,6 +336,6 @@ export async function loadCore(options = {}) {
       'status 200 (and ideally Content-Type: application/wasm); otherwise pass wasmURL, locateFile or wasmBinary ' +
       'to createMHA, or import mha-wasm/single (the .wasm embedded in JS).', e);
   } finally {
-    if (madeBlob) URL.revokeObjectURL(madeBlob);
+    if (timer) clearTimeout(timer);
   }
 }

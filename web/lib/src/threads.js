@@ -11,6 +11,17 @@
  */
 import { loadError } from './errors.js';
 
+/**
+ * Node: imports a built-in module (`nodeBuiltin('os')` is `import('node:os')`). The specifier is
+ * made at run time so that no bundler tries to resolve it for a browser build (esbuild fails on a
+ * literal `node:` import with platform 'browser'; Vite and webpack warn); the browser never calls it.
+ * @param {string} name e.g. 'os', 'fs/promises'
+ * @returns {Promise<object>}
+ */
+export function nodeBuiltin(name) {
+  return import(/* @vite-ignore */ /* webpackIgnore: true */ `node:${name}`);
+}
+
 /** `'auto'` never starts more than this many threads (the calling one included). */
 export const MAX_AUTO_THREADS = 4;
 
@@ -31,7 +42,7 @@ export function threadsSupported() {
 /** The logical cores the runtime reports (≥ 1). */
 async function reportedCores() {
   if (isNode) {
-    const os = await import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:os');
+    const os = await nodeBuiltin('os');
     return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length || 1;
   }
   const n = globalThis.navigator && globalThis.navigator.hardwareConcurrency;
@@ -40,9 +51,13 @@ async function reportedCores() {
 
 /**
  * The number of threads to start for createMHA's `threads` option.
- * - `'auto'` (the default): the cores the runtime reports, at most MAX_AUTO_THREADS; 1 where
- *   threads are unavailable, or when the caller supplied the .wasm (`wasmBinary`, `wasmURL`:
- *   bytes of one specific build).
+ * - `'auto'` (the default): in Node, the cores the runtime reports; in a browser, one fewer (the
+ *   page's own thread and the browser's compositor keep a core: measured on a 2-core machine, a
+ *   cross-origin isolated page with every element took 3.8–9.4 s to show them all with 2 threads and
+ *   1.9–2.4 s with 1, because the pool's caller spins until every worker has taken its turn in each
+ *   parallel region and a worker that shares a core with the page's thread is often not running);
+ *   at most MAX_AUTO_THREADS; 1 where threads are unavailable, or when the caller supplied the .wasm
+ *   (`wasmBinary`, `wasmURL`: bytes of one specific build).
  * - a whole number ≥ 1: that many where threads are available, else 1 (never an error: a page
  *   that is not isolated runs the single-thread build).
  * @param {{threads?: number|'auto', wasmBinary?: any, wasmURL?: any}} options
@@ -57,22 +72,18 @@ export async function resolveThreads(options) {
   if (!threadsSupported()) return 1;
   if (threads !== 'auto') return threads;
   if (options.wasmBinary != null || options.wasmURL != null) return 1;
-  return Math.max(1, Math.min(MAX_AUTO_THREADS, await reportedCores()));
+  const cores = await reportedCores();
+  return Math.max(1, Math.min(MAX_AUTO_THREADS, isNode ? cores : cores - 1));
 }
 
 /**
- * A URL a worker can be started from that keeps the page's origin. Bundlers inline small assets
- * as data: URLs (Vite below 4 KB, Emscripten's worker script is 2.3 KB), and a worker started from
- * a data: URL has an opaque origin, from which the glue the worker imports by URL cannot be
- * fetched; the same script as a blob: URL keeps the origin. Other URLs are returned unchanged.
- * @param {string} url
- * @returns {string}
+ * A URL beside this module, made from a name known only at run time: bundlers follow
+ * `new URL('literal', import.meta.url)` and emit the file; for Node-only files they must not.
+ * @param {string} file
+ * @returns {URL}
  */
-export function workerScriptURL(url) {
-  const m = /^data:([^,;]*)(;base64)?,(.*)$/s.exec(url);
-  if (!m) return url;
-  const text = m[2] ? atob(m[3]) : decodeURIComponent(m[3]);
-  return URL.createObjectURL(new Blob([text], { type: 'text/javascript' }));
+export function besideThisModule(file) {
+  return new URL(/* @vite-ignore */ /* webpackIgnore: true */ file, import.meta.url);
 }
 
 let liveWorkers = 0;
@@ -94,10 +105,10 @@ export function liveNodeWorkers() {
  * @returns {Promise<Function>}
  */
 export async function nodeWorkerClass() {
-  const { Worker } = await import(/* @vite-ignore */ /* webpackIgnore: true */ 'node:worker_threads');
-  // Node only: the ignore comments keep bundlers from emitting the file as a browser asset (webpack's
-  // minifier would reject its top-level await).
-  const bootstrap = new URL(/* @vite-ignore */ /* webpackIgnore: true */ './thread-worker.js', import.meta.url);
+  const { Worker } = await nodeBuiltin('worker_threads');
+  // Node only: a URL made at run time (and the ignore comments) keep bundlers from emitting the file as a
+  // browser asset (webpack's and Parcel's minifiers reject its top-level await).
+  const bootstrap = besideThisModule('./thread-worker.js');
   return class NodeWorker {
     constructor(url) {
       this.onmessage = null;
