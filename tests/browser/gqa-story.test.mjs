@@ -86,6 +86,8 @@ const shown = (page, sel) => page.evaluate((s) => {
 }, sel);
 
 async function ready(page, sel, cacheLength) {
+  // a trained-model element fetches its model when it comes near the viewport: scroll to it as a reader would
+  await page.locator(sel).first().scrollIntoViewIfNeeded();
   await page.waitForFunction(([s, n]) => {
     const el = document.querySelector(s);
     return el && (el.error || (el.measured && el.cacheLength === n));

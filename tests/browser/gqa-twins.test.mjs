@@ -11,7 +11,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setup, ARTIFACTS, ROOT, axeSeriousViolations, checkNarrowPage, elementError, openExample } from './helpers.mjs';
+import { setup, ARTIFACTS, ROOT, axeSeriousViolations, checkNarrowPage, elementError, openExample, reveal } from './helpers.mjs';
 import { createMHA } from '../../web/lib/src/index.js';
 import { gqaVerdict } from '../../web/lib/components/gqa-verdict.js';
 
@@ -310,6 +310,7 @@ test('the bundle\'s gqaVerdict is the tested pure function (tests/gqa-verdict.te
 test('the lesson, section 7: a model picked in the explorer is the generator\'s model too', { timeout: 300_000 }, async () => {
   const { page, errors } = await env.newPage();
   await page.goto(`${env.url}#trained`);
+  await reveal(page, ['#explorer', '#generate']);   // trained-model elements fetch their models when seen
   await page.waitForFunction(() => document.querySelector('#explorer')?.textScores && document.querySelector('#generate')?.lm, null, { timeout: 120_000 });
   const kv2 = manifest.gqa.find((m) => m.kvHeads === 2 && m.seed === 1);
   await page.locator('#explorer select[part="picker"]').selectOption(`${env.url}models/${kv2.file}`);
