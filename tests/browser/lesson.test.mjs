@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { setup, deepFocus, referenceWeights, axeSeriousViolations, ARTIFACTS, ROOT } from './helpers.mjs';
+import { setup, deepFocus, referenceWeights, axeSeriousViolations, ARTIFACTS, ROOT, reveal } from './helpers.mjs';
 
 let env;
 before(async () => { env = await setup(); });
@@ -389,6 +389,8 @@ test('screenshots of the lesson and of the widget are written to tests/artifacts
 
 test('the whole lesson fits a 390 px wide phone: no horizontal scrolling of the page', async () => {
   const { page, errors, context } = await openLesson({ viewport: { width: 390, height: 844 } });
+  // the trained-model elements fetch their models when seen: scroll to each, so every one is drawn
+  await reveal(page, ['#explorer', '#surprisal', '#induction', '#generate', '#twins', '#gqa-twins', '#gqa-story']);
   await page.waitForFunction(() => document.querySelector('#twins')?.rows && document.querySelector('#explorer')?.textScores, null, { timeout: 90_000 });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.equal(overflow, 0, `the page is ${overflow} px wider than the screen`);

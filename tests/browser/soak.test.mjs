@@ -4,7 +4,7 @@
 // (after a forced GC) nor the wasm heap in use grew beyond a stated bound.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup } from './helpers.mjs';
+import { setup, reveal } from './helpers.mjs';
 
 let env;
 before(async () => { env = await setup(); });
@@ -21,6 +21,7 @@ test(`${INTERACTIONS} random interactions: no console error, JS heap growth < ${
   const { page, errors, context } = await env.newPage();
   await page.goto(`${env.url}`);
   await page.waitForSelector('body[data-ready="true"]', { state: 'attached', timeout: 60_000 });
+  await reveal(page, ['#explorer', '#induction', '#generate', '#twins']);   // trained-model elements fetch when seen
   await page.waitForFunction(() => document.querySelector('#explorer').textScores && document.querySelector('#twins').rows, null, { timeout: 90_000 });
   const cdp = await context.newCDPSession(page);
   // The heap after rendering settles and several full GCs (DOM garbage needs more than one), the
