@@ -12,7 +12,7 @@
 import { html, nothing } from 'lit';
 import { MHAError } from '../src/index.js';
 import { getEngine, errorText } from './shared.js';
-import { acquireModel, releaseModel, modelIndex, MODEL_INDEX_URL } from './models.js';
+import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL } from './models.js';
 import { AttrGuard, intAttr, attrError } from './attr-check.js';
 
 /** The attributes that fill a view. */
@@ -115,7 +115,7 @@ export async function modelAttrURL(model) {
     const names = files.map((f) => f.replace(/\.safetensors$/, ''));
     throw attrError('model', names.length ? `a shipped model (${names.join(', ')}) or the URL of a .safetensors file` : 'the URL of a .safetensors file', model);
   }
-  return new URL(file, MODEL_INDEX_URL).href;
+  return modelFileURL(file, MODEL_INDEX_URL);   // the shipped file's own URL (kept by bundlers)
 }
 
 /**
