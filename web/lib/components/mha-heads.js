@@ -1,4 +1,5 @@
 import { LitElement, html, css, nothing } from 'lit';
+import { AttrGuard, enumAttr, intAttr, rawAttr } from './attr-check.js';
 import { baseStyles, toHeads } from './shared.js';
 import { parseScale, SHARED_DOMAIN } from './mha-heatmap.js';
 import { AttrSource } from './attr-data.js';
@@ -23,7 +24,8 @@ import { AttrSource } from './attr-data.js';
  * @prop {string[]} headNames - Optional names, e.g. ["taste", "budget"], shown after "head i".
  *
  * @attr {'viridis'|'cividis'} scheme - Color scale of all heads (default viridis).
- * @attr {number} expanded - Index of the enlarged head, or -1 (default).
+ * @attr {number} expanded - Index (0-based) of the enlarged head; absent (the default): none. Clicking a head
+ *   sets it, clicking it again removes the attribute.
  * @attr {boolean} show-values - Print values in every small multiple too.
  * @attr {'shared'|'per-map'} scale - `shared` (default): one colour range for every head, 0 to 1 (the range of any
  *   attention weight); `per-map`: each head from 0 to its own largest weight (patterns of flat heads show, but colours
@@ -58,7 +60,7 @@ export class MhaHeads extends LitElement {
     dK: { attribute: false },
     headNames: { attribute: false },
     scheme: { type: String },
-    expanded: { type: Number, reflect: true },
+    expanded: { converter: rawAttr, reflect: true },
     showValues: { type: Boolean, attribute: 'show-values' },
     scale: { type: String },
     src: { type: String },
@@ -92,11 +94,13 @@ export class MhaHeads extends LitElement {
     this.dK = null;
     this.headNames = null;
     this.scheme = 'viridis';
-    this.expanded = -1;
+    this.expanded = null;
     this.showValues = false;
     this.scale = null;
     this._scale = 'shared';
-    this._scaleError = null;
+    this._scheme = 'viridis';
+    this._expanded = -1;
+    this._attrs = new AttrGuard(this);
     this._row = -1;
     this._headsFor = {};
     this._heads = [];
@@ -123,17 +127,20 @@ export class MhaHeads extends LitElement {
 
   willUpdate(changed) {
     this._source.update(changed);
-    if (changed.has('scale')) {
-      const r = parseScale(this.scale, 'shared');
-      this._scaleError = r.error ?? null;
-      if (r.error) this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: r.error }, bubbles: true, composed: true }));
-      else this._scale = r.value;
+    if (changed.has('scale') || changed.has('scheme') || changed.has('expanded')) {
+      // one message and one mha-error per bad value; the last good value stays (attr-check.js)
+      const g = this._attrs;
+      g.begin();
+      this._scale = g.take('scale', { dflt: 'shared', ...parseScale(this.scale, 'shared') });
+      this._scheme = g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
+      this._expanded = g.take('expanded', intAttr('expanded', this.expanded, { dflt: -1, min: 0, max: 4096 }));
+      g.end();
     }
   }
 
   _toggle(i) {
-    this.expanded = this.expanded === i ? -1 : i;
-    this.dispatchEvent(new CustomEvent('mha-expand', { detail: { head: this.expanded }, bubbles: true, composed: true }));
+    this.expanded = this._expanded === i ? null : i;
+    this.dispatchEvent(new CustomEvent('mha-expand', { detail: { head: this.expanded ?? -1 }, bubbles: true, composed: true }));
   }
 
   render() {
@@ -142,14 +149,14 @@ export class MhaHeads extends LitElement {
 
   _renderHeads() {
     const heads = this.heads;
-    const error = this._scaleError ? html`<p class="error" part="error" role="alert">${this._scaleError.message}</p>` : nothing;
+    const error = this._attrs.view();
     if (!heads.length) return html`${error}<p class="empty">No heads to show yet.</p>`;
     const shared = this._scale === 'shared';
     const domain = shared ? SHARED_DOMAIN : null;
     const dk = (i) => (Array.isArray(this.dK) ? this.dK[i] : this.dK);
     return html`${error}<div class="heads" part="heads" @mha-row-hover=${(e) => { this._row = e.detail.row; }}>
       ${heads.map((m, i) => {
-        const big = this.expanded === i;
+        const big = this._expanded === i;
         const name = this.headNames?.[i] ? ` (${this.headNames[i]})` : '';
         const label = `head ${i + 1}${name}`;
         return html`<div class=${big ? 'head big' : 'head'} part="head" data-head=${i}>
@@ -161,7 +168,7 @@ export class MhaHeads extends LitElement {
           </button>
           <mha-heatmap part="heatmap" exportparts="cell: heatmap-cell, grid: heatmap-grid, legend: heatmap-legend, readout: heatmap-readout, save: heatmap-save"
             .weights=${m} .tokens=${this.tokens} .keyTokens=${this.keyTokens} .domain=${domain}
-            .highlightRow=${this._row} label=${label} scheme=${this.scheme} scale=${shared ? 'shared' : 'per-map'}
+            .highlightRow=${this._row} label=${label} scheme=${this._scheme} scale=${shared ? 'shared' : 'per-map'}
             ?compact=${!big && heads.length > 4} ?show-values=${big || this.showValues}></mha-heatmap>
         </div>`;
       })}

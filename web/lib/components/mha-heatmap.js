@@ -1,6 +1,7 @@
 import { LitElement, html, css, nothing } from 'lit';
+import { AttrGuard, enumAttr, intAttr, rawAttr } from './attr-check.js';
 import { guard } from 'lit/directives/guard.js';
-import { baseStyles, toMatrix, colorFor, interpolatorFor, textOn, fmt, num } from './shared.js';
+import { baseStyles, toMatrix, colorFor, interpolatorFor, textOn, fmt } from './shared.js';
 import { MHAError } from '../src/index.js';
 import { AttrSource } from './attr-data.js';
 
@@ -137,7 +138,7 @@ export class MhaHeatmap extends LitElement {
     scheme: { type: String },
     scale: { type: String },
     showValues: { type: Boolean, attribute: 'show-values', reflect: true },
-    digits: { type: Number },
+    digits: { converter: rawAttr },
     noSave: { type: Boolean, attribute: 'no-save' },
     compact: { type: Boolean, reflect: true },
     src: { type: String },
@@ -243,7 +244,9 @@ export class MhaHeatmap extends LitElement {
     this.scheme = 'viridis';
     this.scale = null;
     this._scale = 'per-map';
-    this._scaleError = null;
+    this._scheme = 'viridis';
+    this._digits = 3;
+    this._attrs = new AttrGuard(this);
     this.showValues = false;
     this.digits = 3;
     this.noSave = false;
@@ -323,7 +326,7 @@ export class MhaHeatmap extends LitElement {
     const m = this.matrix;
     const { q, k } = this._labels(m);
     if (!m[r] || m[r][c] === undefined) return '';
-    return `${q[r]} \u2192 ${k[c]}: ${fmt(m[r][c], num(this.digits, 3))}`;
+    return `${q[r]} \u2192 ${k[c]}: ${fmt(m[r][c], this._digits)}`;
   }
 
   _show(r, c, fromFocus) {
@@ -374,11 +377,14 @@ export class MhaHeatmap extends LitElement {
 
   willUpdate(changed) {
     this._source.update(changed);
-    if (changed.has('scale')) {
-      const r = parseScale(this.scale, 'per-map');
-      this._scaleError = r.error ?? null;
-      if (r.error) this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: r.error }, bubbles: true, composed: true }));
-      else this._scale = r.value;
+    if (changed.has('scale') || changed.has('scheme') || changed.has('digits')) {
+      // one message and one mha-error per bad value; the last good value stays (attr-check.js)
+      const g = this._attrs;
+      g.begin();
+      this._scale = g.take('scale', { dflt: 'per-map', ...parseScale(this.scale, 'per-map') });
+      this._scheme = g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
+      this._digits = g.take('digits', intAttr('digits', this.digits, { dflt: 3, min: 0, max: 10 }));
+      g.end();
     }
     if (changed.has('weights')) {
       const m = this.matrix;
@@ -396,13 +402,13 @@ export class MhaHeatmap extends LitElement {
   _renderMap() {
     const m = this.matrix;
     if (!m.length || !m[0]?.length) {
-      return html`<figure part="figure">${this._scaleError ? html`<p class="error" part="error" role="alert">${this._scaleError.message}</p>` : nothing}<p class="empty">No attention weights yet.</p></figure>`;
+      return html`<figure part="figure">${this._attrs.view()}<p class="empty">No attention weights yet.</p></figure>`;
     }
     if (this.mode === 'canvas') return this._renderCanvas(m);
     const { q, k } = this._labels(m);
     const [lo, hi] = this._domain(m);
-    const color = colorFor(this.scheme, lo, hi);
-    const digits = num(this.digits, 3);
+    const color = colorFor(this._scheme, lo, hi);
+    const digits = this._digits;
     const [ar, ac] = this._active;
     return html`
       <figure part="figure">
@@ -445,14 +451,14 @@ export class MhaHeatmap extends LitElement {
 
   /** Readout, legend and save buttons: the same in both modes. */
   _tail(lo, hi) {
-    const interp = interpolatorFor(this.scheme);
+    const interp = interpolatorFor(this._scheme);
     const stops = Array.from({ length: 11 }, (_, i) => `${interp(i / 10)} ${i * 10}%`).join(', ');
     return html`
-        ${this._scaleError ? html`<p class="error" part="error" role="alert">${this._scaleError.message}</p>` : nothing}
+        ${this._attrs.view()}
         <div class="readout" part="readout" id="readout" role="status" aria-live="polite">${this._readout}</div>
         <div class="legend" part="legend">
           <span class="lo">${fmt(lo, 2)}</span>
-          <span class="bar" role="img" aria-label=${`color scale ${this.scheme} from ${fmt(lo, 2)} to ${fmt(hi, 2)}`}
+          <span class="bar" role="img" aria-label=${`color scale ${this._scheme} from ${fmt(lo, 2)} to ${fmt(hi, 2)}`}
                 style=${`background: linear-gradient(to right, ${stops})`}></span>
           <span class="hi">${fmt(hi, 2)}</span>
         </div>
@@ -499,7 +505,7 @@ export class MhaHeatmap extends LitElement {
   }
 
   _table(m, q, k) {
-    const digits = num(this.digits, 3);
+    const digits = this._digits;
     return html`<div class="table-wrap" tabindex="0" role="region" aria-label=${`${this.label}: table of values`}>
       <table>
         <caption>${this.label}: attention weights, rows are queries and columns are keys</caption>
@@ -645,7 +651,7 @@ export class MhaHeatmap extends LitElement {
     this._imgKey = `${key}/${lores}`;
     const px = new Uint32Array(img.data.buffer);
     const [lo, hi] = this._domain(m);
-    const color = colorFor(this.scheme, lo, hi);
+    const color = colorFor(this._scheme, lo, hi);
     if (lores) {
       for (let r = 0, i = 0; r < tq; r++) {
         const row = m[r];
@@ -669,7 +675,7 @@ export class MhaHeatmap extends LitElement {
     }
     g.putImageData(img, 0, 0);
     if (this.showValues) {
-      const digits = num(this.digits, 3);
+      const digits = this._digits;
       const d = digits >= 3 && this.compact ? 2 : digits;
       const size = parseFloat(getComputedStyle(canvas).fontSize) * 0.9 || 10;
       g.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -736,7 +742,7 @@ export class MhaHeatmap extends LitElement {
     const m = this.matrix;
     const { q, k } = this._labels(m);
     const [lo, hi] = this._domain(m);
-    const color = colorFor(this.scheme, lo, hi);
+    const color = colorFor(this._scheme, lo, hi);
     const fg = getComputedStyle(this).color || '#000';
     const cell = 40, font = '13px system-ui, sans-serif';
     const probe = document.createElement('canvas').getContext('2d');
@@ -745,7 +751,7 @@ export class MhaHeatmap extends LitElement {
     const top = 34 + Math.max(...k.map((t) => probe.measureText(t).width));
     const w = left + k.length * cell + 16, h = top + q.length * cell + 48;
     const dark = matchMedia('(prefers-color-scheme: dark)').matches;
-    const interp = interpolatorFor(this.scheme);
+    const interp = interpolatorFor(this._scheme);
     return { m, q, k, lo, hi, color, fg, cell, font, left, top, w, h, bg: dark ? '#0d1117' : '#ffffff', interp,
       legendY: top + q.length * cell + 14, legendW: k.length * cell };
   }
