@@ -138,7 +138,8 @@ export async function modelIndex(href = MODEL_INDEX_URL) {
  * The loaded model of a URL on an engine, shared: the first call loads it (fetching the bytes if
  * no element did before), later calls get the same CharModel. Pair every call with releaseModel.
  * @param {object} mha an engine from createMHA()
- * @param {string} href absolute URL of a model file (docs/trained-models.md)
+ * @param {string} href absolute URL of a model file (docs/trained-models.md), or of a Hugging Face
+ *   model folder (ending in "/": config.json, safetensors, tokenizer; mha.loadModel reads it)
  * @returns {Promise<object>} the CharModel
  * @throws {MHAError} as fetchBytes and mha.loadModel (a bad file names what is wrong with it)
  */
@@ -148,7 +149,9 @@ export async function acquireModel(mha, href) {
   let entry = byURL.get(href);
   if (!entry) {
     entry = { refs: 0, model: null };
-    entry.promise = fetchBytes(href).then((bytes) => mha.loadModel(bytes)).then((m) => (entry.model = m));
+    // a Hugging Face model folder (a URL ending in "/") is read by loadModel itself, file by file
+    const load = /\/([?#].*)?$/.test(href) && !href.startsWith('data:') ? mha.loadModel(href) : fetchBytes(href).then((bytes) => mha.loadModel(bytes));
+    entry.promise = load.then((m) => (entry.model = m));
     byURL.set(href, entry);
     entry.promise.catch(() => { if (byURL.get(href) === entry) byURL.delete(href); });
   }
