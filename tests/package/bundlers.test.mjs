@@ -55,7 +55,7 @@ const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.
   '.json': 'application/json', '.wasm': 'application/wasm', '.safetensors': 'application/octet-stream' };
 
 /** A static server of `root` with the CSP header on every response, and the COOP/COEP headers when isolated. */
-function serve(root, { isolated = false, csp = CSP } = {}) {
+function serve(root, { isolated = false, csp = CSP, noWasm = false } = {}) {
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
     if (url.pathname === '/favicon.ico') { res.writeHead(204).end(); return; }
@@ -63,7 +63,7 @@ function serve(root, { isolated = false, csp = CSP } = {}) {
     if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
     if ((await stat(file).catch(() => null))?.isDirectory()) file = path.join(file, 'index.html');
     const headers = { 'Cache-Control': 'no-store', 'Content-Security-Policy': csp, ...(isolated ? ISOLATION_HEADERS : {}) };
-    const body = await readFile(file).catch(() => null);
+    const body = noWasm && file.endsWith('.wasm') ? null : await readFile(file).catch(() => null);
     if (!body) { res.writeHead(404, headers).end('not found'); return; }
     res.writeHead(200, { ...headers, 'Content-Type': MIME[path.extname(file)] ?? 'application/octet-stream' }).end(body);
   });
@@ -159,13 +159,14 @@ after(async () => {
  * fetched when seen), its ready property set with no error, its text shown; then no console error
  * and no CSP violation. Returns the load time and the engine's thread count.
  */
-async function checkPage(url, csp = CSP) {
+async function checkPage(url, csp = CSP, expectWarning = null) {
   const { chromium } = await import('playwright-core');
   browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   const context = await browser.newContext();
   const pg = await context.newPage();
   const errors = [];
-  pg.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  const warnings = [];
+  pg.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); if (m.type() === 'warning') warnings.push(m.text()); });
   pg.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   await pg.addInitScript(() => {
     window.__csp = [];
@@ -204,6 +205,7 @@ async function checkPage(url, csp = CSP) {
     const out = await pg.evaluate(() => ({ threads: document.querySelector('mha-engine-info').info.threads, isolated: crossOriginIsolated, csp: window.__csp }));
     assert.deepEqual(out.csp, [], 'CSP violations');
     assert.deepEqual(errors, [], 'console errors');
+    if (expectWarning) assert.ok(warnings.some((w) => expectWarning.test(w)), `warning ${expectWarning}: ${JSON.stringify(warnings)}`);
     return { ms: Date.now() - t0, threads: out.threads, isolated: out.isolated };
   } finally {
     await context.close();
@@ -220,8 +222,60 @@ for (const name of Object.keys(BUNDLERS)) {
     const isoSrv = await serve(dist, { isolated: true, csp });
     const iso = await checkPage(`${isoSrv.url}/index.html`, csp);
     assert.equal(iso.isolated, true);
-    const two = await checkPage(`${isoSrv.url}/index.html?threads=2`, csp);
-    assert.equal(two.threads, 2, 'the threaded build with one pthread worker');
+    const two = await checkPage(`${isoSrv.url}/index.html?threads=2`, csp, name === 'parcel 2' ? /running one thread instead of 2: a pthread worker could not load the glue/ : null);
+    // Parcel compiles the glue the workers import (new URL('…/mha_core_*_mt.mjs')) into a script of its own:
+    // the engine says so in a console warning and runs one thread (README, bundlers)
+    assert.equal(two.threads, name === 'parcel 2' ? 1 : 2, 'the threaded build with one pthread worker');
     Object.assign(report[name], { plainMs: plain.ms, isolatedMs: iso.ms, isolatedThreads: iso.threads, twoThreadsMs: two.ms });
   });
 }
+
+test('an engine that cannot load (every .wasm answers 404): each engine element says why in place and fires mha-error; no endless Loading', { timeout: 180_000 }, async () => {
+  const dist = path.join(app, 'vite8', 'dist');
+  const srv = await serve(dist, { noWasm: true });
+  const { chromium } = await import('playwright-core');
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const context = await browser.newContext();
+  const pg = await context.newPage();
+  await pg.addInitScript(() => {
+    window.__mhaErrors = {};
+    document.addEventListener('mha-error', (e) => {
+      const tag = e.composedPath()[0].localName;
+      (window.__mhaErrors[tag] ??= []).push(String(e.detail?.error?.message ?? e.detail?.message ?? e.detail));
+    }, true);
+  });
+  await pg.goto(`${srv.url}/index.html`);
+  const engineTags = ['mha-engine-info', 'mha-widget', 'mha-passport', 'mha-stepper', 'mha-wo-mix', 'mha-layer-map', 'mha-causal-mask',
+    'mha-cross-attention', 'mha-trained-heads', 'mha-induction', 'mha-generate', 'mha-surprisal'];
+  for (const tag of engineTags) {
+    await pg.evaluate((t) => document.querySelector(t).scrollIntoView(), tag);
+    await pg.waitForFunction((t) => document.querySelector(t).error, tag, { timeout: 40_000 })
+      .catch(() => assert.fail(`${tag} shows no error: ${JSON.stringify(null)}`));
+    const st = await pg.evaluate((t) => { const el = document.querySelector(t); return { msg: String(el.error.message ?? el.error), text: el.shadowRoot.textContent.replace(/\s+/g, ' '), events: window.__mhaErrors[t] ?? [] }; }, tag);
+    assert.match(st.msg, /could not load the wasm core/, tag);
+    assert.match(st.text, /could not load the wasm core/, `${tag} shows the cause in place`);
+    assert.match(st.text, /status 200|wasmURL|mha-wasm\/single/, `${tag} says what to change`);
+    assert.doesNotMatch(st.text, /Loading…|Loading\.\.\./, `${tag}: no Loading line beside the error`);
+    assert.ok(st.events.length >= 1, `${tag} fired mha-error (${JSON.stringify(st.events)})`);
+  }
+  await context.close();
+});
+
+test("a pthread worker the page's CSP refuses (worker-src 'none'): the engine falls back to one thread with a warning, every element works", { timeout: 180_000 }, async () => {
+  const dist = path.join(app, 'vite8', 'dist');
+  const csp = `${CSP}; worker-src 'none'`;
+  const srv = await serve(dist, { isolated: true, csp });
+  const { chromium } = await import('playwright-core');
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const context = await browser.newContext();
+  const pg = await context.newPage();
+  const warnings = [];
+  pg.on('console', (m) => { if (m.type() === 'warning') warnings.push(m.text()); });
+  await pg.goto(`${srv.url}/index.html?threads=2`);
+  await pg.waitForFunction(() => document.querySelector('mha-widget').result || document.querySelector('mha-widget').error, null, { timeout: 30_000 });
+  const r = await pg.evaluate(() => ({ threads: document.querySelector('mha-engine-info').info?.threads, error: document.querySelector('mha-widget').error?.message ?? null }));
+  assert.equal(r.error, null);
+  assert.equal(r.threads, 1);
+  assert.ok(warnings.some((w) => /running one thread instead of 2: a pthread worker failed to load/.test(w)), JSON.stringify(warnings));
+  await context.close();
+});

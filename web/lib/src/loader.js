@@ -158,6 +158,7 @@ function browserPoolWorkerClass(onFail, started) {
       this._w = w;
       this._loaded = false;
       w.onmessage = (e) => {
+        if (e.data && e.data.cmd === 'mhaLoadFailed') { onFail(new Error(`a pthread worker could not load the glue: ${e.data.text}`)); return; }
         if (e.data && e.data.cmd === 'loaded') this._loaded = true;
         if (this.onmessage) this.onmessage(e);
       };

@@ -43,8 +43,14 @@ self.onmessage = (e) => {
       if (!d.urlOrBlob) throw new Error('mha-wasm pthread worker: no glue URL (mainScriptUrlOrBlob) in the load message');
       // a URL known only at run time: bundlers must leave this import as it is
       import(/* @vite-ignore */ /* webpackIgnore: true */ d.urlOrBlob)
-        .then((exports) => exports.default(Module))
-        .then((instance) => { Module = instance; });
+        .then((exports) => {
+          // Parcel compiles the glue behind new URL(…) into a script of its own format, with no default export
+          if (typeof exports.default !== 'function') throw new Error(`the glue at ${d.urlOrBlob} is not the Emscripten module (no default export): a bundler transformed it`);
+          return exports.default(Module);
+        })
+        .then((instance) => { Module = instance; })
+        // reported to the page's loader (loader.js), which then runs one thread; never an uncaught error
+        .catch((err) => postMessage({ cmd: 'mhaLoadFailed', text: String(err && err.message ? err.message : err) }));
     } else if (d.cmd === 'run') {
       Module.__performance_now_clock_drift = performance.now() - d.time;
       Module.__emscripten_thread_init(d.threadInfoStruct, 0, 0, 1);
