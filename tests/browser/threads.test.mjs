@@ -10,7 +10,7 @@ let env;
 before(async () => { env = await setup(); });
 after(async () => { await env?.close(); });
 
-test('Chromium, isolated lesson page: the engine runs min(4, cores) threads; golden cases pass on 2 threads; 1 and 2 threads agree bit for bit', async () => {
+test('Chromium, isolated lesson page: the engine runs max(1, min(4, cores − 1)) threads; golden cases pass on 2 threads; 1 and 2 threads agree bit for bit', async () => {
   const { page, errors, context } = await env.newPage();
   await page.goto(env.url);
   await page.waitForSelector('body[data-ready="true"]', { state: 'attached' });
