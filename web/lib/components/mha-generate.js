@@ -1,5 +1,5 @@
 import { html, css, nothing } from 'lit';
-import { TrainedModelElement, trainedStyles, showChar, f2 } from './trained-shared.js';
+import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, f2 } from './trained-shared.js';
 import { AttrGuard, numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from './attr-check.js';
 import './mha-heatmap.js';
 
@@ -169,11 +169,20 @@ export class MhaGenerate extends TrainedModelElement {
     const t = this._c.temperature;
     const temps = TEMPERATURES.includes(t) ? TEMPERATURES : [...TEMPERATURES, t].sort((a, b) => a - b);
     const len = s ? s.cacheLength : 0;
-    const keys = s ? Array.from(text.slice(0, -1)).slice(-len).map(showChar) : [];
-    const heads = this.lm.heads;
+    const unit = unitOf(c);
+    // a byte-pair model's cache holds tokens: the generator's ids, shown as their pieces
+    const ids = unit === 'token' ? (g?._ids ?? []) : null;
+    const keys = !s ? [] : ids ? ids.slice(0, -1).slice(-len).map((id) => showToken(this.lm.vocab[id] ?? `<${id}>`))
+      : Array.from(text.slice(0, -1)).slice(-len).map(showChar);
+    const query = ids ? showToken(this.lm.vocab[ids.at(-2)] ?? '') : showChar(text.at(-2) ?? '');
+    // the heads with their probe labels, or (a model without probes, a Hugging Face folder) by number
+    let heads;
+    try { heads = this.lm.heads; } catch {
+      heads = Array.from({ length: c.numLayers * c.numHeads }, (_, i) => ({ layer: Math.floor(i / c.numHeads), head: i % c.numHeads, type: null }));
+    }
     return html`
       <div class="controls" part="controls">
-        <button type="button" part="step" class="step1" @click=${() => this.step(1)} ?disabled=${!g}>Generate 1 character</button>
+        <button type="button" part="step" class="step1" @click=${() => this.step(1)} ?disabled=${!g}>Generate 1 ${unit}</button>
         <button type="button" part="step" class="step10" @click=${() => this.step(10)} ?disabled=${!g}>Generate 10</button>
         <button type="button" part="reset" class="reset" @click=${this._restart}>Start again</button>
         <label>temperature <select part="temperature" @change=${this._onTemperature}>
@@ -186,14 +195,14 @@ export class MhaGenerate extends TrainedModelElement {
       <p class="cache" part="cache" aria-live="polite">KV cache: ${len} of ${c.context} positions per layer${
         // the newest character is not in the cache yet: it is fed at the next step
         s && len < text.length - 1 ? ' (it filled up once and was refilled with the last half of the text)' : ''}.${s
-        ? ` Last character: ${showChar(s.char)} (p = ${f2(s.p)}).` : ''}</p>
-      ${s ? nothing : html`<p class="hint empty-rows" part="hint">Generate a character to see where each head's newest query
+        ? ` Last ${unit}: ${unit === 'token' ? showToken(s.char) : showChar(s.char)} (p = ${f2(s.p)}).` : ''}</p>
+      ${s ? nothing : html`<p class="hint empty-rows" part="hint">Generate a ${unit} to see where each head's newest query
         looks in the cache: one row per head.</p>`}
       ${s ? html`<div class="rows">${heads.map((h) => html`
-        <span class="lbl">L${h.layer + 1} · head ${h.head + 1} (${h.type})</span>
+        <span class="lbl">L${h.layer + 1} · head ${h.head + 1}${h.type ? ` (${h.type})` : ''}</span>
         <mha-heatmap part="heatmap" compact no-save scheme=${this._c.scheme} data-layer=${h.layer} data-head=${h.head}
           label=${`Layer ${h.layer + 1}, head ${h.head + 1}: newest query`}
-          .tokens=${[showChar(text.at(-2) ?? '')]} .keyTokens=${keys}
+          .tokens=${[query]} .keyTokens=${keys}
           .weights=${{ data: s.attention[h.layer].data.subarray(h.head * len, (h.head + 1) * len), shape: [1, len] }}></mha-heatmap>`)}
       </div>` : nothing}`;
   }

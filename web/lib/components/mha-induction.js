@@ -1,6 +1,6 @@
 import { html, css, nothing } from 'lit';
 import { scoreText } from '../src/index.js';
-import { TrainedModelElement, trainedStyles, showChar, headView, f2 } from './trained-shared.js';
+import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, f2 } from './trained-shared.js';
 import './mha-heatmap.js';
 import { AttrGuard, enumAttr } from './attr-check.js';
 
@@ -91,14 +91,51 @@ export class MhaInduction extends TrainedModelElement {
   _compute() {
     const lm = this.lm;
     const c = lm.config;
-    const p = Array.from(this.phrase ?? '').slice(0, Math.floor((c.context - 1) / 2)).join('');
     this._run = null;
     this.measured = null;
-    if (Array.from(p).length < 2) return;
-    const best = lm.heads.filter((h) => h.layer > 0).sort((a, b) => b.scores.induction - a.scores.induction)[0]
-      ?? lm.heads[0];
-    const r = lm.run(`${p} ${p}`);
-    const { first, second } = copyBits(r, Array.from(p).length, c.vocabSize);
+    const tok = unitOf(c) === 'token';
+    let p, r, first, second;
+    try {
+      if (!tok) {
+        p = Array.from(this.phrase ?? '').slice(0, Math.floor((c.context - 1) / 2)).join('');
+        if (Array.from(p).length < 2) return;
+        r = lm.run(`${p} ${p}`);
+        ({ first, second } = copyBits(r, Array.from(p).length, c.vocabSize));
+      } else {
+        // a byte-pair model: the phrase's tokens read twice, token for token (BOS, if the tokenizer adds one, once in front)
+        const ids = Array.from(modelInput(lm, this.phrase ?? '', Infinity));
+        const o = c.bos !== null && c.bos !== undefined && ids[0] === c.bos ? 1 : 0;
+        const body = ids.slice(o, o + Math.floor((c.context - o) / 2));
+        if (body.length < 2) return;
+        p = lm.decode(body);
+        const n = body.length;
+        r = lm.run([...ids.slice(0, o), ...body, ...body]);
+        const V = c.vocabSize;
+        const bits = (from, to) => {
+          let s = 0;
+          for (let t = from; t < to; t++) s -= r.logProbs.data[t * V + r.ids[t + 1]];
+          return s / (to - from) / Math.LN2;
+        };
+        first = bits(o, o + n - 1);
+        second = bits(o + n, o + 2 * n - 1);
+      }
+    } catch (e) {
+      this.error = e;
+      return;
+    }
+    this.error = null;
+    // the strongest induction head: by its probe score, or (a model without probes) by its score on this text
+    let heads = null;
+    try { heads = lm.heads; } catch { heads = null; }
+    let best;
+    if (heads) {
+      best = heads.filter((h) => h.layer > 0).sort((a, b) => b.scores.induction - a.scores.induction)[0] ?? heads[0];
+    } else {
+      const onText = scoreText(r.attention, r.ids);
+      const cand = onText.filter((h) => h.layer > 0 || c.numLayers === 1);
+      const s = cand.sort((a, b) => (b.scores.induction ?? -1) - (a.scores.induction ?? -1))[0];
+      best = { layer: s.layer, head: s.head, type: 'on this text', scores: { induction: s.scores.induction }, onText: true };
+    }
     const textScore = scoreText([r.attention[best.layer]], r.ids)[best.head].scores.induction;
     this._run = r;
     this.measured = { first, second, head: best, textScore };
@@ -115,18 +152,21 @@ export class MhaInduction extends TrainedModelElement {
     if (!this.lm) return html`<p class="loading" role="status">Loading the trained model…</p>`;
     const m = this.measured;
     const h = m?.head;
+    const unit = unitOf(this.lm.config);
+    const show = unit === 'token' ? showToken : showChar;
     return html`
       <label for="phrase">Phrase</label>
       <input id="phrase" part="phrase" type="text" spellcheck="false" .value=${this.phrase ?? ''} @input=${this._onInput}>
-      <p class="result" part="result" aria-live="polite">${!m ? 'Type a phrase of at least 2 characters.'
-        : `First copy: ${f2(m.first)} bits per character. Second copy: ${f2(m.second)} bits per character` +
+      ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
+      <p class="result" part="result" aria-live="polite">${!m ? `Type a phrase of at least 2 ${unit}s.`
+        : `First copy: ${f2(m.first)} bits per ${unit}. Second copy: ${f2(m.second)} bits per ${unit}` +
           (m.second < m.first ? ` — ${f2(m.first / Math.max(m.second, 1e-9))}× less surprise the second time.`
             : ' — no easier the second time for this phrase.')}</p>
-      ${m ? html`<p class="hint">Layer ${h.layer + 1}, head ${h.head + 1}: induction score ${f2(h.scores.induction)} on the
-        probes, ${m.textScore === null ? 'not defined on this text (no span of 4 characters repeats)' : `${f2(m.textScore)} on this text`}.</p>
+      ${m ? html`<p class="hint">Layer ${h.layer + 1}, head ${h.head + 1}: ${h.onText ? 'the strongest induction head on this text (the model carries no probe texts), '
+        : `induction score ${f2(h.scores.induction)} on the probes, `}${m.textScore === null ? `not defined on this text (no span of 4 ${unit}s repeats)` : `${f2(m.textScore)} on this text`}.</p>
         <div class="map"><mha-heatmap part="heatmap" compact scheme=${this._scheme}
           label=${`Layer ${h.layer + 1}, head ${h.head + 1} (${h.type}, induction score ${f2(h.scores.induction)})`}
-          .tokens=${this._run.tokens.map(showChar)} .weights=${headView(this._run.attention[h.layer], h.head)}></mha-heatmap></div>`
+          .tokens=${this._run.tokens.map(show)} .weights=${headView(this._run.attention[h.layer], h.head)}></mha-heatmap></div>`
         : nothing}`;
   }
 }

@@ -1,6 +1,6 @@
 import { html, css, nothing } from 'lit';
 import { MHAError } from '../src/index.js';
-import { TrainedModelElement, trainedStyles, showChar, formatAblate } from './trained-shared.js';
+import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, formatAblate } from './trained-shared.js';
 import { interpolatorFor, colorFor, textOn, fmt } from './shared.js';
 import { AttrGuard, enumAttr } from './attr-check.js';
 
@@ -37,8 +37,10 @@ export function parseAblateStrict(s, config) {
 
 /**
  * Whether a text is one phrase written twice, the copies separated by nothing or by white space
- * only ("The cat sat. The cat sat."): the longest such phrase of at least 2 characters.
- * @param {string[]} chars the text's characters
+ * only ("The cat sat. The cat sat."): the longest such phrase of at least 2 characters (or tokens:
+ * given a byte-pair model's pieces, the copies must be the same pieces and the separator pieces
+ * white space only).
+ * @param {string[]} chars the text's characters (or tokens)
  * @returns {{n: number, start2: number}|null} n characters per copy; the second copy starts at
  *   start2 (= n + the separator's length); null when the text is not a repeat
  */
@@ -47,7 +49,7 @@ export function findRepeat(chars) {
   for (let n = Math.floor(T / 2); n >= 2; n--) {
     const start2 = T - n;
     let ok = true;
-    for (let i = n; i < start2 && ok; i++) ok = /\s/.test(chars[i]);
+    for (let i = n; i < start2 && ok; i++) ok = /^\s+$/.test(chars[i]);
     for (let i = 0; i < n && ok; i++) ok = chars[i] === chars[start2 + i];
     if (ok) return { n, start2 };
   }
@@ -107,6 +109,7 @@ const meanOf = (bits, from, to) => {
 export function measureSurprisal(lm, text, opts = {}) {
   const { context, vocabSize: V } = lm.config;
   if (typeof text !== 'string') throw invalid(`text: expected a string, got ${typeof text}`);
+  if (unitOf(lm.config) === 'token') return measureTokens(lm, text, opts);
   const given = Array.from(text);
   if (opts.repeat) {
     const most = Math.floor((context - 1) / 2);
@@ -140,8 +143,51 @@ export function measureSurprisal(lm, text, opts = {}) {
   }
   const unk = lm.config.unk;
   return {
-    text: full, tokens: r.tokens, ids: r.ids, vocabSize: V,
+    unit: 'character', text: full, tokens: r.tokens, ids: r.ids, vocabSize: V,
     unknown: chars.filter((ch, t) => r.ids[t] === unk && lm.vocab[unk] !== ch).length,
+    bits, mean: r.loss, copies: rep ? { ...rep, ...split(bits) } : null,
+    uniform: Math.log2(V), unigram: { whole: H, ...split(uni) }, ablate, ablated,
+  };
+}
+
+/**
+ * measureSurprisal for a byte-pair model (llama2.c, a Hugging Face folder; `unit: 'token'`): the
+ * text is encoded by the model's tokenizer (a folder without one reads it as token ids separated by
+ * spaces) and every number is per token: bits[t] = −log₂ p(token t | tokens 0 … t−1), mean = the
+ * model's loss in bits per token, uniform = log₂ V over the V tokens of the vocabulary, unigram over
+ * this text's token frequencies. The copies of a repeated phrase are found on the pieces (findRepeat);
+ * with `repeat` the phrase's token ids are read twice, `${text} ${text}` encoded as one text, and the
+ * copies are those findRepeat finds in its pieces (none when the tokenizer splits the two copies
+ * differently, as GPT-2 does a word after a space).
+ * @throws {MHAError} INVALID_ARGUMENT naming `text` (fewer than 2 tokens, more than the context)
+ */
+function measureTokens(lm, text, opts) {
+  const { context, vocabSize: V } = lm.config;
+  const full = opts.repeat ? `${text} ${text}` : text;
+  const ids = modelInput(lm, full, Infinity);
+  const T = ids.length;
+  if (T < 2 || T > context) {
+    throw invalid(`text: expected 2 to ${context} tokens (a token is scored from the tokens before it; the model's context is ${context} tokens)` +
+      `${opts.repeat ? ', the phrase read twice' : ''}; got ${T}`);
+  }
+  const r = lm.run(ids);
+  const bits = surprisalBits(r, V);
+  const rep = findRepeat(r.tokens);
+  const split = (b) => (rep ? { first: meanOf(b, 1, rep.n), second: meanOf(b, rep.start2 + 1, rep.start2 + rep.n) } : { first: null, second: null });
+  const counts = new Map();
+  for (let t = 1; t < T; t++) counts.set(r.ids[t], (counts.get(r.ids[t]) ?? 0) + 1);
+  let H = 0;
+  for (const c of counts.values()) H -= (c / (T - 1)) * Math.log2(c / (T - 1));
+  const uni = Array.from({ length: T }, (_, t) => (t === 0 ? null : -Math.log2(counts.get(r.ids[t]) / (T - 1))));
+  const ablate = opts.ablate ?? [];
+  let ablated = null;
+  if (ablate.length) {
+    const ra = lm.run(ids, { ablate });
+    const b = surprisalBits(ra, V);
+    ablated = { bits: b, mean: ra.loss, ...split(b) };
+  }
+  return {
+    unit: 'token', text: typeof full === 'string' ? full : lm.decode(ids), tokens: r.tokens, ids: r.ids, vocabSize: V, unknown: 0,
     bits, mean: r.loss, copies: rep ? { ...rep, ...split(bits) } : null,
     uniform: Math.log2(V), unigram: { whole: H, ...split(uni) }, ablate, ablated,
   };
@@ -217,6 +263,8 @@ export class MhaSurprisal extends TrainedModelElement {
       width: 2.1rem; min-height: 2.3rem; border-radius: 3px; box-sizing: border-box; border-bottom: 4px solid transparent;
       font-variant-numeric: tabular-nums; cursor: default; }
     .cell .ch { font-size: 1rem; line-height: 1.1; }
+    .tokens .cell { width: auto; min-width: 2.1rem; padding: 0 0.2rem; }
+    .tokens .cell .ch { white-space: pre; }
     .cell .b { font-size: 0.62rem; line-height: 1.1; }
     .cell.none { background: var(--_surface); color: var(--_muted); }
     .cell.c1 { border-bottom-color: var(--_accent); }
@@ -308,17 +356,18 @@ export class MhaSurprisal extends TrainedModelElement {
       const bg = b === null ? null : color(b);
       return html`<span class=${cls} part="cell" data-t=${t} data-bits=${b ?? ''} aria-hidden="true"
         style=${bg ? `background:${bg};color:${textOn(bg)}` : ''}
-        @mouseenter=${() => { this._cursor = t; }}><span class="ch">${showChar(ch)}</span><span class="b">${b === null ? '—' : b.toFixed(1)}</span></span>`;
+        @mouseenter=${() => { this._cursor = t; }}><span class="ch">${m.unit === 'token' ? showToken(ch) : showChar(ch)}</span><span class="b">${b === null ? '—' : b.toFixed(1)}</span></span>`;
     })}</div>`;
   }
 
   _readout() {
     const m = this.measured;
     const t = this._cursor;
-    const ch = `‘${showChar(m.tokens[t])}’`;
+    const tok = m.unit === 'token';
+    const ch = `‘${tok ? showToken(m.tokens[t]) : showChar(m.tokens[t])}’`;
     const copy = this._copyOf(t);
-    const where = `Character ${t + 1} of ${m.tokens.length}, ${ch}${copy ? ` (copy ${copy})` : ''}`;
-    if (t === 0) return `${where}: not scored, there is no text before it.`;
+    const where = `${tok ? 'Token' : 'Character'} ${t + 1} of ${m.tokens.length}, ${ch}${copy ? ` (copy ${copy})` : ''}`;
+    if (t === 0) return `${where}: not scored, there is no ${tok ? 'token' : 'text'} before it.`;
     const p = (b) => { const v = 2 ** -b; return v >= 0.001 ? v.toFixed(3) : v.toExponential(1); };
     const one = (b) => `${fmt(b, 2)} bits (the model gave it p = ${p(b)})`;
     const parts = [`${where}: ${one(m.bits[t])}`];
@@ -336,19 +385,20 @@ export class MhaSurprisal extends TrainedModelElement {
     };
     const a = m.ablated;
     const offName = a ? `heads ${formatAblate(m.ablate)} switched off` : '';
-    return html`<div class="scroll" tabindex="0" role="region" aria-label="Bits per character and baselines">
+    const u = m.unit ?? 'character';
+    return html`<div class="scroll" tabindex="0" role="region" aria-label=${`Bits per ${u} and baselines`}>
       <table part="table">
-        <caption class="sr-only">Bits per character: the model and two baselines${copies ? ', on the whole text and on each copy' : ''}</caption>
-        <thead><tr><th scope="col">bits per character</th><th scope="col">whole text</th>${copies
+        <caption class="sr-only">Bits per ${u}: the model and two baselines${copies ? ', on the whole text and on each copy' : ''}</caption>
+        <thead><tr><th scope="col">bits per ${u}</th><th scope="col">whole text</th>${copies
           ? html`<th scope="col">copy 1</th><th scope="col">copy 2</th>` : nothing}</tr></thead>
         <tbody>
           ${row('model', a ? 'the model, all heads on' : 'the model', m.mean, m.copies?.first ?? null, m.copies?.second ?? null)}
           ${a ? row('model ablated', `the model, ${offName}`, a.mean, a.first, a.second) : nothing}
           ${a ? row('delta', 'change from switching them off', a.mean - m.mean,
             copies ? a.first - m.copies.first : null, copies ? a.second - m.copies.second : null, true) : nothing}
-          ${row('uniform', html`uniform guess (all ${m.vocabSize} characters equally likely): log₂ ${m.vocabSize}`,
+          ${row('uniform', html`uniform guess (all ${m.vocabSize.toLocaleString('en-US')} ${u}s equally likely): log₂ ${m.vocabSize}`,
             m.uniform, copies ? m.uniform : null, copies ? m.uniform : null)}
-          ${row('unigram', 'unigram guess (this text\'s character frequencies)',
+          ${row('unigram', `unigram guess (this text's ${u} frequencies)`,
             m.unigram.whole, m.unigram.first, m.unigram.second)}
         </tbody>
       </table></div>`;
@@ -359,17 +409,46 @@ export class MhaSurprisal extends TrainedModelElement {
     const parts = [];
     if (m.copies) {
       const { first, second } = m.copies;
-      parts.push(`The model pays ${fmt(first, 2)} bits per character on the first copy and ${fmt(second, 2)} on the second` +
+      parts.push(`The model pays ${fmt(first, 2)} bits per ${m.unit ?? 'character'} on the first copy and ${fmt(second, 2)} on the second` +
         (second < first ? ': having read the phrase once, it predicts the repeat from it.' : ': the repeat is no easier for it.'));
       if (m.ablated) {
         const d1 = m.ablated.first - first, d2 = m.ablated.second - second;
         parts.push(`Switching off heads ${formatAblate(m.ablate)} changes the first copy by ${d1 > 0 ? '+' : ''}${fmt(d1, 2)} ` +
-          `and the second by ${d2 > 0 ? '+' : ''}${fmt(d2, 2)} bits per character.`);
+          `and the second by ${d2 > 0 ? '+' : ''}${fmt(d2, 2)} bits per ${m.unit ?? 'character'}.`);
       }
     } else {
       parts.push('This text is not a phrase written twice, so there is no per-copy split (write a phrase twice, or set repeat).');
     }
     return parts.join(' ');
+  }
+
+  /** The view of a byte-pair model's measurement: the same parts, per token, without the character notes. */
+  _tokenView(bad, m, color, hi, stops) {
+    return html`
+      ${bad}
+      <p class="definition" part="definition"><dfn>Bits per token</dfn>: the average of −log₂ of the probability the
+        model gave the token that came next. This model reads byte-pair tokens, pieces of words from its vocabulary of
+        ${m.vocabSize.toLocaleString('en-US')}; each cell below is one token, shown as its piece (␣ is a space), coloured by
+        that number for it alone (its surprisal): dark, the model expected it; bright, it did not. The first token has no
+        token before it and is not scored. Bits per token are not bits per character: a token covers several characters.</p>
+      <div class="strips tokens" tabindex="0" role="group" @keydown=${this._onKey}
+        aria-label=${'Surprisal of each token. Arrow keys move between tokens; the line below reads the current one.'}
+        aria-describedby="readout">
+        ${m.ablated ? html`<p class="strip-name" aria-hidden="true">All heads on</p>` : nothing}
+        ${this._strip(m.bits, false, color)}
+        ${m.ablated ? html`<p class="strip-name" aria-hidden="true">Heads ${formatAblate(m.ablate)} switched off</p>
+          ${this._strip(m.ablated.bits, true, color)}` : nothing}
+      </div>
+      <p class="readout" part="readout" id="readout" role="status" aria-live="polite">${this._readout()}</p>
+      <div class="legend" part="legend">
+        <span>0 bits</span>
+        <span class="bar" role="img" aria-label=${`color scale ${this._scheme} from 0 to ${fmt(hi, 2)} bits (log₂ ${m.vocabSize}, the uniform guess) and above`}
+          style=${`background: linear-gradient(to right, ${stops})`}></span>
+        <span>≥ ${fmt(hi, 2)} bits (log₂ ${m.vocabSize})</span>
+        ${m.copies ? html`<span class="key"><i></i> copy 1</span><span class="key"><i class="c2"></i> copy 2</span>` : nothing}
+      </div>
+      ${this._table()}
+      <p class="summary" part="summary" aria-live="polite">${this._summary()}</p>`;
   }
 
   render() {
@@ -383,6 +462,7 @@ export class MhaSurprisal extends TrainedModelElement {
     const color = colorFor(this._scheme, 0, hi);
     const interp = interpolatorFor(this._scheme);
     const stops = Array.from({ length: 11 }, (_, i) => `${interp(i / 10)} ${i * 10}%`).join(', ');
+    if (m.unit === 'token') return this._tokenView(bad, m, color, hi, stops);
     return html`
       ${bad}
       <p class="definition" part="definition"><dfn>Bits per character</dfn>: the average of −log₂ of the probability the

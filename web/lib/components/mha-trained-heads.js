@@ -3,13 +3,45 @@ import {
   TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN, COPYING_THRESHOLD, headType, scoreText, copyingScores, inductionVerdict,
 } from '../src/index.js';
 import {
-  AblatableModelElement, trainedStyles, showChar, headView, SCORE_OF, SCORE_MEANS, f2, f3,
+  AblatableModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, SCORE_OF, SCORE_MEANS, f2, f3,
 } from './trained-shared.js';
 import { modelIndex, modelFileURL, MODEL_INDEX_URL } from './models.js';
-import { AttrGuard, enumAttr, headListAttr } from './attr-check.js';
+import { AttrGuard, enumAttr, headListAttr, attrError } from './attr-check.js';
 import './mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
+
+/**
+ * Models with at most this many heads in all (layers × heads) show every head's map at once by
+ * default; bigger ones (stories260K's 5 × 8, GPT-2's 12 × 12) show one layer, picked with a select.
+ */
+export const ALL_HEADS_MAX = 16;
+
+/**
+ * Parses a `layer` or `head` attribute: "all" or a 1-based number within the model.
+ * @param {string} name 'layer' or 'head'
+ * @param {string|number|null|undefined} raw the attribute (absent → `dflt`)
+ * @param {{n: number, dflt: number|'all'}} o how many layers (heads) the model has; the default
+ * @returns {{value: number|'all'}|{error: MHAError, dflt: number|'all'}} value: 0-based, or 'all'
+ */
+export function pickAttr(name, raw, { n, dflt }) {
+  if (raw === null || raw === undefined) return { value: dflt };
+  const s = String(raw).trim().toLowerCase();
+  if (s === 'all') return { value: 'all' };
+  if (/^\d+$/.test(s) && Number(s) >= 1 && Number(s) <= n) return { value: Number(s) - 1 };
+  return { error: attrError(name, `"all" or a ${name} number from 1 to ${n}`, raw), dflt };
+}
+
+/** The head labels from the model's probe texts (CharModel.heads), or null for a model without probes (a Hugging Face folder). */
+const probesOf = new WeakMap();
+function probeHeads(lm) {
+  if (!probesOf.has(lm)) {
+    let v = null;
+    try { v = { heads: lm.heads, copying: copyingScores(lm) }; } catch { v = null; }
+    probesOf.set(lm, v);
+  }
+  return probesOf.get(lm);
+}
 
 /** "a" or "an" before a head type ("an induction head", "a previous-token head"). */
 const article = (word) => (/^[aeiou]/i.test(word) ? 'an' : 'a');
@@ -144,14 +176,25 @@ export function modelChoices(manifest, base) {
  *
  * @element mha-trained-heads
  *
- * @attr {string} model - URL of a model file (`.safetensors`, format mha-wasm.charlm/1); default:
- *   the shipped h = 4 model, found relative to this module.
+ * @attr {string} model - URL of a model file (`.safetensors`, format mha-wasm.charlm/1), or of a Hugging
+ *   Face model folder (a URL ending in "/": GPT-2, Llama; mha.loadModel); default: the shipped h = 4
+ *   model, found relative to this module. A byte-pair model's maps have one row per token, shown as
+ *   its decoded piece (spaces as ␣); its loss is in bits per token. A model without probe texts (a
+ *   folder) labels each head by its strongest pattern on the text shown, and has no copying score.
+ *   A folder without a tokenizer reads the text as token ids ("15 7 22").
  * @attr {string} text - The text the model reads (default "The cat sat on the mat. The cat sat on
  *   the mat."); follows what the reader types.
  * @attr {string} ablate - Heads switched off, as 1-based `layer:head` pairs ("2:1 2:3") within the
  *   model; reflects the switches. A bad entry ("9:9", "x") makes the whole value invalid: the last
  *   valid ablation stays, one message names the attribute and the value, and `mha-error` fires.
  * @attr {'viridis'|'cividis'} scheme - Color scale of the heatmaps.
+ * @attr {string} layer - The layer whose heads are drawn: a 1-based number, or "all". Default: "all" for a
+ *   model of at most ALL_HEADS_MAX (16) heads in all, else 1 (only that layer's maps are in the page). A
+ *   `<select>` (part `layer`) picks it and sets the attribute; it is shown for a bigger model, or when
+ *   `layer` or `head` is set.
+ * @attr {string} head - The head drawn within the layer: a 1-based number, or "all" (default). A
+ *   `<select>` (part `head`) picks it. A bad `layer` or `head` keeps the last valid pick, shows one
+ *   message and fires `mha-error`.
  * @attr {boolean} no-picker - Hide the model picker (a select over the shipped models of `index.json`, its
  *   `models` and `gqa` lists, shown when the manifest can be fetched); picking a model sets `model`.
  *
@@ -161,14 +204,17 @@ export function modelChoices(manifest, base) {
  * @prop {Array|null} textScores - Read-only: every head's scores on the current text (scoreText).
  * @prop {Error|null} error - Read-only: why the model could not be loaded or run.
  *
- * @fires change - `{detail: {text, ablate, model}}` when the reader edits the text, flips a switch
- *   (`ablate` as 0-based `[layer, head]` pairs) or picks a model (`model`: its URL).
+ * @fires change - `{detail: {text, ablate, model, layer, head}}` when the reader edits the text, flips a
+ *   switch (`ablate` as 0-based `[layer, head]` pairs), picks a model (`model`: its URL) or a layer or
+ *   head (0-based, or 'all').
  * @fires mha-computed - `{detail: {text, loss, next, ablate}}` after every run of the model.
  * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
  *   attribute, the attribute left as written) or a model that cannot be loaded (shown in place).
  *
  * @csspart about - The line describing the model.
  * @csspart picker - The model picker (a `<select>`).
+ * @csspart layer - The layer picker (a `<select>`).
+ * @csspart head-picker - The head picker (a `<select>`).
  * @csspart text - The text field.
  * @csspart loss - The loss in bits per character.
  * @csspart next - The list of likely next characters.
@@ -193,6 +239,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
     text: { type: String },
     ablate: { type: String, reflect: true },
     scheme: { type: String },
+    layer: { converter: { fromAttribute: (v) => v, toAttribute: (v) => (v === null || v === undefined ? null : String(v)) }, reflect: true },
+    head: { converter: { fromAttribute: (v) => v, toAttribute: (v) => (v === null || v === undefined ? null : String(v)) }, reflect: true },
     noPicker: { type: Boolean, attribute: 'no-picker' },
     result: { state: true },
     textScores: { state: true },
@@ -226,6 +274,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .explanation ul { padding-left: 1.2em; margin: 0.3em 0; }
     .explanation li { margin: 0.15em 0; }
     .picker { margin: 0.3rem 0; }
+    .pick { display: flex; flex-wrap: wrap; gap: 0.4rem 1.2rem; align-items: center; margin: 0.4rem 0; }
+    .grid.one { --mha-cell-size: 12px; }
     .picker select { max-width: 100%; }
   `];
 
@@ -241,6 +291,10 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this._attrs = new AttrGuard(this);
     this._abl = [];
     this._scheme = 'viridis';
+    this.layer = null;
+    this.head = null;
+    this._layer = 0;
+    this._head = 'all';
     const view = this.render;
     this.render = () => html`${this._attrs.view()}${view.call(this)}`;
   }
@@ -266,14 +320,29 @@ export class MhaTrainedHeads extends AblatableModelElement {
     g.begin();
     this._scheme = g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
     const cfg = this.lm?.config;
-    if (cfg) this._abl = g.take('ablate', headListAttr('ablate', this.ablate, { layers: cfg.numLayers, heads: cfg.numHeads, dflt: [] }));
+    if (cfg) {
+      this._abl = g.take('ablate', headListAttr('ablate', this.ablate, { layers: cfg.numLayers, heads: cfg.numHeads, dflt: [] }));
+      const all = cfg.numLayers * cfg.numHeads <= ALL_HEADS_MAX;
+      // a model change drops the picks' last values (a layer of the old model may not exist)
+      if (changed.has('lm')) { g._last.delete('layer'); g._last.delete('head'); }
+      this._layer = g.take('layer', pickAttr('layer', this.layer, { n: cfg.numLayers, dflt: all ? 'all' : 0 }));
+      this._head = g.take('head', pickAttr('head', this.head, { n: cfg.numHeads, dflt: 'all' }));
+    }
     g.end();
     if (this.lm && (changed.has('lm') || changed.has('text') || changed.has('ablate'))) this._compute();
   }
 
   _compute() {
     const lm = this.lm;
-    const text = Array.from(this.text ?? '').slice(0, lm.config.context).join('');
+    let text;
+    try {
+      text = modelInput(lm, this.text);
+    } catch (e) {
+      this.result = null;
+      this.textScores = null;
+      this.error = e;
+      return;
+    }
     if (text.length < 1) {
       this.result = null;
       this.textScores = null;
@@ -285,7 +354,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
       this.textScores = scoreText(this.result.attention, this.result.ids);
       this.error = null;
       const { loss, next } = this.result;
-      this.dispatchEvent(new CustomEvent('mha-computed', { detail: { text, loss, next, ablate }, bubbles: true, composed: true }));
+      this.dispatchEvent(new CustomEvent('mha-computed', { detail: { text: typeof text === 'string' ? text : lm.decode(text), loss, next, ablate }, bubbles: true, composed: true }));
     } catch (e) {
       this.result = null;
       this.textScores = null;
@@ -294,7 +363,38 @@ export class MhaTrainedHeads extends AblatableModelElement {
   }
 
   _changed() {
-    this.dispatchEvent(new CustomEvent('change', { detail: { text: this.text, ablate: this.ablation, model: this.modelHref }, bubbles: true, composed: true }));
+    this.dispatchEvent(new CustomEvent('change', { detail: { text: this.text, ablate: this.ablation, model: this.modelHref,
+      layer: this._layer, head: this._head }, bubbles: true, composed: true }));
+  }
+
+  _onLayer(e) {
+    this.layer = e.target.value;
+    this._layer = e.target.value === 'all' ? 'all' : Number(e.target.value) - 1;
+    this._changed();
+  }
+
+  _onHead(e) {
+    this.head = e.target.value;
+    this._head = e.target.value === 'all' ? 'all' : Number(e.target.value) - 1;
+    this._changed();
+  }
+
+  /** The layer and head selects (a model of more than one head). */
+  _layerPicker(c) {
+    // a model of at most ALL_HEADS_MAX heads shows them all without a picker, unless a layer or head is asked for
+    if (c.numLayers * c.numHeads <= ALL_HEADS_MAX && this.layer == null && this.head == null) return nothing;
+    const L = this._layer;
+    const H = this._head;
+    return html`<div class="pick">
+      <label>Layer <select part="layer" class="layer-select" @change=${this._onLayer}>
+        <option value="all" ?selected=${L === 'all'}>All ${c.numLayers} layers (${c.numLayers * c.numHeads} maps)</option>
+        ${Array.from({ length: c.numLayers }, (_, l) => html`<option value=${l + 1} ?selected=${L === l}>Layer ${l + 1} of ${c.numLayers}</option>`)}
+      </select></label>
+      <label>Head <select part="head-picker" class="head-select" @change=${this._onHead}>
+        <option value="all" ?selected=${H === 'all'}>All ${c.numHeads} heads</option>
+        ${Array.from({ length: c.numHeads }, (_, j) => html`<option value=${j + 1} ?selected=${H === j}>Head ${j + 1}</option>`)}
+      </select></label>
+    </div>`;
   }
 
   _onModel(e) {
@@ -331,8 +431,10 @@ export class MhaTrainedHeads extends AblatableModelElement {
     // grouped-query K/V heads and rotary positions, where a file has them (the twins, stories260K)
     const kv = c.kvHeads && c.kvHeads < c.numHeads ? ` sharing ${c.kvHeads} K/V head${c.kvHeads > 1 ? 's' : ''} (grouped-query attention)` : '';
     const rope = c.positions === 'rope' ? ', rotary positions (RoPE)' : '';
-    const parts = [`This model: ${c.numLayers} layers, h = ${c.numHeads} heads of d_k = ${c.dK}${kv}, d_model = ${c.dModel}${rope}, ` +
-      `a context of ${c.context} ${c.tokenizer === 'llama2c' ? 'tokens' : 'characters'}.`];
+    const family = c.family === 'gpt2' ? 'GPT-2 (Hugging Face folder)' : c.family === 'llama' ? 'Llama (Hugging Face folder)' : '';
+    const vocab = unitOf(c) === 'token' ? `, a byte-pair vocabulary of ${c.vocabSize.toLocaleString('en-US')} tokens` : '';
+    const parts = [`This model${family ? `, ${family}` : ''}: ${c.numLayers} layers, h = ${c.numHeads} heads of d_k = ${c.dK}${kv}, d_model = ${c.dModel}${rope}${vocab}, ` +
+      `a context of ${c.context} ${unitOf(c)}s.`];
     if (tr.steps) {
       // the file records the threads it trained on (1 or 2); older files do not: then no count
       const on = tr.threads ? ` on ${tr.threads} CPU thread${tr.threads > 1 ? 's' : ''}` : ' on a CPU';
@@ -348,49 +450,54 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const lm = this.lm;
     if (!lm) return html`${this._picker()}<p class="loading" role="status">Loading the trained model…</p>`;
     const c = lm.config;
-    let reference;
-    let copying;
-    try {
-      reference = lm.heads;
-      copying = copyingScores(lm);
-    } catch (e) {
-      return html`<p class="error" part="error" role="alert">${e.message}</p>`;
-    }
+    const probed = probeHeads(lm);
+    const reference = probed?.heads ?? null;
+    const copying = probed?.copying ?? null;
+    const unit = unitOf(c);
     const r = this.result;
     const off = this.ablation;
     const isOff = (l, j) => off.some(([a, b]) => a === l && b === j);
-    const tokens = r ? r.tokens.map(showChar) : [];
-    const explained = r && this.textScores ? explainHeads(reference, this.textScores, copying, off) : null;
+    const tokens = r ? r.tokens.map(unit === 'token' ? showToken : showChar) : [];
+    const explained = r && this.textScores && reference ? explainHeads(reference, this.textScores, copying, off) : null;
+    const layers = this._layer === 'all' ? Array.from({ length: c.numLayers }, (_, l) => l) : [this._layer];
+    const heads = this._head === 'all' ? Array.from({ length: c.numHeads }, (_, j) => j) : [this._head];
+    const noTok = c.tokenizer === 'none';
     return html`
       ${this._picker()}
       <p class="hint" part="about">${this._about()}</p>
       <div class="controls">
-        <label for="text">Text the model reads (one query row per character)</label>
-        <textarea id="text" part="text" rows="2" spellcheck="false" maxlength=${c.context}
+        <label for="text">${noTok ? `Token ids the model reads (this folder has no tokenizer: ids 0–${c.vocabSize - 1}, separated by spaces)`
+          : `Text the model reads (one query row per ${unit}${unit === 'token' ? `; the first ${c.context} tokens are read` : ''})`}</label>
+        <textarea id="text" part="text" rows="2" spellcheck="false" maxlength=${unit === 'character' ? c.context : nothing}
           .value=${this.text ?? ''} @input=${this._onInput}></textarea>
         <div class="pred" aria-live="polite">
           <p>Loss on this text: <strong class="loss" part="loss">${!r ? '—' : r.loss === null
-            ? '— (type at least 2 characters)' : `${f3(r.loss)} bits per character`}</strong></p>
-          <p id="next-label">Most likely next character:</p>
+            ? `— (type at least 2 ${unit}s)` : `${f3(r.loss)} bits per ${unit}`}</strong></p>
+          <p id="next-label">Most likely next ${unit}:</p>
           <ol class="next" part="next" aria-labelledby="next-label">${(r?.next ?? []).map((n) =>
-            html`<li><code>${showChar(n.char)}</code> ${(100 * n.p).toFixed(1)} %</li>`)}</ol>
+            html`<li><code>${unit === 'token' ? showToken(n.char) : showChar(n.char)}</code> ${(100 * n.p).toFixed(1)} %</li>`)}</ol>
           <p class="hint off-count">${off.length ? `${off.length} head${off.length > 1 ? 's' : ''} switched off.` : 'All heads on.'}</p>
         </div>
       </div>
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
-      <p class="hint">Each head carries the type measured on held-out probes stored with the model: its strongest
+      ${reference ? nothing : html`<p class="hint">This model carries no probe texts, so each head is labelled by its strongest
+        pattern on the text above (${TYPE_THRESHOLD} or more of its attention on one kind of position), else "broad" or "mixed";
+        the copying score is not computed for it.
+        <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></p>`}
+      ${!reference ? nothing : html`<p class="hint">Each head carries the type measured on held-out probes stored with the model: its strongest
         pattern when that score reaches ${TYPE_THRESHOLD}, else "broad" when its attention is spread out (normalised
         entropy ≥ ${BROAD_THRESHOLD}), else "mixed". Beside it, the same score measured on the text above. That label
         says only where a head looks. Its copying score (Olsson et al. 2022) asks what its output does: let the head attend
         to one character alone, and see whether that same character's logit comes out highest; the score is the share of
         the ${c.vocabSize} characters for which it does (chance: 1 in ${c.vocabSize}). A head is called an induction head
         only when its attention is labelled induction and its copying score reaches ${COPYING_THRESHOLD}.
-        <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></p>
-      <div class="grid" part="heads">
-        ${Array.from({ length: c.numLayers }, (_, l) => html`
+        <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></p>`}
+      ${this._layerPicker(c)}
+      <div class=${heads.length === 1 && layers.length === 1 ? 'grid one' : 'grid'} part="heads">
+        ${layers.map((l) => html`
           <div class="layer" role="group" aria-label=${`Layer ${l + 1}`}>
             <span class="layer-name" aria-hidden="true">Layer ${l + 1}</span>
-            ${Array.from({ length: c.numHeads }, (_, j) => this._head(l, j, reference, tokens, isOff(l, j), copying))}
+            ${heads.map((j) => this._headBox(l, j, reference, tokens, isOff(l, j), copying))}
           </div>`)}
       </div>
       ${explained ? html`<div class="explanation" part="explanation" aria-live="polite">
@@ -399,7 +506,29 @@ export class MhaTrainedHeads extends AblatableModelElement {
       </div>` : nothing}`;
   }
 
-  _head(l, j, reference, tokens, off, copying) {
+  /** A head of a model without probes (a Hugging Face folder): labelled by its strongest pattern on this text. */
+  _headOnText(l, j, tokens, off) {
+    // a head of a model without probes: labelled by its strongest pattern on this text
+    const here = this.textScores?.find((x) => x.layer === l && x.head === j)?.scores;
+    const type = here ? headType(Object.fromEntries(Object.entries(here).map(([k, v]) => [k, v ?? 0]))) : '—';
+    const key = SCORE_OF[type] ?? 'entropy';
+    const r = this.result;
+    return html`
+      <div class=${off ? 'head off' : 'head'} part="head" data-layer=${l} data-head=${j}>
+        <button type="button" role="switch" part="switch" aria-checked=${String(!off)} data-layer=${l} data-head=${j}
+          @click=${() => this._toggle(l, j)}>
+          <span class="name">L${l + 1} · head ${j + 1}</span>
+          <span class=${`badge t-${type}`} part="badge">${type}</span>
+        </button>
+        <p class="scores" part="scores" data-text=${here?.[key] ?? ''}>${key === 'entropy' ? 'entropy' : 'score'} on this text ${here ? f2(here[key]) : '—'}</p>
+        <mha-heatmap part="heatmap" compact scheme=${this._scheme} data-layer=${l} data-head=${j}
+          label=${`Layer ${l + 1}, head ${j + 1} (${type} on this text)`}
+          .tokens=${tokens} .weights=${r ? headView(r.attention[l], j) : null}></mha-heatmap>
+      </div>`;
+  }
+
+  _headBox(l, j, reference, tokens, off, copying) {
+    if (!reference) return this._headOnText(l, j, tokens, off);
     const ref = reference.find((x) => x.layer === l && x.head === j);
     const copy = copying.find((x) => x.layer === l && x.head === j);
     const verdict = inductionVerdict(ref, copy);

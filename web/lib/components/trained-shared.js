@@ -9,9 +9,54 @@ import { baseStyles, getEngine, errorText, int } from './shared.js';
 import { acquireModel, releaseModel, modelURL, modelIndex, DEFAULT_MODEL_URL, MODEL_INDEX_URL } from './models.js';
 import { bytesText } from './cost-ledger.js';
 import { enumAttr, AttrGuard } from './attr-check.js';
+import { MHAError } from '../src/index.js';
 
 /** A character as the heatmaps and lists show it: space and newline made visible. */
 export const showChar = (ch) => (ch === ' ' ? '␣' : ch === '\n' ? '↵' : ch);
+
+/**
+ * A token as the heatmaps and lists show it: a character (showChar) or a byte-pair piece, its
+ * spaces, newlines and tabs made visible (" cat" → "␣cat"); an empty piece as "∅".
+ * @param {string} t
+ */
+export const showToken = (t) => (t === '' ? '∅' : String(t).replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥'));
+
+/**
+ * What one position of a model's input is: 'character' for this project's character models,
+ * 'token' for byte-pair ones (llama2.c, Hugging Face folders) and folders without a tokenizer.
+ * @param {{tokenizer?: string}} config a CharModel's config
+ * @returns {'character'|'token'}
+ */
+export const unitOf = (config) => (!config?.tokenizer || config.tokenizer === 'characters' ? 'character' : 'token');
+
+/**
+ * The input of CharModel.run for a text typed into an element, cut to the model's context: a
+ * character model's text (its first `context` characters); a byte-pair model's token ids (the text
+ * encoded, the first `context` kept); for a model without a tokenizer (config.tokenizer 'none', a
+ * Hugging Face folder with no tokenizer files), the text read as token ids separated by spaces or
+ * commas ("464 3797 3332").
+ * @param {object} lm a CharModel
+ * @param {string} text
+ * @param {number} [most] keep at most this many positions (default: the model's context)
+ * @returns {string|Int32Array}
+ * @throws {MHAError} INVALID_ARGUMENT (argument 'text') when a model without a tokenizer gets
+ *   something other than token ids of its vocabulary
+ */
+export function modelInput(lm, text, most = lm.config.context) {
+  const c = lm.config;
+  const s = String(text ?? '');
+  if (c.tokenizer === 'none') {
+    const parts = s.trim() ? s.trim().split(/[\s,]+/) : [];
+    const bad = parts.find((p) => !/^\d+$/.test(p) || Number(p) >= c.vocabSize);
+    if (bad !== undefined) {
+      throw new MHAError('INVALID_ARGUMENT', `text: this model has no tokenizer, so the text must be token ids 0–${c.vocabSize - 1} ` +
+        `separated by spaces ("1 5 2"); got ${JSON.stringify(bad)} in ${JSON.stringify(s.slice(0, 60))}`, { argument: 'text' });
+    }
+    return Int32Array.from(parts.slice(0, most), Number);
+  }
+  if (unitOf(c) === 'character') return Array.from(s).slice(0, most).join('');
+  return lm.encode(s).slice(0, most);
+}
 
 /** Score key of the type a head was labelled with (entropy for broad and mixed heads). */
 export const SCORE_OF = Object.freeze({
@@ -180,7 +225,9 @@ export const LOADING_VALUES = Object.freeze(['lazy', 'eager']);
 
 /** The file name at the end of a URL or path ("…/models/charlm-h4-s0.safetensors" → "charlm-h4-s0.safetensors"). */
 const baseName = (s) => {
-  const path = String(s).split(/[?#]/)[0];
+  let path = String(s).split(/[?#]/)[0];
+  // a model folder ("…/gpt2/") by its own name, with the slash
+  if (path.endsWith('/') && path.length > 1) return `${baseName(path.slice(0, -1))}/`;
   try { return decodeURIComponent(path.slice(path.lastIndexOf('/') + 1)); } catch { return path.slice(path.lastIndexOf('/') + 1); }
 };
 
@@ -411,7 +458,8 @@ export class TrainedModelElement extends LitElement {
   /** The inline message of a model that could not be loaded. */
   errorMessage() {
     return `The model ${this.modelHref ?? '(none given)'} could not be loaded. ${errorText(this.error)} ` +
-      '(A model is a .safetensors file in the mha-wasm.charlm/1 format: see docs/trained-models.md in the mha-wasm package.)';
+      '(A model is a .safetensors file in the mha-wasm.charlm/1 format, or a Hugging Face model folder, a URL ending in "/" ' +
+      'holding config.json, the safetensors and the tokenizer: see docs/trained-models.md and the README\'s "Show the heads of your own model".)';
   }
 }
 
