@@ -1,7 +1,8 @@
 // Entry of the lesson elements (web/lib/dist/mha-lesson-elements.js): the interactive views of the
-// lesson's sections 3–6 as custom elements, their data, and the shared-engine helpers, so a course
-// page needs one module script only. Importing this module defines <mha-stepper>, <mha-wo-mix>,
-// <mha-model-table> and <mha-kv-calculator> (and the <mha-passport>, <mha-heads>, <mha-heatmap>
+// lesson's sections 1 and 4–8 as custom elements, their data, and the shared-engine helpers, so a
+// course page needs one module script only. Importing this module defines <mha-layer-map>,
+// <mha-stepper>, <mha-wo-mix>, <mha-causal-mask>, <mha-cross-attention>, <mha-model-table>,
+// <mha-kv-calculator> and <mha-cost-ledger> (and the <mha-passport>, <mha-heads>, <mha-heatmap>
 // they use).
 export { MhaStepper, X_LIMIT } from './mha-stepper.js';
 export { MhaWoMix } from './mha-wo-mix.js';

@@ -1,6 +1,6 @@
 // Entry of the trained-model elements' bundle (web/lib/dist/mha-trained.js): the trained-heads
-// explorer, the induction probe, KV-cache generation, the h = 1 / h = 4 twins, the grouped-query
-// story and twins, the model cache they share, and everything mha-components.js exports (the basic
+// explorer, the surprisal strip, the induction probe, KV-cache generation, the h = 1 / h = 4 twins,
+// the grouped-query story and twins, the model cache they share, and everything mha-components.js exports (the basic
 // elements and the JS API).
 export { MhaTrainedHeads, explainHeads, modelChoices } from './mha-trained-heads.js';
 export { MhaInduction, copyBits } from './mha-induction.js';
