@@ -19,8 +19,11 @@ import { analyzeHeads } from './heads.js';
 import { Decoder } from './decoder.js';
 import { Llama2cTokenizer } from './bpe.js';
 import { readLlama2cTokenizer } from './llama2c.js';
-import { HF_LIMITS } from './hf.js';
-import { openFolder, readPath, readHFFolder, sniffModelFile, readLlama2cAnyVersion, progressCounter, fetchBytes, fileBytes } from './model-folder.js';
+
+// The readers of model files and folders (model-folder.js, hf.js) load with the first loadModel:
+// a page that only builds layers (the widget, the lesson's first sections) does not download them.
+let readersPromise = null;
+const readers = () => (readersPromise ??= import('./model-folder.js'));
 
 /**
  * Models whose weights take more than this many bytes (as float32) do not keep a JS copy of them
@@ -190,6 +193,7 @@ function decoderWeights(c, t, inProj) {
  * Node); counted by `progress` (model-folder.js progressCounter).
  */
 async function readSource(source, progress) {
+  const { fileBytes, fetchBytes } = await readers();
   if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
     const bytes = asBytes(source);
     progress.start('bytes', bytes.length);
@@ -609,6 +613,7 @@ function hfTokenizerAdapter(tok) {
 
 /** The tokenizer files of a Hugging Face folder, as hf-tokenizer.js's tokenizer, or null when it has none. */
 async function folderTokenizer(folder, vocabSize) {
+  const { HF_LIMITS } = await import('./hf.js');
   const opt = { maxBytes: HF_LIMITS.tokenizerBytes, optional: true };
   const tokenizerJson = await folder.read('tokenizer.json', opt);
   let files;
@@ -659,6 +664,7 @@ async function folderTokenizer(folder, vocabSize) {
  *   SHAPE_MISMATCH (a tensor's shape), NON_FINITE (a NaN/Inf weight)
  */
 export async function loadModel(mha, source, opts = {}) {
+  const { openFolder, readPath, readHFFolder, sniffModelFile, readLlama2cAnyVersion, progressCounter } = await readers();
   const progress = progressCounter(opts ? opts.progress : undefined);
   const folder = await openFolder(source, progress);
   if (folder) {
