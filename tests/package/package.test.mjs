@@ -183,7 +183,7 @@ test('tarball: what users need, nothing else; sizes reported', async (t) => {
   const unwanted = files.filter((f) => /^(tests|cpp|scripts|build[^/]*|node_modules|web\/site)\//.test(f) ||
     /\.(map|tgz|o|a|cpp|hpp)$/.test(f) || /^(CMakeLists\.txt|CMakePresets\.json|custom-elements-manifest\.config\.mjs)$/.test(f));
   assert.deepEqual(unwanted, [], 'tests, the lesson site, build intermediates');
-  assert.deepEqual(files.filter((f) => !f.startsWith('web/lib/')).sort(), ['LICENSE', 'NOTICE', 'README.md', 'custom-elements.json', 'package.json'],
+  assert.deepEqual(files.filter((f) => !f.startsWith('web/lib/')).sort(), ['LICENSE', 'NOTICE', 'README.md', 'custom-elements.json', 'docs/trained-models.md', 'package.json'],
     'the library is web/lib/; nothing else but the manifest, README, the licence and third-party notice, and package.json');
 
   // gzip sizes: the .wasm, and the JS the default entry loads (its static import graph)
@@ -221,7 +221,7 @@ test('tarball: what users need, nothing else; sizes reported', async (t) => {
   await writeFile(path.join(ARTIFACTS, 'package-report.json'), JSON.stringify(report, null, 2));
   t.diagnostic(`${pack.filename}: ${pack.entryCount} files, ${pack.size} B packed, ${pack.unpackedSize} B unpacked; ` +
     `gzip: wasm ${report.gzip.wasm} B, default-entry JS ${report.gzip.defaultEntryJS} B (${entryJS.length} files)`);
-  assert.ok(pack.size < 6_000_000, `tarball ${pack.size} B (the four character models are ~1.3 MB of it, the six grouped-query twins ~2 MB, stories260K in float32 ~1 MB)`);
+  assert.ok(pack.size < 6_500_000, `tarball ${pack.size} B (the four character models are ~1.3 MB of it, the six grouped-query twins ~2 MB, stories260K in float32 ~1 MB; the bundles of 20 elements, Tokenizers.js's chunk and docs/trained-models.md the rest)`);
 });
 
 test('package.json: exports resolve to files in the installed package', async () => {
@@ -498,7 +498,9 @@ test('every element alone on a plain page under the strict CSP, from copied dist
   // a page with only the widget downloads none of the lesson elements' code: the engine's API and the
   // chosen build's glue (73,342 B of JS, gzip, before the elements existed; 77,466 B since the
   // decoder moved into the core: decoder.js, the byte-pair tokenizer and the decoder bindings' glue)
-  assert.ok(sizes['mha-widget'].js < 80_000, `widget page JS ${sizes['mha-widget'].js} B gzip`);
+  // 80 KB until the JS API gained the model-folder glue, copying scores and the attribute contract;
+  // the model readers and the model cache now load on first use (measured 93.5 KB)
+  assert.ok(sizes['mha-widget'].js < 96_000, `widget page JS ${sizes['mha-widget'].js} B gzip`);
   assert.equal(sizes['mha-widget'].models, 0);
   console.log('# gzip bytes downloaded by a page with one element (JS / wasm / models):');
   for (const [tag, s] of Object.entries(sizes)) {

@@ -12,7 +12,9 @@
 import { html, nothing } from 'lit';
 import { MHAError } from '../src/index.js';
 import { getEngine, errorText } from './shared.js';
-import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL } from './models.js';
+// The model cache (models.js, with the shipped manifest) loads only when a `model` attribute is used:
+// a heatmap filled from `weights` or `src` does not download it.
+const modelCache = () => import('./models.js');
 import { AttrGuard, intAttr, attrError } from './attr-check.js';
 
 /** The attributes that fill a view. */
@@ -105,6 +107,7 @@ export async function fetchWeightsJSON(src, rank) {
 export async function modelAttrURL(model) {
   const name = String(model).trim();
   if (/[/.:]/.test(name)) return new URL(name, document.baseURI).href;
+  const { modelIndex, modelFileURL, MODEL_INDEX_URL } = await modelCache();
   let files = [];
   try {
     const m = await modelIndex(MODEL_INDEX_URL);
@@ -128,6 +131,7 @@ export async function modelAttrURL(model) {
  */
 export async function modelAttention({ model, text, layer, head, rank }) {
   const href = await modelAttrURL(model);
+  const { acquireModel, releaseModel } = await modelCache();
   const mha = await getEngine();
   const lm = await acquireModel(mha, href);
   try {
