@@ -279,9 +279,10 @@ test('sources: bytes, views at an offset, an ArrayBuffer, file: URLs and paths a
   let fetchError;
   try { await fetch('http://127.0.0.1:1/x'); } catch (e) { fetchError = e.message; }
   await rejectsExactly(mha.loadModel('http://127.0.0.1:1/x'), 'INVALID_ARGUMENT', `loadModel: cannot fetch http://127.0.0.1:1/x: ${fetchError}`);
-  // a file: URL of a file that is not there: the reader's own error, not a fetch
+  // a file: URL of a file that is not there: read from disk, not fetched; the MHAError names the file and the reader's cause
   const missing = pathToFileURL(path.join(os.tmpdir(), `no-such-model-${process.pid}.safetensors`));
-  await assert.rejects(mha.loadModel(missing), (e) => e.code === 'ENOENT');
+  await assert.rejects(mha.loadModel(missing), (e) => e.code === 'INVALID_ARGUMENT' &&
+    e.message === `loadModel: no-such-model-${process.pid}.safetensors: cannot read ${missing.href}: ENOENT`);
 });
 
 test('encode and decode: characters, the unknown id, ids outside the vocabulary; refusals name the argument', async () => {
@@ -337,7 +338,9 @@ test('run(): tokens, ids, attention shapes, the loss and the 5 next characters f
       assert.equal(lm.run(full).ids.length, C);
       throwsExactly(() => lm.run(full + 'e'), 'INVALID_ARGUMENT', `run: text must have 1 to ${C} characters (the model's context), got ${C + 1}`);
       throwsExactly(() => lm.run(''), 'INVALID_ARGUMENT', `run: text must have 1 to ${C} characters (the model's context), got 0`);
-      throwsExactly(() => lm.run(['t']), 'INVALID_ARGUMENT', 'run: text must be a string, got object');
+      // an array is read as token ids (a model without a tokenizer takes them): 't' is not an id
+      throwsExactly(() => lm.run(['t']), 'INVALID_ARGUMENT', 'run: token id 0 must be an integer in [0, 11], got "t"');
+      throwsExactly(() => lm.run({}), 'INVALID_ARGUMENT', 'run: text must be a string or an array of token ids, got object');
     });
   }
 });
