@@ -22,7 +22,7 @@ export const ALL_HEADS_MAX = 16;
  * @param {string} name 'layer' or 'head'
  * @param {string|number|null|undefined} raw the attribute (absent → `dflt`)
  * @param {{n: number, dflt: number|'all'}} o how many layers (heads) the model has; the default
- * @returns {{value: number|'all'}|{error: MHAError, dflt: number|'all'}} value: 0-based, or 'all'
+ * @returns {{value: number|'all'}|{error: import('../src/index.js').MHAError, dflt: number|'all'}} value: 0-based, or 'all'
  */
 export function pickAttr(name, raw, { n, dflt }) {
   if (raw === null || raw === undefined) return { value: dflt };
