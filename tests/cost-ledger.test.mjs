@@ -1,4 +1,4 @@
-// The honest cost ledger (issue 35): the passport's softmax FLOPs and memory, and the figures of
+// The honest cost ledger: the passport's softmax FLOPs and memory, and the figures of
 // <mha-cost-ledger> (web/lib/components/cost-ledger.js), against numbers computed by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Attribute fuzz of every element (issue 36, item 4): on one page, each of the 20 elements is created
+// Attribute fuzz of every element: on one page, each of the 20 elements is created
 // once (trained-model elements with loading="eager", after their model is in), and every checked
 // attribute is set in turn to each of a fixed list of bad values (empty, blank, words, huge numbers,
 // negative, NaN, Infinity, unknown enum values, dangling and wrong-kind `for`) plus random strings

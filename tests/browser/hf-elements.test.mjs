@@ -1,4 +1,4 @@
-// The trained-model elements take a Hugging Face model folder (issue 37 item 6), under the examples'
+// The trained-model elements take a Hugging Face model folder, under the examples'
 // strict CSP (causal-mask.html), in Chromium:
 // - <mha-trained-heads model="/hf/stories260k/"> (stories260K exported to a Llama folder at test time,
 //   scripts/models/stories260k-hf.mjs: 5 layers × 8 heads, a 512-token byte-pair vocabulary): tokens

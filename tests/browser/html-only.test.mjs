@@ -1,4 +1,4 @@
-// Views from HTML alone (issue 36, item 5): <mha-heatmap> and <mha-heads> filled from attributes on a
+// Views from HTML alone: <mha-heatmap> and <mha-heads> filled from attributes on a
 // page with no script of its own, served under the examples' strict CSP: a JSON file (`src`) and a
 // shipped model run on a text (`model`, `text`, `layer`, `head`), with the JS API's numbers; bad
 // attributes and unreadable sources give one message in place and one mha-error {error}.

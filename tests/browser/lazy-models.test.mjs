@@ -1,4 +1,4 @@
-// Models fetched when seen (issue 36, item 6): the trained-model elements fetch their models only
+// Models fetched when seen: the trained-model elements fetch their models only
 // when they come within one viewport of the visible page (trained-shared.js, loading="lazy" by
 // default), show a placeholder with the download size until then, and `loading="eager"` fetches at
 // once. The lesson's first paint (everything fetched before the reader scrolls) stays under 1.5 MB of

@@ -1,4 +1,4 @@
-// The stand-alone <mha-passport> at 390 px (issue 36, item 7): its "how" column is MathML (the engine's
+// The stand-alone <mha-passport> at 390 px: its "how" column is MathML (the engine's
 // formula strings drawn by formula-math.js), one formula per line (no letter-per-line wrapping), and
 // a table wider than the element scrolls sideways inside it with the scroll cue, never widening the page.
 import { test, before, after } from 'node:test';

@@ -139,7 +139,7 @@ struct Flops {
   double softmax = 0;      ///< B·h·Tq·(6·Tk + 1): scaling + softmax (convention above)
   double score_mods = 0;   ///< B·h·Tq·Tk·(3 if soft-capping + 2 if ALiBi)
   double rope = 0;         ///< RoPE: 3 per rotated element (2 multiplies, 1 add) of Q and K: 3·B·(Tq·Σ r_i + Tk·Σ_kv r_g)
-  double total = 0;        ///< matmul + softmax + score_mods + rope (the softmax is included since issue 35)
+  double total = 0;        ///< matmul + softmax + score_mods + rope
 };
 
 /// Memory one forward of one layer touches, from the configuration alone (elements, and bytes at

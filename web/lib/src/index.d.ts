@@ -344,7 +344,7 @@ export interface PassportFlops {
    * 1 per score row for the reciprocal. Grows with `h` at a fixed `dModel`.
    */
   softmax: number;
-  /** `matmul + softmax + scoreMods + rope` (includes the softmax since issue 35). */
+  /** `matmul + softmax + scoreMods + rope`. */
   total: number;
 }
 

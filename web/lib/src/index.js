@@ -96,9 +96,8 @@ class MHA {
    * B·h·Tq·Tk scores, counted as 6 FLOPs per score (1 multiply by 1/√d_k, 1 compare for the row
    * maximum, 1 subtract, 1 exp counted as ONE FLOP, 1 add to the row sum, 1 multiply by the
    * reciprocal) plus 1 per score row for the reciprocal: B·h·Tq·(6·Tk + 1); it grows with h at a
-   * fixed dModel while matmul does not. total = matmul + softmax + scoreMods + rope (the softmax
-   * is part of total since issue 35; the old matrix-only total is `matmul` when there are no
-   * modifiers). memory: what one layer's forward materialises (Dao et al. 2022, FlashAttention,
+   * fixed dModel while matmul does not. total = matmul + softmax + scoreMods + rope (`matmul`
+   * alone counts the matrix products). memory: what one layer's forward materialises (Dao et al. 2022, FlashAttention,
    * avoids writing the scores): scores = B·h·Tq·Tk elements of the score matrix (the attention
    * weights have the same shape), scoreBytes = 4·scores (float32), kvCache = B·Tk·g·(dK + dV)
    * elements of K and V of one layer, kvCacheBytes = 4·kvCache (float32).
