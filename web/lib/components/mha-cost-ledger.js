@@ -1,6 +1,6 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
-import { baseStyles, taskEngine, errorText, int } from './shared.js';
+import { baseStyles, formStyles, taskEngine, errorText, int } from './shared.js';
 import { MHAError } from '../src/index.js';
 import { DECODERS } from './models-data.js';
 import { costLedger, bytesText, flopsText, memorySentence, flopsSentence, LEDGER_LIMITS } from './cost-ledger.js';
@@ -116,16 +116,8 @@ export class MhaCostLedger extends LitElement {
     _inputError: { state: true },
   };
 
-  static styles = [baseStyles, css`
+  static styles = [baseStyles, formStyles, css`
     :host { display: block; max-width: 100%; min-width: 0; }
-    form { display: flex; flex-wrap: wrap; gap: 0.6rem 1.2rem; margin: 0.6rem 0; font-size: 0.92rem; }
-    label { display: flex; flex-direction: column; gap: 0.2em; color: var(--_muted); }
-    select, input {
-      font: inherit; color: var(--_fg); background: var(--_bg); border: 1px solid var(--_border);
-      border-radius: var(--_radius); padding: 0.25em 0.4em; max-width: 100%;
-    }
-    input { width: 7.5em; }
-    input[aria-invalid='true'] { outline: 2px solid var(--_error); }
     .scroll {
       overflow-x: auto; max-width: 100%; padding-bottom: 0.3rem;
       /* scroll shadows: a shade at an edge while more of the table lies beyond it */

@@ -1,6 +1,6 @@
 import { html, css, nothing } from 'lit';
 import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, f2 } from './trained-shared.js';
-import { AttrGuard, numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from './attr-check.js';
+import { numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from './attr-check.js';
 import './mha-heatmap.js';
 
 const TEMPERATURES = [0, 0.7, 1];
@@ -77,10 +77,7 @@ export class MhaGenerate extends TrainedModelElement {
     this._generator = null;
     this._genKey = '';
     this._last = null;
-    this._attrs = new AttrGuard(this);
     this._c = { temperature: 0.7, seed: 7, ablate: [], scheme: 'viridis' };
-    const view = this.render;
-    this.render = () => html`${this._attrs.view()}${view.call(this)}`;
   }
 
   /** The prompt and everything generated so far. */

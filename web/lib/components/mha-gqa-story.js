@@ -6,7 +6,7 @@ import {
 import { DEFAULT_STORIES_URL } from './models.js';
 import { int } from './shared.js';
 import { scrollCueStyles, watchOverflow, unwatchOverflow } from './scroll-cue.js';
-import { AttrGuard, numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from './attr-check.js';
+import { numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from './attr-check.js';
 import './mha-heatmap.js';
 
 const DEFAULT_PROMPT = 'Once upon a time';
@@ -395,10 +395,7 @@ export class MhaGqaStory extends AblatableModelElement {
     this._written = 0;
     this._last = null;
     this._repeatKey = '';
-    this._attrs = new AttrGuard(this);
     this._c = { temperature: 0, seed: 7, steps: 40, layer: 1, scheme: 'viridis', ablate: [] };
-    const view = this.render;
-    this.render = () => html`${this._attrs.view()}${view.call(this)}`;
   }
 
   /** The switched-off heads as 0-based [layer, head] pairs: the last valid `ablate`. */

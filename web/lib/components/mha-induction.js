@@ -2,7 +2,7 @@ import { html, css, nothing } from 'lit';
 import { scoreText } from '../src/index.js';
 import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, f2 } from './trained-shared.js';
 import './mha-heatmap.js';
-import { AttrGuard, enumAttr } from './attr-check.js';
+import { enumAttr } from './attr-check.js';
 
 /**
  * Bits per character the model spends on each copy of a phrase written twice ("p p"): copy 1 is
@@ -72,10 +72,7 @@ export class MhaInduction extends TrainedModelElement {
     super();
     this.phrase = 'zebra quilts vex jumpy';
     this.scheme = 'viridis';
-    this._attrs = new AttrGuard(this);
     this._scheme = 'viridis';
-    const view = this.render;
-    this.render = () => html`${this._attrs.view()}${view.call(this)}`;
     this.measured = null;
     this._run = null;
   }

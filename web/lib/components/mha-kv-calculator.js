@@ -1,6 +1,6 @@
 import { LitElement, html, mathml, css, nothing } from 'lit';
 import { Task } from '@lit/task';
-import { baseStyles, taskEngine, errorText, int } from './shared.js';
+import { baseStyles, formStyles, taskEngine, errorText, int } from './shared.js';
 import { AttrGuard, intAttr, enumAttr, attrError, rawAttr, fireError } from './attr-check.js';
 import { DECODERS } from './models-data.js';
 import { modelParams } from './cost-ledger.js';
@@ -115,16 +115,8 @@ export class MhaKvCalculator extends LitElement {
     _inputError: { state: true },
   };
 
-  static styles = [baseStyles, css`
+  static styles = [baseStyles, formStyles, css`
     :host { display: block; max-width: 100%; min-width: 0; }
-    form { display: flex; flex-wrap: wrap; gap: 0.6rem 1.2rem; margin: 0.8rem 0; font-size: 0.92rem; }
-    label { display: flex; flex-direction: column; gap: 0.2em; color: var(--_muted); }
-    select, input {
-      font: inherit; color: var(--_fg); background: var(--_bg); border: 1px solid var(--_border);
-      border-radius: var(--_radius); padding: 0.25em 0.4em; max-width: 100%;
-    }
-    input { width: 8em; }
-    input[aria-invalid='true'] { outline: 2px solid var(--_error); }
     .result { background: var(--_surface); border-radius: calc(var(--_radius) * 1.4); padding: 0.5em 1em; margin-bottom: 1rem; }
     .result p { margin: 0.3em 0; }
     .tex { overflow-x: auto; overflow-y: hidden; padding: 0.2em 0; }

@@ -2,7 +2,7 @@ import { html, css, nothing } from 'lit';
 import { MHAError } from '../src/index.js';
 import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, formatAblate } from './trained-shared.js';
 import { interpolatorFor, colorFor, textOn, fmt } from './shared.js';
-import { AttrGuard, enumAttr } from './attr-check.js';
+import { enumAttr } from './attr-check.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
 
@@ -291,10 +291,7 @@ export class MhaSurprisal extends TrainedModelElement {
     this.repeat = false;
     this.ablate = '';
     this.scheme = 'viridis';
-    this._attrs = new AttrGuard(this);
     this._scheme = 'viridis';
-    const view = this.render;
-    this.render = () => html`${this._attrs.view()}${view.call(this)}`;
     this.measured = null;
     this.inputError = null;
     this._cursor = 1;
@@ -422,33 +419,28 @@ export class MhaSurprisal extends TrainedModelElement {
     return parts.join(' ');
   }
 
-  /** The view of a byte-pair model's measurement: the same parts, per token, without the character notes. */
-  _tokenView(bad, m, color, hi, stops) {
-    return html`
-      ${bad}
-      <p class="definition" part="definition"><dfn>Bits per token</dfn>: the average of −log₂ of the probability the
+  /** The definition of the unit a model reads (characters or byte-pair tokens), shown once above the strips. */
+  _definition(m) {
+    if (m.unit === 'token') {
+      return html`<p class="definition" part="definition"><dfn>Bits per token</dfn>: the average of −log₂ of the probability the
         model gave the token that came next. This model reads byte-pair tokens, pieces of words from its vocabulary of
         ${m.vocabSize.toLocaleString('en-US')}; each cell below is one token, shown as its piece (␣ is a space), coloured by
         that number for it alone (its surprisal): dark, the model expected it; bright, it did not. The first token has no
-        token before it and is not scored. Bits per token are not bits per character: a token covers several characters.</p>
-      <div class="strips tokens" tabindex="0" role="group" @keydown=${this._onKey}
-        aria-label=${'Surprisal of each token. Arrow keys move between tokens; the line below reads the current one.'}
-        aria-describedby="readout">
-        ${m.ablated ? html`<p class="strip-name" aria-hidden="true">All heads on</p>` : nothing}
-        ${this._strip(m.bits, false, color)}
-        ${m.ablated ? html`<p class="strip-name" aria-hidden="true">Heads ${formatAblate(m.ablate)} switched off</p>
-          ${this._strip(m.ablated.bits, true, color)}` : nothing}
-      </div>
-      <p class="readout" part="readout" id="readout" role="status" aria-live="polite">${this._readout()}</p>
-      <div class="legend" part="legend">
-        <span>0 bits</span>
-        <span class="bar" role="img" aria-label=${`color scale ${this._scheme} from 0 to ${fmt(hi, 2)} bits (log₂ ${m.vocabSize}, the uniform guess) and above`}
-          style=${`background: linear-gradient(to right, ${stops})`}></span>
-        <span>≥ ${fmt(hi, 2)} bits (log₂ ${m.vocabSize})</span>
-        ${m.copies ? html`<span class="key"><i></i> copy 1</span><span class="key"><i class="c2"></i> copy 2</span>` : nothing}
-      </div>
-      ${this._table()}
-      <p class="summary" part="summary" aria-live="polite">${this._summary()}</p>`;
+        token before it and is not scored. Bits per token are not bits per character: a token covers several characters.</p>`;
+    }
+    return html`<p class="definition" part="definition"><dfn>Bits per character</dfn>: the average of −log₂ of the probability the
+        model gave the character that came next. Each cell below is one character, coloured by that number for it alone
+        (its surprisal): dark, the model expected it; bright, it did not. The first character has no text before it and
+        is not scored.</p>`;
+  }
+
+  /** The note under a character model's table: where its unigram baseline comes from. */
+  _unigramNote(m) {
+    if (m.unit === 'token') return nothing;
+    return html`<p class="hint">The unigram guess gives each character the share of this text it makes up; on the whole text it
+        pays the entropy of those character frequencies. It is fitted to this very text (the model file carries no character counts of its
+        training data), so it is a generous baseline: it already knows which characters the text uses.${m.unknown
+          ? ` ${m.unknown} character${m.unknown > 1 ? 's are' : ' is'} not in the model's vocabulary and ${m.unknown > 1 ? 'are' : 'is'} read as ‘${this.lm.vocab[this.lm.config.unk]}’.` : ''}</p>`;
   }
 
   render() {
@@ -462,15 +454,12 @@ export class MhaSurprisal extends TrainedModelElement {
     const color = colorFor(this._scheme, 0, hi);
     const interp = interpolatorFor(this._scheme);
     const stops = Array.from({ length: 11 }, (_, i) => `${interp(i / 10)} ${i * 10}%`).join(', ');
-    if (m.unit === 'token') return this._tokenView(bad, m, color, hi, stops);
+    const unit = m.unit === 'token' ? 'token' : 'character';
     return html`
       ${bad}
-      <p class="definition" part="definition"><dfn>Bits per character</dfn>: the average of −log₂ of the probability the
-        model gave the character that came next. Each cell below is one character, coloured by that number for it alone
-        (its surprisal): dark, the model expected it; bright, it did not. The first character has no text before it and
-        is not scored.</p>
-      <div class="strips" tabindex="0" role="group" @keydown=${this._onKey}
-        aria-label=${'Surprisal of each character. Arrow keys move between characters; the line below reads the current one.'}
+      ${this._definition(m)}
+      <div class=${m.unit === 'token' ? 'strips tokens' : 'strips'} tabindex="0" role="group" @keydown=${this._onKey}
+        aria-label=${`Surprisal of each ${unit}. Arrow keys move between ${unit}s; the line below reads the current one.`}
         aria-describedby="readout">
         ${m.ablated ? html`<p class="strip-name" aria-hidden="true">All heads on</p>` : nothing}
         ${this._strip(m.bits, false, color)}
@@ -487,10 +476,7 @@ export class MhaSurprisal extends TrainedModelElement {
       </div>
       ${this._table()}
       <p class="summary" part="summary" aria-live="polite">${this._summary()}</p>
-      <p class="hint">The unigram guess gives each character the share of this text it makes up; on the whole text it
-        pays the entropy of those character frequencies. It is fitted to this very text (the model file carries no character counts of its
-        training data), so it is a generous baseline: it already knows which characters the text uses.${m.unknown
-          ? ` ${m.unknown} character${m.unknown > 1 ? 's are' : ' is'} not in the model's vocabulary and ${m.unknown > 1 ? 'are' : 'is'} read as ‘${this.lm.vocab[this.lm.config.unk]}’.` : ''}</p>`;
+      ${this._unigramNote(m)}`;
   }
 }
 

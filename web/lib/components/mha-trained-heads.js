@@ -6,7 +6,7 @@ import {
   AblatableModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, SCORE_OF, SCORE_MEANS, f2, f3,
 } from './trained-shared.js';
 import { modelIndex, modelFileURL, MODEL_INDEX_URL } from './models.js';
-import { AttrGuard, enumAttr, headListAttr, attrError } from './attr-check.js';
+import { enumAttr, headListAttr, attrError } from './attr-check.js';
 import './mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
@@ -288,15 +288,12 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this.textScores = null;
     this.noPicker = false;
     this._choices = null;
-    this._attrs = new AttrGuard(this);
     this._abl = [];
     this._scheme = 'viridis';
     this.layer = null;
     this.head = null;
     this._layer = 0;
     this._head = 'all';
-    const view = this.render;
-    this.render = () => html`${this._attrs.view()}${view.call(this)}`;
   }
 
   /** The switched-off heads as 0-based [layer, head] pairs: the last valid `ablate`. */

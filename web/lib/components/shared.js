@@ -192,6 +192,19 @@ export function defaultTokens(T) {
   return Array.from({ length: T }, (_, i) => DEFAULT_SENTENCE[i] ?? `t${i + 1}`);
 }
 
+/** The labelled controls of a calculator element (KV calculator, cost ledger): one flowing row of
+ * labels, each a caption above its select or number field. */
+export const formStyles = css`
+  form { display: flex; flex-wrap: wrap; gap: 0.6rem 1.2rem; margin: 0.7rem 0; font-size: 0.92rem; }
+  label { display: flex; flex-direction: column; gap: 0.2em; color: var(--_muted); }
+  select, input {
+    font: inherit; color: var(--_fg); background: var(--_bg); border: 1px solid var(--_border);
+    border-radius: var(--_radius); padding: 0.25em 0.4em; max-width: 100%;
+  }
+  input { width: 8em; }
+  input[aria-invalid='true'] { outline: 2px solid var(--_error); }
+`;
+
 /** Theme tokens and utilities every component shares. Public hooks are the `--mha-*` properties. */
 export const baseStyles = css`
   :host {

@@ -341,13 +341,14 @@ export class TrainedModelElement extends LitElement {
     this._sizesFor = null;
     this._unwatch = null;
     this._lazyGuard = new AttrGuard(this);
+    this._attrs = new AttrGuard(this);  // the subclass's attributes (attr-check.js): their messages lead its view
     this._held = null;
     this._want = null;
     this._loadGen = 0;
     // Before the element has come near, the placeholder stands in for the subclass's view; the
-    // message of a bad `loading` value follows either.
+    // messages of bad attributes come first, that of a bad `loading` value last.
     const view = this.render;
-    this.render = () => html`${this._near ? view.call(this) : lazyPlaceholder(this._downloads, () => this.load())}${this._lazyGuard.view()}`;
+    this.render = () => html`${this._attrs.view()}${this._near ? view.call(this) : lazyPlaceholder(this._downloads, () => this.load())}${this._lazyGuard.view()}`;
   }
 
   /** Whether `loading` asks to fetch at once (a bad value counts as the default, "lazy"). */
