@@ -2,7 +2,8 @@
 // as one DecoderInitBlock (with a LayerBlock for the attention's configuration, and one
 // DecoderLayerBlock per block), a forward or a KV-cache step as one DecoderCallBlock, each a list of
 // fields in wasm memory whose byte offsets and kinds JS learns from decoderLayout(). The core copies
-// and packs the weights during init, so the caller frees its staging right after.
+// and packs the weights during init (or init without blocks, then addBlock per block), so the
+// caller frees or reuses its staging right after each call.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
@@ -71,9 +72,27 @@ val decoder_layout() {
   return o;
 }
 
+/// A DecoderLayerBlock's fields as the core's view of one block's weights.
+mha::DecoderLayerWeights layer_weights(const DecoderLayerBlock& x) {
+  mha::DecoderLayerWeights y;
+  y.norm1 = {ptr<const float>(x.norm1_weight), ptr<const float>(x.norm1_bias)};
+  y.norm2 = {ptr<const float>(x.norm2_weight), ptr<const float>(x.norm2_bias)};
+  y.attention.wq = ptr<const float>(x.w_q); y.attention.wk = ptr<const float>(x.w_k);
+  y.attention.wv = ptr<const float>(x.w_v); y.attention.wo = ptr<const float>(x.w_o);
+  y.attention.bq = ptr<const float>(x.b_q); y.attention.bk = ptr<const float>(x.b_k);
+  y.attention.bv = ptr<const float>(x.b_v); y.attention.bo = ptr<const float>(x.b_o);
+  y.w_fc = ptr<const float>(x.w_fc); y.b_fc = ptr<const float>(x.b_fc);
+  y.w_up = ptr<const float>(x.w_up); y.b_up = ptr<const float>(x.b_up);
+  y.w_proj = ptr<const float>(x.w_proj); y.b_proj = ptr<const float>(x.b_proj);
+  return y;
+}
+
 class DecoderHandle {
  public:
-  /// Builds the decoder from a DecoderInitBlock at byte offset `block`. Returns a Code.
+  /// Builds the decoder from a DecoderInitBlock at byte offset `block`: with `layers` set, every
+  /// block at once (mha::Decoder::create); with `layers` = 0, the weights outside the blocks only
+  /// (mha::Decoder::begin), the num_layers blocks then coming one by one through addBlock().
+  /// Returns a Code.
   int init(uintptr_t block) {
     const DecoderInitBlock& b = *ptr<const DecoderInitBlock>(block);
     mha::DecoderConfig c;
@@ -87,27 +106,31 @@ class DecoderHandle {
     w.tok_emb = ptr<const float>(b.tok_emb); w.pos_emb = ptr<const float>(b.pos_emb);
     w.norm_f.weight = ptr<const float>(b.norm_f_weight); w.norm_f.bias = ptr<const float>(b.norm_f_bias);
     w.head = ptr<const float>(b.head); w.head_bias = ptr<const float>(b.head_bias);
+    if (!b.layers) {
+      mha::Status s = mha::Decoder::begin(c, w, decoder_);
+      return s.ok() ? 0 : fail(s);
+    }
     const int L = int(b.num_layers);
-    if (L > 0 && L <= 4096 && b.layers) {
+    if (L > 0 && L <= 4096) {
       const DecoderLayerBlock* lb = ptr<const DecoderLayerBlock>(b.layers);
       w.layers.resize(L);
-      for (int l = 0; l < L; ++l) {
-        const DecoderLayerBlock& x = lb[l];
-        mha::DecoderLayerWeights& y = w.layers[l];
-        y.norm1 = {ptr<const float>(x.norm1_weight), ptr<const float>(x.norm1_bias)};
-        y.norm2 = {ptr<const float>(x.norm2_weight), ptr<const float>(x.norm2_bias)};
-        y.attention.wq = ptr<const float>(x.w_q); y.attention.wk = ptr<const float>(x.w_k);
-        y.attention.wv = ptr<const float>(x.w_v); y.attention.wo = ptr<const float>(x.w_o);
-        y.attention.bq = ptr<const float>(x.b_q); y.attention.bk = ptr<const float>(x.b_k);
-        y.attention.bv = ptr<const float>(x.b_v); y.attention.bo = ptr<const float>(x.b_o);
-        y.w_fc = ptr<const float>(x.w_fc); y.b_fc = ptr<const float>(x.b_fc);
-        y.w_up = ptr<const float>(x.w_up); y.b_up = ptr<const float>(x.b_up);
-        y.w_proj = ptr<const float>(x.w_proj); y.b_proj = ptr<const float>(x.b_proj);
-      }
+      for (int l = 0; l < L; ++l) w.layers[l] = layer_weights(lb[l]);
     }
     mha::Status s = mha::Decoder::create(c, w, decoder_);
     return s.ok() ? 0 : fail(s);
   }
+
+  /// Adds the next block of a decoder begun by init() with `layers` = 0, from a DecoderLayerBlock
+  /// at byte offset `block`. A refused block leaves the decoder as it was (the call can be retried;
+  /// mha::Decoder::add_block). Returns a Code.
+  int addBlock(uintptr_t block) {
+    if (!decoder_) return fail(mha::Status::Error(mha::Code::kDisposed, "decoder is not initialized"));
+    mha::Status s = decoder_->add_block(layer_weights(*ptr<const DecoderLayerBlock>(block)));
+    return s.ok() ? 0 : fail(s);
+  }
+
+  /// Blocks added so far (0 before init).
+  int blocksAdded() const { return decoder_ ? decoder_->blocks_added() : 0; }
 
   /// One forward from a DecoderCallBlock. Returns a Code.
   int forward(uintptr_t block) {
@@ -160,6 +183,8 @@ EMSCRIPTEN_BINDINGS(mha_decoder) {
   class_<DecoderHandle>("DecoderHandle")
       .constructor<>()
       .function("init", &DecoderHandle::init)
+      .function("addBlock", &DecoderHandle::addBlock)
+      .function("blocksAdded", &DecoderHandle::blocksAdded)
       .function("forward", &DecoderHandle::forward);
   class_<DecoderCacheHandle>("DecoderCacheHandle")
       .constructor<>()

@@ -52,9 +52,8 @@ Status take_packed(const char* name, int layer, const float* p, int rows, int co
   return s;
 }
 
-}  // namespace
-
-Status Decoder::create(const DecoderConfig& c, const DecoderWeights& w, std::unique_ptr<Decoder>& out) {
+/// Checks a decoder's configuration and resolves its attention's.
+Status check_config(const DecoderConfig& c, Resolved& r) {
   const int V = c.vocab_size, L = c.num_layers, F = c.d_ff, C = c.context;
   if (V < 1) return config_error("{vocab_size} must be ≥ 1, got " + std::to_string(V), "vocab_size");
   if (L < 1) return config_error("{num_layers} must be ≥ 1, got " + std::to_string(L), "num_layers");
@@ -67,7 +66,6 @@ Status Decoder::create(const DecoderConfig& c, const DecoderWeights& w, std::uni
   const int mk = int(c.mlp);
   if (mk < 0 || mk > 3)
     return config_error("{mlp} must be 0 (ReLU), 1 (GELU), 2 (GELU tanh) or 3 (SwiGLU), got " + std::to_string(mk), "mlp");
-  Resolved r;
   Status s = resolve(c.attention, r);
   if (!s.ok()) return s;
   const int d = r.d_model;
@@ -77,64 +75,120 @@ Status Decoder::create(const DecoderConfig& c, const DecoderWeights& w, std::uni
   const int64_t kMax = int64_t(1) << 31;
   if (int64_t(V) * d >= kMax || int64_t(C) * d >= kMax || int64_t(F) * d >= kMax)
     return config_error("{vocab_size}, {context} or {d_ff} times {d_model} exceeds 2^31 elements", "vocab_size");
+  return Status::Ok();
+}
+
+/// Floats a decoder keeps outside its blocks: the token embedding (untied only: the tied head is
+/// its only copy), the position table, the final norm, the packed head and its bias.
+size_t global_floats(const DecoderConfig& c, int d) {
+  const size_t V = size_t(c.vocab_size);
+  return (c.tied ? 0 : V * d) + size_t(c.context) * d + 2 * size_t(d) + kernels::panels_size(d, c.vocab_size) + (c.bias ? V : 0);
+}
+
+/// Floats one block keeps outside its attention layer (which probes its own): norms, MLP, biases.
+size_t block_floats(const DecoderConfig& c, int d) {
+  const int F = c.d_ff;
+  const bool swiglu = c.mlp == MlpKind::kSwiGLU;
+  return 4 * size_t(d) + kernels::panels_size(d, F) * (swiglu ? 2 : 1) + kernels::panels_size(F, d) + 2 * size_t(F) + d;
+}
+
+/// Under -fno-exceptions a failed std::vector allocation aborts the wasm instance: probe the heap
+/// with malloc for `floats` before allocating them, and refuse cleanly.
+Status probe(size_t floats, const char* what) {
+  // volatile: clang removes an unused malloc/free pair (assuming success) otherwise.
+  void* volatile p = std::malloc(floats * sizeof(float));
+  if (!p) return Status::OutOfMemory(what, double(floats * sizeof(float)), "");
+  std::free(p);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Decoder::create(const DecoderConfig& c, const DecoderWeights& w, std::unique_ptr<Decoder>& out) {
+  Resolved r;
+  Status s = check_config(c, r);
+  if (!s.ok()) return s;
+  const int L = c.num_layers;
   if (int(w.layers.size()) != L)
     return Status::Error(Code::kInvalidArgument, "{weights}: " + std::to_string(L) + " blocks expected ({num_layers}), got " +
                                                      std::to_string(w.layers.size()), "weights");
-  const bool swiglu = c.mlp == MlpKind::kSwiGLU;
-  {
-    // Under -fno-exceptions a failed std::vector allocation aborts the wasm instance: probe the heap
-    // for everything create() keeps (the layers probe their own) and refuse cleanly.
-    const size_t per_block = 4 * size_t(d) + kernels::panels_size(d, F) * (swiglu ? 2 : 1) + kernels::panels_size(F, d) +
-                             2 * size_t(F) + d;
-    const size_t floats = size_t(V) * d + size_t(C) * d + size_t(L) * per_block + 2 * size_t(d) +
-                          kernels::panels_size(d, V) + size_t(V) * (c.tied ? d + 1 : 1);
-    void* volatile probe = std::malloc(floats * sizeof(float));
-    if (!probe) return Status::OutOfMemory("the decoder's weights", double(floats * sizeof(float)), "");
-    std::free(probe);
-  }
+  s = probe(global_floats(c, r.d_model) + size_t(L) * block_floats(c, r.d_model), "the decoder's weights");
+  if (!s.ok()) return s;
+  std::unique_ptr<Decoder> D;
+  s = begin(c, w, D);
+  for (int l = 0; l < L && s.ok(); ++l) s = D->add_block(w.layers[l]);
+  if (s.ok()) out = std::move(D);
+  return s;
+}
+
+Status Decoder::begin(const DecoderConfig& c, const DecoderWeights& w, std::unique_ptr<Decoder>& out) {
+  Resolved r;
+  Status s = check_config(c, r);
+  if (!s.ok()) return s;
+  const int V = c.vocab_size, C = c.context, d = r.d_model;
+  s = probe(global_floats(c, d), "the decoder's embeddings and head");
+  if (!s.ok()) return s;
   std::unique_ptr<Decoder> D(new Decoder());
   D->cfg_ = c;
-  s = take("tok_emb", -1, w.tok_emb, {V, d}, D->tok_emb_);
-  if (s.ok() && C > 0) s = take("pos_emb", -1, w.pos_emb, {C, d}, D->pos_emb_);
-  if (!s.ok()) return s;
+  D->attn_ = std::move(r);
   const bool ln = c.norm == NormKind::kLayerNorm;
-  D->blocks_.resize(L);
-  D->layers_.resize(L);
-  for (int l = 0; l < L && s.ok(); ++l) {
-    const DecoderLayerWeights& lw = w.layers[l];
-    Block& b = D->blocks_[l];
-    s = Layer::create(c.attention, lw.attention, D->layers_[l]);
-    if (!s.ok()) {
-      s.message = "block " + std::to_string(l) + ": " + s.message;
-      return s;
-    }
-    s = take("layers.norm1.weight", l, lw.norm1.weight, {d}, b.n1w);
-    if (s.ok() && ln && lw.norm1.bias) s = take("layers.norm1.bias", l, lw.norm1.bias, {d}, b.n1b);
-    if (s.ok()) s = take("layers.norm2.weight", l, lw.norm2.weight, {d}, b.n2w);
-    if (s.ok() && ln && lw.norm2.bias) s = take("layers.norm2.bias", l, lw.norm2.bias, {d}, b.n2b);
-    if (s.ok()) s = take_packed("layers.w_fc", l, lw.w_fc, d, F, b.fc);
-    if (s.ok() && swiglu) s = take_packed("layers.w_up", l, lw.w_up, d, F, b.up);
-    if (s.ok()) s = take_packed("layers.w_proj", l, lw.w_proj, F, d, b.proj);
-    if (s.ok() && c.bias) s = take("layers.b_fc", l, lw.b_fc, {F}, b.bfc);
-    if (s.ok() && c.bias && swiglu) s = take("layers.b_up", l, lw.b_up, {F}, b.bup);
-    if (s.ok() && c.bias) s = take("layers.b_proj", l, lw.b_proj, {d}, b.bproj);
-  }
+  if (c.tied)
+    s = check_param("tok_emb", -1, w.tok_emb, {V, d});
+  else
+    s = take("tok_emb", -1, w.tok_emb, {V, d}, D->tok_emb_);
+  if (s.ok() && C > 0) s = take("pos_emb", -1, w.pos_emb, {C, d}, D->pos_emb_);
   if (s.ok()) s = take("norm_f.weight", -1, w.norm_f.weight, {d}, D->normf_w_);
   if (s.ok() && ln && w.norm_f.bias) s = take("norm_f.bias", -1, w.norm_f.bias, {d}, D->normf_b_);
   if (s.ok() && c.bias) s = take("head_bias", -1, w.head_bias, {V}, D->head_b_);
   if (!s.ok()) return s;
   D->head_.reset(new kernels::PackedB());
-  if (c.tied) {  // W_head = tok_embᵀ [d, V]
-    std::vector<float> t(size_t(d) * V);
-    for (int v = 0; v < V; ++v)
-      for (int i = 0; i < d; ++i) t[size_t(i) * V + v] = D->tok_emb_[size_t(v) * d + i];
-    kernels::pack_b(d, V, t.data(), V, *D->head_);
+  if (c.tied) {  // W_head = tok_embᵀ [d, V], packed straight from tok_emb [V, d]
+    kernels::pack_b_t(d, V, w.tok_emb, d, *D->head_);
   } else {
     s = take_packed("head", -1, w.head, d, V, *D->head_);
     if (!s.ok()) return s;
   }
+  D->blocks_.resize(c.num_layers);
+  D->layers_.resize(c.num_layers);
   out = std::move(D);
   return Status::Ok();
+}
+
+Status Decoder::add_block(const DecoderLayerWeights& lw) {
+  const int L = cfg_.num_layers, l = added_, d = attn_.d_model, F = cfg_.d_ff;
+  if (l >= L)
+    return Status::Error(Code::kInvalidArgument, "{weights}: all " + std::to_string(L) + " blocks ({num_layers}) are already added", "weights");
+  Status s = probe(block_floats(cfg_, d), "a decoder block's weights");
+  if (!s.ok()) return s;
+  std::unique_ptr<Layer> layer;
+  s = Layer::create(cfg_.attention, lw.attention, layer);
+  if (!s.ok()) {
+    s.message = "block " + std::to_string(l) + ": " + s.message;
+    return s;
+  }
+  const bool ln = cfg_.norm == NormKind::kLayerNorm, swiglu = cfg_.mlp == MlpKind::kSwiGLU;
+  Block b;
+  s = take("layers.norm1.weight", l, lw.norm1.weight, {d}, b.n1w);
+  if (s.ok() && ln && lw.norm1.bias) s = take("layers.norm1.bias", l, lw.norm1.bias, {d}, b.n1b);
+  if (s.ok()) s = take("layers.norm2.weight", l, lw.norm2.weight, {d}, b.n2w);
+  if (s.ok() && ln && lw.norm2.bias) s = take("layers.norm2.bias", l, lw.norm2.bias, {d}, b.n2b);
+  if (s.ok()) s = take_packed("layers.w_fc", l, lw.w_fc, d, F, b.fc);
+  if (s.ok() && swiglu) s = take_packed("layers.w_up", l, lw.w_up, d, F, b.up);
+  if (s.ok()) s = take_packed("layers.w_proj", l, lw.w_proj, F, d, b.proj);
+  if (s.ok() && cfg_.bias) s = take("layers.b_fc", l, lw.b_fc, {F}, b.bfc);
+  if (s.ok() && cfg_.bias && swiglu) s = take("layers.b_up", l, lw.b_up, {F}, b.bup);
+  if (s.ok() && cfg_.bias) s = take("layers.b_proj", l, lw.b_proj, {d}, b.bproj);
+  if (!s.ok()) return s;
+  blocks_[l] = std::move(b);
+  layers_[l] = std::move(layer);
+  ++added_;
+  return Status::Ok();
+}
+
+Status Decoder::check_complete(const char* what) const {
+  if (complete()) return Status::Ok();
+  return Status::Error(Code::kInvalidArgument, std::string(what) + ": the decoder has " + std::to_string(added_) + " of its " +
+                                                   std::to_string(cfg_.num_layers) + " blocks; add_block the rest first", "weights");
 }
 
 size_t Decoder::workspace_floats(size_t rows) const {
@@ -155,7 +209,10 @@ Status Decoder::embed(const int32_t* ids, int batch, int n, int pos0, float* x) 
   }
   for (size_t i = 0; i < rows; ++i) {
     float* xr = x + i * d;
-    std::memcpy(xr, tok_emb_.data() + size_t(ids[i]) * d, sizeof(float) * d);
+    if (cfg_.tied)
+      kernels::packed_column(*head_, ids[i], xr);
+    else
+      std::memcpy(xr, tok_emb_.data() + size_t(ids[i]) * d, sizeof(float) * d);
     if (!pos_emb_.empty()) ops::add(d, xr, pos_emb_.data() + size_t(pos0 + int(i % n)) * d);
   }
   return Status::Ok();
@@ -215,6 +272,8 @@ Status block_overflow(int l, const Status& s) {
 Status Decoder::forward(const DecoderForwardArgs& a) {
   const Resolved& r = attention();
   const int B = a.batch, T = a.seq_len, d = r.d_model, h = r.num_heads, L = cfg_.num_layers, V = cfg_.vocab_size;
+  Status s = check_complete("forward");
+  if (!s.ok()) return s;
   if (B < 1 || T < 1)
     return Status::Error(Code::kShapeMismatch, "batch and sequence length must be ≥ 1, got B = " + std::to_string(B) +
                                                    ", T = " + std::to_string(T), "ids");
@@ -224,7 +283,7 @@ Status Decoder::forward(const DecoderForwardArgs& a) {
   if (!a.ids) return Status::Error(Code::kInvalidArgument, "{ids} are required", "ids");
   if (!a.log_probs) return Status::Error(Code::kInvalidArgument, "{log_probs} buffer is required", "log_probs");
   if (a.head_mask) {
-    Status s = check_finite("head_mask", a.head_mask, {L, h});
+    s = check_finite("head_mask", a.head_mask, {L, h});
     if (!s.ok()) return s;
   }
   const size_t rows = size_t(B) * T;
@@ -234,7 +293,7 @@ Status Decoder::forward(const DecoderForwardArgs& a) {
   float* hb = x + rows * d;
   float* att = hb + rows * d;
   float* f = att + rows * d;
-  Status s = embed(a.ids, B, T, 0, x);
+  s = embed(a.ids, B, T, 0, x);
   if (!s.ok()) return s;
   for (int l = 0; l < L; ++l) {
     // x = x + MHA(Norm1(x)), causal self-attention
@@ -261,6 +320,8 @@ Status Decoder::forward(const DecoderForwardArgs& a) {
 Status DecoderCache::create(Decoder* dec, int max_len, int batch, std::unique_ptr<DecoderCache>& out) {
   if (max_len < 1) return Status::Error(Code::kInvalidArgument, "{max_len} must be a positive integer, got " + std::to_string(max_len), "max_len");
   if (batch < 1) return Status::Error(Code::kInvalidArgument, "{batch} must be a positive integer, got " + std::to_string(batch), "batch");
+  Status s = dec->check_complete("a KV cache");
+  if (!s.ok()) return s;
   if (!dec->pos_emb_.empty() && max_len > dec->cfg_.context)
     return Status::Error(Code::kInvalidArgument, "{max_len} = " + std::to_string(max_len) + " exceeds the " +
                                                      std::to_string(dec->cfg_.context) + " positions of the learned position table ({context})", "max_len");
@@ -270,7 +331,7 @@ Status DecoderCache::create(Decoder* dec, int max_len, int batch, std::unique_pt
   c->batch_ = batch;
   c->caches_.resize(dec->num_layers());
   for (int l = 0; l < dec->num_layers(); ++l) {
-    Status s = KVCache::create(dec->layers_[l].get(), max_len, batch, c->caches_[l]);
+    s = KVCache::create(dec->layers_[l].get(), max_len, batch, c->caches_[l]);
     if (!s.ok()) return s;
   }
   out = std::move(c);

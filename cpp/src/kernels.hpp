@@ -37,6 +37,16 @@ void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, Pack
 /// Packs B [K, N] (row-major, leading dimension ldb) for gemm_packed().
 inline void pack_b(int K, int N, const float* B, int ldb, PackedB& out) { pack_b_blocks(K, N, {{B, ldb, 0, N}}, out); }
 
+/// Packs B = Btᵀ [K, N], given Bt [N, K] (row-major, leading dimension ldbt), for gemm_packed(): the
+/// same PackedB as pack_b() of the transposed matrix, without assembling it (the tied output head
+/// W_head = tok_embᵀ [d_model, V] straight from the embedding tok_emb [V, d_model]).
+void pack_b_t(int K, int N, const float* Bt, int ldbt, PackedB& out);
+
+/// Column n of a packed B [K, N]: out[k] = B[k, n] for k < K, the exact floats given to pack_b() or
+/// pack_b_t() (with pack_b_t: row n of Bt, e.g. the embedding of token n from the tied head). A
+/// strided gather (stride N floats in the portable layout, kPanel in the SIMD panels); 0 ≤ n < N.
+void packed_column(const PackedB& B, int n, float* out);
+
 /// C[M, n] = A[M, K] · B[K, n0 .. n0+n) (+ bias[n0 .. n0+n) broadcast over rows): the product with a
 /// column range of a packed B (e.g. the Q, K or V columns of a fused [W_Q | W_K | W_V]). n0 must be
 /// a multiple of kPanel (the range starts on a panel). Overwrites C.

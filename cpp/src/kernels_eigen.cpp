@@ -28,6 +28,19 @@ void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, Pack
         out.data[static_cast<size_t>(r) * N + blk.n0 + c] = blk.b[static_cast<size_t>(r) * blk.ld + c];
 }
 
+void pack_b_t(int K, int N, const float* Bt, int ldbt, PackedB& out) {
+  out.k = K;
+  out.n = N;
+  out.data.resize(static_cast<size_t>(K) * N);
+  if (K == 0 || N == 0) return;
+  MMap(out.data.data(), K, N, Eigen::OuterStride<>(N)) = CMap(Bt, N, K, Eigen::OuterStride<>(ldbt)).transpose();
+}
+
+void packed_column(const PackedB& B, int n, float* out) {
+  const float* p = B.data.data() + n;
+  for (int k = 0; k < B.k; ++k) out[k] = p[static_cast<size_t>(k) * B.n];
+}
+
 void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,
                       float* C, int ldc) {
   if (M == 0 || n == 0) return;

@@ -550,6 +550,20 @@ void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, Pack
   for (const ColumnBlock& blk : blocks) pack_panels(K, blk.n, blk.b, blk.ld, out.data.data() + blk.n0 / kNR * stride, stride);
 }
 
+/// pack_b of Btᵀ: the panels straight from Bt by pack_panels_t (4×4 transposes). See kernels.hpp.
+void pack_b_t(int K, int N, const float* Bt, int ldbt, PackedB& out) {
+  out.k = K;
+  out.n = N;
+  out.data.resize(panels_size(K, N));  // pack_panels_t writes every float, the last panel's padding too
+  pack_panels_t(K, N, Bt, ldbt, out.data.data(), size_t(kNR) * K);
+}
+
+/// Column n of the panels: panel n / kNR, lane n % kNR of each of its K rows. See kernels.hpp.
+void packed_column(const PackedB& B, int n, float* out) {
+  const float* p = B.data.data() + static_cast<size_t>(n / kNR) * kNR * B.k + n % kNR;
+  for (int k = 0; k < B.k; ++k) out[k] = p[static_cast<size_t>(k) * kNR];
+}
+
 /// C[M, n] = A[M, K]·B[K, n0 .. n0+n) (+ bias) with B from pack_b (panels from n0 / kNR on): the
 /// blocked 4×8 micro-kernel, bias added in the store. K = 0 gives C = bias (or 0). See kernels.hpp.
 void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,

@@ -4,6 +4,7 @@
 // against its definition (the head's W_O rows zeroed).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -210,6 +211,139 @@ TEST(Decoder, ErrorsNameTheArgumentTheExpectedAndTheActualValue) {
   s = e.create();
   EXPECT_EQ(s.argument, "mlp");
   EXPECT_NE(s.render().find("got 7"), std::string::npos) << s.render();
+}
+
+/// Forward log-probs and attention weights of `dec` on fixed ids (T = 9 tokens, B = 2).
+void run(mha::Decoder& dec, std::vector<float>& lp, std::vector<float>& w) {
+  const int B = 2, T = 9, V = dec.config().vocab_size, L = dec.num_layers(), h = dec.attention().num_heads;
+  std::vector<int32_t> ids(size_t(B) * T);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t((i * 7 + 3) % V);
+  lp.assign(size_t(B) * T * V, 0.f);
+  w.assign(size_t(L) * B * h * T * T, 0.f);
+  mha::DecoderForwardArgs a;
+  a.batch = B; a.seq_len = T; a.ids = ids.data(); a.log_probs = lp.data(); a.weights = w.data();
+  ASSERT_TRUE(dec.forward(a).ok());
+}
+
+TEST_P(DecoderBoth, StagedConstructionEqualsCreateBitForBit) {
+  std::mt19937 r(13);
+  Model m;
+  configure(m, GetParam());
+  m.cfg.num_layers = 3;
+  m.build(r);
+  ASSERT_TRUE(m.create().ok());
+  std::unique_ptr<mha::Decoder> s;
+  mha::DecoderWeights globals = m.w;
+  globals.layers.clear();  // begin() does not read them
+  ASSERT_TRUE(mha::Decoder::begin(m.cfg, globals, s).ok());
+  for (int l = 0; l < 3; ++l) {
+    EXPECT_EQ(s->blocks_added(), l);
+    EXPECT_FALSE(s->complete());
+    ASSERT_TRUE(s->add_block(m.w.layers[l]).ok());
+  }
+  EXPECT_TRUE(s->complete());
+  std::vector<float> lp1, w1, lp2, w2;
+  run(*m.dec, lp1, w1);
+  run(*s, lp2, w2);
+  ASSERT_EQ(lp1.size(), lp2.size());
+  for (size_t i = 0; i < lp1.size(); ++i) ASSERT_EQ(lp1[i], lp2[i]) << i;
+  for (size_t i = 0; i < w1.size(); ++i) ASSERT_EQ(w1[i], w2[i]) << i;
+  // a fourth block is refused and changes nothing
+  mha::Status e = s->add_block(m.w.layers[0]);
+  EXPECT_EQ(e.code, mha::Code::kInvalidArgument);
+  EXPECT_NE(e.render().find("all 3 blocks"), std::string::npos) << e.render();
+  EXPECT_EQ(s->blocks_added(), 3);
+}
+
+TEST(Decoder, AStagedDecoderRefusesToRunUntilEveryBlockIsAddedAndAFailedBlockCanBeRetried) {
+  std::mt19937 r(17);
+  Model m;
+  configure(m, false);
+  m.build(r);
+  std::unique_ptr<mha::Decoder> s;
+  ASSERT_TRUE(mha::Decoder::begin(m.cfg, m.w, s).ok());
+  ASSERT_TRUE(s->add_block(m.w.layers[0]).ok());
+  std::vector<float> lp(5 * 11);
+  std::vector<int32_t> ids(5, 1);
+  mha::DecoderForwardArgs a;
+  a.seq_len = 5; a.ids = ids.data(); a.log_probs = lp.data();
+  mha::Status e = s->forward(a);
+  EXPECT_EQ(e.code, mha::Code::kInvalidArgument);
+  EXPECT_NE(e.render().find("1 of its 2 blocks"), std::string::npos) << e.render();
+  std::unique_ptr<mha::DecoderCache> cache;
+  e = mha::DecoderCache::create(s.get(), 4, 1, cache);
+  EXPECT_EQ(e.code, mha::Code::kInvalidArgument);
+  EXPECT_NE(e.render().find("1 of its 2 blocks"), std::string::npos) << e.render();
+  EXPECT_FALSE(cache);
+
+  // a block with a NaN in W_proj, then one without W_O: refused, named, nothing kept; the good block then goes in
+  mha::DecoderLayerWeights bad = m.w.layers[1];
+  std::vector<float> proj(m.w.layers[1].w_proj, m.w.layers[1].w_proj + 24 * 16);
+  proj[3 * 16 + 2] = std::numeric_limits<float>::quiet_NaN();
+  bad.w_proj = proj.data();
+  e = s->add_block(bad);
+  EXPECT_EQ(e.code, mha::Code::kNonFinite);
+  EXPECT_EQ(e.argument, "layers.w_proj");
+  EXPECT_EQ(e.index, (std::vector<int64_t>{1, 3, 2}));
+  EXPECT_EQ(s->blocks_added(), 1);
+  bad = m.w.layers[1];
+  bad.attention.wo = nullptr;
+  e = s->add_block(bad);
+  EXPECT_EQ(e.code, mha::Code::kInvalidArgument);
+  EXPECT_NE(e.render().find("block 1"), std::string::npos) << e.render();
+  EXPECT_EQ(s->blocks_added(), 1);
+  ASSERT_TRUE(s->add_block(m.w.layers[1]).ok());
+  ASSERT_TRUE(s->forward(a).ok());
+  ASSERT_TRUE(m.create().ok());
+  std::vector<float> ref(5 * 11);
+  a.log_probs = ref.data();
+  ASSERT_TRUE(m.dec->forward(a).ok());
+  for (int i = 0; i < 5 * 11; ++i) ASSERT_EQ(lp[i], ref[i]);
+
+  // begin() checks the weights outside the blocks
+  Model n;
+  configure(n, true);
+  n.build(r);
+  n.w.tok_emb = nullptr;
+  EXPECT_NE(mha::Decoder::begin(n.cfg, n.w, s).render().find("tok_emb"), std::string::npos);
+}
+
+TEST(Decoder, TheTiedEmbeddingIsReadFromThePackedHead) {
+  // Tied: the decoder keeps tok_emb only as the packed head W_head = tok_embᵀ. With one block whose
+  // attention and MLP outputs are zero (W_O, b_O, W_proj, b_proj = 0), a one-token sequence gives
+  // log_softmax(LayerNorm_f(tok_emb[id] + pos_emb[0])·tok_embᵀ + b_head), which the test computes
+  // in float64 from the original rows (V = 13 and d = 12 leave a partial last panel).
+  std::mt19937 r(19);
+  Model m;
+  configure(m, false);
+  m.cfg.vocab_size = 13; m.cfg.num_layers = 1; m.cfg.tied = true;
+  m.cfg.attention.d_model = 12; m.cfg.attention.num_heads = 3;
+  m.build(r);
+  const int V = 13, d = 12;
+  std::vector<float> zeros(size_t(d) * 24, 0.f);
+  mha::DecoderLayerWeights& lw = m.w.layers[0];
+  lw.attention.wo = zeros.data(); lw.attention.bo = zeros.data();
+  lw.w_proj = zeros.data(); lw.b_proj = zeros.data();
+  ASSERT_TRUE(m.create().ok());
+  const float *E = m.w.tok_emb, *P = m.w.pos_emb, *g = m.w.norm_f.weight, *b = m.w.norm_f.bias, *hb = m.w.head_bias;
+  for (int id = 0; id < V; ++id) {
+    std::vector<float> lp(V);
+    mha::DecoderForwardArgs a;
+    a.seq_len = 1; a.ids = &id; a.log_probs = lp.data();
+    ASSERT_TRUE(m.dec->forward(a).ok());
+    std::vector<double> x(d), z(V);
+    double mean = 0, var = 0, mx = -1e300, sum = 0;
+    for (int i = 0; i < d; ++i) mean += (x[i] = double(E[id * d + i]) + P[i]) / d;
+    for (int i = 0; i < d; ++i) var += (x[i] - mean) * (x[i] - mean) / d;
+    for (int i = 0; i < d; ++i) x[i] = (x[i] - mean) / std::sqrt(var + m.cfg.norm_eps) * g[i] + b[i];
+    for (int v = 0; v < V; ++v) {
+      z[v] = hb[v];
+      for (int i = 0; i < d; ++i) z[v] += x[i] * E[v * d + i];
+      mx = std::max(mx, z[v]);
+    }
+    for (int v = 0; v < V; ++v) sum += std::exp(z[v] - mx);
+    for (int v = 0; v < V; ++v) ASSERT_NEAR(lp[v], z[v] - mx - std::log(sum), 2e-5) << id << " " << v;
+  }
 }
 
 TEST(HeadMask, ZeroEqualsTheHeadsWORowsZeroedAndKeepsItsWeights) {

@@ -13,7 +13,8 @@
 // plus large shapes (128×768·768×768, head sizes T = 512, d_k = 64, blocks past the cache block
 // sizes); gemm_panels on row/column sub-blocks of panels packed by pack_panels / pack_panels_t
 // (with the packed layout checked element by element), gemm_packed_cols on column ranges,
-// scale_rows; pack_b_blocks (three blocks, through gemm_packed); softmax_rows on rows with -inf entries, all -inf, huge (1e3..1e30), tiny and mixed
+// scale_rows; pack_b_blocks (three blocks, through gemm_packed); pack_b_t against pack_b of the
+// transpose and packed_column against the rows it was packed from (bitwise); softmax_rows on rows with -inf entries, all -inf, huge (1e3..1e30), tiny and mixed
 // logits. GEMM tolerance: |c - ref| ≤ 1e-5·Σ_k|a_ik·b_kj| (·|alpha|, + |C_old|·1e-6 when
 // accumulating) + 1e-6. Softmax tolerance: |w - ref| ≤ 1e-6 + 1e-5·ref, masked entries exactly 0.
 // Padding between rows of C (ld > width) must be left untouched (checked bitwise). SIMD builds:
@@ -249,6 +250,33 @@ void test_pack_b_blocks(Rng& rng, int M, int K, int n1, int n2, int n3) {
   std::vector<double> ref, bound;
   reference_gemm(M, N, K, 1.0, A, K, whole, [](int, int) { return 0.0; }, ref, bound);
   compare("pack_b_blocks + gemm_packed", M, N, K, C, N, orig, ref, bound);
+}
+
+/// pack_b_t of Bt [N, K] (leading dimension ldbt > K) is pack_b of B = Btᵀ, float for float (so
+/// gemm_packed gives the same bits), and packed_column(n) of either returns row n of Bt exactly.
+void test_pack_b_t(Rng& rng, int K, int N) {
+  const int ldbt = K + 3;
+  auto Bt = random_matrix(rng, N, ldbt);
+  std::vector<float> B(static_cast<size_t>(K) * N);
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k) B[static_cast<size_t>(k) * N + n] = Bt[static_cast<size_t>(n) * ldbt + k];
+  PackedB pt, pb;
+  pt.data.assign(7, 9.f);  // leftovers of an earlier pack must not survive
+  pack_b_t(K, N, Bt.data(), ldbt, pt);
+  pack_b(K, N, B.data(), N, pb);
+  size_t bad = pt.data.size() == pb.data.size() ? 0 : 1;
+  for (size_t i = 0; !bad && i < pb.data.size(); ++i) bad += !same_bits(pt.data[i], pb.data[i]);
+  KT_CHECK(pt.k == K && pt.n == N && bad == 0, "pack_b_t %dx%d differs from pack_b of the transpose (%zu floats)", K, N, bad);
+  ++g_elements;
+  std::vector<float> col(static_cast<size_t>(K) + 1, kSentinel);
+  bad = 0;
+  for (int n = 0; n < N; ++n) {
+    packed_column(pt, n, col.data());
+    for (int k = 0; k < K; ++k) bad += !same_bits(col[k], Bt[static_cast<size_t>(n) * ldbt + k]);
+    bad += !same_bits(col[K], kSentinel);
+    g_elements += K;
+  }
+  KT_CHECK(bad == 0, "packed_column of a %dx%d pack_b_t: %zu floats differ from the rows of Bt or past K", K, N, bad);
 }
 
 /// gemm_packed_cols: C = A·B[:, n0 .. n0+n) (+ bias) on a pack_b matrix, n0 a multiple of kPanel.
@@ -552,6 +580,8 @@ int main(int argc, char** argv) {
     for (int cols = 0; cols <= 13; ++cols) test_scale_rows(rng, rows, cols);
   for (int n1 = 1; n1 <= 17; n1 += 2)
     for (int n3 = 1; n3 <= 13; n3 += 3) test_pack_b_blocks(rng, 1 + n1 % 6, 1 + (n1 + n3) % 7, n1, n1 % 5 + 3, n3);
+  for (int K : {1, 3, 4, 7, 8, 13, 64})
+    for (int N : {1, 5, 8, 9, 16, 23, 61}) test_pack_b_t(rng, K, N);
 
   // Larger shapes: past the SIMD kernels' cache blocks (128 rows, 1024 deep: 2100 = 1024 + 1024 +
   // 52 exercises the depth split, which must add the bias once and keep accumulating), odd edges,

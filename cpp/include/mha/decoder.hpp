@@ -101,16 +101,37 @@ class Decoder {
   /// an unknown norm or mlp kind, k_dim or v_dim ≠ d_model (kInvalidConfig); a missing weight
   /// (kInvalidArgument, naming it); NaN/Inf in a weight (kNonFinite, naming it and the index);
   /// allocation failure (kOutOfMemory).
+  /// Equals begin(config, w) followed by add_block(w.layers[l]) for every block, after checking
+  /// that w.layers holds num_layers blocks and that the heap can hold every copy.
   static Status create(const DecoderConfig& config, const DecoderWeights& w, std::unique_ptr<Decoder>& out);
+
+  /// Staged construction, for a caller that cannot hold every block's weights at once (the JS side
+  /// stages a large model in wasm memory one block at a time): validates the configuration and
+  /// copies the weights outside the blocks (w.layers is not read). The decoder then takes its
+  /// num_layers blocks in order through add_block(); until it has them all, forward() and
+  /// DecoderCache::create() refuse (kInvalidArgument). Errors: create()'s, the blocks' excepted.
+  static Status begin(const DecoderConfig& config, const DecoderWeights& w, std::unique_ptr<Decoder>& out);
+
+  /// Copies and packs block blocks_added() from w. A failed add_block (a missing weight,
+  /// kInvalidArgument; NaN/Inf, kNonFinite, named with the block index; allocation failure,
+  /// kOutOfMemory) keeps nothing of that block and leaves the decoder as it was: the call may be
+  /// retried with other weights. Refused (kInvalidArgument) once every block is added.
+  Status add_block(const DecoderLayerWeights& w);
+
+  /// Blocks added so far (num_layers() once complete).
+  int blocks_added() const { return added_; }
+  /// Whether every block is added (the decoder can run).
+  bool complete() const { return added_ == cfg_.num_layers; }
   ~Decoder();
 
   /// Runs the model (see the file comment). Errors: B or T < 1, T > context with learned positions
   /// (kShapeMismatch); an id outside [0, V) (kInvalidArgument, with its index); NaN/Inf in head_mask
-  /// (kNonFinite); float32 overflow of the result (kNonFinite); allocation failure (kOutOfMemory).
+  /// (kNonFinite); float32 overflow of the result (kNonFinite); allocation failure (kOutOfMemory);
+  /// a staged decoder without all its blocks (kInvalidArgument).
   Status forward(const DecoderForwardArgs& a);
 
   const DecoderConfig& config() const { return cfg_; }
-  const Resolved& attention() const { return layers_[0]->config(); }
+  const Resolved& attention() const { return attn_; }
   int num_layers() const { return cfg_.num_layers; }
 
  private:
@@ -130,10 +151,16 @@ class Decoder {
   /// Floats of workspace a call of `rows` rows needs: x, the norm output, the attention output,
   /// the MLP hidden (2·d_ff for SwiGLU) and one head row block.
   size_t workspace_floats(size_t rows) const;
+  /// Ok if complete(), else the kInvalidArgument naming `what` and the blocks missing.
+  Status check_complete(const char* what) const;
   DecoderConfig cfg_;
+  Resolved attn_;
+  int added_ = 0;
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<Block> blocks_;
-  std::vector<float> tok_emb_, pos_emb_, normf_w_, normf_b_, head_b_;
+  std::vector<float> tok_emb_, pos_emb_, normf_w_, normf_b_, head_b_;  // tok_emb_ empty when tied
+  /// W_head [d_model, V] packed for the GEMM kernels; when tied, packed from tok_emb, and the only
+  /// copy of it: embed() gathers a token's row as a column of the packed head.
   std::unique_ptr<kernels::PackedB> head_;
   Buffer ws_;
 };
@@ -144,8 +171,8 @@ class Decoder {
 class DecoderCache {
  public:
   /// An empty cache of max_len tokens for `batch` sequences; the decoder must outlive it. Errors:
-  /// max_len or batch < 1, max_len > context with learned positions (kInvalidArgument); allocation
-  /// failure (kOutOfMemory).
+  /// max_len or batch < 1, max_len > context with learned positions, a staged decoder without all
+  /// its blocks (kInvalidArgument); allocation failure (kOutOfMemory).
   static Status create(Decoder* decoder, int max_len, int batch, std::unique_ptr<DecoderCache>& out);
 
   /// Appends n ≥ 1 tokens ids [B, n]. log_probs: [B, n, V], or [B, V] when last_only (the newest
