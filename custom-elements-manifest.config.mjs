@@ -56,7 +56,7 @@ function litStaticProperties() {
 }
 
 export default {
-  globs: ['web/lib/components/*.js'],
+  globs: ['web/lib/components/**/*.js'],
   outdir: '.',
   litelement: true,
   plugins: [litStaticProperties()],

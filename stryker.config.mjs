@@ -3,7 +3,7 @@
 // web/lib/src run through Stryker's tap runner (node:test prints TAP when its output is not a TTY);
 // coverage per test file lets each mutant run only the files that reach it. The browser suites,
 // the slow randomized ones (property, fuzz-replay, oom) and the packaging suite are left out.
-// Environment: MUTATE=web/lib/src/layer.js,... narrows the files mutated; CONCURRENCY sets workers.
+// Environment: MUTATE=web/lib/src/engine/layer.js,... narrows the files mutated; CONCURRENCY sets workers.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { relaxedSimdFlags } from './scripts/node-flags.mjs';
@@ -15,7 +15,7 @@ process.env.MHA_STORIES_DIR ??= path.resolve(root, 'tests/fixtures/stories260K')
 
 const mutate = process.env.MUTATE
   ? process.env.MUTATE.split(',')
-  : ['web/lib/src/*.js', '!web/lib/src/version.js'];
+  : ['web/lib/src/**/*.js', '!web/lib/src/version.js'];
 
 export default {
   testRunner: 'tap',

@@ -1,6 +1,6 @@
 // The two-head worked example (Alex, Emma, Daniel × spicy, cheap, cozy, fast, flavor, vibe).
 import { createMHA } from 'mha-wasm';
-import { X0 as X, HEADS, WO as wO } from '../web/lib/components/restaurant.js';   // X [3, 6] and the weights, nested arrays
+import { X0 as X, HEADS, WO as wO } from '../web/lib/components/logic/restaurant.js';   // X [3, 6] and the weights, nested arrays
 
 const [taste, budget] = HEADS.map(({ wQ, wK, wV }) => ({ wQ, wK, wV }));   // W_Q, W_K [6, 2]; W_V [6, 3] and [6, 2]
 

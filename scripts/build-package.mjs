@@ -27,7 +27,7 @@ const run = (cmd, args) => {
 run(bin('cem'), ['analyze', '--quiet']);
 const manifest = JSON.parse(await readFile(path.join(root, 'custom-elements.json'), 'utf8'));
 const tags = manifest.modules.flatMap((m) => (m.declarations ?? []).filter((d) => d.customElement && d.tagName)
-  .map((d) => [d.tagName, d.name, `./${path.basename(m.path)}`]));
+  .map((d) => [d.tagName, d.name, `./${path.posix.relative('web/lib/components', m.path)}`]));
 if (tags.length === 0) throw new Error('custom-elements.json lists no custom element');
 
 // 2. types of the components
@@ -36,10 +36,11 @@ await rm(typesDir, { recursive: true, force: true });
 run(bin('tsc'), ['--allowJs', '--declaration', '--emitDeclarationOnly', '--skipLibCheck', '--target', 'es2022',
   '--module', 'nodenext', '--moduleResolution', 'nodenext', '--outDir', typesDir, 'web/lib/components/index.js',
   'web/lib/components/lesson-elements.js', 'web/lib/components/trained-elements.js']);
-for (const f of await readdir(typesDir)) {
+for (const f of await readdir(typesDir, { recursive: true })) {
+  if (!f.endsWith('.d.ts')) continue;
   const p = path.join(typesDir, f);
-  // web/lib/types/components/x.d.ts sits one folder deeper than web/lib/components/x.js
-  await writeFile(p, (await readFile(p, 'utf8')).replaceAll("'../src/", "'../../src/").replaceAll('"../src/', '"../../src/'));
+  // web/lib/types/components/**/x.d.ts sits one folder deeper than web/lib/components/**/x.js
+  await writeFile(p, (await readFile(p, 'utf8')).replace(/(['"])((?:\.\.\/)+)src\//g, '$1../$2src/'));
 }
 const index = path.join(typesDir, 'index.d.ts');
 await writeFile(index, (await readFile(index, 'utf8')) + `

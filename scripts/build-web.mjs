@@ -69,9 +69,9 @@ await writeFile(path.join(lib, 'components', 'shipped-manifest.js'), '// Generat
   '(the shipped models\' manifest); do not edit.\n' +
   `export default ${JSON.stringify(JSON.parse(await readFile(path.join(lib, 'models', 'index.json'), 'utf8')))};\n`);
 
-// the browser's pthread worker script (web/lib/src/pthread-worker.js) lives beside the wasm it runs, so
+// the browser's pthread worker script (web/lib/src/engine/pthread-worker.js) lives beside the wasm it runs, so
 // that copying wasm/ is all a page without a bundler (or with esbuild) needs for the threaded builds
-await cp(path.join(lib, 'src', 'pthread-worker.js'), path.join(lib, 'wasm', 'mha_pthread_worker.js'));
+await cp(path.join(lib, 'src', 'engine', 'pthread-worker.js'), path.join(lib, 'wasm', 'mha_pthread_worker.js'));
 
 // stale chunks of earlier builds go (their names carry a hash); the anywidget bundle is build-package's
 await mkdir(libDist, { recursive: true });
@@ -87,8 +87,9 @@ await build({
     'mha-lesson-elements': path.join(lib, 'components', 'lesson-elements.js'),
     'mha-trained': path.join(lib, 'components', 'trained-elements.js'),
     // one entry per element (dist/mha-stepper.js, …): a page loads only what its element needs
-    ...Object.fromEntries((await readdir(path.join(lib, 'components')))
-      .filter((f) => /^mha-.*\.js$/.test(f)).map((f) => [f.slice(0, -3), path.join(lib, 'components', f)])),
+    ...Object.fromEntries((await readdir(path.join(lib, 'components'), { recursive: true }))
+      .filter((f) => /^mha-.*\.js$/.test(path.basename(f)))
+      .map((f) => [path.basename(f, '.js'), path.join(lib, 'components', f)])),
   },
   outdir: libDist,
   sourcemap: false,   // the package ships the bundles, not a map of node_modules paths

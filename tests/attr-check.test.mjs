@@ -1,8 +1,8 @@
-// The shared attribute parsers of the elements (web/lib/components/attr-check.js): each returns the
+// The shared attribute parsers of the elements (web/lib/components/base/attr-check.js): each returns the
 // value or an MHAError INVALID_ARGUMENT naming the attribute, what is allowed and the value written.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { intAttr, numberAttr, enumAttr, headListAttr, tokensAttr, attrError, AttrGuard } from '../web/lib/components/attr-check.js';
+import { intAttr, numberAttr, enumAttr, headListAttr, tokensAttr, attrError, AttrGuard } from '../web/lib/components/base/attr-check.js';
 
 const err = (r) => { assert.ok(r.error, `expected an error, got ${JSON.stringify(r)}`); assert.equal(r.error.code, 'INVALID_ARGUMENT'); return r.error; };
 

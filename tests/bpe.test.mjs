@@ -1,4 +1,4 @@
-// llama2.c's byte-pair tokenizer (web/lib/src/bpe.js) value by value on toy vocabularies, without
+// llama2.c's byte-pair tokenizer (web/lib/src/lm/bpe.js) value by value on toy vocabularies, without
 // the model files: the UTF-8 bytes of each range of code points (the byte fallback ids written out
 // from RFC 3629), the surrogate range, the constructor's refusals, the merge rule (highest score,
 // leftmost on ties, nothing at or below −1e10, merges next to a merge), decode's dummy-prefix and
@@ -6,8 +6,8 @@
 // Written for the mutation testing of bpe.js (stryker.config.mjs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MHAError } from '../web/lib/src/errors.js';
-import { Llama2cTokenizer, UNK, BOS, EOS, BYTE_OFFSET } from '../web/lib/src/bpe.js';
+import { MHAError } from '../web/lib/src/engine/errors.js';
+import { Llama2cTokenizer, UNK, BOS, EOS, BYTE_OFFSET } from '../web/lib/src/lm/bpe.js';
 import { throwsInvalid } from './helpers/exact-error.mjs';
 
 const enc = new TextEncoder();

@@ -10,9 +10,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createMHA } from '../web/lib/src/index.js';
-import { X0, HEADS, restaurantLayerOptions } from '../web/lib/components/restaurant.js';
-import { MODELS } from '../web/lib/components/models-data.js';
-import { copyingScores, inductionVerdict } from '../web/lib/src/copying.js';
+import { X0, HEADS, restaurantLayerOptions } from '../web/lib/components/logic/restaurant.js';
+import { MODELS } from '../web/lib/components/logic/models-data.js';
+import { copyingScores, inductionVerdict } from '../web/lib/src/lm/copying.js';
 
 const PAGE = readFileSync(new URL('../web/site/index.html', import.meta.url), 'utf8');
 const MANIFEST = JSON.parse(readFileSync(new URL('../web/lib/models/index.json', import.meta.url), 'utf8'));

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createMHA, MHAError } from '../web/lib/src/index.js';
-import { writeBlock } from '../web/lib/src/memory.js';
+import { writeBlock } from '../web/lib/src/engine/memory.js';
 import { tierOptions } from './helpers/tier.mjs';
 import { throwsMHA } from './helpers/errors.mjs';
 

@@ -1,4 +1,4 @@
-// Copying scores (web/lib/src/copying.js): the OV logits the engine computes equal a float64
+// Copying scores (web/lib/src/lm/copying.js): the OV logits the engine computes equal a float64
 // reference written from the file's tensors in PyTorch's layout (its own reading of q/k/v_proj and
 // out_proj, grouped-query K/V heads, LayerNorm and RMSNorm, tied and untied output heads); on tiny
 // models built by hand the answer is known by construction (a head whose W_V·W_O is the identity on
@@ -9,9 +9,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createMHA, parseSafetensors, MHAError } from '../web/lib/src/index.js';
-import { ovLogits, copyingOf, copyingScores, inductionVerdict, COPYING_THRESHOLD } from '../web/lib/src/copying.js';
+import { ovLogits, copyingOf, copyingScores, inductionVerdict, COPYING_THRESHOLD } from '../web/lib/src/lm/copying.js';
 import { encodeSafetensors } from './helpers/safetensors.mjs';
-import { mulberry32 } from '../web/lib/src/weights.js';
+import { mulberry32 } from '../web/lib/src/engine/weights.js';
 
 const mha = await createMHA();
 const modelsDir = new URL('../web/lib/models/', import.meta.url);

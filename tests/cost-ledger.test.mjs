@@ -1,10 +1,10 @@
 // The honest cost ledger: the passport's softmax FLOPs and memory, and the figures of
-// <mha-cost-ledger> (web/lib/components/cost-ledger.js), against numbers computed by hand.
+// <mha-cost-ledger> (web/lib/components/logic/cost-ledger.js), against numbers computed by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createMHA } from '../web/lib/src/index.js';
-import { costLedger, modelParams, memorySentence, flopsSentence } from '../web/lib/components/cost-ledger.js';
-import { DECODERS } from '../web/lib/components/models-data.js';
+import { costLedger, modelParams, memorySentence, flopsSentence } from '../web/lib/components/logic/cost-ledger.js';
+import { DECODERS } from '../web/lib/components/logic/models-data.js';
 
 const mha = await createMHA();
 const preset = (name) => DECODERS.find((m) => m.name === name);

@@ -1,5 +1,5 @@
 // The sentences of <mha-gqa-twins> that judge what sharing keys and values costs (gqaVerdict,
-// web/lib/components/gqa-verdict.js), in Node on the shipped manifest's numbers: judged on the
+// web/lib/components/logic/gqa-verdict.js), in Node on the shipped manifest's numbers: judged on the
 // whole held-out set (index.json's heldoutBpc, both seeds) against the largest spread between two
 // seeds of one variant, sized as a multiple of it, with no fixed cutoff in percent; the page's
 // passages reported as the smaller sample they are.
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gqaVerdict, gqaFigures } from '../web/lib/components/gqa-verdict.js';
+import { gqaVerdict, gqaFigures } from '../web/lib/components/logic/gqa-verdict.js';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const manifest = JSON.parse(readFileSync(path.join(ROOT, 'web', 'lib', 'models', 'index.json'), 'utf8'));

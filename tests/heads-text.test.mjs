@@ -1,4 +1,4 @@
-// Head scores on one text (scoreText, inductionTargets in web/lib/src/heads.js), the numbers the
+// Head scores on one text (scoreText, inductionTargets in web/lib/src/lm/heads.js), the numbers the
 // trained-heads explorer shows beside the probe scores: against hand-built attention whose scores
 // are known exactly, and on the shipped model against a direct computation of the definitions.
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// Head analysis (web/lib/src/heads.js) value by value, without an engine: the type rule at its
+// Head analysis (web/lib/src/lm/heads.js) value by value, without an engine: the type rule at its
 // thresholds and ties, analyzeHeads and scoreText against a direct computation of their definitions
 // (docs/trained-models.md, "Head analysis") on random attention with several layers, heads, texts
 // and lengths, and inductionTargets on texts whose targets are known. Mutation testing (StrykerJS)
@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   headType, analyzeHeads, scoreText, inductionTargets, HEAD_TYPES, TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN,
-} from '../web/lib/src/heads.js';
-import { mulberry32 as rng } from '../web/lib/src/weights.js';
+} from '../web/lib/src/lm/heads.js';
+import { mulberry32 as rng } from '../web/lib/src/engine/weights.js';
 
 const KEYS = ['previous', 'twoBack', 'current', 'first', 'induction', 'entropy'];
 const scores = (o) => ({ previous: 0, twoBack: 0, current: 0, first: 0, induction: 0, entropy: 0, ...o });

@@ -15,7 +15,7 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createMHA, MHAError } from '../web/lib/src/index.js';
-import { KEEP_JS_WEIGHTS_BYTES } from '../web/lib/src/model.js';
+import { KEEP_JS_WEIGHTS_BYTES } from '../web/lib/src/lm/model.js';
 import { encodeSafetensors } from '../scripts/safetensors-write.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

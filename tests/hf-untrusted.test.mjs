@@ -1,4 +1,4 @@
-// Model folders and llama2.c files are untrusted input (web/lib/src/hf.js, model-folder.js): every
+// Model folders and llama2.c files are untrusted input (web/lib/src/formats/hf.js, model-folder.js): every
 // refused configuration with its message (an MHAError naming the file, the key and the value), the
 // tensor checks (missing, misshapen, unexpected, NaN), the shard index (path traversal, wrong types,
 // a tensor absent from its shard), size limits, and a seeded fuzz of every file kind — truncations,
@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMHA, MHAError } from '../web/lib/src/index.js';
-import { mulberry32 } from '../web/lib/src/weights.js';
-import { HF_LIMITS } from '../web/lib/src/hf.js';
+import { mulberry32 } from '../web/lib/src/engine/weights.js';
+import { HF_LIMITS } from '../web/lib/src/formats/hf.js';
 
 const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'golden-hf');
 const mha = await createMHA({ threads: 1 });

@@ -1,12 +1,12 @@
-// llama2.c's file readers (web/lib/src/llama2c.js) value by value on small synthetic files written
+// llama2.c's file readers (web/lib/src/formats/llama2c.js) value by value on small synthetic files written
 // here from the format's description (run.c read_checkpoint / memory_map_weights, build_tokenizer):
 // every tensor's values at its offset, tied and untied, each header field at its limit and one past
 // it, the index of a non-finite weight, and the tokenizer file's boundaries. tests/llama2c.test.mjs
 // reads the real stories260K files and fuzzes them. Written for the mutation testing of llama2c.js.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MHAError } from '../web/lib/src/errors.js';
-import { readLlama2cCheckpoint, readLlama2cTokenizer, HEADER_FIELDS, HEADER_LIMITS, MAX_TOKEN_LENGTH_LIMIT } from '../web/lib/src/llama2c.js';
+import { MHAError } from '../web/lib/src/engine/errors.js';
+import { readLlama2cCheckpoint, readLlama2cTokenizer, HEADER_FIELDS, HEADER_LIMITS, MAX_TOKEN_LENGTH_LIMIT } from '../web/lib/src/formats/llama2c.js';
 import { throwsInvalid } from './helpers/exact-error.mjs';
 
 

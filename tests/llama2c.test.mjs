@@ -1,6 +1,6 @@
 // stories260K (Karpathy's tinyllamas, llama2.c; tests/fixtures/stories260K) without the engine:
-// the checkpoint and tokenizer readers (web/lib/src/llama2c.js) with every bad-file case and a fuzz
-// of the real files, and llama2.c's BPE tokenizer (web/lib/src/bpe.js) against llama2.c's published
+// the checkpoint and tokenizer readers (web/lib/src/formats/llama2c.js) with every bad-file case and a fuzz
+// of the real files, and llama2.c's BPE tokenizer (web/lib/src/lm/bpe.js) against llama2.c's published
 // ids, the Python port's ids in tests/golden-stories260k/cases.json, and a round-trip property.
 // The model's numerics are checked against cases.json by the engine's suite once the core runs the
 // Llama decoder; a JS float64 forward is not needed here (cases.json comes from an independent
@@ -11,9 +11,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { MHAError } from '../web/lib/src/errors.js';
-import { readLlama2cCheckpoint, readLlama2cTokenizer, HEADER_FIELDS } from '../web/lib/src/llama2c.js';
-import { Llama2cTokenizer, BOS, EOS } from '../web/lib/src/bpe.js';
+import { MHAError } from '../web/lib/src/engine/errors.js';
+import { readLlama2cCheckpoint, readLlama2cTokenizer, HEADER_FIELDS } from '../web/lib/src/formats/llama2c.js';
+import { Llama2cTokenizer, BOS, EOS } from '../web/lib/src/lm/bpe.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // llama2.c's original files (with their README and LICENSE) in tests/fixtures/stories260K/, or $MHA_STORIES_DIR.

@@ -1,4 +1,4 @@
-// The model runner (web/lib/src/model.js) value by value, on the tiny models of tests/golden-decoder/
+// The model runner (web/lib/src/lm/model.js) value by value, on the tiny models of tests/golden-decoder/
 // and on stories260K (a second or so): every config key's default, bounds and refusal message
 // (argument, expected and actual value), the tensors each architecture needs (each one removed in
 // turn is named with its expected shape), the sources loadModel reads, encode/decode, run()'s

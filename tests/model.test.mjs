@@ -1,4 +1,4 @@
-// The trained-model runner (web/lib/src/model.js) against PyTorch: every golden case in
+// The trained-model runner (web/lib/src/lm/model.js) against PyTorch: every golden case in
 // tests/golden-models/ (made by scripts/train/golden.py from the shipped files) passes through
 // mha.loadModel within float32 tolerance; and the runner's API: head analysis, ablation, the
 // KV-cache generator, errors, memory.

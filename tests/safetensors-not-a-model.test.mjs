@@ -2,7 +2,7 @@
 // gzip) is named for what it starts with, not as an absurd header length.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { parseSafetensors } from '../web/lib/src/safetensors.js';
+import { parseSafetensors } from '../web/lib/src/formats/safetensors.js';
 
 const enc = (s) => new TextEncoder().encode(s);
 const msg = (bytes) => { try { parseSafetensors(bytes); } catch (e) { assert.equal(e.code, 'INVALID_ARGUMENT'); return e.message; } return null; };

@@ -1,4 +1,4 @@
-// The safetensors reader (web/lib/src/safetensors.js) value by value, without an engine: every
+// The safetensors reader (web/lib/src/formats/safetensors.js) value by value, without an engine: every
 // dtype with several elements (all 65,536 half-precision patterns against a conversion by float32
 // bits), every check at its boundary (the value just accepted and the one just refused, with the
 // message), the views asBytes accepts, and the overlap rule on tensors listed out of order.
@@ -6,9 +6,9 @@
 // testing (StrykerJS) runs for safetensors.js.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseSafetensors, asBytes, MAX_HEADER_BYTES } from '../web/lib/src/safetensors.js';
-import { MHAError } from '../web/lib/src/errors.js';
-import { Tensor } from '../web/lib/src/tensor.js';
+import { parseSafetensors, asBytes, MAX_HEADER_BYTES } from '../web/lib/src/formats/safetensors.js';
+import { MHAError } from '../web/lib/src/engine/errors.js';
+import { Tensor } from '../web/lib/src/engine/tensor.js';
 
 /** A file from a header (object or JSON text) and a data area (bytes, or a length of zeros). */
 function file(header, data = 0, headerLength) {

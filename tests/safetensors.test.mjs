@@ -1,4 +1,4 @@
-// The safetensors reader (web/lib/src/safetensors.js) is an attack surface: malformed files give an
+// The safetensors reader (web/lib/src/formats/safetensors.js) is an attack surface: malformed files give an
 // MHAError naming the tensor or field, never a RangeError, an out-of-bounds read or a hang; a
 // fast-check fuzz of byte mutations of a real model file; and a PyTorch nn.MultiheadAttention
 // state dict saved as safetensors runs in our layer as in PyTorch.

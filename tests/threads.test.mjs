@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { createMHA } from '../web/lib/src/index.js';
 import { bitsEqual, rand, runCases, sameResults } from './helpers/same-bits.mjs';
-import { liveNodeWorkers, MAX_AUTO_THREADS } from '../web/lib/src/threads.js';
+import { liveNodeWorkers, MAX_AUTO_THREADS } from '../web/lib/src/engine/threads.js';
 import { readFileSync } from 'node:fs';
 
 const INDEX = new URL('../web/lib/src/index.js', import.meta.url).href;

@@ -1,11 +1,11 @@
-// The GEMM register tile (web/lib/src/tile.js, cpp/include/mha/tile.hpp): which engines get the
+// The GEMM register tile (web/lib/src/engine/tile.js, cpp/include/mha/tile.hpp): which engines get the
 // 6 × 8 and the 3 × 12 tile, the `tile` option and `info.tile`, and results that are bit-identical
 // for every tile on every tier that has them, on one and two threads, and through the model runner.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createMHA } from '../web/lib/src/index.js';
-import { engineTile, TILES } from '../web/lib/src/tile.js';
+import { engineTile, TILES } from '../web/lib/src/engine/tile.js';
 import { bitsEqual, runCases, sameResults } from './helpers/same-bits.mjs';
 
 test('engineTile: 6x8 from V8 13.6 / Chromium 136 (version, brands or user-agent string), 3x12 on older V8, 4x8 on other engines', () => {

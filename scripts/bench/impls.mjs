@@ -11,7 +11,7 @@
  * @module impls
  */
 import { buildMhaOnnx } from './onnx-graph.mjs';
-import { mulberry32 } from '../../web/lib/src/weights.js';
+import { mulberry32 } from '../../web/lib/src/engine/weights.js';
 import { peakModuleBytes, fmaSupported } from './peak.mjs';
 
 /**

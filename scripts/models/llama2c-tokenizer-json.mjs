@@ -19,7 +19,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readLlama2cTokenizer } from '../../web/lib/src/llama2c.js';
+import { readLlama2cTokenizer } from '../../web/lib/src/formats/llama2c.js';
 
 const SPECIALS = ['<unk>', '<s>', '</s>'];
 

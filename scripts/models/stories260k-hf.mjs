@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readLlama2cCheckpoint, readLlama2cTokenizer } from '../../web/lib/src/llama2c.js';
+import { readLlama2cCheckpoint, readLlama2cTokenizer } from '../../web/lib/src/formats/llama2c.js';
 import { encodeSafetensors } from '../safetensors-write.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

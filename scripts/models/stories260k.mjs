@@ -8,8 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readLlama2cCheckpoint, readLlama2cTokenizer } from '../../web/lib/src/llama2c.js';
-import { MODEL_FORMAT } from '../../web/lib/src/model.js';
+import { readLlama2cCheckpoint, readLlama2cTokenizer } from '../../web/lib/src/formats/llama2c.js';
+import { MODEL_FORMAT } from '../../web/lib/src/lm/model.js';
 import { encodeSafetensors } from '../safetensors-write.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

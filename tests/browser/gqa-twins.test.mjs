@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setup, ARTIFACTS, ROOT, axeSeriousViolations, checkNarrowPage, elementError, openExample, reveal } from './helpers.mjs';
 import { createMHA } from '../../web/lib/src/index.js';
-import { gqaVerdict } from '../../web/lib/components/gqa-verdict.js';
+import { gqaVerdict } from '../../web/lib/components/logic/gqa-verdict.js';
 
 const MODELS = path.join(ROOT, 'web', 'lib', 'models');
 const manifest = JSON.parse(readFileSync(path.join(MODELS, 'index.json'), 'utf8'));

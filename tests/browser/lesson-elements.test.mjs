@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setup, deepFocus, ROOT } from './helpers.mjs';
 import { EXAMPLES_CSP } from '../../scripts/serve.mjs';
-import { X0 } from '../../web/lib/components/restaurant.js';
+import { X0 } from '../../web/lib/components/logic/restaurant.js';
 
 let env;
 before(async () => { env = await setup(); });

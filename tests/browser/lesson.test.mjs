@@ -41,7 +41,7 @@ test('the lesson loads with no console errors, the first heatmaps and the formul
   assert.ok(prose.length >= 6 && prose.every(Boolean), `prose formulas rendered: ${prose}`);
   assert.equal(await page.locator('#stepper [part="formula"] math').count(), 1);
   assert.equal(await page.locator('#kv [part="formula"] math').count(), 1);
-  // 'auto' threads in a browser: one fewer than the cores, at least 1, at most 4 (web/lib/src/threads.js)
+  // 'auto' threads in a browser: one fewer than the cores, at least 1, at most 4 (web/lib/src/engine/threads.js)
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);
   const n = Math.max(1, Math.min(4, cores - 1));
   assert.equal(await page.locator('#engine-status p').textContent(),

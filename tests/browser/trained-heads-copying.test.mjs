@@ -1,4 +1,4 @@
-// <mha-trained-heads> with copying scores (web/lib/src/copying.js): each head's box shows its
+// <mha-trained-heads> with copying scores (web/lib/src/lm/copying.js): each head's box shows its
 // copying score as copyingScores computes it; a head is called an induction head only when its
 // attention is labelled induction AND its output copies, otherwise the box and the explanation say
 // which half holds; the explanation's grammar ("an induction head") and a switched-off head, which

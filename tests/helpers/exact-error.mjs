@@ -1,7 +1,7 @@
 // Asserting an error exactly: the suites that pin every message of a module (mutation testing)
 // share this. Imports only errors.js, so suites of the pure-JS modules run without a wasm build.
 import assert from 'node:assert/strict';
-import { MHAError } from '../../web/lib/src/errors.js';
+import { MHAError } from '../../web/lib/src/engine/errors.js';
 
 /** Asserts that fn() throws an MHAError with exactly this code and message. */
 export function throwsExactly(fn, code, message) {

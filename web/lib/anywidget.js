@@ -17,7 +17,7 @@
  * @module mha-wasm/anywidget
  */
 import { setEngine } from './components/index.js';
-import './components/mha-trained-heads.js';
+import './components/trained/mha-trained-heads.js';
 import { createMHA } from './src/single.js';
 
 /** model trait → element attribute, per view. */

@@ -8,24 +8,24 @@
  *   const { output, weights } = layer.forward(x);   // x [T, 24] → output [T, 24], weights [2, T, T]
  * @module mha-wasm
  */
-import { MHAError, coreError, CODES } from './errors.js';
+import { MHAError, coreError, CODES } from './engine/errors.js';
 import { loadCore } from './loader.js';
-import { stopThreads } from './threads.js';
-import { tileName } from './tile.js';
-import { Layer, KVCache } from './layer.js';
-import { Tensor } from './tensor.js';
-import { fromTorch } from './torch.js';
+import { stopThreads } from './engine/threads.js';
+import { tileName } from './engine/tile.js';
+import { Layer, KVCache } from './engine/layer.js';
+import { Tensor } from './engine/tensor.js';
+import { fromTorch } from './engine/torch.js';
 import { VERSION } from './version.js';
-import { resolveLayer, intOption, biasOption } from './weights.js';
-import { Staging, Layout, checkFits, writeBlock, heapViews } from './memory.js';
-import { parseSafetensors } from './safetensors.js';
-import { scoreModsOption } from './scoremods.js';
-import { blockLayout, configFields } from './blocks.js';
-import { loadModel, CharModel, MODEL_FORMAT } from './model.js';
+import { resolveLayer, intOption, biasOption } from './engine/weights.js';
+import { Staging, Layout, checkFits, writeBlock, heapViews } from './engine/memory.js';
+import { parseSafetensors } from './formats/safetensors.js';
+import { scoreModsOption } from './engine/scoremods.js';
+import { blockLayout, configFields } from './engine/blocks.js';
+import { loadModel, CharModel, MODEL_FORMAT } from './lm/model.js';
 
 export { MHAError, Tensor, Layer, KVCache, VERSION, parseSafetensors, CharModel, MODEL_FORMAT };
-export { headType, analyzeHeads, scoreText, inductionTargets, TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN } from './heads.js';
-export { copyingScores, ovLogits, copyingOf, inductionVerdict, COPYING_THRESHOLD } from './copying.js';
+export { headType, analyzeHeads, scoreText, inductionTargets, TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN } from './lm/heads.js';
+export { copyingScores, ovLogits, copyingOf, inductionVerdict, COPYING_THRESHOLD } from './lm/copying.js';
 
 /** Calls the core's passport (the one place the configuration rules live) with a PassportBlock;
  * o.mods: the score modifiers (scoreModsOption). */
@@ -297,4 +297,4 @@ export { TIERS } from './loader.js';
  * The deterministic PRNG (mulberry32) behind `createLayer({seed})`: `mulberry32(seed)()` gives
  * floats in [0, 1). Exported so pages can draw reproducible inputs from the same generator.
  */
-export { mulberry32 } from './weights.js';
+export { mulberry32 } from './engine/weights.js';

@@ -26,9 +26,9 @@
  * @module loader
  */
 import createSIMDCore from '../wasm/mha_core.mjs';
-import { loadError } from './errors.js';
-import { resolveThreads, nodeWorkerClass, unrefWorkers, nodeBuiltin, besideThisModule } from './threads.js';
-import { chooseTileRows } from './tile.js';
+import { loadError } from './engine/errors.js';
+import { resolveThreads, nodeWorkerClass, unrefWorkers, nodeBuiltin } from './engine/threads.js';
+import { chooseTileRows } from './engine/tile.js';
 
 /** (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)), as in wasm-feature-detect. */
 const SIMD_PROBE = new Uint8Array([
@@ -297,7 +297,8 @@ export async function loadCore(options = {}) {
     if (isNode) {
       opts.mhaWorker = await nodeWorkerClass();
       const wasmLocate = opts.locateFile;
-      const workerURL = besideThisModule(`../wasm/${build.worker}`).href;
+      // a Node-only file named at run time: bundlers must not follow it
+      const workerURL = new URL(/* @vite-ignore */ /* webpackIgnore: true */ `../wasm/${build.worker}`, import.meta.url).href;
       opts.locateFile = (path, prefix) => (path === build.worker ? workerURL : wasmLocate(path, prefix));
     } else {
       pool = { started: [] };

@@ -1,0 +1,267 @@
+// Small helpers shared by the <mha-*> custom elements.
+//
+// The components talk to the engine only through the public JS API (`createMHA`), never to wasm
+// memory. One engine instance is shared by every component on a page; a page can supply its own
+// with `setEngine()` or by setting the `engine` property of a component.
+import { css } from 'lit';
+import { interpolateViridis, interpolateCividis } from 'd3-scale-chromatic';
+import { createMHA, mulberry32 } from '../../src/index.js';
+
+let enginePromise = null;
+
+/** How long the shared engine may take to load before getEngine rejects (the elements then show why). */
+export const ENGINE_TIMEOUT_MS = 30_000;
+
+/**
+ * The shared engine (an `await createMHA()` result), created on first use. Rejects with the load
+ * error (an MHALoadError naming the file and what to change), or, when the engine has not loaded
+ * within ENGINE_TIMEOUT_MS, with one saying so; every element shows the message in place.
+ * @returns {Promise<object>}
+ */
+export function getEngine() {
+  if (!enginePromise) {
+    let timer;
+    const late = new Promise((_, reject) => {
+      timer = setTimeout(() => {
+        const e = new Error(`the wasm engine did not load within ${ENGINE_TIMEOUT_MS / 1000} s: check the browser console and the network panel ` +
+          'for a .wasm, glue (.mjs) or worker file that is refused (404, or a Content-Security-Policy without ' +
+          "script-src 'wasm-unsafe-eval') or never answers");
+        e.name = 'MHALoadError';
+        reject(e);
+      }, ENGINE_TIMEOUT_MS);
+    });
+    const mine = Promise.race([createMHA(), late]).finally(() => clearTimeout(timer));
+    enginePromise = mine;
+    // a failed or late load is not kept: the next element to ask starts again
+    mine.catch(() => { if (enginePromise === mine) enginePromise = null; });
+  }
+  return enginePromise;
+}
+
+/**
+ * Use an engine created elsewhere (or a promise of one) for every component on the page.
+ * @param {object|Promise<object>} mha
+ */
+export function setEngine(mha) {
+  enginePromise = Promise.resolve(mha);
+}
+
+/**
+ * The engine for one run of a component's `@lit/task` Task: its own `engine` (an engine or a
+ * promise of one) if set, else the shared one. When a newer run overtook this one while the engine
+ * was loading, throws the task's abort reason instead, so that only the newest run computes.
+ * @param {object|Promise<object>|undefined} engine the component's `engine` property
+ * @param {AbortSignal} signal the task run's signal
+ * @returns {Promise<object>}
+ */
+export async function taskEngine(engine, signal) {
+  const mha = await (engine ? Promise.resolve(engine) : getEngine());
+  signal.throwIfAborted();
+  return mha;
+}
+
+/** A readable message for an engine error (MHAError has `.code` and `.message`). */
+export function errorText(err) {
+  if (!err) return '';
+  const msg = err.message || String(err);
+  return err.code ? `${err.code}: ${msg}` : msg;
+}
+
+/**
+ * Turn nested arrays, a Tensor, or `{data, shape}` (2-D) into nested arrays `number[][]`.
+ * A 3-D input is not accepted here; use `toHeads` for `[h, Tq, Tk]`.
+ */
+export function toMatrix(m) {
+  if (!m) return [];
+  if (Array.isArray(m)) return m.map((row) => Array.from(row, Number));
+  if (m.data && m.shape) {
+    const [r, c] = m.shape.length === 2 ? m.shape : [1, m.shape[m.shape.length - 1]];
+    const out = [];
+    for (let i = 0; i < r; i++) out.push(Array.from(m.data.subarray(i * c, (i + 1) * c)));
+    return out;
+  }
+  throw new TypeError('expected nested arrays or {data, shape}');
+}
+
+/**
+ * Per-head matrices from a weights tensor `[h, Tq, Tk]` (or `[1, h, Tq, Tk]`), nested arrays
+ * `[h][Tq][Tk]`, or an array of 2-D matrices.
+ * @returns {number[][][]}
+ */
+export function toHeads(w) {
+  if (!w) return [];
+  if (Array.isArray(w)) return w.map((m) => toMatrix(m));
+  if (w.data && w.shape) {
+    let shape = w.shape;
+    if (shape.length === 4 && shape[0] === 1) shape = shape.slice(1);
+    if (shape.length === 2) return [toMatrix(w)];
+    if (shape.length !== 3) throw new TypeError(`expected weights [h, Tq, Tk], got [${w.shape}]`);
+    const [h, tq, tk] = shape;
+    const heads = [];
+    for (let i = 0; i < h; i++) {
+      const rows = [];
+      for (let r = 0; r < tq; r++) {
+        const off = (i * tq + r) * tk;
+        rows.push(Array.from(w.data.subarray(off, off + tk)));
+      }
+      heads.push(rows);
+    }
+    return heads;
+  }
+  throw new TypeError('expected nested arrays or {data, shape}');
+}
+
+/** The color interpolator of a scheme name: 'viridis' (default) or 'cividis'. Both are
+ * perceptually uniform and readable with the common forms of color blindness. */
+export function interpolatorFor(scheme) {
+  return scheme === 'cividis' ? interpolateCividis : interpolateViridis;
+}
+
+/** Map a value in [lo, hi] to a CSS color of the scheme. */
+export function colorFor(scheme, lo, hi) {
+  const f = interpolatorFor(scheme);
+  const span = hi - lo || 1;
+  return (v) => f(Math.min(1, Math.max(0, (v - lo) / span)));
+}
+
+function channel(c) {
+  c /= 255;
+  return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+}
+
+/** Relative luminance (WCAG) of a `#rrggbb` or `rgb(r, g, b)` color. */
+export function luminance(color) {
+  let r, g, b;
+  if (color.startsWith('#')) {
+    const n = parseInt(color.slice(1), 16);
+    r = (n >> 16) & 255; g = (n >> 8) & 255; b = n & 255;
+  } else {
+    [r, g, b] = color.match(/\d+(\.\d+)?/g).map(Number);
+  }
+  return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+}
+
+/** Black or white, whichever has more contrast on `bg`. */
+export function textOn(bg) {
+  const L = luminance(bg);
+  const onBlack = (L + 0.05) / 0.05;
+  const onWhite = 1.05 / (L + 0.05);
+  return onBlack >= onWhite ? '#000' : '#fff';
+}
+
+/**
+ * A seeded `[rows, cols]` Float32 matrix: standard normal (`'normal'`) or uniform in ±limit, drawn
+ * from mulberry32 (the generator of the engine's seeded init).
+ */
+export function seededMatrix(seed, rows, cols, { kind = 'normal', limit = 1 } = {}) {
+  const rand = mulberry32(seed);
+  const data = new Float32Array(rows * cols);
+  for (let i = 0; i < data.length; i++) {
+    if (kind === 'normal') {
+      const u = 1 - rand(), v = rand();
+      data[i] = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+    } else {
+      data[i] = (2 * rand() - 1) * limit;
+    }
+  }
+  return { data, shape: [rows, cols] };
+}
+
+/** Fixed-point formatting with a real minus sign. */
+export function fmt(v, digits = 3) {
+  if (!Number.isFinite(v)) return String(v);
+  const s = v.toFixed(digits);
+  return s.startsWith('-') && Number(s) !== 0 ? '\u2212' + s.slice(1) : s.replace(/^-/, '');
+}
+
+/** Integer with thousands separators. */
+export function int(v) {
+  return Number(v).toLocaleString('en-US');
+}
+
+/** Parse a number attribute, falling back to `dflt` when missing or not a number. */
+export function num(v, dflt) {
+  const n = Number(v);
+  return v === null || v === undefined || v === '' || !Number.isFinite(n) ? dflt : n;
+}
+
+/** Default token labels for a sequence of length T. */
+export const DEFAULT_SENTENCE = ['the', 'river', 'bank', 'flooded', 'after', 'heavy', 'rain',
+  'so', 'Maya', 'moved', 'her', 'boat', 'up', 'the', 'hill', 'again'];
+export function defaultTokens(T) {
+  return Array.from({ length: T }, (_, i) => DEFAULT_SENTENCE[i] ?? `t${i + 1}`);
+}
+
+/** The labelled controls of a calculator element (KV calculator, cost ledger): one flowing row of
+ * labels, each a caption above its select or number field. */
+export const formStyles = css`
+  form { display: flex; flex-wrap: wrap; gap: 0.6rem 1.2rem; margin: 0.7rem 0; font-size: 0.92rem; }
+  label { display: flex; flex-direction: column; gap: 0.2em; color: var(--_muted); }
+  select, input {
+    font: inherit; color: var(--_fg); background: var(--_bg); border: 1px solid var(--_border);
+    border-radius: var(--_radius); padding: 0.25em 0.4em; max-width: 100%;
+  }
+  input { width: 8em; }
+  input[aria-invalid='true'] { outline: 2px solid var(--_error); }
+`;
+
+/** Theme tokens and utilities every component shares. Public hooks are the `--mha-*` properties. */
+export const baseStyles = css`
+  :host {
+    --_fg: var(--mha-fg, #1b1f24);
+    --_bg: var(--mha-bg, #ffffff);
+    --_surface: var(--mha-surface, #f4f6f8);
+    --_muted: var(--mha-muted, #57606a);
+    --_border: var(--mha-border, #d0d7de);
+    --_accent: var(--mha-accent, #0b5cad);
+    --_accent-fg: var(--mha-accent-fg, #ffffff);
+    --_focus: var(--mha-focus, #d4380d);
+    --_error: var(--mha-error, #b42318);
+    --_radius: var(--mha-radius, 6px);
+    font-family: var(--mha-font, system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif);
+    color: var(--_fg);
+  }
+  @media (prefers-color-scheme: dark) {
+    :host {
+      --_fg: var(--mha-fg, #e6edf3);
+      --_bg: var(--mha-bg, #0d1117);
+      --_surface: var(--mha-surface, #161b22);
+      --_muted: var(--mha-muted, #9da7b3);
+      --_border: var(--mha-border, #3d444d);
+      --_accent: var(--mha-accent, #58a6ff);
+      --_accent-fg: var(--mha-accent-fg, #0d1117);
+      --_focus: var(--mha-focus, #ffa657);
+      --_error: var(--mha-error, #ff7b72);
+    }
+  }
+  [hidden] { display: none !important; }
+  .sr-only {
+    position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden;
+    clip: rect(0 0 0 0); white-space: nowrap; border: 0;
+  }
+  .error {
+    color: var(--_error); border: 1px solid currentColor; border-radius: var(--_radius);
+    padding: 0.5em 0.75em; margin: 0.5em 0; font-size: 0.9em;
+  }
+  button {
+    font: inherit; color: var(--_fg); background: var(--_surface);
+    border: 1px solid var(--_border); border-radius: var(--_radius); padding: 0.3em 0.7em;
+    cursor: pointer;
+  }
+  button[aria-pressed='true'] {
+    background: var(--_accent); color: var(--_accent-fg); border-color: var(--_accent);
+  }
+  :focus-visible { outline: 3px solid var(--_focus); outline-offset: 2px; }
+  /* A box that scrolls sideways (a wide table or formula on a phone) fades out at the edge that has more to
+     show, so a reader sees that it scrolls. A scroll timeline is inactive when nothing overflows, and then the
+     animation, and with it the fade, does not apply. */
+  @supports (animation-timeline: scroll()) {
+    .scroll, .tex, .formula, .table-wrap, .cell-formula {
+      animation: mha-scroll-cue linear both; animation-timeline: scroll(self inline);
+    }
+  }
+  @keyframes mha-scroll-cue {
+    0%, 97% { mask-image: linear-gradient(to right, #000 calc(100% - 3rem), rgb(0 0 0 / 0.2)); }
+    100% { mask-image: none; }
+  }
+`;

@@ -1,0 +1,491 @@
+import { LitElement, html, css, nothing } from 'lit';
+import { Task } from '@lit/task';
+import { tex, texText } from '../base/tex.js';
+import { matrixTable, matrixStyles } from '../base/matrix.js';
+import { baseStyles, taskEngine, errorText, toMatrix, fmt } from '../base/shared.js';
+import { PEOPLE, FEATURES, X0, HEADS, WO, CONCAT_COLS, restaurantLayerOptions } from '../logic/restaurant.js';
+import { AttrGuard, intAttr, rawAttr, fireError } from '../base/attr-check.js';
+import '../views/mha-heads.js';
+
+const n3 = (v) => (v < 0 ? `(${fmt(v, 3).replace('\u2212', '-')})` : fmt(v, 3));
+const n2 = (v) => (v < 0 ? `(${fmt(v, 2).replace('\u2212', '-')})` : fmt(v, 2));
+const t = texText;
+const transpose = (m) => m[0].map((_, j) => m.map((row) => row[j]));
+
+// ------------------------------------------------------------------------------------- the steps
+const STEPS = [
+  { title: 'Queries: Q = X · W_Q', short: 'Q' },
+  { title: 'Keys: K = X · W_K', short: 'K' },
+  { title: 'Values: V = X · W_V', short: 'V' },
+  { title: 'Scores: Q · Kᵀ / √d_k', short: 'scores' },
+  { title: 'Attention weights: softmax of each row', short: 'softmax' },
+  { title: 'Head output: weights · V', short: 'A·V' },
+  { title: 'Concatenate the heads', short: 'concat' },
+  { title: 'Project back: concat · W_O', short: 'W_O' },
+];
+
+/** Largest magnitude accepted in an editable cell of X (keeps every product far from float32 overflow). */
+export const X_LIMIT = 1e6;
+
+const is2dp = (X) => X.flat().every((v) => Math.abs(v * 100 - Math.round(v * 100)) < 1e-9);
+
+/** What step `s` of head `hi` shows: formula, explanation, operands, result, a cell's formula. */
+function stepView(s, hi, X, tr) {
+  const H = HEADS[hi];
+  const m = tr.heads[hi];
+  const dk = H.wQ[0].length;
+  const dv = H.wV[0].length;
+  const sup = html`<sup>(${hi + 1})</sup>`;
+  switch (s) {
+    case 0: case 1: case 2: {
+      const key = ['q', 'k', 'v'][s];
+      const W = [H.wQ, H.wK, H.wV][s];
+      const cols = [H.qCols, H.kCols, H.vCols][s];
+      const L = ['Q', 'K', 'V'][s];
+      return {
+        tex: `${L}^{(${hi + 1})} = X\\,W_${L}^{(${hi + 1})} \\quad [3 \\times 6] \\cdot [6 \\times ${W[0].length}] \\to [3 \\times ${W[0].length}]`,
+        text: s === 0
+          ? `Each person's six features are projected onto the ${W[0].length} directions head ${hi + 1} asks about (${cols.join(', ')}).`
+          : s === 1
+            ? `The same people, projected onto what each of them can offer as an answer to head ${hi + 1}'s question.`
+            : `What each person passes on when someone attends to them: ${dv} value features for head ${hi + 1}.`,
+        op: '·',
+        left: { caption: 'X', rows: PEOPLE, cols: FEATURES, values: X, digits: is2dp(X) ? 2 : 3 },
+        right: { caption: html`W<sub>${L}</sub>${sup}`, rows: FEATURES, cols, values: W, digits: 2 },
+        result: { caption: html`${L}${sup}`, rows: PEOPLE, cols, values: m[key] },
+        explain: (r, c) => {
+          const terms = X[r].map((x, j) => `${n2(x)}\\cdot${n2(W[j][c])}`).join(' + ');
+          return `${L}_{${t(PEOPLE[r])},\\,${t(cols[c])}} = ${terms} = ${n3(m[key][r][c])}`;
+        },
+        link: (r, c) => ({ left: { row: r }, right: { col: c } }),
+      };
+    }
+    case 3:
+      return {
+        tex: `S^{(${hi + 1})} = \\frac{Q^{(${hi + 1})} K^{(${hi + 1})\\top}}{\\sqrt{d_k}} = \\frac{Q K^{\\top}}{\\sqrt{${dk}}} \\quad [3 \\times ${dk}] \\cdot [${dk} \\times 3] \\to [3 \\times 3]`,
+        text: 'Every query is compared with every key by a dot product; dividing by √d_k keeps the numbers in a range where softmax is not saturated.',
+        op: '· / √d_k',
+        left: { caption: html`Q${sup}`, rows: PEOPLE, cols: H.qCols, values: m.q },
+        right: { caption: html`K${sup}ᵀ`, rows: H.kCols, cols: PEOPLE, values: transpose(m.k) },
+        result: { caption: html`scores S${sup}`, rows: PEOPLE, cols: PEOPLE, values: m.scores },
+        explain: (r, c) => {
+          const terms = m.q[r].map((q, j) => `${n3(q)}\\cdot${n3(m.k[c][j])}`).join(' + ');
+          return `S_{${t(PEOPLE[r])},\\,${t(PEOPLE[c])}} = \\frac{${terms}}{\\sqrt{${dk}}} = ${n3(m.scores[r][c])}`;
+        },
+        link: (r, c) => ({ left: { row: r }, right: { col: c } }),
+      };
+    case 4:
+      return {
+        tex: `A^{(${hi + 1})}_{r,c} = \\frac{e^{S_{r,c}}}{\\sum_{j} e^{S_{r,j}}} \\quad [3 \\times 3]`,
+        text: 'Softmax turns each row of scores into weights that are positive and add up to 1: one distribution per query, per head.',
+        op: 'softmax →',
+        left: { caption: html`scores S${sup}`, rows: PEOPLE, cols: PEOPLE, values: m.scores },
+        right: null,
+        result: { caption: html`attention weights A${sup}`, rows: PEOPLE, cols: PEOPLE, values: m.weights },
+        explain: (r, c) => {
+          const den = m.scores[r].map((x) => `e^{${n3(x)}}`).join(' + ');
+          return `A_{${t(PEOPLE[r])},\\,${t(PEOPLE[c])}} = \\frac{e^{${n3(m.scores[r][c])}}}{${den}} = ${n3(m.weights[r][c])}`;
+        },
+        link: (r) => ({ left: { row: r } }),
+      };
+    case 5:
+      return {
+        tex: `\\text{head}_${hi + 1} = A^{(${hi + 1})} V^{(${hi + 1})} \\quad [3 \\times 3] \\cdot [3 \\times ${dv}] \\to [3 \\times ${dv}]`,
+        text: 'Each person\'s result is a blend of everybody\'s values, mixed in the proportions of their row of weights.',
+        op: '·',
+        left: { caption: html`A${sup}`, rows: PEOPLE, cols: PEOPLE, values: m.weights },
+        right: { caption: html`V${sup}`, rows: PEOPLE, cols: H.vCols, values: m.v },
+        result: { caption: `head ${hi + 1} output`, rows: PEOPLE, cols: H.vCols, values: m.output },
+        explain: (r, c) => {
+          const terms = m.weights[r].map((a, j) => `${n3(a)}\\cdot${n3(m.v[j][c])}`).join(' + ');
+          return `\\text{head}_{${hi + 1}}[${t(PEOPLE[r])},${t(H.vCols[c])}] = ${terms} = ${n3(m.output[r][c])}`;
+        },
+        link: (r, c) => ({ left: { row: r }, right: { col: c } }),
+      };
+    case 6: {
+      const concat = tr.concat;
+      return {
+        tex: '\\big[\\,\\text{head}_1 \\;\\|\\; \\text{head}_2\\,\\big] \\quad [3 \\times 3] \\,\\|\\, [3 \\times 2] \\to [3 \\times 5]',
+        text: 'The heads are laid side by side, 3 + 2 = 5 columns. No arithmetic happens here, and each column still belongs to one head.',
+        op: '‖',
+        left: { caption: 'head 1 output', rows: PEOPLE, cols: HEADS[0].vCols, values: tr.heads[0].output },
+        right: { caption: 'head 2 output', rows: PEOPLE, cols: HEADS[1].vCols, values: tr.heads[1].output },
+        result: { caption: 'concat', rows: PEOPLE, cols: CONCAT_COLS, values: concat, split: 3 },
+        explain: (r, c) => {
+          const h = c < 3 ? 1 : 2, cc = c < 3 ? c : c - 3;
+          return `\\text{concat}[${t(PEOPLE[r])},\\,${c + 1}] = \\text{head}_${h}[${t(PEOPLE[r])},${t(HEADS[h - 1].vCols[cc])}] = ${n3(concat[r][c])}`;
+        },
+        link: (r, c) => (c < 3 ? { left: { row: r, col: c } } : { right: { row: r, col: c - 3 } }),
+      };
+    }
+    default: {
+      const concat = tr.concat, out = tr.output;
+      return {
+        tex: '\\text{output} = \\text{concat}\\cdot W_O \\quad [3 \\times 5] \\cdot [5 \\times 6] \\to [3 \\times 6]',
+        text: 'W_O maps the 5 concatenated features back to the 6 input features. Each output number adds up contributions from both heads.',
+        op: '·',
+        left: { caption: 'concat', rows: PEOPLE, cols: CONCAT_COLS, values: concat, split: 3 },
+        right: { caption: html`W<sub>O</sub>`, rows: CONCAT_COLS, cols: FEATURES, values: WO, digits: 2 },
+        result: { caption: 'output', rows: PEOPLE, cols: FEATURES, values: out },
+        explain: (r, c) => {
+          const terms = concat[r].map((x, j) => `${n3(x)}\\cdot${n2(WO[j][c])}`);
+          return `\\text{out}_{${t(PEOPLE[r])},\\,${t(FEATURES[c])}} = \\underbrace{${terms.slice(0, 3).join(' + ')}}_{\\text{head 1}} + \\underbrace{${terms.slice(3).join(' + ')}}_{\\text{head 2}} = ${n3(out[r][c])}`;
+        },
+        link: (r, c) => ({ left: { row: r }, right: { col: c } }),
+      };
+    }
+  }
+}
+
+const clampInt = (v, lo, hi, dflt) => {
+  const n = Math.trunc(Number(v));
+  return Number.isFinite(n) ? Math.max(lo, Math.min(hi, n)) : dflt;
+};
+
+/**
+ * `<mha-stepper>` — the restaurant worked example, step by step: three friends (Alex, Emma, Daniel)
+ * described by six features, two hand-made heads of different widths (taste: d_k = 2, d_v = 3;
+ * budget: d_k = 2, d_v = 2) and W_O (5 × 6). It shows the editable input X (with Reset), head tabs
+ * and the eight step tabs with Previous / Next, each step's title, formula (KaTeX, rendered as
+ * MathML) and explanation, the operand and result matrices, the per-head attention heatmaps
+ * (`<mha-heads>`) and the final output. Hovering or focusing a result cell highlights the row and
+ * column it came from and shows that cell's formula; in the result, arrow keys, Home and End move.
+ * Every number comes from the engine (`layer.trace` of the example's layer, recomputed when X changes).
+ *
+ * An edited cell of X must be a number with |v| ≤ 1e6; anything else is refused with a message that
+ * names the cell, and the numbers keep their last valid state.
+ *
+ * Section 4 of the lesson (how W_O mixes the heads) is a separate element, `<mha-wo-mix for="…">`,
+ * that follows a stepper's X through its `mha-computed` event.
+ *
+ * Slots (the page's own prose, shown between the parts): `heads-intro` before the heatmaps (default:
+ * a heading "Attention weights of both heads") and `output-intro` before the output table (default:
+ * a heading "Final output").
+ *
+ * @element mha-stepper
+ *
+ * @attr {number} step - The step shown, 0–7 (Q, K, V, scores, softmax, A·V, concat, W_O); reflects the user's choice.
+ * @attr {number} head - The head shown in steps 0–5, 0 (taste) or 1 (budget); reflects the user's choice.
+ *
+ * A bad `step` or `head` (not a whole number, out of range) keeps the last valid value (or 0),
+ * shows one message naming the attribute, the value and what is allowed, and fires `mha-error`;
+ * the attribute stays as written.
+ *
+ * @prop {number[][]} x - The input X `[3, 6]` (nested arrays or `{data, shape}`); default the
+ *   example's. Setting it recomputes; reading it returns a copy of the values in use.
+ * @prop {object} engine - An engine from `createMHA()` (or a promise of one); by default the shared one.
+ * @prop {{heads: {q, k, v, scores, weights, output}[], concat: number[][], output: number[][]}|null} trace -
+ *   Read-only: every intermediate of the last computation as nested arrays (null before the
+ *   first one and after an engine error).
+ * @prop {Error|null} error - Read-only: the last engine error.
+ *
+ * @fires change - `{detail: {step, head}}` when the user picks another step or head.
+ * @fires mha-computed - `{detail: {x, output}}` (nested arrays) after every recomputation.
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
+ *   attribute), or the engine's error when it cannot load or refuses the computation (shown in place).
+ *
+ * @slot heads-intro - Content before the heatmaps.
+ * @slot output-intro - Content before the output table.
+ *
+ * @csspart x-table - The editable X table.
+ * @csspart reset - The "Reset X" button.
+ * @csspart input-error - The message shown when an edited cell is refused.
+ * @csspart controls - The head and step tabs.
+ * @csspart head-tab - Each head tab (the current one has `aria-pressed="true"`).
+ * @csspart step-tab - Each step tab (the current one has `aria-pressed="true"`).
+ * @csspart title - The step title.
+ * @csspart formula - The step's formula.
+ * @csspart explanation - The step's explanation.
+ * @csspart matrices - The row of operand and result matrices (scrolls horizontally).
+ * @csspart matrix - Each operand matrix.
+ * @csspart result - The result matrix.
+ * @csspart cell-formula - The formula of the hovered or focused result cell.
+ * @csspart nav - The Previous / Next row.
+ * @csspart prev - The Previous button.
+ * @csspart next - The Next button.
+ * @csspart heads - The `<mha-heads>` of both heads.
+ * @csspart output - The final output table.
+ * @csspart error - An engine error.
+ *
+ * @cssprop --mha-fg, --mha-bg, --mha-surface, --mha-muted, --mha-border, --mha-accent, --mha-accent-fg, --mha-focus, --mha-error, --mha-radius - Theme.
+ * @cssprop --mha-highlight, --mha-highlight-fg - Background and text of highlighted cells.
+ */
+export class MhaStepper extends LitElement {
+  static properties = {
+    step: { reflect: true, converter: rawAttr },
+    head: { reflect: true, converter: rawAttr },
+    engine: { attribute: false },
+    trace: { state: true },
+    error: { state: true },
+    _x: { state: true },
+    _sel: { state: true },
+    _inputError: { state: true },
+  };
+
+  static styles = [baseStyles, matrixStyles, css`
+    :host { display: block; max-width: 100%; min-width: 0; }
+    .x-editor { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: flex-end; margin: 0.8rem 0; }
+    .x-editor .scroll { flex: 0 1 auto; }
+    table.input td { padding: 0; }
+    table.input input {
+      width: 4.6em; font: inherit; text-align: right; border: 0; background: transparent; color: var(--_fg);
+      padding: 0.25em 0.35em;
+    }
+    table.input input[aria-invalid='true'] { outline: 2px solid var(--_error); }
+    .stepper {
+      border: 1px solid var(--_border); border-radius: calc(var(--_radius) * 1.6); padding: 1rem;
+      margin: 1rem 0; background: var(--_bg);
+    }
+    .controls { display: flex; flex-direction: column; gap: 0.5rem; }
+    .seg { display: flex; flex-wrap: wrap; gap: 0.3rem; }
+    button:disabled { opacity: 0.55; cursor: default; }
+    h3 { font-size: 1.05rem; margin: 0.9rem 0 0.4rem; }
+    .tex { overflow-x: auto; overflow-y: hidden; padding: 0.2em 0; max-width: 100%; }
+    .tex math { font-size: 1.1em; }
+    .matrices { display: flex; flex-wrap: wrap; gap: 0.6rem; align-items: center; }
+    .op { font-size: 1.2rem; color: var(--_muted); padding: 0 0.2rem; }
+    .cell-formula {
+      min-height: 2.6em; margin-top: 0.6rem; padding: 0.5em 0.7em; background: var(--_surface);
+      border-radius: var(--_radius); overflow-x: auto;
+    }
+    .muted { color: var(--_muted); font-size: 0.9rem; }
+    .nav { display: flex; align-items: center; justify-content: space-between; margin-top: 0.8rem; color: var(--_muted); font-size: 0.9rem; }
+    .loading { color: var(--_muted); font-size: 0.9em; }
+    ::slotted(h3) { font-size: 1.15rem; margin: 1.6em 0 0.4em; }
+    .block { margin-top: 1rem; }
+    /* the heatmaps' visually hidden tables are absolutely positioned: keep them inside the element */
+    .heads-wrap { position: relative; overflow: hidden; padding: 4px; margin: -4px; }
+  `];
+
+  constructor() {
+    super();
+    this.step = 0;
+    this.head = 0;
+    this._attrs = new AttrGuard(this);
+    this._s = 0;
+    this._h = 0;
+    this.engine = undefined;
+    this.trace = null;
+    this.error = null;
+    this._x = X0.map((r) => r.slice());
+    this._sel = null;           // the hovered / focused result cell {r, c}
+    this._tab = { r: 0, c: 0 }; // the result cell that takes Tab (roving tabindex)
+    this._inputError = '';
+    this._syncInputs = false;
+    this._shown = '';
+    // The example's layer on the engine, traced again whenever X (or the engine) changes; an
+    // overtaken run is aborted before it computes.
+    this._task = new Task(this, {
+      args: () => [this._x, this.engine],
+      task: async ([x, engine], { signal }) => {
+        const mha = await taskEngine(engine, signal);
+        const layer = mha.createLayer(restaurantLayerOptions());
+        try {
+          const tr = layer.trace(x);
+          return {
+            heads: tr.heads.map((h) => ({
+              q: toMatrix(h.q), k: toMatrix(h.k), v: toMatrix(h.v), scores: toMatrix(h.scores),
+              weights: toMatrix(h.weights), output: toMatrix(h.output),
+            })),
+            concat: toMatrix(tr.concat),
+            output: toMatrix(tr.output),
+          };
+        } finally {
+          layer.dispose();
+        }
+      },
+      onComplete: (tr) => {
+        this.trace = tr;
+        this.error = null;
+        this.dispatchEvent(new CustomEvent('mha-computed', {
+          detail: { x: this.x, output: tr.output.map((r) => r.slice()) }, bubbles: true, composed: true,
+        }));
+      },
+      onError: (err) => {
+        this.trace = null;
+        this.error = err;
+        fireError(this, err);
+      },
+    });
+  }
+
+  /** The input X in use, `[3, 6]` (a copy). */
+  get x() { return this._x.map((r) => r.slice()); }
+
+  set x(v) {
+    this._x = toMatrix(v ?? X0);
+    this._inputError = '';
+    this._syncInputs = true;
+  }
+
+  willUpdate(changed) {
+    const g = this._attrs;
+    g.begin();
+    this._s = g.take('step', intAttr('step', this.step, { dflt: 0, min: 0, max: STEPS.length - 1 }));
+    this._h = g.take('head', intAttr('head', this.head, { dflt: 0, min: 0, max: HEADS.length - 1 }));
+    g.end();
+    if (changed.has('step') || changed.has('head')) {
+      this._sel = null;
+      this._tab = { r: 0, c: 0 };
+    }
+  }
+
+  updated() {
+    if (this._syncInputs) {
+      this._syncInputs = false;
+      for (const inp of this.renderRoot.querySelectorAll('table.input input')) {
+        inp.value = String(this._x[inp.dataset.r]?.[inp.dataset.c] ?? '');
+        inp.removeAttribute('aria-invalid');
+      }
+    }
+  }
+
+  _go(step, head = this._h) {
+    step = clampInt(step, 0, STEPS.length - 1, 0);
+    if (step === this._s && head === this._h && !this._attrs.errors.length) return;
+    this.step = step;
+    this.head = head;
+    this.dispatchEvent(new CustomEvent('change', { detail: { step, head }, bubbles: true, composed: true }));
+  }
+
+  /** Restore the example's X. */
+  reset() {
+    this.x = X0;
+  }
+
+  _onInput(e) {
+    const inp = e.target;
+    if (!(inp instanceof HTMLInputElement)) return;
+    const r = Number(inp.dataset.r), c = Number(inp.dataset.c);
+    const v = Number(inp.value);
+    // What a user types is only ever read as a number: anything else (text, huge values that would
+    // overflow float32) is refused with a message, and the numbers keep their last valid state.
+    if (inp.validity.badInput || inp.value.trim() === '' || !Number.isFinite(v) || Math.abs(v) > X_LIMIT) {
+      inp.setAttribute('aria-invalid', 'true');
+      const lim = X_LIMIT.toLocaleString('en-US');
+      this._inputError = `${PEOPLE[r] ?? `row ${r + 1}`} · ${FEATURES[c] ?? `column ${c + 1}`}: not accepted — enter a number between −${lim} and ${lim}. The results still use ${this._x[r][c]}.`;
+      return;
+    }
+    inp.removeAttribute('aria-invalid');
+    if (!this.renderRoot.querySelector('table.input [aria-invalid="true"]')) this._inputError = '';
+    const x = this._x.map((row) => row.slice());
+    x[r][c] = v;
+    this._x = x;
+  }
+
+  async _resultKey(e) {
+    const rows = this.renderRoot.querySelectorAll('table.result tbody tr');
+    const nr = rows.length, nc = rows[0]?.querySelectorAll('td').length ?? 0;
+    let { r, c } = this._tab;
+    switch (e.key) {
+      case 'ArrowRight': c = Math.min(nc - 1, c + 1); break;
+      case 'ArrowLeft': c = Math.max(0, c - 1); break;
+      case 'ArrowDown': r = Math.min(nr - 1, r + 1); break;
+      case 'ArrowUp': r = Math.max(0, r - 1); break;
+      case 'Home': c = 0; if (e.ctrlKey) r = 0; break;
+      case 'End': c = nc - 1; if (e.ctrlKey) r = nr - 1; break;
+      default: return;
+    }
+    e.preventDefault();
+    this._tab = { r, c };
+    this._sel = { r, c };
+    await this.updateComplete;
+    this.renderRoot.querySelector(`table.result td[data-r="${r}"][data-c="${c}"]`)?.focus();
+  }
+
+  _renderEditor() {
+    const X = this._x;
+    const cols = FEATURES.length;
+    return html`<div class="x-editor">
+      <div class="scroll" tabindex="0" role="region" aria-label="input X, editable">
+        <table class="matrix input" part="x-table" @input=${this._onInput}>
+          <caption>X: three people × six features (editable)</caption>
+          <thead><tr><td class="corner"></td>${FEATURES.map((f) => html`<th scope="col">${f}</th>`)}</tr></thead>
+          <tbody>${X.map((row, r) => html`<tr><th scope="row">${PEOPLE[r] ?? r + 1}</th>${row.slice(0, cols).map((v, c) => html`<td>
+            <input type="number" step="0.01" value=${String(v)} data-r=${r} data-c=${c}
+              aria-label=${`${PEOPLE[r] ?? `row ${r + 1}`}, ${FEATURES[c]}`}></td>`)}</tr>`)}</tbody>
+        </table>
+      </div>
+      <button type="button" part="reset" @click=${() => this.reset()}>Reset X</button>
+    </div>
+    <div role="status" aria-live="polite">${this._inputError
+      ? html`<p class="error" part="input-error">${this._inputError}</p>` : nothing}</div>`;
+  }
+
+  _renderStep(tr) {
+    const s = this._s, hi = this._h;
+    const view = stepView(s, hi, this._x, tr);
+    const sel = this._sel;
+    const link = sel ? view.link(sel.r, sel.c) : {};
+    const on = {
+      enter: (r, c) => { this._sel = { r, c }; },
+      focus: (r, c) => { this._sel = { r, c }; this._tab = { r, c }; },
+      keydown: (e) => this._resultKey(e),
+    };
+    return html`
+      <h3 part="title">Step ${s + 1} of ${STEPS.length} · ${STEPS[s].title}${s < 6 ? ` · head ${hi + 1} (${HEADS[hi].name})` : ''}</h3>
+      <div class="tex" part="formula" tabindex="0" role="region" aria-label="formula of this step">${tex(view.tex)}</div>
+      <p part="explanation">${view.text}</p>
+      <div class="scroll" tabindex="0" role="region" aria-label="matrices of this step">
+        <div class="matrices" part="matrices">
+          ${matrixTable({ ...view.left, hl: link.left })}
+          <span class="op" aria-hidden="true">${view.op}</span>
+          ${view.right ? html`${matrixTable({ ...view.right, hl: link.right })}<span class="op" aria-hidden="true">=</span>` : nothing}
+          ${matrixTable({ ...view.result, kind: 'result', part: 'result', hl: sel ? { row: sel.r, col: sel.c } : null, tabCell: this._tab, on })}
+        </div>
+      </div>
+      <div class="cell-formula" part="cell-formula" tabindex="0" role="region" aria-label="formula of the selected cell" aria-live="polite">${sel
+        ? tex(view.explain(sel.r, sel.c), false)
+        : html`<span class="muted">Hover or focus a number in the result to see which row and column produced it.</span>`}</div>`;
+  }
+
+  render() {
+    const tr = this.trace;
+    const s = this._s, hi = this._h;
+    const err = this.error
+      ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>`
+      : nothing;
+    const attrs = this._attrs.view();
+    return html`
+      ${attrs}
+      ${this._renderEditor()}
+      ${err}
+      <div class="stepper">
+        <div class="controls" part="controls">
+          <div role="group" aria-label="head" class="seg">
+            ${HEADS.map((h, i) => html`<button type="button" part="head-tab" data-head=${i}
+                aria-pressed=${i === hi ? 'true' : 'false'} ?disabled=${s >= 6}
+                @click=${() => this._go(s, i)}>head ${i + 1} · ${h.name} (d<sub>k</sub> = ${h.wQ[0].length}, d<sub>v</sub> = ${h.wV[0].length})</button>`)}
+          </div>
+          <div role="group" aria-label="step" class="seg">
+            ${STEPS.map((st, i) => html`<button type="button" part="step-tab" data-step=${i}
+                aria-pressed=${i === s ? 'true' : 'false'} aria-label=${`${i + 1} ${st.short} (step ${i + 1}: ${st.title})`}
+                @click=${() => this._go(i)}>${i + 1} ${st.short}</button>`)}
+          </div>
+        </div>
+        <p class="sr-only" role="status">${tr ? `Step ${s + 1} of ${STEPS.length}: ${STEPS[s].title}${s < 6 ? `, head ${hi + 1}` : ''}` : ''}</p>
+        <div class="body">
+          ${tr ? this._renderStep(tr) : this.error ? nothing : html`<p class="loading">Computing with the engine…</p>`}
+        </div>
+        <div class="nav" part="nav">
+          <button type="button" part="prev" ?disabled=${s === 0} @click=${() => this._go(s - 1)}>← Previous</button>
+          <span>${s + 1} / ${STEPS.length}</span>
+          <button type="button" part="next" ?disabled=${s === STEPS.length - 1} @click=${() => this._go(s + 1)}>Next →</button>
+        </div>
+      </div>
+      <div class="block">
+        <slot name="heads-intro"><h3>Attention weights of both heads</h3></slot>
+        ${tr ? html`<div class="heads-wrap"><mha-heads part="heads" .weights=${tr.heads.map((h) => h.weights)} .tokens=${PEOPLE}
+            .dK=${HEADS.map((h) => h.wQ[0].length)} .headNames=${HEADS.map((h) => h.name)} show-values></mha-heads></div>` : nothing}
+      </div>
+      <div class="block">
+        <slot name="output-intro"><h3>Final output</h3></slot>
+        ${tr ? html`<div class="scroll" tabindex="0" role="region" aria-label="output of the layer">
+          ${matrixTable({ caption: html`output = concat · W<sub>O</sub> (engine values)`, rows: PEOPLE, cols: FEATURES,
+            values: tr.output, kind: 'result', part: 'output', cellClass: (r, c) => (r === 0 && c === 1 ? 'key' : '') })}
+        </div>` : nothing}
+      </div>`;
+  }
+}
+
+customElements.get('mha-stepper') || customElements.define('mha-stepper', MhaStepper);

@@ -1,0 +1,184 @@
+import { LitElement, html, css } from 'lit';
+import { Task } from '@lit/task';
+import { baseStyles, taskEngine, errorText, toMatrix, fmt } from '../base/shared.js';
+import { PEOPLE, FEATURES, X0, HEADS, restaurantLayerOptions, woOnly } from '../logic/restaurant.js';
+import { matrixTable, matrixStyles } from '../base/matrix.js';
+import { AttrGuard, intAttr, refAttr, rawAttr, fireError } from '../base/attr-check.js';
+
+/**
+ * `<mha-wo-mix>` — where the heads meet: one person's output of the restaurant example split by
+ * head. The engine computes the layer three times: with the rows of W_O that face head 2 set to
+ * zero (head 1's contribution), with those facing head 1 set to zero (head 2's), and whole. The two
+ * contributions add up to the full output, which shows that W_O is the first step in which numbers
+ * of different heads land in the same sum.
+ *
+ * Design: the element has its own input `x` (default: the example's X), so it works alone. To
+ * follow a `<mha-stepper>` on the same page, give it `for="<id of the stepper>"`: it takes the
+ * stepper's X at once and again at every `mha-computed` event of that stepper (an edited cell of
+ * the stepper's X updates this table).
+ *
+ * @element mha-wo-mix
+ *
+ * @attr {string} for - Id of a `<mha-stepper>` (in the same document or shadow root) whose X to follow.
+ *   An id of no element (once the page is parsed) or of another kind of element shows a message
+ *   and fires `mha-error`; the element then shows its own X.
+ * @attr {number} person - Row of X shown, 0–2 (Alex, Emma, Daniel; default 0).
+ * @attr {number} feature - Output feature of the sentence under the table, 0–5 (default 1, "cheap").
+ *
+ * A bad attribute value keeps the last valid value (or the default), shows one message naming the
+ * attribute, the value and what is allowed, and fires `mha-error`; the attribute stays as written.
+ *
+ * @prop {number[][]} x - The input X `[3, 6]` (nested arrays or `{data, shape}`); set by the
+ *   followed stepper when `for` is given.
+ * @prop {object} engine - An engine from `createMHA()` (or a promise of one); by default the shared one.
+ * @prop {{heads: number[][], full: number[]}|null} contributions - Read-only: the person's output
+ *   row from each head alone (`heads[i]`, W_O's other rows zeroed) and from the whole layer (`full`).
+ * @prop {Error|null} error - Read-only: the last engine error.
+ *
+ * @fires mha-computed - `{detail: {x, contributions}}` after every recomputation.
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
+ *   attribute), or the engine's error when it cannot load or refuses the computation (shown in place).
+ *
+ * @csspart table - The contributions table.
+ * @csspart note - The sentence that adds up one feature.
+ * @csspart error - An engine error.
+ *
+ * @cssprop --mha-fg, --mha-bg, --mha-surface, --mha-muted, --mha-border, --mha-accent, --mha-error - Theme.
+ * @cssprop --mha-highlight, --mha-highlight-fg - Background and text of highlighted cells.
+ */
+export class MhaWoMix extends LitElement {
+  static properties = {
+    for: { type: String },
+    person: { converter: rawAttr },
+    feature: { converter: rawAttr },
+    x: { attribute: false },
+    engine: { attribute: false },
+    contributions: { state: true },
+    error: { state: true },
+  };
+
+  static styles = [baseStyles, matrixStyles, css`
+    :host { display: block; max-width: 100%; min-width: 0; }
+    .note { margin: 0.5rem 0 0; max-width: 46rem; }
+    .loading { color: var(--_muted); font-size: 0.9em; }
+  `];
+
+  constructor() {
+    super();
+    this.for = '';
+    this.person = 0;
+    this.feature = 1;
+    this.x = X0;
+    this.engine = undefined;
+    this.contributions = null;
+    this.error = null;
+    this._target = null;
+    this._attrs = new AttrGuard(this);
+    this._p = 0;
+    this._f = 1;
+    this._onComputed = (e) => { if (e.target === this._target && e.detail?.x) this.x = e.detail.x; };
+    this._task = new Task(this, {
+      args: () => [this.x, this.engine],
+      task: async ([x, engine], { signal }) => {
+        const mha = await taskEngine(engine, signal);
+        const X = toMatrix(x);
+        const rows = [];
+        for (const wO of [woOnly(0), woOnly(1), undefined]) {
+          const layer = mha.createLayer(restaurantLayerOptions(wO));
+          try {
+            rows.push(toMatrix(layer.forward(X, { needWeights: false }).output));
+          } finally {
+            layer.dispose();
+          }
+        }
+        return { X, rows };
+      },
+      onComplete: ({ X, rows }) => {
+        this._all = rows;
+        this.error = null;
+        this.contributions = this._pick();
+        this.dispatchEvent(new CustomEvent('mha-computed', {
+          detail: { x: X, contributions: this.contributions }, bubbles: true, composed: true,
+        }));
+      },
+      onError: (err) => {
+        this._all = null;
+        this.contributions = null;
+        this.error = err;
+        fireError(this, err);
+      },
+    });
+  }
+
+  get _person() { return this._p; }
+  get _feature() { return this._f; }
+
+  _pick() {
+    if (!this._all) return null;
+    const p = this._person;
+    this._pickedFor = p;
+    return { heads: [this._all[0][p].slice(), this._all[1][p].slice()], full: this._all[2][p].slice() };
+  }
+
+  connectedCallback() {
+    super.connectedCallback();
+    this._link();
+    // a `for` that names an element further down the page: look again once the page is parsed
+    if (document.readyState === 'loading') {
+      document.addEventListener('DOMContentLoaded', () => { if (this.isConnected) { this._link(); this.requestUpdate(); } }, { once: true });
+    }
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    this._unlink();
+  }
+
+  willUpdate(changed) {
+    if (changed.has('for') && this.isConnected) this._link();
+    const g = this._attrs;
+    g.begin();
+    if (this._forError) g.add(this._forError);
+    this._p = g.take('person', intAttr('person', this.person, { dflt: 0, min: 0, max: PEOPLE.length - 1 }));
+    this._f = g.take('feature', intAttr('feature', this.feature, { dflt: 1, min: 0, max: FEATURES.length - 1 }));
+    g.end();
+    if (this._all && (!this.contributions || this._pickedFor !== this._p)) this.contributions = this._pick();
+  }
+
+  _unlink() {
+    this._target?.removeEventListener('mha-computed', this._onComputed);
+    this._target = null;
+  }
+
+  _link() {
+    this._unlink();
+    const r = refAttr(this, 'for', this.for, { tags: ['mha-stepper'] });
+    this._forError = r.error ?? null;
+    const target = r.value;
+    if (!target) return;
+    this._target = target;
+    target.addEventListener('mha-computed', this._onComputed);
+    const take = () => { if (this._target === target && Array.isArray(target.x)) this.x = target.x; };
+    if (customElements.get(target.localName)) take();
+    else customElements.whenDefined(target.localName).then(take);
+  }
+
+  render() {
+    const attrs = this._attrs.view();
+    if (this.error) return html`${attrs}<p class="error" part="error" role="alert">${errorText(this.error)}</p>`;
+    const k = this.contributions;
+    if (!k) return html`${attrs}<p class="loading">Computing with the engine…</p>`;
+    const p = this._person, f = this._feature;
+    const rows = HEADS.map((h, i) => `from head ${i + 1} (${h.name}) only`).concat('full layer');
+    return html`${attrs}
+      <div class="scroll" tabindex="0" role="region" aria-label=${`${PEOPLE[p]}'s output, split by head`}>
+        ${matrixTable({ caption: `${PEOPLE[p]}'s output, split by head`, rows, cols: FEATURES,
+          values: [...k.heads, k.full], kind: 'result', part: 'table' })}
+      </div>
+      <p class="note" part="note">For <q>${FEATURES[f]}</q>: ${fmt(k.heads[0][f])} from the ${HEADS[0].name} head
+        + ${fmt(k.heads[1][f])} from the ${HEADS[1].name} head = <strong>${fmt(k.full[f])}</strong>.
+        Neither head alone explains the final number.</p>`;
+  }
+}
+
+customElements.get('mha-wo-mix') || customElements.define('mha-wo-mix', MhaWoMix);

@@ -1,0 +1,208 @@
+import { html, css, nothing } from 'lit';
+import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, f2 } from './trained-shared.js';
+import { numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from '../base/attr-check.js';
+import '../views/mha-heatmap.js';
+
+const TEMPERATURES = [0, 0.7, 1];
+
+/**
+ * `<mha-generate>` — generation with the KV cache: the trained model continues a prompt one
+ * character at a time. Each step feeds only the newest character; the keys and values of the
+ * earlier ones are read from each layer's KV cache (CharModel.generator over KVCache.step), and
+ * the element draws the newest query's attention over the cache, one row per head (before the
+ * first step, a one-line prompt to generate instead of empty rows).
+ *
+ * @element mha-generate
+ *
+ * @attr {string} model - URL of a model file; default: the shipped h = 4 model.
+ * @attr {string} prompt - The prompt (default "The "); setting it starts again.
+ * @attr {number} temperature - Sampling temperature, 0–10: 0 takes the most likely character (default 0.7).
+ * @attr {number} seed - Seed of the sampler, 0–2147483647 (default 7).
+ * @attr {string} ablate - Heads switched off, 1-based `layer:head` pairs ("2:1 2:3") within the model.
+ *
+ * A bad attribute value keeps the last valid value (or the default), shows one message naming the
+ * attribute, the value and what is allowed, and fires `mha-error`; the attribute stays as written.
+ * @attr {'viridis'|'cividis'} scheme - Color scale of the rows.
+ *
+ * @prop {object} engine - An engine from `createMHA()`; by default the page's shared one.
+ * @prop {string} text - Read-only: the prompt and everything generated so far.
+ * @prop {number} cacheLength - Read-only: positions in each layer's KV cache.
+ *
+ * @fires mha-step - `{detail: {text, char, p, cacheLength}}` after every generated character.
+ * @fires change - `{detail: {temperature}}` when the reader picks another temperature.
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
+ *   attribute) or a model that cannot be loaded (shown in place).
+ *
+ * @csspart controls - The button row.
+ * @csspart step - The "Generate 1 character" and "Generate 10" buttons.
+ * @csspart reset - The "Start again" button.
+ * @csspart temperature - The temperature select.
+ * @csspart text - The prompt and the generated text (generated part in a `<mark>`).
+ * @csspart cache - The KV-cache line.
+ * @csspart heatmap - Each head's row of attention weights (none before the first step).
+ * @csspart hint - The line shown before the first step, in place of the rows.
+ * @csspart error - The error message.
+ */
+export class MhaGenerate extends TrainedModelElement {
+  static properties = {
+    ...TrainedModelElement.properties,
+    prompt: { type: String },
+    temperature: { converter: rawAttr },
+    seed: { converter: rawAttr },
+    ablate: { type: String },
+    scheme: { type: String },
+    _last: { state: true },
+  };
+
+  static styles = [trainedStyles, css`
+    .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: center; }
+    .text { font-family: var(--_mono); white-space: pre-wrap; overflow-wrap: anywhere; background: var(--_surface);
+      padding: 0.5em 0.8em; border-radius: var(--_radius); }
+    mark { background: var(--_accent); color: var(--_accent-fg); border-radius: 3px; }
+    .rows { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0.2rem 0.8rem; align-items: center;
+      --mha-cell-size: 8px; }
+    .rows .lbl { font-size: 0.85rem; color: var(--_muted); white-space: nowrap; }
+    .rows mha-heatmap { position: relative; overflow-x: auto; max-width: 100%; }
+    @container (max-width: 480px) { .rows { grid-template-columns: minmax(0, 1fr); } }
+    :host { container-type: inline-size; }
+  `];
+
+  constructor() {
+    super();
+    this.prompt = 'The ';
+    this.temperature = 0.7;
+    this.seed = 7;
+    this.ablate = '';
+    this.scheme = 'viridis';
+    this._generator = null;
+    this._genKey = '';
+    this._last = null;
+    this._c = { temperature: 0.7, seed: 7, ablate: [], scheme: 'viridis' };
+  }
+
+  /** The prompt and everything generated so far. */
+  get text() {
+    return this._generator?.text ?? this.prompt ?? '';
+  }
+
+  /** Positions in each layer's KV cache. */
+  get cacheLength() {
+    return this._generator?.cacheLength ?? 0;
+  }
+
+  willUpdate(changed) {
+    super.willUpdate(changed);
+    const g = this._attrs;
+    g.begin();
+    const c = {
+      temperature: g.take('temperature', numberAttr('temperature', this.temperature, { dflt: 0.7, min: 0, max: 10 })),
+      seed: g.take('seed', intAttr('seed', this.seed, { dflt: 7, min: 0, max: 2147483647 })),
+      scheme: g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] })),
+      ablate: this._c.ablate,
+    };
+    const cfg = this.lm?.config;
+    if (cfg) c.ablate = g.take('ablate', headListAttr('ablate', this.ablate, { layers: cfg.numLayers, heads: cfg.numHeads, dflt: [] }));
+    g.end();
+    this._c = c;
+    if (!this.lm) return;
+    const key = JSON.stringify([this.prompt, c.temperature, c.seed, c.ablate]);
+    if (changed.has('lm') || key !== this._genKey) this._start(key);
+  }
+
+  modelReleasing() {
+    this._generator?.dispose();
+    this._generator = null;
+    this._genKey = '';
+  }
+
+  _start(key = this._genKey) {
+    this._generator?.dispose();
+    this._generator = null;
+    this._last = null;
+    this._genKey = key;
+    const { temperature, seed, ablate } = this._c;
+    try {
+      this._generator = this.lm.generator(this.prompt || 'The ', { temperature, seed, ablate });
+      this.error = null;
+    } catch (e) {
+      this.error = e;
+    }
+  }
+
+  /**
+   * Generates n characters.
+   * @param {number} n
+   */
+  step(n = 1) {
+    if (!this._generator) return;
+    let s;
+    for (let i = 0; i < n; i++) {
+      s = this._generator.step();
+      this.dispatchEvent(new CustomEvent('mha-step', {
+        detail: { text: this._generator.text, char: s.char, p: s.p, cacheLength: s.cacheLength }, bubbles: true, composed: true,
+      }));
+    }
+    this._last = s;
+  }
+
+  _restart() {
+    this._start();
+    this.requestUpdate();
+  }
+
+  _onTemperature(e) {
+    this.temperature = Number(e.target.value);
+    this.dispatchEvent(new CustomEvent('change', { detail: { temperature: this.temperature }, bubbles: true, composed: true }));
+  }
+
+  render() {
+    if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
+    if (!this.lm) return html`<p class="loading" role="status">Loading the trained model…</p>`;
+    const c = this.lm.config;
+    const g = this._generator;
+    const prompt = this.prompt || 'The ';
+    const text = g?.text ?? prompt;
+    const s = this._last;
+    const t = this._c.temperature;
+    const temps = TEMPERATURES.includes(t) ? TEMPERATURES : [...TEMPERATURES, t].sort((a, b) => a - b);
+    const len = s ? s.cacheLength : 0;
+    const unit = unitOf(c);
+    // a byte-pair model's cache holds tokens: the generator's ids, shown as their pieces
+    const ids = unit === 'token' ? (g?._ids ?? []) : null;
+    const keys = !s ? [] : ids ? ids.slice(0, -1).slice(-len).map((id) => showToken(this.lm.vocab[id] ?? `<${id}>`))
+      : Array.from(text.slice(0, -1)).slice(-len).map(showChar);
+    const query = ids ? showToken(this.lm.vocab[ids.at(-2)] ?? '') : showChar(text.at(-2) ?? '');
+    // the heads with their probe labels, or (a model without probes, a Hugging Face folder) by number
+    let heads;
+    try { heads = this.lm.heads; } catch {
+      heads = Array.from({ length: c.numLayers * c.numHeads }, (_, i) => ({ layer: Math.floor(i / c.numHeads), head: i % c.numHeads, type: null }));
+    }
+    return html`
+      <div class="controls" part="controls">
+        <button type="button" part="step" class="step1" @click=${() => this.step(1)} ?disabled=${!g}>Generate 1 ${unit}</button>
+        <button type="button" part="step" class="step10" @click=${() => this.step(10)} ?disabled=${!g}>Generate 10</button>
+        <button type="button" part="reset" class="reset" @click=${this._restart}>Start again</button>
+        <label>temperature <select part="temperature" @change=${this._onTemperature}>
+          ${temps.map((v) => html`<option value=${v} ?selected=${v === t}>${v === 0 ? '0 (most likely)' : v}</option>`)}
+        </select></label>
+      </div>
+      ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
+      <p class="text" part="text"><span class="prompt">${prompt}</span>${text.length > prompt.length
+        ? html`<mark>${text.slice(prompt.length)}</mark>` : nothing}</p>
+      <p class="cache" part="cache" aria-live="polite">KV cache: ${len} of ${c.context} positions per layer${
+        // the newest character is not in the cache yet: it is fed at the next step
+        s && len < text.length - 1 ? ' (it filled up once and was refilled with the last half of the text)' : ''}.${s
+        ? ` Last ${unit}: ${unit === 'token' ? showToken(s.char) : showChar(s.char)} (p = ${f2(s.p)}).` : ''}</p>
+      ${s ? nothing : html`<p class="hint empty-rows" part="hint">Generate a ${unit} to see where each head's newest query
+        looks in the cache: one row per head.</p>`}
+      ${s ? html`<div class="rows">${heads.map((h) => html`
+        <span class="lbl">L${h.layer + 1} · head ${h.head + 1}${h.type ? ` (${h.type})` : ''}</span>
+        <mha-heatmap part="heatmap" compact no-save scheme=${this._c.scheme} data-layer=${h.layer} data-head=${h.head}
+          label=${`Layer ${h.layer + 1}, head ${h.head + 1}: newest query`}
+          .tokens=${[query]} .keyTokens=${keys}
+          .weights=${{ data: s.attention[h.layer].data.subarray(h.head * len, (h.head + 1) * len), shape: [1, len] }}></mha-heatmap>`)}
+      </div>` : nothing}`;
+  }
+}
+
+customElements.get('mha-generate') || customElements.define('mha-generate', MhaGenerate);

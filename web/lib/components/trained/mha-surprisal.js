@@ -1,0 +1,483 @@
+import { html, css, nothing } from 'lit';
+import { MHAError } from '../../src/index.js';
+import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, formatAblate } from './trained-shared.js';
+import { interpolatorFor, colorFor, textOn, fmt } from '../base/shared.js';
+import { enumAttr } from '../base/attr-check.js';
+
+const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
+
+const invalid = (msg) => new MHAError('INVALID_ARGUMENT', msg, { argument: msg.split(':')[0] });
+
+/**
+ * Reads an `ablate` attribute strictly: space- or comma-separated 1-based `layer:head` pairs
+ * ("2:1 2:2" = layer 2's heads 1 and 2), the syntax of `<mha-trained-heads>`; an empty or missing
+ * attribute switches no head off. Unlike the explorer's lenient reader, every entry must be a
+ * pair inside the model.
+ * @param {string|null|undefined} s the attribute as written
+ * @param {{numLayers: number, numHeads: number}} config the model's sizes
+ * @returns {Array<[number, number]>} 0-based [layer, head] pairs, sorted, without repeats
+ * @throws {MHAError} INVALID_ARGUMENT naming the attribute, the expected form and the entry given
+ */
+export function parseAblateStrict(s, config) {
+  const { numLayers: L, numHeads: h } = config;
+  const raw = String(s ?? '').trim();
+  const out = [];
+  if (!raw) return out;
+  const expected = `1-based layer:head pairs separated by spaces, such as "2:1 2:2" (layer 1–${L}, head 1–${h})`;
+  for (const part of raw.split(/[\s,]+/)) {
+    const m = /^(\d+):(\d+)$/.exec(part);
+    if (!m) throw invalid(`ablate: expected ${expected}; "${part}" in ${JSON.stringify(raw)} is not a layer:head pair`);
+    const [l, j] = [Number(m[1]), Number(m[2])];
+    if (l < 1 || l > L) throw invalid(`ablate: expected ${expected}; "${part}" in ${JSON.stringify(raw)} names layer ${l}, and this model has layers 1–${L}`);
+    if (j < 1 || j > h) throw invalid(`ablate: expected ${expected}; "${part}" in ${JSON.stringify(raw)} names head ${j}, and this model has heads 1–${h}`);
+    if (!out.some(([a, b]) => a === l - 1 && b === j - 1)) out.push([l - 1, j - 1]);
+  }
+  return out.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+}
+
+/**
+ * Whether a text is one phrase written twice, the copies separated by nothing or by white space
+ * only ("The cat sat. The cat sat."): the longest such phrase of at least 2 characters (or tokens:
+ * given a byte-pair model's pieces, the copies must be the same pieces and the separator pieces
+ * white space only).
+ * @param {string[]} chars the text's characters (or tokens)
+ * @returns {{n: number, start2: number}|null} n characters per copy; the second copy starts at
+ *   start2 (= n + the separator's length); null when the text is not a repeat
+ */
+export function findRepeat(chars) {
+  const T = chars.length;
+  for (let n = Math.floor(T / 2); n >= 2; n--) {
+    const start2 = T - n;
+    let ok = true;
+    for (let i = n; i < start2 && ok; i++) ok = /^\s+$/.test(chars[i]);
+    for (let i = 0; i < n && ok; i++) ok = chars[i] === chars[start2 + i];
+    if (ok) return { n, start2 };
+  }
+  return null;
+}
+
+/**
+ * Surprisal of each character in bits: −log₂ p(character t | characters 0 … t−1), read from
+ * CharModel.run's natural-log probabilities (row t−1 predicts character t). Character 0 has no
+ * text before it: null.
+ * @param {{logProbs: {data: Float32Array}, ids: Int32Array}} r CharModel.run's result
+ * @param {number} V vocabulary size
+ * @returns {Array<number|null>} [T]
+ */
+export function surprisalBits(r, V) {
+  const T = r.ids.length;
+  const out = [null];
+  for (let t = 1; t < T; t++) out.push(-r.logProbs.data[(t - 1) * V + r.ids[t]] / Math.LN2);
+  return out;
+}
+
+/** The mean of bits[from … to−1]. */
+const meanOf = (bits, from, to) => {
+  let s = 0;
+  for (let t = from; t < to; t++) s += bits[t];
+  return s / (to - from);
+};
+
+/**
+ * Bits per character of a text under a trained model, per character and on average, with two
+ * baselines and, for a phrase written twice, per copy; optionally with heads switched off.
+ *
+ * - mean: the average over characters 2 … T of −log₂ p(character | the text before it), which is
+ *   CharModel.run's `loss`.
+ * - uniform: log₂ V, what a guess that gives every one of the V tokens the same probability pays
+ *   on every character.
+ * - unigram: a guess that knows only how often each character occurs, with the frequencies
+ *   counted on this text's scored characters (2 … T; the model file carries no counts of its
+ *   training data): `whole` is the entropy of those frequencies, −Σ q(c) log₂ q(c), which is what
+ *   that guess pays per character on this text; `first` / `second` are its mean −log₂ q(c) over
+ *   each copy.
+ * - copies (a phrase of n characters written twice, found by findRepeat): each copy scored on its
+ *   characters 2 … n (the same n − 1 predictions as `<mha-induction>`'s copyBits), the separator
+ *   and each copy's first character in neither.
+ * @param {object} lm a CharModel
+ * @param {string} text the text as given
+ * @param {{ablate?: Array<[number, number]>, repeat?: boolean}} [opts] ablate: 0-based [layer,
+ *   head] pairs switched off for a second run; repeat: read `${text} ${text}`
+ * @returns {{text: string, tokens: string[], ids: Int32Array, vocabSize: number, unknown: number,
+ *   bits: Array<number|null>, mean: number, copies: {n: number, start2: number, first: number,
+ *   second: number}|null, uniform: number, unigram: {whole: number, first: number|null,
+ *   second: number|null}, ablate: Array<[number, number]>, ablated: {bits: Array<number|null>,
+ *   mean: number, first: number|null, second: number|null}|null}}
+ * @throws {MHAError} INVALID_ARGUMENT naming `text` (fewer than 2 characters, longer than the
+ *   model's context)
+ */
+export function measureSurprisal(lm, text, opts = {}) {
+  const { context, vocabSize: V } = lm.config;
+  if (typeof text !== 'string') throw invalid(`text: expected a string, got ${typeof text}`);
+  if (unitOf(lm.config) === 'token') return measureTokens(lm, text, opts);
+  const given = Array.from(text);
+  if (opts.repeat) {
+    const most = Math.floor((context - 1) / 2);
+    if (given.length < 2 || given.length > most) {
+      throw invalid(`text: with repeat, the phrase is read twice with a space between, so it must have 2 to ${most} characters ` +
+        `(the model's context is ${context}); got ${given.length}`);
+    }
+  } else if (given.length < 2 || given.length > context) {
+    throw invalid(`text: expected 2 to ${context} characters (a character is scored from the text before it; the model's context is ${context}); got ${given.length}`);
+  }
+  const full = opts.repeat ? `${text} ${text}` : text;
+  const chars = Array.from(full);
+  const T = chars.length;
+  const r = lm.run(full);
+  const bits = surprisalBits(r, V);
+  const rep = opts.repeat ? { n: given.length, start2: given.length + 1 } : findRepeat(chars);
+  const split = (b) => (rep ? { first: meanOf(b, 1, rep.n), second: meanOf(b, rep.start2 + 1, rep.start2 + rep.n) } : { first: null, second: null });
+  // unigram frequencies of the scored characters 2 … T
+  const counts = new Map();
+  for (let t = 1; t < T; t++) counts.set(r.ids[t], (counts.get(r.ids[t]) ?? 0) + 1);
+  const q = (id) => counts.get(id) / (T - 1);
+  let H = 0;
+  for (const c of counts.values()) H -= (c / (T - 1)) * Math.log2(c / (T - 1));
+  const uni = Array.from({ length: T }, (_, t) => (t === 0 ? null : -Math.log2(q(r.ids[t]))));
+  const ablate = opts.ablate ?? [];
+  let ablated = null;
+  if (ablate.length) {
+    const ra = lm.run(full, { ablate });
+    const b = surprisalBits(ra, V);
+    ablated = { bits: b, mean: ra.loss, ...split(b) };
+  }
+  const unk = lm.config.unk;
+  return {
+    unit: 'character', text: full, tokens: r.tokens, ids: r.ids, vocabSize: V,
+    unknown: chars.filter((ch, t) => r.ids[t] === unk && lm.vocab[unk] !== ch).length,
+    bits, mean: r.loss, copies: rep ? { ...rep, ...split(bits) } : null,
+    uniform: Math.log2(V), unigram: { whole: H, ...split(uni) }, ablate, ablated,
+  };
+}
+
+/**
+ * measureSurprisal for a byte-pair model (llama2.c, a Hugging Face folder; `unit: 'token'`): the
+ * text is encoded by the model's tokenizer (a folder without one reads it as token ids separated by
+ * spaces) and every number is per token: bits[t] = −log₂ p(token t | tokens 0 … t−1), mean = the
+ * model's loss in bits per token, uniform = log₂ V over the V tokens of the vocabulary, unigram over
+ * this text's token frequencies. The copies of a repeated phrase are found on the pieces (findRepeat);
+ * with `repeat` the phrase's token ids are read twice, `${text} ${text}` encoded as one text, and the
+ * copies are those findRepeat finds in its pieces (none when the tokenizer splits the two copies
+ * differently, as GPT-2 does a word after a space).
+ * @throws {MHAError} INVALID_ARGUMENT naming `text` (fewer than 2 tokens, more than the context)
+ */
+function measureTokens(lm, text, opts) {
+  const { context, vocabSize: V } = lm.config;
+  const full = opts.repeat ? `${text} ${text}` : text;
+  const ids = modelInput(lm, full, Infinity);
+  const T = ids.length;
+  if (T < 2 || T > context) {
+    throw invalid(`text: expected 2 to ${context} tokens (a token is scored from the tokens before it; the model's context is ${context} tokens)` +
+      `${opts.repeat ? ', the phrase read twice' : ''}; got ${T}`);
+  }
+  const r = lm.run(ids);
+  const bits = surprisalBits(r, V);
+  const rep = findRepeat(r.tokens);
+  const split = (b) => (rep ? { first: meanOf(b, 1, rep.n), second: meanOf(b, rep.start2 + 1, rep.start2 + rep.n) } : { first: null, second: null });
+  const counts = new Map();
+  for (let t = 1; t < T; t++) counts.set(r.ids[t], (counts.get(r.ids[t]) ?? 0) + 1);
+  let H = 0;
+  for (const c of counts.values()) H -= (c / (T - 1)) * Math.log2(c / (T - 1));
+  const uni = Array.from({ length: T }, (_, t) => (t === 0 ? null : -Math.log2(counts.get(r.ids[t]) / (T - 1))));
+  const ablate = opts.ablate ?? [];
+  let ablated = null;
+  if (ablate.length) {
+    const ra = lm.run(ids, { ablate });
+    const b = surprisalBits(ra, V);
+    ablated = { bits: b, mean: ra.loss, ...split(b) };
+  }
+  return {
+    unit: 'token', text: typeof full === 'string' ? full : lm.decode(ids), tokens: r.tokens, ids: r.ids, vocabSize: V, unknown: 0,
+    bits, mean: r.loss, copies: rep ? { ...rep, ...split(bits) } : null,
+    uniform: Math.log2(V), unigram: { whole: H, ...split(uni) }, ablate, ablated,
+  };
+}
+
+/**
+ * `<mha-surprisal>` — how surprised a trained character model is by each character of a text:
+ * a strip of cells, one per character, coloured by its surprisal −log₂ p(character | the text
+ * before it) as the engine computes it (CharModel.run's log-probabilities); the mean, bits per
+ * character, defined in place, beside two baselines: a uniform guess (log₂ V) and a unigram guess
+ * that knows this text's character frequencies. For a phrase written twice the mean is split by
+ * copy: what the model pays on the first copy and on the second, where an induction head can copy
+ * from the first (Olsson et al. 2022). With `ablate`, a second strip shows the same text with
+ * those heads switched off, and the table the change per copy.
+ *
+ * @element mha-surprisal
+ *
+ * @attr {string} model - URL of a model file (`.safetensors`, format mha-wasm.charlm/1), as in
+ *   `<mha-trained-heads>`; default: the shipped h = 4 model, found relative to this module.
+ * @attr {string} text - The text (default "The cat sat on the mat. The cat sat on the mat."): 2 to
+ *   `context` characters (96 for the shipped models). A phrase written twice (separated by white
+ *   space or nothing) is found and split by copy.
+ * @attr {boolean} repeat - Read `text` as a phrase written twice, `${text} ${text}` (as
+ *   `<mha-induction>` does); the phrase then has at most ⌊(context − 1) / 2⌋ characters.
+ * @attr {string} ablate - Heads switched off for the second strip, as 1-based `layer:head` pairs
+ *   ("2:1 2:2"), the syntax of `<mha-trained-heads>`; empty: one strip.
+ * @attr {'viridis'|'cividis'} scheme - Color scale of the cells.
+ *
+ * A bad `text` or `ablate` keeps the last good strips, shows one message naming the attribute, the
+ * expected and the given value, and fires `mha-error`; the attribute stays as written.
+ *
+ * @prop {object} engine - An engine from `createMHA()`; by default the page's shared one.
+ * @prop {object|null} measured - Read-only: measureSurprisal's result for the current attributes
+ *   (null before the first).
+ * @prop {Error|null} error - Read-only: why the model could not be loaded.
+ * @prop {Error|null} inputError - Read-only: why the current `text` or `ablate` was not used.
+ *
+ * @fires mha-computed - `{detail: measured}` after every measurement.
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
+ *   attribute; the last valid value stays, the attribute as written) or a model that cannot be loaded (shown in place).
+ *
+ * @csspart definition - The definition of bits per character.
+ * @csspart strip - A strip of character cells (`data-ablated` on the second).
+ * @csspart cell - One character's cell (`data-t`, `data-bits`).
+ * @csspart readout - The line describing the character under the cursor.
+ * @csspart legend - The color scale.
+ * @csspart table - The table of means and baselines.
+ * @csspart summary - The sentence comparing the copies.
+ * @csspart error - The error message.
+ *
+ * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-muted, --mha-mono - Theme.
+ */
+export class MhaSurprisal extends TrainedModelElement {
+  static properties = {
+    ...TrainedModelElement.properties,
+    text: { type: String },
+    repeat: { type: Boolean },
+    ablate: { type: String },
+    scheme: { type: String },
+    measured: { state: true },
+    inputError: { state: true },
+    _cursor: { state: true },
+  };
+
+  static styles = [trainedStyles, css`
+    :host { container-type: inline-size; }
+    .definition { margin: 0.4rem 0; }
+    dfn { font-style: normal; font-weight: 700; }
+    .strips { margin: 0.6rem 0; border-radius: 8px; }
+    .strip-name { font-size: 0.88rem; font-weight: 600; margin: 0.5rem 0 0.2rem; }
+    .strip { display: flex; flex-wrap: wrap; gap: 2px; font-family: var(--_mono); }
+    .cell { display: inline-flex; flex-direction: column; align-items: center; justify-content: center;
+      width: 2.1rem; min-height: 2.3rem; border-radius: 3px; box-sizing: border-box; border-bottom: 4px solid transparent;
+      font-variant-numeric: tabular-nums; cursor: default; }
+    .cell .ch { font-size: 1rem; line-height: 1.1; }
+    .tokens .cell { width: auto; min-width: 2.1rem; padding: 0 0.2rem; }
+    .tokens .cell .ch { white-space: pre; }
+    .cell .b { font-size: 0.62rem; line-height: 1.1; }
+    .cell.none { background: var(--_surface); color: var(--_muted); }
+    .cell.c1 { border-bottom-color: var(--_accent); }
+    .cell.c2 { border-bottom-color: var(--_focus); border-bottom-style: dashed; }
+    .cell.cur { outline: 3px solid var(--_fg); outline-offset: -1px; }
+    .readout { min-height: 1.4em; font-size: 0.9rem; margin: 0.4rem 0; font-variant-numeric: tabular-nums; }
+    .legend { display: flex; align-items: center; gap: 0.4rem; font-size: 0.8rem; color: var(--_muted); flex-wrap: wrap; }
+    .legend .bar { display: inline-block; width: 9rem; height: 0.7rem; border-radius: 3px; }
+    .key { display: inline-flex; align-items: center; gap: 0.25rem; }
+    .key i { display: inline-block; width: 1.2rem; border-bottom: 4px solid var(--_accent); }
+    .key i.c2 { border-bottom-color: var(--_focus); border-bottom-style: dashed; }
+    table { border-collapse: collapse; font-size: 0.9rem; font-variant-numeric: tabular-nums; margin: 0.6rem 0; }
+    th, td { padding: 0.25em 0.6em; border-bottom: 1px solid var(--_border); text-align: right; vertical-align: top; }
+    th[scope='row'] { text-align: left; font-weight: 400; max-width: 17rem; }
+    thead th { font-weight: 600; }
+    tr.model th, tr.model td { font-weight: 700; }
+    .scroll { overflow-x: auto; max-width: 100%; }
+    .summary { margin: 0.4rem 0; }
+  `];
+
+  constructor() {
+    super();
+    this.text = DEFAULT_TEXT;
+    this.repeat = false;
+    this.ablate = '';
+    this.scheme = 'viridis';
+    this._scheme = 'viridis';
+    this.measured = null;
+    this.inputError = null;
+    this._cursor = 1;
+  }
+
+  willUpdate(changed) {
+    super.willUpdate(changed);
+    this._attrs.begin();
+    this._scheme = this._attrs.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
+    this._attrs.end();
+    if (this.lm && (changed.has('lm') || changed.has('text') || changed.has('ablate') || changed.has('repeat'))) this._compute();
+  }
+
+  _compute() {
+    const lm = this.lm;
+    try {
+      const ablate = parseAblateStrict(this.ablate, lm.config);
+      const m = measureSurprisal(lm, this.text ?? '', { ablate, repeat: this.repeat });
+      this.measured = m;
+      this.inputError = null;
+      if (this._cursor >= m.tokens.length) this._cursor = 1;
+      this.dispatchEvent(new CustomEvent('mha-computed', { detail: m, bubbles: true, composed: true }));
+    } catch (e) {
+      // the last good strips stay; the message names the attribute
+      this.inputError = e;
+      this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
+    }
+  }
+
+  _onKey(e) {
+    const T = this.measured?.tokens.length ?? 0;
+    let c = this._cursor;
+    switch (e.key) {
+      case 'ArrowLeft': case 'ArrowUp': c = Math.max(0, c - 1); break;
+      case 'ArrowRight': case 'ArrowDown': c = Math.min(T - 1, c + 1); break;
+      case 'Home': c = 0; break;
+      case 'End': c = T - 1; break;
+      default: return;
+    }
+    e.preventDefault();
+    this._cursor = c;
+  }
+
+  /** Which copy position t belongs to (1 or 2; 0 for neither). */
+  _copyOf(t) {
+    const r = this.measured.copies;
+    if (!r) return 0;
+    if (t < r.n) return 1;
+    if (t >= r.start2 && t < r.start2 + r.n) return 2;
+    return 0;
+  }
+
+  _strip(bits, ablated, color) {
+    const m = this.measured;
+    return html`<div class="strip" part="strip" ?data-ablated=${ablated}>${m.tokens.map((ch, t) => {
+      const b = bits[t];
+      const copy = this._copyOf(t);
+      const cls = `cell${b === null ? ' none' : ''}${copy ? ` c${copy}` : ''}${t === this._cursor ? ' cur' : ''}`;
+      const bg = b === null ? null : color(b);
+      return html`<span class=${cls} part="cell" data-t=${t} data-bits=${b ?? ''} aria-hidden="true"
+        style=${bg ? `background:${bg};color:${textOn(bg)}` : ''}
+        @mouseenter=${() => { this._cursor = t; }}><span class="ch">${m.unit === 'token' ? showToken(ch) : showChar(ch)}</span><span class="b">${b === null ? '—' : b.toFixed(1)}</span></span>`;
+    })}</div>`;
+  }
+
+  _readout() {
+    const m = this.measured;
+    const t = this._cursor;
+    const tok = m.unit === 'token';
+    const ch = `‘${tok ? showToken(m.tokens[t]) : showChar(m.tokens[t])}’`;
+    const copy = this._copyOf(t);
+    const where = `${tok ? 'Token' : 'Character'} ${t + 1} of ${m.tokens.length}, ${ch}${copy ? ` (copy ${copy})` : ''}`;
+    if (t === 0) return `${where}: not scored, there is no ${tok ? 'token' : 'text'} before it.`;
+    const p = (b) => { const v = 2 ** -b; return v >= 0.001 ? v.toFixed(3) : v.toExponential(1); };
+    const one = (b) => `${fmt(b, 2)} bits (the model gave it p = ${p(b)})`;
+    const parts = [`${where}: ${one(m.bits[t])}`];
+    if (m.ablated) parts.push(`with heads ${formatAblate(m.ablate)} off: ${one(m.ablated.bits[t])}`);
+    return `${parts.join('; ')}.`;
+  }
+
+  _table() {
+    const m = this.measured;
+    const copies = !!m.copies;
+    const row = (cls, label, whole, first, second, sign = false) => {
+      const f = (v) => (v === null ? '—' : `${sign && v > 0 ? '+' : ''}${fmt(v, 2)}`);
+      return html`<tr class=${cls}><th scope="row">${label}</th><td>${f(whole)}</td>${copies
+        ? html`<td>${f(first)}</td><td>${f(second)}</td>` : nothing}</tr>`;
+    };
+    const a = m.ablated;
+    const offName = a ? `heads ${formatAblate(m.ablate)} switched off` : '';
+    const u = m.unit ?? 'character';
+    return html`<div class="scroll" tabindex="0" role="region" aria-label=${`Bits per ${u} and baselines`}>
+      <table part="table">
+        <caption class="sr-only">Bits per ${u}: the model and two baselines${copies ? ', on the whole text and on each copy' : ''}</caption>
+        <thead><tr><th scope="col">bits per ${u}</th><th scope="col">whole text</th>${copies
+          ? html`<th scope="col">copy 1</th><th scope="col">copy 2</th>` : nothing}</tr></thead>
+        <tbody>
+          ${row('model', a ? 'the model, all heads on' : 'the model', m.mean, m.copies?.first ?? null, m.copies?.second ?? null)}
+          ${a ? row('model ablated', `the model, ${offName}`, a.mean, a.first, a.second) : nothing}
+          ${a ? row('delta', 'change from switching them off', a.mean - m.mean,
+            copies ? a.first - m.copies.first : null, copies ? a.second - m.copies.second : null, true) : nothing}
+          ${row('uniform', html`uniform guess (all ${m.vocabSize.toLocaleString('en-US')} ${u}s equally likely): log₂ ${m.vocabSize}`,
+            m.uniform, copies ? m.uniform : null, copies ? m.uniform : null)}
+          ${row('unigram', `unigram guess (this text's ${u} frequencies)`,
+            m.unigram.whole, m.unigram.first, m.unigram.second)}
+        </tbody>
+      </table></div>`;
+  }
+
+  _summary() {
+    const m = this.measured;
+    const parts = [];
+    if (m.copies) {
+      const { first, second } = m.copies;
+      parts.push(`The model pays ${fmt(first, 2)} bits per ${m.unit ?? 'character'} on the first copy and ${fmt(second, 2)} on the second` +
+        (second < first ? ': having read the phrase once, it predicts the repeat from it.' : ': the repeat is no easier for it.'));
+      if (m.ablated) {
+        const d1 = m.ablated.first - first, d2 = m.ablated.second - second;
+        parts.push(`Switching off heads ${formatAblate(m.ablate)} changes the first copy by ${d1 > 0 ? '+' : ''}${fmt(d1, 2)} ` +
+          `and the second by ${d2 > 0 ? '+' : ''}${fmt(d2, 2)} bits per ${m.unit ?? 'character'}.`);
+      }
+    } else {
+      parts.push('This text is not a phrase written twice, so there is no per-copy split (write a phrase twice, or set repeat).');
+    }
+    return parts.join(' ');
+  }
+
+  /** The definition of the unit a model reads (characters or byte-pair tokens), shown once above the strips. */
+  _definition(m) {
+    if (m.unit === 'token') {
+      return html`<p class="definition" part="definition"><dfn>Bits per token</dfn>: the average of −log₂ of the probability the
+        model gave the token that came next. This model reads byte-pair tokens, pieces of words from its vocabulary of
+        ${m.vocabSize.toLocaleString('en-US')}; each cell below is one token, shown as its piece (␣ is a space), coloured by
+        that number for it alone (its surprisal): dark, the model expected it; bright, it did not. The first token has no
+        token before it and is not scored. Bits per token are not bits per character: a token covers several characters.</p>`;
+    }
+    return html`<p class="definition" part="definition"><dfn>Bits per character</dfn>: the average of −log₂ of the probability the
+        model gave the character that came next. Each cell below is one character, coloured by that number for it alone
+        (its surprisal): dark, the model expected it; bright, it did not. The first character has no text before it and
+        is not scored.</p>`;
+  }
+
+  /** The note under a character model's table: where its unigram baseline comes from. */
+  _unigramNote(m) {
+    if (m.unit === 'token') return nothing;
+    return html`<p class="hint">The unigram guess gives each character the share of this text it makes up; on the whole text it
+        pays the entropy of those character frequencies. It is fitted to this very text (the model file carries no character counts of its
+        training data), so it is a generous baseline: it already knows which characters the text uses.${m.unknown
+          ? ` ${m.unknown} character${m.unknown > 1 ? 's are' : ' is'} not in the model's vocabulary and ${m.unknown > 1 ? 'are' : 'is'} read as ‘${this.lm.vocab[this.lm.config.unk]}’.` : ''}</p>`;
+  }
+
+  render() {
+    if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
+    if (!this.lm) return html`<p class="loading" role="status">Loading the trained model…</p>`;
+    const m = this.measured;
+    const bad = this.inputError
+      ? html`<p class="error" part="error" role="alert">${this.inputError.message}${m ? ' The strips show the last good value.' : ''}</p>` : nothing;
+    if (!m) return bad;
+    const hi = m.uniform;
+    const color = colorFor(this._scheme, 0, hi);
+    const interp = interpolatorFor(this._scheme);
+    const stops = Array.from({ length: 11 }, (_, i) => `${interp(i / 10)} ${i * 10}%`).join(', ');
+    const unit = m.unit === 'token' ? 'token' : 'character';
+    return html`
+      ${bad}
+      ${this._definition(m)}
+      <div class=${m.unit === 'token' ? 'strips tokens' : 'strips'} tabindex="0" role="group" @keydown=${this._onKey}
+        aria-label=${`Surprisal of each ${unit}. Arrow keys move between ${unit}s; the line below reads the current one.`}
+        aria-describedby="readout">
+        ${m.ablated ? html`<p class="strip-name" aria-hidden="true">All heads on</p>` : nothing}
+        ${this._strip(m.bits, false, color)}
+        ${m.ablated ? html`<p class="strip-name" aria-hidden="true">Heads ${formatAblate(m.ablate)} switched off</p>
+          ${this._strip(m.ablated.bits, true, color)}` : nothing}
+      </div>
+      <p class="readout" part="readout" id="readout" role="status" aria-live="polite">${this._readout()}</p>
+      <div class="legend" part="legend">
+        <span>0 bits</span>
+        <span class="bar" role="img" aria-label=${`color scale ${this._scheme} from 0 to ${fmt(hi, 2)} bits (log₂ ${m.vocabSize}, the uniform guess) and above`}
+          style=${`background: linear-gradient(to right, ${stops})`}></span>
+        <span>≥ ${fmt(hi, 2)} bits (log₂ ${m.vocabSize})</span>
+        ${m.copies ? html`<span class="key"><i></i> copy 1</span><span class="key"><i class="c2"></i> copy 2</span>` : nothing}
+      </div>
+      ${this._table()}
+      <p class="summary" part="summary" aria-live="polite">${this._summary()}</p>
+      ${this._unigramNote(m)}`;
+  }
+}
+
+customElements.get('mha-surprisal') || customElements.define('mha-surprisal', MhaSurprisal);

@@ -1,0 +1,560 @@
+import { html, css, nothing } from 'lit';
+import {
+  TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN, COPYING_THRESHOLD, headType, scoreText, copyingScores, inductionVerdict,
+} from '../../src/index.js';
+import {
+  AblatableModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, SCORE_OF, SCORE_MEANS, f2, f3,
+} from './trained-shared.js';
+import { modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
+import { enumAttr, headListAttr, attrError } from '../base/attr-check.js';
+import '../views/mha-heatmap.js';
+
+const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
+
+/**
+ * Models with at most this many heads in all (layers × heads) show every head's map at once by
+ * default; bigger ones (stories260K's 5 × 8, GPT-2's 12 × 12) show one layer, picked with a select.
+ */
+export const ALL_HEADS_MAX = 16;
+
+/**
+ * Parses a `layer` or `head` attribute: "all" or a 1-based number within the model.
+ * @param {string} name 'layer' or 'head'
+ * @param {string|number|null|undefined} raw the attribute (absent → `dflt`)
+ * @param {{n: number, dflt: number|'all'}} o how many layers (heads) the model has; the default
+ * @returns {{value: number|'all'}|{error: import('../../src/index.js').MHAError, dflt: number|'all'}} value: 0-based, or 'all'
+ */
+export function pickAttr(name, raw, { n, dflt }) {
+  if (raw === null || raw === undefined) return { value: dflt };
+  const s = String(raw).trim().toLowerCase();
+  if (s === 'all') return { value: 'all' };
+  if (/^\d+$/.test(s) && Number(s) >= 1 && Number(s) <= n) return { value: Number(s) - 1 };
+  return { error: attrError(name, `"all" or a ${name} number from 1 to ${n}`, raw), dflt };
+}
+
+/** The head labels from the model's probe texts (CharModel.heads), or null for a model without probes (a Hugging Face folder). */
+const probesOf = new WeakMap();
+function probeHeads(lm) {
+  if (!probesOf.has(lm)) {
+    let v = null;
+    try { v = { heads: lm.heads, copying: copyingScores(lm) }; } catch { v = null; }
+    probesOf.set(lm, v);
+  }
+  return probesOf.get(lm);
+}
+
+/** "a" or "an" before a head type ("an induction head", "a previous-token head"). */
+const article = (word) => (/^[aeiou]/i.test(word) ? 'an' : 'a');
+
+/** What a head's copying score says, for its box and the explanation. */
+function copyingPhrase(c) {
+  return `copying score ${f2(c.score)}${c.copies ? '' : `, below ${COPYING_THRESHOLD}`}: attending to one character, it raises ` +
+    `that character's own logit the most for ${c.copied} of ${c.total} characters`;
+}
+
+/**
+ * One sentence per head on what it does on the text shown, from its label and scores on the
+ * held-out probes (`reference`, CharModel.heads), its scores on this text (`onText`, scoreText)
+ * and, when given, its copying score (`copying`, copyingScores): whether it does here what its
+ * label says, the score that says so, and, when the text does not define that score (an induction
+ * score needs a repeated span), that it cannot be judged here. A head is called an induction head
+ * only when its attention is labelled induction AND its output copies (Olsson et al. 2022's two
+ * tests); otherwise the sentence says which of the two holds. A switched-off head (`off`) is
+ * described as such: its attention is still computed, its output no longer reaches the model.
+ * @param {Array<{layer: number, head: number, type: string, scores: object}>} reference
+ * @param {Array<{layer: number, head: number, scores: object}>} onText
+ * @param {Array<{layer: number, head: number, score: number, copied: number, total: number, copies: boolean}>} [copying]
+ * @param {Array<[number, number]>} [off] switched-off heads, 0-based [layer, head]
+ * @returns {{summary: string, lines: string[], matches: number, labelled: number}}
+ */
+export function explainHeads(reference, onText, copying = null, off = []) {
+  const lines = [];
+  let matches = 0;
+  let labelled = 0;
+  let judged = 0;
+  let switchedOff = 0;
+  for (const ref of reference) {
+    const here = onText.find((s) => s.layer === ref.layer && s.head === ref.head)?.scores;
+    const copy = copying?.find((c) => c.layer === ref.layer && c.head === ref.head) ?? null;
+    const isOff = off.some(([l, j]) => l === ref.layer && j === ref.head);
+    const name = `L${ref.layer + 1} · head ${ref.head + 1}`;
+    const key = SCORE_OF[ref.type];
+    const zeroed = Object.fromEntries(Object.entries(here).map(([k, v]) => [k, v ?? 0]));
+    const hereType = headType(zeroed);
+    const other = hereType !== ref.type && SCORE_OF[hereType]
+      ? ` Its strongest pattern on this text is ${hereType} (${f2(here[SCORE_OF[hereType]])}).` : '';
+    const verdict = copy ? inductionVerdict(ref, copy) : null;
+    // the copying half, for heads whose output copies without an induction label
+    const copiesToo = verdict === 'copies-only' ? ` Its output copies: ${copyingPhrase(copy)}.` : '';
+    if (!key) {
+      lines.push(`${name} has no single pattern on the probes (${ref.type}, entropy ${f2(ref.scores.entropy)}); ` +
+        `on this text its entropy is ${f2(here.entropy)}.${other}${copiesToo}`);
+      continue;
+    }
+    labelled++;
+    // what the probes say the head is, in words that hold both of the induction tests apart
+    const isInduction = key === 'induction';
+    const probeName = !isInduction ? `${ref.type} on the probes (${f2(ref.scores[key])})`
+      : verdict === 'induction' ? `an induction head (induction score ${f2(ref.scores.induction)} on the probes; ${copyingPhrase(copy)})`
+        : verdict === 'attends-only' ? `a head that attends like an induction head on the probes (${f2(ref.scores.induction)}) but does not copy ` +
+          `(${copyingPhrase(copy)})`
+          : `labelled induction by its attention on the probes (${f2(ref.scores.induction)})`;
+    const v = here[key];
+    if (v === null) {
+      lines.push(isInduction
+        ? `${name} is ${probeName}; this text repeats no span of ` +
+          `${INDUCTION_MIN_SPAN} characters, so there is nothing for it to copy: write a phrase twice to see it work.${other}`
+        : `${name} (${probeName}) cannot be judged on a text this short.`);
+      continue;
+    }
+    if (isOff) {
+      switchedOff++;
+      lines.push(`${name} is switched off: its attention is still computed (${f2(v)} of it is ${SCORE_MEANS[key]}), ` +
+        'but its output no longer reaches the rest of the model.');
+      continue;
+    }
+    judged++;
+    if (v >= TYPE_THRESHOLD) {
+      matches++;
+      if (!isInduction) {
+        lines.push(`${name} acts as ${article(ref.type)} ${ref.type} head here too: ${f2(v)} of its attention is ${SCORE_MEANS[key]} ` +
+          `(${f2(ref.scores[key])} on the probes).${copiesToo}`);
+      } else if (verdict === 'attends-only') {
+        lines.push(`${name} attends like an induction head here too: ${f2(v)} of its attention is ${SCORE_MEANS[key]} ` +
+          `(${f2(ref.scores[key])} on the probes). But its output does not copy: ${copyingPhrase(copy)}; so it is not called an induction head.`);
+      } else {
+        lines.push(`${name} acts as an induction head here too: ${f2(v)} of its attention is ${SCORE_MEANS[key]} ` +
+          `(${f2(ref.scores[key])} on the probes)${copy ? `, and its output copies (${copyingPhrase(copy)})` : ''}.`);
+      }
+    } else {
+      lines.push(`${name} is labelled ${ref.type} from the probes (${f2(ref.scores[key])}), but on this text only ` +
+        `${f2(v)} of its attention is ${SCORE_MEANS[key]}, below the ${TYPE_THRESHOLD} that earns the label.${other}${copiesToo}`);
+    }
+  }
+  const summary = labelled === 0
+    ? 'No head of this model has a label from the probes.'
+    : `On this text, ${matches} of the ${judged} labelled heads that it can judge do what their label says` +
+      (judged + switchedOff < labelled ? ` (${labelled - judged - switchedOff} cannot be judged here)` : '') +
+      (switchedOff ? ` (${switchedOff} switched off)` : '') + '.';
+  return { summary, lines, matches, labelled };
+}
+
+/**
+ * The shipped models a reader can pick, from a models manifest (`index.json`): its `models` (the
+ * h = 1 / h = 4 twins) and `gqa` (the grouped-query twins) lists, each with an absolute URL and a
+ * label made from the manifest's fields.
+ * @param {{models?: object[], gqa?: object[]}} manifest
+ * @param {string} base the manifest's URL (files are relative to it)
+ * @returns {Array<{href: string, file: string, label: string}>}
+ */
+export function modelChoices(manifest, base) {
+  const out = [];
+  for (const m of manifest.models ?? []) {
+    if (!m?.file) continue;
+    out.push({ href: modelFileURL(m.file, base), file: m.file, label: `h = ${m.numHeads}, seed ${m.seed} (${m.file.replace(/\.safetensors$/, '')})` });
+  }
+  for (const m of manifest.gqa ?? []) {
+    if (!m?.file) continue;
+    const kv = m.kvHeads === m.numHeads ? 'multi-head' : m.kvHeads === 1 ? 'multi-query' : 'grouped';
+    out.push({ href: modelFileURL(m.file, base), file: m.file,
+      label: `${m.numHeads} query heads, ${m.kvHeads} K/V (${kv}), seed ${m.seed} (${m.file.replace(/\.safetensors$/, '')})` });
+  }
+  return out;
+}
+
+/**
+ * `<mha-trained-heads>` — the trained-heads explorer: a small character-level transformer trained
+ * on fortune-cookie text reads the text in the field; every head's attention is drawn as a
+ * heatmap with the type it was measured to have on held-out probes, its score on those probes and
+ * its score on this text; a switch per head ablates it (its output is zeroed before W_O and the
+ * whole model is recomputed); the loss and the five most likely next characters follow.
+ *
+ * The model runs in the shared engine through `mha.loadModel` (CharModel.run); the loaded model
+ * is shared with every other element on the page that uses the same file.
+ * Scores: Olsson et al. 2022 ("In-context Learning and Induction Heads") for previous-token and
+ * induction heads; the definitions are in docs/trained-models.md ("Head analysis").
+ *
+ * @element mha-trained-heads
+ *
+ * @attr {string} model - URL of a model file (`.safetensors`, format mha-wasm.charlm/1), or of a Hugging
+ *   Face model folder (a URL ending in "/": GPT-2, Llama; mha.loadModel); default: the shipped h = 4
+ *   model, found relative to this module. A byte-pair model's maps have one row per token, shown as
+ *   its decoded piece (spaces as ␣); its loss is in bits per token. A model without probe texts (a
+ *   folder) labels each head by its strongest pattern on the text shown, and has no copying score.
+ *   A folder without a tokenizer reads the text as token ids ("15 7 22").
+ * @attr {string} text - The text the model reads (default "The cat sat on the mat. The cat sat on
+ *   the mat."); follows what the reader types.
+ * @attr {string} ablate - Heads switched off, as 1-based `layer:head` pairs ("2:1 2:3") within the
+ *   model; reflects the switches. A bad entry ("9:9", "x") makes the whole value invalid: the last
+ *   valid ablation stays, one message names the attribute and the value, and `mha-error` fires.
+ * @attr {'viridis'|'cividis'} scheme - Color scale of the heatmaps.
+ * @attr {string} layer - The layer whose heads are drawn: a 1-based number, or "all". Default: "all" for a
+ *   model of at most ALL_HEADS_MAX (16) heads in all, else 1 (only that layer's maps are in the page). A
+ *   `<select>` (part `layer`) picks it and sets the attribute; it is shown for a bigger model, or when
+ *   `layer` or `head` is set.
+ * @attr {string} head - The head drawn within the layer: a 1-based number, or "all" (default). A
+ *   `<select>` (part `head`) picks it. A bad `layer` or `head` keeps the last valid pick, shows one
+ *   message and fires `mha-error`.
+ * @attr {boolean} no-picker - Hide the model picker (a select over the shipped models of `index.json`, its
+ *   `models` and `gqa` lists, shown when the manifest can be fetched); picking a model sets `model`.
+ *
+ * @prop {object} engine - An engine from `createMHA()`; by default the page's shared one.
+ * @prop {object|null} lm - Read-only: the loaded CharModel (null while loading).
+ * @prop {object|null} result - Read-only: CharModel.run's result on the current text and ablation.
+ * @prop {Array|null} textScores - Read-only: every head's scores on the current text (scoreText).
+ * @prop {Error|null} error - Read-only: why the model could not be loaded or run.
+ *
+ * @fires change - `{detail: {text, ablate, model, layer, head}}` when the reader edits the text, flips a
+ *   switch (`ablate` as 0-based `[layer, head]` pairs), picks a model (`model`: its URL) or a layer or
+ *   head (0-based, or 'all').
+ * @fires mha-computed - `{detail: {text, loss, next, ablate}}` after every run of the model.
+ * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
+ *   attribute, the attribute left as written) or a model that cannot be loaded (shown in place).
+ *
+ * @csspart about - The line describing the model.
+ * @csspart picker - The model picker (a `<select>`).
+ * @csspart layer - The layer picker (a `<select>`).
+ * @csspart head-picker - The head picker (a `<select>`).
+ * @csspart text - The text field.
+ * @csspart loss - The loss in bits per character.
+ * @csspart next - The list of likely next characters.
+ * @csspart all-on - The "Switch every head on" button.
+ * @csspart heads - The grid of heads.
+ * @csspart head - One head's box (class `off` when switched off).
+ * @csspart switch - A head's on/off switch (role="switch").
+ * @csspart badge - A head's type label.
+ * @csspart scores - A head's score line.
+ * @csspart copying - A head's copying score (copyingScores) and what its two tests say (`data-verdict`:
+ *   induction, attends-only, copies-only, neither).
+ * @csspart heatmap - A head's `<mha-heatmap>`.
+ * @csspart explanation - The computed explanation under the heads.
+ * @csspart error - The error message.
+ *
+ * @cssprop --mha-cell-size - Side of a heatmap cell (default 8px here).
+ * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-muted, --mha-mono - Theme.
+ */
+export class MhaTrainedHeads extends AblatableModelElement {
+  static properties = {
+    ...AblatableModelElement.properties,
+    text: { type: String },
+    ablate: { type: String, reflect: true },
+    scheme: { type: String },
+    layer: { converter: { fromAttribute: (v) => v, toAttribute: (v) => (v === null || v === undefined ? null : String(v)) }, reflect: true },
+    head: { converter: { fromAttribute: (v) => v, toAttribute: (v) => (v === null || v === undefined ? null : String(v)) }, reflect: true },
+    noPicker: { type: Boolean, attribute: 'no-picker' },
+    result: { state: true },
+    textScores: { state: true },
+    _choices: { state: true },
+  };
+
+  static styles = [trainedStyles, css`
+    .controls { display: grid; grid-template-columns: minmax(0, 2fr) minmax(11rem, 1fr); gap: 0.4rem 1.5rem; margin: 0.8rem 0; }
+    .controls label { grid-column: 1 / -1; }
+    .controls textarea { align-self: start; resize: vertical; }
+    @container (max-width: 640px) { .controls { grid-template-columns: minmax(0, 1fr); } }
+    :host { container-type: inline-size; }
+    .pred p { margin: 0.2em 0; }
+    .next { display: grid; grid-template-columns: repeat(auto-fill, minmax(6rem, 1fr)); gap: 0.2rem 0.6rem;
+      padding-left: 1.4em; margin: 0.2em 0; font-variant-numeric: tabular-nums; }
+    .next code { background: var(--_surface); padding: 0 0.3em; border-radius: 4px; font-family: var(--_mono); }
+    .grid { display: flex; flex-direction: column; gap: 1rem; --mha-cell-size: 8px; }
+    @container (max-width: 520px) { .grid { --mha-cell-size: 6px; } }
+    .layer { display: flex; flex-wrap: wrap; gap: 0.8rem; align-items: flex-start; }
+    .layer-name { flex-basis: 100%; font-weight: 700; margin: 0.2rem 0 0; }
+    .head { position: relative; border: 1px solid var(--_border); border-radius: 8px; padding: 0.4rem; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
+    .head.off { opacity: 0.5; border-style: dashed; }
+    button[role='switch'] { display: flex; flex-wrap: wrap; gap: 0.2rem 0.6rem; align-items: baseline; font-size: 0.88rem; text-align: left; }
+    button[role='switch'][aria-checked='false'] { text-decoration: line-through; }
+    .name { font-weight: 600; }
+    .badge { padding: 0 0.4em; border-radius: 999px; background: var(--_bg); border: 1px solid var(--_border); }
+    .badge.t-induction, .badge.t-previous-token { border-color: var(--_accent); font-weight: 600; }
+    .scores { margin: 0.25rem 0; font-size: 0.8rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
+    .copying { margin: 0.25rem 0; font-size: 0.8rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
+    .copying.v-induction { color: var(--_fg); font-weight: 600; }
+    .explanation ul { padding-left: 1.2em; margin: 0.3em 0; }
+    .explanation li { margin: 0.15em 0; }
+    .picker { margin: 0.3rem 0; }
+    .pick { display: flex; flex-wrap: wrap; gap: 0.4rem 1.2rem; align-items: center; margin: 0.4rem 0; }
+    .grid.one { --mha-cell-size: 12px; }
+    .picker select { max-width: 100%; }
+  `];
+
+  constructor() {
+    super();
+    this.text = DEFAULT_TEXT;
+    this.ablate = '';
+    this.scheme = 'viridis';
+    this.result = null;
+    this.textScores = null;
+    this.noPicker = false;
+    this._choices = null;
+    this._abl = [];
+    this._scheme = 'viridis';
+    this.layer = null;
+    this.head = null;
+    this._layer = 0;
+    this._head = 'all';
+  }
+
+  /** The switched-off heads as 0-based [layer, head] pairs: the last valid `ablate`. */
+  get ablation() {
+    const cfg = this.lm?.config;
+    const r = cfg ? headListAttr('ablate', this.ablate, { layers: cfg.numLayers, heads: cfg.numHeads, dflt: [] }) : { error: true };
+    return (r.error ? this._abl : r.value).map((p) => p.slice());
+  }
+
+  connectedCallback() {
+    super.connectedCallback();
+    if (this._choices || !MODEL_INDEX_URL) return;
+    // the picker appears once the shipped manifest is read; without it (no models/ folder) there is none
+    modelIndex(MODEL_INDEX_URL).then((m) => { this._choices = modelChoices(m, MODEL_INDEX_URL); }, () => {});
+  }
+
+  /** The switched-off heads as 0-based [layer, head] pairs. */
+  willUpdate(changed) {
+    super.willUpdate(changed);
+    const g = this._attrs;
+    g.begin();
+    this._scheme = g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
+    const cfg = this.lm?.config;
+    if (cfg) {
+      this._abl = g.take('ablate', headListAttr('ablate', this.ablate, { layers: cfg.numLayers, heads: cfg.numHeads, dflt: [] }));
+      const all = cfg.numLayers * cfg.numHeads <= ALL_HEADS_MAX;
+      // a model change drops the picks' last values (a layer of the old model may not exist)
+      if (changed.has('lm')) { g._last.delete('layer'); g._last.delete('head'); }
+      this._layer = g.take('layer', pickAttr('layer', this.layer, { n: cfg.numLayers, dflt: all ? 'all' : 0 }));
+      this._head = g.take('head', pickAttr('head', this.head, { n: cfg.numHeads, dflt: 'all' }));
+    }
+    g.end();
+    if (this.lm && (changed.has('lm') || changed.has('text') || changed.has('ablate'))) this._compute();
+  }
+
+  _compute() {
+    const lm = this.lm;
+    let text;
+    try {
+      text = modelInput(lm, this.text);
+    } catch (e) {
+      this.result = null;
+      this.textScores = null;
+      this.error = e;
+      return;
+    }
+    if (text.length < 1) {
+      this.result = null;
+      this.textScores = null;
+      return;
+    }
+    try {
+      const ablate = this.ablation;
+      this.result = lm.run(text, { ablate });
+      this.textScores = scoreText(this.result.attention, this.result.ids);
+      this.error = null;
+      const { loss, next } = this.result;
+      this.dispatchEvent(new CustomEvent('mha-computed', { detail: { text: typeof text === 'string' ? text : lm.decode(text), loss, next, ablate }, bubbles: true, composed: true }));
+    } catch (e) {
+      this.result = null;
+      this.textScores = null;
+      this.error = e;
+    }
+  }
+
+  _changed() {
+    this.dispatchEvent(new CustomEvent('change', { detail: { text: this.text, ablate: this.ablation, model: this.modelHref,
+      layer: this._layer, head: this._head }, bubbles: true, composed: true }));
+  }
+
+  _onLayer(e) {
+    this.layer = e.target.value;
+    this._layer = e.target.value === 'all' ? 'all' : Number(e.target.value) - 1;
+    this._changed();
+  }
+
+  _onHead(e) {
+    this.head = e.target.value;
+    this._head = e.target.value === 'all' ? 'all' : Number(e.target.value) - 1;
+    this._changed();
+  }
+
+  /** The layer and head selects (a model of more than one head). */
+  _layerPicker(c) {
+    // a model of at most ALL_HEADS_MAX heads shows them all without a picker, unless a layer or head is asked for
+    if (c.numLayers * c.numHeads <= ALL_HEADS_MAX && this.layer == null && this.head == null) return nothing;
+    const L = this._layer;
+    const H = this._head;
+    return html`<div class="pick">
+      <label>Layer <select part="layer" class="layer-select" @change=${this._onLayer}>
+        <option value="all" ?selected=${L === 'all'}>All ${c.numLayers} layers (${c.numLayers * c.numHeads} maps)</option>
+        ${Array.from({ length: c.numLayers }, (_, l) => html`<option value=${l + 1} ?selected=${L === l}>Layer ${l + 1} of ${c.numLayers}</option>`)}
+      </select></label>
+      <label>Head <select part="head-picker" class="head-select" @change=${this._onHead}>
+        <option value="all" ?selected=${H === 'all'}>All ${c.numHeads} heads</option>
+        ${Array.from({ length: c.numHeads }, (_, j) => html`<option value=${j + 1} ?selected=${H === j}>Head ${j + 1}</option>`)}
+      </select></label>
+    </div>`;
+  }
+
+  _onModel(e) {
+    this.ablate = '';
+    this.model = e.target.value;
+    this._changed();
+  }
+
+  _picker() {
+    const choices = this._choices;
+    if (this.noPicker || !choices?.length) return nothing;
+    const here = this.modelHref;
+    const known = choices.some((c) => c.href === here);
+    return html`<p class="picker"><label>Model <select part="picker" @change=${this._onModel}>
+      ${known ? nothing : html`<option value=${here ?? ''} selected>${String(here ?? '').split('/').pop()}</option>`}
+      ${choices.map((c) => html`<option value=${c.href} ?selected=${c.href === here}>${c.label}</option>`)}
+    </select></label></p>`;
+  }
+
+  _onInput(e) {
+    this.text = e.target.value;
+    this._changed();
+  }
+
+  _allOn() {
+    this.ablate = '';
+    this._changed();
+  }
+
+  _about() {
+    const lm = this.lm;
+    const c = lm.config;
+    const tr = lm.training ?? {};
+    // grouped-query K/V heads and rotary positions, where a file has them (the twins, stories260K)
+    const kv = c.kvHeads && c.kvHeads < c.numHeads ? ` sharing ${c.kvHeads} K/V head${c.kvHeads > 1 ? 's' : ''} (grouped-query attention)` : '';
+    const rope = c.positions === 'rope' ? ', rotary positions (RoPE)' : '';
+    const family = c.family === 'gpt2' ? 'GPT-2 (Hugging Face folder)' : c.family === 'llama' ? 'Llama (Hugging Face folder)' : '';
+    const vocab = unitOf(c) === 'token' ? `, a byte-pair vocabulary of ${c.vocabSize.toLocaleString('en-US')} tokens` : '';
+    const parts = [`This model${family ? `, ${family}` : ''}: ${c.numLayers} layers, h = ${c.numHeads} heads of d_k = ${c.dK}${kv}, d_model = ${c.dModel}${rope}${vocab}, ` +
+      `a context of ${c.context} ${unitOf(c)}s.`];
+    if (tr.steps) {
+      // the file records the threads it trained on (1 or 2); older files do not: then no count
+      const on = tr.threads ? ` on ${tr.threads} CPU thread${tr.threads > 1 ? 's' : ''}` : ' on a CPU';
+      parts.push(`Trained for ${tr.steps.toLocaleString('en-US')} steps${tr.seconds ? ` (${Math.round(tr.seconds / 60)} minutes${on})` : ''}` +
+        `${tr.corpus ? ` on ${String(tr.corpus).split(' (')[0]} text` : ''}${tr.curriculum ? `; ${tr.curriculum}` : ''}.`);
+    }
+    if (typeof tr.heldout_bpc === 'number') parts.push(`Held-out loss: ${f2(tr.heldout_bpc)} bits per character.`);
+    return parts.join(' ');
+  }
+
+  render() {
+    if (this.error && !this.lm) return html`${this._picker()}<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
+    const lm = this.lm;
+    if (!lm) return html`${this._picker()}<p class="loading" role="status">Loading the trained model…</p>`;
+    const c = lm.config;
+    const probed = probeHeads(lm);
+    const reference = probed?.heads ?? null;
+    const copying = probed?.copying ?? null;
+    const unit = unitOf(c);
+    const r = this.result;
+    const off = this.ablation;
+    const isOff = (l, j) => off.some(([a, b]) => a === l && b === j);
+    const tokens = r ? r.tokens.map(unit === 'token' ? showToken : showChar) : [];
+    const explained = r && this.textScores && reference ? explainHeads(reference, this.textScores, copying, off) : null;
+    const layers = this._layer === 'all' ? Array.from({ length: c.numLayers }, (_, l) => l) : [this._layer];
+    const heads = this._head === 'all' ? Array.from({ length: c.numHeads }, (_, j) => j) : [this._head];
+    const noTok = c.tokenizer === 'none';
+    return html`
+      ${this._picker()}
+      <p class="hint" part="about">${this._about()}</p>
+      <div class="controls">
+        <label for="text">${noTok ? `Token ids the model reads (this folder has no tokenizer: ids 0–${c.vocabSize - 1}, separated by spaces)`
+          : `Text the model reads (one query row per ${unit}${unit === 'token' ? `; the first ${c.context} tokens are read` : ''})`}</label>
+        <textarea id="text" part="text" rows="2" spellcheck="false" maxlength=${unit === 'character' ? c.context : nothing}
+          .value=${this.text ?? ''} @input=${this._onInput}></textarea>
+        <div class="pred" aria-live="polite">
+          <p>Loss on this text: <strong class="loss" part="loss">${!r ? '—' : r.loss === null
+            ? `— (type at least 2 ${unit}s)` : `${f3(r.loss)} bits per ${unit}`}</strong></p>
+          <p id="next-label">Most likely next ${unit}:</p>
+          <ol class="next" part="next" aria-labelledby="next-label">${(r?.next ?? []).map((n) =>
+            html`<li><code>${unit === 'token' ? showToken(n.char) : showChar(n.char)}</code> ${(100 * n.p).toFixed(1)} %</li>`)}</ol>
+          <p class="hint off-count">${off.length ? `${off.length} head${off.length > 1 ? 's' : ''} switched off.` : 'All heads on.'}</p>
+        </div>
+      </div>
+      ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
+      ${reference ? nothing : html`<p class="hint">This model carries no probe texts, so each head is labelled by its strongest
+        pattern on the text above (${TYPE_THRESHOLD} or more of its attention on one kind of position), else "broad" or "mixed";
+        the copying score is not computed for it.
+        <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></p>`}
+      ${!reference ? nothing : html`<p class="hint">Each head carries the type measured on held-out probes stored with the model: its strongest
+        pattern when that score reaches ${TYPE_THRESHOLD}, else "broad" when its attention is spread out (normalised
+        entropy ≥ ${BROAD_THRESHOLD}), else "mixed". Beside it, the same score measured on the text above. That label
+        says only where a head looks. Its copying score (Olsson et al. 2022) asks what its output does: let the head attend
+        to one character alone, and see whether that same character's logit comes out highest; the score is the share of
+        the ${c.vocabSize} characters for which it does (chance: 1 in ${c.vocabSize}). A head is called an induction head
+        only when its attention is labelled induction and its copying score reaches ${COPYING_THRESHOLD}.
+        <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></p>`}
+      ${this._layerPicker(c)}
+      <div class=${heads.length === 1 && layers.length === 1 ? 'grid one' : 'grid'} part="heads">
+        ${layers.map((l) => html`
+          <div class="layer" role="group" aria-label=${`Layer ${l + 1}`}>
+            <span class="layer-name" aria-hidden="true">Layer ${l + 1}</span>
+            ${heads.map((j) => this._headBox(l, j, reference, tokens, isOff(l, j), copying))}
+          </div>`)}
+      </div>
+      ${explained ? html`<div class="explanation" part="explanation" aria-live="polite">
+        <p>${explained.summary}</p>
+        <ul>${explained.lines.map((t) => html`<li>${t}</li>`)}</ul>
+      </div>` : nothing}`;
+  }
+
+  /** A head of a model without probes (a Hugging Face folder): labelled by its strongest pattern on this text. */
+  _headOnText(l, j, tokens, off) {
+    // a head of a model without probes: labelled by its strongest pattern on this text
+    const here = this.textScores?.find((x) => x.layer === l && x.head === j)?.scores;
+    const type = here ? headType(Object.fromEntries(Object.entries(here).map(([k, v]) => [k, v ?? 0]))) : '—';
+    const key = SCORE_OF[type] ?? 'entropy';
+    const r = this.result;
+    return html`
+      <div class=${off ? 'head off' : 'head'} part="head" data-layer=${l} data-head=${j}>
+        <button type="button" role="switch" part="switch" aria-checked=${String(!off)} data-layer=${l} data-head=${j}
+          @click=${() => this._toggle(l, j)}>
+          <span class="name">L${l + 1} · head ${j + 1}</span>
+          <span class=${`badge t-${type}`} part="badge">${type}</span>
+        </button>
+        <p class="scores" part="scores" data-text=${here?.[key] ?? ''}>${key === 'entropy' ? 'entropy' : 'score'} on this text ${here ? f2(here[key]) : '—'}</p>
+        <mha-heatmap part="heatmap" compact scheme=${this._scheme} data-layer=${l} data-head=${j}
+          label=${`Layer ${l + 1}, head ${j + 1} (${type} on this text)`}
+          .tokens=${tokens} .weights=${r ? headView(r.attention[l], j) : null}></mha-heatmap>
+      </div>`;
+  }
+
+  _headBox(l, j, reference, tokens, off, copying) {
+    if (!reference) return this._headOnText(l, j, tokens, off);
+    const ref = reference.find((x) => x.layer === l && x.head === j);
+    const copy = copying.find((x) => x.layer === l && x.head === j);
+    const verdict = inductionVerdict(ref, copy);
+    const says = {
+      induction: 'induction head: attends and copies',
+      'attends-only': 'attends like an induction head; its output does not copy',
+      'copies-only': 'its output copies',
+      neither: 'its output does not copy',
+    }[verdict];
+    const here = this.textScores?.find((x) => x.layer === l && x.head === j)?.scores;
+    const key = SCORE_OF[ref.type] ?? 'entropy';
+    const what = key === 'entropy' ? 'entropy' : 'score';
+    const hereText = !here ? '—' : here[key] === null ? (key === 'induction' ? 'no repeated span' : '—') : f2(here[key]);
+    const r = this.result;
+    return html`
+      <div class=${off ? 'head off' : 'head'} part="head" data-layer=${l} data-head=${j}>
+        <button type="button" role="switch" part="switch" aria-checked=${String(!off)} data-layer=${l} data-head=${j}
+          @click=${() => this._toggle(l, j)}>
+          <span class="name">L${l + 1} · head ${j + 1}</span>
+          <span class=${`badge t-${ref.type}`} part="badge">${ref.type}</span>
+        </button>
+        <p class="scores" part="scores" data-probes=${ref.scores[key]} data-text=${here?.[key] ?? ''}>${what}: probes ${f2(ref.scores[key])} · this text ${hereText}</p>
+        <p class=${`copying v-${verdict}`} part="copying" data-copying=${copy.score} data-verdict=${verdict}>copying ${f2(copy.score)}
+          (${copy.copied}/${copy.total}) · ${says}</p>
+        <mha-heatmap part="heatmap" compact scheme=${this._scheme} data-layer=${l} data-head=${j}
+          label=${`Layer ${l + 1}, head ${j + 1} (${ref.type})`}
+          .tokens=${tokens} .weights=${r ? headView(r.attention[l], j) : null}></mha-heatmap>
+      </div>`;
+  }
+}
+
+customElements.get('mha-trained-heads') || customElements.define('mha-trained-heads', MhaTrainedHeads);

@@ -1,0 +1,70 @@
+import { LitElement, html, css } from 'lit';
+import { baseStyles, getEngine, errorText } from '../base/shared.js';
+
+const TIER_NOTE = { 'relaxed-simd': ' (SIMD with fused multiply-add)', simd: ' (SIMD)', scalar: ' (no SIMD)' };
+
+/**
+ * `<mha-engine-info>` — one status line about the page's attention engine: "Loading…", then its
+ * version, the build ("tier") this browser runs (relaxed-simd, simd or scalar: see the README,
+ * "Which build runs") and how many threads it uses (more than one in cross-origin isolated pages),
+ * or why it could not be loaded. Starting it early starts fetching and
+ * compiling the wasm before any other element asks for it.
+ *
+ * @element mha-engine-info
+ *
+ * @prop {object|Promise<object>} engine - An engine from `createMHA()`; by default the page's shared one.
+ * @prop {{version: string, simd: boolean, tier: string, threads: number}|null} info - Read-only: `mha.info` once loaded.
+ * @prop {Error|null} error - Read-only: why the engine could not be loaded.
+ *
+ * @fires mha-engine - `{detail: {engine, info}}` once the engine is ready.
+ * @fires mha-error - `{detail: {error}}` when it cannot be loaded.
+ *
+ * @csspart status - The status line (class `error` on failure).
+ */
+export class MhaEngineInfo extends LitElement {
+  static properties = {
+    engine: { attribute: false },
+    info: { state: true },
+    error: { state: true },
+  };
+
+  static styles = [baseStyles, css`
+    :host { display: block; }
+    p { margin: 0; color: var(--_muted); font-size: 0.9em; }
+    p.error { color: var(--_error); }
+  `];
+
+  constructor() {
+    super();
+    this.engine = undefined;
+    this.info = null;
+    this.error = null;
+    this._asked = null;
+  }
+
+  willUpdate(changed) {
+    if (!changed.has('engine') && this._asked) return;
+    const asked = (this._asked = this.engine ? Promise.resolve(this.engine) : getEngine());
+    asked.then((mha) => {
+      if (asked !== this._asked) return;
+      this.info = mha.info ?? null;
+      this.error = null;
+      this.dispatchEvent(new CustomEvent('mha-engine', { detail: { engine: mha, info: this.info }, bubbles: true, composed: true }));
+    }, (err) => {
+      if (asked !== this._asked) return;
+      this.error = err;
+      this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: err }, bubbles: true, composed: true }));
+    });
+  }
+
+  render() {
+    if (this.error) {
+      return html`<p part="status" class="error" role="alert">The attention engine could not be loaded: ${errorText(this.error)}</p>`;
+    }
+    if (!this.info) return html`<p part="status" role="status">Loading the attention engine…</p>`;
+    const { version, tier, threads = 1 } = this.info;
+    return html`<p part="status" role="status">Engine ready · version ${version} · build ${tier}${TIER_NOTE[tier] ?? ''} · ${threads} thread${threads === 1 ? '' : 's'}.</p>`;
+  }
+}
+
+customElements.get('mha-engine-info') || customElements.define('mha-engine-info', MhaEngineInfo);

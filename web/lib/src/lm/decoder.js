@@ -1,0 +1,265 @@
+/**
+ * The JS side of the core's decoder-only language model (cpp/include/mha/decoder.hpp): a model's
+ * configuration and weights go into wasm memory once (block by block), then each forward or KV-cache step is one
+ * call that takes token ids and returns next-token log-probabilities (and, on request, every
+ * layer's attention weights). Used by model.js; every layer numeric runs in the core.
+ * @module decoder
+ */
+import { MHAError, coreError } from '../engine/errors.js';
+import { Staging, Layout, checkFits, heapViews, writeBlock } from '../engine/memory.js';
+import { scoreModsOption } from '../engine/scoremods.js';
+import { blockLayout, configFields } from '../engine/blocks.js';
+
+const F32 = 4;
+const NORMS = ['layernorm', 'rmsnorm'];
+const MLPS = ['relu', 'gelu', 'gelu_tanh', 'swiglu'];
+
+/** Frees the wasm side of decoders and caches dropped without dispose(). */
+const registry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((held) => { try { held.release(); } catch { /* module gone */ } })
+  : null;
+
+function releaser(handle, staging) {
+  let done = false;
+  return { release() { if (done) return; done = true; staging.free(); handle.delete(); } };
+}
+
+/** The core's decoder block layouts ({init, layer, call}), asked once per module. */
+const layouts = new WeakMap();
+function decoderLayout(core) {
+  let l = layouts.get(core);
+  if (!l) layouts.set(core, (l = core.decoderLayout()));
+  return l;
+}
+
+/**
+ * A decoder in wasm memory.
+ * @internal created by model.js
+ */
+export class Decoder {
+  /**
+   * @param {object} core the Emscripten module
+   * @param {object} spec `{vocabSize, numLayers, dFF, context, norm, normEps, mlp, bias, tied, dModel,
+   *   numHeads, kvHeads, attnBias, rope, weights}`: context 0 = no learned position table; norm one
+   *   of 'layernorm', 'rmsnorm'; mlp one of 'relu', 'gelu', 'gelu_tanh', 'swiglu'; rope null or
+   *   {base, interleaved}; weights {tokEmb [V·d], posEmb [C·d] | null, normF {weight, bias}, head
+   *   [d·V] | null, headBias [V] | null, layers: [{norm1, norm2, wQ, wK, wV, wO, bQ, bK, bV, bO,
+   *   wFc, bFc, wUp, bUp, wProj, bProj}]}: Float32Arrays, matrices row-major [in, out]
+   * @throws {MHAError} the core's errors (INVALID_CONFIG, NON_FINITE, OUT_OF_MEMORY …)
+   */
+  constructor(core, spec) {
+    this._core = core;
+    this.spec = spec;
+    const L = decoderLayout(core);
+    const mods = spec.rope ? scoreModsOption({ rope: { base: spec.rope.base, interleaved: spec.rope.interleaved } }) : null;
+    const w = spec.weights;
+    // The weights go into wasm memory in stages, so that the heap (which never shrinks) holds the
+    // core's copy and at most one stage: the weights outside the blocks with the init block, then
+    // each block in one reused staging area sized for the largest.
+    const plan = () => {
+      const lay = new Layout(), arrays = [];
+      return { lay, arrays, add(name, a) { if (a) { lay.add(name, a.length * F32); arrays.push([name, a]); } } };
+    };
+    const globals = plan();
+    globals.add('tokEmb', w.tokEmb); globals.add('posEmb', w.posEmb);
+    globals.add('normFW', w.normF.weight); globals.add('normFB', w.normF.bias);
+    globals.add('head', w.head); globals.add('headBias', w.headBias);
+    const attention = blockLayout(core, 'layer');
+    globals.lay.add('attention', attention.bytes);
+    globals.lay.add('init', L.init.bytes);
+    const layerKeys = ['wQ', 'wK', 'wV', 'wO', 'bQ', 'bK', 'bV', 'bO', 'wFc', 'bFc', 'wUp', 'bUp', 'wProj', 'bProj'];
+    const blockPlan = (lw) => {
+      const b = plan();
+      b.add('n1w', lw.norm1.weight); b.add('n1b', lw.norm1.bias); b.add('n2w', lw.norm2.weight); b.add('n2b', lw.norm2.bias);
+      for (const k of layerKeys) b.add(k, lw[k]);
+      b.lay.add('layer', L.layer.bytes);
+      return b;
+    };
+    let blockBytes = 0, weightBytes = 0;
+    for (const [, a] of globals.arrays) weightBytes += a.length * F32;
+    for (const lw of w.layers) {
+      const b = blockPlan(lw);
+      blockBytes = Math.max(blockBytes, b.lay.total);
+      for (const [, a] of b.arrays) weightBytes += a.length * F32;
+    }
+    // The core's copy of every weight (a tied head is the embedding's only copy; panel padding is
+    // under 1 %, its own check is exact), the staged globals and one staged block.
+    checkFits(core, globals.lay.total + weightBytes + blockBytes, 'loadModel');
+    const staging = new Staging(core);
+    const handle = new core.DecoderHandle();
+    try {
+      const write = (p, base) => {
+        const views = heapViews(core).fresh();  // a core call may have grown the memory
+        for (const [name, a] of p.arrays) views.f32.set(a, p.lay.ptr(base, name) / F32);
+        return (name) => p.lay.ptr(base, name);
+      };
+      const G = write(globals, staging.ensure(globals.lay.total, 'loadModel'));
+      // the attention's configuration as a LayerBlock (its weight fields unused: the blocks carry them)
+      writeBlock(core, attention, G('attention'), {
+        ...configFields({ dModel: spec.dModel, numHeads: spec.numHeads, kvHeads: spec.kvHeads, bias: spec.attnBias }, mods, 0, 0),
+        wq: 0, wk: 0, wv: 0, wo: 0, bq: 0, bk: 0, bv: 0, bo: 0,
+      }, 'loadModel');
+      writeBlock(core, L.init, G('init'), {
+        vocab_size: spec.vocabSize, num_layers: spec.numLayers, d_ff: spec.dFF, context: spec.context,
+        norm: NORMS.indexOf(spec.norm), norm_eps: spec.normEps, mlp: MLPS.indexOf(spec.mlp), bias: spec.bias ? 1 : 0,
+        tied: spec.tied ? 1 : 0, attention: G('attention'), tok_emb: G('tokEmb'), pos_emb: G('posEmb'),
+        norm_f_weight: G('normFW'), norm_f_bias: G('normFB'), head: G('head'), head_bias: G('headBias'), layers: 0,
+      }, 'loadModel');
+      if (handle.init(G('init')) !== 0) throw coreError(core, 'loadModel');
+      if (w.layers.length !== spec.numLayers)
+        throw new MHAError('INVALID_ARGUMENT', `loadModel: weights: ${spec.numLayers} blocks expected (numLayers), got ${w.layers.length}`);
+      staging.free();  // the globals are in the core: their staging area takes the blocks
+      const base = staging.ensure(blockBytes, 'loadModel');
+      for (const lw of w.layers) {
+        const b = blockPlan(lw);
+        const p = write(b, base);
+        writeBlock(core, L.layer, p('layer'), {
+          norm1_weight: p('n1w'), norm1_bias: p('n1b'), norm2_weight: p('n2w'), norm2_bias: p('n2b'),
+          w_q: p('wQ'), w_k: p('wK'), w_v: p('wV'), w_o: p('wO'), b_q: p('bQ'), b_k: p('bK'), b_v: p('bV'), b_o: p('bO'),
+          w_fc: p('wFc'), b_fc: p('bFc'), w_up: p('wUp'), b_up: p('bUp'), w_proj: p('wProj'), b_proj: p('bProj'),
+        }, 'loadModel');
+        if (handle.addBlock(p('layer')) !== 0) throw coreError(core, 'loadModel');
+      }
+    } catch (e) {
+      handle.delete();
+      throw e;
+    } finally {
+      staging.free();
+    }
+    this._handle = handle;
+    this._staging = new Staging(core);
+    this._release = releaser(handle, this._staging);
+    this._caches = new Set();
+    registry?.register(this, this._release, this);
+  }
+
+  /**
+   * Writes a call block and its inputs into `staging`; returns the byte offsets of the results.
+   * n tokens per sequence, B sequences, `len` keys (the cache length after a step; n in a forward).
+   */
+  static _call(core, staging, ids, B, n, len, opts, spec, what) {
+    const L = decoderLayout(core);
+    const { numLayers: nl, numHeads: h, vocabSize: V } = spec;
+    const lastOnly = !!opts.lastOnly;
+    const lay = new Layout();
+    lay.add('call', L.call.bytes);
+    lay.add('ids', ids.length * 4);
+    lay.add('hm', opts.headMask ? nl * h * F32 : 0);
+    const nLogp = (lastOnly ? B : B * n) * V;
+    lay.add('logp', nLogp * F32);
+    const nW = opts.weights ? nl * B * h * n * len : 0;
+    lay.add('w', nW * F32);
+    checkFits(core, lay.total - staging.bytes, `${what} (B = ${B}, T = ${n})`);
+    const base = staging.ensure(lay.total, what);
+    const P = (name) => lay.ptr(base, name);
+    const views = heapViews(core).fresh();
+    new Int32Array(views.u32.buffer, P('ids'), ids.length).set(ids);
+    if (opts.headMask) views.f32.set(opts.headMask, P('hm') / F32);
+    writeBlock(core, L.call, P('call'), {
+      batch: B, seq_len: n, ids: P('ids'), head_mask: P('hm'), log_probs: P('logp'), last_only: lastOnly ? 1 : 0, weights: P('w'),
+    }, what);
+    return { block: P('call'), logp: P('logp'), nLogp, w: P('w'), nW };
+  }
+
+  static _results(core, r) {
+    const views = heapViews(core).fresh();  // the call may have grown the memory
+    return {
+      logProbs: views.floats(r.logp, r.nLogp).slice(),
+      weights: r.nW ? views.floats(r.w, r.nW).slice() : null,
+    };
+  }
+
+  /**
+   * Runs the model over B sequences of n ids (causal, positions from 0).
+   * @param {Int32Array} ids [B·n]
+   * @param {number} B sequences
+   * @param {{headMask?: Float32Array|null, weights?: boolean, lastOnly?: boolean}} opts headMask
+   *   [L·h]; weights: return every layer's attention weights [L, B, h, n, n]; lastOnly: log-probs of
+   *   the last position only
+   * @returns {{logProbs: Float32Array, weights: Float32Array|null}} logProbs [B, n, V] (or [B, V])
+   * @throws {MHAError} the core's errors (an id outside [0, V), too long for the position table …), DISPOSED
+   */
+  forward(ids, B, opts = {}) {
+    if (!this._handle) throw new MHAError('DISPOSED', 'run: this model was disposed');
+    const n = ids.length / B;
+    const r = Decoder._call(this._core, this._staging, ids, B, n, n, opts, this.spec, 'run');
+    if (this._handle.forward(r.block) !== 0) throw coreError(this._core, 'run');
+    return Decoder._results(this._core, r);
+  }
+
+  /**
+   * A KV cache of maxLen tokens for `batch` sequences (see DecoderCache).
+   * @throws {MHAError} INVALID_ARGUMENT (maxLen beyond the position table), OUT_OF_MEMORY, DISPOSED
+   */
+  createCache(maxLen, batch = 1) {
+    if (!this._handle) throw new MHAError('DISPOSED', 'generator: this model was disposed');
+    const handle = new this._core.DecoderCacheHandle();
+    if (handle.init(this._handle, maxLen, batch) !== 0) {
+      const e = coreError(this._core, 'generator');
+      handle.delete();
+      throw e;
+    }
+    const c = new DecoderCache(this, handle, batch);
+    this._caches.add(c);
+    return c;
+  }
+
+  /** Frees the decoder and its caches. Idempotent. */
+  dispose() {
+    if (!this._handle) return;
+    for (const c of this._caches) c.dispose();
+    registry?.unregister(this);
+    this._release.release();
+    this._handle = null;
+  }
+}
+
+/** The KV caches of every block of a Decoder, stepped together (mha::DecoderCache). */
+export class DecoderCache {
+  /** @internal */
+  constructor(decoder, handle, batch) {
+    this._dec = decoder;
+    this._core = decoder._core;
+    this._handle = handle;
+    this._batch = batch;
+    this._staging = new Staging(this._core);
+    this._release = releaser(handle, this._staging);
+    registry?.register(this, this._release, this);
+  }
+
+  /** Tokens cached per sequence. */
+  get length() {
+    return this._handle ? this._handle.length() : 0;
+  }
+
+  /**
+   * Feeds n new ids per sequence at positions length … length+n−1.
+   * @param {Int32Array} ids [B·n]
+   * @param {{headMask?: Float32Array|null, weights?: boolean, lastOnly?: boolean}} opts as Decoder.forward;
+   *   weights [L, B, h, n, length+n]
+   * @returns {{logProbs: Float32Array, weights: Float32Array|null}}
+   * @throws {MHAError} INVALID_ARGUMENT (past maxLen, a bad id), DISPOSED
+   */
+  step(ids, opts = {}) {
+    if (!this._handle) throw new MHAError('DISPOSED', 'step: this generator was disposed');
+    const n = ids.length / this._batch;
+    if (this._handle.checkStep(n) !== 0) throw coreError(this._core, 'step');
+    const r = Decoder._call(this._core, this._staging, ids, this._batch, n, this.length + n, opts, this._dec.spec, 'step');
+    if (this._handle.step(r.block) !== 0) throw coreError(this._core, 'step');
+    return Decoder._results(this._core, r);
+  }
+
+  /** Forgets every token; keeps the memory. */
+  reset() {
+    if (this._handle) this._handle.reset();
+  }
+
+  /** Frees the caches. Idempotent. */
+  dispose() {
+    if (!this._handle) return;
+    registry?.unregister(this);
+    this._release.release();
+    this._handle = null;
+    this._dec._caches.delete(this);
+  }
+}
