@@ -18,8 +18,11 @@ const ids = (s) => Int32Array.from(Array.from(s), (c) => c.codePointAt(0));
  * Random attention [h, T, T]: row t holds positive weights on keys 0..t summing to 1, some of them
  * exactly 0 (0·log 0 must count as 0), and, beyond the diagonal, values that a causal row does not
  * have (the definitions read keys ≤ t only, so a reader of other entries gets other numbers).
+ * `target(j, t)`, when given, names a key that head j's row t puts 0.7 of its weight on (the
+ * random weights share the other 0.3); a key outside 0..t leaves the row random; 'uniform' makes
+ * it 1/(t + 1) on every visible key.
  */
-function randomAttention(rand, h, T) {
+function randomAttention(rand, h, T, target = () => -1) {
   const data = new Float32Array(h * T * T);
   for (let j = 0; j < h; j++) {
     for (let t = 0; t < T; t++) {
@@ -27,11 +30,27 @@ function randomAttention(rand, h, T) {
       let s = 0;
       for (let k = 0; k <= t; k++) { data[r + k] = rand() < 0.2 ? 0 : rand() + 0.01; s += data[r + k]; }
       if (s === 0) { data[r + t] = 1; s = 1; }
-      for (let k = 0; k <= t; k++) data[r + k] /= s;
+      const k0 = target(j, t);
+      if (k0 === 'uniform') for (let k = 0; k <= t; k++) data[r + k] = s / (t + 1);
+      const share = k0 >= 0 && k0 <= t ? 0.3 : 1;
+      for (let k = 0; k <= t; k++) data[r + k] *= share / s;
+      if (share < 1) data[r + k0] += 0.7;
       for (let k = t + 1; k < T; k++) data[r + k] = 5 + rand();
     }
   }
   return { data, shape: [h, T, T] };
+}
+
+/**
+ * The label of docs/trained-models.md ("Head analysis"), written from its wording: the largest of
+ * the five position/induction scores when it is at least 0.4 (a tie goes to the first in the
+ * table's order), else broad when the entropy is at least 0.7, else mixed.
+ */
+function label(s) {
+  const named = [['previous', 'previous-token'], ['twoBack', 'two-back'], ['current', 'current-token'], ['first', 'first-token'], ['induction', 'induction']];
+  const top = Math.max(...named.map(([k]) => s[k]));
+  if (top >= 0.4) return named.find(([k]) => s[k] === top)[1];
+  return s.entropy >= 0.7 ? 'broad' : 'mixed';
 }
 
 /** The definitions, written out: per key, the values a head contributes on one text. */
@@ -79,10 +98,10 @@ test('constants and the type rule: the strongest score from 0.4 on, ties to the 
   assert.equal(headType(scores({})), 'mixed');
 });
 
-test('analyzeHeads equals the definitions on random attention (2 layers × 3 heads, texts of several lengths, repeats)', () => {
+test('analyzeHeads equals the definitions on random attention (2 layers × 4 heads, texts of several lengths, repeats), and each head gets the documented label of its scores', () => {
   const rand = rng(7);
   const L = 2;
-  const h = 3;
+  const h = 4;
   const n = 5;  // repeat_span
   const probes = {
     text: ['abcdefg', 'hi', 'jklmnopqrstu', 'vw x'],
@@ -91,8 +110,17 @@ test('analyzeHeads equals the definitions on random attention (2 layers × 3 hea
     repeat: ['ABCDEABCDE', 'FGHIJFG', 'KLMNOKLMNOxyz'],
     repeat_span: n,
   };
+  // heads leaning on one key each (layer 0: previous, current, first, three back; layer 1: two
+  // back, the induction target on the repeats, uniform, first), so the labels differ from head to head
+  // (three back is no score of its own: that head is mixed)
+  const leans = [
+    [(t) => t - 1, (t) => t, () => 0, (t) => t - 3],
+    [(t) => t - 2, (t, repeat) => (repeat && t >= n ? t - n + 1 : -1), () => 'uniform', () => 0],
+  ];
   const att = new Map();
-  for (const s of [...probes.text, ...probes.repeat]) att.set(s, Array.from({ length: L }, () => randomAttention(rand, h, s.length)));
+  for (const s of probes.text) att.set(s, leans.map((f) => randomAttention(rand, h, s.length, (j, t) => f[j](t, false))));
+  for (const s of probes.repeat) att.set(s, leans.map((f) => randomAttention(rand, h, s.length, (j, t) => f[j](t, true))));
+  const labels = [];
   const calls = [];
   const out = analyzeHeads(probes, (s) => { calls.push(s); return att.get(s); }, { numLayers: L, numHeads: h });
   assert.deepEqual(calls, [...probes.text, ...probes.repeat], 'each probe text attended once, in order');
@@ -114,10 +142,14 @@ test('analyzeHeads equals the definitions on random attention (2 layers × 3 hea
         for (let t = n; t <= 2 * n - 2 && t < T; t++) v.induction.push(A.data[(j * T + t) * T + t - n + 1]);
       }
       assert.equal(v.induction.length, 4 + 2 + 4);
-      for (const k of KEYS) near(got.scores[k], mean(v[k]), `layer ${l} head ${j} ${k}`);
-      assert.equal(got.type, headType(got.scores));
+      const want = Object.fromEntries(KEYS.map((k) => [k, mean(v[k])]));
+      for (const k of KEYS) near(got.scores[k], want[k], `layer ${l} head ${j} ${k}`);
+      // the type from the hand-computed scores and the documented rule, not from headType
+      assert.equal(got.type, label(want), `layer ${l} head ${j} type`);
+      labels.push(got.type);
     }
   }
+  assert.deepEqual(labels, ['previous-token', 'current-token', 'first-token', 'mixed', 'two-back', 'induction', 'broad', 'first-token']);
 });
 
 test('analyzeHeads: exact scores of hand-built heads, their types, and 0 for a score with nothing to average', () => {
