@@ -4,7 +4,6 @@
 // memory. One engine instance is shared by every component on a page; a page can supply its own
 // with `setEngine()` or by setting the `engine` property of a component.
 import { css } from 'lit';
-import { interpolateViridis, interpolateCividis } from 'd3-scale-chromatic';
 import { createMHA, mulberry32 } from '../../src/index.js';
 
 let enginePromise = null;
@@ -111,43 +110,7 @@ export function toHeads(w) {
   throw new TypeError('expected nested arrays or {data, shape}');
 }
 
-/** The color interpolator of a scheme name: 'viridis' (default) or 'cividis'. Both are
- * perceptually uniform and readable with the common forms of color blindness. */
-export function interpolatorFor(scheme) {
-  return scheme === 'cividis' ? interpolateCividis : interpolateViridis;
-}
-
-/** Map a value in [lo, hi] to a CSS color of the scheme. */
-export function colorFor(scheme, lo, hi) {
-  const f = interpolatorFor(scheme);
-  const span = hi - lo || 1;
-  return (v) => f(Math.min(1, Math.max(0, (v - lo) / span)));
-}
-
-function channel(c) {
-  c /= 255;
-  return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-}
-
-/** Relative luminance (WCAG) of a `#rrggbb` or `rgb(r, g, b)` color. */
-export function luminance(color) {
-  let r, g, b;
-  if (color.startsWith('#')) {
-    const n = parseInt(color.slice(1), 16);
-    r = (n >> 16) & 255; g = (n >> 8) & 255; b = n & 255;
-  } else {
-    [r, g, b] = color.match(/\d+(\.\d+)?/g).map(Number);
-  }
-  return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
-}
-
-/** Black or white, whichever has more contrast on `bg`. */
-export function textOn(bg) {
-  const L = luminance(bg);
-  const onBlack = (L + 0.05) / 0.05;
-  const onWhite = 1.05 / (L + 0.05);
-  return onBlack >= onWhite ? '#000' : '#fff';
-}
+export { interpolatorFor, colorFor, luminance, textOn } from './color.js';
 
 /**
  * A seeded `[rows, cols]` Float32 matrix: standard normal (`'normal'`) or uniform in ±limit, drawn

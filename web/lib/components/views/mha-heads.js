@@ -1,7 +1,8 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { AttrGuard, enumAttr, intAttr, rawAttr } from '../base/attr-check.js';
 import { baseStyles, toHeads } from '../base/shared.js';
-import { parseScale, SHARED_DOMAIN } from './mha-heatmap.js';
+import { parseScale, SHARED_DOMAIN } from './heatmap/scale.js';
+import './mha-heatmap.js';
 import { AttrSource } from '../base/attr-data.js';
 
 /**

@@ -1,0 +1,73 @@
+// The canvas rendering of <mha-heatmap> (more than CANVAS_ABOVE cells): DOM token labels around one
+// focusable role="application" plot whose cells are painted on a canvas (paint.js), and a "Table of
+// values" disclosure rendered only while open.
+import { html, nothing } from 'lit';
+import { guard } from 'lit/directives/guard.js';
+import { renderTail } from './legend.js';
+import { valuesTable } from './table.js';
+
+/** Length in characters (code points) of the longest label. */
+export function longest(labels) {
+  let n = 1;
+  for (const t of labels) n = Math.max(n, t.length === 1 ? 1 : [...t].length);
+  return n;
+}
+
+/**
+ * The labels, the plot (a base canvas and a focus/highlight overlay, painted after render), the
+ * keyboard hint, readout, legend and the table disclosure.
+ * @param {import('../mha-heatmap.js').MhaHeatmap} el the element
+ * @param {number[][]} m the `[Tq][Tk]` weights (not empty)
+ * @returns {import('lit').TemplateResult}
+ */
+export function renderCanvasGrid(el, m) {
+  const { q, k } = el._labels(m);
+  const [lo, hi] = el._domain(m);
+  const [ar, ac] = el._active;
+  const hl = el.highlightRow;
+  const active = el.describe(ar, ac).replace(' \u2192 ', ' to ');
+  const rowLabel = (t, r) => html`<span class=${r === hl ? 'rl hl' : 'rl'} part="label" title=${t}
+        @mouseenter=${() => el._rowHover(r)}>${t}</span>`;
+  return html`
+    <figure part="figure">
+      <div class="cgrid" part="grid" style=${`--_tq:${q.length};--_tk:${k.length};` +
+        `--_rlw:calc(${longest(q)}ch * 1.2 + 1em);--_clh:calc(${longest(k)}ch * 1.2 + 1em)`}>
+        <span class="corner" aria-hidden="true">q / k</span>
+        <div class="cols" aria-hidden="true">${guard([k], () => k.map((t) => html`<span class="cl" part="label" title=${t}>${t}</span>`))}</div>
+        <div class="rows" aria-hidden="true">${guard([q, hl], () => q.map(rowLabel))}</div>
+        <div class="plot" tabindex="0" role="application" aria-roledescription="heatmap"
+             aria-label=${`${el.label}: ${q.length} queries by ${k.length} keys; active cell ${active}`}
+             aria-describedby="readout keys-hint"
+             @keydown=${el._onKey} @focus=${el._onPlotFocus} @blur=${el._onPlotBlur}
+             @pointermove=${el._onPlotMove} @pointerleave=${el._onPlotLeave} @click=${el._onPlotClick}>
+          <canvas part="canvas" class=${el.showValues ? 'hires' : 'lores'} aria-hidden="true"></canvas>
+          <canvas class="overlay" aria-hidden="true" hidden></canvas>
+        </div>
+      </div>
+      <span class="sr-only" id="keys-hint">Arrow keys move between cells; Home and End go to the first and last key,
+        Page Up and Page Down to the first and last query. Every value is in the table of values below.</span>
+      ${renderTail(el, lo, hi)}
+      <details class="values" part="table" @toggle=${el._onToggle}>
+        <summary>Table of values</summary>
+        ${el._tableOpen ? guard([m, q, k, el.digits, el.label], () => html`<div class="table-wrap" tabindex="0" role="region"
+          aria-label=${`${el.label}: table of values`}>${valuesTable(el.label, m, q, k, el._digits)}</div>`) : nothing}
+      </details>
+    </figure>`;
+}
+
+/**
+ * The cell under a pointer event on the plot. The plot is Tk cells and Tk − 1 gaps of 1px wide
+ * (likewise Tq rows): one pitch is (width + 1) / Tk.
+ * @param {{currentTarget: Element, clientX: number, clientY: number}} e the event
+ * @param {number} tq queries
+ * @param {number} tk keys
+ * @returns {[number, number]|null} `[row, col]`, or null outside the plot
+ */
+export function cellAt(e, tq, tk) {
+  const box = e.currentTarget.getBoundingClientRect();
+  const x = e.clientX - box.left, y = e.clientY - box.top;
+  if (!tq || !tk || x < 0 || y < 0 || x >= box.width || y >= box.height) return null;
+  const c = Math.min(tk - 1, Math.floor(x / ((box.width + 1) / tk)));
+  const r = Math.min(tq - 1, Math.floor(y / ((box.height + 1) / tq)));
+  return [r, c];
+}

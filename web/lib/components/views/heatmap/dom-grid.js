@@ -1,0 +1,57 @@
+// The DOM rendering of <mha-heatmap> (up to CANVAS_ABOVE cells): one focusable role="gridcell" node
+// per cell with a roving tabindex, and the same numbers in a visually hidden table.
+import { html, nothing } from 'lit';
+import { fmt } from '../../base/shared.js';
+import { colorFor, textOn } from '../../base/color.js';
+import { renderTail } from './legend.js';
+import { valuesTable } from './table.js';
+
+/**
+ * The grid of cells: rows are queries, columns are keys; each cell carries `data-r`, `data-c`,
+ * `data-value` and an aria-label "query to key: value".
+ * @param {import('../mha-heatmap.js').MhaHeatmap} el the element (labels, range, active cell, options)
+ * @param {number[][]} m the `[Tq][Tk]` weights (not empty)
+ * @returns {import('lit').TemplateResult}
+ */
+export function renderDomGrid(el, m) {
+  const { q, k } = el._labels(m);
+  const [lo, hi] = el._domain(m);
+  const color = colorFor(el._scheme, lo, hi);
+  const digits = el._digits;
+  const [ar, ac] = el._active;
+  const cellText = (v) => (el.showValues ? fmt(v, digits >= 3 && el.compact ? 2 : digits) : nothing);
+  const cell = (v, r, c) => {
+    const bg = color(v);
+    const active = r === ar && c === ac;
+    return html`<div class=${active ? 'cell active' : 'cell'} part="cell" role="gridcell"
+      data-r=${r} data-c=${c} data-value=${String(v)}
+      tabindex=${active ? 0 : -1}
+      aria-label=${`${q[r]} to ${k[c]}: ${fmt(v, digits)}`}
+      style=${`background:${bg};color:${textOn(bg)}`}
+      @mouseenter=${() => el._show(r, c, false)}
+      @focus=${() => el._show(r, c, true)}
+      @click=${() => { el._active = [r, c]; }}
+    >${cellText(v)}</div>`;
+  };
+  return html`
+    <figure part="figure">
+      <div class="grid" part="grid" role="grid" aria-label=${`${el.label}: rows are queries, columns are keys`}
+           aria-readonly="true"
+           style=${`grid-template-columns: auto repeat(${k.length}, var(--_cell))`}
+           @keydown=${el._onKey}
+           @mouseleave=${() => el._rowHover(-1)}>
+        <div class="row" role="row">
+          <span class="corner" role="columnheader"><span class="sr-only">query</span><span aria-hidden="true">q / k</span></span>
+          ${k.map((t) => html`<span class="cl" part="label" role="columnheader" title=${t}>${t}</span>`)}
+        </div>
+        ${m.map((row, r) => html`
+          <div class=${r === el.highlightRow ? 'row hl' : 'row'} role="row">
+            <span class="rl" part="label" role="rowheader" title=${q[r]}
+                  @mouseenter=${() => el._rowHover(r)}>${q[r]}</span>
+            ${row.map((v, c) => cell(v, r, c))}
+          </div>`)}
+      </div>
+      ${renderTail(el, lo, hi)}
+      <div class="sr-only">${valuesTable(el.label, m, q, k, digits)}</div>
+    </figure>`;
+}
