@@ -130,17 +130,7 @@ export function seededMatrix(seed, rows, cols, { kind = 'normal', limit = 1 } = 
   return { data, shape: [rows, cols] };
 }
 
-/** Fixed-point formatting with a real minus sign. */
-export function fmt(v, digits = 3) {
-  if (!Number.isFinite(v)) return String(v);
-  const s = v.toFixed(digits);
-  return s.startsWith('-') && Number(s) !== 0 ? '\u2212' + s.slice(1) : s.replace(/^-/, '');
-}
-
-/** Integer with thousands separators. */
-export function int(v) {
-  return Number(v).toLocaleString('en-US');
-}
+export { fmt, int } from '../logic/format.js';
 
 /** Parse a number attribute, falling back to `dflt` when missing or not a number. */
 export function num(v, dflt) {

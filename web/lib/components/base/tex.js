@@ -17,5 +17,4 @@ export function texToMathML(src, display = true) {
 /** A Lit value that renders a TeX formula as MathML. */
 export const tex = (src, display = true) => unsafeHTML(texToMathML(src, display));
 
-/** `\text{…}` of a label, with TeX's special characters escaped. */
-export const texText = (s) => `\\text{${String(s).replace(/([_&%$#{}])/g, '\\$1')}}`;
+export { texText } from '../logic/tex-text.js';

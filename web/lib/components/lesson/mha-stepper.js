@@ -1,141 +1,19 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
-import { tex, texText } from '../base/tex.js';
+import { tex } from '../base/tex.js';
+import { rich } from '../base/rich.js';
+import { STEPS, stepView } from '../logic/stepper-steps.js';
 import { matrixTable, matrixStyles } from '../base/matrix.js';
-import { baseStyles, taskEngine, errorText, toMatrix, fmt } from '../base/shared.js';
-import { PEOPLE, FEATURES, X0, HEADS, WO, CONCAT_COLS, restaurantLayerOptions } from '../logic/restaurant.js';
+import { baseStyles, taskEngine, errorText, toMatrix } from '../base/shared.js';
+import { PEOPLE, FEATURES, X0, HEADS, restaurantLayerOptions } from '../logic/restaurant.js';
 import { AttrGuard, intAttr, rawAttr, fireError } from '../base/attr-check.js';
 import '../views/mha-heads.js';
-
-const n3 = (v) => (v < 0 ? `(${fmt(v, 3).replace('\u2212', '-')})` : fmt(v, 3));
-const n2 = (v) => (v < 0 ? `(${fmt(v, 2).replace('\u2212', '-')})` : fmt(v, 2));
-const t = texText;
-const transpose = (m) => m[0].map((_, j) => m.map((row) => row[j]));
-
-// ------------------------------------------------------------------------------------- the steps
-const STEPS = [
-  { title: 'Queries: Q = X · W_Q', short: 'Q' },
-  { title: 'Keys: K = X · W_K', short: 'K' },
-  { title: 'Values: V = X · W_V', short: 'V' },
-  { title: 'Scores: Q · Kᵀ / √d_k', short: 'scores' },
-  { title: 'Attention weights: softmax of each row', short: 'softmax' },
-  { title: 'Head output: weights · V', short: 'A·V' },
-  { title: 'Concatenate the heads', short: 'concat' },
-  { title: 'Project back: concat · W_O', short: 'W_O' },
-];
 
 /** Largest magnitude accepted in an editable cell of X (keeps every product far from float32 overflow). */
 export const X_LIMIT = 1e6;
 
-const is2dp = (X) => X.flat().every((v) => Math.abs(v * 100 - Math.round(v * 100)) < 1e-9);
-
-/** What step `s` of head `hi` shows: formula, explanation, operands, result, a cell's formula. */
-function stepView(s, hi, X, tr) {
-  const H = HEADS[hi];
-  const m = tr.heads[hi];
-  const dk = H.wQ[0].length;
-  const dv = H.wV[0].length;
-  const sup = html`<sup>(${hi + 1})</sup>`;
-  switch (s) {
-    case 0: case 1: case 2: {
-      const key = ['q', 'k', 'v'][s];
-      const W = [H.wQ, H.wK, H.wV][s];
-      const cols = [H.qCols, H.kCols, H.vCols][s];
-      const L = ['Q', 'K', 'V'][s];
-      return {
-        tex: `${L}^{(${hi + 1})} = X\\,W_${L}^{(${hi + 1})} \\quad [3 \\times 6] \\cdot [6 \\times ${W[0].length}] \\to [3 \\times ${W[0].length}]`,
-        text: s === 0
-          ? `Each person's six features are projected onto the ${W[0].length} directions head ${hi + 1} asks about (${cols.join(', ')}).`
-          : s === 1
-            ? `The same people, projected onto what each of them can offer as an answer to head ${hi + 1}'s question.`
-            : `What each person passes on when someone attends to them: ${dv} value features for head ${hi + 1}.`,
-        op: '·',
-        left: { caption: 'X', rows: PEOPLE, cols: FEATURES, values: X, digits: is2dp(X) ? 2 : 3 },
-        right: { caption: html`W<sub>${L}</sub>${sup}`, rows: FEATURES, cols, values: W, digits: 2 },
-        result: { caption: html`${L}${sup}`, rows: PEOPLE, cols, values: m[key] },
-        explain: (r, c) => {
-          const terms = X[r].map((x, j) => `${n2(x)}\\cdot${n2(W[j][c])}`).join(' + ');
-          return `${L}_{${t(PEOPLE[r])},\\,${t(cols[c])}} = ${terms} = ${n3(m[key][r][c])}`;
-        },
-        link: (r, c) => ({ left: { row: r }, right: { col: c } }),
-      };
-    }
-    case 3:
-      return {
-        tex: `S^{(${hi + 1})} = \\frac{Q^{(${hi + 1})} K^{(${hi + 1})\\top}}{\\sqrt{d_k}} = \\frac{Q K^{\\top}}{\\sqrt{${dk}}} \\quad [3 \\times ${dk}] \\cdot [${dk} \\times 3] \\to [3 \\times 3]`,
-        text: 'Every query is compared with every key by a dot product; dividing by √d_k keeps the numbers in a range where softmax is not saturated.',
-        op: '· / √d_k',
-        left: { caption: html`Q${sup}`, rows: PEOPLE, cols: H.qCols, values: m.q },
-        right: { caption: html`K${sup}ᵀ`, rows: H.kCols, cols: PEOPLE, values: transpose(m.k) },
-        result: { caption: html`scores S${sup}`, rows: PEOPLE, cols: PEOPLE, values: m.scores },
-        explain: (r, c) => {
-          const terms = m.q[r].map((q, j) => `${n3(q)}\\cdot${n3(m.k[c][j])}`).join(' + ');
-          return `S_{${t(PEOPLE[r])},\\,${t(PEOPLE[c])}} = \\frac{${terms}}{\\sqrt{${dk}}} = ${n3(m.scores[r][c])}`;
-        },
-        link: (r, c) => ({ left: { row: r }, right: { col: c } }),
-      };
-    case 4:
-      return {
-        tex: `A^{(${hi + 1})}_{r,c} = \\frac{e^{S_{r,c}}}{\\sum_{j} e^{S_{r,j}}} \\quad [3 \\times 3]`,
-        text: 'Softmax turns each row of scores into weights that are positive and add up to 1: one distribution per query, per head.',
-        op: 'softmax →',
-        left: { caption: html`scores S${sup}`, rows: PEOPLE, cols: PEOPLE, values: m.scores },
-        right: null,
-        result: { caption: html`attention weights A${sup}`, rows: PEOPLE, cols: PEOPLE, values: m.weights },
-        explain: (r, c) => {
-          const den = m.scores[r].map((x) => `e^{${n3(x)}}`).join(' + ');
-          return `A_{${t(PEOPLE[r])},\\,${t(PEOPLE[c])}} = \\frac{e^{${n3(m.scores[r][c])}}}{${den}} = ${n3(m.weights[r][c])}`;
-        },
-        link: (r) => ({ left: { row: r } }),
-      };
-    case 5:
-      return {
-        tex: `\\text{head}_${hi + 1} = A^{(${hi + 1})} V^{(${hi + 1})} \\quad [3 \\times 3] \\cdot [3 \\times ${dv}] \\to [3 \\times ${dv}]`,
-        text: 'Each person\'s result is a blend of everybody\'s values, mixed in the proportions of their row of weights.',
-        op: '·',
-        left: { caption: html`A${sup}`, rows: PEOPLE, cols: PEOPLE, values: m.weights },
-        right: { caption: html`V${sup}`, rows: PEOPLE, cols: H.vCols, values: m.v },
-        result: { caption: `head ${hi + 1} output`, rows: PEOPLE, cols: H.vCols, values: m.output },
-        explain: (r, c) => {
-          const terms = m.weights[r].map((a, j) => `${n3(a)}\\cdot${n3(m.v[j][c])}`).join(' + ');
-          return `\\text{head}_{${hi + 1}}[${t(PEOPLE[r])},${t(H.vCols[c])}] = ${terms} = ${n3(m.output[r][c])}`;
-        },
-        link: (r, c) => ({ left: { row: r }, right: { col: c } }),
-      };
-    case 6: {
-      const concat = tr.concat;
-      return {
-        tex: '\\big[\\,\\text{head}_1 \\;\\|\\; \\text{head}_2\\,\\big] \\quad [3 \\times 3] \\,\\|\\, [3 \\times 2] \\to [3 \\times 5]',
-        text: 'The heads are laid side by side, 3 + 2 = 5 columns. No arithmetic happens here, and each column still belongs to one head.',
-        op: '‖',
-        left: { caption: 'head 1 output', rows: PEOPLE, cols: HEADS[0].vCols, values: tr.heads[0].output },
-        right: { caption: 'head 2 output', rows: PEOPLE, cols: HEADS[1].vCols, values: tr.heads[1].output },
-        result: { caption: 'concat', rows: PEOPLE, cols: CONCAT_COLS, values: concat, split: 3 },
-        explain: (r, c) => {
-          const h = c < 3 ? 1 : 2, cc = c < 3 ? c : c - 3;
-          return `\\text{concat}[${t(PEOPLE[r])},\\,${c + 1}] = \\text{head}_${h}[${t(PEOPLE[r])},${t(HEADS[h - 1].vCols[cc])}] = ${n3(concat[r][c])}`;
-        },
-        link: (r, c) => (c < 3 ? { left: { row: r, col: c } } : { right: { row: r, col: c - 3 } }),
-      };
-    }
-    default: {
-      const concat = tr.concat, out = tr.output;
-      return {
-        tex: '\\text{output} = \\text{concat}\\cdot W_O \\quad [3 \\times 5] \\cdot [5 \\times 6] \\to [3 \\times 6]',
-        text: 'W_O maps the 5 concatenated features back to the 6 input features. Each output number adds up contributions from both heads.',
-        op: '·',
-        left: { caption: 'concat', rows: PEOPLE, cols: CONCAT_COLS, values: concat, split: 3 },
-        right: { caption: html`W<sub>O</sub>`, rows: CONCAT_COLS, cols: FEATURES, values: WO, digits: 2 },
-        result: { caption: 'output', rows: PEOPLE, cols: FEATURES, values: out },
-        explain: (r, c) => {
-          const terms = concat[r].map((x, j) => `${n3(x)}\\cdot${n2(WO[j][c])}`);
-          return `\\text{out}_{${t(PEOPLE[r])},\\,${t(FEATURES[c])}} = \\underbrace{${terms.slice(0, 3).join(' + ')}}_{\\text{head 1}} + \\underbrace{${terms.slice(3).join(' + ')}}_{\\text{head 2}} = ${n3(out[r][c])}`;
-        },
-        link: (r, c) => ({ left: { row: r }, right: { col: c } }),
-      };
-    }
-  }
-}
+/** An operand of stepView with its caption drawn (sub- and superscripts). */
+const drawn = (o) => ({ ...o, caption: rich(o.caption) });
 
 const clampInt = (v, lo, hi, dflt) => {
   const n = Math.trunc(Number(v));
@@ -428,10 +306,10 @@ export class MhaStepper extends LitElement {
       <p part="explanation">${view.text}</p>
       <div class="scroll" tabindex="0" role="region" aria-label="matrices of this step">
         <div class="matrices" part="matrices">
-          ${matrixTable({ ...view.left, hl: link.left })}
+          ${matrixTable({ ...drawn(view.left), hl: link.left })}
           <span class="op" aria-hidden="true">${view.op}</span>
-          ${view.right ? html`${matrixTable({ ...view.right, hl: link.right })}<span class="op" aria-hidden="true">=</span>` : nothing}
-          ${matrixTable({ ...view.result, kind: 'result', part: 'result', hl: sel ? { row: sel.r, col: sel.c } : null, tabCell: this._tab, on })}
+          ${view.right ? html`${matrixTable({ ...drawn(view.right), hl: link.right })}<span class="op" aria-hidden="true">=</span>` : nothing}
+          ${matrixTable({ ...drawn(view.result), kind: 'result', part: 'result', hl: sel ? { row: sel.r, col: sel.c } : null, tabCell: this._tab, on })}
         </div>
       </div>
       <div class="cell-formula" part="cell-formula" tabindex="0" role="region" aria-label="formula of the selected cell" aria-live="polite">${sel
