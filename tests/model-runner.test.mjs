@@ -73,13 +73,14 @@ test('config: each architecture option read from the file, or its default when a
         [cfg.vocab_size, cfg.d_model, cfg.num_heads, cfg.num_layers, cfg.d_ff, cfg.context, cfg.unk], name);
       assert.equal(c.dK, cfg.d_model / cfg.num_heads);
       assert.equal(c.tokenizer, 'characters');
-      assert.equal(c.lnEps, c.normEps);
+      assert.ok(!('lnEps' in c), `${name}: the norm's eps has one name, normEps`);
       for (const [k, v] of Object.entries(opts)) assert.equal(c[k], v, `${name}: config.${k}`);
     });
   }
-  // norm_eps wins over ln_eps; without both, 1e-5
+  // norm_eps wins over ln_eps (the file format's first name for it, still read); without both, 1e-5
   await withModel(configBytes('default', { norm_eps: 0.25, ln_eps: 7 }), (lm) => assert.equal(lm.config.normEps, 0.25));
-  await withModel(configBytes('default', { ln_eps: undefined }), (lm) => assert.deepEqual([lm.config.normEps, lm.config.lnEps], [1e-5, 1e-5]));
+  await withModel(configBytes('default', { ln_eps: 0.125 }), (lm) => assert.equal(lm.config.normEps, 0.125));
+  await withModel(configBytes('default', { ln_eps: undefined }), (lm) => assert.deepEqual([lm.config.normEps, lm.config.lnEps], [1e-5, undefined]));
   await withModel(configBytes('default', { tokenizer: 'characters', rope_base: 3, unk: 0 }), (lm) => {
     assert.deepEqual([lm.config.ropeBase, lm.config.unk], [3, 0]);
   });
@@ -327,6 +328,7 @@ test('run(): tokens, ids, attention shapes, the loss and the 5 next characters f
         const row = Array.from(lp.subarray((T - 1) * V, T * V));
         const order = row.map((v, i) => [v, i]).sort((a, b) => b[0] - a[0]).slice(0, 5);
         assert.deepEqual(r.next.map((x) => x.id), order.map((x) => x[1]));
+        assert.deepEqual(r.next.map((x) => x.token), order.map((x) => lm.vocab[x[1]]));
         assert.deepEqual(r.next.map((x) => x.char), order.map((x) => lm.vocab[x[1]]));
         for (let k = 0; k < 5; k++) assert.equal(r.next[k].p, Math.exp(order[k][0]));
       }
@@ -409,7 +411,8 @@ test('generator: seeded sampling equals an independent sampler on run()\'s log-p
         const lp = lm.run(text).logProbs.data;
         const row = lp.subarray(lp.length - V);
         assert.equal(s.id, sample(row, temperature, rand()), `step ${i}, T = ${temperature}, seed ${seed}`);
-        assert.equal(s.char, lm.vocab[s.id]);
+        assert.equal(s.token, lm.vocab[s.id]);
+        assert.equal(s.char, s.token);
         assert.ok(Math.abs(s.p - Math.exp(row[s.id])) < 1e-5);
         assert.equal(s.cacheLength, text.length);
         text += s.char;
@@ -576,9 +579,10 @@ test('generator and generate: refusals name the argument; n = 0; dispose is idem
   }
   assert.deepEqual(lm.generate('the', 0), { text: 'the', steps: [] });
   const r = lm.generate('the', 3, { temperature: 0 });
-  assert.deepEqual(Object.keys(r.steps[0]), ['char', 'p', 'cacheLength']);
+  assert.deepEqual(Object.keys(r.steps[0]), ['token', 'id', 'p', 'cacheLength', 'char']);
+  for (const s of r.steps) assert.deepEqual([s.token, s.char], [lm.vocab[s.id], lm.vocab[s.id]], 'a step names its token by id and text; char is the same text');
   assert.deepEqual(r.steps.map((s) => s.cacheLength), [3, 4, 5]);
-  assert.equal(r.text, 'the' + r.steps.map((s) => s.char).join(''));
+  assert.equal(r.text, 'the' + r.steps.map((s) => s.token).join(''));
   assert.equal(mha.memory().inUseBytes, before, 'generate disposed its generator');
   const g1 = lm.generator('the');
   const g2 = lm.generator('the');

@@ -826,7 +826,7 @@ export interface MHA {
    *   a `progress` that is not a function), `SHAPE_MISMATCH` (a tensor's shape), `NON_FINITE` (a NaN/Inf weight)
    */
   loadModel(source: ArrayBuffer | ArrayBufferView | string | URL | FileSystemDirectoryHandle | ArrayLike<File>,
-    opts?: { tokenizer?: ArrayBuffer | ArrayBufferView | string | URL; progress?: (p: LoadProgress) => void }): Promise<CharModel>;
+    opts?: { tokenizer?: ArrayBuffer | ArrayBufferView | string | URL; progress?: (p: LoadProgress) => void }): Promise<LanguageModel>;
 
   /** Wasm memory figures, for diagnostics and leak tests: heap size and bytes currently malloc'd. */
   memory(): { heapBytes: number; inUseBytes: number };
@@ -892,22 +892,22 @@ export const COPYING_THRESHOLD: number;
 /** One head's copying score: the fraction of the V tokens whose own logit its OV circuit raises highest. */
 export interface CopyingScore { layer: number; head: number; score: number; copied: number; total: number; copies: boolean }
 /** Every head's copying score (Olsson et al. 2022's copying test on the OV circuit; copying.js), computed once per model. */
-export function copyingScores(model: CharModel): readonly CopyingScore[];
+export function copyingScores(model: LanguageModel): readonly CopyingScore[];
 /** Per head of a layer, the [V, V] logits its output adds when it attends fully to each token (biases left out). */
-export function ovLogits(model: CharModel, layer: number): Float64Array[];
+export function ovLogits(model: LanguageModel, layer: number): Float64Array[];
 /** The copying score of a [V, V] OV-logit matrix: rows whose own entry is strictly the largest. */
 export function copyingOf(M: ArrayLike<number>, V: number): { score: number; copied: number; total: number };
 /** 'induction' only when the head is labelled induction from its attention AND its output copies. */
 export function inductionVerdict(info: { type: string }, copying: { copies: boolean }): 'induction' | 'attends-only' | 'copies-only' | 'neither';
 
 /** A model file's configuration as read (docs/trained-models.md, "Architecture options"; defaults filled in). */
-export interface CharModelConfig {
+export interface LanguageModelConfig {
   vocabSize: number; dModel: number; numHeads: number; numLayers: number; dFF: number; context: number;
   /** K/V heads (grouped-query attention when < numHeads); default numHeads. */
   kvHeads: number;
   norm: 'layernorm' | 'rmsnorm';
-  /** eps of every norm; `lnEps` is the same number (its name before RMSNorm). */
-  normEps: number; lnEps: number;
+  /** eps of every norm (read from a file's `norm_eps`, or `ln_eps` in files written before RMSNorm). */
+  normEps: number;
   mlp: 'relu' | 'gelu' | 'gelu_tanh' | 'swiglu';
   /** Linear maps with biases (the MLP's and the head's). */
   bias: boolean;
@@ -937,22 +937,29 @@ export interface RunResult {
   attention: Tensor[];
   /** [T, V]: row t is log p(next token | tokens[0..t]), natural log. */
   logProbs: Tensor;
-  /** Mean −log2 p(text[t+1] | text[..t]) over t = 0..T−2, bits per character; null when T = 1. */
+  /** Mean −log2 p(token[t+1] | tokens[..t]) over t = 0..T−2, bits per token (per character for a character model); null when T = 1. */
   loss: number | null;
   /** The 5 most probable next tokens (characters, or byte-pair pieces) after the text. */
-  next: Array<{ char: string; id: number; p: number }>;
+  next: Array<NextToken>;
 }
 
-export interface GeneratorStep {
-  char: string; id: number; p: number;
+/** A token and its probability: `token` its text, `id` its index in the vocabulary. */
+export interface NextToken {
+  token: string; id: number; p: number;
+  /** The same string as `token`: its name from when every model was character-level. */
+  char: string;
+}
+
+export interface GeneratorStep extends NextToken {
   /** Tokens in each layer's KV cache after the step. */
   cacheLength: number;
   /** Per layer, the newest query's attention weights [h, cacheLength]. */
   attention: Tensor[];
 }
 
-export interface CharGenerator {
-  /** The prompt and every character generated so far. */
+/** One generation in progress (LanguageModel.generator). */
+export interface TokenGenerator {
+  /** The prompt and the text of every token generated so far. */
   readonly text: string;
   readonly cacheLength: number;
   /** @throws {MHAError} `DISPOSED` */
@@ -976,12 +983,13 @@ export interface GeneratorOptions {
 }
 
 /**
- * A loaded model (character-level, or byte-pair like stories260K); create with
- * `mha.loadModel(source)`, free with `dispose()`. Every layer numeric runs in the core.
+ * A loaded language model (character-level, or byte-pair like stories260K and Hugging Face
+ * folders); create with `mha.loadModel(source)`, free with `dispose()`. Every layer numeric runs
+ * in the core.
  */
-export class CharModel {
+export class LanguageModel {
   private constructor();
-  readonly config: Readonly<CharModelConfig>;
+  readonly config: Readonly<LanguageModelConfig>;
   readonly vocab: readonly string[];
   readonly metadata: Readonly<Record<string, string>>;
   /** The file's training record: corpus, license, steps, seconds, heldout_bpc, … */
@@ -996,10 +1004,21 @@ export class CharModel {
    */
   run(text: string | ArrayLike<number>, opts?: { ablate?: Array<[number, number]> }): RunResult;
   /** `prompt`: text, or token ids (integers in [0, vocabSize)). */
-  generator(prompt: string | ArrayLike<number>, opts?: GeneratorOptions): CharGenerator;
-  generate(prompt: string | ArrayLike<number>, n: number, opts?: GeneratorOptions): { text: string; steps: Array<{ char: string; p: number; cacheLength: number }> };
+  generator(prompt: string | ArrayLike<number>, opts?: GeneratorOptions): TokenGenerator;
+  generate(prompt: string | ArrayLike<number>, n: number, opts?: GeneratorOptions): { text: string; steps: Array<NextToken & { cacheLength: number }> };
   dispose(): void;
 }
+
+/**
+ * The same class as LanguageModel, under its first name (from when every model it ran was
+ * character-level); code written against `CharModel` keeps working.
+ */
+export const CharModel: typeof LanguageModel;
+export type CharModel = LanguageModel;
+/** LanguageModel's config, under its first name. */
+export type CharModelConfig = LanguageModelConfig;
+/** TokenGenerator, under its first name. */
+export type CharGenerator = TokenGenerator;
 
 /**
  * The deterministic PRNG (mulberry32) behind `createLayer({seed})`.

@@ -20,7 +20,7 @@ import { resolveLayer, intOption, biasOption } from './engine/weights.js';
 import { Staging, Layout, checkFits, writeBlock, heapViews } from './engine/memory.js';
 import { parseSafetensors } from './formats/safetensors.js';
 import { scoreModsOption } from './engine/scoremods.js';
-import { blockLayout, configFields } from './engine/blocks.js';
+import { blockLayout, configFields, layerWeightFields } from './engine/blocks.js';
 import { loadModel, CharModel, MODEL_FORMAT } from './lm/model.js';
 
 export { MHAError, Tensor, Layer, KVCache, VERSION, parseSafetensors, CharModel, MODEL_FORMAT };
@@ -203,7 +203,7 @@ class MHA {
       writeBlock(core, layout, base, {
         ...configFields({ ...config, dK: headDims ? 0 : config.dK, dV: headDims ? 0 : config.dV },
           mods, P('headDims'), P('slopes')),
-        wq: P('wQ'), wk: P('wK'), wv: P('wV'), wo: P('wO'), bq: P('bQ'), bk: P('bK'), bv: P('bV'), bo: P('bO'),
+        ...layerWeightFields(P),
       }, 'createLayer');
       const handle = new core.LayerHandle();
       const status = handle.init(base);

@@ -327,7 +327,29 @@ function tokenName(v) {
  *   the wrong type or size (the message names the file and field), a component type Tokenizers.js
  *   does not implement, or an error of the library while building the tokenizer
  */
-export async function hfTokenizer({ tokenizerJson, vocabJson, mergesTxt, tokenizerConfig } = {}) {
+export async function hfTokenizer(files = {}) {
+  const { file, tj, maxId, config, extra } = readTokenizerFiles(files);
+  const { Tokenizer } = await import('@huggingface/tokenizers');
+  let tok;
+  try {
+    // The library iterates added_tokens unconditionally; decode never cleans up spaces (exact round trips).
+    tok = new Tokenizer({ ...tj, added_tokens: tj.added_tokens ?? [] }, {
+      clean_up_tokenization_spaces: false,
+      ...(extra ? { additional_special_tokens: extra } : {}),
+    });
+  } catch (cause) {
+    throw refuse(file, `Tokenizers.js could not build the tokenizer: ${cause?.message ?? cause}`);
+  }
+  fixBom(tok.decoder);
+  return tokenizerApi(tok, file, tj, config, maxId);
+}
+
+/**
+ * The tokenizer files given to hfTokenizer, checked: which file speaks (for the errors), the
+ * tokenizer.json object (built from GPT-2's vocab.json + merges.txt when that is what was given),
+ * tokenizer_config.json ({} when absent) and its additional special tokens.
+ */
+function readTokenizerFiles({ tokenizerJson, vocabJson, mergesTxt, tokenizerConfig }) {
   let file;
   let tj;
   if (tokenizerJson !== undefined && tokenizerJson !== null) {
@@ -349,20 +371,14 @@ export async function hfTokenizer({ tokenizerJson, vocabJson, mergesTxt, tokeniz
   if (extra !== undefined && !(Array.isArray(extra) && extra.length <= MAX_ADDED_TOKENS && extra.every((t) => typeof t === 'string'))) {
     throw refuse('tokenizer_config.json', `additional_special_tokens must be an array of strings, got ${what(extra)}`);
   }
+  return { file, tj, maxId, config, extra };
+}
 
-  const { Tokenizer } = await import('@huggingface/tokenizers');
-  let tok;
-  try {
-    // The library iterates added_tokens unconditionally; decode never cleans up spaces (exact round trips).
-    tok = new Tokenizer({ ...tj, added_tokens: tj.added_tokens ?? [] }, {
-      clean_up_tokenization_spaces: false,
-      ...(extra ? { additional_special_tokens: extra } : {}),
-    });
-  } catch (cause) {
-    throw refuse(file, `Tokenizers.js could not build the tokenizer: ${cause?.message ?? cause}`);
-  }
-  fixBom(tok.decoder);
-
+/**
+ * hfTokenizer's result over a built Tokenizers.js tokenizer: vocabSize, bos/eos, kind, and
+ * encode / decode / piece with their argument checks (see hfTokenizer).
+ */
+function tokenizerApi(tok, file, tj, config, maxId) {
   const vocabSize = maxId + 1;
   const idOf = (name) => (name === undefined ? undefined : tok.token_to_id(name));
   const special = new Set((tj.added_tokens ?? []).filter((t) => t.special).map((t) => t.content));

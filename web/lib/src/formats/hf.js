@@ -21,6 +21,7 @@
  * @module hf
  */
 import { MHAError } from '../engine/errors.js';
+import { transposed, columns } from './matrices.js';
 
 const invalid = (msg) => new MHAError('INVALID_ARGUMENT', `loadModel: ${msg}`);
 const j = (v) => { try { return JSON.stringify(v) ?? String(v); } catch { return String(v); } };
@@ -107,7 +108,7 @@ const REFUSED_TYPES = {
  * The family and the decoder configuration a Hugging Face config.json means, checked.
  * @param {object} c the parsed config.json (untrusted)
  * @returns {{family: 'gpt2'|'llama', config: object, hf: object}} config: the model runner's
- *   configuration (CharModel.config's fields: vocabSize, dModel, numHeads, kvHeads, numLayers, dFF,
+ *   configuration (LanguageModel.config's fields: vocabSize, dModel, numHeads, kvHeads, numLayers, dFF,
  *   context, norm, normEps, mlp, bias, attnBias, positions, ropeBase, ropeInterleaved, tied, dK)
  * @throws {MHAError} INVALID_ARGUMENT naming config.json, the key and its value: an unknown or
  *   refused family, a size out of range, an option the core does not have
@@ -178,7 +179,6 @@ export function hfConfig(c) {
     };
   }
   cfg.dK = cfg.dModel / cfg.numHeads;
-  cfg.lnEps = cfg.normEps;
   const hf = {};
   for (const key of ['bos_token_id', 'eos_token_id']) {
     const v = c[key];
@@ -240,23 +240,6 @@ export function hfTensorName(family, name) {
   return name;
 }
 
-/** W [rows, cols] ([out, in]) → row-major [in, out] = Wᵀ. */
-function transposed(w, rows, cols) {
-  const out = new Float32Array(rows * cols);
-  for (let r = 0; r < rows; r++) {
-    const src = r * cols;
-    for (let i = 0; i < cols; i++) out[i * rows + r] = w[src + i];
-  }
-  return out;
-}
-
-/** Columns c0 .. c0+n of a row-major [rows, cols] matrix, as [rows, n]. */
-function columns(w, rows, cols, c0, n) {
-  const out = new Float32Array(rows * n);
-  for (let r = 0; r < rows; r++) out.set(w.subarray(r * cols + c0, r * cols + c0 + n), r * n);
-  return out;
-}
-
 /**
  * The core decoder's weights (decoder.js: matrices row-major [in, out]) from a family's tensors.
  * @param {'gpt2'|'llama'} family
@@ -285,7 +268,7 @@ export function hfDecoderWeights(family, c, t) {
         wProj: g('mlp.c_proj.weight'), bProj: g('mlp.c_proj.bias'),
       });
     }
-    const head = c.tied ? null : transposed(t['lm_head.weight'], V, d);
+    const head = c.tied ? null : transposed(t['lm_head.weight'], d);
     delete t['lm_head.weight'];
     return {
       tokEmb: t['wte.weight'], posEmb: t['wpe.weight'], normF: { weight: t['ln_f.weight'], bias: t['ln_f.bias'] },
@@ -297,15 +280,15 @@ export function hfDecoderWeights(family, c, t) {
     const g = (n) => { const k = `model.layers.${l}.${n}`, v = t[k] ?? null; if (n.endsWith('proj.weight')) delete t[k]; return v; };
     layers.push({
       norm1: { weight: g('input_layernorm.weight'), bias: null }, norm2: { weight: g('post_attention_layernorm.weight'), bias: null },
-      wQ: transposed(g('self_attn.q_proj.weight'), d, d), wK: transposed(g('self_attn.k_proj.weight'), kv, d),
-      wV: transposed(g('self_attn.v_proj.weight'), kv, d), wO: transposed(g('self_attn.o_proj.weight'), d, d),
+      wQ: transposed(g('self_attn.q_proj.weight'), d), wK: transposed(g('self_attn.k_proj.weight'), d),
+      wV: transposed(g('self_attn.v_proj.weight'), d), wO: transposed(g('self_attn.o_proj.weight'), d),
       bQ: g('self_attn.q_proj.bias'), bK: g('self_attn.k_proj.bias'), bV: g('self_attn.v_proj.bias'), bO: g('self_attn.o_proj.bias'),
-      wFc: transposed(g('mlp.gate_proj.weight'), f, d), bFc: g('mlp.gate_proj.bias'),
-      wUp: transposed(g('mlp.up_proj.weight'), f, d), bUp: g('mlp.up_proj.bias'),
-      wProj: transposed(g('mlp.down_proj.weight'), d, f), bProj: g('mlp.down_proj.bias'),
+      wFc: transposed(g('mlp.gate_proj.weight'), d), bFc: g('mlp.gate_proj.bias'),
+      wUp: transposed(g('mlp.up_proj.weight'), d), bUp: g('mlp.up_proj.bias'),
+      wProj: transposed(g('mlp.down_proj.weight'), f), bProj: g('mlp.down_proj.bias'),
     });
   }
-  const head = c.tied ? null : transposed(t['lm_head.weight'], V, d);
+  const head = c.tied ? null : transposed(t['lm_head.weight'], d);
   delete t['lm_head.weight'];
   return {
     tokEmb: t['model.embed_tokens.weight'], posEmb: null, normF: { weight: t['model.norm.weight'], bias: null },

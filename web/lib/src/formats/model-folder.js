@@ -292,7 +292,7 @@ function parseShard(bytes, file) {
  * model.safetensors.index.json), checked against the config.
  * @param {ModelFolder} folder
  * @returns {Promise<{family: string, config: object, hf: object, weights: object, files: string[]}>}
- *   config: CharModel.config fields; weights: the core decoder's weights
+ *   config: LanguageModel.config fields; weights: the core decoder's weights
  * @throws {MHAError} INVALID_ARGUMENT (a missing or malformed file, a refused config, a missing or
  *   unexpected tensor), SHAPE_MISMATCH (a tensor's shape), NON_FINITE (a NaN/Inf weight): each
  *   message names the file and the key or tensor

@@ -44,7 +44,7 @@ const cache = new WeakMap();
 /** The model's engine and weights in the core's layout ([in, out] matrices). */
 function parts(model) {
   if (!model || typeof model !== 'object' || !model._decoder || !model.config) {
-    throw new MHAError('INVALID_ARGUMENT', `copyingScores: model must be a CharModel from mha.loadModel, got ${model === null ? 'null' : typeof model}`);
+    throw new MHAError('INVALID_ARGUMENT', `copyingScores: model must be a LanguageModel (CharModel) from mha.loadModel, got ${model === null ? 'null' : typeof model}`);
   }
   model._alive('copyingScores');
   return { mha: model._mha, c: model.config, w: model._decoder.spec.weights };
@@ -65,7 +65,7 @@ function normNoBias(x, gamma, kind, eps, out) {
 /**
  * The OV logits of every head of one layer: for head j and source token s, the logits the head's
  * output adds when it attends fully to s (see the module's definition).
- * @param {object} model a CharModel (mha.loadModel)
+ * @param {object} model a LanguageModel (mha.loadModel)
  * @param {number} layer 0-based layer
  * @returns {Float64Array[]} per head j, [V, V] row-major: entry [s, t] = ℓ_s[t]
  * @throws {MHAError} INVALID_ARGUMENT (not a model, layer out of range), DISPOSED
@@ -147,7 +147,7 @@ export function copyingOf(M, V) {
 
 /**
  * Every head's copying score (see the module's definition), computed once per model.
- * @param {object} model a CharModel (mha.loadModel)
+ * @param {object} model a LanguageModel (mha.loadModel)
  * @returns {Array<{layer: number, head: number, score: number, copied: number, total: number,
  *   copies: boolean}>} in (layer, head) order; score = copied / total (total = V); copies =
  *   score ≥ COPYING_THRESHOLD
@@ -173,7 +173,7 @@ export function copyingScores(model) {
  * Whether a head is an induction head by both of Olsson et al.'s tests: its attention (labelled
  * "induction" on the probes: its induction score is its strongest pattern and reaches
  * TYPE_THRESHOLD) and its output (copying score ≥ COPYING_THRESHOLD).
- * @param {{type: string}} info the head's entry of CharModel.heads
+ * @param {{type: string}} info the head's entry of LanguageModel.heads
  * @param {{copies: boolean}} copying the head's entry of copyingScores
  * @returns {'induction'|'attends-only'|'copies-only'|'neither'} 'induction' only when both hold
  */

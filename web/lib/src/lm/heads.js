@@ -120,7 +120,7 @@ export const INDUCTION_MIN_SPAN = 4;
  * (Olsson et al. 2022) attends from t to those positions: the character that followed the earlier
  * copy of what it has just read. On a span of n characters written twice this gives t − n + 1 for
  * every t of the second copy from its minSpan-th character on, the target analyzeHeads uses.
- * @param {ArrayLike<number>} ids the text's character ids [T]
+ * @param {ArrayLike<number>} ids the text's token ids [T] (one per character in a character model)
  * @param {number} [minSpan] INDUCTION_MIN_SPAN by default; an integer ≥ 1
  * @returns {Map<number, number[]>} query position → its targets (only queries that have any)
  */
@@ -146,7 +146,7 @@ export function inductionTargets(ids, minSpan = INDUCTION_MIN_SPAN) {
  * have induction targets (inductionTargets), of the attention on those targets. A text that repeats
  * no span of INDUCTION_MIN_SPAN characters has no induction score (null).
  * @param {Array<{data: Float32Array, shape: number[]}>} attention per layer [h, T, T], as run() returns
- * @param {ArrayLike<number>} ids the text's character ids [T]
+ * @param {ArrayLike<number>} ids the text's token ids [T] (one per character in a character model)
  * @returns {Array<{layer: number, head: number, scores: {previous: number|null, twoBack: number|null,
  *   current: number|null, first: number|null, induction: number|null, entropy: number|null},
  *   inductionQueries: number}>} in (layer, head) order; a score is null where the text is too
