@@ -3,7 +3,9 @@
 // web/lib/src run through Stryker's tap runner (node:test prints TAP when its output is not a TTY);
 // coverage per test file lets each mutant run only the files that reach it. The browser suites,
 // the slow randomized ones (property, fuzz-replay, oom) and the packaging suite are left out.
-// Environment: MUTATE=web/lib/src/engine/layer.js,... narrows the files mutated; CONCURRENCY sets workers.
+// Environment: MUTATE=web/lib/src/engine/layer.js,... narrows the files mutated; TESTS=tests/a.test.mjs,...
+// narrows the suites run (the dry run executes every listed suite once, so narrowing saves minutes);
+// CONCURRENCY sets workers.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { relaxedSimdFlags } from './scripts/node-flags.mjs';
@@ -15,14 +17,14 @@ process.env.MHA_STORIES_DIR ??= path.resolve(root, 'tests/fixtures/stories260K')
 
 const mutate = process.env.MUTATE
   ? process.env.MUTATE.split(',')
-  : ['web/lib/src/**/*.js', '!web/lib/src/version.js'];
+  : ['web/lib/src/**/*.js', '!web/lib/src/version.js', 'web/lib/components/logic/*.js'];
 
 export default {
   testRunner: 'tap',
   plugins: ['@stryker-mutator/tap-runner'],
   mutate,
   tap: {
-    testFiles: [
+    testFiles: process.env.TESTS ? process.env.TESTS.split(',') : [
       // the value-by-value suites of model.js, decoder.js, bpe.js and llama2c.js first: a second or
       // two each, and they kill most of those files' mutants before the slower suites run
       'tests/model-runner.test.mjs', 'tests/decoder.test.mjs', 'tests/bpe.test.mjs', 'tests/llama2c-reader.test.mjs',
@@ -34,6 +36,8 @@ export default {
       // the model runner (model.js), the core's decoder (decoder.js) and llama2.c's files and tokenizer
       // (llama2c.js, bpe.js); tests/model-fuzz.test.mjs is left out like the other randomized suites
       'tests/golden-decoder.test.mjs', 'tests/golden-stories260k.test.mjs', 'tests/llama2c.test.mjs',
+      // the lesson's pure teaching logic and data (web/lib/components/logic/) and the masks' shapes
+      'tests/cost-ledger.test.mjs', 'tests/gqa-verdict.test.mjs', 'tests/gqa-story.test.mjs', 'tests/claims.test.mjs', 'tests/masks.test.mjs',
     ],
     nodeArgs: [...relaxedSimdFlags(), '--expose-gc', '-r', '{{hookFile}}', '{{testFile}}'],
   },
