@@ -319,3 +319,50 @@ test('a GPT-2-shaped folder, 12 layers × 12 heads, GPT-2\'s vocabulary: keystro
   assert.ok(median < 2000, `median ${median} ms`);
   assert.deepEqual(realErrors(errors), []);
 });
+
+test('a long download shows its progress: "Loading gpt2shape/: x of y MB (p %)" with a <progress> bar, updated as chunks arrive, gone when loaded', async () => {
+  const { page: pg, errors } = await page();
+  const seen = await pg.evaluate(async () => {
+    const el = document.createElement('mha-trained-heads');
+    const out = [];
+    let mo = null;
+    const record = () => {
+      const box = el.shadowRoot?.querySelector('[part="loading"]');
+      const bar = box?.querySelector('progress');
+      if (box) out.push({ text: box.textContent.replace(/\s+/g, ' ').trim(), role: box.getAttribute('role'),
+        value: bar ? bar.value : null, max: bar ? bar.max : null, label: bar?.getAttribute('aria-labelledby') ?? null });
+    };
+    const done = new Promise((resolve) => el.addEventListener('mha-computed', resolve, { once: true }));
+    el.setAttribute('loading', 'eager');
+    el.setAttribute('model', '/hf/gpt2shape/');
+    el.setAttribute('no-picker', '');
+    document.querySelector('main').prepend(el);
+    await el.updateComplete;
+    mo = new MutationObserver(record);
+    mo.observe(el.shadowRoot, { subtree: true, childList: true, characterData: true, attributes: true });
+    record();
+    await done;
+    await el.updateComplete;
+    mo.disconnect();
+    return { out, after: !!el.shadowRoot.querySelector('[part="loading"]'), maps: el.shadowRoot.querySelectorAll('mha-heatmap').length };
+  });
+  const bytes = seen.out.filter((s) => /MB/.test(s.text));
+  assert.ok(bytes.length >= 1, `no progress with bytes was rendered: ${JSON.stringify(seen.out.slice(0, 5))}`);
+  const re = /^Loading gpt2shape\/: (\d+\.\d) of (\d+\.\d) MB \((\d+) %\)$/;
+  const parsed = bytes.map((s) => re.exec(s.text)).filter(Boolean);
+  assert.ok(parsed.length >= 1, `no "x of y MB (p %)" text: ${bytes.map((s) => s.text).join(' | ')}`);
+  for (const m of parsed) {
+    const [x, y, pct] = [Number(m[1]), Number(m[2]), Number(m[3])];
+    assert.ok(x <= y && y > 19, `${m[0]}`);   // the weights alone are 50,257 × 96 float32 ≈ 19.3 MB
+    assert.ok(Math.abs(pct - (100 * x) / y) <= 1.5, `${m[0]}`);
+  }
+  // the bar: a determinate <progress> whose value/max agree with the text, labelled by it, in a status region
+  const withBar = bytes.find((s) => s.max > 1);
+  assert.ok(withBar, 'no determinate <progress> rendered');
+  assert.equal(withBar.role, 'status');
+  assert.equal(withBar.label, 'load-text');
+  assert.ok(withBar.value <= withBar.max);
+  assert.equal(seen.after, false, 'the progress is gone once the model is loaded');
+  assert.equal(seen.maps, 12);
+  assert.deepEqual(realErrors(errors), []);
+});

@@ -74,7 +74,7 @@ function dataURLBytes(href) {
   return new TextEncoder().encode(decodeURIComponent(m[3]));
 }
 
-const bytesByURL = new Map();        // href → Promise<Uint8Array>
+const bytesByURL = new Map();        // href → {promise: Promise<Uint8Array>, listeners: Set, last}
 const modelsByEngine = new WeakMap(); // engine → Map(href → {promise, refs, model})
 
 /**
@@ -88,19 +88,78 @@ export function modelURL(src, dflt = DEFAULT_MODEL_URL) {
   return dflt;
 }
 
+/** The file name of a URL, as a progress event names it ("…/charlm-h4-s0.safetensors" → "charlm-h4-s0.safetensors"). */
+const fileOf = (href) => String(href).split(/[?#]/)[0].split('/').filter(Boolean).pop() ?? String(href);
+
+/**
+ * The body of a response as bytes, `progress` called as chunks arrive with the bytes so far and the
+ * Content-Length (null when absent or when the body is compressed).
+ */
+async function bodyBytes(res, file, progress) {
+  const enc = res.headers.get('content-encoding');
+  const lenHeader = res.headers.get('content-length');
+  const total = lenHeader !== null && /^\d+$/.test(lenHeader.trim()) && (!enc || enc === 'identity') ? Number(lenHeader) : null;
+  const emit = (loaded, t = total) => progress({ file, loaded, total: t, fraction: t ? Math.min(1, loaded / t) : t === 0 ? 1 : null });
+  emit(0);
+  if (!res.body || typeof res.body.getReader !== 'function') {
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    emit(bytes.length, bytes.length);
+    return bytes;
+  }
+  const reader = res.body.getReader();
+  const parts = [];
+  let n = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parts.push(value);
+    n += value.length;
+    emit(n);
+  }
+  const bytes = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) { bytes.set(p, o); o += p.length; }
+  emit(n, n);
+  return bytes;
+}
+
+/**
+ * A progress fan-out: listeners added late get the last event at once.
+ * @returns {{listeners: Set<Function>, last: object|null, emit: (p: object) => void, listen: (f?: Function) => () => void}}
+ */
+function progressHub() {
+  const hub = {
+    listeners: new Set(),
+    last: null,
+    emit(p) { hub.last = p; for (const f of hub.listeners) { try { f(p); } catch { /* a listener's own error is not the download's */ } } },
+    listen(f) {
+      if (typeof f !== 'function') return () => {};
+      hub.listeners.add(f);
+      if (hub.last) f(hub.last);
+      return () => hub.listeners.delete(f);
+    },
+  };
+  return hub;
+}
+
 /**
  * The bytes of a file, fetched once per page (a failed fetch is forgotten, so a later call tries
  * again).
  * @param {string} href absolute URL
+ * @param {(p: {file: string, loaded: number, total: number|null, fraction: number|null}) => void} [progress]
+ *   called as the bytes arrive (as mha.loadModel's `progress`: `loaded` bytes so far, `total` the
+ *   Content-Length or null, `fraction` loaded / total); a call joining a download under way gets its
+ *   last event at once; a file already fetched gives no event
  * @returns {Promise<Uint8Array>}
  * @throws {MHAError} INVALID_ARGUMENT naming the URL and the HTTP status or network error
  */
-export function fetchBytes(href) {
-  let p = bytesByURL.get(href);
-  if (!p) {
+export function fetchBytes(href, progress) {
+  let rec = bytesByURL.get(href);
+  if (!rec) {
+    rec = progressHub();
     // not model.js's readSource: importing a module of src/ that has no .d.ts would make tsc emit
     // the API's declarations into the components' types
-    p = (async () => {
+    rec.promise = (async () => {
       if (href.startsWith('data:')) return dataURLBytes(href);
       let res;
       try {
@@ -109,12 +168,15 @@ export function fetchBytes(href) {
         throw new MHAError('INVALID_ARGUMENT', `model: cannot fetch ${href}: ${e.message}`);
       }
       if (!res.ok) throw new MHAError('INVALID_ARGUMENT', `model: fetching ${href} gave HTTP ${res.status}`);
-      return new Uint8Array(await res.arrayBuffer());
+      return bodyBytes(res, fileOf(href), rec.emit);
     })();
-    bytesByURL.set(href, p);
-    p.catch(() => bytesByURL.delete(href));
+    bytesByURL.set(href, rec);
+    rec.promise.catch(() => bytesByURL.delete(href));
+    rec.promise.then(() => rec.listeners.clear(), () => rec.listeners.clear());
   }
-  return p;
+  const stop = rec.listen(progress);
+  rec.promise.then(stop, stop);
+  return rec.promise;
 }
 
 /**
@@ -140,27 +202,36 @@ export async function modelIndex(href = MODEL_INDEX_URL) {
  * @param {object} mha an engine from createMHA()
  * @param {string} href absolute URL of a model file (docs/trained-models.md), or of a Hugging Face
  *   model folder (ending in "/": config.json, safetensors, tokenizer; mha.loadModel reads it)
+ * @param {{progress?: (p: {file: string, loaded: number, total: number|null, fraction: number|null}) => void}} [opts]
+ *   progress: called as the download's bytes arrive (mha.loadModel's `progress` events: bytes of
+ *   every file so far, `total` null while unknown); a call that joins a load under way gets its last
+ *   event at once; a model loaded already, or whose bytes were kept, gives no event
  * @returns {Promise<object>} the CharModel
  * @throws {MHAError} as fetchBytes and mha.loadModel (a bad file names what is wrong with it)
  */
-export async function acquireModel(mha, href) {
+export async function acquireModel(mha, href, opts = {}) {
   let byURL = modelsByEngine.get(mha);
   if (!byURL) modelsByEngine.set(mha, (byURL = new Map()));
   let entry = byURL.get(href);
   if (!entry) {
-    entry = { refs: 0, model: null };
+    entry = Object.assign(progressHub(), { refs: 0, model: null });
     // a Hugging Face model folder (a URL ending in "/") is read by loadModel itself, file by file
-    const load = /\/([?#].*)?$/.test(href) && !href.startsWith('data:') ? mha.loadModel(href) : fetchBytes(href).then((bytes) => mha.loadModel(bytes));
+    const load = /\/([?#].*)?$/.test(href) && !href.startsWith('data:') ? mha.loadModel(href, { progress: entry.emit })
+      : fetchBytes(href, entry.emit).then((bytes) => mha.loadModel(bytes));
     entry.promise = load.then((m) => (entry.model = m));
     byURL.set(href, entry);
     entry.promise.catch(() => { if (byURL.get(href) === entry) byURL.delete(href); });
+    entry.promise.then(() => entry.listeners.clear(), () => entry.listeners.clear());
   }
   entry.refs++;
+  const stop = entry.listen(opts?.progress);
   try {
     return await entry.promise;
   } catch (e) {
     entry.refs--;
     throw e;
+  } finally {
+    stop();
   }
 }
 

@@ -28,7 +28,8 @@ const TEMPERATURES = [0, 0.7, 1];
  * @prop {string} text - Read-only: the prompt and everything generated so far.
  * @prop {number} cacheLength - Read-only: positions in each layer's KV cache.
  *
- * @fires mha-step - `{detail: {text, char, p, cacheLength}}` after every generated character.
+ * @fires mha-step - `{detail: {text, token, id, p, cacheLength, char}}` after every generated character
+ *   (token: its text, id: its vocabulary index; char: the same string as token, its former name).
  * @fires change - `{detail: {temperature}}` when the reader picks another temperature.
  * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
  *   attribute) or a model that cannot be loaded (shown in place).
@@ -139,7 +140,7 @@ export class MhaGenerate extends TrainedModelElement {
     for (let i = 0; i < n; i++) {
       s = this._generator.step();
       this.dispatchEvent(new CustomEvent('mha-step', {
-        detail: { text: this._generator.text, char: s.char, p: s.p, cacheLength: s.cacheLength }, bubbles: true, composed: true,
+        detail: { text: this._generator.text, token: s.token, id: s.id, char: s.token, p: s.p, cacheLength: s.cacheLength }, bubbles: true, composed: true,
       }));
     }
     this._last = s;
@@ -157,7 +158,7 @@ export class MhaGenerate extends TrainedModelElement {
 
   render() {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
-    if (!this.lm) return html`<p class="loading" role="status">Loading the trained model…</p>`;
+    if (!this.lm) return this.loadingView();
     const c = this.lm.config;
     const g = this._generator;
     const prompt = this.prompt || 'The ';
@@ -192,7 +193,7 @@ export class MhaGenerate extends TrainedModelElement {
       <p class="cache" part="cache" aria-live="polite">KV cache: ${len} of ${c.context} positions per layer${
         // the newest character is not in the cache yet: it is fed at the next step
         s && len < text.length - 1 ? ' (it filled up once and was refilled with the last half of the text)' : ''}.${s
-        ? ` Last ${unit}: ${unit === 'token' ? showToken(s.char) : showChar(s.char)} (p = ${f2(s.p)}).` : ''}</p>
+        ? ` Last ${unit}: ${unit === 'token' ? showToken(s.token) : showChar(s.token)} (p = ${f2(s.p)}).` : ''}</p>
       ${s ? nothing : html`<p class="hint empty-rows" part="hint">Generate a ${unit} to see where each head's newest query
         looks in the cache: one row per head.</p>`}
       ${s ? html`<div class="rows">${heads.map((h) => html`

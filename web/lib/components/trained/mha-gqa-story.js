@@ -1,232 +1,23 @@
-import { html, css, nothing } from 'lit';
-import { TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN, headType, scoreText, inductionTargets } from '../../src/index.js';
+import { html, nothing } from 'lit';
+import { scoreText } from '../../src/index.js';
+import { AblatableModelElement, formatAblate, f2, kvCacheBytes } from './trained-shared.js';
 import {
-  AblatableModelElement, trainedStyles, formatAblate, SCORE_OF, f2, kvCacheBytes, bytesFormula, kvGroups, kvGroupStyles,
-} from './trained-shared.js';
+  showPiece, storySentence, measureRepeat, measureCopyList, labelHeads,
+} from '../logic/gqa-story.js';
+import { storyStyles, cacheView, layersView, tableView, aboutView, creditView } from './gqa-story-views.js';
 import { DEFAULT_STORIES_URL } from '../models.js';
-import { int } from '../base/shared.js';
-import { scrollCueStyles, watchOverflow, unwatchOverflow } from '../base/scroll-cue.js';
+import { watchOverflow, unwatchOverflow } from '../base/scroll-cue.js';
 import { numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from '../base/attr-check.js';
 import '../views/mha-heatmap.js';
 
 const DEFAULT_PROMPT = 'Once upon a time';
 const TEMPERATURES = [0, 0.8, 1];
+
+export {
+  showPiece, storySentence, copyBitsPerToken, describeHeads, COPY_LIST, evenInduction, llamaParameters, explainCopying,
+} from '../logic/gqa-story.js';
 /** The element stops generating when the cache holds this many tokens (its heatmaps are T × T). */
 export const MAX_STORY_TOKENS = 256;
-
-/** Short names of the head types for the table (the legend under it spells them out). */
-const SHORT = Object.freeze({
-  'previous-token': 'previous', 'two-back': 'two-back', 'current-token': 'current', 'first-token': 'first',
-  induction: 'induction', broad: 'broad', mixed: 'mixed',
-});
-
-/** What each score measures, in tokens. */
-const MEANS = Object.freeze({
-  previous: 'on the token just before the query',
-  twoBack: 'on the token two before the query',
-  current: 'on the query token itself',
-  first: 'on the first token, the start marker <s>',
-  induction: 'on the token that followed an earlier copy of what it just read',
-});
-
-/** A byte-pair piece as a heatmap label: a word-initial space as ␣, a newline as ↵. */
-export const showPiece = (p) => (p === '<0x0A>' ? '↵' : p.replace(/^ /, '␣'));
-
-/**
- * The sentence to write twice: the first whole sentence (ending in . ! or ?) that starts after
- * the prompt, so that the model wrote all of it; else the first sentence of the text; else the
- * whole trimmed text.
- * @param {string} text the prompt and what was written after it
- * @param {number} [promptLength] characters of the prompt
- */
-export function storySentence(text, promptLength = 0) {
-  const re = /[^.!?]*[.!?]/g;
-  let m, first = null;
-  while ((m = re.exec(text))) {
-    const lead = m[0].length - m[0].trimStart().length;
-    const sentence = m[0].trim();
-    if (!sentence) continue;
-    first ??= sentence;
-    if (m.index + lead >= promptLength && /^[A-Z"]/.test(sentence)) return sentence;
-  }
-  return first ?? text.trim();
-}
-
-/**
- * Bits per token the model spends on each copy of a sentence written twice (`${s} ${s}`): each
- * copy is scored on its tokens after the first, each predicted from everything before it.
- * @param {{logProbs: {data: Float32Array}, ids: Int32Array}} r CharModel.run's result on the doubled text
- * @param {number} n tokens of one copy (encode(s) without the start marker)
- * @param {number} V vocabulary size
- * @returns {{first: number, second: number, tokens: number}}
- */
-export function copyBitsPerToken(r, n, V) {
-  const T = r.ids.length;
-  const bits = (from, to) => {
-    let s = 0;
-    for (let t = from; t < to; t++) s -= r.logProbs.data[t * V + r.ids[t + 1]];
-    return s / (to - from) / Math.LN2;
-  };
-  // ids: <s>, copy 1 (1 … n), copy 2 (n+1 … T−1); copy 1's tokens 2…n are predicted at 1…n−1
-  return { first: bits(1, n), second: bits(n + 1, T - 1), tokens: n };
-}
-
-/**
- * The measured heads in words: how many of each type, the strongest of each labelled type,
- * whether any head qualifies as an induction head on the repeated sentence and what the copies
- * cost, and how often the two query heads of a K/V group got the same label.
- * @param {Array<{layer: number, head: number, kvHead: number, type: string, scores: object}>} heads
- * @param {{sentence: string, first: number, second: number}} repeat
- * @param {number} groupSize query heads per K/V head
- * @returns {string[]} sentences
- */
-export function describeHeads(heads, repeat, groupSize) {
-  const name = (h) => `L${h.layer + 1} · head ${h.head + 1}`;
-  const out = [];
-  const counts = new Map();
-  for (const h of heads) counts.set(h.type, (counts.get(h.type) ?? 0) + 1);
-  const order = ['previous-token', 'two-back', 'current-token', 'first-token', 'induction', 'broad', 'mixed'];
-  const list = order.filter((t) => counts.has(t)).map((t) => `${counts.get(t)} ${t}`);
-  out.push(`Measured on this story and sentence, the ${heads.length} heads are ${list.length > 1
-    ? `${list.slice(0, -1).join(', ')} and ${list.at(-1)}` : list[0]}.`);
-  for (const t of ['previous-token', 'two-back', 'current-token', 'first-token']) {
-    const key = SCORE_OF[t];
-    const of = heads.filter((h) => h.type === t).sort((a, b) => b.scores[key] - a.scores[key]);
-    if (of.length) {
-      out.push(`The strongest ${t} head is ${name(of[0])}: ${f2(of[0].scores[key])} of its attention is ${MEANS[key]}.`);
-    }
-  }
-  const withInd = heads.filter((h) => h.scores.induction !== null);
-  if (!withInd.length) {
-    out.push(`The repeated sentence has no span of ${INDUCTION_MIN_SPAN} tokens written twice, so no induction score could be measured.`);
-  } else {
-    const best = withInd.reduce((a, b) => (b.scores.induction > a.scores.induction ? b : a));
-    const ind = heads.filter((h) => h.type === 'induction');
-    out.push(ind.length
-      ? `${ind.length} head${ind.length > 1 ? 's qualify' : ' qualifies'} as induction head${ind.length > 1 ? 's' : ''} ` +
-        `(${ind.map(name).join(', ')}); the strongest, ${name(best)}, puts ${f2(best.scores.induction)} of its attention ${MEANS.induction}.`
-      : `No head qualifies as an induction head: on the repeated sentence the highest induction score is ` +
-        `${f2(best.scores.induction)} (${name(best)}), below the ${TYPE_THRESHOLD} that earns the label.`);
-  }
-  if (repeat && Number.isFinite(repeat.first) && Number.isFinite(repeat.second)) {
-    const ratio = repeat.first / repeat.second;
-    const anyInduction = heads.some((h) => h.type === 'induction');
-    const helps = repeat.second < repeat.first
-      ? `the first copy makes the second ${ratio >= 1.995 ? `${ratio.toFixed(1)}× ` : ''}cheaper to predict` +
-        (anyInduction ? '' : ', although no single head passes the induction threshold')
-      : 'the first copy does not help it predict the second';
-    out.push(`Written twice, the sentence costs the model ${f2(repeat.first)} bits per token the first time and ` +
-      `${f2(repeat.second)} the second time: ${helps}.`);
-  }
-  if (groupSize > 1) {
-    let same = 0, groups = 0;
-    const byKey = new Map();
-    for (const h of heads) {
-      const k = `${h.layer}:${h.kvHead}`;
-      if (!byKey.has(k)) byKey.set(k, []);
-      byKey.get(k).push(h.type);
-    }
-    for (const types of byKey.values()) { groups++; if (types.every((t) => t === types[0])) same++; }
-    out.push(`In ${same} of the ${groups} groups, the ${groupSize} query heads that share one K/V head got the same label; ` +
-      'they read the same keys and values, but each asks with its own queries.');
-  }
-  return out;
-}
-
-/**
- * The second copying test: a list of names written twice. Unlike a sentence of the story, the list
- * can hardly be guessed from what stories say, so only copying the first copy can make the second
- * cheaper; a model with an induction head would show it here if anywhere. Names a story model knows.
- */
-export const COPY_LIST = 'Tom, Sue, Ben, Max, Amy, Sam, Jill, Kate.';
-
-/**
- * The induction score that attention spread evenly over the keys would get on a text: the mean,
- * over the queries t that have induction targets (inductionTargets), of (targets of t) / (t + 1).
- * The yardstick an induction score is read against (a head that ignores the earlier copy).
- * @param {ArrayLike<number>} ids the text's token ids [T]
- * @returns {number|null} null when the text repeats no span of INDUCTION_MIN_SPAN tokens
- */
-export function evenInduction(ids) {
-  const targets = inductionTargets(ids);
-  if (!targets.size) return null;
-  let s = 0;
-  for (const [t, ks] of targets) s += ks.length / (t + 1);
-  return s / targets.size;
-}
-
-/**
- * Weights of a Llama-style model (llama2.c) counted from its config: the token embedding (V · d_model,
- * shared with the output layer when `tied`), per layer two RMSNorm gains (2 · d_model), W_Q and W_O
- * (d_model · h · d_k each), W_K and W_V (d_model · g · d_k each, g K/V heads) and the SwiGLU MLP
- * (3 · d_model · d_ff), and the final norm (d_model). stories260K: 260,032.
- * @param {{vocabSize: number, dModel: number, numLayers: number, numHeads: number, kvHeads?: number, dK: number,
- *   dFF: number, tied?: boolean}} c
- * @returns {number}
- */
-export function llamaParameters(c) {
-  const d = c.dModel;
-  const g = c.kvHeads ?? c.numHeads;
-  const layer = 2 * d + 2 * d * c.numHeads * c.dK + 2 * d * g * c.dK + 3 * d * c.dFF;
-  return c.vocabSize * d * (c.tied === false ? 2 : 1) + c.numLayers * layer + d;
-}
-
-/**
- * Why the story model shows no induction head, in sentences made from what the page measured:
- * the list-copying test (bits per token of each copy, the best induction score against evenly
- * spread attention), what the heads do instead (previous-token heads, start-marker attention), and
- * the model's size from its config. When a head does qualify as an induction head (on the story's
- * sentence or on the list), says so instead. The reason for a missing head is not measured here: the
- * last sentence only states facts that fit (size, training text).
- * @param {Array<{layer: number, head: number, type: string, scores: object}>} heads measured on the story
- *   (induction on the sentence written twice)
- * @param {{list: string, first: number, second: number, tokens: number, best: {layer: number, head: number,
- *   induction: number}|null, even: number|null, induction: string[]}} copy the list test
- * @param {object} c the model's config
- * @param {{first: number}|null} [repeat] the story's sentence test (its first copy's bits per token, for comparison)
- * @returns {string[]}
- */
-export function explainCopying(heads, copy, c, repeat = null) {
-  const name = (h) => `L${h.layer + 1} · head ${h.head + 1}`;
-  const out = [];
-  const fewer = copy.second < copy.first;
-  const change = Math.abs(1 - copy.second / copy.first) * 100;
-  const guess = repeat && Number.isFinite(repeat.first)
-    ? ` (its first copy costs ${f2(copy.first)} bits per token, against ${f2(repeat.first)} for the story’s sentence)` : '';
-  out.push(`A second test, where only copying can help: the list “${copy.list}” written twice. The model cannot guess ` +
-    `the list from what stories say${guess}, so a head that copies would make the second copy cheaper. It costs ` +
-    `${f2(copy.second)} bits per token (${change.toFixed(0)} % ${fewer ? 'less' : 'more'} than the first)${copy.best
-      ? `; the highest induction score there is ${f2(copy.best.induction)} (${name(copy.best)})${copy.even !== null
-        ? `, against ${f2(copy.even)} for attention spread evenly over the earlier tokens` : ''}` : ''}.`);
-  const onStory = heads.filter((h) => h.type === 'induction');
-  if (onStory.length || copy.induction.length) {
-    const names = [...new Set([...onStory.map(name), ...copy.induction])];
-    out.push(`${names.join(', ')} ${names.length > 1 ? 'qualify' : 'qualifies'} as induction head${names.length > 1 ? 's' : ''} ` +
-      `(a score of ${TYPE_THRESHOLD} or more) on ${onStory.length && copy.induction.length ? 'both tests' : onStory.length ? 'the story’s sentence' : 'the list'}.`);
-    return out;
-  }
-  const count = (t) => heads.filter((h) => h.type === t).length;
-  const prev = heads.filter((h) => h.type === 'previous-token');
-  const parts = [];
-  if (prev.length) {
-    const top = prev.reduce((a, b) => (b.scores.previous > a.scores.previous ? b : a));
-    parts.push(`${prev.length} attend mostly to the previous token (the strongest, ${name(top)}, ${f2(top.scores.previous)})`);
-  }
-  for (const t of ['two-back', 'current-token', 'first-token']) if (count(t)) parts.push(`${count(t)} ${t}`);
-  if (count('broad')) parts.push(`${count('broad')} spread their attention broadly (normalised entropy ${BROAD_THRESHOLD} or more)`);
-  if (count('mixed')) parts.push(`${count('mixed')} mix patterns, none reaching ${TYPE_THRESHOLD}`);
-  const first = heads.reduce((a, b) => ((b.scores.first ?? 0) > (a.scores.first ?? 0) ? b : a));
-  const sinks = count('first-token');
-  out.push('So on neither test does any head attend to what followed the earlier copy: no head here is an induction head. ' +
-    `What its ${heads.length} heads do instead, on the story: ${parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}` : parts[0]}. ` +
-    (sinks ? `${sinks} put most of their attention on the start marker <s>.`
-      : `None parks its attention on the start marker <s>: the most any head puts there is ${f2(first.scores.first ?? 0)} (${name(first)}).`));
-  out.push(`Why, this page cannot measure. Two facts fit: the model is tiny (${c.numLayers} layers, d_model = ${c.dModel}, ` +
-    `${c.numHeads} query heads of d_k = ${c.dK}, ${int(llamaParameters(c))} parameters counted from its config, a vocabulary of ` +
-    `${int(c.vocabSize)} tokens), and it learned from TinyStories, short simple stories that seldom repeat a passage word for ` +
-    'word.');
-  return out;
-}
 
 /**
  * `<mha-gqa-story>` — grouped-query attention in a real model: Andrej Karpathy's stories260K
@@ -330,47 +121,7 @@ export class MhaGqaStory extends AblatableModelElement {
     _version: { state: true },
   };
 
-  static styles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
-    :host { container-type: inline-size; }
-    .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.6rem 0; }
-    .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
-    .text { font-family: var(--_mono); white-space: pre-wrap; overflow-wrap: anywhere; background: var(--_surface);
-      padding: 0.5em 0.8em; border-radius: var(--_radius); margin: 0.5rem 0; }
-    mark { background: var(--_accent); color: var(--_accent-fg); border-radius: 3px; }
-    .cache { border: 1px solid var(--_border); border-radius: calc(var(--_radius) * 1.4); padding: 0.4em 0.9em; margin: 0.6rem 0; }
-    .cache p { margin: 0.35em 0; }
-    .cache .formula { overflow-x: auto; overflow-y: hidden; }
-    .big { font-weight: 700; font-variant-numeric: tabular-nums; }
-    .layers { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; margin: 0.8rem 0 0.4rem; }
-    .layers button[aria-pressed='true'] { background: var(--_accent); color: var(--_accent-fg); border-color: var(--_accent); }
-    @container (max-width: 520px) {
-      .groups { --mha-cell-size: var(--_narrow); }
-      .group { padding: 0.2rem 0.25rem 0.3rem; }
-      .pair { gap: 0.3rem; flex-wrap: nowrap; }
-      .head { padding: 0.15rem; flex: 1 1 0; min-width: 0; }
-      .head mha-heatmap::part(legend) { font-size: 0.65rem; }
-    }
-    button[role='switch'] { display: flex; flex-wrap: wrap; gap: 0.2rem 0.5rem; align-items: baseline; font-size: 0.82rem; text-align: left; }
-    button[role='switch'][aria-checked='false'] { text-decoration: line-through; }
-    .name { font-weight: 600; }
-    .badge { padding: 0 0.4em; border-radius: 999px; background: var(--_bg); border: 1px solid var(--_border); }
-    .scores { margin: 0.2rem 0; font-size: 0.75rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
-    mha-heatmap::part(label) { font-size: 7px; line-height: 1; }
-    table { border-collapse: collapse; font-size: 0.8rem; font-variant-numeric: tabular-nums; margin: 0.8rem 0 0.3rem; }
-    caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
-    th, td { border: 1px solid var(--_border); padding: 0.2em 0.45em; text-align: center; white-space: nowrap; }
-    thead th.kv { border-bottom: 2px solid var(--_accent); }
-    td.first-of-group, th.first-of-group { border-left: 2px solid var(--_accent); }
-    td .t { display: block; font-weight: 600; }
-    td .s { display: block; color: var(--_muted); }
-    td.off { text-decoration: line-through; opacity: 0.6; }
-    td.t-previous-token, td.t-induction, td.t-first-token, td.t-current-token, td.t-two-back { background: var(--_surface); }
-    .summary ul { padding-left: 1.2em; margin: 0.3em 0; }
-    .summary li { margin: 0.15em 0; }
-    .credit a { color: var(--_accent); }
-    .copying h4 { margin: 0.8rem 0 0.2rem; font-size: 0.95rem; }
-    .copying p { margin: 0.35em 0; }
-  `];
+  static styles = storyStyles;
 
   constructor() {
     super();
@@ -521,12 +272,12 @@ export class MhaGqaStory extends AblatableModelElement {
       const len = s.cacheLength;
       for (let l = 0; l < this._rows.length; l++) this._rows[l][len - 1] = s.attention[l].data;
       this._ids.push(s.id);
-      this._pieces.push(s.char);
+      this._pieces.push(s.token);
       this._written++;
       this._last = s;
       if (loud) {
         this.dispatchEvent(new CustomEvent('mha-step', {
-          detail: { text: g.text, piece: s.char, id: s.id, p: s.p, cacheLength: len }, bubbles: true, composed: true,
+          detail: { text: g.text, piece: s.token, id: s.id, p: s.p, cacheLength: len }, bubbles: true, composed: true,
         }));
       }
     }
@@ -572,7 +323,7 @@ export class MhaGqaStory extends AblatableModelElement {
       this._att = null;
       return;
     }
-    const { numHeads: h, kvHeads, vocabSize: V, context } = lm.config;
+    const { numHeads: h, kvHeads } = lm.config;
     const group = h / (kvHeads ?? h);
     const ablate = this.ablation;
     this._att = this._attention();
@@ -582,36 +333,16 @@ export class MhaGqaStory extends AblatableModelElement {
     const sentence = storySentence(this.text, this._promptText().length);
     const rkey = JSON.stringify([sentence, formatAblate(ablate)]);
     if (rkey !== this._repeatKey || !this.repeat) {
-      const n = lm.encode(sentence).length - 1;
-      if (n >= 2 && 2 * n + 1 <= context) {
-        const r = lm.run(`${sentence} ${sentence}`, { ablate });
-        this.repeat = { sentence, ...copyBitsPerToken(r, n, V), scores: scoreText(r.attention, r.ids) };
-      } else {
-        this.repeat = { sentence, first: NaN, second: NaN, tokens: n, scores: null };
-      }
+      this.repeat = measureRepeat(lm, sentence, ablate);
       this._repeatKey = rkey;
     }
     // the list written twice: the same for every story, measured again only when the ablation changes
     const ckey = formatAblate(ablate);
     if (ckey !== this._copyKey || !this.copy) {
-      const n = lm.encode(COPY_LIST).length - 1;
-      const r = lm.run(`${COPY_LIST} ${COPY_LIST}`, { ablate });
-      const sc = scoreText(r.attention, r.ids);
-      const best = sc.reduce((a, b) => ((b.scores.induction ?? -1) > (a.scores.induction ?? -1) ? b : a));
-      this.copy = {
-        list: COPY_LIST, ...copyBitsPerToken(r, n, V), even: evenInduction(r.ids),
-        best: best.scores.induction === null ? null : { layer: best.layer, head: best.head, induction: best.scores.induction },
-        induction: sc.filter((x) => (x.scores.induction ?? 0) >= TYPE_THRESHOLD).map((x) => `L${x.layer + 1} · head ${x.head + 1}`),
-        scores: sc,
-      };
+      this.copy = measureCopyList(lm, ablate);
       this._copyKey = ckey;
     }
-    this.measured = onStory.map((s) => {
-      const induction = this.repeat.scores?.find((x) => x.layer === s.layer && x.head === s.head)?.scores.induction ?? null;
-      const scores = { ...s.scores, induction };
-      const zeroed = Object.fromEntries(Object.entries(scores).map(([k, v]) => [k, v ?? 0]));
-      return { layer: s.layer, head: s.head, kvHead: Math.floor(s.head / group), type: headType(zeroed), scores };
-    });
+    this.measured = labelHeads(onStory, this.repeat.scores, group);
     this.dispatchEvent(new CustomEvent('mha-computed', {
       detail: { text: this.text, cacheLength: this.cacheLength, kvBytes: this.kvBytes, measured: this.measured, repeat: this.repeat, copy: this.copy, ablate },
       bubbles: true, composed: true,
@@ -640,34 +371,10 @@ export class MhaGqaStory extends AblatableModelElement {
     this._changed();
   }
 
-  _about(c) {
-    const tr = this.lm.training ?? {};
-    const g = c.kvHeads ?? c.numHeads;
-    const per = c.numHeads / g;
-    return `${tr.model ? `${tr.model}: ` : ''}${c.numLayers} layers, d_model = ${c.dModel}, ${c.numHeads} query heads of d_k = ${c.dK} ` +
-      `sharing ${g} K/V heads (${per} query heads per K/V head), a vocabulary of ${c.vocabSize} tokens, a context of ${c.context} tokens.`;
-  }
-
-  _credit() {
-    const tr = this.lm.training ?? {};
-    if (!tr.author) return nothing;
-    const lic = String(tr.license ?? '');
-    const file = /see ([^\s;)]+)/.exec(lic)?.[1];
-    let href = null;
-    try { href = file ? new URL(file, this.modelHref).href : null; } catch { href = null; }
-    const licName = lic.split(' (')[0];
-    const corpus = tr.corpus ? String(tr.corpus).replace(/, arXiv:[\d.]+/, '').replace(/,\s*(\d{4})\)/, ' $1)') : null;
-    const model = String(tr.model ?? 'This model').replace(/ \((.*)\)$/, '');
-    const family = /\((.*)\)$/.exec(String(tr.model ?? ''))?.[1];
-    const made = [tr.trainedWith, family].filter(Boolean).join(', ');
-    return html`<p class="hint credit" part="credit">${model} by ${tr.author}${made ? ` (${made})` : ''}${corpus ? `, trained on ${corpus}` : ''}, ${
-      href ? html`<a href=${href} target="_blank" rel="noopener">${licName} licence</a>` : `${licName} licence`}.</p>`;
-  }
-
   render() {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     const lm = this.lm;
-    if (!lm) return html`<p class="loading" role="status">Loading the model…</p>`;
+    if (!lm) return this.loadingView('the model');
     const c = lm.config;
     const text = this.text;
     const prompt = this._promptText();
@@ -676,8 +383,8 @@ export class MhaGqaStory extends AblatableModelElement {
     const full = this._ids.length >= this._maxTokens;
     const s = this._last;
     return html`
-      <p class="hint" part="about">${this._about(c)}</p>
-      ${this._credit()}
+      <p class="hint" part="about">${aboutView(this, c)}</p>
+      ${creditView(this)}
       <div class="controls" part="controls">
         <label class="prompt">Prompt <input type="text" part="prompt" maxlength="200" spellcheck="false"
           .value=${this.prompt ?? ''} @change=${this._onPrompt}></label>
@@ -691,134 +398,13 @@ export class MhaGqaStory extends AblatableModelElement {
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
       <p class="text" part="text" aria-live="polite"><span class="prompt-text">${prompt}</span>${text.length > prompt.length
         ? html`<mark>${text.slice(prompt.length)}</mark>` : nothing}</p>
-      <p class="hint last">${s ? `Last token written: “${showPiece(s.char)}” (p = ${f2(s.p)}); ${this._written} token${this._written === 1 ? '' : 's'} written` : 'Nothing written yet'}${
+      <p class="hint last">${s ? `Last token written: “${showPiece(s.token)}” (p = ${f2(s.p)}); ${this._written} token${this._written === 1 ? '' : 's'} written` : 'Nothing written yet'}${
         full ? `; the element stops at ${this._maxTokens} tokens` : ''}.</p>
-      ${this._cacheView()}
-      ${this._layersView()}
-      ${this._tableView()}`;
+      ${cacheView(this)}
+      ${layersView(this)}
+      ${tableView(this)}`;
   }
 
-  _cacheView() {
-    const b = this.kvBytes;
-    const ratio = b.fullPerToken / b.perToken;
-    return html`
-      <div class="cache" part="cache" aria-live="polite" data-tokens=${b.tokens} data-per-token=${b.perToken}
-        data-full-per-token=${b.fullPerToken} data-total=${b.total} data-full-total=${b.fullTotal}>
-        <p>KV cache: <span class="big tokens">${int(b.tokens)}</span> token${b.tokens === 1 ? '' : 's'} cached in each of the
-          ${b.layers} layers${b.tokens ? '' : ' (the prompt goes in at the first step)'}. Each token's keys and values, in float32:</p>
-        <div class="formula" part="formula" tabindex="0" role="region" aria-label="Bytes per token, grouped-query and full multi-head attention">
-          <p>grouped, ${b.kvHeads} K/V heads: ${bytesFormula([2, b.layers, b.kvHeads, b.dK, b.bytesPerValue], b.perToken)}</p>
-          <p>full multi-head, ${b.heads} K/V heads: ${bytesFormula([2, b.layers, b.heads, b.dK, b.bytesPerValue], b.fullPerToken)}</p>
-        </div>
-        <p>Now: <span class="big total">${int(b.total)} bytes</span> for ${int(b.tokens)} tokens, against ${int(b.fullTotal)} bytes
-          with one K/V head per query head: ${ratio === 1 ? 'the same, this model does not share K/V heads' : `${ratio}× less`}.
-          The engine reserves room for the model's whole context of ${int(this.lm.config.context)} tokens when a story starts:
-          ${int(b.reserved)} bytes.</p>
-      </div>`;
-  }
-
-  _layersView() {
-    const c = this.lm.config;
-    const g = c.kvHeads ?? c.numHeads;
-    const per = c.numHeads / g;
-    const L = this._layer();
-    const l = L - 1;
-    const att = this._att?.[l];
-    const T = att ? att.shape[1] : 0;
-    const labels = this.tokens.map(showPiece);
-    const off = this.ablation;
-    const isOff = (j) => off.some(([a, b]) => a === l && b === j);
-    const m = this.measured;
-    const prompt = this._promptLen;
-    // the maps keep one size as the story grows: about 170 px a side (110 px in a narrow element, so
-    // that a K/V head's pair stays side by side), cells of 1 to 8 px
-    const side = (px) => Math.max(1, Math.min(8, Math.floor(px / Math.max(T, 1))));
-    const cell = side(170);
-    return html`
-      <div class="layers" part="layers" role="group" aria-label="Layer shown">
-        <span>Layer</span>
-        ${Array.from({ length: c.numLayers }, (_, i) => html`<button type="button" class="layer" data-layer=${i + 1}
-          aria-pressed=${String(i === l)} @click=${() => { this.layer = i + 1; this._changed(); }}>${i + 1}</button>`)}
-      </div>
-      <p class="hint">Layer ${L}: each map is one query head's attention over the ${T} cached tokens (queries down, keys
-        across). ${prompt > 1 ? `Rows 1–${Math.min(prompt, T)} come from reading the prompt, each` : 'Each'} later row from one
-        generation step's query over the cache. The frames are the ${g} K/V heads: the ${per} query heads in a frame
-        score their queries against the same keys and mix the same values.</p>
-      <div class=${cell >= 6 ? 'groups labels' : 'groups'} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${side(110)}px`}>
-        ${kvGroups(c.numHeads, g, (j, k) => {
-          const h = m?.find((x) => x.layer === l && x.head === j);
-          return html`
-            <div class=${isOff(j) ? 'head off' : 'head'} part="head" data-layer=${l} data-head=${j}>
-              <button type="button" role="switch" part="switch" aria-checked=${String(!isOff(j))} data-layer=${l} data-head=${j}
-                @click=${() => this._toggle(l, j)}>
-                <span class="name">head ${j + 1}</span>
-                ${h ? html`<span class=${`badge t-${h.type}`}>${h.type}</span>` : nothing}
-              </button>
-              ${h ? html`<p class="scores">${this._scoreLine(h)}</p>` : nothing}
-              <mha-heatmap part="heatmap" compact no-save scheme=${this._c.scheme} data-layer=${l} data-head=${j}
-                label=${`Layer ${L}, query head ${j + 1} (K/V head ${k + 1})${h ? `: ${h.type}` : ''}`}
-                .tokens=${labels} .weights=${att ? { data: att.data.subarray(j * T * T, (j + 1) * T * T), shape: [T, T] } : null}></mha-heatmap>
-            </div>`;
-        })}
-      </div>`;
-  }
-
-  _scoreLine(h) {
-    const key = SCORE_OF[h.type];
-    const main = key ? `${SHORT[h.type]} ${f2(h.scores[key])}` : `entropy ${f2(h.scores.entropy)}`;
-    return `${main} · induction ${h.scores.induction === null ? '—' : f2(h.scores.induction)}`;
-  }
-
-  _tableView() {
-    const m = this.measured;
-    if (!m) return nothing;
-    const c = this.lm.config;
-    const g = c.kvHeads ?? c.numHeads;
-    const per = c.numHeads / g;
-    const off = this.ablation;
-    const T = this._att?.[0].shape[1] ?? 0;
-    const lines = describeHeads(m, this.repeat, per);
-    return html`
-      <div class="scroll" tabindex="0" role="region" aria-label="Table of every head's measured type">
-        <table part="table">
-          <caption>What each head does: position scores on the story (${T} tokens), induction on a sentence of it written twice</caption>
-          <thead>
-            <tr><th rowspan="2" scope="col">layer</th>
-              ${Array.from({ length: g }, (_, k) => html`<th colspan=${per} scope="colgroup" class="kv first-of-group">K/V head ${k + 1}</th>`)}</tr>
-            <tr>${Array.from({ length: c.numHeads }, (_, j) => html`<th scope="col" class=${j % per ? '' : 'first-of-group'}>head ${j + 1}</th>`)}</tr>
-          </thead>
-          <tbody>
-            ${Array.from({ length: c.numLayers }, (_, l) => html`<tr>
-              <th scope="row">${l + 1}</th>
-              ${m.filter((h) => h.layer === l).map((h) => {
-                const key = SCORE_OF[h.type];
-                const v = key ? h.scores[key] : h.scores.entropy;
-                const o = off.some(([a, b]) => a === l && b === h.head);
-                return html`<td class=${`t-${h.type}${h.head % per ? '' : ' first-of-group'}${o ? ' off' : ''}`}
-                  data-layer=${l} data-head=${h.head} data-type=${h.type} data-score=${v}
-                  data-induction=${h.scores.induction ?? ''}>
-                  <span class="t">${SHORT[h.type]}</span><span class="s">${key ? f2(v) : `e ${f2(v)}`}</span><span class="s">ind ${
-                    h.scores.induction === null ? '—' : f2(h.scores.induction)}</span>${o ? html`<span class="sr-only"> (switched off)</span>` : nothing}</td>`;
-              })}
-            </tr>`)}
-          </tbody>
-        </table>
-      </div>
-      <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
-      <p class="hint">A head gets the name of its strongest pattern when that score reaches ${TYPE_THRESHOLD} (previous, two-back,
-        current: attention on the token one or two before the query or on the query itself; first: on the start marker
-        &lt;s&gt;; induction: on the token after an earlier copy of the last ${INDUCTION_MIN_SPAN} tokens), else “broad” when its
-        attention is spread out (normalised entropy e ≥ ${BROAD_THRESHOLD}), else “mixed”. “ind” is the induction score on the
-        repeated sentence${this.repeat?.sentence ? html`: “${this.repeat.sentence}”` : '.'}</p>
-      <div class="summary" part="summary" aria-live="polite">
-        <ul>${lines.map((s) => html`<li>${s}</li>`)}</ul>
-      </div>
-      ${this.copy ? html`<div class="copying" part="copying" aria-live="polite"
-        data-first=${this.copy.first} data-second=${this.copy.second} data-best=${this.copy.best?.induction ?? ''} data-even=${this.copy.even ?? ''}>
-        <h4>Looking for an induction head</h4>
-        ${explainCopying(m, this.copy, c, this.repeat).map((s) => html`<p>${s}</p>`)}
-      </div>` : nothing}`;
-  }
 }
 
 customElements.get('mha-gqa-story') || customElements.define('mha-gqa-story', MhaGqaStory);

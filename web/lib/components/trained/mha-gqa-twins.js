@@ -1,11 +1,14 @@
 import { LitElement, html, svg, css, nothing } from 'lit';
+import { Task, initialState } from '@lit/task';
 import {
-  trainedStyles, kvGroupStyles, kvGroups, kvCacheBytes, bytesFormula, showChar, headView, f3, heldoutLoss,
-  whenNear, downloadSizes, lazyPlaceholder,
+  trainedStyles, kvGroupStyles, kvCacheBytes, whenNear, downloadSizes, lazyPlaceholder,
 } from './trained-shared.js';
+import { STALE } from './model-element.js';
 import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
-import { getEngine, errorText, int } from '../base/shared.js';
+import { taskEngine, errorText } from '../base/shared.js';
 import { gqaVerdict, gqaFigures } from '../logic/gqa-verdict.js';
+import { kvName, pickTwins, storedProbes, twinRow } from '../logic/gqa-twins.js';
+import { scoreView, generateView, headsView } from './gqa-twins-views.js';
 import { scrollCueStyles, watchOverflow, unwatchOverflow } from '../base/scroll-cue.js';
 import { AttrGuard, numberAttr, intAttr, enumAttr, rawAttr } from '../base/attr-check.js';
 import '../views/mha-heatmap.js';
@@ -13,12 +16,7 @@ import '../views/mha-heatmap.js';
 const DEFAULT_PROMPT = 'The cat sat on the mat. ';
 const TEMPERATURES = [0, 0.7, 1];
 
-/** What a number of K/V heads is called, for h query heads. */
-export function kvName(g, h) {
-  return g === h ? 'multi-head' : g === 1 ? 'multi-query' : 'grouped-query';
-}
-
-export { gqaVerdict, gqaFigures };
+export { gqaVerdict, gqaFigures, kvName };
 
 /**
  * `<mha-gqa-twins>` — grouped-query attention measured: the shipped twins that differ only in how
@@ -182,9 +180,27 @@ export class MhaGqaTwins extends LitElement {
     this._version = 0;
     this._twins = [];        // the shown seed's models: {entry, href, lm, gen, steps}
     this._held = [];         // [{mha, href}] given back on disconnect or reload
-    this._gen = 0;
+    this._connection = 0;      // counts connections: an element put back in the page loads its twins again
+    this._twinsTask = new Task(this, {
+      args: () => [this.isConnected && this._phase !== 'idle' ? JSON.stringify([this._indexHref, this._c.seed, !!this.bothSeeds]) : null,
+        this.engine, this._connection],
+      task: ([key, engine], { signal }) => (key === null ? initialState : this._loadTwins(engine, signal)),
+      onComplete: ({ twins, rows }) => {
+        this._twins = twins;
+        this.rows = rows;
+        this._phase = 'ready';
+        this._restartAll();
+        this.dispatchEvent(new CustomEvent('mha-computed', { detail: { rows, verdict: this.verdict }, bubbles: true, composed: true }));
+      },
+      onError: (e) => {
+        if (e === STALE) return;
+        this._releaseAll();
+        this.error = e;
+        this._phase = 'ready';
+        this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
+      },
+    });
     this._io = null;
-    this._key = '';
     this._probes = null;
     this._probesFrom = null; // the file whose passages are scored, when the files store different ones
     this._seeds = null;      // the seeds of the manifest's twins
@@ -237,7 +253,7 @@ export class MhaGqaTwins extends LitElement {
 
   connectedCallback() {
     super.connectedCallback();
-    this._key = '';
+    this._connection++;
     if (this.loading === 'eager' || typeof IntersectionObserver === 'undefined') {
       this.requestUpdate();
       return;
@@ -262,7 +278,7 @@ export class MhaGqaTwins extends LitElement {
     unwatchOverflow(this);
     this._io?.disconnect();
     this._io = null;
-    this._gen++;
+    this._twinsTask.abort(STALE);
     this._releaseAll();
     if (this._phase !== 'idle') this._phase = 'idle';
   }
@@ -299,12 +315,6 @@ export class MhaGqaTwins extends LitElement {
     if (!this.isConnected) return;
     if (this._phase === 'idle' && this.loading === 'eager') this._phase = 'loading';
     if (this._phase === 'idle') return;
-    const key = JSON.stringify([this._indexHref, this._c.seed, !!this.bothSeeds]);
-    if (key !== this._key || (changed.has('engine') && this._twins.length)) {
-      this._key = key;
-      this._loadAll();
-      return;
-    }
     if (this._phase === 'ready' && (changed.has('prompt') || changed.has('temperature') || changed.has('steps'))) this._restartAll();
   }
 
@@ -316,74 +326,59 @@ export class MhaGqaTwins extends LitElement {
     this._held = [];
   }
 
-  async _loadAll() {
-    const gen = ++this._gen;
+  /**
+   * The twins task's work (a run starts when the manifest, the seed, `both-seeds`, the engine or
+   * the connection changes): gives back the models held, loads and scores the manifest's twins one
+   * at a time (the other seed's too with `both-seeds`, given back once scored), keeps the shown
+   * seed's; a run made stale meanwhile gives back what it holds and ends with STALE.
+   */
+  async _loadTwins(engine, signal) {
     this._releaseAll();
     this.rows = null;
     this.error = null;
     this._phase = 'loading';
-    try {
-      const mha = await (this.engine ? Promise.resolve(this.engine) : getEngine());
-      const base = this._indexHref;
-      const manifest = await modelIndex(base);
-      if (gen !== this._gen) return;
-      const list = (manifest.gqa ?? []).filter((m) => m && m.file);
-      const seed = this._c.seed;
-      const mine = list.filter((m) => m.seed === seed);
-      if (!mine.length) {
-        throw new Error(`${base} lists no grouped-query twins with seed ${seed} (its "gqa" list has ${list.length ? `seeds ${[...new Set(list.map((m) => m.seed))].join(', ')}` : 'no model'})`);
-      }
-      this._seeds = [...new Set(list.map((m) => m.seed))].sort((a, b) => a - b);
-      this._list = list;
-      const others = this.bothSeeds ? list.filter((m) => m.seed !== seed) : [];
-      const rows = [];
-      const twins = [];
-      for (const m of [...mine, ...others]) {
-        const href = modelFileURL(m.file, base);
-        const lm = await acquireModel(mha, href);
-        if (gen !== this._gen) { releaseModel(mha, href); return; }
-        const keep = mine.includes(m);
-        try {
-          // every model is scored on the passages of the first; if a file stores others, the sentences say whose
-          const probes = lm.metadata.probes ? JSON.parse(lm.metadata.probes).text : null;
-          if (m === mine[0]) {
-            if (!probes?.length) throw new Error(`the model ${href} stores no held-out passages (__metadata__.probes)`);
-            this._probes = probes;
-            this._probesFrom = null;
-          } else if (JSON.stringify(probes) !== JSON.stringify(this._probes)) {
-            this._probesFrom = mine[0].file;
-          }
-          const c = lm.config;
-          const b = kvCacheBytes(c);
-          rows.push({ ...m, kvHeads: c.kvHeads ?? c.numHeads, numHeads: c.numHeads, live: heldoutLoss(lm, this._probes), perToken: b.perToken, fullPerToken: b.fullPerToken });
-        } catch (e) {
-          releaseModel(mha, href);
-          throw e;
+    const stale = () => { if (signal.aborted) throw STALE; };
+    const mha = await taskEngine(engine, signal).catch((e) => { throw signal.aborted ? STALE : e; });
+    const base = this._indexHref;
+    const manifest = await modelIndex(base);
+    stale();
+    const { list, mine, others, seeds } = pickTwins(manifest, this._c.seed, this.bothSeeds, base);
+    this._seeds = seeds;
+    this._list = list;
+    const rows = [];
+    const twins = [];
+    for (const m of [...mine, ...others]) {
+      const href = modelFileURL(m.file, base);
+      const lm = await acquireModel(mha, href);
+      if (signal.aborted) { releaseModel(mha, href); throw STALE; }
+      try {
+        // every model is scored on the passages of the first; if a file stores others, the sentences say whose
+        const probes = storedProbes(lm);
+        if (m === mine[0]) {
+          if (!probes?.length) throw new Error(`the model ${href} stores no held-out passages (__metadata__.probes)`);
+          this._probes = probes;
+          this._probesFrom = null;
+        } else if (JSON.stringify(probes) !== JSON.stringify(this._probes)) {
+          this._probesFrom = mine[0].file;
         }
-        if (keep) {
-          this._held.push({ mha, href });
-          twins.push({ entry: m, href, lm, gen: null, steps: 0 });
-        } else {
-          releaseModel(mha, href);
-        }
-        // one model at a time, then the page gets a turn
-        await new Promise((r) => setTimeout(r));
-        if (gen !== this._gen) return;
+        rows.push(twinRow(m, lm, this._probes, kvCacheBytes(lm.config)));
+      } catch (e) {
+        releaseModel(mha, href);
+        throw e;
       }
-      twins.sort((a, b) => (b.lm.config.kvHeads ?? b.lm.config.numHeads) - (a.lm.config.kvHeads ?? a.lm.config.numHeads));
-      rows.sort((a, b) => b.kvHeads - a.kvHeads || a.seed - b.seed);
-      this._twins = twins;
-      this.rows = rows;
-      this._phase = 'ready';
-      this._restartAll();
-      this.dispatchEvent(new CustomEvent('mha-computed', { detail: { rows, verdict: this.verdict }, bubbles: true, composed: true }));
-    } catch (e) {
-      if (gen !== this._gen) return;
-      this._releaseAll();
-      this.error = e;
-      this._phase = 'ready';
-      this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
+      if (mine.includes(m)) {
+        this._held.push({ mha, href });
+        twins.push({ entry: m, href, lm, gen: null, steps: 0 });
+      } else {
+        releaseModel(mha, href);
+      }
+      // one model at a time, then the page gets a turn
+      await new Promise((r) => setTimeout(r));
+      stale();
     }
+    twins.sort((a, b) => (b.lm.config.kvHeads ?? b.lm.config.numHeads) - (a.lm.config.kvHeads ?? a.lm.config.numHeads));
+    rows.sort((a, b) => b.kvHeads - a.kvHeads || a.seed - b.seed);
+    return { twins, rows };
   }
 
   _restartAll() {
@@ -462,195 +457,12 @@ export class MhaGqaTwins extends LitElement {
     }
     if (!this.rows) return html`<p class="loading" role="status">Loading and scoring the twins…</p>`;
     return html`
-      ${this._scoreView()}
+      ${scoreView(this)}
       ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
-      ${this._generateView()}
-      ${this._headsView()}`;
+      ${generateView(this)}
+      ${headsView(this)}`;
   }
 
-  _scoreView() {
-    const rows = this.rows;
-    const seed = this._c.seed;
-    const seeds = [...new Set(rows.map((r) => r.seed))];
-    const lines = this.verdict;
-    const whole = rows.every((r) => typeof r.heldoutBpc === 'number');
-    const allSeeds = [...new Set([seed, ...(this._seeds ?? [])])].sort((a, b) => a - b);
-    return html`
-      <div class="row-controls" part="seeds">
-        <span id="seed-label">Seed shown</span>
-        <span role="group" aria-labelledby="seed-label">
-          ${allSeeds.map((s) => html`<button type="button" class="seed" data-seed=${s}
-            aria-pressed=${String(s === seed)} @click=${() => { this.seed = s; this._changed(); }}>seed ${s}</button> `)}
-        </span>
-        <button type="button" class="both" aria-pressed=${String(!!this.bothSeeds)}
-          @click=${() => { this.bothSeeds = !this.bothSeeds; this._changed(); }}>Score both seeds</button>
-      </div>
-      <div class="top">
-        <div class="table-box">
-        <div class="scroll" tabindex="0" role="region" aria-label="KV-cache bytes per token and held-out loss of the twins">
-          <table part="table">
-            <caption>KV cache and held-out loss in bits per character (lower is better): on the whole held-out set, as
-              measured at training, and on this page’s text, measured here</caption>
-            <thead><tr><th scope="col">K/V heads</th>${seeds.length > 1 ? html`<th scope="col">seed</th>` : nothing}
-              <th scope="col">bytes per token</th>${whole ? html`<th scope="col">whole set</th>` : nothing}
-              <th scope="col">this page</th></tr></thead>
-            <tbody>${rows.map((r) => html`<tr data-file=${r.file} data-kv-heads=${r.kvHeads} data-seed=${r.seed}
-              data-per-token=${r.perToken} data-live=${r.live}>
-              <td>${r.kvHeads} <span class="hint">(${kvName(r.kvHeads, r.numHeads)})</span></td>
-              ${seeds.length > 1 ? html`<td>${r.seed}</td>` : nothing}
-              <td class="num">${int(r.perToken)}</td>${whole ? html`<td class="num whole">${f3(r.heldoutBpc)}</td>` : nothing}
-              <td class="num">${f3(r.live)}</td></tr>`)}</tbody>
-          </table>
-        </div>
-        <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
-        </div>
-        ${this._chart(rows, seed)}
-      </div>
-      <div class="verdict" part="verdict" aria-live="polite">
-        ${lines.map((s) => html`<p>${s}</p>`)}
-        ${this.bothSeeds ? nothing : html`<p class="hint">Press “Score both seeds” to score the other seed’s twins on this
-          page’s text too, and see how much two training runs of the same model differ there.</p>`}
-      </div>`;
-  }
-
-  /** Loss against bytes per token (a log scale: each halving of the cache one step): one dot per model scored (hollow: the other seed). */
-  _chart(scored, seed) {
-    // the figure the verdict judges: the whole held-out set (every seed of index.json) when listed, else the page's passages
-    const all = this.verdictRows;
-    const onWhole = all.length > 0 && all.every((r) => typeof r.heldoutBpc === 'number');
-    const rows = onWhole ? all.map((r) => ({ ...r, v: r.heldoutBpc })) : scored.map((r) => ({ ...r, v: r.v }));
-    const W = 400, H = 220, left = 50, right = 18, top = 14, bottom = 42;
-    const xs = rows.map((r) => Math.log2(r.perToken));
-    const ys = rows.map((r) => r.v);
-    const x0 = Math.min(...xs) - 0.6, x1 = Math.max(...xs) + 0.6;
-    let y0 = Math.min(...ys), y1 = Math.max(...ys);
-    const pad = Math.max(0.01, (y1 - y0) * 0.25);
-    y0 -= pad; y1 += pad;
-    const x = (v) => left + ((Math.log2(v) - x0) / (x1 - x0)) * (W - left - right);
-    const y = (v) => top + (1 - (v - y0) / (y1 - y0)) * (H - top - bottom);
-    const yTicks = [y0 + pad, (y0 + y1) / 2, y1 - pad];
-    const xTicks = [...new Set(rows.map((r) => r.perToken))].sort((a, b) => a - b);
-    const label = `Chart: bits per character ${onWhole ? 'on the whole held-out set, at training,' : 'on this page’s text'} against KV-cache bytes per token. ${rows.map((r) =>
-      `${r.kvHeads} K/V heads, seed ${r.seed}: ${int(r.perToken)} bytes, ${f3(r.v)} bits`).join('; ')}.`;
-    return html`<figure class="chart" part="chart">
-      <svg viewBox=${`0 0 ${W} ${H}`} role="img" aria-label=${label}>
-        ${yTicks.map((t) => svg`<line class="grid" x1=${left} x2=${W - right} y1=${y(t)} y2=${y(t)}></line>
-          <text x=${left - 6} y=${y(t) + 4} text-anchor="end" class="muted">${t.toFixed(2)}</text>`)}
-        <line class="axis" x1=${left} x2=${W - right} y1=${H - bottom} y2=${H - bottom}></line>
-        <line class="axis" x1=${left} x2=${left} y1=${top} y2=${H - bottom}></line>
-        ${xTicks.map((t) => svg`<text x=${x(t)} y=${H - bottom + 15} text-anchor="middle" class="muted">${int(t)}</text>`)}
-        <text x=${(left + W - right) / 2} y=${H - 6} text-anchor="middle">KV-cache bytes per token (log scale)</text>
-        <text x=${13} y=${(top + H - bottom) / 2} text-anchor="middle" transform=${`rotate(-90 13 ${(top + H - bottom) / 2})`}>bits per character</text>
-        ${rows.map((r) => svg`<circle class=${r.seed === seed ? 'pt' : 'pt other'} cx=${x(r.perToken)} cy=${y(r.v)} r="5.5"></circle>`)}
-        ${[...new Set(rows.map((r) => r.kvHeads))].map((g) => {
-          const pts = rows.filter((r) => r.kvHeads === g);
-          const yy = Math.min(...pts.map((r) => y(r.v)));
-          return svg`<text x=${x(pts[0].perToken)} y=${Math.max(top + 10, yy - 10)} text-anchor="middle">${g} K/V</text>`;
-        })}
-      </svg>
-      <figcaption class="hint">${onWhole ? 'Whole held-out set, at training' : 'This page’s text'}${rows.some((r) => r.seed !== seed)
-        ? `. Filled: seed ${seed}; hollow: the other seed.` : '.'}</figcaption>
-    </figure>`;
-  }
-
-  _generateView() {
-    const t = this._c.temperature;
-    const temps = TEMPERATURES.includes(t) ? TEMPERATURES : [...TEMPERATURES, t].sort((a, b) => a - b);
-    const prompt = this._prompt();
-    const twins = this.twins;
-    const maxTotal = Math.max(1, ...twins.map((x) => x.kvBytes.total));
-    const c = this._twins[0]?.lm.config;
-    return html`
-      <div class="controls" part="controls">
-        <label class="prompt">Prompt of all three <input type="text" part="prompt" maxlength="60" spellcheck="false"
-          .value=${this.prompt ?? ''} @change=${(e) => { this.prompt = e.target.value; this._changed(); }}></label>
-        <button type="button" class="step1" @click=${() => this.step(1)}>Generate 1 character</button>
-        <button type="button" class="step16" @click=${() => this.step(16)}>Generate 16</button>
-        <button type="button" class="reset" @click=${() => this.restart()}>Start again</button>
-        <label>temperature <select @change=${(e) => { this.temperature = Number(e.target.value); this._changed(); }}>
-          ${temps.map((v) => html`<option value=${v} ?selected=${v === t}>${v === 0 ? '0 (most likely)' : v}</option>`)}
-        </select></label>
-      </div>
-      <p class="hint">Each model writes its own text, one character per step: the step feeds the newest character
-        through the model, its keys and values are appended to every layer's cache${c ? `, and after ${c.context} characters the cache
-        is refilled with the last ${Math.floor(c.context / 2)}` : ''}.</p>
-      <div class="texts" part="texts" aria-live="polite">
-        ${twins.map((x) => {
-          const b = x.kvBytes;
-          return html`<div class="twin" data-kv-heads=${b.kvHeads}>
-            <h4>${b.kvHeads} K/V head${b.kvHeads > 1 ? 's' : ''} (${kvName(b.kvHeads, b.heads)})</h4>
-            <p class="text"><span class="prompt-text">${prompt}</span>${x.text.length > prompt.length ? html`<mark>${x.text.slice(prompt.length)}</mark>` : nothing}</p>
-            <p class="cache" part="cache" data-tokens=${b.tokens} data-per-token=${b.perToken} data-total=${b.total} data-steps=${x.steps}>
-              Step ${x.steps}: ${int(b.tokens)} characters cached × ${int(b.perToken)} bytes = <strong>${int(b.total)} bytes</strong></p>
-            <div class="bar" aria-hidden="true"><span style=${`width: ${(100 * b.total) / maxTotal}%`}></span></div>
-            <div class="formula" tabindex="0" role="region" aria-label=${`Bytes per token, ${b.kvHeads} K/V heads`}>
-              ${bytesFormula([2, b.layers, b.kvHeads, b.dK, b.bytesPerValue], b.perToken)} per token</div>
-          </div>`;
-        })}
-      </div>`;
-  }
-
-  _headsView() {
-    const tw = this._shownTwin();
-    if (!tw) return nothing;
-    const c = tw.lm.config;
-    const g = c.kvHeads ?? c.numHeads;
-    const L = this._layer();
-    const l = L - 1;
-    const text = Array.from(tw.gen?.text ?? this._prompt()).slice(-c.context).join('');
-    let r;
-    try {
-      // one full forward per model and text, kept while neither changes
-      if (this._run?.lm !== tw.lm || this._run.text !== text) this._run = { lm: tw.lm, text, r: tw.lm.run(text), views: new Map() };
-      r = this._run.r;
-    } catch (e) {
-      return html`<p class="error" part="error" role="alert">${errorText(e)}</p>`;
-    }
-    const views = this._run.views;
-    const view = (j) => {
-      const k = `${l}:${j}`;
-      if (!views.has(k)) views.set(k, headView(r.attention[l], j));
-      return views.get(k);
-    };
-    const T = r.tokens.length;
-    const labels = r.tokens.map(showChar);
-    // each head's type, measured by the runner on the probes stored in the file (none without probes)
-    let types = null;
-    try { types = tw.lm.heads; } catch { types = null; }
-    const side = (px) => Math.max(1, Math.min(8, Math.floor(px / Math.max(T, 1))));
-    const cell = side(120);
-    return html`
-      <div class="picker" part="models" role="group" aria-label="Model whose heads are drawn">
-        <span>Heads of</span>
-        ${this._twins.map((x) => {
-          const gx = x.lm.config.kvHeads ?? x.lm.config.numHeads;
-          return html`<button type="button" class="model" data-kv-heads=${gx} aria-pressed=${String(x === tw)}
-            @click=${() => { this.shown = gx; this._changed(); }}>${gx} K/V head${gx > 1 ? 's' : ''}</button>`;
-        })}
-      </div>
-      <div class="picker" part="layers" role="group" aria-label="Layer shown">
-        <span>Layer</span>
-        ${Array.from({ length: c.numLayers }, (_, i) => html`<button type="button" class="layer" data-layer=${i + 1}
-          aria-pressed=${String(i === l)} @click=${() => { this.layer = i + 1; this._changed(); }}>${i + 1}</button>`)}
-      </div>
-      <p class="hint">Layer ${L} of the model with ${g} K/V head${g > 1 ? 's' : ''}, reading its text (the prompt and what it
-        wrote, ${T} characters): one map per query head (queries down, keys across), labelled with the type the engine
-        measures on the held-out probes stored in the file. ${g === c.numHeads
-          ? 'Every query head has its own keys and values: each frame holds one.'
-          : `The frames are the ${g} K/V head${g > 1 ? 's' : ''}: the ${c.numHeads / g} query heads in a frame score their own queries against the same keys and mix the same values.`}</p>
-      <div class=${`groups ${g === c.numHeads ? 'single' : 'shared'}${cell >= 6 ? ' labels' : ''}`} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${side(100)}px`}>
-        ${kvGroups(c.numHeads, g, (j, k) => {
-          const type = types?.find((x) => x.layer === l && x.head === j)?.type;
-          return html`
-          <div class="head" part="head" data-layer=${l} data-head=${j} data-type=${type ?? ''}>
-            <span class="name">head ${j + 1}${type ? html` <span class=${`badge t-${type}`}>${type}</span>` : nothing}</span>
-            <mha-heatmap part="heatmap" compact no-save scheme=${this._c.scheme} data-layer=${l} data-head=${j}
-              label=${`Layer ${L}, query head ${j + 1} (K/V head ${k + 1})${type ? `: ${type}` : ''}`}
-              .tokens=${labels} .weights=${view(j)}></mha-heatmap>
-          </div>`;
-        })}
-      </div>`;
-  }
 }
 
 customElements.get('mha-gqa-twins') || customElements.define('mha-gqa-twins', MhaGqaTwins);

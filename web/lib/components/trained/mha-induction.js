@@ -146,7 +146,7 @@ export class MhaInduction extends TrainedModelElement {
 
   render() {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
-    if (!this.lm) return html`<p class="loading" role="status">Loading the trained model…</p>`;
+    if (!this.lm) return this.loadingView();
     const m = this.measured;
     const h = m?.head;
     const unit = unitOf(this.lm.config);

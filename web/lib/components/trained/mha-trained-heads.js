@@ -1,15 +1,16 @@
 import { html, css, nothing } from 'lit';
+import { TYPE_THRESHOLD, BROAD_THRESHOLD, COPYING_THRESHOLD, headType, scoreText, copyingScores, inductionVerdict } from '../../src/index.js';
 import {
-  TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN, COPYING_THRESHOLD, headType, scoreText, copyingScores, inductionVerdict,
-} from '../../src/index.js';
-import {
-  AblatableModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, SCORE_OF, SCORE_MEANS, f2, f3,
+  AblatableModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, SCORE_OF, f2, f3,
 } from './trained-shared.js';
 import { modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
+import { probeHeads, explainHeads } from '../logic/trained-heads.js';
 import { enumAttr, headListAttr, attrError } from '../base/attr-check.js';
 import '../views/mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
+
+export { explainHeads };
 
 /**
  * Models with at most this many heads in all (layers × heads) show every head's map at once by
@@ -30,113 +31,6 @@ export function pickAttr(name, raw, { n, dflt }) {
   if (s === 'all') return { value: 'all' };
   if (/^\d+$/.test(s) && Number(s) >= 1 && Number(s) <= n) return { value: Number(s) - 1 };
   return { error: attrError(name, `"all" or a ${name} number from 1 to ${n}`, raw), dflt };
-}
-
-/** The head labels from the model's probe texts (CharModel.heads), or null for a model without probes (a Hugging Face folder). */
-const probesOf = new WeakMap();
-function probeHeads(lm) {
-  if (!probesOf.has(lm)) {
-    let v = null;
-    try { v = { heads: lm.heads, copying: copyingScores(lm) }; } catch { v = null; }
-    probesOf.set(lm, v);
-  }
-  return probesOf.get(lm);
-}
-
-/** "a" or "an" before a head type ("an induction head", "a previous-token head"). */
-const article = (word) => (/^[aeiou]/i.test(word) ? 'an' : 'a');
-
-/** What a head's copying score says, for its box and the explanation. */
-function copyingPhrase(c) {
-  return `copying score ${f2(c.score)}${c.copies ? '' : `, below ${COPYING_THRESHOLD}`}: attending to one character, it raises ` +
-    `that character's own logit the most for ${c.copied} of ${c.total} characters`;
-}
-
-/**
- * One sentence per head on what it does on the text shown, from its label and scores on the
- * held-out probes (`reference`, CharModel.heads), its scores on this text (`onText`, scoreText)
- * and, when given, its copying score (`copying`, copyingScores): whether it does here what its
- * label says, the score that says so, and, when the text does not define that score (an induction
- * score needs a repeated span), that it cannot be judged here. A head is called an induction head
- * only when its attention is labelled induction AND its output copies (Olsson et al. 2022's two
- * tests); otherwise the sentence says which of the two holds. A switched-off head (`off`) is
- * described as such: its attention is still computed, its output no longer reaches the model.
- * @param {Array<{layer: number, head: number, type: string, scores: object}>} reference
- * @param {Array<{layer: number, head: number, scores: object}>} onText
- * @param {Array<{layer: number, head: number, score: number, copied: number, total: number, copies: boolean}>} [copying]
- * @param {Array<[number, number]>} [off] switched-off heads, 0-based [layer, head]
- * @returns {{summary: string, lines: string[], matches: number, labelled: number}}
- */
-export function explainHeads(reference, onText, copying = null, off = []) {
-  const lines = [];
-  let matches = 0;
-  let labelled = 0;
-  let judged = 0;
-  let switchedOff = 0;
-  for (const ref of reference) {
-    const here = onText.find((s) => s.layer === ref.layer && s.head === ref.head)?.scores;
-    const copy = copying?.find((c) => c.layer === ref.layer && c.head === ref.head) ?? null;
-    const isOff = off.some(([l, j]) => l === ref.layer && j === ref.head);
-    const name = `L${ref.layer + 1} · head ${ref.head + 1}`;
-    const key = SCORE_OF[ref.type];
-    const zeroed = Object.fromEntries(Object.entries(here).map(([k, v]) => [k, v ?? 0]));
-    const hereType = headType(zeroed);
-    const other = hereType !== ref.type && SCORE_OF[hereType]
-      ? ` Its strongest pattern on this text is ${hereType} (${f2(here[SCORE_OF[hereType]])}).` : '';
-    const verdict = copy ? inductionVerdict(ref, copy) : null;
-    // the copying half, for heads whose output copies without an induction label
-    const copiesToo = verdict === 'copies-only' ? ` Its output copies: ${copyingPhrase(copy)}.` : '';
-    if (!key) {
-      lines.push(`${name} has no single pattern on the probes (${ref.type}, entropy ${f2(ref.scores.entropy)}); ` +
-        `on this text its entropy is ${f2(here.entropy)}.${other}${copiesToo}`);
-      continue;
-    }
-    labelled++;
-    // what the probes say the head is, in words that hold both of the induction tests apart
-    const isInduction = key === 'induction';
-    const probeName = !isInduction ? `${ref.type} on the probes (${f2(ref.scores[key])})`
-      : verdict === 'induction' ? `an induction head (induction score ${f2(ref.scores.induction)} on the probes; ${copyingPhrase(copy)})`
-        : verdict === 'attends-only' ? `a head that attends like an induction head on the probes (${f2(ref.scores.induction)}) but does not copy ` +
-          `(${copyingPhrase(copy)})`
-          : `labelled induction by its attention on the probes (${f2(ref.scores.induction)})`;
-    const v = here[key];
-    if (v === null) {
-      lines.push(isInduction
-        ? `${name} is ${probeName}; this text repeats no span of ` +
-          `${INDUCTION_MIN_SPAN} characters, so there is nothing for it to copy: write a phrase twice to see it work.${other}`
-        : `${name} (${probeName}) cannot be judged on a text this short.`);
-      continue;
-    }
-    if (isOff) {
-      switchedOff++;
-      lines.push(`${name} is switched off: its attention is still computed (${f2(v)} of it is ${SCORE_MEANS[key]}), ` +
-        'but its output no longer reaches the rest of the model.');
-      continue;
-    }
-    judged++;
-    if (v >= TYPE_THRESHOLD) {
-      matches++;
-      if (!isInduction) {
-        lines.push(`${name} acts as ${article(ref.type)} ${ref.type} head here too: ${f2(v)} of its attention is ${SCORE_MEANS[key]} ` +
-          `(${f2(ref.scores[key])} on the probes).${copiesToo}`);
-      } else if (verdict === 'attends-only') {
-        lines.push(`${name} attends like an induction head here too: ${f2(v)} of its attention is ${SCORE_MEANS[key]} ` +
-          `(${f2(ref.scores[key])} on the probes). But its output does not copy: ${copyingPhrase(copy)}; so it is not called an induction head.`);
-      } else {
-        lines.push(`${name} acts as an induction head here too: ${f2(v)} of its attention is ${SCORE_MEANS[key]} ` +
-          `(${f2(ref.scores[key])} on the probes)${copy ? `, and its output copies (${copyingPhrase(copy)})` : ''}.`);
-      }
-    } else {
-      lines.push(`${name} is labelled ${ref.type} from the probes (${f2(ref.scores[key])}), but on this text only ` +
-        `${f2(v)} of its attention is ${SCORE_MEANS[key]}, below the ${TYPE_THRESHOLD} that earns the label.${other}${copiesToo}`);
-    }
-  }
-  const summary = labelled === 0
-    ? 'No head of this model has a label from the probes.'
-    : `On this text, ${matches} of the ${judged} labelled heads that it can judge do what their label says` +
-      (judged + switchedOff < labelled ? ` (${labelled - judged - switchedOff} cannot be judged here)` : '') +
-      (switchedOff ? ` (${switchedOff} switched off)` : '') + '.';
-  return { summary, lines, matches, labelled };
 }
 
 /**
@@ -445,7 +339,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
   render() {
     if (this.error && !this.lm) return html`${this._picker()}<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     const lm = this.lm;
-    if (!lm) return html`${this._picker()}<p class="loading" role="status">Loading the trained model…</p>`;
+    if (!lm) return html`${this._picker()}${this.loadingView()}`;
     const c = lm.config;
     const probed = probeHeads(lm);
     const reference = probed?.heads ?? null;
@@ -472,7 +366,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
             ? `— (type at least 2 ${unit}s)` : `${f3(r.loss)} bits per ${unit}`}</strong></p>
           <p id="next-label">Most likely next ${unit}:</p>
           <ol class="next" part="next" aria-labelledby="next-label">${(r?.next ?? []).map((n) =>
-            html`<li><code>${unit === 'token' ? showToken(n.char) : showChar(n.char)}</code> ${(100 * n.p).toFixed(1)} %</li>`)}</ol>
+            html`<li><code>${unit === 'token' ? showToken(n.token) : showChar(n.token)}</code> ${(100 * n.p).toFixed(1)} %</li>`)}</ol>
           <p class="hint off-count">${off.length ? `${off.length} head${off.length > 1 ? 's' : ''} switched off.` : 'All heads on.'}</p>
         </div>
       </div>

@@ -1,4 +1,6 @@
 import { html, css, nothing } from 'lit';
+import { Task, initialState } from '@lit/task';
+import { STALE } from './model-element.js';
 import { TrainedModelElement, trainedStyles, f3, mean, range, heldoutLoss, downloadSizes } from './trained-shared.js';
 import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
 import { scrollCueStyles, watchOverflow, unwatchOverflow } from '../base/scroll-cue.js';
@@ -98,16 +100,24 @@ export class MhaTwins extends TrainedModelElement {
     super();
     this.index = null;
     this.rows = null;
-    this._scoring = 0;
+    // scores every model of the manifest on this model's passages, again when the model or the manifest changes
+    this._scoreTask = new Task(this, {
+      args: () => [this.lm, this._indexHref],
+      task: ([lm, base], { signal }) => (lm ? this._score(lm, base, signal) : initialState),
+      onComplete: (rows) => {
+        this.rows = rows;
+        this.dispatchEvent(new CustomEvent('mha-computed', { detail: { rows }, bubbles: true, composed: true }));
+      },
+      onError: (e) => {
+        if (e === STALE || !this.isConnected) return;
+        this.error = e;
+        this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
+      },
+    });
   }
 
   get _indexHref() {
     return this.index ? new URL(this.index, document.baseURI).href : MODEL_INDEX_URL;
-  }
-
-  willUpdate(changed) {
-    super.willUpdate(changed);
-    if (this.lm && (changed.has('lm') || changed.has('index'))) this._score();
   }
 
   /** What it fetches (the placeholder's size): its own model and every model of the manifest. */
@@ -117,42 +127,39 @@ export class MhaTwins extends TrainedModelElement {
     return downloadSizes([this.modelHref, ...listed], base);
   }
 
-  async _score() {
-    const run = ++this._scoring;
+  /**
+   * The score task's work: every model of the manifest loaded in turn (one at a time, the page
+   * getting a turn between) and scored on the passages `lm` stores (heldoutLoss); a run made stale
+   * (a new model or manifest, the model given back) ends with STALE.
+   * @returns {Promise<Array<object>>} the manifest's entries with `live`, by heads then seed
+   */
+  async _score(lm, base, signal) {
     this.rows = null;
     const { mha } = this._held;
-    const probes = this.lm.metadata.probes ? JSON.parse(this.lm.metadata.probes).text : null;
-    try {
-      if (!probes?.length) throw new Error(`the model ${this.modelHref} stores no held-out passages (__metadata__.probes)`);
-      const base = this._indexHref;
-      const manifest = await modelIndex(base);
-      const rows = [];
-      for (const m of manifest.models ?? []) {
-        if (run !== this._scoring) return;
-        const href = modelFileURL(m.file, base);
-        const lm = await acquireModel(mha, href);
-        try {
-          rows.push({ ...m, live: heldoutLoss(lm, probes) });
-        } finally {
-          releaseModel(mha, href);
-        }
-        // one model at a time, then the page gets a turn (scoring a model takes a few hundred ms)
-        await new Promise((r) => setTimeout(r));
+    const probes = lm.metadata.probes ? JSON.parse(lm.metadata.probes).text : null;
+    if (!probes?.length) throw new Error(`the model ${this.modelHref} stores no held-out passages (__metadata__.probes)`);
+    const manifest = await modelIndex(base);
+    const rows = [];
+    for (const m of manifest.models ?? []) {
+      if (signal.aborted) throw STALE;
+      const href = modelFileURL(m.file, base);
+      const other = await acquireModel(mha, href);
+      try {
+        rows.push({ ...m, live: heldoutLoss(other, probes) });
+      } finally {
+        releaseModel(mha, href);
       }
-      if (run !== this._scoring) return;
-      rows.sort((a, b) => a.numHeads - b.numHeads || a.seed - b.seed);
-      this._probes = probes;
-      this.rows = rows;
-      this.dispatchEvent(new CustomEvent('mha-computed', { detail: { rows }, bubbles: true, composed: true }));
-    } catch (e) {
-      if (run !== this._scoring) return;
-      this.error = e;
-      this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
+      // one model at a time, then the page gets a turn (scoring a model takes a few hundred ms)
+      await new Promise((r) => setTimeout(r));
     }
+    if (signal.aborted) throw STALE;
+    rows.sort((a, b) => a.numHeads - b.numHeads || a.seed - b.seed);
+    this._probes = probes;
+    return rows;
   }
 
   modelReleasing() {
-    this._scoring++;
+    this._scoreTask.abort(STALE);
   }
 
   updated(changed) {

@@ -1,0 +1,117 @@
+// The pure logic of the trained-model elements (web/lib/components/logic/trained-text.js,
+// gqa-twins.js, surprisal.js, trained-heads.js), in Node on the shipped models: a download's
+// progress in words, `ablate` lists, a typed text as a model's input, held-out loss against the
+// runner's own loss, the grouped-query twins of the manifest, surprisal against −log₂ p recomputed
+// from the logits' softmax, and the head explanations of the h = 4 model.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { createMHA, MHAError } from '../web/lib/src/index.js';
+import {
+  progressText, parseAblate, formatAblate, showToken, showChar, unitOf, modelInput, heldoutLoss, baseName,
+} from '../web/lib/components/logic/trained-text.js';
+import { kvName, pickTwins, storedProbes, twinRow } from '../web/lib/components/logic/gqa-twins.js';
+import { findRepeat, surprisalBits, parseAblateStrict, measureSurprisal } from '../web/lib/components/logic/surprisal.js';
+import { probeHeads, explainHeads } from '../web/lib/components/logic/trained-heads.js';
+import { scoreText } from '../web/lib/src/lm/heads.js';
+
+const MODELS = new URL('../web/lib/models/', import.meta.url);
+const manifest = JSON.parse(fs.readFileSync(new URL('index.json', MODELS), 'utf8'));
+const mha = await createMHA();
+const load = (f) => mha.loadModel(new Uint8Array(fs.readFileSync(new URL(f, MODELS))));
+const h4 = await load('charlm-h4-s0.safetensors');
+
+test('progressText: both numbers in the unit of the larger, one decimal, the percent rounded down', () => {
+  assert.deepEqual(progressText(12_345_678, 250_000_000), { text: '12.3 of 250.0 MB (4 %)', percent: 4 });
+  assert.deepEqual(progressText(999_999, 1_000_000), { text: '1.0 of 1.0 MB (99 %)', percent: 99 });
+  assert.deepEqual(progressText(1_000_000, 1_000_000), { text: '1.0 of 1.0 MB (100 %)', percent: 100 });
+  assert.deepEqual(progressText(52_000, 600_000), { text: '52.0 of 600.0 kB (8 %)', percent: 8 });
+  assert.deepEqual(progressText(1_500_000_000, 2_000_000_000), { text: '1.5 of 2.0 GB (75 %)', percent: 75 });
+  assert.deepEqual(progressText(3_200_000, null), { text: '3.2 MB', percent: null });
+  assert.deepEqual(progressText(0, 0), { text: '0.0 kB', percent: null });
+});
+
+test('ablate lists, token display, file names', () => {
+  assert.deepEqual(parseAblate('2:1, 2:3 x 0:1 3:0'), [[1, 0], [1, 2]]);
+  assert.equal(formatAblate([[1, 0], [1, 2]]), '2:1 2:3');
+  assert.equal(showToken(' cat\n\t'), '␣cat↵⇥');
+  assert.equal(showToken(''), '∅');
+  assert.equal(showChar(' '), '␣');
+  assert.equal(baseName('https://x/models/charlm-h4-s0.safetensors?v=1'), 'charlm-h4-s0.safetensors');
+  assert.equal(baseName('https://x/hf/gpt2/'), 'gpt2/');
+  assert.equal(baseName('https://x/a%20b.bin'), 'a b.bin');
+});
+
+test('modelInput: characters cut to the context; token ids for a model without a tokenizer, refused otherwise', () => {
+  assert.equal(unitOf(h4.config), 'character');
+  assert.equal(modelInput(h4, 'x'.repeat(200)).length, h4.config.context);
+  const none = { config: { tokenizer: 'none', vocabSize: 10, context: 3 } };
+  assert.equal(unitOf(none.config), 'token');
+  assert.deepEqual(Array.from(modelInput(none, '1 2, 3 4')), [1, 2, 3]);
+  assert.throws(() => modelInput(none, '1 12'), (e) => e instanceof MHAError && e.code === 'INVALID_ARGUMENT' && e.argument === 'text' && /"12"/.test(e.message));
+});
+
+test('heldoutLoss: the runner\'s per-text loss weighted by T − 1, recomputed from its log-probabilities', () => {
+  const texts = storedProbes(h4);
+  assert.ok(texts.length >= 2);
+  const V = h4.config.vocabSize;
+  let sum = 0, n = 0;
+  for (const t of texts) {
+    const r = h4.run(t);
+    for (let i = 0; i + 1 < r.ids.length; i++) sum -= r.logProbs.data[i * V + r.ids[i + 1]] / Math.LN2;
+    n += r.ids.length - 1;
+  }
+  assert.ok(Math.abs(heldoutLoss(h4, texts) - sum / n) < 1e-4, `${heldoutLoss(h4, texts)} vs ${sum / n}`);
+});
+
+test('the grouped-query twins of the shipped manifest: seeds, names, a row\'s loss and bytes', async () => {
+  const p = pickTwins(manifest, 0, false, 'index.json');
+  assert.deepEqual(p.seeds, [0, 1]);
+  assert.deepEqual(p.mine.map((m) => m.kvHeads).sort(), [1, 2, 8]);
+  assert.equal(p.others.length, 0);
+  assert.equal(pickTwins(manifest, 0, true, 'index.json').others.length, 3);
+  assert.throws(() => pickTwins(manifest, 5, false, 'index.json'), /index.json lists no grouped-query twins with seed 5 \(its "gqa" list has seeds 0, 1\)/);
+  assert.deepEqual([kvName(8, 8), kvName(2, 8), kvName(1, 8)], ['multi-head', 'grouped-query', 'multi-query']);
+  const entry = p.mine.find((m) => m.kvHeads === 2);
+  const lm = await load(entry.file);
+  const probes = storedProbes(lm);
+  const row = twinRow(entry, lm, probes, { perToken: 1, fullPerToken: 4 });
+  assert.equal(row.kvHeads, 2);
+  assert.equal(row.numHeads, 8);
+  assert.equal(row.file, entry.file);
+  assert.equal(row.live, heldoutLoss(lm, probes));
+  // the page's passages are a sample of the held-out set: within half a bit of the whole set's figure
+  assert.ok(Math.abs(row.live - entry.heldoutBpc) < 0.5, `${row.live} vs ${entry.heldoutBpc}`);
+  lm.dispose();
+});
+
+test('surprisal: −log₂ p of each next character, p from a softmax of the logits; the repeat found; ablate read strictly', () => {
+  const text = 'the cat. the cat.';
+  const m = measureSurprisal(h4, text);
+  const r = h4.run(text, { logits: true });
+  const V = h4.config.vocabSize;
+  const bits = surprisalBits(r, V);
+  assert.equal(bits[0], null);
+  assert.equal(m.bits.length, Array.from(text).length);
+  assert.ok(Math.abs(m.mean - bits.slice(1).reduce((a, b) => a + b, 0) / (bits.length - 1)) < 1e-4);
+  assert.deepEqual(findRepeat(Array.from('abc abc')), { n: 3, start2: 4 });
+  assert.equal(findRepeat(Array.from('abcd')), null);
+  assert.deepEqual(parseAblateStrict('2:1 1:2 2:1', h4.config), [[0, 1], [1, 0]]);
+  assert.throws(() => parseAblateStrict('3:1', h4.config), (e) => e.argument === 'ablate' && /names layer 3, and this model has layers 1–2/.test(e.message));
+});
+
+test('explainHeads on the h = 4 model: one sentence per head, the summary counts the heads that keep their label', () => {
+  const ref = probeHeads(h4);
+  assert.equal(ref.heads.length, h4.config.numLayers * h4.config.numHeads);
+  const text = 'The cat sat on the mat. The cat sat on the mat.';
+  const r = h4.run(text);
+  const onText = scoreText(r.attention, r.ids);
+  const e = explainHeads(ref.heads, onText, ref.copying, []);
+  assert.equal(e.lines.length, ref.heads.length);
+  assert.match(e.summary, new RegExp(`^On this text, ${e.matches} of the \\d+ labelled heads that it can judge do what their label says`));
+  assert.ok(e.labelled >= e.matches);
+  // a head switched off is described as such
+  const first = ref.heads.find((h) => h.type !== 'broad' && h.type !== 'mixed');
+  const off = explainHeads(ref.heads, onText, ref.copying, [[first.layer, first.head]]);
+  assert.ok(off.lines.some((l) => l.startsWith(`L${first.layer + 1} · head ${first.head + 1} is switched off`)), off.lines.join('\n'));
+});

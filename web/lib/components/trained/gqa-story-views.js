@@ -1,0 +1,205 @@
+// The drawing of <mha-gqa-story> (mha-gqa-story.js): its styles and the parts of its view, as
+// functions of the element (its loaded model, cache and measurements); the numbers and sentences
+// come from ../logic/gqa-story.js.
+import { html, css, nothing } from 'lit';
+import { TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN } from '../../src/index.js';
+import { trainedStyles, SCORE_OF, f2, bytesFormula, kvGroups, kvGroupStyles } from './trained-shared.js';
+import { showPiece, SHORT, describeHeads, explainCopying } from '../logic/gqa-story.js';
+import { int } from '../base/shared.js';
+import { scrollCueStyles } from '../base/scroll-cue.js';
+
+/** Styles of <mha-gqa-story>. */
+export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
+    :host { container-type: inline-size; }
+    .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.6rem 0; }
+    .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
+    .text { font-family: var(--_mono); white-space: pre-wrap; overflow-wrap: anywhere; background: var(--_surface);
+      padding: 0.5em 0.8em; border-radius: var(--_radius); margin: 0.5rem 0; }
+    mark { background: var(--_accent); color: var(--_accent-fg); border-radius: 3px; }
+    .cache { border: 1px solid var(--_border); border-radius: calc(var(--_radius) * 1.4); padding: 0.4em 0.9em; margin: 0.6rem 0; }
+    .cache p { margin: 0.35em 0; }
+    .cache .formula { overflow-x: auto; overflow-y: hidden; }
+    .big { font-weight: 700; font-variant-numeric: tabular-nums; }
+    .layers { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; margin: 0.8rem 0 0.4rem; }
+    .layers button[aria-pressed='true'] { background: var(--_accent); color: var(--_accent-fg); border-color: var(--_accent); }
+    @container (max-width: 520px) {
+      .groups { --mha-cell-size: var(--_narrow); }
+      .group { padding: 0.2rem 0.25rem 0.3rem; }
+      .pair { gap: 0.3rem; flex-wrap: nowrap; }
+      .head { padding: 0.15rem; flex: 1 1 0; min-width: 0; }
+      .head mha-heatmap::part(legend) { font-size: 0.65rem; }
+    }
+    button[role='switch'] { display: flex; flex-wrap: wrap; gap: 0.2rem 0.5rem; align-items: baseline; font-size: 0.82rem; text-align: left; }
+    button[role='switch'][aria-checked='false'] { text-decoration: line-through; }
+    .name { font-weight: 600; }
+    .badge { padding: 0 0.4em; border-radius: 999px; background: var(--_bg); border: 1px solid var(--_border); }
+    .scores { margin: 0.2rem 0; font-size: 0.75rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
+    mha-heatmap::part(label) { font-size: 7px; line-height: 1; }
+    table { border-collapse: collapse; font-size: 0.8rem; font-variant-numeric: tabular-nums; margin: 0.8rem 0 0.3rem; }
+    caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
+    th, td { border: 1px solid var(--_border); padding: 0.2em 0.45em; text-align: center; white-space: nowrap; }
+    thead th.kv { border-bottom: 2px solid var(--_accent); }
+    td.first-of-group, th.first-of-group { border-left: 2px solid var(--_accent); }
+    td .t { display: block; font-weight: 600; }
+    td .s { display: block; color: var(--_muted); }
+    td.off { text-decoration: line-through; opacity: 0.6; }
+    td.t-previous-token, td.t-induction, td.t-first-token, td.t-current-token, td.t-two-back { background: var(--_surface); }
+    .summary ul { padding-left: 1.2em; margin: 0.3em 0; }
+    .summary li { margin: 0.15em 0; }
+    .credit a { color: var(--_accent); }
+    .copying h4 { margin: 0.8rem 0 0.2rem; font-size: 0.95rem; }
+    .copying p { margin: 0.35em 0; }
+  `];
+
+/** The line describing the model: its training name, sizes, K/V sharing, vocabulary and context. */
+export function aboutView(el, c) {
+  const tr = el.lm.training ?? {};
+  const g = c.kvHeads ?? c.numHeads;
+  const per = c.numHeads / g;
+  return `${tr.model ? `${tr.model}: ` : ''}${c.numLayers} layers, d_model = ${c.dModel}, ${c.numHeads} query heads of d_k = ${c.dK} ` +
+    `sharing ${g} K/V heads (${per} query heads per K/V head), a vocabulary of ${c.vocabSize} tokens, a context of ${c.context} tokens.`;
+}
+
+/** The model's credit and licence (from its `training` metadata), or nothing. */
+export function creditView(el) {
+  const tr = el.lm.training ?? {};
+  if (!tr.author) return nothing;
+  const lic = String(tr.license ?? '');
+  const file = /see ([^\s;)]+)/.exec(lic)?.[1];
+  let href = null;
+  try { href = file ? new URL(file, el.modelHref).href : null; } catch { href = null; }
+  const licName = lic.split(' (')[0];
+  const corpus = tr.corpus ? String(tr.corpus).replace(/, arXiv:[\d.]+/, '').replace(/,\s*(\d{4})\)/, ' $1)') : null;
+  const model = String(tr.model ?? 'This model').replace(/ \((.*)\)$/, '');
+  const family = /\((.*)\)$/.exec(String(tr.model ?? ''))?.[1];
+  const made = [tr.trainedWith, family].filter(Boolean).join(', ');
+  return html`<p class="hint credit" part="credit">${model} by ${tr.author}${made ? ` (${made})` : ''}${corpus ? `, trained on ${corpus}` : ''}, ${
+    href ? html`<a href=${href} target="_blank" rel="noopener">${licName} licence</a>` : `${licName} licence`}.</p>`;
+}
+
+/** The KV-cache box: tokens cached, the bytes-per-token formulas (grouped and full multi-head), the total now. */
+export function cacheView(el) {
+  const b = el.kvBytes;
+  const ratio = b.fullPerToken / b.perToken;
+  return html`
+    <div class="cache" part="cache" aria-live="polite" data-tokens=${b.tokens} data-per-token=${b.perToken}
+      data-full-per-token=${b.fullPerToken} data-total=${b.total} data-full-total=${b.fullTotal}>
+      <p>KV cache: <span class="big tokens">${int(b.tokens)}</span> token${b.tokens === 1 ? '' : 's'} cached in each of the
+        ${b.layers} layers${b.tokens ? '' : ' (the prompt goes in at the first step)'}. Each token's keys and values, in float32:</p>
+      <div class="formula" part="formula" tabindex="0" role="region" aria-label="Bytes per token, grouped-query and full multi-head attention">
+        <p>grouped, ${b.kvHeads} K/V heads: ${bytesFormula([2, b.layers, b.kvHeads, b.dK, b.bytesPerValue], b.perToken)}</p>
+        <p>full multi-head, ${b.heads} K/V heads: ${bytesFormula([2, b.layers, b.heads, b.dK, b.bytesPerValue], b.fullPerToken)}</p>
+      </div>
+      <p>Now: <span class="big total">${int(b.total)} bytes</span> for ${int(b.tokens)} tokens, against ${int(b.fullTotal)} bytes
+        with one K/V head per query head: ${ratio === 1 ? 'the same, this model does not share K/V heads' : `${ratio}× less`}.
+        The engine reserves room for the model's whole context of ${int(el.lm.config.context)} tokens when a story starts:
+        ${int(b.reserved)} bytes.</p>
+    </div>`;
+}
+
+/** The layer buttons and the shown layer's query heads, framed by their K/V heads, each with its switch and map. */
+export function layersView(el) {
+  const c = el.lm.config;
+  const g = c.kvHeads ?? c.numHeads;
+  const per = c.numHeads / g;
+  const L = el._layer();
+  const l = L - 1;
+  const att = el._att?.[l];
+  const T = att ? att.shape[1] : 0;
+  const labels = el.tokens.map(showPiece);
+  const off = el.ablation;
+  const isOff = (j) => off.some(([a, b]) => a === l && b === j);
+  const m = el.measured;
+  const prompt = el._promptLen;
+  // the maps keep one size as the story grows: about 170 px a side (110 px in a narrow element, so
+  // that a K/V head's pair stays side by side), cells of 1 to 8 px
+  const side = (px) => Math.max(1, Math.min(8, Math.floor(px / Math.max(T, 1))));
+  const cell = side(170);
+  return html`
+    <div class="layers" part="layers" role="group" aria-label="Layer shown">
+      <span>Layer</span>
+      ${Array.from({ length: c.numLayers }, (_, i) => html`<button type="button" class="layer" data-layer=${i + 1}
+        aria-pressed=${String(i === l)} @click=${() => { el.layer = i + 1; el._changed(); }}>${i + 1}</button>`)}
+    </div>
+    <p class="hint">Layer ${L}: each map is one query head's attention over the ${T} cached tokens (queries down, keys
+      across). ${prompt > 1 ? `Rows 1–${Math.min(prompt, T)} come from reading the prompt, each` : 'Each'} later row from one
+      generation step's query over the cache. The frames are the ${g} K/V heads: the ${per} query heads in a frame
+      score their queries against the same keys and mix the same values.</p>
+    <div class=${cell >= 6 ? 'groups labels' : 'groups'} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${side(110)}px`}>
+      ${kvGroups(c.numHeads, g, (j, k) => {
+        const h = m?.find((x) => x.layer === l && x.head === j);
+        return html`
+          <div class=${isOff(j) ? 'head off' : 'head'} part="head" data-layer=${l} data-head=${j}>
+            <button type="button" role="switch" part="switch" aria-checked=${String(!isOff(j))} data-layer=${l} data-head=${j}
+              @click=${() => el._toggle(l, j)}>
+              <span class="name">head ${j + 1}</span>
+              ${h ? html`<span class=${`badge t-${h.type}`}>${h.type}</span>` : nothing}
+            </button>
+            ${h ? html`<p class="scores">${scoreLine(h)}</p>` : nothing}
+            <mha-heatmap part="heatmap" compact no-save scheme=${el._c.scheme} data-layer=${l} data-head=${j}
+              label=${`Layer ${L}, query head ${j + 1} (K/V head ${k + 1})${h ? `: ${h.type}` : ''}`}
+              .tokens=${labels} .weights=${att ? { data: att.data.subarray(j * T * T, (j + 1) * T * T), shape: [T, T] } : null}></mha-heatmap>
+          </div>`;
+      })}
+    </div>`;
+}
+
+/** A head's main score and its induction score, for its box. */
+export function scoreLine(h) {
+  const key = SCORE_OF[h.type];
+  const main = key ? `${SHORT[h.type]} ${f2(h.scores[key])}` : `entropy ${f2(h.scores.entropy)}`;
+  return `${main} · induction ${h.scores.induction === null ? '—' : f2(h.scores.induction)}`;
+}
+
+/** The table of every head's type and scores, its legend, the sentences about the heads and the induction-head search. */
+export function tableView(el) {
+  const m = el.measured;
+  if (!m) return nothing;
+  const c = el.lm.config;
+  const g = c.kvHeads ?? c.numHeads;
+  const per = c.numHeads / g;
+  const off = el.ablation;
+  const T = el._att?.[0].shape[1] ?? 0;
+  const lines = describeHeads(m, el.repeat, per);
+  return html`
+    <div class="scroll" tabindex="0" role="region" aria-label="Table of every head's measured type">
+      <table part="table">
+        <caption>What each head does: position scores on the story (${T} tokens), induction on a sentence of it written twice</caption>
+        <thead>
+          <tr><th rowspan="2" scope="col">layer</th>
+            ${Array.from({ length: g }, (_, k) => html`<th colspan=${per} scope="colgroup" class="kv first-of-group">K/V head ${k + 1}</th>`)}</tr>
+          <tr>${Array.from({ length: c.numHeads }, (_, j) => html`<th scope="col" class=${j % per ? '' : 'first-of-group'}>head ${j + 1}</th>`)}</tr>
+        </thead>
+        <tbody>
+          ${Array.from({ length: c.numLayers }, (_, l) => html`<tr>
+            <th scope="row">${l + 1}</th>
+            ${m.filter((h) => h.layer === l).map((h) => {
+              const key = SCORE_OF[h.type];
+              const v = key ? h.scores[key] : h.scores.entropy;
+              const o = off.some(([a, b]) => a === l && b === h.head);
+              return html`<td class=${`t-${h.type}${h.head % per ? '' : ' first-of-group'}${o ? ' off' : ''}`}
+                data-layer=${l} data-head=${h.head} data-type=${h.type} data-score=${v}
+                data-induction=${h.scores.induction ?? ''}>
+                <span class="t">${SHORT[h.type]}</span><span class="s">${key ? f2(v) : `e ${f2(v)}`}</span><span class="s">ind ${
+                  h.scores.induction === null ? '—' : f2(h.scores.induction)}</span>${o ? html`<span class="sr-only"> (switched off)</span>` : nothing}</td>`;
+            })}
+          </tr>`)}
+        </tbody>
+      </table>
+    </div>
+    <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
+    <p class="hint">A head gets the name of its strongest pattern when that score reaches ${TYPE_THRESHOLD} (previous, two-back,
+      current: attention on the token one or two before the query or on the query itself; first: on the start marker
+      &lt;s&gt;; induction: on the token after an earlier copy of the last ${INDUCTION_MIN_SPAN} tokens), else “broad” when its
+      attention is spread out (normalised entropy e ≥ ${BROAD_THRESHOLD}), else “mixed”. “ind” is the induction score on the
+      repeated sentence${el.repeat?.sentence ? html`: “${el.repeat.sentence}”` : '.'}</p>
+    <div class="summary" part="summary" aria-live="polite">
+      <ul>${lines.map((s) => html`<li>${s}</li>`)}</ul>
+    </div>
+    ${el.copy ? html`<div class="copying" part="copying" aria-live="polite"
+      data-first=${el.copy.first} data-second=${el.copy.second} data-best=${el.copy.best?.induction ?? ''} data-even=${el.copy.even ?? ''}>
+      <h4>Looking for an induction head</h4>
+      ${explainCopying(m, el.copy, c, el.repeat).map((s) => html`<p>${s}</p>`)}
+    </div>` : nothing}`;
+}
+

@@ -1,0 +1,267 @@
+// The base classes of the trained-model elements: TrainedModelElement loads `model` through the
+// page's shared cache (models.js) with one @lit/task, shows the download's progress while it
+// arrives, gives the model back when the element leaves the page, and shows a bad model inline;
+// AblatableModelElement adds heads that can be switched off.
+import { LitElement, html, css, nothing } from 'lit';
+import { Task, initialState } from '@lit/task';
+import { baseStyles, taskEngine, errorText } from '../base/shared.js';
+import { acquireModel, releaseModel, modelURL, DEFAULT_MODEL_URL } from '../models.js';
+import { enumAttr, AttrGuard } from '../base/attr-check.js';
+import { parseAblate, formatAblate, baseName, progressText } from '../logic/trained-text.js';
+import { downloadSizes, lazyPlaceholder, whenNear, LOADING_VALUES } from './lazy.js';
+
+/** Styles of the trained-model elements, on top of baseStyles. */
+export const trainedStyles = [baseStyles, css`
+  :host { display: block; --_mono: var(--mha-mono, ui-monospace, 'SFMono-Regular', Menlo, monospace); }
+  textarea, input[type='text'], select {
+    font: 1rem var(--_mono); color: var(--_fg); background: var(--_bg); border: 1px solid var(--_border);
+    border-radius: var(--_radius); padding: 0.35em 0.5em; box-sizing: border-box; max-width: 100%;
+  }
+  textarea, input[type='text'] { width: 100%; }
+  label { font-weight: 600; }
+  .hint { color: var(--_muted); font-size: 0.9em; }
+  .loading { color: var(--_muted); }
+  .scroll { overflow-x: auto; max-width: 100%; }
+  mha-heatmap::part(label) { font-size: 8px; line-height: 1; }
+  .lazy { border: 1px dashed var(--_border); border-radius: var(--_radius); padding: 0.6em 0.8em; color: var(--_muted); }
+  .lazy p { margin: 0 0 0.5em; }
+  .lazy code { font-family: var(--_mono); overflow-wrap: anywhere; }
+  .lazy .size { color: var(--_fg); font-weight: 600; }
+  .loading progress { display: block; width: min(100%, 24rem); margin-top: 0.3em; accent-color: var(--_accent); }
+`];
+
+/** Why a stale model load stopped (the model attribute changed, or the element left the page). */
+export const STALE = Object.freeze({ name: 'AbortError', message: 'a newer model load replaced this one' });
+
+/**
+ * Base class of the elements that run a trained model: loads `model` (a URL; by default the class's
+ * `_defaultModel`, the shipped h = 4 model unless a subclass names another) into the page's shared engine through the shared model cache, holds it
+ * while connected, and gives it back when the element leaves the page. Subclasses render from
+ * `this.lm` (null while loading) and `this.error`, and override `modelChanged(lm)`.
+ *
+ * Fetched when seen: with `loading="lazy"` (the default, as `<img loading>`) nothing is fetched
+ * until the element comes within one viewport of the visible part of the page (NEAR_VIEWPORT);
+ * until then the element shows, instead of its view, a placeholder naming the files it will fetch
+ * and their size (`downloads()`, from the manifest's `bytes`) with a button that fetches at once.
+ * `loading="eager"` fetches at once; `load()` does so from script. Once it has come near, an element
+ * stays loaded-when-connected (moving it in the page re-acquires its model at once, from the bytes
+ * kept by models.js). A `loading` value other than "lazy" or "eager" is taken as "lazy", shows one
+ * message and fires `mha-error` (`detail: {error}`).
+ *
+ * @attr {string} loading - "lazy" (default): fetch the model when the element comes near the viewport; "eager": at once.
+ * @csspart placeholder - The box shown before the model is fetched.
+ * @csspart size - Its download size.
+ * @csspart load - Its button that fetches now.
+ * @csspart loading - The message while the model loads (with the download's bytes and percent).
+ * @csspart progress - Its `<progress>` bar.
+ */
+export class TrainedModelElement extends LitElement {
+  /** The model loaded without a `model` attribute (a subclass may name another). */
+  static _defaultModel = DEFAULT_MODEL_URL;
+
+  static properties = {
+    model: { type: String },
+    loading: { type: String },
+    engine: { attribute: false },
+    lm: { state: true },
+    error: { state: true },
+    _near: { state: true },
+    _downloads: { state: true },
+    _progress: { state: true },
+  };
+
+  constructor() {
+    super();
+    this.model = null;
+    this.loading = null;
+    this.engine = undefined;
+    this.lm = null;
+    this.error = null;
+    this._near = false;        // false until the element has come near the viewport (or loading="eager", or load())
+    this._downloads = null;    // the placeholder's files and sizes (downloadSizes), once known
+    this._progress = null;     // the download under way: {name, loaded, total, text, percent}
+    this._sizesFor = null;
+    this._unwatch = null;
+    this._lazyGuard = new AttrGuard(this);
+    this._attrs = new AttrGuard(this);  // the subclass's attributes (attr-check.js): their messages lead its view
+    this._held = null;
+    this._connection = 0;      // counts connections: an element put back in the page acquires its model again
+    this._modelTask = new Task(this, {
+      args: () => [this._near && this.isConnected ? `${this.modelHref}` : null, this.engine, this._connection],
+      task: ([want, engine], { signal }) => (want === null ? initialState : this._acquire(engine, signal)),
+      onComplete: (lm) => {
+        this.lm = lm;
+        this._progress = null;
+        this.modelChanged(lm);
+      },
+      onError: (e) => {
+        this._progress = null;
+        if (e === STALE || !this.isConnected) return;
+        this.error = e;
+        this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
+      },
+    });
+    // Before the element has come near, the placeholder stands in for the subclass's view; the
+    // messages of bad attributes come first, that of a bad `loading` value last.
+    const view = this.render;
+    this.render = () => html`${this._attrs.view()}${this._near ? view.call(this) : lazyPlaceholder(this._downloads, () => this.load())}${this._lazyGuard.view()}`;
+  }
+
+  /** Whether `loading` asks to fetch at once (a bad value counts as the default, "lazy"). */
+  get _eager() {
+    return enumAttr('loading', this.loading, { dflt: 'lazy', values: LOADING_VALUES }).value === 'eager';
+  }
+
+  /** Fetches the model now, whether or not the element has come near the viewport. */
+  load() {
+    this._unwatch?.();
+    this._unwatch = null;
+    if (!this._near) this._near = true;
+  }
+
+  /**
+   * The files this element fetches when it loads, with their sizes, for the placeholder. By
+   * default its model; an element that fetches more (the twins) overrides it.
+   * @returns {Promise<Array<{file: string, bytes: number|null}>>}
+   */
+  downloads() {
+    return downloadSizes([this.modelHref]);
+  }
+
+  /** The absolute URL of the model in use. */
+  get modelHref() {
+    try {
+      return modelURL(this.model, this.constructor._defaultModel);
+    } catch {
+      return null;
+    }
+  }
+
+  connectedCallback() {
+    super.connectedCallback();
+    this._connection++;
+    if (!this._near && !this._eager) this._unwatch = whenNear(this, () => this.load());
+    this.requestUpdate();
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    this._unwatch?.();
+    this._unwatch = null;
+    this._modelTask.abort(STALE);
+    this._progress = null;
+    this._release();
+  }
+
+  willUpdate(changed) {
+    super.willUpdate?.(changed);
+    if (changed.has('loading') || !this.hasUpdated) {
+      this._lazyGuard.begin();
+      this._lazyGuard.take('loading', enumAttr('loading', this.loading, { dflt: 'lazy', values: LOADING_VALUES }));
+      this._lazyGuard.end();
+    }
+    if (!this._near && this._eager) this.load();
+    if (!this._near) {
+      const key = `${this.modelHref}`;
+      if (this.isConnected && this._sizesFor !== key) {
+        this._sizesFor = key;
+        this.downloads().then((d) => { if (this._sizesFor === key) this._downloads = d; }, () => {});
+      }
+    }
+  }
+
+  /**
+   * The model task's work (a run starts when the model, the engine or the connection changes): gives
+   * back the model held, acquires the new one with its download's progress in `_progress`, and keeps
+   * it; a run made stale meanwhile gives back what it acquired and ends with STALE.
+   * @returns {Promise<object>} the CharModel
+   */
+  async _acquire(engine, signal) {
+    this._release();
+    this.lm = null;
+    this.error = null;
+    this._progress = null;
+    const href = modelURL(this.model, this.constructor._defaultModel);
+    const mha = await taskEngine(engine, signal).catch((e) => { throw signal.aborted ? STALE : e; });
+    const name = baseName(href);
+    const progress = (p) => {
+      if (signal.aborted) return;
+      const t = progressText(p.loaded, p.total);
+      if (t.text !== this._progress?.text) this._progress = { name, loaded: p.loaded, total: p.total, ...t };
+    };
+    let lm;
+    try {
+      lm = await acquireModel(mha, href, { progress });
+    } catch (e) {
+      throw signal.aborted ? STALE : e;
+    }
+    if (signal.aborted) {
+      releaseModel(mha, href);
+      throw STALE;
+    }
+    this._held = { mha, href };
+    return lm;
+  }
+
+  _release() {
+    if (!this._held) return;
+    this.modelReleasing();
+    const { mha, href } = this._held;
+    this._held = null;
+    this.lm = null;
+    releaseModel(mha, href);
+  }
+
+  /**
+   * What a subclass shows while its model loads: "Loading the trained model…", and once bytes
+   * arrive "Loading <file>: 12.3 of 250.0 MB (4 %)" with a `<progress>` bar (indeterminate while the
+   * size is unknown), updated as the download's chunks arrive (role="status"; the bar is labelled
+   * by the text).
+   * @param {string} [what] what is loading, for the message before the first bytes
+   */
+  loadingView(what = 'the trained model') {
+    const p = this._progress;
+    if (!p) return html`<p class="loading" part="loading" role="status">Loading ${what}…</p>`;
+    return html`<div class="loading" part="loading" role="status" data-loaded=${p.loaded} data-total=${p.total ?? ''}>
+      <span id="load-text">Loading <code>${p.name}</code>: ${p.text}</span>
+      <progress part="progress" aria-labelledby="load-text" max=${p.total ? p.total : nothing}
+        value=${p.total ? Math.min(p.loaded, p.total) : nothing}></progress>
+    </div>`;
+  }
+
+  /** Called once the model is loaded (this.lm is set). */
+  modelChanged() {}
+
+  /** Called before the model is given back: free what was made from it (generators). */
+  modelReleasing() {}
+
+  /** The inline message of a model that could not be loaded. */
+  errorMessage() {
+    return `The model ${this.modelHref ?? '(none given)'} could not be loaded. ${errorText(this.error)} ` +
+      '(A model is a .safetensors file in the mha-wasm.charlm/1 format, or a Hugging Face model folder, a URL ending in "/" ' +
+      'holding config.json, the safetensors and the tokenizer: see docs/trained-models.md and the README\'s "Show the heads of your own model".)';
+  }
+}
+
+/**
+ * A trained-model element whose heads can be switched off: its `ablate` attribute ("layer:head"
+ * pairs, 1-based) read as checked [layer, head] pairs, and a head's switch toggling it. The subclass
+ * declares `ablate` and defines `_changed()` (what a user edit does: recompute, dispatch `change`).
+ */
+export class AblatableModelElement extends TrainedModelElement {
+  /** The switched-off heads as 0-based [layer, head] pairs, those outside the model dropped. */
+  get ablation() {
+    const { numLayers = 0, numHeads = 0 } = this.lm?.config ?? {};
+    return parseAblate(this.ablate).filter(([l, j]) => l < numLayers && j < numHeads);
+  }
+
+  /** Switches head j of layer l off, or back on. */
+  _toggle(l, j) {
+    const off = this.ablation;
+    const i = off.findIndex(([a, b]) => a === l && b === j);
+    if (i >= 0) off.splice(i, 1); else off.push([l, j]);
+    off.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    this.ablate = formatAblate(off);
+    this._changed();
+  }
+}
