@@ -45,10 +45,12 @@ test('passport: every option reaches the core (counts from the formulas)', () =>
   assert.ok(q.steps.some((s) => s.shape.join() === '3,4,4'));
 });
 
-test("argument blocks: the core's layouts of init and passport, written by field name", () => {
+test("argument blocks: the core's layouts of init, passport and a KV-cache step, written by field name", () => {
   const core = mha._core;
-  const layer = core.layerLayout(), passport = core.passportLayout();
-  for (const [name, l] of [['layer', layer], ['passport', passport]]) {
+  const layer = core.layerLayout(), passport = core.passportLayout(), kvStep = core.kvStepLayout();
+  assert.deepEqual(Object.keys(kvStep.fields), ['x', 'n', 'output', 'weights', 'head_mask']);
+  assert.equal(kvStep.kinds.n, 'i32');
+  for (const [name, l] of [['layer', layer], ['passport', passport], ['kvStep', kvStep]]) {
     const fields = Object.entries(l.fields).sort((a, b) => a[1] - b[1]);
     assert.deepEqual(Object.keys(l.kinds).sort(), Object.keys(l.fields).sort(), `${name}: a kind per field`);
     assert.ok(Object.values(l.kinds).every((k) => ['i32', 'f32', 'ptr'].includes(k)), `${name}: kinds`);
@@ -58,10 +60,13 @@ test("argument blocks: the core's layouts of init and passport, written by field
   // both share the configuration's fields; init adds the weights, passport the sizes
   const config = Object.keys(layer.fields).filter((k) => k in passport.fields);
   assert.ok(['d_model', 'num_heads', 'scale', 'head_dims', 'softcap', 'alibi_slopes', 'rope_base'].every((k) => config.includes(k)));
-  assert.deepEqual(Object.keys(layer.fields).filter((k) => !config.includes(k)), ['wq', 'wk', 'wv', 'wo', 'bq', 'bk', 'bv', 'bo']);
+  assert.deepEqual(Object.keys(layer.fields).filter((k) => !config.includes(k)), ['w_q', 'w_k', 'w_v', 'w_o', 'b_q', 'b_k', 'b_v', 'b_o']);
+  // one spelling per weight in every block: the decoder's block names its attention weights alike
+  const decoderLayer = core.decoderLayout().layer;
+  for (const k of ['w_q', 'w_k', 'w_v', 'w_o', 'b_q', 'b_k', 'b_v', 'b_o']) assert.ok(k in decoderLayer.fields, k);
   assert.deepEqual(Object.keys(passport.fields).filter((k) => !config.includes(k)), ['seq_len', 'key_len', 'batch']);
   assert.equal(layer.kinds.scale, 'f32');
-  assert.equal(layer.kinds.wq, 'ptr');
+  assert.equal(layer.kinds.w_q, 'ptr');
   // writeBlock writes each kind and refuses a field one side lacks
   const at = core._malloc(passport.bytes);
   try {
@@ -214,14 +219,24 @@ test('forward and KV cache: option, shape and lifecycle errors, exact messages',
   assert.ok(new MHAError('OK', 'm') instanceof Error);
 });
 
-test("ERROR_CODES are the core's mha::Code, in its order (cpp/include/mha/status.hpp)", async () => {
+test("ERROR_CODES are the core's own table of mha::Code names, in its order (enums().codes), and a core error maps through it", async () => {
   const { ERROR_CODES } = await import('../web/lib/src/index.js');
-  const header = readFileSync(new URL('../cpp/include/mha/status.hpp', import.meta.url), 'utf8');
-  const body = /enum class Code : int \{([\s\S]*?)\};/.exec(header)?.[1];
-  assert.ok(body, 'no enum class Code in status.hpp');
-  const codes = [...body.matchAll(/k(\w+) = (\d+)/g)].map(([, name, value]) => [Number(value), name.replace(/(?<=[a-z])(?=[A-Z])/g, '_').toUpperCase()]);
-  assert.ok(codes.length >= 7, `read ${codes.length} codes`);
-  assert.deepEqual([...ERROR_CODES], codes.sort((a, b) => a[0] - b[0]).map(([value, name], i) => (assert.equal(value, i), name)));
+  const { codes } = mha._core.enums();
+  assert.deepEqual([...ERROR_CODES], codes);
+  assert.deepEqual(codes.slice(0, 3), ['OK', 'INVALID_CONFIG', 'SHAPE_MISMATCH']);
+  // Each numeric code the core reports becomes the MHAError code of the same index: a bad
+  // configuration is INVALID_CONFIG (1), a NaN in the input NON_FINITE (3).
+  throwsMHA(() => mha.createLayer({ dModel: 6, numHeads: 4 }), codes[1], /numHeads|dModel/);
+  const layer = mha.createLayer({ dModel: 4, numHeads: 2, seed: 1 });
+  throwsMHA(() => layer.forward([[0, 0, NaN, 0]]), codes[3], /query\[0, 2\] is NaN/);
+  layer.dispose();
+});
+
+test("the core's enumerations: mask, norm and MLP kinds by name (enums())", () => {
+  const e = mha._core.enums();
+  assert.deepEqual(e.maskKinds, { none: 0, shared: 1, perHead: 2 });
+  assert.deepEqual(e.normKinds, { layernorm: 0, rmsnorm: 1 });
+  assert.deepEqual(e.mlpKinds, { relu: 0, gelu: 1, gelu_tanh: 2, swiglu: 3 });
 });
 
 test('MHAError: name, code, and only the detail fields it was given', () => {

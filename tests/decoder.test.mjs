@@ -177,7 +177,7 @@ test('dispose: a decoder frees its caches; calls after dispose are refused; disp
   c2.dispose();
   assert.equal(c2.length, 0);
   throwsExactly(() => c2.step(Int32Array.of(1)), 'DISPOSED', 'step: this generator was disposed');
-  c2.reset();   // a no-op once disposed
+  throwsExactly(() => c2.reset(), 'DISPOSED', 'reset: this generator was disposed');  // as every method once disposed
   assert.equal(c1.length, 3);
   d.dispose();
   assert.equal(c1.length, 0, 'the decoder disposed its cache');

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "mha/tile.hpp"
 #include "mha/config.hpp"
 #include "mha/kv_cache.hpp"
+#include "mha/decoder.hpp"
 #include "boundary.hpp"
 
 using namespace emscripten;
@@ -63,8 +65,9 @@ namespace {
   X(rope_dim, i32) X(rope_base, f32) X(rope_interleaved, i32)
 /// The weights of LayerHandle::init (mha::WeightsView), float32 row-major [in, out]; biases 0 when
 /// bias is 0.
+/// (Spelled as every block and the core's error messages spell them: w_q … b_o.)
 #define MHA_WEIGHT_FIELDS(X) \
-  X(wq, ptr) X(wk, ptr) X(wv, ptr) X(wo, ptr) X(bq, ptr) X(bk, ptr) X(bv, ptr) X(bo, ptr)
+  X(w_q, ptr) X(w_k, ptr) X(w_v, ptr) X(w_o, ptr) X(b_q, ptr) X(b_k, ptr) X(b_v, ptr) X(b_o, ptr)
 /// The sizes of a passport: seq_len query tokens, key_len key tokens (0 = seq_len), batch (0 =
 /// unbatched).
 #define MHA_PASSPORT_FIELDS(X) X(seq_len, i32) X(key_len, i32) X(batch, i32)
@@ -230,8 +233,8 @@ class LayerHandle {
   int init(uintptr_t block) {
     const LayerBlock& b = *ptr<const LayerBlock>(block);
     mha::WeightsView w;
-    w.wq = ptr<const float>(b.wq); w.wk = ptr<const float>(b.wk); w.wv = ptr<const float>(b.wv); w.wo = ptr<const float>(b.wo);
-    w.bq = ptr<const float>(b.bq); w.bk = ptr<const float>(b.bk); w.bv = ptr<const float>(b.bv); w.bo = ptr<const float>(b.bo);
+    w.wq = ptr<const float>(b.w_q); w.wk = ptr<const float>(b.w_k); w.wv = ptr<const float>(b.w_v); w.wo = ptr<const float>(b.w_o);
+    w.bq = ptr<const float>(b.b_q); w.bk = ptr<const float>(b.b_k); w.bv = ptr<const float>(b.b_v); w.bo = ptr<const float>(b.b_o);
     mha::Status s = mha::Layer::create(make_config(b), w, layer_);
     return s.ok() ? 0 : fail(s);
   }
@@ -239,7 +242,7 @@ class LayerHandle {
   /// One forward, its arguments read from a ForwardBlock at byte offset `block` in wasm memory.
   /// JS calls it through the plain export mha_layer_forward below.
   int forward(uintptr_t block) {
-    if (!layer_) return fail(mha::Status::Error(mha::Code::kDisposed, "layer is not initialized"));
+    if (!layer_) return fail(mha::Status::Error(mha::Code::kDisposed, "layer is not initialized (its init failed or was never called)"));
     const ForwardBlock& f = *ptr<const ForwardBlock>(block);
     mha::ForwardArgs a;
     a.batch = int(f.batch); a.tq = int(f.tq); a.tk = int(f.tk);
@@ -334,19 +337,44 @@ extern "C" EMSCRIPTEN_KEEPALIVE int mha_layer_forward(uintptr_t handle, uintptr_
 
 namespace {
 
+/// The arguments of one KV-cache step (mha::KVCache::step): n new tokens x [B, n, d_model];
+/// output [B, n, d_model]; weights [B, h, n, length + n] or 0; head_mask [h] or 0.
+#define MHA_KV_STEP_FIELDS(X) X(x, ptr) X(n, i32) X(output, ptr) X(weights, ptr) X(head_mask, ptr)
+#define MHA_FIELD(name, k) MHA_BLOCK_MEMBER(name, k)
+struct KVStepBlock { MHA_KV_STEP_FIELDS(MHA_FIELD) };
+#undef MHA_FIELD
+
+/// {bytes, fields, kinds} of KVStepBlock.
+val kv_step_layout() {
+  val fields = val::object(), kinds = val::object();
+#define MHA_LAYOUT(name, k) MHA_LAYOUT_FIELD(KVStepBlock, name, k)
+  MHA_KV_STEP_FIELDS(MHA_LAYOUT)
+#undef MHA_LAYOUT
+  return mha_boundary::layout_object(sizeof(KVStepBlock), fields, kinds);
+}
+
+/// kDisposed for a call on a handle whose object does not exist (never created, or its init failed).
+int not_initialized(const char* what) {
+  return fail(mha::Status::Error(mha::Code::kDisposed, std::string(what) + " is not initialized (its init failed or was never called)"));
+}
+
 class KVCacheHandle {
  public:
   int init(LayerHandle& layer, int max_len, int batch) {
-    if (!layer.get()) return fail(mha::Status::Error(mha::Code::kDisposed, "layer is not initialized"));
+    if (!layer.get()) return not_initialized("layer");
     mha::Status s = mha::KVCache::create(layer.get(), max_len, batch, cache_);
     return s.ok() ? 0 : fail(s);
   }
-  int step(uintptr_t x, int n, uintptr_t output, uintptr_t weights, uintptr_t head_mask) {
-    mha::Status s = cache_->step(ptr<const float>(x), n, ptr<float>(output), ptr<float>(weights), ptr<const float>(head_mask));
+  /// One step from a KVStepBlock at byte offset `block`. Returns 0 or a Code.
+  int step(uintptr_t block) {
+    if (!cache_) return not_initialized("KV cache");
+    const KVStepBlock& b = *ptr<const KVStepBlock>(block);
+    mha::Status s = cache_->step(ptr<const float>(b.x), b.n, ptr<float>(b.output), ptr<float>(b.weights), ptr<const float>(b.head_mask));
     return s.ok() ? 0 : fail(s);
   }
   /// 0 if a step of n tokens fits (KVCache::check_step), else a Code with lastError() set.
   int checkStep(int n) {
+    if (!cache_) return not_initialized("KV cache");
     mha::Status s = cache_->check_step(n);
     return s.ok() ? 0 : fail(s);
   }
@@ -356,6 +384,31 @@ class KVCacheHandle {
  private:
   std::unique_ptr<mha::KVCache> cache_;
 };
+
+/// Every enumeration the JS API needs, as the core defines it: {codes: [name of mha::Code value
+/// i], maskKinds: {none, shared, perHead} (mha::MaskKind), normKinds: {layernorm, rmsnorm}
+/// (mha::NormKind), mlpKinds: {relu, gelu, gelu_tanh, swiglu} (mha::MlpKind)}: name → value.
+val enums() {
+  val codes = val::array();
+#define MHA_CODE_NAME(e, value, name) codes.set(value, std::string(#name));
+  MHA_STATUS_CODES(MHA_CODE_NAME)
+#undef MHA_CODE_NAME
+  auto table = [](std::initializer_list<std::pair<const char*, int>> entries) {
+    val o = val::object();
+    for (const auto& e : entries) o.set(e.first, e.second);
+    return o;
+  };
+  using mha::MaskKind;
+  using mha::MlpKind;
+  using mha::NormKind;
+  val o = val::object();
+  o.set("codes", codes);
+  o.set("maskKinds", table({{"none", int(MaskKind::kNone)}, {"shared", int(MaskKind::kShared)}, {"perHead", int(MaskKind::kPerHead)}}));
+  o.set("normKinds", table({{"layernorm", int(NormKind::kLayerNorm)}, {"rmsnorm", int(NormKind::kRMSNorm)}}));
+  o.set("mlpKinds", table({{"relu", int(MlpKind::kReLU)}, {"gelu", int(MlpKind::kGELU)},
+                           {"gelu_tanh", int(MlpKind::kGELUTanh)}, {"swiglu", int(MlpKind::kSwiGLU)}}));
+  return o;
+}
 
 /// The last failed call's mha::Status: {code, message, argument, index, batchFirst, bytes}
 /// (message with {snake_case} argument tokens, see mha/status.hpp).
@@ -396,6 +449,8 @@ EMSCRIPTEN_BINDINGS(mha_core) {
   function("forwardLayout", &forward_layout);
   function("layerLayout", &layer_layout);
   function("passportLayout", &passport_layout);
+  function("kvStepLayout", &kv_step_layout);
+  function("enums", &enums);
   function("lastError", &last_error);
   function("heapInUse", &heap_in_use);
   function("sbrkWordAddress", &sbrk_word_address);

@@ -28,7 +28,7 @@ namespace {
 #define MHA_DECODER_FIELDS(X)                                                                          \
   X(vocab_size, i32) X(num_layers, i32) X(d_ff, i32) X(context, i32) X(norm, i32) X(norm_eps, f32)    \
   X(mlp, i32) X(bias, i32) X(tied, i32) X(attention, ptr) X(tok_emb, ptr) X(pos_emb, ptr)              \
-  X(norm_f_weight, ptr) X(norm_f_bias, ptr) X(head, ptr) X(head_bias, ptr) X(layers, ptr)
+  X(norm_f_weight, ptr) X(norm_f_bias, ptr) X(lm_head, ptr) X(lm_head_bias, ptr) X(layers, ptr)
 /// One block's weights (mha::DecoderLayerWeights), [in, out] matrices.
 #define MHA_DECODER_LAYER_FIELDS(X)                                                                    \
   X(norm1_weight, ptr) X(norm1_bias, ptr) X(norm2_weight, ptr) X(norm2_bias, ptr) X(w_q, ptr)          \
@@ -105,7 +105,7 @@ class DecoderHandle {
     mha::DecoderWeights w;
     w.tok_emb = ptr<const float>(b.tok_emb); w.pos_emb = ptr<const float>(b.pos_emb);
     w.norm_f.weight = ptr<const float>(b.norm_f_weight); w.norm_f.bias = ptr<const float>(b.norm_f_bias);
-    w.head = ptr<const float>(b.head); w.head_bias = ptr<const float>(b.head_bias);
+    w.lm_head = ptr<const float>(b.lm_head); w.lm_head_bias = ptr<const float>(b.lm_head_bias);
     if (!b.layers) {
       mha::Status s = mha::Decoder::begin(c, w, decoder_);
       return s.ok() ? 0 : fail(s);
@@ -152,6 +152,10 @@ class DecoderHandle {
 
 class DecoderCacheHandle {
  public:
+  /// kDisposed for a call before a successful init().
+  static int not_initialized() {
+    return fail(mha::Status::Error(mha::Code::kDisposed, "decoder cache is not initialized (its init failed or was never called)"));
+  }
   int init(DecoderHandle& d, int max_len, int batch) {
     if (!d.get()) return fail(mha::Status::Error(mha::Code::kDisposed, "decoder is not initialized"));
     mha::Status s = mha::DecoderCache::create(d.get(), max_len, batch, cache_);
@@ -159,6 +163,7 @@ class DecoderCacheHandle {
   }
   /// One step from a DecoderCallBlock (seq_len = n new tokens). Returns a Code.
   int step(uintptr_t block) {
+    if (!cache_) return not_initialized();
     const DecoderCallBlock& b = *ptr<const DecoderCallBlock>(block);
     mha::Status s = cache_->step(ptr<const int32_t>(b.ids), int(b.seq_len), ptr<const float>(b.head_mask),
                                  ptr<float>(b.log_probs), b.last_only != 0, ptr<float>(b.weights));
@@ -166,6 +171,7 @@ class DecoderCacheHandle {
   }
   /// 0 if a step of n tokens fits, else a Code with lastError() set.
   int checkStep(int n) {
+    if (!cache_) return not_initialized();
     mha::Status s = cache_->check_step(n);
     return s.ok() ? 0 : fail(s);
   }

@@ -1,4 +1,4 @@
-// The decoder-only language model of mha/decoder.hpp: embeddings, pre-norm blocks, head, KV cache.
+// The decoder-only language model of mha/decoder.hpp: embeddings, pre-norm blocks, lm_head, KV cache.
 #include "mha/decoder.hpp"
 
 #include <cmath>
@@ -6,6 +6,7 @@
 #include <string>
 
 #include "block_ops.hpp"
+#include "finite.hpp"
 #include "kernels.hpp"
 
 namespace mha {
@@ -78,8 +79,8 @@ Status check_config(const DecoderConfig& c, Resolved& r) {
   return Status::Ok();
 }
 
-/// Floats a decoder keeps outside its blocks: the token embedding (untied only: the tied head is
-/// its only copy), the position table, the final norm, the packed head and its bias.
+/// Floats a decoder keeps outside its blocks: the token embedding (untied only: the tied lm_head is
+/// its only copy), the position table, the final norm, the packed lm_head and its bias.
 size_t global_floats(const DecoderConfig& c, int d) {
   const size_t V = size_t(c.vocab_size);
   return (c.tied ? 0 : V * d) + size_t(c.context) * d + 2 * size_t(d) + kernels::panels_size(d, c.vocab_size) + (c.bias ? V : 0);
@@ -126,7 +127,7 @@ Status Decoder::begin(const DecoderConfig& c, const DecoderWeights& w, std::uniq
   Status s = check_config(c, r);
   if (!s.ok()) return s;
   const int V = c.vocab_size, C = c.context, d = r.d_model;
-  s = probe(global_floats(c, d), "the decoder's embeddings and head");
+  s = probe(global_floats(c, d), "the decoder's embeddings and lm_head");
   if (!s.ok()) return s;
   std::unique_ptr<Decoder> D(new Decoder());
   D->cfg_ = c;
@@ -139,13 +140,13 @@ Status Decoder::begin(const DecoderConfig& c, const DecoderWeights& w, std::uniq
   if (s.ok() && C > 0) s = take("pos_emb", -1, w.pos_emb, {C, d}, D->pos_emb_);
   if (s.ok()) s = take("norm_f.weight", -1, w.norm_f.weight, {d}, D->normf_w_);
   if (s.ok() && ln && w.norm_f.bias) s = take("norm_f.bias", -1, w.norm_f.bias, {d}, D->normf_b_);
-  if (s.ok() && c.bias) s = take("head_bias", -1, w.head_bias, {V}, D->head_b_);
+  if (s.ok() && c.bias) s = take("lm_head_bias", -1, w.lm_head_bias, {V}, D->lm_head_b_);
   if (!s.ok()) return s;
-  D->head_.reset(new kernels::PackedB());
-  if (c.tied) {  // W_head = tok_embᵀ [d, V], packed straight from tok_emb [V, d]
-    kernels::pack_b_t(d, V, w.tok_emb, d, *D->head_);
+  D->lm_head_.reset(new kernels::PackedB());
+  if (c.tied) {  // W_lm_head = tok_embᵀ [d, V], packed straight from tok_emb [V, d]
+    kernels::pack_b_t(d, V, w.tok_emb, d, *D->lm_head_);
   } else {
-    s = take_packed("head", -1, w.head, d, V, *D->head_);
+    s = take_packed("lm_head", -1, w.lm_head, d, V, *D->lm_head_);
     if (!s.ok()) return s;
   }
   D->blocks_.resize(c.num_layers);
@@ -210,7 +211,7 @@ Status Decoder::embed(const int32_t* ids, int batch, int n, int pos0, float* x) 
   for (size_t i = 0; i < rows; ++i) {
     float* xr = x + i * d;
     if (cfg_.tied)
-      kernels::packed_column(*head_, ids[i], xr);
+      kernels::packed_column(*lm_head_, ids[i], xr);
     else
       std::memcpy(xr, tok_emb_.data() + size_t(ids[i]) * d, sizeof(float) * d);
     if (!pos_emb_.empty()) ops::add(d, xr, pos_emb_.data() + size_t(pos0 + int(i % n)) * d);
@@ -245,10 +246,10 @@ void Decoder::mlp(int l, int rows, float* x, float* h, float* f) const {
   ops::add(size_t(rows) * d, x, h);
 }
 
-void Decoder::head(int rows, const float* x, size_t stride, float* h, float* out) const {
+void Decoder::lm_head(int rows, const float* x, size_t stride, float* h, float* out) const {
   const int d = attention().d_model, V = cfg_.vocab_size;
   for (int r = 0; r < rows; ++r) norm(normf_w_, normf_b_, 1, x + size_t(r) * stride * d, h + size_t(r) * d);
-  kernels::gemm_packed_mt(rows, h, d, *head_, head_b_.empty() ? nullptr : head_b_.data(), out, V);
+  kernels::gemm_packed_mt(rows, h, d, *lm_head_, lm_head_b_.empty() ? nullptr : lm_head_b_.data(), out, V);
   ops::log_softmax(rows, V, out);
 }
 
@@ -309,9 +310,9 @@ Status Decoder::forward(const DecoderForwardArgs& a) {
     mlp(l, int(rows), x, hb, f);
   }
   if (a.last_only)
-    head(B, x + size_t(T - 1) * d, T, hb, a.log_probs);
+    lm_head(B, x + size_t(T - 1) * d, T, hb, a.log_probs);
   else
-    head(int(rows), x, 1, hb, a.log_probs);
+    lm_head(int(rows), x, 1, hb, a.log_probs);
   return check_output_finite("log_probs", a.log_probs, {B, a.last_only ? 1 : T, V});
 }
 
@@ -377,9 +378,9 @@ Status DecoderCache::step(const int32_t* ids, int n, const float* head_mask, flo
     D.mlp(l, int(rows), x, hb, f);
   }
   if (last_only)
-    D.head(B, x + size_t(n - 1) * d, n, hb, log_probs);
+    D.lm_head(B, x + size_t(n - 1) * d, n, hb, log_probs);
   else
-    D.head(int(rows), x, 1, hb, log_probs);
+    D.lm_head(int(rows), x, 1, hb, log_probs);
   s = check_output_finite("log_probs", log_probs, {B, last_only ? 1 : n, V});
   if (!s.ok()) {
     for (auto& c : caches_) c->truncate(len);

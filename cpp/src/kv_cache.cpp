@@ -1,6 +1,8 @@
 // KV cache: incremental causal attention over the tokens seen so far.
 #include "mha/kv_cache.hpp"
 
+#include "attention_internal.hpp"
+
 #include <cstring>
 #include <string>
 
@@ -49,9 +51,9 @@ Status KVCache::step(const float* x, int n, float* output, float* weights, const
   float* K = Q + nq;
   float* V = K + nk;
   float* C = V + nv;
-  layer_->project(Layer::Projection::kQuery, B * n, x, Q);
-  layer_->project(Layer::Projection::kKey, B * n, x, K);
-  layer_->project(Layer::Projection::kValue, B * n, x, V);
+  layer_->project(Projection::kQuery, B * n, x, Q);
+  layer_->project(Projection::kKey, B * n, x, K);
+  layer_->project(Projection::kValue, B * n, x, V);
   // RoPE: the new tokens at positions len_ … len_ + n − 1; K is stored rotated.
   for (int b = 0; b < B && r.has_rope(); ++b) {
     s = layer_->rotate(false, Q + size_t(b) * n * r.q_width, r.q_width, n, len_);
@@ -64,7 +66,7 @@ Status KVCache::step(const float* x, int n, float* output, float* weights, const
     std::memcpy(v_.data() + (size_t(b) * max_len_ + len_) * r.v_width, V + size_t(b) * n * r.v_width,
                 sizeof(float) * n * r.v_width);
   }
-  Layer::AttendArgs t;
+  AttendArgs t;
   t.batch = B; t.tq = n; t.tk = len_ + n;
   t.q = Q; t.ldq = r.q_width; t.q_bs = size_t(n) * r.q_width;
   t.k = k_.data(); t.ldk = r.k_width; t.k_bs = size_t(max_len_) * r.k_width;
@@ -75,7 +77,7 @@ Status KVCache::step(const float* x, int n, float* output, float* weights, const
   t.head_mask = head_mask;
   s = layer_->attend(t);
   if (!s.ok()) return s;
-  layer_->project(Layer::Projection::kOutput, B * n, C, output);
+  layer_->project(Projection::kOutput, B * n, C, output);
   // Refuse an output that overflowed float32 (see Layer::forward); the cache keeps its length, so
   // the next step overwrites the rows appended above.
   s = check_output_finite("output", output, {B, n, r.d_model});

@@ -61,8 +61,8 @@ struct Model {
     }
     w.norm_f.weight = add(ones(d));
     if (ln) w.norm_f.bias = add(rnd(r, d, 0.1f));
-    if (!cfg.tied) w.head = add(rnd(r, size_t(d) * V));
-    if (cfg.bias) w.head_bias = add(rnd(r, V));
+    if (!cfg.tied) w.lm_head = add(rnd(r, size_t(d) * V));
+    if (cfg.bias) w.lm_head_bias = add(rnd(r, V));
   }
   mha::Status create() { return mha::Decoder::create(cfg, w, dec); }
 };
@@ -325,7 +325,7 @@ TEST(Decoder, TheTiedEmbeddingIsReadFromThePackedHead) {
   lw.attention.wo = zeros.data(); lw.attention.bo = zeros.data();
   lw.w_proj = zeros.data(); lw.b_proj = zeros.data();
   ASSERT_TRUE(m.create().ok());
-  const float *E = m.w.tok_emb, *P = m.w.pos_emb, *g = m.w.norm_f.weight, *b = m.w.norm_f.bias, *hb = m.w.head_bias;
+  const float *E = m.w.tok_emb, *P = m.w.pos_emb, *g = m.w.norm_f.weight, *b = m.w.norm_f.bias, *hb = m.w.lm_head_bias;
   for (int id = 0; id < V; ++id) {
     std::vector<float> lp(V);
     mha::DecoderForwardArgs a;

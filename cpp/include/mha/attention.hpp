@@ -10,8 +10,6 @@
 // attention output (PyTorch scaled_dot_product_attention since 2024, ONNX Attention), never NaN.
 #pragma once
 #include <cstdint>
-#include <cstring>
-#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -22,6 +20,10 @@
 namespace mha {
 
 namespace kernels { struct PackedB; }
+// Defined in cpp/src/attention_internal.hpp (the core's internals).
+enum class Projection : int;
+struct AttendArgs;
+struct AttentionPlan;
 
 /// Weights in the packed form, all row-major [in, out]; biases may be null when Config::bias is
 /// false (and must be non-null when it is true).
@@ -99,28 +101,12 @@ class Layer {
 
   const Resolved& config() const { return cfg_; }
 
-  /// One of the four projections of a layer.
-  enum class Projection : int { kQuery = 0, kKey = 1, kValue = 2, kOutput = 3 };
-
-  // --- used by KVCache ---
+ private:
+  Layer();
+  friend class KVCache;  // steps through project, rotate and attend below
   /// Y[M, out] = X[M, in]·W + b for W = W_Q, W_K, W_V or W_O; out = Σd_k, Σ_kv d_k, Σ_kv d_v or d_model.
   void project(Projection which, int M, const float* x, float* y) const;
-  /// Attention of Tq queries over Tk keys for B batch elements, heads side by side:
-  /// q rows have stride ldq (batch stride q_bs), k/v likewise, head outputs go to concat
-  /// [B, Tq, Σd_v]. causal_offset: query i is at absolute position i + causal_offset.
-  struct AttendArgs {
-    int batch = 1, tq = 0, tk = 0;
-    const float* q = nullptr; int ldq = 0; size_t q_bs = 0;
-    const float* k = nullptr; int ldk = 0; size_t k_bs = 0;
-    const float* v = nullptr; int ldv = 0; size_t v_bs = 0;
-    bool causal = false; int causal_offset = 0;
-    const uint8_t* key_padding_mask = nullptr; const float* key_padding_add = nullptr;  // [B, Tk] each
-    const float* attn_mask = nullptr; MaskKind attn_mask_kind = MaskKind::kNone;
-    float* concat = nullptr;
-    float* weights = nullptr; bool average_weights = false;
-    float* trace_scores = nullptr;
-    const float* head_mask = nullptr;  ///< [h] or null, as ForwardArgs::head_mask
-  };
+  /// Attention of the queries of `a` over its keys and values (AttendArgs: cpp/src/attention_internal.hpp).
   Status attend(const AttendArgs& a);
   /// RoPE (mha::Config) in place on `rows` rows of Q (keys = false: every query head) or K (keys =
   /// true: every kv head), leading dimension ld, row r at position pos0 + r. No-op without RoPE.
@@ -129,10 +115,6 @@ class Layer {
   /// Grows the cos/sin table to cover positions [0, npos) (computed in double, once per layer and
   /// length: a longer call recomputes it). Errors: kOutOfMemory.
   Status ensure_rope_table(int npos);
-
- private:
-  Layer();
-  struct AttentionPlan;
   struct ForwardPlan;
   /// The argument checks of forward(): sizes, the self-attention rule, finite inputs and masks.
   Status check_forward(const ForwardArgs& a) const;
@@ -180,59 +162,5 @@ class Layer {
   int rope_npos_ = 0, rope_stride_ = 0;
   std::vector<int> rope_col_;
 };
-
-/// A tensor's dimensions, e.g. {B, Tq, d_model}, for naming the index of a bad element (no allocation).
-using Shape = std::initializer_list<int64_t>;
-
-/// True when data[0..n) holds no NaN/±Inf (-Inf is accepted with allow_neg_inf): any element whose
-/// exponent bits are all ones. Clang vectorizes the scan.
-inline bool all_finite(const float* data, size_t n, bool allow_neg_inf = false) {
-  uint32_t bad = 0;
-  for (size_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, data + i, sizeof u);
-    bad |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u && !(allow_neg_inf && u == 0xff800000u));
-  }
-  return !bad;
-}
-
-/// Number of elements of a shape.
-inline size_t shape_size(Shape shape) {
-  size_t n = 1;
-  for (int64_t d : shape) n *= static_cast<size_t>(d);
-  return n;
-}
-
-/// How check_finite judges and reports a tensor: allow_neg_inf accepts -Inf (additive masks);
-/// batch_first: its first index is the batch element (Status::batch_first); overflow: it is a
-/// result computed from finite inputs, so NaN/±Inf there is float32 overflow inside the layer.
-struct FiniteCheck {
-  bool allow_neg_inf = false, batch_first = false, overflow = false;
-  /// An input whose first index is the batch element (query, key, value, a step's x).
-  static FiniteCheck batched() { return {false, true, false}; }
-  /// An additive mask (-Inf allowed); batch_first as above.
-  static FiniteCheck mask(bool batch_first) { return {true, batch_first, false}; }
-  /// A layer's result (first index: the batch element).
-  static FiniteCheck output() { return {false, true, true}; }
-};
-
-/// The kNonFinite Status for data that all_finite refused: argument `what`, the multi-index of the
-/// first NaN/±Inf in `shape` and its value, worded as `how` says.
-Status non_finite_status(const char* what, const float* data, Shape shape, FiniteCheck how);
-
-/// Checks data (shape `shape`) for NaN/±Inf: Ok, or kNonFinite naming `what` (a core argument
-/// name, e.g. "query", "weights.w_q") and the multi-index of the first bad element. Inline, so that
-/// the common case builds no Status in a call (on a lesson-sized forward that is a visible cost).
-inline Status check_finite(const char* what, const float* data, Shape shape, FiniteCheck how = {}) {
-  if (all_finite(data, shape_size(shape), how.allow_neg_inf)) return Status::Ok();
-  return non_finite_status(what, data, shape, how);
-}
-
-/// check_finite for a result computed from finite inputs: NaN/±Inf there means float32
-/// overflow inside the layer; returns kNonFinite saying so, with the index.
-inline Status check_output_finite(const char* what, const float* data, Shape shape) {
-  if (all_finite(data, shape_size(shape))) return Status::Ok();
-  return non_finite_status(what, data, shape, FiniteCheck::output());
-}
 
 }  // namespace mha

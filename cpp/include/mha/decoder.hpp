@@ -1,11 +1,11 @@
 // A decoder-only transformer language model in the core: embeddings, a stack of pre-norm blocks
-// (attention and MLP, each with a residual), a final norm and the output head, with a KV cache for
+// (attention and MLP, each with a residual), a final norm and the output projection (lm_head), with a KV cache for
 // generation. Every layer's numerics run here, on the same kernels as attention.
 //
 //   x_t = tok_emb[id_t] (+ pos_emb[t] with learned positions)
 //   per block l:  x = x + MHA_l(Norm1_l(x))      causal self-attention (mha::Layer: RoPE, GQA, …)
 //                 x = x + MLP_l(Norm2_l(x))
-//   log_probs = log_softmax(Norm_f(x)·W_head + b_head)     W_head = tok_embᵀ when tied
+//   log_probs = log_softmax(Norm_f(x)·W_lm_head + b_lm_head)   W_lm_head = tok_embᵀ when tied
 //
 // MLP: W_proj·act(W_fc·x + b_fc) + b_proj with act = ReLU or GELU (erf or tanh), or SwiGLU
 // W_proj·(silu(W_gate·x) ⊙ (W_up·x)). Sources: the pre-LayerNorm GPT-2 block (Radford et al. 2019;
@@ -50,8 +50,8 @@ struct DecoderConfig {
   NormKind norm = NormKind::kLayerNorm;
   float norm_eps = 1e-5f;  ///< > 0, finite
   MlpKind mlp = MlpKind::kReLU;
-  bool bias = true;     ///< the MLP's and the output head's linear maps have biases
-  bool tied = false;    ///< the output head is the token embedding (W_head = tok_embᵀ)
+  bool bias = true;     ///< the MLP's and lm_head's linear maps have biases
+  bool tied = false;    ///< lm_head is the token embedding (W_lm_head = tok_embᵀ)
   Config attention;     ///< the attention of every block (mha::Config)
 };
 
@@ -78,8 +78,8 @@ struct DecoderWeights {
   const float* pos_emb = nullptr;   ///< [context, d_model] when context > 0
   std::vector<DecoderLayerWeights> layers;  ///< num_layers blocks
   NormWeights norm_f;
-  const float* head = nullptr;      ///< [d_model, V] unless tied
-  const float* head_bias = nullptr; ///< [V] when bias
+  const float* lm_head = nullptr;      ///< the output projection W_lm_head [d_model, V] unless tied
+  const float* lm_head_bias = nullptr; ///< [V] when bias
 };
 
 /// One forward over B sequences of T token ids.
@@ -142,14 +142,14 @@ class Decoder {
   Status embed(const int32_t* ids, int batch, int n, int pos0, float* x) const;
   /// x += MLP_l(Norm2_l(x)) for `rows` rows; h, f: workspace [rows, d], [rows, 2·d_ff].
   void mlp(int l, int rows, float* x, float* h, float* f) const;
-  /// out [rows, V] = log_softmax(Norm_f(x_r)·W_head + b) for the rows x_r = x + r·stride·d (stride 1:
+  /// out [rows, V] = log_softmax(Norm_f(x_r)·W_lm_head + b) for the rows x_r = x + r·stride·d (stride 1:
   /// consecutive rows; n: the last row of each sequence of n, x pointing at the first one's).
   /// h: workspace [rows, d].
-  void head(int rows, const float* x, size_t stride, float* h, float* out) const;
+  void lm_head(int rows, const float* x, size_t stride, float* h, float* out) const;
   /// y = Norm(x) with the given parameters, for `rows` rows.
   void norm(const std::vector<float>& w, const std::vector<float>& b, int rows, const float* x, float* y) const;
   /// Floats of workspace a call of `rows` rows needs: x, the norm output, the attention output,
-  /// the MLP hidden (2·d_ff for SwiGLU) and one head row block.
+  /// the MLP hidden (2·d_ff for SwiGLU) and one lm_head row block.
   size_t workspace_floats(size_t rows) const;
   /// Ok if complete(), else the kInvalidArgument naming `what` and the blocks missing.
   Status check_complete(const char* what) const;
@@ -158,10 +158,10 @@ class Decoder {
   int added_ = 0;
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<Block> blocks_;
-  std::vector<float> tok_emb_, pos_emb_, normf_w_, normf_b_, head_b_;  // tok_emb_ empty when tied
-  /// W_head [d_model, V] packed for the GEMM kernels; when tied, packed from tok_emb, and the only
-  /// copy of it: embed() gathers a token's row as a column of the packed head.
-  std::unique_ptr<kernels::PackedB> head_;
+  std::vector<float> tok_emb_, pos_emb_, normf_w_, normf_b_, lm_head_b_;  // tok_emb_ empty when tied
+  /// W_lm_head [d_model, V] packed for the GEMM kernels; when tied, packed from tok_emb, and the
+  /// only copy of it: embed() gathers a token's row as a column of the packed lm_head.
+  std::unique_ptr<kernels::PackedB> lm_head_;
   Buffer ws_;
 };
 

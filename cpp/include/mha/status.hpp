@@ -7,16 +7,36 @@
 
 namespace mha {
 
-/// Error categories; the JS API maps them 1:1 onto MHAError codes of the same name.
+/// Error categories as (enumerator, value, name): `name` is the MHAError code of the JS API, which
+/// takes the whole table from the core (embind.cpp, enums().codes), so it is written only here.
+///   kInvalidConfig    e.g. num_heads does not divide d_model
+///   kShapeMismatch    an input, weight or mask of the wrong shape
+///   kNonFinite        NaN or Inf in an input or weight
+///   kOutOfMemory      buffers larger than the heap can give
+///   kDisposed         use of an object after dispose (raised by the bindings and the JS API)
+///   kInvalidArgument  anything else (e.g. a KV cache past max_len)
+#define MHA_STATUS_CODES(X)                                                                      \
+  X(kOk, 0, OK) X(kInvalidConfig, 1, INVALID_CONFIG) X(kShapeMismatch, 2, SHAPE_MISMATCH)        \
+  X(kNonFinite, 3, NON_FINITE) X(kOutOfMemory, 4, OUT_OF_MEMORY) X(kDisposed, 5, DISPOSED)        \
+  X(kInvalidArgument, 6, INVALID_ARGUMENT)
+
 enum class Code : int {
-  kOk = 0,
-  kInvalidConfig = 1,     ///< INVALID_CONFIG: e.g. num_heads does not divide d_model
-  kShapeMismatch = 2,     ///< SHAPE_MISMATCH: an input, weight or mask of the wrong shape
-  kNonFinite = 3,         ///< NON_FINITE: NaN or Inf in an input or weight
-  kOutOfMemory = 4,       ///< OUT_OF_MEMORY: buffers larger than the heap can give
-  kDisposed = 5,          ///< DISPOSED: use after dispose (raised by the JS layer)
-  kInvalidArgument = 6,   ///< INVALID_ARGUMENT: anything else (e.g. KV cache past max_len)
+#define MHA_CODE_ENUMERATOR(e, value, name) e = value,
+  MHA_STATUS_CODES(MHA_CODE_ENUMERATOR)
+#undef MHA_CODE_ENUMERATOR
 };
+
+/// The name of a code ("INVALID_CONFIG"), or "" for a value outside the enumeration.
+inline const char* code_name(Code c) {
+  switch (c) {
+#define MHA_CODE_CASE(e, value, name) \
+  case Code::e:                       \
+    return #name;
+    MHA_STATUS_CODES(MHA_CODE_CASE)
+#undef MHA_CODE_CASE
+  }
+  return "";
+}
 
 /// Result of a core call: ok(), or an error that names the argument, the expected and the actual
 /// value. The core names arguments in its own vocabulary (snake_case, as in the paper and in

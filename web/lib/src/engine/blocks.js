@@ -6,13 +6,16 @@
  * @module blocks
  */
 import { scoreModsFields } from './scoremods.js';
+import { coreTables } from './core-tables.js';
 
-/** The layouts of the core's argument blocks (embind.cpp: layerLayout(), passportLayout()), asked once per module. */
-const blockLayouts = new WeakMap();
+/**
+ * The layout of one of the core's argument blocks (core-tables.js: asked once per module).
+ * @param {object} core the Emscripten module
+ * @param {'layer'|'passport'|'forward'|'kvStep'|'decoder'} name the block (decoder: {init, layer, call})
+ * @returns {{bytes: number, fields: object, kinds?: object}}
+ */
 export function blockLayout(core, name) {
-  let l = blockLayouts.get(core);
-  if (!l) blockLayouts.set(core, (l = { layer: core.layerLayout(), passport: core.passportLayout() }));
-  return l[name];
+  return coreTables(core)[name];
 }
 
 /**
@@ -29,4 +32,19 @@ export function configFields(c, mods, headDims, slopes) {
     k_dim: c.kDim || 0, v_dim: c.vDim || 0, bias: c.bias !== false ? 1 : 0, scale: c.scale || 0, head_dims: headDims,
     ...scoreModsFields(mods, slopes),
   };
+}
+
+/** The weight fields of the core's LayerBlock and the API's names of the weights they point to. */
+const LAYER_WEIGHTS = Object.freeze({ w_q: 'wQ', w_k: 'wK', w_v: 'wV', w_o: 'wO', b_q: 'bQ', b_k: 'bK', b_v: 'bV', b_o: 'bO' });
+
+/**
+ * The weight fields of a LayerBlock (MHA_WEIGHT_FIELDS in embind.cpp: w_q … b_o).
+ * @param {(name: string) => number} ptrOf byte offset of the API's weight `name` (wQ … bO), 0 when
+ *   absent; omitted: every field 0 (a block that carries only a configuration, as the decoder's)
+ * @returns {object} {w_q: byte offset, …}
+ */
+export function layerWeightFields(ptrOf = () => 0) {
+  const out = {};
+  for (const [field, name] of Object.entries(LAYER_WEIGHTS)) out[field] = ptrOf(name);
+  return out;
 }

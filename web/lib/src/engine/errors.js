@@ -2,8 +2,14 @@
  * Errors of the mha-wasm API.
  * @module errors
  */
+import { coreTables } from './core-tables.js';
 
-/** Error codes, in the order of the C++ core's mha::Code (index = numeric code). */
+/**
+ * The codes an MHAError may carry, the public `ERROR_CODES` (available before any module loads).
+ * The core's numeric codes are mapped through the core's own table (enums().codes, written once in
+ * cpp/include/mha/status.hpp); the contract test checks that this list names the same codes in
+ * the same order.
+ */
 export const CODES = Object.freeze([
   'OK', 'INVALID_CONFIG', 'SHAPE_MISMATCH', 'NON_FINITE', 'OUT_OF_MEMORY', 'DISPOSED', 'INVALID_ARGUMENT',
 ]);
@@ -73,5 +79,5 @@ export function coreError(core, context, batched = true) {
   if (e.argument) details.argument = jsName(e.argument);
   if (index.length) details.index = index;
   if (e.bytes > 0) details.bytes = e.bytes;
-  return new MHAError(CODES[e.code] || 'INVALID_ARGUMENT', context ? `${context}: ${message}` : message, details);
+  return new MHAError(coreTables(core).enums.codes[e.code] || 'INVALID_ARGUMENT', context ? `${context}: ${message}` : message, details);
 }

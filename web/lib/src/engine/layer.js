@@ -1,104 +1,135 @@
 /**
- * Layer and KVCache: the JS side of one attention layer living in wasm memory.
+ * Layer and KVCache: the JS side of one attention layer living in wasm memory. Their lifecycle
+ * (dispose, the FinalizationRegistry, the disposed check, the core's errors) is WasmObject's
+ * (handle.js); a forward is checked here, planned (its memory layout, reused while the sizes
+ * repeat), written into wasm memory and run as one core call.
  * @module layer
  */
-import { MHAError, coreError } from './errors.js';
-import { Staging, Layout, checkFits, heapViews, readFloats as copyOut } from './memory.js';
+import { MHAError } from './errors.js';
+import { Layout, checkFits, heapViews, readFloats as copyOut } from './memory.js';
 import { prepareMasks } from './masks.js';
 import { Tensor, toFloat32, formatShape as fmt } from './tensor.js';
+import { WasmObject, initHandle } from './handle.js';
+import { blockLayout } from './blocks.js';
+import { checkOptions, boolOption, headMaskOption, checkOut, intoOrCopy } from './forward-options.js';
 
 const F32 = 4;
 
-/** Frees the wasm side of layers and caches dropped without dispose(). */
-const registry = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry((held) => { try { held.release(); } catch { /* module gone */ } })
-  : null;
+/**
+ * The tensors of a forward, checked against the layer's sizes: query [B?, Tq, dModel] and, for
+ * cross-attention, key [B?, Tk, kDim] and value [B?, Tk, vDim] (value defaults to the key).
+ * @returns {{q: object, k: object|null, v: object|null, batched: boolean, B: number, Tq: number, Tk: number}}
+ * @throws {MHAError} SHAPE_MISMATCH, INVALID_ARGUMENT (value without key), NON_FINITE (toFloat32)
+ */
+function readInputs(query, opts, c) {
+  const q = toFloat32(query, 'query');
+  if (q.shape.length !== 2 && q.shape.length !== 3) {
+    throw new MHAError('SHAPE_MISMATCH', `query: expected shape [B, Tq, ${c.dModel}] or [Tq, ${c.dModel}], got ${fmt(q.shape)}`);
+  }
+  const batched = q.shape.length === 3;
+  const B = batched ? q.shape[0] : 1;
+  const Tq = q.shape[q.shape.length - 2];
+  if (q.shape[q.shape.length - 1] !== c.dModel || Tq < 1 || B < 1) {
+    throw new MHAError('SHAPE_MISMATCH', `query: expected shape ${batched ? `[B, Tq, ${c.dModel}]` : `[Tq, ${c.dModel}]`} with B, Tq ≥ 1, got ${fmt(q.shape)}`);
+  }
+  let k = null, v = null, Tk = Tq;
+  if (opts.key != null || opts.value != null) {
+    if (opts.key == null) throw new MHAError('INVALID_ARGUMENT', 'value given without key: pass key (and value) for cross-attention');
+    k = toFloat32(opts.key, 'key');
+    v = opts.value == null ? k : toFloat32(opts.value, 'value');
+    const lead = batched ? [B] : [];
+    if (k.shape.length !== q.shape.length || (batched && k.shape[0] !== B) || k.shape[k.shape.length - 1] !== c.kDim || k.shape[k.shape.length - 2] < 1) {
+      throw new MHAError('SHAPE_MISMATCH', `key: expected shape ${fmt([...lead.map(String), 'Tk', c.kDim])} (same batch as query, kDim = ${c.kDim}), got ${fmt(k.shape)}`);
+    }
+    Tk = k.shape[k.shape.length - 2];
+    if (v.shape.length !== q.shape.length || (batched && v.shape[0] !== B) || v.shape[v.shape.length - 2] !== Tk || v.shape[v.shape.length - 1] !== c.vDim) {
+      throw new MHAError('SHAPE_MISMATCH', `value: expected shape ${fmt([...lead, Tk, c.vDim])} (same batch and length as key, vDim = ${c.vDim}), got ${fmt(v.shape)}`);
+    }
+  }
+  return { q, k, v, batched, B, Tq, Tk };
+}
 
-function makeRelease(handle, staging) {
-  let done = false;
+/**
+ * The other options of a forward or trace (a trace always returns per-head weights and refuses out).
+ * @returns {{causal: boolean, needWeights: boolean, average: boolean, masks: object,
+ *   headMask: Float32Array|null, out: object|null}}
+ * @throws {MHAError} INVALID_ARGUMENT, SHAPE_MISMATCH (masks, headMask, out)
+ */
+function readCallOptions(opts, mode, name, c, inp) {
+  const { B, Tq, Tk, batched } = inp;
+  const h = c.numHeads;
+  const causal = boolOption(opts.causal, 'causal', false);
+  const needWeights = mode === 'trace' ? true : boolOption(opts.needWeights, 'needWeights', true);
+  const average = mode === 'trace' ? false : boolOption(opts.averageWeights, 'averageWeights', false);
+  const masks = prepareMasks(opts, { B, Tq, Tk, h, batched });
+  const headMask = headMaskOption(opts.headMask, h, name);
+  let out = null;
+  if (opts.out != null) {
+    if (mode === 'trace') throw new MHAError('INVALID_ARGUMENT', 'trace: out is not supported (trace returns new tensors)');
+    const lead = batched ? [B] : [];
+    out = checkOut(opts.out, B * Tq * c.dModel, needWeights ? (average ? B : B * h) * Tq * Tk : 0,
+      (key) => (key === 'output' ? [...lead, Tq, c.dModel] : average ? [...lead, Tq, Tk] : [...lead, h, Tq, Tk]), name);
+  }
+  return { causal, needWeights, average, masks, headMask, out };
+}
+
+/**
+ * What a forward's memory plan depends on: sizes and flags (never the values). Two calls with equal
+ * keys share one plan.
+ */
+function planKey(mode, inp, o) {
+  const { masks } = o;
   return {
-    release() {
-      if (done) return;
-      done = true;
-      staging.free();
-      handle.delete();
-    },
+    mode, B: inp.B, Tq: inp.Tq, Tk: inp.Tk,
+    kv: inp.k ? (inp.v !== inp.k ? 2 : 1) : 0,     // self, key = value, key and value
+    kpm: masks.kpm ? 1 : masks.kpmAdd ? 2 : 0,      // key padding mask: none, boolean, additive
+    attnKind: masks.attnKind, needWeights: o.needWeights, average: o.average, hm: o.headMask !== null,
   };
 }
 
-/** The core's ForwardBlock layout ({bytes, fields: {name: byte offset}}), asked once per module. */
-const layouts = new WeakMap();
-function forwardLayout(core) {
-  let l = layouts.get(core);
-  if (!l) layouts.set(core, (l = core.forwardLayout()));
-  return l;
-}
-
-/** Throws INVALID_ARGUMENT unless opts is an options object (forward, trace and step take one). */
-function checkOptions(opts, name) {
-  if (opts === null || typeof opts !== 'object') throw new MHAError('INVALID_ARGUMENT', `${name}: options must be an object, got ${opts === null ? 'null' : typeof opts}`);
+function samePlan(plan, key, base) {
+  if (plan === null || plan.base !== base) return false;
+  for (const k in key) if (plan[k] !== key[k]) return false;
+  return true;
 }
 
 /**
- * A boolean option's value (callers read it with a literal name, `opts.causal`: a keyed read
- * `opts[key]` over several names is a megamorphic lookup on every call).
+ * The regions of a forward in the layer's staging memory: the ForwardBlock, the inputs, the masks,
+ * the results (the output written over the query: the core reads each query row before it writes
+ * that row's output, ForwardArgs::output) and, for a trace, the intermediates (trace_q … trace_concat).
  */
-function boolOption(v, key, dflt) {
-  if (v === undefined) return dflt;
-  if (typeof v !== 'boolean') throw new MHAError('INVALID_ARGUMENT', `${key} must be a boolean, got ${JSON.stringify(v)}`);
-  return v;
+function forwardRegions(key, inp, o, h, g, blockBytes) {
+  const { B, Tq, Tk, q, k, v } = inp;
+  const lay = new Layout();
+  lay.add('args', blockBytes);
+  lay.add('query', q.data.length * F32);
+  lay.add('key', k ? k.data.length * F32 : 0);
+  lay.add('value', k && v !== k ? v.data.length * F32 : 0);
+  lay.add('kpm', o.masks.kpm ? o.masks.kpm.length : o.masks.kpmAdd ? o.masks.kpmAdd.length * F32 : 0);
+  lay.add('mask', o.masks.attn ? o.masks.attn.length * F32 : 0);
+  lay.add('hm', o.headMask ? h * F32 : 0);
+  lay.alias('output', 'query');
+  lay.add('weights', key.needWeights ? (key.average ? B * Tq * Tk : B * h * Tq * Tk) * F32 : 0);
+  if (key.mode === 'trace') {
+    lay.add('trace_q', B * Tq * g.qWidth * F32);
+    lay.add('trace_k', B * Tk * g.kWidth * F32);
+    lay.add('trace_v', B * Tk * g.vWidth * F32);
+    lay.add('trace_scores', B * h * Tq * Tk * F32);
+    lay.add('trace_concat', B * Tq * g.oWidth * F32);
+  }
+  return lay;
 }
 
-/**
- * The headMask option: h finite multipliers of each head's output before W_O (0 switches a head
- * off), as a Float32Array, or null when absent. Non-finite values are refused by the core (with the index).
- * @throws {MHAError} SHAPE_MISMATCH (not h numbers), INVALID_ARGUMENT (not an array of numbers)
- */
-function headMaskOption(v, h, name) {
-  if (v === undefined || v === null) return null;
-  if (!(Array.isArray(v) || ArrayBuffer.isView(v)) || Array.prototype.some.call(v, (x) => typeof x !== 'number')) {
-    throw new MHAError('INVALID_ARGUMENT', `${name}: headMask must be an array of ${h} numbers (one per head), got ${Array.isArray(v) ? JSON.stringify(v) : typeof v}`);
-  }
-  if (v.length !== h) throw new MHAError('SHAPE_MISMATCH', `${name}: headMask: expected shape [${h}] (numHeads), got [${v.length}]`);
-  return Float32Array.from(v);
-}
-
-/**
- * Checks the `out` option of forward/step: caller-owned Float32Arrays the results are written
- * into instead of new arrays. nOut / nWeights: the float counts of the call's results (nWeights 0:
- * no weights); shapeOf(key) gives a result's shape, for the error message only.
- * @returns {{output: Float32Array|null, weights: Float32Array|null}}
- * @throws {MHAError} INVALID_ARGUMENT (not a plain object, an unknown key, not a Float32Array,
- *   weights without needWeights, output and weights sharing memory), SHAPE_MISMATCH (a length
- *   other than the result's, naming both)
- */
-function checkOut(out, nOut, nWeights, shapeOf, name) {
-  if (typeof out !== 'object' || ArrayBuffer.isView(out) || Array.isArray(out)) {
-    throw new MHAError('INVALID_ARGUMENT', `${name}: out must be an object {output?, weights?} of Float32Arrays, got ${ArrayBuffer.isView(out) ? out.constructor.name : Array.isArray(out) ? 'an array' : typeof out}`);
-  }
-  for (const key in out) {
-    if (key !== 'output' && key !== 'weights') throw new MHAError('INVALID_ARGUMENT', `${name}: out.${key} is not a result (out takes output and weights)`);
-  }
-  const pick = (key, n) => {
-    const a = out[key];
-    if (a == null) return null;
-    if (!(a instanceof Float32Array)) throw new MHAError('INVALID_ARGUMENT', `${name}: out.${key} must be a Float32Array, got ${a?.constructor?.name ?? typeof a}`);
-    if (n === 0) throw new MHAError('INVALID_ARGUMENT', `${name}: out.${key} given, but this call returns no ${key} (needWeights: false)`);
-    if (a.length !== n) throw new MHAError('SHAPE_MISMATCH', `${name}: out.${key} must hold ${n} floats (${fmt(shapeOf(key))}), got ${a.length}`);
-    return a;
+/** The ForwardBlock's fields (embind.cpp) for a plan; P(region) is a region's byte offset (0 = absent). */
+function forwardFields(P, key, inp) {
+  const { kv, kpm } = key;
+  return {
+    batch: inp.B, tq: inp.Tq, tk: inp.Tk, query: P('query'), key: P('key'), value: kv === 2 ? P('value') : kv === 1 ? P('key') : 0,
+    causal: 0, key_padding_mask: kpm === 1 ? P('kpm') : 0, key_padding_add: kpm === 2 ? P('kpm') : 0,
+    attn_mask: P('mask'), attn_mask_kind: key.attnKind, output: P('output'), weights: P('weights'),
+    average_weights: key.average ? 1 : 0, trace_q: P('trace_q'), trace_k: P('trace_k'), trace_v: P('trace_v'),
+    trace_scores: P('trace_scores'), trace_concat: P('trace_concat'), head_mask: P('hm'),
   };
-  const o = pick('output', nOut), w = pick('weights', nWeights);
-  if (o && w && o.buffer === w.buffer && o.byteOffset < w.byteOffset + w.byteLength && w.byteOffset < o.byteOffset + o.byteLength) {
-    throw new MHAError('INVALID_ARGUMENT', `${name}: out.output and out.weights overlap (they must not share memory)`);
-  }
-  return { output: o, weights: w };
-}
-
-/** The result in `dst` (filled from the wasm view `src`) when given, else a new copy of `src`. */
-function intoOrCopy(src, dst) {
-  if (!dst) return copyOut(src);
-  dst.set(src);
-  return dst;
 }
 
 /**
@@ -110,20 +141,18 @@ function intoOrCopy(src, dst) {
  *   output = concat(head_0 … head_{h-1})·W_O + b_O
  * (Vaswani et al. 2017, eq. 1 and §3.2.2; grouped-query: Ainslie et al. 2023.)
  */
-export class Layer {
+export class Layer extends WasmObject {
   /**
    * @internal use mha.createLayer
+   * @param {object} core the Emscripten module
+   * @param {object} handle an initialized LayerHandle (owned from now on)
    * @param {{headDims: object|null}} config what createLayer resolved (only whether the weights were
    *   per-head is read: the rest of layer.config comes from the core)
    */
   constructor(core, handle, config) {
-    this._core = core;
-    this._handle = handle;
+    super(core, handle, 'layer');
     this._addr = handle.address();  // for the plain export _mha_layer_forward (the per-call path)
     this._heap = heapViews(core);
-    this._staging = new Staging(core);
-    this._caches = new Set();
-    this._release = makeRelease(handle, this._staging);
     // The core's resolved configuration: the sizes, each head's widths, scale and columns in
     // Q | K | V | concat, and the resolved score modifiers.
     this._geometry = handle.geometry();
@@ -151,18 +180,10 @@ export class Layer {
       ...(g.rope ? { rope: Object.freeze({ dim: g.rope.dim, base: g.rope.base, interleaved: g.rope.interleaved }) } : {}),
     });
     this._plan = null;
-    registry?.register(this, this._release, this);
-  }
-
-  /** True after dispose(). */
-  get disposed() { return this._handle === null; }
-
-  _alive(what) {
-    if (this._handle === null) throw new MHAError('DISPOSED', `${what}: this layer was disposed`);
   }
 
   /**
-   * The shared forward: validates, writes inputs into wasm memory once, runs one core call.
+   * The shared forward: checks, plans, writes the inputs into wasm memory once, runs one core call.
    * @returns {object} the call's memory plan: {batched, B, Tq, Tk, needWeights, average, P(name)
    *   (byte offset of a region), output and weights (byte offsets), outputView and weightsView
    *   (their views in wasm memory, set by forward)}
@@ -170,101 +191,45 @@ export class Layer {
   _run(query, opts, mode, name) {
     this._alive(name);
     checkOptions(opts, name);
-    const c = this.config;
-    const core = this._core;
-    const q = toFloat32(query, 'query');
-    if (q.shape.length !== 2 && q.shape.length !== 3) {
-      throw new MHAError('SHAPE_MISMATCH', `query: expected shape [B, Tq, ${c.dModel}] or [Tq, ${c.dModel}], got ${fmt(q.shape)}`);
-    }
-    const batched = q.shape.length === 3;
-    const B = batched ? q.shape[0] : 1;
-    const Tq = q.shape[q.shape.length - 2];
-    if (q.shape[q.shape.length - 1] !== c.dModel || Tq < 1 || B < 1) {
-      throw new MHAError('SHAPE_MISMATCH', `query: expected shape ${batched ? `[B, Tq, ${c.dModel}]` : `[Tq, ${c.dModel}]`} with B, Tq ≥ 1, got ${fmt(q.shape)}`);
-    }
-    let k = null, v = null, Tk = Tq;
-    if (opts.key != null || opts.value != null) {
-      if (opts.key == null) throw new MHAError('INVALID_ARGUMENT', 'value given without key: pass key (and value) for cross-attention');
-      k = toFloat32(opts.key, 'key');
-      v = opts.value == null ? k : toFloat32(opts.value, 'value');
-      const lead = batched ? [B] : [];
-      if (k.shape.length !== q.shape.length || (batched && k.shape[0] !== B) || k.shape[k.shape.length - 1] !== c.kDim || k.shape[k.shape.length - 2] < 1) {
-        throw new MHAError('SHAPE_MISMATCH', `key: expected shape ${fmt([...lead.map(String), 'Tk', c.kDim])} (same batch as query, kDim = ${c.kDim}), got ${fmt(k.shape)}`);
-      }
-      Tk = k.shape[k.shape.length - 2];
-      if (v.shape.length !== q.shape.length || (batched && v.shape[0] !== B) || v.shape[v.shape.length - 2] !== Tk || v.shape[v.shape.length - 1] !== c.vDim) {
-        throw new MHAError('SHAPE_MISMATCH', `value: expected shape ${fmt([...lead, Tk, c.vDim])} (same batch and length as key, vDim = ${c.vDim}), got ${fmt(v.shape)}`);
-      }
-    }
-    const causal = boolOption(opts.causal, 'causal', false);
-    const needWeights = mode === 'trace' ? true : boolOption(opts.needWeights, 'needWeights', true);
-    const average = mode === 'trace' ? false : boolOption(opts.averageWeights, 'averageWeights', false);
-    const h = c.numHeads;
-    const masks = prepareMasks(opts, { B, Tq, Tk, h, batched });
-    const headMask = headMaskOption(opts.headMask, h, name);
-    const { qWidth: qW, kWidth: kW, vWidth: vW, oWidth: oW } = this._geometry;
-    let out = null;
-    if (opts.out != null) {
-      if (mode === 'trace') throw new MHAError('INVALID_ARGUMENT', 'trace: out is not supported (trace returns new tensors)');
-      const lead = batched ? [B] : [];
-      out = checkOut(opts.out, B * Tq * c.dModel, needWeights ? (average ? B : B * h) * Tq * Tk : 0,
-        (key) => (key === 'output' ? [...lead, Tq, c.dModel] : average ? [...lead, Tq, Tk] : [...lead, h, Tq, Tk]), name);
-    }
+    const inp = readInputs(query, opts, this.config);
+    const o = readCallOptions(opts, mode, name, this.config, inp);
+    const plan = this._planFor(mode, inp, o, name);
+    this._call(plan, inp, o, name);
+    // Per-call values travel with the plan to forward()/trace(), which clear `out` after use.
+    plan.batched = inp.batched;
+    plan.out = o.out;
+    return plan;
+  }
 
-    // The memory plan depends only on sizes and flags: reuse it (and skip the heap check) while
-    // they repeat, so a steady stream of same-shaped calls allocates no wasm memory and checks nothing.
-    const kv = k ? (v !== k ? 2 : 1) : 0;
-    const kpmOn = masks.kpm ? 1 : masks.kpmAdd ? 2 : 0;  // none, boolean, additive
-    let plan = this._plan;
-    if (!plan || plan.mode !== mode || plan.B !== B || plan.Tq !== Tq || plan.Tk !== Tk || plan.kv !== kv ||
-        plan.kpm !== kpmOn || plan.attnKind !== masks.attnKind || plan.needWeights !== needWeights || plan.hm !== (headMask !== null) ||
-        plan.average !== average || plan.base !== this._staging.ptr) {
-      const lay = new Layout();
-      const block = forwardLayout(core);
-      lay.add('args', block.bytes);
-      lay.add('query', q.data.length * F32);
-      lay.add('key', k ? k.data.length * F32 : 0);
-      lay.add('value', k && v !== k ? v.data.length * F32 : 0);
-      lay.add('kpm', masks.kpm ? masks.kpm.length : masks.kpmAdd ? masks.kpmAdd.length * F32 : 0);
-      lay.add('mask', masks.attn ? masks.attn.length * F32 : 0);
-      lay.add('hm', headMask ? h * F32 : 0);
-      // The output has the query's shape and the core reads each query row before it writes that
-      // row's output (ForwardArgs::output): it is written over the query, one activation less.
-      lay.alias('output', 'query');
-      lay.add('weights', needWeights ? (average ? B * Tq * Tk : B * h * Tq * Tk) * F32 : 0);
-      if (mode === 'trace') {
-        lay.add('tq', B * Tq * qW * F32);
-        lay.add('tk', B * Tk * kW * F32);
-        lay.add('tv', B * Tk * vW * F32);
-        lay.add('ts', B * h * Tq * Tk * F32);
-        lay.add('tc', B * Tq * oW * F32);
-      }
-      checkFits(core, lay.total + this._handle.workspaceBytes(B, Tq, Tk, !k) - this._staging.bytes, `${name} (B = ${B}, Tq = ${Tq}, Tk = ${Tk})`);
-      const base = this._staging.ensure(lay.total, name);
-      const P = (n) => lay.ptr(base, n);
-      // The forward's arguments (the core's ForwardBlock, laid out by embind.cpp), written once per
-      // plan into the staging memory; per call only the causal flag changes.
-      const u32 = this._heap.fresh().u32;
-      const at = (field) => (P('args') + block.fields[field]) >>> 2;
-      const fields = {
-        batch: B, tq: Tq, tk: Tk, query: P('query'), key: P('key'), value: k ? (v !== k ? P('value') : P('key')) : 0,
-        causal: 0, key_padding_mask: kpmOn === 1 ? P('kpm') : 0, key_padding_add: kpmOn === 2 ? P('kpm') : 0,
-        attn_mask: P('mask'), attn_mask_kind: masks.attnKind, output: P('output'), weights: P('weights'),
-        average_weights: average ? 1 : 0, trace_q: P('tq'), trace_k: P('tk'), trace_v: P('tv'), trace_scores: P('ts'),
-        trace_concat: P('tc'), head_mask: P('hm'),
-      };
-      for (const field of Object.keys(block.fields)) {
-        if (!(field in fields)) throw new Error(`forward: the core's ForwardBlock has a field ${field} this API does not fill`);
-        u32[at(field)] = fields[field];
-      }
-      plan = this._plan = {
-        mode, B, Tq, Tk, kv, kpm: kpmOn, attnKind: masks.attnKind, needWeights, average, hm: headMask !== null, base, P,
-        args: P('args'), causalAt: at('causal'), output: P('output'), weights: P('weights'),
-        at: { query: P('query') / F32, key: P('key') / F32, value: P('value') / F32, kpm: P('kpm'), mask: P('mask') / F32, hm: P('hm') / F32 },
-        batched, out: null, outputView: null, weightsView: null,  // views: set by forward()
-      };
-    }
+  /**
+   * The memory plan of a call: reused (with no heap check) while sizes and flags repeat, so a steady
+   * stream of same-shaped calls allocates no wasm memory; else laid out anew, its ForwardBlock
+   * written once (per call only the causal flag changes).
+   * @throws {MHAError} OUT_OF_MEMORY
+   */
+  _planFor(mode, inp, o, name) {
+    const key = planKey(mode, inp, o);
+    if (samePlan(this._plan, key, this._staging.ptr)) return this._plan;
+    const { B, Tq, Tk } = inp;
+    const block = blockLayout(this._core, 'forward');
+    const lay = forwardRegions(key, inp, o, this.config.numHeads, this._geometry, block.bytes);
+    checkFits(this._core, lay.total + this._handle.workspaceBytes(B, Tq, Tk, !inp.k) - this._staging.bytes, `${name} (B = ${B}, Tq = ${Tq}, Tk = ${Tk})`);
+    const base = this._staging.ensure(lay.total, name);
+    const P = (n) => lay.ptr(base, n);
+    this._writeBlock(block, P('args'), forwardFields(P, key, inp), name);
+    this._plan = {
+      ...key, base, P, args: P('args'), causalAt: (P('args') + block.fields.causal) >>> 2, output: P('output'), weights: P('weights'),
+      at: { query: P('query') / F32, key: P('key') / F32, value: P('value') / F32, kpm: P('kpm'), mask: P('mask') / F32, hm: P('hm') / F32 },
+      batched: inp.batched, out: null, outputView: null, weightsView: null,  // views: set by forward()
+    };
+    return this._plan;
+  }
+
+  /** Writes the call's inputs into the plan's regions and runs the core's forward. @throws {MHAError} the core's errors */
+  _call(plan, inp, o, name) {
     const { at } = plan;
+    const { q, k, v } = inp;
+    const { masks, headMask } = o;
     const views = this._heap.fresh();
     const heap = views.f32;
     heap.set(q.data, at.query);
@@ -274,13 +239,8 @@ export class Layer {
     if (masks.kpmAdd) heap.set(masks.kpmAdd, at.kpm / F32);
     if (masks.attn) heap.set(masks.attn, at.mask);
     if (headMask) heap.set(headMask, at.hm);
-    views.u32[plan.causalAt] = causal ? 1 : 0;
-    const status = views.forward(this._addr, plan.args);
-    if (status !== 0) throw coreError(core, name, batched);
-    // Per-call values travel with the plan to forward()/trace(), which clear `out` after use.
-    plan.batched = batched;
-    plan.out = out;
-    return plan;
+    views.u32[plan.causalAt] = o.causal ? 1 : 0;
+    this._check(views.forward(this._addr, plan.args), name, inp.batched);
   }
 
   /**
@@ -352,9 +312,9 @@ export class Layer {
     const views = this._heap.fresh();
     // Views of the intermediates in wasm memory: the per-head tensors below copy straight out of them.
     const view = (name, n) => views.floats(r.P(name), n);
-    const Q = view('tq', B * Tq * qW), K = view('tk', B * Tk * kW), V = view('tv', B * Tk * vW);
-    const S = view('ts', B * h * Tq * Tk), W = view('weights', B * h * Tq * Tk);
-    const C = copyOut(view('tc', B * Tq * oW));  // also returned whole, as concat
+    const Q = view('trace_q', B * Tq * qW), K = view('trace_k', B * Tk * kW), V = view('trace_v', B * Tk * vW);
+    const S = view('trace_scores', B * h * Tq * Tk), W = view('weights', B * h * Tq * Tk);
+    const C = copyOut(view('trace_concat', B * Tq * oW));  // also returned whole, as concat
     const cols = (src, rows, width, off, w) => {
       const out = new Float32Array(B * rows * w);
       for (let b = 0; b < B; b++) {
@@ -407,26 +367,8 @@ export class Layer {
     }
     const kvWidth = this._geometry.kWidth + this._geometry.vWidth;  // floats per cached token
     checkFits(this._core, F32 * batch * maxLen * kvWidth, `createKVCache (maxLen = ${maxLen}, batch = ${batch})`);
-    const handle = new this._core.KVCacheHandle();
-    const status = handle.init(this._handle, maxLen, batch);
-    if (status !== 0) {
-      const err = coreError(this._core, 'createKVCache');
-      handle.delete();
-      throw err;
-    }
-    const cache = new KVCache(this, handle, maxLen, batch);
-    this._caches.add(cache);
-    return cache;
-  }
-
-  /** Frees the layer's wasm memory and every KV cache made from it. Idempotent. */
-  dispose() {
-    if (this._handle === null) return;
-    for (const c of this._caches) c.dispose();
-    this._caches.clear();
-    registry?.unregister(this);
-    this._release.release();
-    this._handle = null;
+    const handle = initHandle(this._core, this._core.KVCacheHandle, (hd) => hd.init(this._handle, maxLen, batch), 'createKVCache');
+    return new KVCache(this, handle, maxLen, batch);
   }
 }
 
@@ -435,22 +377,24 @@ export class Layer {
  * them attend causally over every cached token (token t sees 0..t). Equals the matching rows of
  * causal self-attention over the whole sequence.
  */
-export class KVCache {
-  /** @internal use layer.createKVCache */
+export class KVCache extends WasmObject {
+  /**
+   * @internal use layer.createKVCache
+   * @param {Layer} layer the layer (disposes this cache with itself)
+   * @param {object} handle an initialized KVCacheHandle (owned from now on)
+   * @param {number} maxLen capacity in tokens per sequence
+   * @param {number} batch sequences
+   */
   constructor(layer, handle, maxLen, batch) {
+    super(layer._core, handle, 'KV cache', layer);
     this._layer = layer;
-    this._core = layer._core;
-    this._handle = handle;
-    this._staging = new Staging(this._core);
-    this._release = makeRelease(handle, this._staging);
     /** Capacity in tokens per sequence. */
     this.maxLen = maxLen;
     /** Number of sequences. */
     this.batch = batch;
-    registry?.register(this, this._release, this);
   }
 
-  /** Tokens cached so far (per sequence). */
+  /** Tokens cached so far (per sequence); 0 after dispose(). */
   get length() {
     return this._handle ? this._handle.length() : 0;
   }
@@ -468,7 +412,7 @@ export class KVCache {
    *   length); NON_FINITE (NaN/Inf in x, with its index); OUT_OF_MEMORY (with `bytes`); DISPOSED
    */
   step(x, opts = {}) {
-    if (this._handle === null) throw new MHAError('DISPOSED', 'step: this KV cache was disposed');
+    this._alive('step');
     checkOptions(opts, 'step');
     const c = this._layer.config;
     const t = toFloat32(x, 'x');
@@ -482,42 +426,35 @@ export class KVCache {
     const needWeights = boolOption(opts.needWeights, 'needWeights', true);
     const headMask = headMaskOption(opts.headMask, c.numHeads, 'step');
     // the core's size rule (maxLen), asked before the step's buffers are sized
-    if (this._handle.checkStep(n) !== 0) throw coreError(this._core, 'step', batched);
+    this._check(this._handle.checkStep(n), 'step', batched);
     const len = this.length + n;
     const h = c.numHeads;
     const lead = batched ? [B] : [];
     const out = opts.out == null ? null : checkOut(opts.out, B * n * c.dModel, needWeights ? B * h * n * len : 0,
       (key) => (key === 'output' ? [...lead, n, c.dModel] : [...lead, h, n, len]), 'step');
+    const block = blockLayout(this._core, 'kvStep');
     const lay = new Layout();
+    lay.add('args', block.bytes);
     lay.add('x', t.data.length * F32);
-    lay.add('out', B * n * c.dModel * F32);
-    lay.add('w', needWeights ? B * h * n * len * F32 : 0);
-    lay.add('hm', headMask ? h * F32 : 0);
+    lay.add('output', B * n * c.dModel * F32);
+    lay.add('weights', needWeights ? B * h * n * len * F32 : 0);
+    lay.add('head_mask', headMask ? h * F32 : 0);
     const base = this._staging.ensure(lay.total, 'step');
-    const core = this._core;
+    const P = (name) => lay.ptr(base, name);
     const views = this._layer._heap;
-    views.fresh().f32.set(t.data, lay.ptr(base, 'x') / F32);
-    if (headMask) views.f32.set(headMask, lay.ptr(base, 'hm') / F32);
-    const status = this._handle.step(lay.ptr(base, 'x'), n, lay.ptr(base, 'out'), lay.ptr(base, 'w'), lay.ptr(base, 'hm'));
-    if (status !== 0) throw coreError(core, 'step', batched);
+    views.fresh().f32.set(t.data, P('x') / F32);
+    if (headMask) views.f32.set(headMask, P('head_mask') / F32);
+    this._writeBlock(block, P('args'), { x: P('x'), n, output: P('output'), weights: P('weights'), head_mask: P('head_mask') }, 'step');
+    this._check(this._handle.step(P('args')), 'step', batched);
     views.fresh();  // the step may have grown the memory
-    const result = { output: Tensor.wrap(intoOrCopy(views.floats(lay.ptr(base, 'out'), B * n * c.dModel), out?.output), [...lead, n, c.dModel]) };
-    if (needWeights) result.weights = Tensor.wrap(intoOrCopy(views.floats(lay.ptr(base, 'w'), B * h * n * len), out?.weights), [...lead, h, n, len]);
+    const result = { output: Tensor.wrap(intoOrCopy(views.floats(P('output'), B * n * c.dModel), out?.output), [...lead, n, c.dModel]) };
+    if (needWeights) result.weights = Tensor.wrap(intoOrCopy(views.floats(P('weights'), B * h * n * len), out?.weights), [...lead, h, n, len]);
     return result;
   }
 
-  /** Forgets every cached token; keeps the memory. */
+  /** Forgets every cached token; keeps the memory. @throws {MHAError} DISPOSED */
   reset() {
-    if (this._handle === null) throw new MHAError('DISPOSED', 'reset: this KV cache was disposed');
+    this._alive('reset');
     this._handle.reset();
-  }
-
-  /** Frees the cache's wasm memory. Idempotent. */
-  dispose() {
-    if (this._handle === null) return;
-    registry?.unregister(this);
-    this._release.release();
-    this._handle = null;
-    this._layer._caches.delete(this);
   }
 }

@@ -79,13 +79,13 @@ export class Layout {
 }
 
 /**
- * Writes an argument block of the core (embind.cpp: LayerBlock, PassportBlock) at byte offset `at`:
- * every field of the core's layout {bytes, fields: {name: byte offset}, kinds: {name: 'i32' | 'f32' |
- * 'ptr'}} from `values` (numbers, booleans as 0/1), so the field list and the layout live only in
+ * Writes an argument block of the core (embind.cpp, embind_decoder.cpp; layouts from core-tables.js)
+ * at byte offset `at`: every field of the core's layout {bytes, fields: {name: byte offset}, kinds?:
+ * {name: 'i32' | 'f32' | 'ptr'}} (no kinds: every field a uint32) from `values` (numbers, booleans as 0/1), so the field list and the layout live only in
  * the core. A field the core has and `values` lacks, or the other way round, is a bug of this
  * package (the two sides disagree) and throws a plain Error.
  * @param {object} core the Emscripten module
- * @param {{bytes: number, fields: object, kinds: object}} layout
+ * @param {{bytes: number, fields: object, kinds?: object}} layout
  * @param {number} at byte offset (4-byte aligned)
  * @param {object} values {field name: value}
  * @param {string} what names the block in the error
@@ -96,7 +96,7 @@ export function writeBlock(core, layout, at, values, what) {
     if (!(name in values)) throw new Error(`${what}: the core's argument block has a field ${name} this API does not fill`);
     const i = (at + layout.fields[name]) >> 2;
     const v = +values[name];
-    const kind = layout.kinds[name];
+    const kind = layout.kinds === undefined ? 'ptr' : layout.kinds[name];
     if (kind === 'f32') f32[i] = v;
     else if (kind === 'ptr') u32[i] = v;
     else i32[i] = v;

@@ -8,35 +8,18 @@
 import { MHAError, coreError } from '../engine/errors.js';
 import { Staging, Layout, checkFits, heapViews, writeBlock } from '../engine/memory.js';
 import { scoreModsOption } from '../engine/scoremods.js';
-import { blockLayout, configFields } from '../engine/blocks.js';
+import { blockLayout, configFields, layerWeightFields } from '../engine/blocks.js';
+import { enumValue } from '../engine/core-tables.js';
+import { WasmObject, initHandle } from '../engine/handle.js';
 
 const F32 = 4;
-const NORMS = ['layernorm', 'rmsnorm'];
-const MLPS = ['relu', 'gelu', 'gelu_tanh', 'swiglu'];
-
-/** Frees the wasm side of decoders and caches dropped without dispose(). */
-const registry = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry((held) => { try { held.release(); } catch { /* module gone */ } })
-  : null;
-
-function releaser(handle, staging) {
-  let done = false;
-  return { release() { if (done) return; done = true; staging.free(); handle.delete(); } };
-}
-
-/** The core's decoder block layouts ({init, layer, call}), asked once per module. */
-const layouts = new WeakMap();
-function decoderLayout(core) {
-  let l = layouts.get(core);
-  if (!l) layouts.set(core, (l = core.decoderLayout()));
-  return l;
-}
 
 /**
- * A decoder in wasm memory.
+ * A decoder in wasm memory. Its lifecycle is WasmObject's (engine/handle.js): after dispose() every
+ * method throws DISPOSED naming the call (forward: "run", createCache: "generator").
  * @internal created by model.js
  */
-export class Decoder {
+export class Decoder extends WasmObject {
   /**
    * @param {object} core the Emscripten module
    * @param {object} spec `{vocabSize, numLayers, dFF, context, norm, normEps, mlp, bias, tied, dModel,
@@ -48,9 +31,18 @@ export class Decoder {
    * @throws {MHAError} the core's errors (INVALID_CONFIG, NON_FINITE, OUT_OF_MEMORY …)
    */
   constructor(core, spec) {
-    this._core = core;
+    super(core, Decoder._build(core, spec), 'model');
     this.spec = spec;
-    const L = decoderLayout(core);
+  }
+
+  /**
+   * Creates the core's decoder from `spec` (see the constructor), staging the weights outside the
+   * blocks, then each block.
+   * @returns {object} the initialized DecoderHandle
+   * @throws {MHAError} the core's errors; INVALID_ARGUMENT (numLayers ≠ the blocks given)
+   */
+  static _build(core, spec) {
+    const L = blockLayout(core, 'decoder');
     const mods = spec.rope ? scoreModsOption({ rope: { base: spec.rope.base, interleaved: spec.rope.interleaved } }) : null;
     const w = spec.weights;
     // The weights go into wasm memory in stages, so that the heap (which never shrinks) holds the
@@ -63,7 +55,7 @@ export class Decoder {
     const globals = plan();
     globals.add('tokEmb', w.tokEmb); globals.add('posEmb', w.posEmb);
     globals.add('normFW', w.normF.weight); globals.add('normFB', w.normF.bias);
-    globals.add('head', w.head); globals.add('headBias', w.headBias);
+    globals.add('lmHead', w.head); globals.add('lmHeadBias', w.headBias);
     const attention = blockLayout(core, 'layer');
     globals.lay.add('attention', attention.bytes);
     globals.lay.add('init', L.init.bytes);
@@ -97,13 +89,13 @@ export class Decoder {
       // the attention's configuration as a LayerBlock (its weight fields unused: the blocks carry them)
       writeBlock(core, attention, G('attention'), {
         ...configFields({ dModel: spec.dModel, numHeads: spec.numHeads, kvHeads: spec.kvHeads, bias: spec.attnBias }, mods, 0, 0),
-        wq: 0, wk: 0, wv: 0, wo: 0, bq: 0, bk: 0, bv: 0, bo: 0,
+        ...layerWeightFields(),
       }, 'loadModel');
       writeBlock(core, L.init, G('init'), {
         vocab_size: spec.vocabSize, num_layers: spec.numLayers, d_ff: spec.dFF, context: spec.context,
-        norm: NORMS.indexOf(spec.norm), norm_eps: spec.normEps, mlp: MLPS.indexOf(spec.mlp), bias: spec.bias ? 1 : 0,
+        norm: enumValue(core, 'normKinds', spec.norm), norm_eps: spec.normEps, mlp: enumValue(core, 'mlpKinds', spec.mlp), bias: spec.bias ? 1 : 0,
         tied: spec.tied ? 1 : 0, attention: G('attention'), tok_emb: G('tokEmb'), pos_emb: G('posEmb'),
-        norm_f_weight: G('normFW'), norm_f_bias: G('normFB'), head: G('head'), head_bias: G('headBias'), layers: 0,
+        norm_f_weight: G('normFW'), norm_f_bias: G('normFB'), lm_head: G('lmHead'), lm_head_bias: G('lmHeadBias'), layers: 0,
       }, 'loadModel');
       if (handle.init(G('init')) !== 0) throw coreError(core, 'loadModel');
       if (w.layers.length !== spec.numLayers)
@@ -126,11 +118,7 @@ export class Decoder {
     } finally {
       staging.free();
     }
-    this._handle = handle;
-    this._staging = new Staging(core);
-    this._release = releaser(handle, this._staging);
-    this._caches = new Set();
-    registry?.register(this, this._release, this);
+    return handle;
   }
 
   /**
@@ -138,7 +126,7 @@ export class Decoder {
    * n tokens per sequence, B sequences, `len` keys (the cache length after a step; n in a forward).
    */
   static _call(core, staging, ids, B, n, len, opts, spec, what) {
-    const L = decoderLayout(core);
+    const L = blockLayout(core, 'decoder');
     const { numLayers: nl, numHeads: h, vocabSize: V } = spec;
     const lastOnly = !!opts.lastOnly;
     const lay = new Layout();
@@ -180,10 +168,10 @@ export class Decoder {
    * @throws {MHAError} the core's errors (an id outside [0, V), too long for the position table …), DISPOSED
    */
   forward(ids, B, opts = {}) {
-    if (!this._handle) throw new MHAError('DISPOSED', 'run: this model was disposed');
+    this._alive('run');
     const n = ids.length / B;
     const r = Decoder._call(this._core, this._staging, ids, B, n, n, opts, this.spec, 'run');
-    if (this._handle.forward(r.block) !== 0) throw coreError(this._core, 'run');
+    this._check(this._handle.forward(r.block), 'run');
     return Decoder._results(this._core, r);
   }
 
@@ -192,42 +180,30 @@ export class Decoder {
    * @throws {MHAError} INVALID_ARGUMENT (maxLen beyond the position table), OUT_OF_MEMORY, DISPOSED
    */
   createCache(maxLen, batch = 1) {
-    if (!this._handle) throw new MHAError('DISPOSED', 'generator: this model was disposed');
-    const handle = new this._core.DecoderCacheHandle();
-    if (handle.init(this._handle, maxLen, batch) !== 0) {
-      const e = coreError(this._core, 'generator');
-      handle.delete();
-      throw e;
-    }
-    const c = new DecoderCache(this, handle, batch);
-    this._caches.add(c);
-    return c;
-  }
-
-  /** Frees the decoder and its caches. Idempotent. */
-  dispose() {
-    if (!this._handle) return;
-    for (const c of this._caches) c.dispose();
-    registry?.unregister(this);
-    this._release.release();
-    this._handle = null;
+    this._alive('generator');
+    const handle = initHandle(this._core, this._core.DecoderCacheHandle, (hd) => hd.init(this._handle, maxLen, batch), 'generator');
+    return new DecoderCache(this, handle, batch);
   }
 }
 
-/** The KV caches of every block of a Decoder, stepped together (mha::DecoderCache). */
-export class DecoderCache {
-  /** @internal */
+/**
+ * The KV caches of every block of a Decoder, stepped together (mha::DecoderCache). Lifecycle as
+ * WasmObject's: disposed with its decoder; after dispose() step and reset throw DISPOSED.
+ */
+export class DecoderCache extends WasmObject {
+  /**
+   * @internal created by Decoder.createCache
+   * @param {Decoder} decoder the decoder (disposes this cache with itself)
+   * @param {object} handle an initialized DecoderCacheHandle (owned from now on)
+   * @param {number} batch sequences
+   */
   constructor(decoder, handle, batch) {
+    super(decoder._core, handle, 'generator', decoder);
     this._dec = decoder;
-    this._core = decoder._core;
-    this._handle = handle;
     this._batch = batch;
-    this._staging = new Staging(this._core);
-    this._release = releaser(handle, this._staging);
-    registry?.register(this, this._release, this);
   }
 
-  /** Tokens cached per sequence. */
+  /** Tokens cached per sequence; 0 after dispose(). */
   get length() {
     return this._handle ? this._handle.length() : 0;
   }
@@ -241,25 +217,17 @@ export class DecoderCache {
    * @throws {MHAError} INVALID_ARGUMENT (past maxLen, a bad id), DISPOSED
    */
   step(ids, opts = {}) {
-    if (!this._handle) throw new MHAError('DISPOSED', 'step: this generator was disposed');
+    this._alive('step');
     const n = ids.length / this._batch;
-    if (this._handle.checkStep(n) !== 0) throw coreError(this._core, 'step');
+    this._check(this._handle.checkStep(n), 'step');
     const r = Decoder._call(this._core, this._staging, ids, this._batch, n, this.length + n, opts, this._dec.spec, 'step');
-    if (this._handle.step(r.block) !== 0) throw coreError(this._core, 'step');
+    this._check(this._handle.step(r.block), 'step');
     return Decoder._results(this._core, r);
   }
 
-  /** Forgets every token; keeps the memory. */
+  /** Forgets every token; keeps the memory. @throws {MHAError} DISPOSED */
   reset() {
-    if (this._handle) this._handle.reset();
-  }
-
-  /** Frees the caches. Idempotent. */
-  dispose() {
-    if (!this._handle) return;
-    registry?.unregister(this);
-    this._release.release();
-    this._handle = null;
-    this._dec._caches.delete(this);
+    this._alive('reset');
+    this._handle.reset();
   }
 }

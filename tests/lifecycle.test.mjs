@@ -1,0 +1,109 @@
+// One lifecycle for every object that owns a wasm object (engine/handle.js, WasmObject): Layer,
+// KVCache, the decoder and its cache. After dispose() every method throws MHAError DISPOSED whose
+// message starts with the call's name, dispose() is idempotent, the properties stay readable
+// (disposed true, a cache's length 0), and a parent's dispose() disposes its caches. The methods
+// are enumerated from each class's prototype, so a method added later is held to the same rule.
+// Below the JS API, every embind handle refuses a call before a successful init with DISPOSED
+// (lastError() says so) instead of dereferencing a null object.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { createMHA, MHAError, Layer, KVCache } from '../web/lib/src/index.js';
+import { Decoder, DecoderCache } from '../web/lib/src/lm/decoder.js';
+import { WasmObject } from '../web/lib/src/engine/handle.js';
+
+const mha = await createMHA();
+const core = mha._core;
+const lm = await mha.loadModel(fs.readFileSync(new URL('./golden-decoder/default.safetensors', import.meta.url)));
+const spec = lm._decoder.spec;
+
+/** The public methods of a class (own prototype, not dispose, not _internal). */
+const methods = (C) => Object.getOwnPropertyNames(C.prototype)
+  .filter((k) => k !== 'constructor' && k !== 'dispose' && !k.startsWith('_') && typeof Object.getOwnPropertyDescriptor(C.prototype, k).value === 'function');
+
+/** Every class, its methods (with valid arguments and the name their errors carry), and a maker. */
+const x = [[1, 0, 0, 0], [0, 1, 0, 0]];
+const ids = Int32Array.from([1, 2, 3]);
+const cases = [
+  { C: Layer, noun: 'layer', make: () => mha.createLayer({ dModel: 4, numHeads: 2, seed: 1 }),
+    calls: { forward: [(o) => o.forward(x), 'forward'], trace: [(o) => o.trace(x), 'trace'], createKVCache: [(o) => o.createKVCache({ maxLen: 4 }), 'createKVCache'] } },
+  { C: KVCache, noun: 'KV cache', make: () => mha.createLayer({ dModel: 4, numHeads: 2, seed: 1 }).createKVCache({ maxLen: 4 }),
+    calls: { step: [(o) => o.step(x), 'step'], reset: [(o) => o.reset(), 'reset'] } },
+  { C: Decoder, noun: 'model', make: () => new Decoder(core, spec),
+    calls: { forward: [(o) => o.forward(ids, 1), 'run'], createCache: [(o) => o.createCache(4), 'generator'] } },
+  { C: DecoderCache, noun: 'generator', make: () => new Decoder(core, spec).createCache(4),
+    calls: { step: [(o) => o.step(ids), 'step'], reset: [(o) => o.reset(), 'reset'] } },
+];
+
+for (const { C, noun, make, calls } of cases) {
+  test(`${C.name}: one base (WasmObject); every method works before dispose() and throws DISPOSED naming itself after`, () => {
+    assert.ok(C.prototype instanceof WasmObject, `${C.name} extends WasmObject`);
+    assert.deepEqual(methods(C).sort(), Object.keys(calls).sort(), `${C.name}: every public method is covered here`);
+    const o = make();
+    for (const [call] of Object.values(calls)) call(o);  // live: no throw
+    assert.equal(o.disposed, false);
+    o.dispose();
+    assert.equal(o.disposed, true);
+    for (const [method, [call, name]] of Object.entries(calls)) {
+      assert.throws(() => call(o), (e) => {
+        assert.ok(e instanceof MHAError, `${method}: ${e}`);
+        assert.equal(e.code, 'DISPOSED', method);
+        assert.equal(e.message, `${name}: this ${noun} was disposed`);
+        return true;
+      }, method);
+    }
+    o.dispose();  // idempotent
+    assert.equal(o.disposed, true);
+    if ('length' in o) assert.equal(o.length, 0);
+  });
+}
+
+test("a parent's dispose() disposes its caches; a cache's dispose() leaves its parent working", () => {
+  const layer = mha.createLayer({ dModel: 4, numHeads: 2, seed: 1 });
+  const a = layer.createKVCache({ maxLen: 4 }), b = layer.createKVCache({ maxLen: 4 });
+  a.step(x);
+  assert.equal(a.length, 2);
+  a.dispose();
+  assert.equal(b.disposed, false);
+  assert.equal(layer.forward(x).output.shape.join(), '2,4');
+  layer.dispose();
+  assert.equal(b.disposed, true);
+  assert.throws(() => b.step(x), { code: 'DISPOSED', message: 'step: this KV cache was disposed' });
+  const d = new Decoder(core, spec);
+  const c = d.createCache(4);
+  c.step(ids);
+  assert.equal(c.length, 3);
+  d.dispose();
+  assert.equal(c.disposed, true);
+  assert.equal(c.length, 0);
+  assert.throws(() => c.reset(), { code: 'DISPOSED', message: 'reset: this generator was disposed' });
+});
+
+test('every embind handle refuses a call before a successful init with DISPOSED (lastError says why), and the module keeps working', () => {
+  const DISPOSED = core.enums().codes.indexOf('DISPOSED');
+  const refuse = (status, what) => {
+    assert.equal(status, DISPOSED, what);
+    assert.match(core.lastError().message, /is not initialized/, what);
+  };
+  const kv = new core.KVCacheHandle();
+  refuse(kv.step(0), 'KVCacheHandle.step');
+  refuse(kv.checkStep(1), 'KVCacheHandle.checkStep');
+  assert.equal(kv.length(), 0);
+  kv.reset();
+  const layer = new core.LayerHandle();
+  refuse(kv.init(layer, 4, 1), 'KVCacheHandle.init on an uninitialized layer');
+  refuse(core._mha_layer_forward(layer.address(), 0), 'mha_layer_forward');
+  const dc = new core.DecoderCacheHandle();
+  refuse(dc.step(0), 'DecoderCacheHandle.step');
+  refuse(dc.checkStep(1), 'DecoderCacheHandle.checkStep');
+  const dh = new core.DecoderHandle();
+  refuse(dh.forward(0), 'DecoderHandle.forward');
+  refuse(dh.addBlock(0), 'DecoderHandle.addBlock');
+  refuse(dc.init(dh, 4, 1), 'DecoderCacheHandle.init on an uninitialized decoder');
+  for (const h of [kv, layer, dc, dh]) h.delete();
+  // a cache whose init failed (maxLen 0) was never made; the layer and a new cache still work
+  const l = mha.createLayer({ dModel: 4, numHeads: 2, seed: 1 });
+  assert.throws(() => l.createKVCache({ maxLen: 0 }), { code: 'INVALID_ARGUMENT' });
+  assert.equal(l.createKVCache({ maxLen: 2 }).step(x).output.shape.join(), '2,4');
+  l.dispose();
+});

@@ -1,0 +1,128 @@
+/**
+ * The lifecycle every JS object backed by a wasm object shares (Layer, KVCache, the decoder and its
+ * cache): the embind handle and a staging block owned together, freed once by dispose() or, for an
+ * object dropped without it, by a FinalizationRegistry; children (the caches of a layer or decoder)
+ * disposed with their parent; the disposed check every method starts with; the core's status turned
+ * into an MHAError; argument blocks written from the core's layouts.
+ *
+ * After dispose(): every method throws MHAError `DISPOSED` whose message starts with the method's
+ * name (`"step: this KV cache was disposed"`); dispose() itself is idempotent; the properties stay
+ * readable (`disposed` is true, a cache's `length` is 0).
+ * @module handle
+ */
+import { MHAError, coreError } from './errors.js';
+import { Staging, writeBlock } from './memory.js';
+
+/** Frees the wasm side of objects dropped without dispose(). */
+const registry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((held) => { try { held.release(); } catch { /* module gone */ } })
+  : null;
+
+/** Frees `staging` and deletes `handle`, at most once. */
+function releaser(handle, staging) {
+  let done = false;
+  return {
+    release() {
+      if (done) return;
+      done = true;
+      staging.free();
+      handle.delete();
+    },
+  };
+}
+
+/**
+ * Creates an embind handle of class `Handle` and runs its init; on failure deletes it and throws the
+ * core's error.
+ * @param {object} core the Emscripten module
+ * @param {Function} Handle an embind class of the core (e.g. core.KVCacheHandle)
+ * @param {(handle: object) => number} init calls the handle's init, returns its status (0 = ok)
+ * @param {string} method the API call, prefixed to the error message
+ * @returns {object} the initialized handle (the caller owns it)
+ * @throws {MHAError} the core's error
+ */
+export function initHandle(core, Handle, init, method) {
+  const handle = new Handle();
+  let status;
+  try {
+    status = init(handle);
+  } catch (e) {
+    handle.delete();
+    throw e;
+  }
+  if (status !== 0) {
+    const err = coreError(core, method);
+    handle.delete();
+    throw err;
+  }
+  return handle;
+}
+
+/**
+ * Base of the objects that own a wasm object (see the module comment for the behaviour after dispose()).
+ * @internal
+ */
+export class WasmObject {
+  /**
+   * @param {object} core the Emscripten module
+   * @param {object} handle the embind handle (initialized), owned from now on
+   * @param {string} noun names the object in DISPOSED messages ("layer", "KV cache", "model", "generator")
+   * @param {WasmObject|null} [parent] disposes this object with itself (a cache's layer or decoder)
+   */
+  constructor(core, handle, noun, parent = null) {
+    this._core = core;
+    this._handle = handle;
+    this._noun = noun;
+    this._parent = parent;
+    this._children = new Set();
+    /** Wasm memory reused across this object's calls (inputs, results, argument blocks). */
+    this._staging = new Staging(core);
+    this._release = releaser(handle, this._staging);
+    registry?.register(this, this._release, this);
+    parent?._children.add(this);
+  }
+
+  /** True after dispose(). */
+  get disposed() { return this._handle === null; }
+
+  /**
+   * Throws DISPOSED, naming `method`, once this object is disposed.
+   * @param {string} method the API call
+   * @throws {MHAError} DISPOSED
+   */
+  _alive(method) {
+    if (this._handle === null) throw new MHAError('DISPOSED', `${method}: this ${this._noun} was disposed`);
+  }
+
+  /**
+   * Throws the core's last error, prefixed with `method`, unless `status` is 0.
+   * @param {number} status a core call's result
+   * @param {string} method the API call
+   * @param {boolean} [batched=true] whether the caller's input had a batch dimension (coreError)
+   */
+  _check(status, method, batched = true) {
+    if (status !== 0) throw coreError(this._core, method, batched);
+  }
+
+  /**
+   * Writes one of the core's argument blocks (memory.js, writeBlock) at byte offset `at`.
+   * @param {{bytes: number, fields: object, kinds?: object}} layout from coreTables
+   * @param {number} at byte offset
+   * @param {object} values {field: number}
+   * @param {string} method names the call in a layout mismatch
+   */
+  _writeBlock(layout, at, values, method) {
+    writeBlock(this._core, layout, at, values, method);
+  }
+
+  /** Frees the wasm memory of this object and of its children. Idempotent. */
+  dispose() {
+    if (this._handle === null) return;
+    for (const c of this._children) c.dispose();
+    this._children.clear();
+    registry?.unregister(this);
+    this._release.release();
+    this._handle = null;
+    this._parent?._children.delete(this);
+  }
+}
