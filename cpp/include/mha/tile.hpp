@@ -6,9 +6,9 @@
 // over the same 6-row packs of A and 8-column panels of B). How many accumulators a wasm engine
 // keeps in registers depends on its register allocator and scheduler: V8 13.6 (Node 24, Chromium
 // 136) and later keep 12 and, with fused multiply-adds (the relaxed-SIMD build), run a forward
-// 12–17 % faster with 6 × 8 than with 4 × 8; V8 up to 12.x (Node 20, 22) spills 6 × 8 but keeps
-// 3 × 12, 4–7 % faster than 4 × 8 there (2.5–6 % with attention weights; docs/performance.md,
-// "The register tile per engine"). The JS loader picks the tile for the engine and build it runs.
+// faster with 6 × 8 than with 4 × 8; V8 up to 12.x (Node 20, 22) spills 6 × 8 but keeps 3 × 12,
+// faster than 4 × 8 there (the measurements: docs/performance.md, "The register tile per engine").
+// The JS loader picks the tile for the engine and build it runs.
 // Every tile computes each element of C with the same multiply-add chain in the same order, so
 // results are bit-identical for any choice.
 #pragma once

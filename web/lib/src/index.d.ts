@@ -193,10 +193,10 @@ export interface CreateMHAOptions {
   /**
    * The GEMM register tile (rows × columns of the output held in registers by the micro-kernel
    * every product runs): `'auto'` (default) takes, for the relaxed-simd tier, `'6x8'` on engines
-   * known to keep its 12 accumulators in registers (V8 ≥ 13.6: Node ≥ 24, Chromium ≥ 136; a
-   * forward 12–17 % faster than 4 × 8), `'3x12'` on older V8 (Node 20, 22, Chromium < 136: they
-   * spill the 6 × 8 tile and run 3 × 12 4–7 % faster than 4 × 8 without weights, 2.5–6 % with),
-   * and `'4x8'` on other engines and for the simd tier (whose mul + add runs both larger tiles slower).
+   * known to keep its 12 accumulators in registers (V8 ≥ 13.6: Node ≥ 24, Chromium ≥ 136),
+   * `'3x12'` on older V8 (Node 20, 22, Chromium < 136: they spill the 6 × 8 tile), and `'4x8'` on
+   * other engines and for the simd tier (whose mul + add runs both larger tiles slower); how much
+   * each gains: docs/performance.md, "The register tile per engine".
    * Speed only: every tile gives bit-identical results. Ignored by the scalar tier. Anything else
    * is an MHALoadError.
    */
@@ -860,6 +860,7 @@ export type HeadType = 'previous-token' | 'two-back' | 'current-token' | 'first-
 export interface HeadScores { previous: number; twoBack: number; current: number; first: number; induction: number; entropy: number;
   inductionProse?: number }
 
+/** One head of a loaded model, 0-based `layer` and `head`: its type and the scores that gave it. */
 export interface HeadInfo { layer: number; head: number; type: HeadType; scores: HeadScores }
 
 /** A score of at least this labels a head with its strongest type (0.4). */
@@ -930,6 +931,7 @@ export interface LanguageModelConfig {
   unk: number | null; dK: number;
 }
 
+/** What `LanguageModel.run` returns for a text of T tokens: each token's text (`tokens`) and id (`ids`). */
 export interface RunResult {
   tokens: string[];
   ids: Int32Array;
@@ -950,6 +952,7 @@ export interface NextToken {
   char: string;
 }
 
+/** One step of a `TokenGenerator`: the token drawn, its probability, and the attention over the cache. */
 export interface GeneratorStep extends NextToken {
   /** Tokens in each layer's KV cache after the step. */
   cacheLength: number;
@@ -964,10 +967,16 @@ export interface TokenGenerator {
   readonly cacheLength: number;
   /** @throws {MHAError} `DISPOSED` */
   step(): GeneratorStep;
+  /**
+   * Back to the prompt alone, with the sampler's seed from the start.
+   * @throws {MHAError} `DISPOSED`
+   */
   reset(): void;
+  /** Frees the KV caches. Idempotent. */
   dispose(): void;
 }
 
+/** How `LanguageModel.generator` and `generate` sample. */
 export interface GeneratorOptions {
   /** 0 takes the most probable token; default 1. */
   temperature?: number;
@@ -996,7 +1005,12 @@ export class LanguageModel {
   readonly training: Record<string, unknown>;
   /** Every head's scores and type, measured on the probes stored in the file. */
   readonly heads: HeadInfo[];
+  /**
+   * Token ids [T] of a text. Character models: one id per character, `config.unk` for one outside
+   * the vocabulary; byte-pair models: their tokenizer's encode (llama2.c's puts BOS first).
+   */
   encode(text: string): Int32Array;
+  /** The text of token ids (byte-pair models: their tokenizer's decode). */
   decode(ids: ArrayLike<number>): string;
   /**
    * @throws {MHAError} `INVALID_ARGUMENT` (text empty or longer than the context, a bad ablate
@@ -1005,7 +1019,9 @@ export class LanguageModel {
   run(text: string | ArrayLike<number>, opts?: { ablate?: Array<[number, number]> }): RunResult;
   /** `prompt`: text, or token ids (integers in [0, vocabSize)). */
   generator(prompt: string | ArrayLike<number>, opts?: GeneratorOptions): TokenGenerator;
+  /** Generates `n` tokens after a prompt (as `generator`): the whole text and each step's token. */
   generate(prompt: string | ArrayLike<number>, n: number, opts?: GeneratorOptions): { text: string; steps: Array<NextToken & { cacheLength: number }> };
+  /** Frees the model's decoder and KV caches in the engine. Idempotent. */
   dispose(): void;
 }
 
@@ -1014,6 +1030,7 @@ export class LanguageModel {
  * character-level); code written against `CharModel` keeps working.
  */
 export const CharModel: typeof LanguageModel;
+/** The instance type of `CharModel`: a LanguageModel. */
 export type CharModel = LanguageModel;
 /** LanguageModel's config, under its first name. */
 export type CharModelConfig = LanguageModelConfig;

@@ -6,12 +6,12 @@
  * Which is fastest depends on the engine's register allocator, and the two larger tiles pay only
  * with fused multiply-adds (the relaxed-simd tier):
  * - V8 13.6 (Node 24, Chromium 136) and later keep all 12 accumulators of the 6 × 8 tile in
- *   registers and run a forward 12–17 % faster with it than with 4 × 8;
+ *   registers and run a forward faster with it than with 4 × 8;
  * - V8 11–12 (Node 20, 22) hoist every broadcast of an iteration ahead of its multiply-adds, spill
- *   the 6 × 8 tile (about 25 % slower) and run the 3 × 12 tile (9 accumulators, 3 broadcasts,
- *   3 B vectors) 4–7 % faster than 4 × 8 (W1–W3 without attention weights; 2.5–6 % with);
+ *   the 6 × 8 tile (slower than 4 × 8) and run the 3 × 12 tile (9 accumulators, 3 broadcasts,
+ *   3 B vectors) faster than 4 × 8;
  * - engines that were not measured (Firefox, Safari) keep 4 × 8, which no engine spills.
- * (docs/performance.md, "The register tile per engine".) Every tile computes each output element
+ * (How much faster: docs/performance.md, "The register tile per engine".) Every tile computes each output element
  * with the same multiply-add chain, so the choice changes speed only: results are bit-identical.
  * @module tile
  */
