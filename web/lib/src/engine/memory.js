@@ -192,7 +192,7 @@ export function heapViews(core) {
 
 // Results are copied out of wasm memory into fresh Float32Arrays. A Float32Array of more than 64
 // bytes gets its own off-heap backing store, whose allocation and garbage collection cost more
-// than a small forward itself (about 1 µs per result in Node 20). Small results are therefore
+// than a small forward itself (docs/performance.md, "What the speed comes from"). Small results are therefore
 // carved out of a shared 16 KB ArrayBuffer, as Node's Buffer pool does for small Buffers.
 const POOL_FLOATS = 4096;   // one slab: 16 KB
 const POOLED_MAX = 512;     // results of at most 2 KB come from a slab

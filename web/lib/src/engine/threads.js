@@ -52,10 +52,9 @@ async function reportedCores() {
 /**
  * The number of threads to start for createMHA's `threads` option.
  * - `'auto'` (the default): in Node, the cores the runtime reports; in a browser, one fewer (the
- *   page's own thread and the browser's compositor keep a core: measured on a 2-core machine, a
- *   cross-origin isolated page with every element took 3.8–9.4 s to show them all with 2 threads and
- *   1.9–2.4 s with 1, because the pool's caller spins until every worker has taken its turn in each
- *   parallel region and a worker that shares a core with the page's thread is often not running);
+ *   page's own thread and the browser's compositor keep a core, because the pool's caller spins
+ *   until every worker has taken its turn in each parallel region and a worker that shares a core
+ *   with the page's thread is often not running; measured: docs/performance.md, "Threads in a page");
  *   at most MAX_AUTO_THREADS; 1 where threads are unavailable, or when the caller supplied the .wasm
  *   (`wasmBinary`, `wasmURL`: bytes of one specific build).
  * - a whole number ≥ 1: that many where threads are available, else 1 (never an error: a page

@@ -63,7 +63,8 @@ function runningEngine() {
  * (3 stands for the 3 × 12 tile).
  * @param {'auto'|'4x8'|'6x8'|'3x12'} [tile='auto'] 'auto': engineTile() for the relaxed-simd tier,
  *   '4x8' for the simd tier (its multiply-add is a mul and an add, whose product needs one more
- *   register: 6 × 8 measured 4 % and 3 × 12 2–4 % slower there)
+ *   register, and both larger tiles measured slower there: docs/performance.md, "The register
+ *   tile per engine")
  * @param {string} [tier] the tier being loaded
  * @returns {3|4|6}
  * @throws {Error} named MHALoadError: a tile other than 'auto', '4x8', '6x8' or '3x12'
