@@ -32,15 +32,17 @@ const bad = (name, expected, raw, dflt) => ({ error: attrError(name, expected, r
  * @param {string} name attribute name
  * @param {string|number|null|undefined} raw the attribute's string or the property's number
  *   (null/undefined: absent → `dflt`)
- * @param {{dflt: number, min: number, max: number}} range inclusive bounds
+ * @param {{dflt: number|undefined, min: number, max?: number, what?: string}} range inclusive bounds (no `max`:
+ *   any safe integer from `min`); `what` names the quantity in the message, e.g. "tokens T"
  * @returns {{value: number}|{error: MHAError, dflt: number}}
  */
-export function intAttr(name, raw, { dflt, min, max }) {
+export function intAttr(name, raw, { dflt, min, max = Infinity, what }) {
   if (absent(raw)) return { value: dflt };
   const s = String(raw).trim();
   const v = Number(s);
   if (s === '' || !/^[+-]?\d+$/.test(s) || !Number.isSafeInteger(v) || v < min || v > max) {
-    return bad(name, `a whole number from ${min} to ${max}`, raw, dflt);
+    const range = max === Infinity ? `a whole number ≥ ${min}` : `a whole number from ${min} to ${max}`;
+    return bad(name, what ? `${range} (${what})` : range, raw, dflt);
   }
   return { value: v };
 }

@@ -1,268 +1,22 @@
-import { LitElement, html, svg, css, nothing } from 'lit';
+import { LitElement, html, svg, nothing } from 'lit';
 import { Task } from '@lit/task';
-import { schemeTableau10, interpolateSinebow } from 'd3-scale-chromatic';
-import { MHAError } from '../../src/index.js';
-import { baseStyles, taskEngine, errorText, int } from '../base/shared.js';
+import { baseStyles, taskEngine, errorText } from '../base/shared.js';
+import { AttrGuard, attrError, fireError } from '../base/attr-check.js';
+import { rich } from '../base/rich.js';
+import { LAYER_MAP_TENSORS, TENSOR_WHAT, MLP_RATIO, bracket, layerMapTensors } from '../logic/layer-map.js';
+import { layerMapConfig } from './layer-map/config.js';
+import { headColor, STROKE, block, deck, scoreMap } from './layer-map/glyphs.js';
+import { layerMapStyles } from './layer-map/styles.js';
 
-/** The tensors of the map, in the order of the forward pass: the values `selected` accepts. */
-export const LAYER_MAP_TENSORS = Object.freeze(['x', 'ln1', 'wq', 'wk', 'wv', 'q', 'k', 'v', 'scores', 'weights',
-  'heads', 'concat', 'wo', 'attn', 'resid', 'ln2', 'w1', 'hidden', 'w2', 'mlp', 'y']);
-
-/** What each tensor is, in a few words (the end of its button's accessible name). */
-const WHAT = {
-  x: 'the block’s input', ln1: 'LayerNorm of X', wq: 'packed query projection', wk: 'packed key projection',
-  wv: 'packed value projection', q: 'per-head queries', k: 'per-head keys', v: 'per-head values', scores: 'per-head scores',
-  weights: 'per-head attention weights', heads: 'per-head outputs', concat: 'the heads concatenated',
-  wo: 'output projection', attn: 'attention output', resid: 'residual stream after attention',
-  ln2: 'LayerNorm before the MLP', w1: 'MLP up-projection', hidden: 'MLP hidden activations',
-  w2: 'MLP down-projection', mlp: 'MLP output', y: 'the block’s output',
-};
-
-/** d_ff of the drawn MLP, as a multiple of d_model (the Transformer's 2048 = 4 · 512, GPT-2's 3072 = 4 · 768). */
-export const MLP_RATIO = 4;
+export { LAYER_MAP_TENSORS, MLP_RATIO, layerMapTensors } from '../logic/layer-map.js';
+export { layerMapConfig } from './layer-map/config.js';
+export { headColor } from './layer-map/glyphs.js';
 
 /** The width (px) from which the detail panel sits beside the map instead of under a row. */
 const WIDE = 720;
 
 /** Score maps drawn at most; above, the first and last ones with an ellipsis between. */
 const MAX_MAPS = 32;
-
-/** One color per head: Tableau 10 up to 10 heads, else evenly spaced hues of the sinebow. */
-export function headColor(i, h) {
-  return h <= 10 ? schemeTableau10[i % 10] : interpolateSinebow(i / h);
-}
-
-/** A label with `_X` subscripts drawn as such: 'W_Q' → W<sub>Q</sub>. */
-function rich(label) {
-  const parts = label.split(/_(\w)/);
-  return parts.map((p, i) => (i % 2 ? html`<sub>${p}</sub>` : p));
-}
-
-/** `[2, 8, 10, 64]` */
-const bracket = (shape) => `[${shape.join(', ')}]`;
-
-/**
- * Reads a count attribute: a whole number ≥ 1 written in decimal digits (the raw attribute text is
- * kept so a message can quote it). Missing (null, undefined, '') gives `dflt`.
- * @returns {{value?: number, problem?: string}}
- */
-function parseCount(raw, attr, what, dflt) {
-  // empty counts as left out only for the optional sizes (batch, kv-heads), as their docs say
-  if (raw === null || raw === undefined || (raw === '' && dflt === undefined)) return { value: dflt };
-  const s = String(raw).trim();
-  const n = Number(s);
-  if (s === '' || !/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(s) || !Number.isFinite(n)) return { problem: `${attr}: expected a whole number ≥ 1 (${what}), got ${JSON.stringify(String(raw))} (not a number)` };
-  if (!Number.isInteger(n) || n < 1) return { problem: `${attr}: expected a whole number ≥ 1 (${what}), got ${JSON.stringify(String(raw))}` };
-  if (n > 2 ** 31 - 1) return { problem: `${attr}: expected a whole number ≥ 1 and below 2³¹ (${what}), got ${JSON.stringify(String(raw))}` };
-  return { value: n };
-}
-
-/** The divisors of n, shortened to the first few and the last. */
-function divisorsText(n) {
-  const ds = [];
-  for (let i = 1; i <= n && ds.length < 200; i++) if (n % i === 0) ds.push(i);
-  return ds.length <= 9 ? ds.join(', ') : `${ds.slice(0, 7).join(', ')}, …, ${ds[ds.length - 1]}`;
-}
-
-/**
- * The map's configuration from the raw attribute values, or the list of problems (each naming the
- * attribute, what it expects and what it got).
- * @returns {{cfg?: {seqLen: number, dModel: number, numHeads: number, batch?: number, kvHeads?: number}, problems: string[]}}
- */
-export function layerMapConfig({ seqLen, dModel, heads, batch, kvHeads }) {
-  const T = parseCount(seqLen, 'seq-len', 'tokens T', 5);
-  const d = parseCount(dModel, 'd-model', 'the model width d_model', 24);
-  const h = parseCount(heads, 'heads', 'num_heads h', 2);
-  const B = parseCount(batch, 'batch', 'batch size B, or leave it out for an unbatched input', undefined);
-  const g = parseCount(kvHeads, 'kv-heads', 'key/value heads g, or leave it out for g = h', undefined);
-  const problems = [T, d, h, B, g].filter((r) => r.problem).map((r) => r.problem);
-  if (d.value && h.value && d.value % h.value !== 0) {
-    problems.push(`heads: expected a divisor of d-model = ${d.value} (${divisorsText(d.value)}) so that d_k = d_model / h is whole, got ${JSON.stringify(String(heads))}`);
-  }
-  if (h.value && g.value && !(d.value && d.value % h.value) && h.value % g.value !== 0) {
-    problems.push(`kv-heads: expected a divisor of heads = ${h.value} (${divisorsText(h.value)}), got ${JSON.stringify(String(kvHeads))}`);
-  }
-  if (problems.length) return { problems };
-  const cfg = { seqLen: T.value, dModel: d.value, numHeads: h.value };
-  if (B.value !== undefined) cfg.batch = B.value;
-  if (g.value !== undefined) cfg.kvHeads = g.value;
-  return { cfg, problems };
-}
-
-/**
- * Every tensor the map draws, built from one `mha.passport()` result: the shapes the passport lists
- * are taken from its steps (`source.step`); the others are derived from them and say how.
- * @param {object} p the passport
- * @param {{seqLen: number, dModel: number, numHeads: number, batch?: number, kvHeads?: number}} cfg
- * @param {boolean} causal
- * @returns {Array<{name: string, label: string, long: string, shape: number[], sym: string[], formula: string,
- *   source: {step?: string, derived?: string}, purpose: string, code: string[], row: string}>}
- */
-export function layerMapTensors(p, cfg, causal) {
-  const step = (name) => {
-    const s = (p.steps ?? []).find((x) => x.name === name);
-    if (!s) throw new MHAError('INVALID_ARGUMENT', `the engine's passport has no step "${name}" (steps: ${(p.steps ?? []).map((x) => x.name).join(', ')})`);
-    return s;
-  };
-  const batched = cfg.batch !== undefined;
-  const lead = batched ? ['B'] : [];
-  const X = step('input X');
-  const d = X.shape[X.shape.length - 1];
-  const pre = X.shape.slice(0, -1);            // [B, T] or [T]
-  const T = pre[pre.length - 1];
-  const Q = step('per-head Q'), K = step('per-head K'), V = step('per-head V');
-  const h = Q.shape[Q.shape.length - 3];
-  const g = K.shape[K.shape.length - 3];
-  const dK = p.dK, dV = p.dV;
-  const dff = MLP_RATIO * d;
-  const ax = batched ? 1 : 0;                   // the axis of T in [B, T, ...]
-  const fromP = (s) => ({ shape: s.shape, formula: s.formula, source: { step: s.name } });
-  const derived = (shape, formula, how) => ({ shape, formula, source: { derived: how } });
-  const act = [...pre, d];
-  const actSym = [...lead, 'T', 'd_model'];
-  const args = (shape) => shape.join(', ');
-  const view = (s, n, w) => [...pre, n, w];
-  const qkv = (which, s, n, w, W, what) => {
-    const name = which.toLowerCase();
-    const code = [
-      `# x_hat: ${bracket(act)}, W_${which}: ${bracket([d, n * w])}`,
-      `${name} = (x_hat @ W_${which}).view(${args(view(s, n, w))}).transpose(${ax}, ${ax + 1})  # ${bracket(s.shape)}`,
-    ];
-    if (which !== 'Q' && n !== h) code.push(`${name} = ${name}.repeat_interleave(${h / n}, dim=${ax})  # each of the ${n} heads serves ${h / n} query heads`);
-    return {
-      name, label: which, long: `${which} (per-head ${what})`, ...fromP(s), sym: [...lead, n === h ? 'h' : 'g', 'T', which === 'V' ? 'd_v' : 'd_k'],
-      purpose: {
-        Q: 'Each head’s queries, what every token is looking for: the packed product x̂·W_Q cut into h pieces of d_k and moved so that the head axis comes before the tokens.',
-        K: 'Each head’s keys, what every token offers to be found by: x̂·W_K cut into pieces of d_k per head, head axis first.',
-        V: 'Each head’s values, what a token hands over when it is attended to: x̂·W_V cut into pieces of d_v per head, head axis first.',
-      }[which] + (n !== h ? ` With ${n} key/value heads for ${h} query heads, each ${which} head is shared by ${h / n} query heads (grouped-query attention).` : ''),
-      code, row: 'qkv', n, reshape: { packed: [...pre, n * w], view: view(s, n, w), final: s.shape, n, W },
-    };
-  };
-  const wMat = (which, count, n, w) => ({
-    name: `w${which.toLowerCase()}`, label: `W_${which}`, long: `W_${which} (packed ${{ Q: 'query', K: 'key', V: 'value' }[which]} projection)`,
-    ...derived([d, count / d], `W_${which} = [W_${which}^(1) | … | W_${which}^(${n})], ${n} column slices of width ${w}`,
-      `[d_model, params.w${which} / d_model] from the passport's parameter count w${which} = ${int(count)}`),
-    sym: ['d_model', `${n === h ? 'h' : 'g'}·${which === 'V' ? 'd_v' : 'd_k'}`],
-    purpose: {
-      Q: 'Turns each token into queries for all heads at once; its h column slices of width d_k are the heads’ own query projections W_Q^(i).',
-      K: 'Turns each token into keys for all heads at once; column slice i is head i’s W_K^(i).',
-      V: 'Turns each token into values for all heads at once; column slice i is head i’s W_V^(i).',
-    }[which],
-    code: [`W_${which} = torch.randn(${d}, ${count / d})  # [in, out]: y = x·W`, `W_${which}_0 = W_${which}[:, 0:${w}]  # head 0’s slice [${d}, ${w}]`],
-    row: 'weights', n,
-  });
-  const S = step('per-head scores'), A = step('per-head attention weights'), O = step('per-head outputs');
-  const C = step('concat'), WO = step('W_O'), OUT = step('output');
-  const hv = O.shape.length - 3;
-  const mask = `mask = torch.ones(${T}, ${T}, dtype=torch.bool).triu(1)  # true = masked (a future key)`;
-  return [
-    { name: 'x', label: 'X', long: 'X (the block’s input, the residual stream)', ...fromP(X), sym: actSym,
-      purpose: 'The residual stream entering the block: one d_model-wide vector per token; each sub-layer reads a normalised copy of it and adds its result back.',
-      code: [`x = torch.randn(${args(act)})  # ${bracket(act)}`], row: 'x' },
-    { name: 'ln1', label: 'x̂ = LN₁(X)', long: 'x̂ (LayerNorm of X)', ...derived(act, 'x̂ = γ ⊙ (X − μ) / √(σ² + ε) + β, over the last axis', 'LayerNorm keeps the shape of X'), sym: actSym,
-      purpose: 'Each token’s vector rescaled to mean 0 and variance 1 (then a learned scale γ and shift β) before attention reads it: the pre-norm placement that keeps deep stacks trainable.',
-      code: [`x_hat = F.layer_norm(x, (${d},))  # ${bracket(act)}`], row: 'ln1' },
-    wMat('Q', p.params.wQ, h, dK), wMat('K', p.params.wK, g, dK), wMat('V', p.params.wV, g, dV),
-    qkv('Q', Q, h, dK, 'wq', 'queries'), qkv('K', K, g, dK, 'wk', 'keys'), qkv('V', V, g, dV, 'wv', 'values'),
-    { name: 'scores', label: 'scores S', long: 'S (per-head scores)', ...fromP(S), sym: [...lead, 'h', 'T', 'T'],
-      purpose: 'How well each query matches each key, per head: T × T dot products scaled by 1/√d_k so that their spread does not grow with d_k.'
-        + (causal ? ' The causal mask sets every entry above the diagonal (a key after the query) to −∞.' : ''),
-      code: [`s = q @ k.transpose(-2, -1) / math.sqrt(${dK})  # ${bracket(S.shape)}`, ...(causal ? [mask, 's = s.masked_fill(mask, float("-inf"))'] : [])],
-      row: 'scores', n: h },
-    { name: 'weights', label: 'weights A', long: 'A (per-head attention weights)', ...fromP(A), sym: [...lead, 'h', 'T', 'T'],
-      purpose: 'Each row is a probability distribution over the keys one token attends to: the softmax of its row of scores'
-        + (causal ? '; the masked entries become exactly 0.' : '.'),
-      code: [`a = s.softmax(dim=-1)  # ${bracket(A.shape)}, each row sums to 1`], row: 'weights', n: h },
-    { name: 'heads', label: 'head outputs', long: 'head_i (per-head outputs)', ...fromP(O), sym: [...lead, 'h', 'T', 'd_v'],
-      purpose: 'Each head’s output: per token, an average of that head’s value vectors weighted by its row of A.',
-      code: [`o = a @ v  # ${bracket(O.shape)}`], row: 'heads', n: h },
-    { name: 'concat', label: 'concat', long: 'concat(head_1, …, head_h)', ...fromP(C), sym: [...lead, 'T', 'h·d_v'],
-      purpose: 'The h head outputs side by side again for each token (the transpose undone), so that one matrix can mix them.',
-      code: [`c = o.transpose(${hv}, ${hv + 1}).reshape(${args(C.shape)})  # ${bracket(C.shape)}`], row: 'concat', n: h },
-    { name: 'wo', label: 'W_O', long: 'W_O (output projection)', ...fromP(WO), sym: ['h·d_v', 'd_model'],
-      purpose: 'Mixes the heads: its h row slices, d_v rows each, say how much each head’s output adds to every feature of the result.',
-      code: [`W_O = torch.randn(${args(WO.shape)})  # [h·d_v, d_model]`], row: 'concat', n: h },
-    { name: 'attn', label: 'MHA(x̂)', long: 'attention output concat·W_O', ...fromP(OUT), sym: actSym,
-      purpose: 'What the attention sub-layer adds to the residual stream: for every token, information gathered from the tokens it attended to.',
-      code: [`attn = c @ W_O  # ${bracket(OUT.shape)}`], row: 'attn' },
-    { name: 'resid', label: 'X + MHA', long: 'the residual stream after attention', ...derived(act, 'H = X + MHA(LN₁(X))', 'a sum of two tensors of the shape of X'), sym: actSym,
-      purpose: 'The residual stream after attention: the block’s input plus the attention output (the skip connection lets the input pass unchanged).',
-      code: [`h1 = x + attn  # ${bracket(act)}`], row: 'resid' },
-    { name: 'ln2', label: 'LN₂(H)', long: 'LayerNorm of the residual stream', ...derived(act, 'LN₂(H) = γ₂ ⊙ (H − μ) / √(σ² + ε) + β₂', 'LayerNorm keeps the shape'), sym: actSym,
-      purpose: 'The second pre-norm: the stream normalised again, this time for the MLP.',
-      code: [`h1_hat = F.layer_norm(h1, (${d},))  # ${bracket(act)}`], row: 'ln2' },
-    { name: 'w1', label: 'W₁', long: 'W₁ (MLP up-projection)', ...derived([d, dff], 'W₁', `d_ff = ${MLP_RATIO}·d_model = ${dff}, the usual choice (not in the attention passport)`), sym: ['d_model', 'd_ff'],
-      purpose: `Widens each token’s vector to d_ff = ${MLP_RATIO}·d_model features; unlike attention it looks at one token at a time.`,
-      code: [`W_1 = torch.randn(${d}, ${dff})  # [d_model, d_ff]`], row: 'mlp1' },
-    { name: 'hidden', label: 'GELU(LN₂·W₁)', long: 'MLP hidden activations', ...derived([...pre, dff], 'U = GELU(LN₂(H)·W₁)', `d_ff = ${MLP_RATIO}·d_model = ${dff}`), sym: [...lead, 'T', 'd_ff'],
-      purpose: 'The MLP’s hidden features per token, after the nonlinearity (GELU here; ReLU or SwiGLU in other models).',
-      code: [`u = F.gelu(h1_hat @ W_1)  # ${bracket([...pre, dff])}`], row: 'mlp1' },
-    { name: 'w2', label: 'W₂', long: 'W₂ (MLP down-projection)', ...derived([dff, d], 'W₂', `d_ff = ${MLP_RATIO}·d_model = ${dff}`), sym: ['d_ff', 'd_model'],
-      purpose: 'Brings the hidden features back to d_model so that the result can be added to the stream.',
-      code: [`W_2 = torch.randn(${dff}, ${d})  # [d_ff, d_model]`], row: 'mlp2' },
-    { name: 'mlp', label: 'MLP(LN₂(H))', long: 'MLP output', ...derived(act, 'MLP(LN₂(H)) = U·W₂', 'W₂ maps d_ff back to d_model'), sym: actSym,
-      purpose: 'What the MLP sub-layer adds to the residual stream.',
-      code: [`m = u @ W_2  # ${bracket(act)}`], row: 'mlp2' },
-    { name: 'y', label: 'Y = H + MLP', long: 'Y (the block’s output)', ...derived(act, 'Y = H + MLP(LN₂(H))', 'a sum of two tensors of the shape of X'), sym: actSym,
-      purpose: 'The block’s output, the same shape as its input, so that blocks can be stacked: the next block reads it as its X.',
-      code: [`y = h1 + m  # ${bracket(act)}`], row: 'y' },
-  ];
-}
-
-// ---- glyphs (SVG, aria-hidden; the button's label carries the meaning) ----
-
-const STROKE = 'var(--_fg)';
-
-/** A [rows, cols] block: `n` colored bands along `dir` ('cols' | 'rows'), or plain; `lines` faint row lines. */
-function block(w, hgt, { n = 0, dir = 'cols', colors, lines = 0, fill } = {}) {
-  const bands = [];
-  for (let i = 0; i < n; i++) {
-    const c = colors ? colors(i) : headColor(i, n);
-    bands.push(dir === 'cols'
-      ? svg`<rect x=${(w * i) / n} y="0" width=${w / n} height=${hgt} fill=${c}></rect>`
-      : svg`<rect x="0" y=${(hgt * i) / n} width=${w} height=${hgt / n} fill=${c}></rect>`);
-  }
-  const ls = [];
-  if (lines > 1 && lines <= 16) for (let r = 1; r < lines; r++) ls.push(svg`<line class="faint" x1="0" x2=${w} y1=${(hgt * r) / lines} y2=${(hgt * r) / lines}></line>`);
-  return html`<svg class="glyph" width=${w + 2} height=${hgt + 2} viewBox=${`-1 -1 ${w + 2} ${hgt + 2}`} aria-hidden="true" focusable="false">
-    ${n ? nothing : svg`<rect width=${w} height=${hgt} class=${fill ?? 'plain'}></rect>`}${bands}${ls}
-    <rect width=${w} height=${hgt} fill="none" stroke=${STROKE} stroke-width="1"></rect></svg>`;
-}
-
-/** n cards stacked diagonally, one per head: a [n, T, d_k] tensor. */
-function deck(n, w, hgt, colors = (i) => headColor(i, n)) {
-  const off = Math.min(5, 40 / Math.max(1, n - 1));
-  const W = w + off * (n - 1), H = hgt + off * (n - 1);
-  const cards = [];
-  for (let i = n - 1; i >= 0; i--) {
-    cards.push(svg`<rect x=${off * i} y=${off * (n - 1 - i)} width=${w} height=${hgt} fill=${colors(i)} stroke=${STROKE} stroke-width="0.75"></rect>`);
-  }
-  return html`<svg class="glyph" width=${W + 2} height=${H + 2} viewBox=${`-1 -1 ${W + 2} ${H + 2}`} aria-hidden="true" focusable="false">${cards}</svg>`;
-}
-
-/** One head's T × T map, with the causal mask as a grey staircase above the diagonal. */
-function scoreMap(T, s, color, causal, head) {
-  const cells = T <= 16;
-  const c = s / T;
-  const grid = [];
-  if (cells) for (let r = 1; r < T; r++) grid.push(svg`<line class="faint" x1="0" x2=${s} y1=${r * c} y2=${r * c}></line><line class="faint" y1="0" y2=${s} x1=${r * c} x2=${r * c}></line>`);
-  let mask = nothing;
-  if (causal && T > 1) {
-    let pts;
-    if (cells) {
-      pts = [];
-      for (let r = 0; r < T - 1; r++) pts.push(`${(r + 1) * c},${r * c}`, `${(r + 1) * c},${(r + 1) * c}`);
-      pts.push(`${s},${(T - 1) * c}`, `${s},0`);
-    } else {
-      pts = [`0,0`, `${s},${s}`, `${s},0`];
-    }
-    mask = svg`<polygon class="mask" part="mask" data-head=${head} points=${pts.join(' ')}></polygon>`;
-  }
-  return html`<svg class="glyph map" width=${s + 2} height=${s + 2} viewBox=${`-1 -1 ${s + 2} ${s + 2}`} aria-hidden="true" focusable="false">
-    <rect width=${s} height=${s} fill=${color} fill-opacity="0.55"></rect>${grid}${mask}
-    <rect width=${s} height=${s} fill="none" stroke=${STROKE} stroke-width="1"></rect></svg>`;
-}
 
 /**
  * `<mha-layer-map>` — a map of one multi-head attention layer inside a pre-norm decoder block:
@@ -339,78 +93,7 @@ export class MhaLayerMap extends LitElement {
     _wide: { state: true },
   };
 
-  static styles = [baseStyles, css`
-    :host { display: block; max-width: 100%; min-width: 0; container-type: inline-size; --_mono: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); }
-    figure { margin: 0; }
-    figcaption { font-size: 0.92em; margin-bottom: 0.6rem; }
-    .legend { font-size: 0.82em; color: var(--_muted); margin: 0.3rem 0 0.8rem; display: flex; flex-wrap: wrap; gap: 0.2rem 1rem; }
-    .legend svg { vertical-align: middle; }
-    .legend .dash { border-bottom: 1.5px dashed currentColor; }
-    .block { display: grid; grid-template-columns: 1.9rem minmax(0, 1fr); }
-    .rail { position: relative; }
-    .rail::before { content: ''; position: absolute; left: calc(50% - 1.5px); width: 3px; top: 0; bottom: 0; background: var(--_muted); }
-    .rail.start::before { top: 50%; }
-    .rail.end::before { bottom: 50%; }
-    .rail .plus {
-      position: absolute; left: 50%; top: 50%; transform: translate(-50%, -50%); width: 1.35rem; height: 1.35rem;
-      border-radius: 50%; background: var(--_bg); border: 2px solid var(--_fg); display: grid; place-items: center;
-      font-weight: 700; line-height: 1; font-size: 0.95rem;
-    }
-    .sub { border: 1.5px dashed var(--_border); border-radius: calc(var(--_radius) * 1.5); padding: 0.4rem 0.5rem 0.6rem; margin: 0.4rem 0; }
-    .sub > h3 { margin: 0 0 0.2rem; font-size: 0.85em; font-weight: 600; color: var(--_muted); }
-    .row { display: flex; flex-wrap: wrap; gap: 0.4rem 0.6rem; align-items: flex-end; justify-content: center; }
-    .op { text-align: center; color: var(--_muted); font-size: 0.8em; margin: 0.15rem 0; line-height: 1.3; }
-    .op .arrow { display: block; font-size: 1.1em; color: var(--_fg); }
-    button.t {
-      display: inline-flex; flex-direction: column; align-items: center; gap: 0.2rem; padding: 0.3rem 0.4rem;
-      background: var(--_bg); min-width: 4.2rem; max-width: 100%;
-    }
-    button.t:hover { border-color: var(--_accent); }
-    button.t[aria-pressed='true'] { background: var(--_surface); color: var(--_fg); border: 2px solid var(--_accent); box-shadow: 0 0 0 1px var(--_accent); }
-    button.t.maps { flex-direction: column; }
-    .name { font-size: 0.85em; font-weight: 600; }
-    .shape { font-family: var(--_mono); font-size: 0.78em; white-space: nowrap; }
-    .shape[data-derived] { border-bottom: 1.5px dashed currentColor; }
-    .maps-grid { display: flex; flex-wrap: wrap; gap: 4px; justify-content: center; max-width: 100%; }
-    .maps-grid .m { display: flex; flex-direction: column; align-items: center; font-size: 0.68em; color: var(--_muted); }
-    .maps-grid .more { align-self: center; font-size: 0.8em; color: var(--_muted); padding: 0 0.3em; }
-    /* head numbers as generated content: the button's accessible name (which says h) starts with its visible text */
-    .maps-grid [data-n]::after { content: attr(data-n); }
-    svg.glyph { display: block; max-width: 100%; height: auto; overflow: visible; }
-    svg .plain { fill: var(--_surface); }
-    svg .wide { fill: var(--_surface); }
-    svg .faint { stroke: var(--_fg); stroke-opacity: 0.18; stroke-width: 0.6; }
-    svg .mask { fill: var(--mha-mask, #8c959f); fill-opacity: 0.92; }
-    .detail {
-      background: var(--_surface); border: 1px solid var(--_border); border-left: 4px solid var(--_accent);
-      border-radius: var(--_radius); padding: 0.5rem 0.8rem; margin: 0.5rem 0; font-size: 0.9em; text-align: left;
-    }
-    .detail h4 { margin: 0 0 0.3rem; font-size: 1em; }
-    .detail dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0.15rem 0.7rem; margin: 0.2rem 0 0.4rem; }
-    .detail dt { color: var(--_muted); }
-    .detail dd { margin: 0; overflow-wrap: anywhere; }
-    .detail .mono { font-family: var(--_mono); font-size: 0.95em; }
-    .detail p { margin: 0.3rem 0; }
-    pre {
-      font-family: var(--_mono); font-size: 0.85em; background: var(--_bg); border: 1px solid var(--_border);
-      border-radius: var(--_radius); padding: 0.4rem 0.6rem; margin: 0.4rem 0 0.2rem; white-space: pre-wrap; overflow-wrap: anywhere;
-    }
-    .reshape { display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.5rem; margin: 0.4rem 0; }
-    .reshape figure { display: flex; flex-direction: column; align-items: center; gap: 0.2rem; }
-    .reshape figcaption { font-size: 0.78em; margin: 0; text-align: center; }
-    .reshape .to { font-size: 0.8em; color: var(--_muted); text-align: center; }
-    .hint { color: var(--_muted); font-size: 0.85em; margin: 0.4rem 0; }
-    .loading { color: var(--_muted); font-size: 0.9em; }
-    @media (prefers-reduced-motion: no-preference) {
-      button.t { transition: border-color 120ms ease, background-color 120ms ease; }
-    }
-    .layout.wide { display: grid; grid-template-columns: minmax(0, 27rem) minmax(0, 1fr); gap: 1.2rem; align-items: start; }
-    .layout.wide .side { position: sticky; top: 0.5rem; }
-    .layout.wide .side .detail { margin-top: 0; }
-    @container (min-width: 640px) {
-      .row { gap: 0.5rem 1.2rem; }
-    }
-  `];
+  static styles = [baseStyles, layerMapStyles];
 
   constructor() {
     super();
@@ -433,33 +116,31 @@ export class MhaLayerMap extends LitElement {
     this.error = null;
     // the map drawn: {cfg, causal, passport, tensors} of the last good configuration
     this._drawn = null;
+    this._attrs = new AttrGuard(this);
+    this._cfg = null;           // the last valid configuration (the task's input)
     this._task = new Task(this, {
-      args: () => [this.seqLen, this.dModel, this.heads, this.batch, this.kvHeads, this.causal, this.engine],
-      task: async ([seqLen, dModel, heads, batch, kvHeads, causal, engine], { signal }) => {
-        const { cfg, problems } = layerMapConfig({ seqLen, dModel, heads, batch, kvHeads });
-        if (problems.length) {
-          throw new MHAError('INVALID_ARGUMENT', `<mha-layer-map> ${problems.join('; ')}.`, { argument: problems[0].split(':')[0] });
-        }
+      args: () => [this._cfg, this.causal, this.engine],
+      task: async ([cfg, causal, engine], { signal }) => {
+        if (!cfg) return this._drawn;
         const mha = await taskEngine(engine, signal);
         let passport;
         try {
           passport = mha.passport(cfg);
         } catch (e) {
-          if (e && e.code) {
-            e.message = `<mha-layer-map seq-len="${seqLen ?? ''}" d-model="${dModel ?? ''}" heads="${heads ?? ''}"${batch != null && batch !== '' ? ` batch="${batch}"` : ''}${kvHeads != null && kvHeads !== '' ? ` kv-heads="${kvHeads}"` : ''}>: the engine refused: ${e.message}`;
-          }
+          if (e && e.code) e.message = `${this._asWritten()}: the engine refused: ${e.message}`;
           throw e;
         }
         return { cfg, causal: !!causal, passport, tensors: layerMapTensors(passport, cfg, !!causal) };
       },
       onComplete: (drawn) => {
+        if (!drawn) return;
         this._drawn = drawn;
         this.passport = drawn.passport;
-        this.error = null;
+        this.error = this._attrs.errors[0] ?? null;
       },
       onError: (err) => {
         this.error = err;
-        this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: err }, bubbles: true, composed: true }));
+        fireError(this, err);
       },
     });
     this._lastSelected = null;
@@ -484,21 +165,45 @@ export class MhaLayerMap extends LitElement {
   /** Every tensor drawn, in forward order (empty before the first passport). */
   get tensors() { return this._drawn ? this._drawn.tensors : []; }
 
+  /** The element's tag with its size attributes as written, e.g. `<mha-layer-map seq-len="5" …>`. */
+  _asWritten() {
+    const a = (name, v) => (v != null && v !== '' ? ` ${name}="${v}"` : '');
+    return `<mha-layer-map seq-len="${this.seqLen ?? ''}" d-model="${this.dModel ?? ''}" heads="${this.heads ?? ''}"`
+      + `${a('batch', this.batch)}${a('kv-heads', this.kvHeads)}>`;
+  }
+
   willUpdate(changed) {
-    if (changed.has('selected')) {
-      const s = this.selected;
-      if (s === null || s === undefined || s === '') {
-        this._lastSelected = null;
-        this._selectedProblem = '';
-      } else if (LAYER_MAP_TENSORS.includes(s)) {
-        this._lastSelected = s;
-        this._selectedProblem = '';
+    if (['seqLen', 'dModel', 'heads', 'batch', 'kvHeads'].some((k) => changed.has(k))) {
+      // one message and one mha-error per bad attribute; the last valid map stays (attr-check.js)
+      const { cfg, errors } = layerMapConfig(this);
+      const g = this._attrs;
+      g.begin();
+      errors.forEach((e) => g.add(e));
+      g.end();
+      if (cfg) {
+        const same = this._cfg && JSON.stringify(this._cfg) === JSON.stringify(cfg);
+        if (!same) this._cfg = cfg;
+        this.error = null;
       } else {
-        this._selectedProblem = `selected: expected one of ${LAYER_MAP_TENSORS.join(', ')}, got ${JSON.stringify(String(s))}`
-          + (this._lastSelected ? `; still showing ${this._lastSelected}.` : '.');
-        const err = new MHAError('INVALID_ARGUMENT', `<mha-layer-map> ${this._selectedProblem}`, { argument: 'selected' });
-        queueMicrotask(() => this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: err }, bubbles: true, composed: true })));
+        this.error = errors[0];
       }
+    }
+    if (changed.has('selected')) this._checkSelected();
+  }
+
+  /** `selected`: a tensor's name, or empty for none; an unknown name keeps the last valid selection. */
+  _checkSelected() {
+    const s = this.selected;
+    if (s === null || s === undefined || s === '') {
+      this._lastSelected = null;
+      this._selectedProblem = '';
+    } else if (LAYER_MAP_TENSORS.includes(s)) {
+      this._lastSelected = s;
+      this._selectedProblem = '';
+    } else {
+      const err = attrError('selected', `one of ${LAYER_MAP_TENSORS.join(', ')}`, s);
+      this._selectedProblem = err.message + (this._lastSelected ? `; still showing ${this._lastSelected}.` : '.');
+      queueMicrotask(() => fireError(this, err));
     }
   }
 
@@ -513,7 +218,7 @@ export class MhaLayerMap extends LitElement {
     const derived = !!t.source.derived;
     const pressed = this._lastSelected === t.name;
     return html`<button type="button" class=${`t ${extra}`} part="tensor" data-tensor=${t.name} data-shape=${t.shape.join(',')}
-      aria-pressed=${pressed ? 'true' : 'false'} aria-label=${`${t.label.replace(/_/g, '')} ${bracket(t.shape)}: ${WHAT[t.name]}${t.row === 'scores' || t.row === 'weights' ? `, ${t.n} maps of ${t.shape.at(-2)} × ${t.shape.at(-1)}${this._drawn.causal ? ', future keys masked' : ''}` : ''}, shape ${derived ? 'derived' : 'from the engine'}`}
+      aria-pressed=${pressed ? 'true' : 'false'} aria-label=${`${t.label.replace(/_/g, '')} ${bracket(t.shape)}: ${TENSOR_WHAT[t.name]}${t.row === 'scores' || t.row === 'weights' ? `, ${t.n} maps of ${t.shape.at(-2)} × ${t.shape.at(-1)}${this._drawn.causal ? ', future keys masked' : ''}` : ''}, shape ${derived ? 'derived' : 'from the engine'}`}
       @click=${() => this._select(t)}>
       ${glyph}
       <span class="name">${rich(t.label)}</span>
@@ -596,9 +301,17 @@ export class MhaLayerMap extends LitElement {
     return html`<div class=${cls}>${ts.map((t) => this._button(t, this._glyph(t, d), t.row === 'scores' || t.row === 'weights' ? 'maps' : ''))}</div>${this._detail(sel)}`;
   }
 
+  /** One `<p part="error" role="alert">` per bad attribute (`data-attr`), or the engine's refusal. */
+  _errors(dr) {
+    const still = dr ? ' The map still shows the last valid attributes.' : '';
+    const p = (text, attr) => html`<p class="error" part="error" role="alert" data-attr=${attr ?? nothing}>${text.replace(/([^.!?])$/, '$1.')}${still}</p>`;
+    if (this._attrs.errors.length) return this._attrs.errors.map((e) => p(e.message, e.argument));
+    return this.error ? p(errorText(this.error)) : nothing;
+  }
+
   render() {
     const dr = this._drawn;
-    const err = this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error).replace(/([^.!?])$/, '$1.')}${dr ? ' The map still shows the last valid attributes.' : ''}</p>` : nothing;
+    const err = this._errors(dr);
     const selErr = this._selectedProblem ? html`<p class="error" part="selected-error" role="alert">${this._selectedProblem}</p>` : nothing;
     if (!dr) return html`${err}${selErr}${this.error ? nothing : html`<p class="loading">Asking the engine for the layer’s shapes…</p>`}`;
     const { cfg, causal, passport: p, tensors } = dr;
