@@ -366,3 +366,39 @@ test('a long download shows its progress: "Loading gpt2shape/: x of y MB (p %)" 
   assert.equal(seen.maps, 12);
   assert.deepEqual(realErrors(errors), []);
 });
+
+test('a stale load: the model attribute changed mid-download shows the new model, gives the old one back when it arrives, no error', async () => {
+  const { page: pg, errors } = await page();
+  const r = await pg.evaluate(async () => {
+    const api = await import('/dist/mha-trained.js');
+    const mha = await api.getEngine();
+    const el = document.createElement('mha-trained-heads');
+    const fired = [];
+    el.addEventListener('mha-error', (e) => fired.push(e.detail.error.message));
+    el.setAttribute('loading', 'eager');
+    el.setAttribute('no-picker', '');
+    el.setAttribute('model', '/hf/gpt2shape/');
+    document.querySelector('main').prepend(el);
+    // mid-download: once the first bytes are shown, point the element at a small shipped model
+    const until = async (f) => { while (!f()) await new Promise((res) => setTimeout(res, 5)); };
+    await until(() => /MB/.test(el.shadowRoot?.querySelector('[part="loading"]')?.textContent ?? ''));
+    const during = api.loadedModelCount(mha);
+    el.setAttribute('model', '../models/charlm-h1-s0.safetensors');
+    await until(() => el.lm && el.shadowRoot.querySelector('mha-heatmap'));
+    const shown = { heads: el.lm.config.numHeads, layers: el.lm.config.numLayers, vocab: el.lm.config.vocabSize };
+    // the folder's load finishes later and is given back at once: one model left in the cache
+    await until(() => api.loadedModelCount(mha) === 1);
+    await new Promise((res) => setTimeout(res, 200));
+    return { during, shown, after: api.loadedModelCount(mha), still: el.lm.config.numHeads, fired, error: el.error?.message ?? null,
+      text: el.shadowRoot.textContent.includes('gpt2shape') };
+  });
+  assert.equal(r.during, 1, 'the folder is loading');
+  assert.deepEqual(r.shown, { heads: 1, layers: 2, vocab: r.shown.vocab });
+  assert.ok(r.shown.vocab < 200, 'a character model, not GPT-2\'s vocabulary');
+  assert.equal(r.after, 1);
+  assert.equal(r.still, 1);
+  assert.deepEqual(r.fired, []);
+  assert.equal(r.error, null);
+  assert.equal(r.text, false);
+  assert.deepEqual(realErrors(errors), []);
+});

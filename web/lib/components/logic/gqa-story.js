@@ -4,7 +4,7 @@
 // and explain the search for an induction head, a Llama model's weights counted from its config.
 import {
   TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN, headType, scoreText, inductionTargets,
-} from '../../src/lm/heads.js';
+} from '../../src/index.js';
 import { SCORE_OF, f2 } from './trained-text.js';
 
 const int = (v) => Number(v).toLocaleString('en-US');

@@ -2,7 +2,7 @@
 // a strict `ablate` list, a phrase written twice found in a text, each position's surprisal in bits,
 // and the whole measurement of a text (per-position bits, the mean per copy, the uniform and
 // unigram baselines, the same with heads switched off).
-import { MHAError } from '../../src/engine/errors.js';
+import { MHAError } from '../../src/index.js';
 import { modelInput, unitOf } from './trained-text.js';
 
 const invalid = (msg) => new MHAError('INVALID_ARGUMENT', msg, { argument: msg.split(':')[0] });

@@ -2,9 +2,8 @@
 // tests/trained-heads-logic.test.mjs): a model's head labels from its probes, what a copying score
 // says, and one sentence per head on whether it does on a text what its label says.
 import {
-  TYPE_THRESHOLD, INDUCTION_MIN_SPAN, headType,
-} from '../../src/lm/heads.js';
-import { COPYING_THRESHOLD, copyingScores, inductionVerdict } from '../../src/lm/copying.js';
+  TYPE_THRESHOLD, INDUCTION_MIN_SPAN, COPYING_THRESHOLD, headType, copyingScores, inductionVerdict,
+} from '../../src/index.js';
 import { SCORE_OF, SCORE_MEANS, f2 } from './trained-text.js';
 
 /** The head labels from the model's probe texts (CharModel.heads), or null for a model without probes (a Hugging Face folder). */

@@ -2,7 +2,7 @@
 // tests/trained-logic.test.mjs): how a token or character is shown, what one input position is,
 // the text typed into an element as a model's input, the score names of the head types, `ablate`
 // lists, number formatting, a model's mean loss on held-out texts, a URL's file name.
-import { MHAError } from '../../src/engine/errors.js';
+import { MHAError } from '../../src/index.js';
 
 /** A character as the heatmaps and lists show it: space and newline made visible. */
 export const showChar = (ch) => (ch === ' ' ? '␣' : ch === '\n' ? '↵' : ch);

@@ -6,6 +6,9 @@ import { kvGroups, bytesFormula, showChar, headView, f3 } from './trained-shared
 import { errorText, int } from '../base/shared.js';
 import { kvName } from '../logic/gqa-twins.js';
 
+/** The temperatures offered (with the `temperature` attribute's value when it is another). */
+const TEMPERATURES = [0, 0.7, 1];
+
 /** The seed buttons, the table of bytes per token and held-out loss, the chart and the verdict. */
 export function scoreView(el) {
   const rows = el.rows;

@@ -14,7 +14,6 @@ import { AttrGuard, numberAttr, intAttr, enumAttr, rawAttr } from '../base/attr-
 import '../views/mha-heatmap.js';
 
 const DEFAULT_PROMPT = 'The cat sat on the mat. ';
-const TEMPERATURES = [0, 0.7, 1];
 
 export { gqaVerdict, gqaFigures, kvName };
 
