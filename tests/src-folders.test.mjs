@@ -1,0 +1,64 @@
+// The folders of web/lib/src/ import one way (web/lib/src/README.md): engine/ imports only engine/;
+// formats/ imports formats/ and, from engine/, errors.js and tensor.js; lm/ imports lm/, engine/ and
+// formats/; no folder imports an entry (index.js, single.js, loader.js, version.js).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const SRC = fileURLToPath(new URL('../web/lib/src/', import.meta.url));
+
+/** Relative import specifiers of a module (static, re-exports and literal dynamic imports). */
+export function relativeImports(code) {
+  const found = [];
+  for (const m of code.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"](\.[^'"]+)['"]|(?:^|\n)\s*import\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g)) {
+    found.push(m[1] ?? m[2] ?? m[3]);
+  }
+  return found;
+}
+
+/** Whether `from` (a path under web/lib/src/) may import `to`; the rule's reason when it may not. */
+export function importRule(from, to) {
+  const [folder] = from.split('/');
+  const target = to.includes('/') ? to.split('/')[0] : 'entry';
+  if (to.startsWith('..')) return `${from} imports ${to}, outside web/lib/src/`;
+  if (target === 'entry') return `${from} imports the entry ${to}`;
+  if (folder === target) return null;
+  if (folder === 'engine') return `${from} imports ${to}: engine/ imports only engine/`;
+  if (folder === 'formats' && !['engine/errors.js', 'engine/tensor.js'].includes(to)) {
+    return `${from} imports ${to}: formats/ imports from engine/ only errors.js and tensor.js`;
+  }
+  if (folder === 'formats') return null;
+  if (folder === 'lm' && (target === 'engine' || target === 'formats')) return null;
+  return `${from} imports ${to}`;
+}
+
+test('web/lib/src/: engine, formats and lm import only what their READMEs allow', () => {
+  const problems = [];
+  let edges = 0;
+  for (const folder of ['engine', 'formats', 'lm']) {
+    for (const f of fs.readdirSync(path.join(SRC, folder)).filter((n) => n.endsWith('.js'))) {
+      const from = `${folder}/${f}`;
+      for (const spec of relativeImports(fs.readFileSync(path.join(SRC, folder, f), 'utf8'))) {
+        const to = path.posix.normalize(path.posix.join(folder, spec));
+        edges++;
+        const why = importRule(from, to);
+        if (why) problems.push(why);
+      }
+    }
+  }
+  assert.deepEqual(problems, []);
+  assert.ok(edges > 40, `only ${edges} imports found: is the parser still reading them?`);
+});
+
+test('the rule refuses what it should (the check can fail)', () => {
+  assert.deepEqual(relativeImports("import { a } from './x.js';\nexport { b } from '../lm/y.js';\nconst z = await import('../formats/z.js');\nimport './side.js';"),
+    ['./x.js', '../lm/y.js', '../formats/z.js', './side.js']);
+  assert.match(importRule('engine/layer.js', 'lm/decoder.js'), /engine\/ imports only engine/);
+  assert.match(importRule('formats/hf.js', 'engine/layer.js'), /only errors\.js and tensor\.js/);
+  assert.match(importRule('formats/hf.js', 'lm/model.js'), /formats\/hf\.js imports lm\/model\.js/);
+  assert.match(importRule('lm/model.js', 'index.js'), /the entry/);
+  assert.equal(importRule('lm/model.js', 'formats/hf.js'), null);
+  assert.equal(importRule('formats/hf.js', 'engine/errors.js'), null);
+});
