@@ -698,6 +698,8 @@ export class KVCache {
   readonly batch: number;
   /** Tokens cached so far (per sequence); 0 after dispose(). */
   readonly length: number;
+  /** True after dispose() (of the cache or of its layer): every method then throws `DISPOSED`. */
+  readonly disposed: boolean;
   /**
    * Appends n new tokens and attends from them over the cache.
    * @param x `[n, dModel]` (batch 1) or `[B, n, dModel]`
