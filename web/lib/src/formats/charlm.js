@@ -32,16 +32,16 @@ export function metadataJSON(metadata, key) {
 }
 
 /** An optional config key: one of `values` (the first is the default). */
-function choice(c, key, values) {
-  const v = c[key];
+function choice(raw, key, values) {
+  const v = raw[key];
   if (v === undefined) return values[0];
   if (!values.includes(v)) throw invalid(`loadModel: config.${key} must be one of ${values.map((x) => JSON.stringify(x)).join(', ')}, got ${JSON.stringify(v)}`);
   return v;
 }
 
 /** An optional positive number config key below `max` (exclusive), or its default. */
-function positive(c, key, dflt, max) {
-  const v = c[key];
+function positive(raw, key, dflt, max) {
+  const v = raw[key];
   if (v === undefined) return dflt;
   if (typeof v !== 'number' || !(v > 0) || !(v < max)) throw invalid(`loadModel: config.${key} must be a number in (0, ${max}), got ${JSON.stringify(v)}`);
   return v;
@@ -52,20 +52,20 @@ const SIZES = [['vocab_size', 'vocabSize', 65536], ['d_model', 'dModel', 4096], 
   ['num_layers', 'numLayers', 64], ['d_ff', 'dFF', 65536], ['context', 'context', 65536]];
 
 /** The architecture options of a config (docs/trained-models.md, "Architecture options"), checked. */
-function architecture(c, cfg) {
-  cfg.norm = choice(c, 'norm', ['layernorm', 'rmsnorm']);
+function architecture(raw, cfg) {
+  cfg.norm = choice(raw, 'norm', ['layernorm', 'rmsnorm']);
   // The file format's first version named the norm's eps `ln_eps` (its norms were LayerNorms);
   // files still carry it, so it is read when `norm_eps` is absent.
-  cfg.normEps = c.norm_eps !== undefined ? positive(c, 'norm_eps', 1e-5, 1) : positive(c, 'ln_eps', 1e-5, 1);
-  cfg.mlp = choice(c, 'mlp', ['relu', 'gelu', 'gelu_tanh', 'swiglu']);
-  cfg.bias = choice(c, 'bias', [true, false]);
-  cfg.positions = choice(c, 'positions', ['learned', 'rope']);
-  cfg.ropeBase = positive(c, 'rope_base', 10000, 1e9);
-  cfg.ropeInterleaved = choice(c, 'rope_interleaved', [false, true]);
-  cfg.tied = choice(c, 'tied', [false, true]);
-  const kv = c.kv_heads === undefined ? cfg.numHeads : c.kv_heads;
+  cfg.normEps = raw.norm_eps !== undefined ? positive(raw, 'norm_eps', 1e-5, 1) : positive(raw, 'ln_eps', 1e-5, 1);
+  cfg.mlp = choice(raw, 'mlp', ['relu', 'gelu', 'gelu_tanh', 'swiglu']);
+  cfg.bias = choice(raw, 'bias', [true, false]);
+  cfg.positions = choice(raw, 'positions', ['learned', 'rope']);
+  cfg.ropeBase = positive(raw, 'rope_base', 10000, 1e9);
+  cfg.ropeInterleaved = choice(raw, 'rope_interleaved', [false, true]);
+  cfg.tied = choice(raw, 'tied', [false, true]);
+  const kv = raw.kv_heads === undefined ? cfg.numHeads : raw.kv_heads;
   if (!Number.isInteger(kv) || kv < 1 || cfg.numHeads % kv !== 0) {
-    throw invalid(`loadModel: config.kv_heads must be a positive integer dividing num_heads = ${cfg.numHeads}, got ${JSON.stringify(c.kv_heads)}`);
+    throw invalid(`loadModel: config.kv_heads must be a positive integer dividing num_heads = ${cfg.numHeads}, got ${JSON.stringify(raw.kv_heads)}`);
   }
   cfg.kvHeads = kv;
 }
@@ -83,21 +83,21 @@ export function readCharlmConfig(metadata) {
   if (metadata.format !== MODEL_FORMAT) {
     throw invalid(`loadModel: __metadata__.format must be "${MODEL_FORMAT}", got ${JSON.stringify(metadata.format)}`);
   }
-  const c = metadataJSON(metadata, 'config');
-  if (c === null || typeof c !== 'object') throw invalid('loadModel: __metadata__.config must be a JSON object');
+  const raw = metadataJSON(metadata, 'config');
+  if (raw === null || typeof raw !== 'object') throw invalid('loadModel: __metadata__.config must be a JSON object');
   const cfg = {};
   for (const [key, name, max] of SIZES) {
-    const v = c[key];
+    const v = raw[key];
     if (!Number.isInteger(v) || v < 1 || v > max) throw invalid(`loadModel: config.${key} must be an integer in [1, ${max}], got ${JSON.stringify(v)}`);
     cfg[name] = v;
   }
   if (cfg.dModel % cfg.numHeads !== 0) throw invalid(`loadModel: config.num_heads = ${cfg.numHeads} must divide d_model = ${cfg.dModel}`);
-  architecture(c, cfg);
-  if (!Number.isInteger(c.unk) || c.unk < 0 || c.unk >= cfg.vocabSize) {
-    throw invalid(`loadModel: config.unk must be an integer in [0, ${cfg.vocabSize - 1}], got ${JSON.stringify(c.unk)}`);
+  architecture(raw, cfg);
+  if (!Number.isInteger(raw.unk) || raw.unk < 0 || raw.unk >= cfg.vocabSize) {
+    throw invalid(`loadModel: config.unk must be an integer in [0, ${cfg.vocabSize - 1}], got ${JSON.stringify(raw.unk)}`);
   }
-  cfg.unk = c.unk;
-  cfg.tokenizer = choice(c, 'tokenizer', ['characters', 'llama2c']);
+  cfg.unk = raw.unk;
+  cfg.tokenizer = choice(raw, 'tokenizer', ['characters', 'llama2c']);
   cfg.dK = cfg.dModel / cfg.numHeads;
   return cfg;
 }

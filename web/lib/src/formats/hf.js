@@ -106,21 +106,21 @@ const REFUSED_TYPES = {
 
 /**
  * The family and the decoder configuration a Hugging Face config.json means, checked.
- * @param {object} c the parsed config.json (untrusted)
+ * @param {object} json the parsed config.json (untrusted)
  * @returns {{family: 'gpt2'|'llama', config: object, hf: object}} config: the model runner's
  *   configuration (LanguageModel.config's fields: vocabSize, dModel, numHeads, kvHeads, numLayers, dFF,
  *   context, norm, normEps, mlp, bias, attnBias, positions, ropeBase, ropeInterleaved, tied, dK)
  * @throws {MHAError} INVALID_ARGUMENT naming config.json, the key and its value: an unknown or
  *   refused family, a size out of range, an option the core does not have
  */
-export function hfConfig(c) {
-  const k = new Keys(c);
-  const archs = c.architectures;
+export function hfConfig(json) {
+  const k = new Keys(json);
+  const archs = json.architectures;
   if (archs !== undefined && (!Array.isArray(archs) || archs.length > 16 || !archs.every((a) => typeof a === 'string'))) {
     throw k.err('architectures', 'an array of strings');
   }
-  if (c.model_type !== undefined && typeof c.model_type !== 'string') throw k.err('model_type', 'a string');
-  const type = c.model_type;
+  if (json.model_type !== undefined && typeof json.model_type !== 'string') throw k.err('model_type', 'a string');
+  const type = json.model_type;
   let family = null;
   if (archs && archs.length) {
     if (archs.length !== 1) throw invalid(`config.json: architectures = ${short(archs)} is not supported: one architecture expected`);
@@ -140,7 +140,7 @@ export function hfConfig(c) {
   if (family === 'gpt2') {
     const d = k.int('n_embd', L.dModel), h = k.int('n_head', L.numHeads);
     if (d % h !== 0) throw invalid(`config.json: n_head = ${h} must divide n_embd = ${d}`);
-    const act = c.activation_function ?? 'gelu_new';
+    const act = json.activation_function ?? 'gelu_new';
     const ACT = { gelu_new: 'gelu_tanh', gelu_pytorch_tanh: 'gelu_tanh', gelu: 'gelu', relu: 'relu' };
     if (typeof act !== 'string' || !Object.prototype.hasOwnProperty.call(ACT, act)) {
       throw invalid(`config.json: activation_function = ${short(act)} is not supported: one of ${Object.keys(ACT).join(', ')}`);
@@ -159,8 +159,8 @@ export function hfConfig(c) {
     if (d % h !== 0) throw invalid(`config.json: num_attention_heads = ${h} must divide hidden_size = ${d}`);
     const g = k.int('num_key_value_heads', L.numHeads, h);
     if (h % g !== 0) throw invalid(`config.json: num_key_value_heads = ${g} must divide num_attention_heads = ${h}`);
-    if (k.has('head_dim') && c.head_dim !== d / h) {
-      throw invalid(`config.json: head_dim = ${short(c.head_dim)} is not supported: the core's heads have d_k = hidden_size / num_attention_heads = ${d / h}`);
+    if (k.has('head_dim') && json.head_dim !== d / h) {
+      throw invalid(`config.json: head_dim = ${short(json.head_dim)} is not supported: the core's heads have d_k = hidden_size / num_attention_heads = ${d / h}`);
     }
     if ((d / h) % 2 !== 0) throw invalid(`config.json: hidden_size / num_attention_heads = ${d / h} must be even (RoPE rotates pairs)`);
     k.only('hidden_act', 'silu', 'the core\'s gated MLP is SwiGLU (silu)');
@@ -181,7 +181,7 @@ export function hfConfig(c) {
   cfg.dK = cfg.dModel / cfg.numHeads;
   const hf = {};
   for (const key of ['bos_token_id', 'eos_token_id']) {
-    const v = c[key];
+    const v = json[key];
     if (Number.isInteger(v) && v >= 0 && v < cfg.vocabSize) hf[key] = v;
   }
   return { family, config: cfg, hf };

@@ -70,7 +70,7 @@ function newestRows(weights, L, h, n, len) {
 }
 
 /** One generation in progress; create with LanguageModel.generator(). */
-export class Generator {
+export class TokenGenerator {
   /** @internal */
   constructor(model, prompt, { temperature, topP, seed, headMask }) {
     this._m = model;

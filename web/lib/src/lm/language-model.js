@@ -16,7 +16,7 @@ import { MHAError } from '../engine/errors.js';
 import { Tensor } from '../engine/tensor.js';
 import { analyzeHeads } from './heads.js';
 import { Decoder } from './decoder.js';
-import { Generator } from './generator.js';
+import { TokenGenerator } from './generator.js';
 
 /**
  * Models whose weights take more than this many bytes (as float32) do not keep a JS copy of them
@@ -242,7 +242,7 @@ export class LanguageModel {
    *   (Holtzman et al. 2020, "The Curious Case of Neural Text Degeneration"): only the most probable
    *   tokens whose probabilities (after the temperature) first reach topP together are drawn from,
    *   renormalized; default 1 (every token); seed of the sampler (mulberry32)
-   * @returns {Generator} `{text, cacheLength, step(), reset(), dispose()}`
+   * @returns {TokenGenerator} `{text, cacheLength, step(), reset(), dispose()}`
    * @throws {MHAError} INVALID_ARGUMENT (empty prompt, a bad temperature, topP or ablate pair), DISPOSED
    */
   generator(prompt, opts = {}) {
@@ -258,7 +258,7 @@ export class LanguageModel {
     if (typeof topP !== 'number' || !(topP > 0 && topP <= 1)) {
       throw invalid(`generator: topP must be a number in (0, 1], got ${JSON.stringify(opts.topP)}`);
     }
-    const g = new Generator(this, prompt, { temperature, topP, seed: opts.seed ?? 0, headMask: this._headMask(opts.ablate, 'generator') });
+    const g = new TokenGenerator(this, prompt, { temperature, topP, seed: opts.seed ?? 0, headMask: this._headMask(opts.ablate, 'generator') });
     this._generators.add(g);
     return g;
   }
