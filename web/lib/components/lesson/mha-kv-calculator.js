@@ -5,6 +5,7 @@ import { AttrGuard, intAttr, enumAttr, attrError, rawAttr, fireError } from '../
 import { DECODERS } from '../logic/models-data.js';
 import { modelParams } from '../logic/cost-ledger.js';
 import '../views/mha-passport.js';
+import { kvCacheFactors, kvCacheSize } from '../logic/kv-cache.js';
 
 const DTYPES = [[4, 'float32 (4 bytes)'], [2, 'float16 / bfloat16 (2 bytes)'], [1, 'int8 (1 byte)']];
 const MAX_CONTEXT = 1048576;
@@ -28,7 +29,7 @@ export function formatBytes(b) {
  * @param {{model: {layers: number}, B: number, T: number, g: number, dK: number, bytesPer: number, bytes: number}} r
  */
 function kvFormula(r) {
-  const factors = [2, r.model.layers, r.B, r.T, r.g, r.dK, r.bytesPer];
+  const factors = kvCacheFactors({ layers: r.model.layers, batch: r.B, tokens: r.T, kvHeads: r.g, dK: r.dK, bytesPerValue: r.bytesPer });
   return html`<math display="block"><mrow>${factors.map((f, i) => mathml`${i ? mathml`<mo>×</mo>` : nothing}<mn>${int(f)}</mn>`)}<mtext>\u00a0B</mtext><mo>=</mo><mn>${int(r.bytes)}</mn><mtext>\u00a0B</mtext></mrow></math>`;
 }
 
@@ -148,8 +149,9 @@ export class MhaKvCalculator extends LitElement {
         const passport = mha.passport(cfg);
         const dK = passport.dK;
         const L = m.layers;
-        const bytes = 2 * L * B * T * g * dK * bytesPer;
-        const fullBytes = 2 * L * B * T * m.heads * dK * bytesPer;
+        const shape = { layers: L, batch: B, tokens: T, dK, bytesPerValue: bytesPer };
+        const bytes = kvCacheSize({ ...shape, kvHeads: g });
+        const fullBytes = kvCacheSize({ ...shape, kvHeads: m.heads });
         // the whole model's weights at the same dtype: L layers of the engine's attention parameters
         // (with g K/V heads) + the MLP, embeddings and norms of the published sizes (cost-ledger.js)
         const weightParams = m.dFF ? modelParams(m, passport.params.total) : null;

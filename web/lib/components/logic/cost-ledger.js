@@ -3,9 +3,11 @@
 // Lit here, so Node tests import it directly.
 //
 // Every attention figure is the engine's: params.total (W_Q, W_K, W_V, W_O and their biases),
-// flops.{matmul, softmax, total}, memory.{scores, kvCache} for one layer, multiplied by the number
-// of layers and the bytes per value. The rest of a model (MLP, embeddings, norms) is counted here
-// from its published sizes, as documented on modelWeights().
+// flops.{matmul, softmax, total}, memory.scores for one layer, multiplied by the number of layers
+// and the bytes per value; the KV cache is kv-cache.js's formula (the count of the engine's
+// memory.kvCache, tests/kv-cache.test.mjs). The rest of a model (MLP, embeddings, norms) is counted
+// here from its published sizes, as documented on modelWeights().
+import { kvCacheSize } from './kv-cache.js';
 
 /** Largest values the ledger accepts (attributes and controls). */
 export const LEDGER_LIMITS = Object.freeze({
@@ -71,6 +73,7 @@ export function costLedger(mha, c) {
   const p = mha.passport(cfg);
   const L = c.layers, bytes = c.dtypeBytes, B = c.batch, T = c.context;
   const attnParams = p.params.total;
+  const kv = { layers: L, batch: B, tokens: T, kvHeads: c.kvHeads ?? c.heads, dK: p.dK, dV: p.dV };
   const m = c.model ?? null;
   const weightsParams = m ? modelParams({ ...m, dModel: c.dModel }, attnParams, L) : L * attnParams;
   let mlp = 0, unembedding = 0;
@@ -85,7 +88,7 @@ export function costLedger(mha, c) {
     dK: p.dK,
     attention: { params: attnParams, bytesPerLayer: attnParams * bytes, bytes: L * attnParams * bytes },
     weights: { params: weightsParams, bytes: weightsParams * bytes, complete: !!m },
-    kvCache: { elements: L * p.memory.kvCache, bytes: L * p.memory.kvCache * bytes },
+    kvCache: { elements: kvCacheSize(kv), bytes: kvCacheSize({ ...kv, bytesPerValue: bytes }) },
     scores: { elements: p.memory.scores, bytesPerLayer: p.memory.scores * bytes, bytesAllLayers: L * p.memory.scores * bytes },
     flops: {
       projections: L * (p.flops.projections + p.flops.output),

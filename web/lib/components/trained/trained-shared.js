@@ -5,6 +5,7 @@
 // query heads framed by the K/V head they share.
 import { html, mathml, css, nothing } from 'lit';
 import { int } from '../base/shared.js';
+import { kvCacheSize } from '../logic/kv-cache.js';
 
 export * from '../logic/trained-text.js';
 export * from './lazy.js';
@@ -24,8 +25,8 @@ export const KV_BYTES_PER_VALUE = 4;
  */
 export function kvCacheBytes(c, tokens = 0) {
   const g = c.kvHeads ?? c.numHeads;
-  const perToken = 2 * c.numLayers * g * c.dK * KV_BYTES_PER_VALUE;
-  const fullPerToken = 2 * c.numLayers * c.numHeads * c.dK * KV_BYTES_PER_VALUE;
+  const perToken = kvCacheSize({ layers: c.numLayers, kvHeads: g, dK: c.dK, bytesPerValue: KV_BYTES_PER_VALUE });
+  const fullPerToken = kvCacheSize({ layers: c.numLayers, kvHeads: c.numHeads, dK: c.dK, bytesPerValue: KV_BYTES_PER_VALUE });
   return {
     layers: c.numLayers, kvHeads: g, heads: c.numHeads, dK: c.dK, bytesPerValue: KV_BYTES_PER_VALUE,
     perToken, fullPerToken, tokens, total: tokens * perToken, fullTotal: tokens * fullPerToken, reserved: c.context * perToken,
