@@ -74,16 +74,16 @@ export function readLlama2cCheckpoint(source) {
   const bytes = asBytes(source, 'llama2c checkpoint');
   if (bytes.length < 28) throw bad(`llama2c checkpoint: file length must be at least 28 bytes (the header's seven int32), got ${bytes.length}`);
   const dv = new DataView(bytes.buffer, bytes.byteOffset, 28);
-  const h = {};
-  HEADER_FIELDS.forEach((name, i) => { h[name] = dv.getInt32(4 * i, true); });
-  const tied = h.vocab_size > 0;   // llama2.c: a negative vocab_size means the classifier follows the weights
+  const header = {};
+  HEADER_FIELDS.forEach((name, i) => { header[name] = dv.getInt32(4 * i, true); });
+  const tied = header.vocab_size > 0;   // llama2.c: a negative vocab_size means the classifier follows the weights
   for (const name of HEADER_FIELDS) {
-    const v = name === 'vocab_size' ? Math.abs(h[name]) : h[name];
+    const v = name === 'vocab_size' ? Math.abs(header[name]) : header[name];
     const want = name === 'vocab_size' ? 'nonzero' : 'positive';
-    if (v <= 0) throw bad(`llama2c checkpoint: header ${name} must be ${want}, got ${h[name]}`);
-    if (v > HEADER_LIMITS[name]) throw bad(`llama2c checkpoint: header ${name} must be at most ${HEADER_LIMITS[name]}, got ${h[name]}`);
+    if (v <= 0) throw bad(`llama2c checkpoint: header ${name} must be ${want}, got ${header[name]}`);
+    if (v > HEADER_LIMITS[name]) throw bad(`llama2c checkpoint: header ${name} must be at most ${HEADER_LIMITS[name]}, got ${header[name]}`);
   }
-  const d = h.dim, f = h.hidden_dim, L = h.n_layers, H = h.n_heads, G = h.n_kv_heads, V = Math.abs(h.vocab_size), S = h.seq_len;
+  const d = header.dim, f = header.hidden_dim, L = header.n_layers, H = header.n_heads, G = header.n_kv_heads, V = Math.abs(header.vocab_size), S = header.seq_len;
   if (d % H !== 0) throw bad(`llama2c checkpoint: header dim must be divisible by n_heads = ${H}, got dim = ${d}`);
   const hs = d / H;
   if (hs % 2 !== 0) throw bad(`llama2c checkpoint: head_size (dim / n_heads = ${d} / ${H}) must be even (RoPE rotates pairs), got ${hs}`);
@@ -109,7 +109,7 @@ export function readLlama2cCheckpoint(source) {
   if (bytes.length !== expected) {
     const what = bytes.length < expected ? 'too few bytes' : `${bytes.length - expected} bytes beyond the last array`;
     throw bad(`llama2c checkpoint: file length must be ${expected} bytes for the header ` +
-      `(${HEADER_FIELDS.map((k) => `${k} ${h[k]}`).join(', ')}), got ${bytes.length} (${what})`);
+      `(${HEADER_FIELDS.map((k) => `${k} ${header[k]}`).join(', ')}), got ${bytes.length} (${what})`);
   }
 
   const tensors = {};

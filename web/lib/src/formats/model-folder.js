@@ -136,22 +136,22 @@ async function blobBytes(f, file, pc) {
  */
 export async function fileBytes(p, file, { maxBytes = Infinity, optional = false, progress = NO_PROGRESS } = {}) {
   const fs = await nodeImport('node:fs/promises');
-  let h;
+  let fh;
   try {
-    h = await fs.open(p, 'r');
+    fh = await fs.open(p, 'r');
   } catch (e) {
     if (e.code === 'ENOENT' && optional) return null;
     throw invalid(`${file}: cannot read ${String(p)}: ${e.code || e.message}`);
   }
   try {
-    const st = await h.stat();
+    const st = await fh.stat();
     if (!st.isFile()) throw invalid(`${file}: ${String(p)} is not a file`);
     if (st.size > maxBytes) throw tooBig(file, st.size, maxBytes);
     progress.start(file, st.size);
     const bytes = new Uint8Array(st.size);
     let o = 0;
     while (o < bytes.length) {
-      const { bytesRead } = await h.read(bytes, o, Math.min(CHUNK, bytes.length - o), o);
+      const { bytesRead } = await fh.read(bytes, o, Math.min(CHUNK, bytes.length - o), o);
       if (bytesRead === 0) break;   // the file shrank while being read
       o += bytesRead;
       progress.add(file, bytesRead);
@@ -162,7 +162,7 @@ export async function fileBytes(p, file, { maxBytes = Infinity, optional = false
     if (e instanceof MHAError) throw e;
     throw invalid(`${file}: cannot read ${String(p)}: ${e.code || e.message}`);
   } finally {
-    await h.close();
+    await fh.close();
   }
 }
 
@@ -224,14 +224,14 @@ function handleFolder(dir, progress) {
   return {
     name: dir.name,
     async read(file, { maxBytes = Infinity, optional = false } = {}) {
-      let h;
+      let fh;
       try {
-        h = await dir.getFileHandle(file);
+        fh = await dir.getFileHandle(file);
       } catch (e) {
         if (optional && e && e.name === 'NotFoundError') return null;
         throw invalid(`${file}: cannot open it in the folder "${dir.name}": ${e && e.message}`);
       }
-      const f = await h.getFile();
+      const f = await fh.getFile();
       if (f.size > maxBytes) throw tooBig(file, f.size, maxBytes);
       return blobBytes(f, file, progress);
     },
@@ -368,12 +368,12 @@ export function sniffModelFile(bytes) {
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     if (dv.getUint32(0, true) === LLAMA2C_MAGIC) return 'llama2c';
     if (bytes.length >= 28 && bytes[8] !== 0x7b) {
-      const h = HEADER_FIELDS.map((_, i) => dv.getInt32(4 * i, true));
-      const ok = h.every((v, i) => { const a = HEADER_FIELDS[i] === 'vocab_size' ? Math.abs(v) : v; return a > 0 && a <= HEADER_LIMITS[HEADER_FIELDS[i]]; });
+      const header = HEADER_FIELDS.map((_, i) => dv.getInt32(4 * i, true));
+      const ok = header.every((v, i) => { const a = HEADER_FIELDS[i] === 'vocab_size' ? Math.abs(v) : v; return a > 0 && a <= HEADER_LIMITS[HEADER_FIELDS[i]]; });
       if (ok) {
-        const [d, f, L, H, G, V, S] = h.map(Math.abs);
+        const [d, f, L, H, G, V, S] = header.map(Math.abs);
         const kv = (d / H) * G;
-        const floats = V * d + L * (2 * d + d * d * 2 + 2 * kv * d + 3 * f * d) + d + S * (d / H) + (h[5] < 0 ? V * d : 0);
+        const floats = V * d + L * (2 * d + d * d * 2 + 2 * kv * d + 3 * f * d) + d + S * (d / H) + (header[5] < 0 ? V * d : 0);
         if (bytes.length === 28 + 4 * floats) return 'llama2c';
       }
     }
@@ -402,12 +402,12 @@ export function readLlama2cAnyVersion(bytes) {
   const shared = bytes[36];
   if (shared !== 0 && shared !== 1) throw invalid(`llama2c checkpoint: header shared_classifier must be 0 or 1, got ${shared}`);
   // Rewrite as version 0 (header + arrays in its order) and read that: one checked reader of sizes.
-  const h = HEADER_FIELDS.map((_, i) => dv.getInt32(8 + 4 * i, true));
+  const header = HEADER_FIELDS.map((_, i) => dv.getInt32(8 + 4 * i, true));
   for (let i = 0; i < 7; i++) {
-    const v = Math.abs(h[i]), name = HEADER_FIELDS[i];
-    if (!(v > 0) || v > HEADER_LIMITS[name]) throw invalid(`llama2c checkpoint: header ${name} must be in 1..${HEADER_LIMITS[name]}, got ${h[i]}`);
+    const v = Math.abs(header[i]), name = HEADER_FIELDS[i];
+    if (!(v > 0) || v > HEADER_LIMITS[name]) throw invalid(`llama2c checkpoint: header ${name} must be in 1..${HEADER_LIMITS[name]}, got ${header[i]}`);
   }
-  const [d, f, L, H, G, V, S] = h;
+  const [d, f, L, H, G, V, S] = header;
   if (d % H !== 0 || (d / H) % 2 !== 0 || H % G !== 0) {
     throw invalid(`llama2c checkpoint: header dim ${d}, n_heads ${H}, n_kv_heads ${G}: n_heads must divide dim into an even head size and n_kv_heads must divide n_heads`);
   }
@@ -417,7 +417,7 @@ export function readLlama2cAnyVersion(bytes) {
   if (!shared) parts.push(['out', V * d]);
   const total = parts.reduce((n, [, c]) => n + c, 0);
   if (bytes.length !== 256 + 4 * total) {
-    throw invalid(`llama2c checkpoint: file length must be ${256 + 4 * total} bytes for the version-1 header (${HEADER_FIELDS.map((k, i) => `${k} ${h[i]}`).join(', ')}, shared_classifier ${shared}), got ${bytes.length}`);
+    throw invalid(`llama2c checkpoint: file length must be ${256 + 4 * total} bytes for the version-1 header (${HEADER_FIELDS.map((k, i) => `${k} ${header[i]}`).join(', ')}, shared_classifier ${shared}), got ${bytes.length}`);
   }
   const at = {};
   let off = 256;

@@ -28,18 +28,18 @@ const bad = (msg) => new MHAError('INVALID_ARGUMENT', `safetensors: ${msg}`);
  * @returns {string} e.g. 'starts with `<!doctype html>` (an HTML page: a wrong URL, or a server\'s error page?)'
  */
 export function describeStart(bytes) {
-  const head = bytes.subarray(0, 32);
+  const first = bytes.subarray(0, 32);
   let i = 0;
-  if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) i = 3;   // UTF-8 byte-order mark
-  const text = Array.from(head.subarray(i), (b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : b === 9 || b === 10 || b === 13 ? ' ' : null));
+  if (first[0] === 0xef && first[1] === 0xbb && first[2] === 0xbf) i = 3;   // UTF-8 byte-order mark
+  const text = Array.from(first.subarray(i), (b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : b === 9 || b === 10 || b === 13 ? ' ' : null));
   const printable = text.length > 0 && text.every((c) => c !== null);
-  const shown = printable ? `\`${text.join('').trim().slice(0, 24)}\`` : `bytes ${Array.from(head.subarray(0, 8), (b) => b.toString(16).padStart(2, '0')).join(' ')}`;
+  const shown = printable ? `\`${text.join('').trim().slice(0, 24)}\`` : `bytes ${Array.from(first.subarray(0, 8), (b) => b.toString(16).padStart(2, '0')).join(' ')}`;
   const t = printable ? text.join('').trimStart().toLowerCase() : '';
   const kind = t.startsWith('<!doctype') || t.startsWith('<html') || t.startsWith('<head') || t.startsWith('<') ? 'an HTML or XML page: a wrong URL, or a server\'s error page?'
     : t.startsWith('{') || t.startsWith('[') ? 'JSON text: a manifest or a config, not the model file?'
       : /^(import|export|const|let|var|function|\/\/|\/\*|"use strict"|'use strict')/.test(t) ? 'JavaScript source'
-        : head[0] === 0x1f && head[1] === 0x8b ? 'gzip data: a compressed file served without Content-Encoding?'
-          : head[0] === 0x50 && head[1] === 0x4b ? 'a zip archive (a PyTorch .pt/.bin checkpoint?)'
+        : first[0] === 0x1f && first[1] === 0x8b ? 'gzip data: a compressed file served without Content-Encoding?'
+          : first[0] === 0x50 && first[1] === 0x4b ? 'a zip archive (a PyTorch .pt/.bin checkpoint?)'
             : printable ? 'text' : '';
   return `starts with ${shown}${kind ? ` (${kind})` : ''}`;
 }
