@@ -361,3 +361,62 @@ test('the three pages: axe-clean in light and dark, no horizontal overflow at 39
     }
   }
 });
+
+test('one sideways-scroll cue everywhere: at 390 px every box that overflows is marked (data-overflow) and shaded on the side with more, the others not', async () => {
+  const cues = [];
+  for (const name of Object.keys(PAGES)) {
+    const s = await open(name, { viewport: { width: 390, height: 900 } });
+    if (name === 'stepper') {
+      await s.page.locator('mha-stepper [part="result"] td[data-r="0"][data-c="1"]').hover();
+      await s.page.locator('mha-stepper [part="cell-formula"] math').waitFor();
+    }
+    await s.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const boxes = await s.page.evaluate(() => {
+      const out = [];
+      const walk = (root) => {
+        for (const el of root.querySelectorAll('*')) {
+          if (el.shadowRoot) walk(el.shadowRoot);
+          if (!el.matches('.scroll, .tex, .formula, .table-wrap, .cell-formula') || getComputedStyle(el).overflowX === 'visible') continue;
+          out.push({ host: root.host?.localName, cls: el.className, more: el.scrollWidth - el.clientWidth,
+            overflow: el.getAttribute('data-overflow'), image: getComputedStyle(el).backgroundImage });
+        }
+      };
+      walk(document);
+      return out;
+    });
+    for (const b of boxes) {
+      const what = `${name}: <${b.host}> .${b.cls} (${b.more} px more)`;
+      if (b.more > 1) {
+        assert.equal(b.overflow, 'end', what);
+        assert.match(b.image, /^none, radial-gradient/, `${what}: a shade at the right edge only`);
+      } else {
+        assert.equal(b.overflow, null, what);
+        assert.doesNotMatch(b.image, /radial-gradient/, what);
+      }
+      cues.push(b);
+    }
+    // scrolled to the far end, the shade moves to the left
+    const scrolled = await s.page.evaluate(async () => {
+      const find = (root) => {
+        for (const el of root.querySelectorAll('*')) {
+          if (el.hasAttribute?.('data-overflow')) return el;
+          const inner = el.shadowRoot && find(el.shadowRoot);
+          if (inner) return inner;
+        }
+        return null;
+      };
+      const box = find(document);
+      if (!box) return null;
+      box.scrollLeft = box.scrollWidth;
+      await new Promise((r) => setTimeout(r, 100));
+      return { overflow: box.getAttribute('data-overflow'), image: getComputedStyle(box).backgroundImage };
+    });
+    if (scrolled) {
+      assert.equal(scrolled.overflow, 'start', name);
+      assert.match(scrolled.image, /^radial-gradient\(.*\), none$/, name);
+    }
+    await finish(s);
+  }
+  assert.ok(cues.some((b) => b.more > 1), 'at least one box overflows at 390 px');
+  assert.ok(new Set(cues.map((b) => b.host)).size >= 3, `boxes of several elements: ${[...new Set(cues.map((b) => b.host))]}`);
+});

@@ -1,24 +1,29 @@
-// A visible cue on boxes that scroll sideways (a wide table or formula on a 390 px phone), for the
-// elements that use it (<mha-gqa-story>, <mha-gqa-twins>, <mha-twins>): while a `.scroll` or
-// `.formula` box is wider inside than out, it gets `data-overflow` (with `start`/`end` telling which
-// side has more to show), edge shadows on that side, and the `.scroll-hint` line right after it
-// ("scroll sideways →") is shown. Nothing shows when the box fits. Works in every browser (a
-// ResizeObserver and scroll events; no scroll-driven animation needed).
+// The one cue on boxes that scroll sideways (a wide table or formula on a 390 px phone), for every
+// element: while a `.scroll`, `.tex`, `.formula`, `.table-wrap` or `.cell-formula` box is wider inside
+// than out, it gets `data-overflow` (with `start`/`end` telling which side has more to show), edge
+// shadows on that side, and a `.scroll-hint` line right after it ("scroll sideways →"), if the element
+// has one, is shown. Nothing shows when the box fits. Works in every browser (a ResizeObserver and
+// scroll events; no scroll-driven animation needed). The styles are part of baseStyles; an element
+// turns the marking on with `new ScrollCue(this)` (or watchOverflow/unwatchOverflow by hand).
 import { css } from 'lit';
+
+/** The boxes that may scroll sideways. */
+export const SCROLL_BOXES = '.scroll, .tex, .formula, .table-wrap, .cell-formula';
 
 /** Styles of the cue: shadows on the side with more to show, and the hint line after an overflowing box. */
 export const scrollCueStyles = css`
-  .scroll[data-overflow], .formula[data-overflow] {
+  :is(.scroll, .tex, .formula, .table-wrap, .cell-formula)[data-overflow] {
     --_shade: color-mix(in srgb, var(--_fg) 28%, transparent);
     background-repeat: no-repeat; background-size: 0.9rem 100%; background-position: left center, right center;
+    background-attachment: scroll;
   }
-  .scroll[data-overflow~='end'], .formula[data-overflow~='end'] {
+  :is(.scroll, .tex, .formula, .table-wrap, .cell-formula)[data-overflow~='end'] {
     background-image: none, radial-gradient(farthest-side at 100% 50%, var(--_shade), transparent);
   }
-  .scroll[data-overflow~='start'], .formula[data-overflow~='start'] {
+  :is(.scroll, .tex, .formula, .table-wrap, .cell-formula)[data-overflow~='start'] {
     background-image: radial-gradient(farthest-side at 0 50%, var(--_shade), transparent), none;
   }
-  .scroll[data-overflow~='start'][data-overflow~='end'], .formula[data-overflow~='start'][data-overflow~='end'] {
+  :is(.scroll, .tex, .formula, .table-wrap, .cell-formula)[data-overflow~='start'][data-overflow~='end'] {
     background-image: radial-gradient(farthest-side at 0 50%, var(--_shade), transparent),
       radial-gradient(farthest-side at 100% 50%, var(--_shade), transparent);
   }
@@ -28,8 +33,8 @@ export const scrollCueStyles = css`
 
 /**
  * Marks the sideways-scrolling boxes of an element's shadow root: call from `updated()` (cheap when
- * nothing changed). Each `.scroll` / `.formula` box is observed for size changes and scrolls, and
- * gets `data-overflow="start end"`, `"end"`, `"start"` or no attribute.
+ * nothing changed). Each box (SCROLL_BOXES) is observed for size changes and scrolls, and gets
+ * `data-overflow="start end"`, `"end"`, `"start"` or no attribute.
  * @param {HTMLElement & {renderRoot: ShadowRoot}} host the element
  */
 export function watchOverflow(host) {
@@ -37,7 +42,7 @@ export function watchOverflow(host) {
     seen: new WeakSet(),
     ro: new ResizeObserver((entries) => { for (const e of entries) mark(e.target); }),
   });
-  for (const box of host.renderRoot.querySelectorAll('.scroll, .formula')) {
+  for (const box of host.renderRoot.querySelectorAll(SCROLL_BOXES)) {
     if (state.seen.has(box)) { mark(box); continue; }
     state.seen.add(box);
     state.ro.observe(box);
@@ -52,6 +57,22 @@ export function watchOverflow(host) {
 export function unwatchOverflow(host) {
   host.__scrollCue?.ro.disconnect();
   host.__scrollCue = undefined;
+}
+
+/**
+ * A Lit reactive controller that keeps the cue of a host's boxes: marks them after every update and
+ * stops observing when the host leaves the page. Use: `new ScrollCue(this)` in the constructor.
+ */
+export class ScrollCue {
+  /** @param {import('lit').ReactiveControllerHost & HTMLElement} host */
+  constructor(host) {
+    this.host = host;
+    host.addController(this);
+  }
+
+  hostUpdated() { watchOverflow(this.host); }
+
+  hostDisconnected() { unwatchOverflow(this.host); }
 }
 
 function mark(box) {

@@ -4,6 +4,7 @@
 // memory. One engine instance is shared by every component on a page; a page can supply its own
 // with `setEngine()` or by setting the `engine` property of a component.
 import { css } from 'lit';
+import { scrollCueStyles } from './scroll-cue.js';
 import { createMHA, mulberry32 } from '../../src/index.js';
 
 let enginePromise = null;
@@ -205,16 +206,5 @@ export const baseStyles = css`
     background: var(--_accent); color: var(--_accent-fg); border-color: var(--_accent);
   }
   :focus-visible { outline: 3px solid var(--_focus); outline-offset: 2px; }
-  /* A box that scrolls sideways (a wide table or formula on a phone) fades out at the edge that has more to
-     show, so a reader sees that it scrolls. A scroll timeline is inactive when nothing overflows, and then the
-     animation, and with it the fade, does not apply. */
-  @supports (animation-timeline: scroll()) {
-    .scroll, .tex, .formula, .table-wrap, .cell-formula {
-      animation: mha-scroll-cue linear both; animation-timeline: scroll(self inline);
-    }
-  }
-  @keyframes mha-scroll-cue {
-    0%, 97% { mask-image: linear-gradient(to right, #000 calc(100% - 3rem), rgb(0 0 0 / 0.2)); }
-    100% { mask-image: none; }
-  }
+  ${scrollCueStyles}
 `;

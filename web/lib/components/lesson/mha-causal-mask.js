@@ -3,6 +3,7 @@ import { Task } from '@lit/task';
 import { baseStyles, taskEngine, errorText, seededMatrix, toHeads, fmt } from '../base/shared.js';
 import { intAttr, tokensAttr, tokensProp, attrError, enumAttr } from '../base/attr-check.js';
 import '../views/mha-heads.js';
+import { ScrollCue } from '../base/scroll-cue.js';
 
 /** Default sentence of `<mha-causal-mask>` (6 tokens). */
 export const CAUSAL_DEFAULT_TEXT = 'the cat sat on the mat';
@@ -147,12 +148,6 @@ export class MhaCausalMask extends LitElement {
     .tables { display: flex; flex-wrap: wrap; gap: 0.5rem 1.2rem; margin-top: 1rem; }
     .scroll {
       overflow-x: auto; max-width: 100%; padding-bottom: 0.3rem;
-      /* scroll shadows: a shade at an edge while more of the table lies beyond it */
-      background:
-        linear-gradient(to right, var(--_bg) 30%, transparent) left / 2rem 100% no-repeat local,
-        linear-gradient(to left, var(--_bg) 30%, transparent) right / 2rem 100% no-repeat local,
-        radial-gradient(farthest-side at 0 50%, rgb(0 0 0 / 0.35), transparent) left / 0.9rem 100% no-repeat scroll,
-        radial-gradient(farthest-side at 100% 50%, rgb(0 0 0 / 0.35), transparent) right / 0.9rem 100% no-repeat scroll;
     }
     table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 0.82rem; }
     .tbl { min-width: 0; max-width: 100%; }
@@ -172,6 +167,7 @@ export class MhaCausalMask extends LitElement {
 
   constructor() {
     super();
+    new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
     this.text = undefined;
     this.causal = false;
     this.headsAttr = undefined;

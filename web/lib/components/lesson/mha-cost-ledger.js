@@ -4,6 +4,7 @@ import { baseStyles, formStyles, taskEngine, errorText, int } from '../base/shar
 import { MHAError } from '../../src/index.js';
 import { DECODERS } from '../logic/models-data.js';
 import { costLedger, bytesText, flopsText, memorySentence, flopsSentence, LEDGER_LIMITS } from '../logic/cost-ledger.js';
+import { ScrollCue } from '../base/scroll-cue.js';
 
 const CUSTOM = 'none';
 const DTYPES = [[4, 'float32 (4 bytes)'], [2, 'float16 / bfloat16 (2 bytes)'], [1, 'int8 (1 byte)'], [0.5, 'int4 (½ byte)']];
@@ -120,12 +121,6 @@ export class MhaCostLedger extends LitElement {
     :host { display: block; max-width: 100%; min-width: 0; }
     .scroll {
       overflow-x: auto; max-width: 100%; padding-bottom: 0.3rem;
-      /* scroll shadows: a shade at an edge while more of the table lies beyond it */
-      background:
-        linear-gradient(to right, var(--_bg) 30%, transparent) left / 2rem 100% no-repeat local,
-        linear-gradient(to left, var(--_bg) 30%, transparent) right / 2rem 100% no-repeat local,
-        radial-gradient(farthest-side at 0 50%, rgb(0 0 0 / 0.35), transparent) left / 0.9rem 100% no-repeat scroll,
-        radial-gradient(farthest-side at 100% 50%, rgb(0 0 0 / 0.35), transparent) right / 0.9rem 100% no-repeat scroll;
     }
     table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 0.88rem; margin: 0.4rem 0 0.8rem; }
     caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
@@ -146,6 +141,7 @@ export class MhaCostLedger extends LitElement {
 
   constructor() {
     super();
+    new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
     this.model = undefined;
     this.heads = undefined;
     this.kvHeads = undefined;

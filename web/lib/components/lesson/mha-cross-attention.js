@@ -4,6 +4,7 @@ import { baseStyles, taskEngine, errorText, seededMatrix, toHeads, fmt } from '.
 import { intAttr, tokensAttr, attrError, enumAttr } from '../base/attr-check.js';
 import { shapeText } from '../views/mha-passport.js';
 import '../views/mha-heads.js';
+import { ScrollCue } from '../base/scroll-cue.js';
 
 /** Default source (encoder) sentence of `<mha-cross-attention>`. */
 export const CROSS_DEFAULT_SOURCE = 'the cat sat on the mat';
@@ -219,11 +220,6 @@ export class MhaCrossAttention extends LitElement {
     .hand { margin: 0 0 0.8rem; padding: 0.4em 0.8em; border-left: 4px solid var(--_accent); background: var(--_surface); font-size: 0.92em; }
     .scroll {
       overflow-x: auto; max-width: 100%;
-      background:
-        linear-gradient(to right, var(--_bg) 30%, transparent) left / 2rem 100% no-repeat local,
-        linear-gradient(to left, var(--_bg) 30%, transparent) right / 2rem 100% no-repeat local,
-        radial-gradient(farthest-side at 0 50%, rgb(0 0 0 / 0.35), transparent) left / 0.9rem 100% no-repeat scroll,
-        radial-gradient(farthest-side at 100% 50%, rgb(0 0 0 / 0.35), transparent) right / 0.9rem 100% no-repeat scroll;
     }
     table { border-collapse: collapse; font-size: 0.85rem; }
     .cap { font-weight: 600; font-size: 0.85rem; margin: 1rem 0 0.25em; }
@@ -239,6 +235,7 @@ export class MhaCrossAttention extends LitElement {
 
   constructor() {
     super();
+    new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
     this.source = undefined;
     this.target = undefined;
     this.headsAttr = undefined;

@@ -6,6 +6,7 @@ import { DECODERS } from '../logic/models-data.js';
 import { modelParams } from '../logic/cost-ledger.js';
 import '../views/mha-passport.js';
 import { kvCacheFactors, kvCacheSize } from '../logic/kv-cache.js';
+import { ScrollCue } from '../base/scroll-cue.js';
 
 const DTYPES = [[4, 'float32 (4 bytes)'], [2, 'float16 / bfloat16 (2 bytes)'], [1, 'int8 (1 byte)']];
 const MAX_CONTEXT = 1048576;
@@ -127,6 +128,7 @@ export class MhaKvCalculator extends LitElement {
 
   constructor() {
     super();
+    new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
     this.model = 'LLaMA-2 70B';
     this.kvHeads = undefined;
     this.context = 4096;

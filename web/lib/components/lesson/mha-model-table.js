@@ -2,6 +2,7 @@ import { LitElement, html, css } from 'lit';
 import { Task } from '@lit/task';
 import { baseStyles, taskEngine, errorText, int } from '../base/shared.js';
 import { MODELS } from '../logic/models-data.js';
+import { ScrollCue } from '../base/scroll-cue.js';
 
 /**
  * `<mha-model-table>` — the attention configuration of well-known models as a `<table>`: d_model,
@@ -52,6 +53,7 @@ export class MhaModelTable extends LitElement {
 
   constructor() {
     super();
+    new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
     this.caption = 'Attention configuration of well-known models (one attention block)';
     this.models = MODELS;
     this.engine = undefined;

@@ -8,6 +8,7 @@ import { baseStyles, taskEngine, errorText, toMatrix } from '../base/shared.js';
 import { PEOPLE, FEATURES, X0, HEADS, restaurantLayerOptions } from '../logic/restaurant.js';
 import { AttrGuard, intAttr, rawAttr, fireError } from '../base/attr-check.js';
 import '../views/mha-heads.js';
+import { ScrollCue } from '../base/scroll-cue.js';
 
 /** Largest magnitude accepted in an editable cell of X (keeps every product far from float32 overflow). */
 export const X_LIMIT = 1e6;
@@ -137,6 +138,7 @@ export class MhaStepper extends LitElement {
 
   constructor() {
     super();
+    new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
     this.step = 0;
     this.head = 0;
     this._attrs = new AttrGuard(this);

@@ -4,6 +4,7 @@ import { baseStyles, taskEngine, errorText, toMatrix, fmt } from '../base/shared
 import { PEOPLE, FEATURES, X0, HEADS, restaurantLayerOptions, woOnly } from '../logic/restaurant.js';
 import { matrixTable, matrixStyles } from '../base/matrix.js';
 import { AttrGuard, intAttr, refAttr, rawAttr, fireError } from '../base/attr-check.js';
+import { ScrollCue } from '../base/scroll-cue.js';
 
 /**
  * `<mha-wo-mix>` — where the heads meet: one person's output of the restaurant example split by
@@ -65,6 +66,7 @@ export class MhaWoMix extends LitElement {
 
   constructor() {
     super();
+    new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
     this.for = '';
     this.person = 0;
     this.feature = 1;

@@ -8,6 +8,7 @@ import { renderDomGrid } from './heatmap/dom-grid.js';
 import { renderCanvasGrid, cellAt } from './heatmap/canvas-grid.js';
 import { drawBase, drawOverlay } from './heatmap/paint.js';
 import { toPNG, toSVG, download } from './heatmap/export.js';
+import { ScrollCue } from '../base/scroll-cue.js';
 
 export { SCALES, SHARED_DOMAIN, CANVAS_ABOVE, parseScale } from './heatmap/scale.js';
 
@@ -106,6 +107,7 @@ export class MhaHeatmap extends LitElement {
 
   constructor() {
     super();
+    new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
     this.weights = null;
     this.tokens = null;
     this.keyTokens = null;
