@@ -1,7 +1,8 @@
 // The API reference, generated from the package's types (web/lib/src/index.d.ts) by API Extractor
 // and API Documenter (Microsoft's TSDoc tools):
 //
-//   node scripts/api-docs.mjs           writes docs/api/ (Markdown, one page per declaration; gitignored)
+//   node scripts/api-docs.mjs           writes docs/api/ (Markdown, one page per declaration; gitignored):
+//                                       mha-wasm, and mha-wasm/components (as "mha-wasm-components") once built
 //   node scripts/api-docs.mjs --check   reads the types and their docstrings, writes nothing, and exits 1
 //                                       on any problem (tests/api-docs.test.mjs runs the same check)
 //
@@ -76,11 +77,12 @@ export function undocumented(model) {
  * Runs API Extractor on an entry .d.ts. Returns the problems (see {@link isProblem} and
  * {@link undocumented}) as lines `file:line:col (id) text` or `(undocumented) name`; with
  * `apiJsonFile`, the doc model is kept there (else written to a temporary file and removed).
- * @param {{entry?: string, apiJsonFile?: string}} [options] entry: path of the .d.ts, relative to
- *   the repository or absolute (default web/lib/src/index.d.ts)
+ * @param {{entry?: string, apiJsonFile?: string, packageName?: string}} [options] entry: path of the
+ *   .d.ts, relative to the repository or absolute (default web/lib/src/index.d.ts); packageName: the
+ *   name the reference gives it (default package.json's)
  * @returns {{problems: string[], messages: number}}
  */
-export function extract({ entry = 'web/lib/src/index.d.ts', apiJsonFile } = {}) {
+export function extract({ entry = 'web/lib/src/index.d.ts', apiJsonFile, packageName } = {}) {
   const { Extractor, ExtractorConfig } = require('@microsoft/api-extractor');
   const tmp = apiJsonFile ? null : fs.mkdtempSync(path.join(os.tmpdir(), 'mha-api-model-'));
   const modelFile = apiJsonFile ?? path.join(tmp, 'model.api.json');
@@ -104,8 +106,9 @@ export function extract({ entry = 'web/lib/src/index.d.ts', apiJsonFile } = {}) 
       tsdocMessageReporting: { default: { logLevel: 'warning' } },
     },
   };
-  const config = ExtractorConfig.prepare({ configObject, configObjectFullPath: undefined,
-    packageJsonFullPath: path.join(ROOT, 'package.json') });
+  const packageJsonFullPath = path.join(ROOT, 'package.json');
+  const packageJson = packageName ? { ...JSON.parse(fs.readFileSync(packageJsonFullPath, 'utf8')), name: packageName } : undefined;
+  const config = ExtractorConfig.prepare({ configObject, configObjectFullPath: undefined, packageJson, packageJsonFullPath });
   const problems = [];
   let messages = 0;
   try {
@@ -136,6 +139,15 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.exit(1);
   }
   if (!check) {
+    // The elements' types (mha-wasm/components), emitted by the build from their JSDoc, as a second
+    // package of the reference; their docstrings are not checked here (custom-elements.json is
+    // their contract, tests/package checks it).
+    const components = path.join(ROOT, 'web', 'lib', 'types', 'components', 'index.d.ts');
+    if (fs.existsSync(components)) {
+      extract({ entry: components, apiJsonFile: path.join(work, 'mha-wasm-components.api.json'), packageName: 'mha-wasm-components' });
+    } else {
+      console.log('no web/lib/types/components/ (npm run build makes it): the reference covers mha-wasm only');
+    }
     const out = path.join(ROOT, 'docs', 'api');
     fs.rmSync(out, { recursive: true, force: true });
     execFileSync(path.join(ROOT, 'node_modules', '.bin', 'api-documenter'), ['markdown', '-i', work, '-o', out], { stdio: 'ignore' });
