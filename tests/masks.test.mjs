@@ -103,6 +103,9 @@ test('prepareMasks: key padding mask [B, Tk] (or [Tk] unbatched), boolean or add
   throwsMHA(() => prepareMasks({ keyPaddingMask: [true, false, false] }, one), 'SHAPE_MISMATCH',
     'keyPaddingMask: expected shape [4] ([batch, keyLen]), got [3]');
   throwsMHA(() => prepareMasks({ keyPaddingMask: [[0, 0, 0], [0, 0, 0]] }, dims), 'SHAPE_MISMATCH', /expected shape \[2, 4\].*got \[2, 3\]/);
+  // a refusal of toMask names the option it came from
+  throwsMHA(() => prepareMasks({ keyPaddingMask: 'x' }, dims), 'INVALID_ARGUMENT', /^keyPaddingMask must be nested arrays/);
+  throwsMHA(() => prepareMasks({ attnMask: [[true, 1]] }, dims), 'INVALID_ARGUMENT', /^attnMask: element 1 \(row-major\)/);
 });
 
 test('prepareMasks: attention mask [Tq, Tk] shared, or per head [B·h, Tq, Tk] / [B, h, Tq, Tk]; booleans become −∞', () => {
