@@ -114,14 +114,15 @@ export class MhaLayerMap extends LitElement {
     this.engine = undefined;
     this.passport = null;
     this.error = null;
-    // the map drawn: {cfg, causal, passport, tensors} of the last good configuration
+    /** @type {{cfg: object, causal: boolean, passport: object, tensors: ReturnType<typeof layerMapTensors>}|null}
+     * the map drawn, of the last good configuration */
     this._drawn = null;
     this._attrs = new AttrGuard(this);
     this._cfg = null;           // the last valid configuration (the task's input)
     this._task = new Task(this, {
       args: () => [this._cfg, this.causal, this.engine],
       task: async ([cfg, causal, engine], { signal }) => {
-        if (!cfg) return this._drawn;
+        if (!cfg) return null;
         const mha = await taskEngine(engine, signal);
         let passport;
         try {

@@ -4,7 +4,12 @@
 import { html, svg, nothing } from 'lit';
 import { schemeTableau10, interpolateSinebow } from 'd3-scale-chromatic';
 
-/** One color per head: Tableau 10 up to 10 heads, else evenly spaced hues of the sinebow. */
+/**
+ * One color per head: Tableau 10 up to 10 heads, else evenly spaced hues of the sinebow.
+ * @param {number} i the head, 0-based
+ * @param {number} h the number of heads
+ * @returns {string} a CSS colour
+ */
 export function headColor(i, h) {
   return h <= 10 ? schemeTableau10[i % 10] : interpolateSinebow(i / h);
 }
@@ -12,7 +17,14 @@ export function headColor(i, h) {
 /** The outline colour of every glyph (the theme's foreground). */
 export const STROKE = 'var(--_fg)';
 
-/** A [rows, cols] block: `n` colored bands along `dir` ('cols' | 'rows'), or plain; `lines` faint row lines. */
+/**
+ * A [rows, cols] block: `n` colored bands along `dir` ('cols' | 'rows'), or plain; `lines` faint row lines.
+ * @param {number} w width, px
+ * @param {number} hgt height, px
+ * @param {{n?: number, dir?: 'cols'|'rows', colors?: (i: number) => string, lines?: number, fill?: string}} [o]
+ *   bands (`colors(i)`, default one colour per head), row lines (2–16 drawn), class of a plain block's fill
+ * @returns {import('lit').TemplateResult}
+ */
 export function block(w, hgt, { n = 0, dir = 'cols', colors, lines = 0, fill } = {}) {
   const bands = [];
   for (let i = 0; i < n; i++) {
@@ -28,7 +40,14 @@ export function block(w, hgt, { n = 0, dir = 'cols', colors, lines = 0, fill } =
     <rect width=${w} height=${hgt} fill="none" stroke=${STROKE} stroke-width="1"></rect></svg>`;
 }
 
-/** n cards stacked diagonally, one per head: a [n, T, d_k] tensor. */
+/**
+ * n cards stacked diagonally, one per head: a [n, T, d_k] tensor.
+ * @param {number} n cards
+ * @param {number} w width of a card, px
+ * @param {number} hgt height of a card, px
+ * @param {(i: number) => string} [colors] colour of card i (default one colour per head)
+ * @returns {import('lit').TemplateResult}
+ */
 export function deck(n, w, hgt, colors = (i) => headColor(i, n)) {
   const off = Math.min(5, 40 / Math.max(1, n - 1));
   const W = w + off * (n - 1), H = hgt + off * (n - 1);
@@ -39,7 +58,15 @@ export function deck(n, w, hgt, colors = (i) => headColor(i, n)) {
   return html`<svg class="glyph" width=${W + 2} height=${H + 2} viewBox=${`-1 -1 ${W + 2} ${H + 2}`} aria-hidden="true" focusable="false">${cards}</svg>`;
 }
 
-/** One head's T × T map, with the causal mask as a grey staircase above the diagonal. */
+/**
+ * One head's T × T map, with the causal mask as a grey staircase above the diagonal.
+ * @param {number} T tokens
+ * @param {number} s side, px
+ * @param {string} color the head's colour
+ * @param {boolean} causal draw the mask
+ * @param {number} head the head, 0-based (`data-head` of the mask)
+ * @returns {import('lit').TemplateResult}
+ */
 export function scoreMap(T, s, color, causal, head) {
   const cells = T <= 16;
   const c = s / T;
