@@ -351,6 +351,7 @@ test('a long download shows its progress: "Loading gpt2shape/: x of y MB (p %)" 
   const re = /^Loading gpt2shape\/: (\d+\.\d) of (\d+\.\d) MB \((\d+) %\)$/;
   const parsed = bytes.map((s) => re.exec(s.text)).filter(Boolean);
   assert.ok(parsed.length >= 1, `no "x of y MB (p %)" text: ${bytes.map((s) => s.text).join(' | ')}`);
+  console.log(`# progress rendered in ${new Set(bytes.map((s) => s.text)).size} states: ${[...new Set(bytes.map((s) => s.text))].join(' | ')}`);
   for (const m of parsed) {
     const [x, y, pct] = [Number(m[1]), Number(m[2]), Number(m[3])];
     assert.ok(x <= y && y > 19, `${m[0]}`);   // the weights alone are 50,257 × 96 float32 ≈ 19.3 MB
