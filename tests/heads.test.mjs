@@ -1,7 +1,8 @@
 // Head analysis (web/lib/src/lm/heads.js) value by value, without an engine: the type rule at its
 // thresholds and ties, analyzeHeads and scoreText against a direct computation of their definitions
 // (docs/trained-models.md, "Head analysis") on random attention with several layers, heads, texts
-// and lengths, and inductionTargets on texts whose targets are known. Mutation testing (StrykerJS)
+// and lengths (each head's type checked against the documented label of the scores computed here),
+// and inductionTargets on texts whose targets are known. Mutation testing (StrykerJS)
 // measures heads.js with this suite.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
