@@ -159,14 +159,14 @@ Status Decoder::add_block(const DecoderLayerWeights& lw) {
   const int L = cfg_.num_layers, l = added_, d = attn_.d_model, F = cfg_.d_ff;
   if (l >= L)
     return Status::Error(Code::kInvalidArgument, "{weights}: all " + std::to_string(L) + " blocks ({num_layers}) are already added", "weights");
-  Status s = probe(block_floats(cfg_, d), "a decoder block's weights");
-  if (!s.ok()) return s;
-  std::unique_ptr<Layer> layer;
-  s = Layer::create(cfg_.attention, lw.attention, layer);
+  std::unique_ptr<Layer> layer;  // probes the heap for its own copies first
+  Status s = Layer::create(cfg_.attention, lw.attention, layer);
   if (!s.ok()) {
     s.message = "block " + std::to_string(l) + ": " + s.message;
     return s;
   }
+  s = probe(block_floats(cfg_, d), "a decoder block's weights");  // with the layer's copies allocated
+  if (!s.ok()) return s;
   const bool ln = cfg_.norm == NormKind::kLayerNorm, swiglu = cfg_.mlp == MlpKind::kSwiGLU;
   Block b;
   s = take("layers.norm1.weight", l, lw.norm1.weight, {d}, b.n1w);
