@@ -76,7 +76,9 @@ test('bytesText and flopsText: decimal units, 0 / 2 / 1 decimals by size, the la
   assert.equal(bytesText(9990), '9.99 kB');
   assert.equal(bytesText(10000), '10.0 kB');
   assert.equal(bytesText(12345), '12.3 kB');
+  assert.equal(bytesText(5e6), '5.00 MB');
   assert.equal(bytesText(1342177280), '1.34 GB');
+  assert.equal(bytesText(7e12), '7.00 TB');
   assert.equal(bytesText(2.5e15), '2.50 PB');
   assert.equal(bytesText(1e18), '1000.0 PB');
   assert.equal(flopsText(0), '0 FLOP');
@@ -84,6 +86,7 @@ test('bytesText and flopsText: decimal units, 0 / 2 / 1 decimals by size, the la
   assert.equal(flopsText(1000), '1.00 kFLOP');
   assert.equal(flopsText(10000), '10.0 kFLOP');
   assert.equal(flopsText(25440), '25.4 kFLOP');
+  assert.equal(flopsText(3e6), '3.00 MFLOP');
   assert.equal(flopsText(2.67e9), '2.67 GFLOP');
   assert.equal(flopsText(3.1e12), '3.10 TFLOP');
   assert.equal(flopsText(4e15), '4.00 PFLOP');

@@ -9,7 +9,11 @@ import { PEOPLE, FEATURES, X0, HEADS, WO, CONCAT_COLS, restaurantLayerOptions, w
 import { MODELS, DECODERS } from '../web/lib/components/logic/models-data.js';
 
 const matmul = (A, B) => A.map((row) => B[0].map((_, j) => row.reduce((s, v, k) => s + v * B[k][j], 0)));
-const shape = (M) => [M.length, M[0].length];
+/** The shape of a matrix, checking that every row has the first row's length. */
+const shape = (M) => {
+  assert.ok(M.every((row) => row.length === M[0].length), 'rows of one length');
+  return [M.length, M[0].length];
+};
 
 test('restaurant: the labels the lesson uses, and shapes that fit together', () => {
   assert.deepEqual(PEOPLE, ['Alex', 'Emma', 'Daniel']);
