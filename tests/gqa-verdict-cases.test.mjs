@@ -1,7 +1,7 @@
 // gqaVerdict (web/lib/components/logic/gqa-verdict.js) on made-up twins whose numbers make every
 // branch of the judgement show: both variants costing more than seed noise, one better and one the
 // same, one seed only, no held-out figures (the page alone), one variant within noise, a single
-// variant; rows given in reverse order (the figures sort K/V heads and seeds themselves). The
+// variant; rows given out of order (the figures sort K/V heads and seeds themselves). The
 // expected sentences were checked number by number against the rows (means, gaps, the largest seed
 // spread, multiples, cache ratios 1,536 / 768 / 384 / 192 bytes per token). tests/gqa-verdict.test.mjs
 // covers the shipped manifest's numbers. Mutation testing (StrykerJS) measures gqa-verdict.js with both.
@@ -11,9 +11,11 @@ import { gqaVerdict, gqaFigures } from '../web/lib/components/logic/gqa-verdict.
 
 const PER_TOKEN = { 8: 1536, 4: 768, 2: 384, 1: 192 };
 /** Rows for 8 query heads: `bpc[g][seed]` the held-out bits per character, `live[g][seed]` the page's. */
+// (object keys that are integers enumerate in ascending order: K/V heads come 1, 2, …, 8, each
+// with its seeds from the last, so both need sorting)
 const rows = (bpc, live = {}) => Object.entries(bpc).flatMap(([g, seeds]) => seeds.map((v, s) => ({
   kvHeads: Number(g), numHeads: 8, seed: s, perToken: PER_TOKEN[g], heldoutBpc: v, live: live[g]?.[s] ?? null,
-}))).reverse();
+})).reverse());
 
 const CASES = {
   both: [{ 8: [2.500, 2.510], 2: [2.540, 2.546], 1: [2.600, 2.604] }, { 8: [2.7, 2.704], 2: [2.72, 2.7205], 1: [2.8, 2.8] }, 8, 768],
