@@ -32,10 +32,10 @@ test('printable text: tabs and line breaks read as spaces, leading space and a b
   assert.equal(describeStart(enc(' ~')), 'starts with `~` (text)');
   assert.equal(describeStart(bytes(0x41, 0x7f)), 'starts with bytes 41 7f');
   assert.equal(describeStart(bytes(0x41, 0x1f)), 'starts with bytes 41 1f');
-  // a lone byte-order mark's first bytes are not skipped
-  assert.equal(describeStart(bytes(0xef, 0xbb, 0x41)), 'starts with bytes ef bb 41');
-  assert.equal(describeStart(bytes(0xef, 0x41, 0xbf)), 'starts with bytes ef 41 bf');
-  assert.equal(describeStart(bytes(0x41, 0xbb, 0xbf)), 'starts with bytes 41 bb bf');
+  // only the whole byte-order mark is skipped (skipping part of one would show the text after it)
+  assert.equal(describeStart(bytes(0xef, 0xbb, 0x41, 0x42)), 'starts with bytes ef bb 41 42');
+  assert.equal(describeStart(bytes(0xef, 0x41, 0xbf, 0x42)), 'starts with bytes ef 41 bf 42');
+  assert.equal(describeStart(bytes(0x41, 0xbb, 0xbf, 0x42)), 'starts with bytes 41 bb bf 42');
 });
 
 test('binary: the first 8 bytes in hex, gzip and zip named, nothing guessed for other bytes or an empty file', () => {
