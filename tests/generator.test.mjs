@@ -40,9 +40,40 @@ test('transposed and columns: [out, in] rows to the core\'s [in, out]; a packed 
   assert.deepEqual(Array.from(transposed(w, 2)), [1, 3, 5, 2, 4, 6]);
   assert.deepEqual(Array.from(transposed(w, 2, 1, 2)), [3, 5, 4, 6], 'rows 1..2');
   assert.deepEqual(Array.from(columns(w, 3, 2, 1, 1)), [2, 4, 6]);
+  assert.deepEqual(Array.from(transposed(w, 2, 1)), [3, 5, 4, 6], 'rows 1.. by default to the last');
+  assert.deepEqual(Array.from(columns(Float32Array.of(1, 2, 3, 4, 5, 6), 2, 3, 1, 2)), [2, 3, 5, 6], 'columns 1..2 of [2, 3]');
 });
 
 test('CharModel is LanguageModel under its first name', () => {
   assert.equal(CharModel, LanguageModel);
   assert.equal(LanguageModel.name, 'LanguageModel');
+});
+
+test('a prompt of token ids: the text is their decoding, the caches slide over the ids, a bad id names generator', async () => {
+  const { createMHA } = await import('../web/lib/src/index.js');
+  const { throwsExactly } = await import('./helpers/exact-error.mjs');
+  const fs = await import('node:fs');
+  const mha = await createMHA();
+  const lm = await mha.loadModel(fs.readFileSync(new URL('./golden-decoder/default.safetensors', import.meta.url)));
+  try {
+    const C = lm.config.context;
+    const ids = Array.from(lm.encode('the'));
+    const g = lm.generator(ids, { temperature: 0 });
+    assert.equal(g.text, lm.decode(ids));
+    const byText = lm.generator('the', { temperature: 0 });
+    // past the context: both slide to their last ⌊C/2⌋ tokens and go on writing the same tokens
+    for (let i = 0; i < C + 3; i++) {
+      const [a, b] = [g.step(), byText.step()];
+      assert.deepEqual([a.id, a.token], [b.id, b.token], `step ${i}`);
+    }
+    assert.equal(g.text, byText.text);
+    assert.equal(g.cacheLength, byText.cacheLength);
+    assert.ok(g.cacheLength <= C);
+    g.reset();
+    assert.deepEqual([g.text, g.cacheLength], [lm.decode(ids), 0]);
+    const V = lm.config.vocabSize;
+    throwsExactly(() => lm.generator([V]), 'INVALID_ARGUMENT', `generator: token id 0 must be an integer in [0, ${V - 1}], got ${V}`);
+  } finally {
+    lm.dispose();
+  }
 });
