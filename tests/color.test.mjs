@@ -2,7 +2,8 @@
 // luminance and the text colour on a cell, checked against values worked out by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { packRGBA, luminance, textOn, colorFor } from '../web/lib/components/base/color.js';
+import { packRGBA, luminance, textOn, colorFor, interpolatorFor } from '../web/lib/components/base/color.js';
+import { interpolateViridis, interpolateCividis } from 'd3-scale-chromatic';
 
 const LE = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 /** The bytes of a packed pixel in memory order (what ImageData.data holds). */
@@ -45,4 +46,13 @@ test('colorFor: values are clamped to [lo, hi] and mapped through the scheme', (
   assert.equal(c(5), c(2));
   assert.notEqual(c(1), c(0));
   assert.equal(colorFor('cividis', 0, 1)(0.5), colorFor('cividis', 0, 2)(1));
+  // the scheme by name (viridis starts dark purple, cividis dark blue); any other name is viridis
+  assert.equal(interpolatorFor('cividis'), interpolateCividis);
+  assert.equal(interpolatorFor('viridis'), interpolateViridis);
+  assert.equal(interpolatorFor('nope'), interpolateViridis);
+  assert.equal(colorFor('cividis', 0, 1)(0), interpolateCividis(0));
+  // an offset range: v maps to (v − lo) / (hi − lo)
+  assert.equal(colorFor('viridis', 1, 3)(2), interpolateViridis(0.5));
+  assert.equal(colorFor('viridis', 2, 6)(3), interpolateViridis(0.25));
+  assert.equal(colorFor('viridis', 5, 5)(5), interpolateViridis(0), 'an empty range maps onto its low end');
 });

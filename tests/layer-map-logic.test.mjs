@@ -31,6 +31,10 @@ test('layerMapConfig: defaults, whole numbers ≥ 1, divisors; one MHAError per 
   assert.deepEqual(layerMapConfig({ heads: '5', kvHeads: '3' }).errors.map((e) => e.argument), ['heads']);
   assert.deepEqual(layerMapConfig({ kvHeads: '3' }).problems, ['kv-heads: expected a divisor of heads = 2 (1, 2), got "3"']);
   assert.deepEqual(layerMapConfig({ kvHeads: '0' }).errors.map((e) => e.argument), ['kv-heads']);
+  assert.deepEqual(layerMapConfig({ heads: 'two', kvHeads: '-1' }).problems, [
+    'heads: expected a whole number ≥ 1 (num_heads h), got "two"',
+    'kv-heads: expected a whole number ≥ 1 (key/value heads g, or leave it out for g = h), got "-1"',
+  ]);
   assert.equal(layerMapConfig({ dModel: '8', heads: '4', kvHeads: '4' }).cfg.kvHeads, 4);
 });
 
@@ -105,4 +109,21 @@ test('a passport without a step the map needs is refused, naming the step', () =
   const p = mha.passport(cfg);
   const cut = { ...p, steps: p.steps.filter((s) => s.name !== 'concat') };
   assert.throws(() => layerMapTensors(cut, cfg, false), (e) => e instanceof MHAError && e.code === 'INVALID_ARGUMENT' && /no step "concat"/.test(e.message));
+});
+
+// The words of every tensor (labels, formulas, purposes, PyTorch lines, derivations) for three
+// configurations, as reviewed on the lesson page and kept in tests/fixtures/lesson/layer-map-tensors.json:
+// a change to any text shows here. After a deliberate change, rewrite the file with
+// MHA_UPDATE_FIXTURES=1 node --experimental-wasm-relaxed-simd --test tests/layer-map-logic.test.mjs
+test('every text of the map is the reviewed one (three configurations, causal and not)', async () => {
+  const { readFileSync, writeFileSync } = await import('node:fs');
+  const file = new URL('./fixtures/lesson/layer-map-tensors.json', import.meta.url);
+  const cases = [
+    [{ seqLen: 5, dModel: 24, numHeads: 2 }, false],
+    [{ seqLen: 5, dModel: 24, numHeads: 2 }, true],
+    [{ seqLen: 7, dModel: 64, numHeads: 8, batch: 3, kvHeads: 2 }, true],
+  ];
+  const got = cases.map(([cfg, causal]) => ({ cfg, causal, tensors: layerMapTensors(mha.passport(cfg), cfg, causal) }));
+  if (process.env.MHA_UPDATE_FIXTURES) writeFileSync(file, JSON.stringify(got, null, 1) + '\n');
+  assert.deepEqual(JSON.parse(JSON.stringify(got)), JSON.parse(readFileSync(file, 'utf8')));
 });

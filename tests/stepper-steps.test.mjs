@@ -153,3 +153,20 @@ test('X with more than two decimals is shown with three; negatives go in parenth
   assert.equal(n2(-0.5), '(-0.50)');
   assert.equal(n3(-0.0001), '0.000', 'a value that rounds to zero has no sign');
 });
+
+// The words of every step (title, formula, sentence, captions, the operator) and the formula of
+// result cell (1, 1), for both heads, as reviewed on the lesson page and kept in
+// tests/fixtures/lesson/stepper-steps.json. After a deliberate change, rewrite the file with
+// MHA_UPDATE_FIXTURES=1 node --experimental-wasm-relaxed-simd --test tests/stepper-steps.test.mjs
+test('every text of the steps is the reviewed one', async () => {
+  const { readFileSync, writeFileSync } = await import('node:fs');
+  const file = new URL('./fixtures/lesson/stepper-steps.json', import.meta.url);
+  const got = STEPS.flatMap((st, s) => [0, 1].map((hi) => {
+    const v = stepView(s, hi, X0, REF);
+    const cap = (o) => o && { caption: o.caption, rows: o.rows, cols: o.cols, digits: o.digits, split: o.split };
+    return { step: s, head: hi, title: st.title, tex: v.tex, text: v.text, op: v.op,
+      left: cap(v.left), right: cap(v.right), result: cap(v.result), explain11: v.explain(1, 1), link11: v.link(1, 1) };
+  }));
+  if (process.env.MHA_UPDATE_FIXTURES) writeFileSync(file, JSON.stringify(got, null, 1) + '\n');
+  assert.deepEqual(JSON.parse(JSON.stringify(got)), JSON.parse(readFileSync(file, 'utf8')));
+});
