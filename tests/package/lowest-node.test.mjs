@@ -59,7 +59,7 @@ before(async () => {
   await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'lowest-node-app', private: true, type: 'module' }));
   await writeFile(path.join(nodeDir, 'package.json'), JSON.stringify({ name: 'node-binary', private: true }));
   await cp(path.join(FIX, 'worked.mjs'), path.join(app, 'worked.mjs'));
-  await cp(path.join(ROOT, 'web', 'lib', 'components', 'restaurant.js'), path.join(app, 'lesson-data.js'));
+  await cp(path.join(ROOT, 'web', 'lib', 'components', 'logic', 'restaurant.js'), path.join(app, 'lesson-data.js'));
   await writeFile(path.join(app, 'run.mjs'), RUN);
   const [inst] = await Promise.all([
     sh('npm', ['install', tarball, ...NPM_FLAGS], app),

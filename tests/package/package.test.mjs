@@ -154,7 +154,7 @@ before(async () => {
   await cp(path.join(FIX, 'vite', 'main.js'), path.join(webpackApp, 'main.js'));
   for (const dir of [viteApp, webpackApp]) await cp(path.join(FIX, 'worked.mjs'), path.join(dir, 'worked.mjs'));
   // worked.mjs reads the worked example's numbers from the lesson's data module (one copy of them).
-  for (const dir of [nodeApp, viteApp, webpackApp]) await cp(path.join(ROOT, 'web', 'lib', 'components', 'restaurant.js'), path.join(dir, 'lesson-data.js'));
+  for (const dir of [nodeApp, viteApp, webpackApp]) await cp(path.join(ROOT, 'web', 'lib', 'components', 'logic', 'restaurant.js'), path.join(dir, 'lesson-data.js'));
   await Promise.all([
     sh('npm', ['install', tarball, ...NPM_FLAGS], nodeApp),
     sh('npm', ['install', tarball, VITE, ...NPM_FLAGS], viteApp),
