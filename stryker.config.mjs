@@ -39,7 +39,8 @@ export default {
       // the lesson's pure teaching logic and data (web/lib/components/logic/) and the masks' shapes
       'tests/cost-ledger.test.mjs', 'tests/gqa-verdict.test.mjs', 'tests/gqa-story.test.mjs', 'tests/claims.test.mjs', 'tests/masks.test.mjs',
       'tests/errors-unit.test.mjs', 'tests/safetensors-start.test.mjs', 'tests/safetensors-not-a-model.test.mjs', 'tests/llama2c-unaligned.test.mjs',
-      'tests/cost-ledger-units.test.mjs', 'tests/gqa-verdict-cases.test.mjs', 'tests/logic-data.test.mjs',
+      'tests/cost-ledger-units.test.mjs', 'tests/gqa-verdict-cases.test.mjs', 'tests/logic-data.test.mjs', 'tests/kv-cache.test.mjs',
+      'tests/stepper-steps.test.mjs', 'tests/trained-logic.test.mjs', 'tests/layer-map-logic.test.mjs', 'tests/component-helpers.test.mjs',
     ],
     nodeArgs: [...relaxedSimdFlags(), '--expose-gc', '-r', '{{hookFile}}', '{{testFile}}'],
   },
