@@ -49,7 +49,7 @@ const ALLOWED = {
   'tests/model-runner.test.mjs': 630,
   'tests/package/package.test.mjs': 581,
   'tests/property.test.mjs': 692,
-  'web/lib/src/index.d.ts': 1045,
+  'web/lib/src/index.d.ts': 1047,
   // functions over 80 lines
   'cpp/src/config.cpp#resolve': 117,
   'scripts/bench/impls.mjs#timing': 92,
