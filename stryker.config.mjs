@@ -27,7 +27,8 @@ export default {
     testFiles: process.env.TESTS ? process.env.TESTS.split(',') : [
       // the value-by-value suites of model.js, decoder.js, bpe.js and llama2c.js first: a second or
       // two each, and they kill most of those files' mutants before the slower suites run
-      'tests/model-runner.test.mjs', 'tests/decoder.test.mjs', 'tests/bpe.test.mjs', 'tests/llama2c-reader.test.mjs',
+      'tests/model-runner-load.test.mjs', 'tests/model-runner-run.test.mjs', 'tests/model-runner-generate.test.mjs',
+      'tests/decoder.test.mjs', 'tests/bpe.test.mjs', 'tests/llama2c-reader.test.mjs',
       'tests/api.test.mjs', 'tests/errors.test.mjs', 'tests/golden.test.mjs', 'tests/memory.test.mjs',
       'tests/leak.test.mjs', 'tests/model.test.mjs', 'tests/contract.test.mjs',
       // heads.js and safetensors.js, value by value and without an engine (tests/safetensors.test.mjs,
