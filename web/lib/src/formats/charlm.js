@@ -192,7 +192,7 @@ function layerWeights(c, g, inProj) {
 
 /**
  * The core decoder's weights (decoder.js's spec `weights`: matrices row-major [in, out]) from the
- * file's tensors (shapes checked by checkTensors). The file's `head` (lm_head) is the spec's `head`.
+ * file's tensors (shapes checked by checkTensors). The file's `head` is the spec's `lmHead` (the output projection, lm_head).
  * @param {object} c readCharlmConfig()
  * @param {Object<string, Float32Array>} t tensor data by name
  * @param {boolean} inProj as charlmShapes
@@ -204,7 +204,7 @@ export function charlmDecoderWeights(c, t, inProj) {
   return {
     tokEmb: t['tok_emb.weight'], posEmb: t['pos_emb.weight'] ?? null,
     normF: { weight: t['ln_f.weight'], bias: t['ln_f.bias'] ?? null },
-    head: c.tied ? null : transposed(t['head.weight'], c.dModel), headBias: t['head.bias'] ?? null,
+    lmHead: c.tied ? null : transposed(t['head.weight'], c.dModel), lmHeadBias: t['head.bias'] ?? null,
     layers,
   };
 }

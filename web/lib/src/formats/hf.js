@@ -253,7 +253,7 @@ export function hfDecoderWeights(family, c, t) {
   const d = c.dModel, f = c.dFF, V = c.vocabSize, kv = c.kvHeads * c.dK;
   const layers = [];
   // the core's `bias` covers the MLP's maps and the head; neither family has a head bias: zeros
-  const headBias = c.bias ? new Float32Array(V) : null;
+  const lmHeadBias = c.bias ? new Float32Array(V) : null;
   if (family === 'gpt2') {
     for (let l = 0; l < c.numLayers; l++) {
       const g = (n) => t[`h.${l}.${n}`];
@@ -268,11 +268,11 @@ export function hfDecoderWeights(family, c, t) {
         wProj: g('mlp.c_proj.weight'), bProj: g('mlp.c_proj.bias'),
       });
     }
-    const head = c.tied ? null : transposed(t['lm_head.weight'], d);
+    const lmHead = c.tied ? null : transposed(t['lm_head.weight'], d);
     delete t['lm_head.weight'];
     return {
       tokEmb: t['wte.weight'], posEmb: t['wpe.weight'], normF: { weight: t['ln_f.weight'], bias: t['ln_f.bias'] },
-      head, headBias, layers,
+      lmHead, lmHeadBias, layers,
     };
   }
   for (let l = 0; l < c.numLayers; l++) {
@@ -288,11 +288,11 @@ export function hfDecoderWeights(family, c, t) {
       wProj: transposed(g('mlp.down_proj.weight'), f), bProj: g('mlp.down_proj.bias'),
     });
   }
-  const head = c.tied ? null : transposed(t['lm_head.weight'], d);
+  const lmHead = c.tied ? null : transposed(t['lm_head.weight'], d);
   delete t['lm_head.weight'];
   return {
     tokEmb: t['model.embed_tokens.weight'], posEmb: null, normF: { weight: t['model.norm.weight'], bias: null },
-    head, headBias, layers,
+    lmHead, lmHeadBias, layers,
   };
 }
 

@@ -18,7 +18,7 @@
  *                                             the engine (a layer with only this head switched on)
  *   ℓ_s  = normF_lin(o_s) · W_U                the final norm's linear part (LayerNorm: centre, times
  *                                             its weight; RMSNorm: times its weight), then the
- *                                             unembedding (the output head, or Eᵀ when tied)
+ *                                             unembedding (the output projection lm_head, or Eᵀ when tied)
  *
  * The head copies s when ℓ_s[s] is the largest of the V logits (strictly). The copying score is
  * the fraction of the V tokens it copies: 1 for a head that always raises the logit of what it
@@ -92,7 +92,7 @@ export function ovLogits(model, layer) {
   });
   const out = [];
   try {
-    const U = w.head;  // [d, V], or null when tied (then E [V, d])
+    const U = w.lmHead;  // [d, V], or null when tied (then E [V, d])
     const y = new Float64Array(d);
     for (let j = 0; j < h; j++) {
       const headMask = new Float32Array(h);

@@ -25,8 +25,8 @@ export class Decoder extends WasmObject {
    * @param {object} spec `{vocabSize, numLayers, dFF, context, norm, normEps, mlp, bias, tied, dModel,
    *   numHeads, kvHeads, attnBias, rope, weights}`: context 0 = no learned position table; norm one
    *   of 'layernorm', 'rmsnorm'; mlp one of 'relu', 'gelu', 'gelu_tanh', 'swiglu'; rope null or
-   *   {base, interleaved}; weights {tokEmb [V·d], posEmb [C·d] | null, normF {weight, bias}, head
-   *   [d·V] | null, headBias [V] | null, layers: [{norm1, norm2, wQ, wK, wV, wO, bQ, bK, bV, bO,
+   *   {base, interleaved}; weights {tokEmb [V·d], posEmb [C·d] | null, normF {weight, bias}, lmHead
+   *   [d·V] | null, lmHeadBias [V] | null, layers: [{norm1, norm2, wQ, wK, wV, wO, bQ, bK, bV, bO,
    *   wFc, bFc, wUp, bUp, wProj, bProj}]}: Float32Arrays, matrices row-major [in, out]
    * @throws {MHAError} the core's errors (INVALID_CONFIG, NON_FINITE, OUT_OF_MEMORY …)
    */
@@ -55,7 +55,7 @@ export class Decoder extends WasmObject {
     const globals = plan();
     globals.add('tokEmb', w.tokEmb); globals.add('posEmb', w.posEmb);
     globals.add('normFW', w.normF.weight); globals.add('normFB', w.normF.bias);
-    globals.add('lmHead', w.head); globals.add('lmHeadBias', w.headBias);
+    globals.add('lmHead', w.lmHead); globals.add('lmHeadBias', w.lmHeadBias);
     const attention = blockLayout(core, 'layer');
     globals.lay.add('attention', attention.bytes);
     globals.lay.add('init', L.init.bytes);

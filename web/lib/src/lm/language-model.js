@@ -44,7 +44,7 @@ function decoderSpec(c, weights) {
  */
 function releaseLargeWeights(spec, vocabSize) {
   const w = spec.weights;
-  const floats = [w.tokEmb, w.posEmb, w.head, ...w.layers.flatMap((lw) => [lw.wQ, lw.wK, lw.wV, lw.wO, lw.wFc, lw.wUp, lw.wProj])]
+  const floats = [w.tokEmb, w.posEmb, w.lmHead, ...w.layers.flatMap((lw) => [lw.wQ, lw.wK, lw.wV, lw.wO, lw.wFc, lw.wUp, lw.wProj])]
     .reduce((n, a) => n + (a ? a.length : 0), 0);
   if (4 * floats <= KEEP_JS_WEIGHTS_BYTES) return;
   const mb = (4 * floats / 2 ** 20).toFixed(0);
