@@ -19,6 +19,7 @@ test('index.d.ts: every docstring of the API reference parses and every link res
 test('the check fails (beside whatever the real file has) on a broken link, an undocumented export and an unknown tag', { timeout: 60_000 }, () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mha-api-check-'));
   const file = path.join(dir, 'index.d.ts');
+  fs.cpSync(new URL('../web/lib/src/types/', import.meta.url), path.join(dir, 'types'), { recursive: true });   // index.d.ts re-exports them
   fs.writeFileSync(file, `${fs.readFileSync(TYPES, 'utf8')}
 /** Returns a {@link NoSuchExport}. @returnz nothing */
 export declare function brokenDoc(): void;
