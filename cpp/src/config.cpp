@@ -27,13 +27,14 @@ std::string num(float v) {
   }
   return buf;
 }
-}  // namespace
 
-Status resolve(const Config& c, Resolved& r) {
-  r = Resolved{};
+/// The head counts, the K/V input widths and the scale: kInvalidConfig for d_model < 1, num_heads
+/// outside [1, kMaxHeads], kv_heads < 1 or not dividing num_heads, negative k_dim / v_dim, a scale
+/// that is negative or not finite. Checked in this order (the first failure is reported).
+Status check_shape(const Config& c) {
   if (c.d_model < 1) return invalid("d_model", "{d_model} must be a positive integer, got " + str(c.d_model));
   if (c.num_heads < 1) return invalid("num_heads", "{num_heads} must be a positive integer, got " + str(c.num_heads));
-  // resolve() allocates per-head tables (~40 bytes per head) before the weight-size check below:
+  // resolve() allocates per-head tables (~40 bytes per head) before the weight-size check:
   // without this bound, numHeads = 2^31 - 1 with dK = 1 passes that check and its allocation aborts
   // the wasm instance (a case cpp/fuzz found). Bound h up front.
   if (c.num_heads > kMaxHeads)
@@ -47,12 +48,15 @@ Status resolve(const Config& c, Resolved& r) {
   if (c.v_dim < 0) return invalid("v_dim", "{v_dim} must be a positive integer, got " + str(c.v_dim));
   if (!(c.scale >= 0.f) || !std::isfinite(c.scale))
     return invalid("scale", "{scale} must be a finite positive number, got " + std::to_string(c.scale));
-  r.d_model = c.d_model;
-  r.num_heads = h;
-  r.kv_heads = g;
-  r.k_dim = c.k_dim ? c.k_dim : c.d_model;
-  r.v_dim = c.v_dim ? c.v_dim : c.d_model;
-  r.bias = c.bias;
+  return Status::Ok();
+}
+
+/// Fills r.dk and r.dv (one d_k and one d_v per query head, h = r.num_heads, g = r.kv_heads) from
+/// the per-head lists head_dk / head_dv, or else from d_k (default d_model / h) and d_v (default
+/// d_k). kInvalidConfig for lists not of size h, per-head lists with g != h, d_model not divisible
+/// by h when d_k is not given, or any width < 1.
+Status resolve_head_dims(const Config& c, Resolved& r) {
+  const int h = r.num_heads, g = r.kv_heads;
   if (!c.head_dk.empty() || !c.head_dv.empty()) {
     if (static_cast<int>(c.head_dk.size()) != h || static_cast<int>(c.head_dv.size()) != h)
       return invalid("head_dims", "{head_dims}: expected " + str(h) + " d_k and d_v values (one per head), got " +
@@ -78,7 +82,15 @@ Status resolve(const Config& c, Resolved& r) {
     if (r.dk[i] < 1) return invalid("head_dims", "head " + str(i) + ": d_k must be ≥ 1, got " + str(r.dk[i]));
     if (r.dv[i] < 1) return invalid("head_dims", "head " + str(i) + ": d_v must be ≥ 1, got " + str(r.dv[i]));
   }
-  // Offsets and widths, in 64-bit to catch overflow.
+  return Status::Ok();
+}
+
+/// From r.dk / r.dv: the per-head scales (c.scale, or 1/√d_k when it is 0), the column offsets of
+/// every query and kv head (kv head j takes the widths of query head j·h/g), and the four packed
+/// widths. kInvalidConfig when a weight matrix would hold 2^31 elements or more (sums and products
+/// in 64-bit to catch the overflow).
+Status lay_out_heads(const Config& c, Resolved& r) {
+  const int h = r.num_heads, g = r.kv_heads;
   int64_t q = 0, o = 0;
   for (int i = 0; i < h; ++i) {
     r.q_off.push_back(static_cast<int>(q));
@@ -103,6 +115,17 @@ Status resolve(const Config& c, Resolved& r) {
       int64_t(r.v_dim) * v >= lim || o * dm >= lim)
     return invalid("weights", "weights too large: d_model = " + str(dm) + ", h·d_k = " + str(q) +
                    " give more than 2^31 elements in one matrix");
+  r.q_width = static_cast<int>(q);
+  r.o_width = static_cast<int>(o);
+  r.k_width = static_cast<int>(k);
+  r.v_width = static_cast<int>(v);
+  return Status::Ok();
+}
+
+/// The score modifiers of `c` for h query heads, into r: softcap (finite, > 0 when on), ALiBi
+/// slopes (one finite slope per query head when given, else alibi_default_slopes(h)) and the
+/// sliding window (left and right ≥ −1). kInvalidConfig for the first that fails, in that order.
+Status resolve_score_mods(const Config& c, int h, Resolved& r) {
   if (c.softcap_on && !(c.softcap > 0.f && std::isfinite(c.softcap)))
     return invalid("softcap", "{softcap} must be a finite number > 0 (the cap of cap·tanh(scores / cap)), got " +
                    num(c.softcap));
@@ -118,33 +141,54 @@ Status resolve(const Config& c, Resolved& r) {
   if (c.window_left < -1 || c.window_right < -1)
     return invalid("window", "{window} = [left, right] must hold integers ≥ 0 or −1 (unbounded), got [" +
                    str(c.window_left) + ", " + str(c.window_right) + "]");
-  if (c.rope) {
-    int min_dk = r.dk[0];
-    for (int i = 0; i < h; ++i) min_dk = std::min(min_dk, r.dk[i]);
-    if (c.rope_dim != -1 && (c.rope_dim < 0 || c.rope_dim % 2 != 0 || c.rope_dim > min_dk))
-      return invalid("rope.dim", "{rope.dim} (RoPE's rotary dimension) must be an even integer ≥ 0 and ≤ {d_k} = " + str(min_dk) +
-                     ", got " + str(c.rope_dim));
-    if (c.rope_dim == -1)
-      for (int i = 0; i < h; ++i)
-        if (r.dk[i] % 2 != 0)
-          return invalid("rope.dim", "RoPE rotates pairs of dimensions and {d_k} = " + str(r.dk[i]) + " of head " + str(i) +
-                         " is odd: give an even {rope.dim} < " + str(r.dk[i]));
-    if (!(std::isfinite(c.rope_base) && c.rope_base > 1.f))
-      return invalid("rope.base", "{rope.base} (RoPE's θ) must be a finite number > 1, got " + num(c.rope_base));
-    r.rope_full = c.rope_dim == -1;
-    r.rope_dim = r.rope_full ? min_dk : c.rope_dim;
-    r.rope_base = c.rope_base;
-    r.rope_interleaved = c.rope_interleaved;
-  }
   r.softcap = c.softcap_on ? c.softcap : 0.f;
   if (c.alibi) r.alibi_slopes = c.alibi_given ? c.alibi_slopes : alibi_default_slopes(h);
   r.window_left = c.window_left;
   r.window_right = c.window_right;
-  r.q_width = static_cast<int>(q);
-  r.o_width = static_cast<int>(o);
-  r.k_width = static_cast<int>(k);
-  r.v_width = static_cast<int>(v);
   return Status::Ok();
+}
+
+/// RoPE's settings into r when c.rope is on (r.dk filled): the rotary dimension (given: even, in
+/// [0, smallest d_k]; not given: every d_k even, each head rotating its whole d_k) and the base
+/// θ (finite, > 1). kInvalidConfig otherwise; nothing to do when RoPE is off.
+Status resolve_rope(const Config& c, Resolved& r) {
+  if (!c.rope) return Status::Ok();
+  const int h = r.num_heads;
+  int min_dk = r.dk[0];
+  for (int i = 0; i < h; ++i) min_dk = std::min(min_dk, r.dk[i]);
+  if (c.rope_dim != -1 && (c.rope_dim < 0 || c.rope_dim % 2 != 0 || c.rope_dim > min_dk))
+    return invalid("rope.dim", "{rope.dim} (RoPE's rotary dimension) must be an even integer ≥ 0 and ≤ {d_k} = " + str(min_dk) +
+                   ", got " + str(c.rope_dim));
+  if (c.rope_dim == -1)
+    for (int i = 0; i < h; ++i)
+      if (r.dk[i] % 2 != 0)
+        return invalid("rope.dim", "RoPE rotates pairs of dimensions and {d_k} = " + str(r.dk[i]) + " of head " + str(i) +
+                       " is odd: give an even {rope.dim} < " + str(r.dk[i]));
+  if (!(std::isfinite(c.rope_base) && c.rope_base > 1.f))
+    return invalid("rope.base", "{rope.base} (RoPE's θ) must be a finite number > 1, got " + num(c.rope_base));
+  r.rope_full = c.rope_dim == -1;
+  r.rope_dim = r.rope_full ? min_dk : c.rope_dim;
+  r.rope_base = c.rope_base;
+  r.rope_interleaved = c.rope_interleaved;
+  return Status::Ok();
+}
+}  // namespace
+
+Status resolve(const Config& c, Resolved& r) {
+  r = Resolved{};
+  Status s = check_shape(c);
+  if (!s.ok()) return s;
+  r.d_model = c.d_model;
+  r.num_heads = c.num_heads;
+  r.kv_heads = c.kv_heads == 0 ? c.num_heads : c.kv_heads;
+  r.k_dim = c.k_dim ? c.k_dim : c.d_model;
+  r.v_dim = c.v_dim ? c.v_dim : c.d_model;
+  r.bias = c.bias;
+  // In this order, so that a configuration with several faults reports the same one as before.
+  if (!(s = resolve_head_dims(c, r)).ok()) return s;
+  if (!(s = lay_out_heads(c, r)).ok()) return s;
+  if (!(s = resolve_score_mods(c, r.num_heads, r)).ok()) return s;
+  return resolve_rope(c, r);
 }
 
 std::vector<float> alibi_default_slopes(int h) {

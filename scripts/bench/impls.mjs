@@ -260,7 +260,83 @@ function peakEntry(fma) {
   };
 }
 
+/**
+ * Checks every candidate ONNX graph of onnxruntime-web against ours (`ref`) and adds each one that
+ * runs to the timed `entries` as `ort:<style>`; all of them run in the timed rounds (interleaved
+ * with the other implementations) and keepFastestOrt reports the one with the lowest median (a
+ * choice from a few calls before the rounds picked a slower graph when one call hit a hiccup).
+ * Fills v.ortStyles (each style with its error, if any) and v.checks; when no graph runs,
+ * v.errors.ort. Throws the CHECK FAILED error of a graph whose result differs from ours.
+ */
+async function addOrtEntries(p, nw, ref, v, entries) {
+  const tried = [];
+  for (const style of p.candidates(nw)) {
+    let s = null;
+    try {
+      s = await p.prepareStyle(style, nw);
+      const got = await s.run();
+      const c = check(ref, got, `onnxruntime-web (${ORT_STYLE_NAMES[style]})`, nw);
+      tried.push({ style, check: c, runner: s });
+      log(`ort ${style}: ok, max|diff| ${c.y.maxAbs.toExponential(2)}`);
+    } catch (e) {
+      if (String(e.message).startsWith('CHECK FAILED')) throw e;
+      tried.push({ style, error: shortErr(e) });
+      log(`ort ${style}: cannot run: ${tried.at(-1).error}`);
+      if (s) await s.release();
+    }
+  }
+  v.ortStyles = tried.map(({ style, error }) => ({ style, error }));
+  const ok = tried.filter((t) => t.runner);
+  if (!ok.length) { v.errors.ort = tried.map((t) => `${t.style}: ${t.error}`).join('; '); return; }
+  for (const t of ok) {
+    v.checks[`ort:${t.style}`] = t.check;
+    entries.push({ impl: { ...p, key: `ort:${t.style}` }, runner: t.runner });
+  }
+}
+
+/**
+ * Checks a synchronous peer (TensorFlow.js) against ours (`ref`) and adds it to the timed
+ * `entries`; one that cannot run leaves its reason in v.errors[p.key]. Throws the CHECK FAILED
+ * error of a result that differs from ours.
+ */
+function addPeerEntry(p, nw, ref, v, entries) {
+  try {
+    const r = p.prepare(nw);
+    const got = r.run();
+    v.checks[p.key] = check(ref, got, p.label, nw);
+    log(`${p.key}: ok, max|diff| ${v.checks[p.key].y.maxAbs.toExponential(2)}`);
+    entries.push({ impl: p, runner: r });
+  } catch (e) {
+    if (String(e.message).startsWith('CHECK FAILED')) throw e;
+    v.errors[p.key] = shortErr(e);
+    log(`${p.key}: cannot run: ${v.errors[p.key]}`);
+  }
+}
+
+/**
+ * Of the ORT graphs' rows (`ort:<style>`), keeps the fastest (lowest median) as the row `ort`, its
+ * check as v.checks.ort and its style as v.ortStyle, and lists every graph's median in
+ * v.ortStyles[].ms; the other graphs' checks are dropped (their rows are filtered out after).
+ */
+function keepFastestOrt(v, rows) {
+  const ortRows = rows.filter((r) => r.key.startsWith('ort:'));
+  if (!ortRows.length) return;
+  const best = ortRows.reduce((a, b) => (b.median < a.median ? b : a));
+  for (const t of v.ortStyles) t.ms = ortRows.find((r) => r.key === `ort:${t.style}`)?.median;
+  v.ortStyle = best.key.slice(4);
+  v.checks.ort = v.checks[best.key];
+  for (const r of ortRows) delete v.checks[r.key];
+  best.key = 'ort';
+}
+
 // ---------- modes ----------
+/**
+ * The timing mode: for each needWeights setting in cfg.nws, ours (and, threaded, ours on one
+ * thread) and the peers in cfg.peers are checked against ours, then timed in interleaved rounds
+ * with the peak loop (timeRounds, peakEntry).
+ * @returns {Promise<object>} {id, labels, variants: [{nw, checks, errors, ortStyles, ortStyle,
+ *   roundPeak, rows}], maxRSS, heapMB}; rows: one per implementation, with the stats of its samples
+ */
 export async function timing(cfg) {
   const data = makeData(cfg);
   const ours = await makeOurs(cfg, data);
@@ -286,46 +362,8 @@ export async function timing(cfg) {
       entries.push({ impl: ours1, runner: r1 });
     }
     for (const p of peers) {
-      if (p.key === 'ort') {
-        // Every candidate graph is checked, then all of them run in the timed rounds (interleaved
-        // with the other implementations); the one with the lowest median is reported. A choice
-        // from a few calls before the rounds picked a slower graph when one call hit a hiccup.
-        const tried = [];
-        for (const style of p.candidates(nw)) {
-          let s = null;
-          try {
-            s = await p.prepareStyle(style, nw);
-            const got = await s.run();
-            const c = check(ref, got, `onnxruntime-web (${ORT_STYLE_NAMES[style]})`, nw);
-            tried.push({ style, check: c, runner: s });
-            log(`ort ${style}: ok, max|diff| ${c.y.maxAbs.toExponential(2)}`);
-          } catch (e) {
-            if (String(e.message).startsWith('CHECK FAILED')) throw e;
-            tried.push({ style, error: shortErr(e) });
-            log(`ort ${style}: cannot run: ${tried.at(-1).error}`);
-            if (s) await s.release();
-          }
-        }
-        v.ortStyles = tried.map(({ style, error }) => ({ style, error }));
-        const ok = tried.filter((t) => t.runner);
-        if (!ok.length) { v.errors.ort = tried.map((t) => `${t.style}: ${t.error}`).join('; '); continue; }
-        for (const t of ok) {
-          v.checks[`ort:${t.style}`] = t.check;
-          entries.push({ impl: { ...p, key: `ort:${t.style}` }, runner: t.runner });
-        }
-      } else {
-        try {
-          const r = p.prepare(nw);
-          const got = r.run();
-          v.checks[p.key] = check(ref, got, p.label, nw);
-          log(`${p.key}: ok, max|diff| ${v.checks[p.key].y.maxAbs.toExponential(2)}`);
-          entries.push({ impl: p, runner: r });
-        } catch (e) {
-          if (String(e.message).startsWith('CHECK FAILED')) throw e;
-          v.errors[p.key] = shortErr(e);
-          log(`${p.key}: cannot run: ${v.errors[p.key]}`);
-        }
-      }
+      if (p.key === 'ort') await addOrtEntries(p, nw, ref, v, entries);
+      else addPeerEntry(p, nw, ref, v, entries);
     }
     const pk = peakEntry(ours.tier === 'relaxed-simd');
     entries.push(pk);
@@ -336,16 +374,7 @@ export async function timing(cfg) {
     v.roundPeak = { variant: pk.variant, gflops: pk.flops / (peakRow.median / 1000) / 1e9 };
     const rows = allRows.filter((r) => r.key !== 'peak');
     for (const e of entries) if (e.impl !== ours && e.impl !== ours1) await e.runner.release();
-    // Of the ORT graphs, keep the row of the fastest (lowest median); list every graph's median.
-    const ortRows = rows.filter((r) => r.key.startsWith('ort:'));
-    if (ortRows.length) {
-      const best = ortRows.reduce((a, b) => (b.median < a.median ? b : a));
-      for (const t of v.ortStyles) t.ms = ortRows.find((r) => r.key === `ort:${t.style}`)?.median;
-      v.ortStyle = best.key.slice(4);
-      v.checks.ort = v.checks[best.key];
-      for (const r of ortRows) delete v.checks[r.key];
-      best.key = 'ort';
-    }
+    keepFastestOrt(v, rows);
     v.rows = rows.filter((r) => !r.key.startsWith('ort:'));
     out.variants.push(v);
   }

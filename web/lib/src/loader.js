@@ -221,41 +221,45 @@ export function chooseTier(options = {}, available = TIERS) {
 }
 
 /**
- * @param {{locateFile?: (path: string, prefix: string) => string, wasmURL?: string|URL,
- *          wasmBinary?: ArrayBuffer|ArrayBufferView, simd?: boolean, tier?: string,
- *          threads?: number|'auto', tile?: 'auto'|'4x8'|'6x8'|'3x12'}} [options] `tile`: see tile.js
- *   chooseTileRows; `threads`: see threads.js resolveThreads; more than
- *   one loads the tier's threaded build (wasmBinary / wasmURL must then be that build's bytes,
- *   `mha_core_relaxed_mt.wasm` or `mha_core_mt.wasm`; locateFile is also asked for its worker script)
- * @returns {Promise<object>} the Emscripten module instance, its tier in `mhaTier`, its thread
- *   count in `mhaThreads`; its GEMM register tile is set (the core's gemmTileRows() reports it)
- * @throws {Error} named MHALoadError: bad option types, a .wasm that cannot be fetched or compiled
+ * The bytes of a `wasmBinary` option, checked: a view of the same memory (not a copy).
+ * @param {ArrayBuffer|ArrayBufferView} wasmBinary
+ * @returns {Uint8Array}
+ * @throws {Error} named MHALoadError: not an ArrayBuffer or typed array, no "\0asm" header, or bytes
+ *   this engine cannot compile (the message lists the builds of the tiers it supports)
  */
-export async function loadCore(options = {}) {
-  if (options === null || typeof options !== 'object') {
-    throw loadError(`createMHA options must be an object {locateFile?, wasmURL?, wasmBinary?, tier?, simd?, threads?, tile?}, got ${options === null ? 'null' : typeof options}`);
+function wasmBinaryBytes(wasmBinary) {
+  let bytes;
+  if (wasmBinary instanceof ArrayBuffer) bytes = new Uint8Array(wasmBinary);
+  else if (ArrayBuffer.isView(wasmBinary)) bytes = new Uint8Array(wasmBinary.buffer, wasmBinary.byteOffset, wasmBinary.byteLength);
+  else throw loadError(`wasmBinary must be an ArrayBuffer or a typed array (e.g. Uint8Array), got ${typeof wasmBinary}`);
+  if (bytes.length < 8 || bytes[0] !== 0 || bytes[1] !== 0x61 || bytes[2] !== 0x73 || bytes[3] !== 0x6d) {
+    throw loadError(`wasmBinary is not a WebAssembly module (${bytes.length} bytes, no "\\0asm" header)`);
   }
-  const { wasmBinary, wasmURL, locateFile } = options;
-  const tier = chooseTier(options);
-  const tileRows = chooseTileRows(options.tile, tier);
-  let threads = await resolveThreads(options);
-  if (!MT_BUILDS[tier]) threads = 1;   // the scalar tier has no threaded build
-  const build = threads > 1 ? MT_BUILDS[tier] : BUILDS[tier];
+  if (!WebAssembly.validate(bytes)) {
+    throw loadError(`wasmBinary does not compile on this engine (pass the bytes of the tier it supports: ${TIERS.filter((t) => SUPPORT[t].ok()).map((t) => BUILDS[t].file).join(', ')})`);
+  }
+  return bytes;
+}
+
+/**
+ * Where the .wasm of `build` comes from (the order of the module docstring: wasmBinary, wasmURL,
+ * locateFile, the file next to this module), as Emscripten module options: `wasmBinary` (the
+ * bytes: given, or read here in Node, whose glue has no I/O of its own) and `locateFile` (always
+ * set: the glue computes new URL('mha_core.wasm', import.meta.url) unless it is, which throws where
+ * import.meta.url is a blob: URL, as in anywidget and notebooks).
+ * @param {{wasmBinary?: ArrayBuffer|ArrayBufferView, wasmURL?: string|URL,
+ *          locateFile?: (path: string, prefix: string) => string}} options
+ * @param {object} build an entry of BUILDS or MT_BUILDS
+ * @returns {Promise<{opts: object, what: string}>} the options, and the source as error messages name it
+ * @throws {Error} named MHALoadError: an option of the wrong type, bytes that are not a module this
+ *   engine compiles, a file Node cannot read
+ */
+async function wasmSource({ wasmBinary, wasmURL, locateFile }, build) {
   const opts = {};
   let what;
   if (wasmBinary !== undefined && wasmBinary !== null) {
-    let bytes;
-    if (wasmBinary instanceof ArrayBuffer) bytes = new Uint8Array(wasmBinary);
-    else if (ArrayBuffer.isView(wasmBinary)) bytes = new Uint8Array(wasmBinary.buffer, wasmBinary.byteOffset, wasmBinary.byteLength);
-    else throw loadError(`wasmBinary must be an ArrayBuffer or a typed array (e.g. Uint8Array), got ${typeof wasmBinary}`);
-    if (bytes.length < 8 || bytes[0] !== 0 || bytes[1] !== 0x61 || bytes[2] !== 0x73 || bytes[3] !== 0x6d) {
-      throw loadError(`wasmBinary is not a WebAssembly module (${bytes.length} bytes, no "\\0asm" header)`);
-    }
-    if (!WebAssembly.validate(bytes)) {
-      throw loadError(`wasmBinary does not compile on this engine (pass the bytes of the tier it supports: ${TIERS.filter((t) => SUPPORT[t].ok()).map((t) => BUILDS[t].file).join(', ')})`);
-    }
-    opts.wasmBinary = bytes;
-    what = `wasmBinary (${bytes.length} bytes)`;
+    opts.wasmBinary = wasmBinaryBytes(wasmBinary);
+    what = `wasmBinary (${opts.wasmBinary.length} bytes)`;
   } else if (wasmURL !== undefined && wasmURL !== null) {
     if (typeof wasmURL !== 'string' && !(wasmURL instanceof URL)) {
       throw loadError(`wasmURL must be a string or a URL, got ${typeof wasmURL}`);
@@ -286,27 +290,61 @@ export async function loadCore(options = {}) {
     else opts.locateFile = () => url.href;
     what = url.href;
   }
-  // The glue computes new URL('mha_core.wasm', import.meta.url) unless locateFile is set, which
-  // throws where import.meta.url is a blob: URL (anywidget, notebooks): always set it.
   if (!opts.locateFile) opts.locateFile = (path) => path;
-  let pool = null;   // browser: the pool's failure (a promise that rejects) and its workers
-  if (threads > 1) {
-    // threads − 1 pthread workers, loaded before the module resolves; they import the glue by URL.
-    opts.mhaPoolSize = threads - 1;
-    opts.mainScriptUrlOrBlob = build.glueURL().href;
-    if (isNode) {
-      opts.mhaWorker = await nodeWorkerClass();
-      const wasmLocate = opts.locateFile;
-      // a Node-only file named at run time: bundlers must not follow it
-      const workerURL = new URL(/* @vite-ignore */ /* webpackIgnore: true */ `../wasm/${build.worker}`, import.meta.url).href;
-      opts.locateFile = (path, prefix) => (path === build.worker ? workerURL : wasmLocate(path, prefix));
-    } else {
-      pool = { started: [] };
-      pool.failed = new Promise((_, reject) => { pool.fail = reject; });
-      pool.failed.catch(() => {});
-      opts.mhaWorker = browserPoolWorkerClass((e) => pool.fail(e), pool.started);
-    }
+  return { opts, what };
+}
+
+/**
+ * Adds to the Emscripten module options `opts` the threads − 1 pthread workers of a threaded
+ * build, loaded before the module resolves (they import the glue by URL): in Node, worker_threads
+ * with the worker script next to this module; in browsers, the package's pool worker.
+ * @param {object} opts module options from wasmSource (its locateFile is wrapped in Node)
+ * @param {object} build an entry of MT_BUILDS
+ * @param {number} threads ≥ 2
+ * @returns {Promise<{started: Worker[], failed: Promise<never>, fail: (e: Error) => void}|null>}
+ *   browsers: the pool, whose `failed` rejects when a worker cannot start (or `fail` is called) and
+ *   whose `started` lists the workers to terminate then; Node: null
+ */
+async function addPool(opts, build, threads) {
+  opts.mhaPoolSize = threads - 1;
+  opts.mainScriptUrlOrBlob = build.glueURL().href;
+  if (isNode) {
+    opts.mhaWorker = await nodeWorkerClass();
+    const wasmLocate = opts.locateFile;
+    // a Node-only file named at run time: bundlers must not follow it
+    const workerURL = new URL(/* @vite-ignore */ /* webpackIgnore: true */ `../wasm/${build.worker}`, import.meta.url).href;
+    opts.locateFile = (path, prefix) => (path === build.worker ? workerURL : wasmLocate(path, prefix));
+    return null;
   }
+  const pool = { started: [] };
+  pool.failed = new Promise((_, reject) => { pool.fail = reject; });
+  pool.failed.catch(() => {});
+  opts.mhaWorker = browserPoolWorkerClass((e) => pool.fail(e), pool.started);
+  return pool;
+}
+
+/**
+ * @param {{locateFile?: (path: string, prefix: string) => string, wasmURL?: string|URL,
+ *          wasmBinary?: ArrayBuffer|ArrayBufferView, simd?: boolean, tier?: string,
+ *          threads?: number|'auto', tile?: 'auto'|'4x8'|'6x8'|'3x12'}} [options] `tile`: see tile.js
+ *   chooseTileRows; `threads`: see threads.js resolveThreads; more than
+ *   one loads the tier's threaded build (wasmBinary / wasmURL must then be that build's bytes,
+ *   `mha_core_relaxed_mt.wasm` or `mha_core_mt.wasm`; locateFile is also asked for its worker script)
+ * @returns {Promise<object>} the Emscripten module instance, its tier in `mhaTier`, its thread
+ *   count in `mhaThreads`; its GEMM register tile is set (the core's gemmTileRows() reports it)
+ * @throws {Error} named MHALoadError: bad option types, a .wasm that cannot be fetched or compiled
+ */
+export async function loadCore(options = {}) {
+  if (options === null || typeof options !== 'object') {
+    throw loadError(`createMHA options must be an object {locateFile?, wasmURL?, wasmBinary?, tier?, simd?, threads?, tile?}, got ${options === null ? 'null' : typeof options}`);
+  }
+  const tier = chooseTier(options);
+  const tileRows = chooseTileRows(options.tile, tier);
+  let threads = await resolveThreads(options);
+  if (!MT_BUILDS[tier]) threads = 1;   // the scalar tier has no threaded build
+  const build = threads > 1 ? MT_BUILDS[tier] : BUILDS[tier];
+  const { opts, what } = await wasmSource(options, build);
+  const pool = threads > 1 ? await addPool(opts, build, threads) : null;   // browser: its failure and workers
   const factory = await build.factory();
   let timer = null;
   try {

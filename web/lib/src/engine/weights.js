@@ -169,6 +169,57 @@ function packColumns(blocks, rows) {
   return out;
 }
 
+/**
+ * Reads and checks head i of the per-head form `{wQ, wK, wV, bQ?, bK?, bV?}`: W_Q^(i) [dModel, d_k],
+ * W_K^(i) [kDim, d_k], W_V^(i) [vDim, d_v], and with bias on b_Q [d_k], b_K [d_k], b_V [d_v].
+ * @param {object} hd weights.heads[i]
+ * @param {number} i the head's index (error messages name `weights.heads[i]`)
+ * @param {{dModel: number, kDim: number, vDim: number, bias: boolean}} dims
+ * @returns {{dk: number, dv: number, wQ: Float32Array, wK: Float32Array, wV: Float32Array,
+ *   bQ?: Float32Array, bK?: Float32Array, bV?: Float32Array}} row-major data; biases only with bias on
+ * @throws {MHAError} INVALID_ARGUMENT: not an object, a matrix missing, a bias missing with bias on or
+ *   given with it off; SHAPE_MISMATCH: a shape other than those above, d_k or d_v < 1
+ */
+function readHead(hd, i, { dModel, kDim, vDim, bias }) {
+  const n = `weights.heads[${i}]`;
+  if (!hd || typeof hd !== 'object') throw new MHAError('INVALID_ARGUMENT', `${n} must be an object {wQ, wK, wV}`);
+  for (const k of ['wQ', 'wK', 'wV']) if (!has(hd, k)) throw new MHAError('INVALID_ARGUMENT', `${n}.${k} is missing`);
+  const q = toFloat32(hd.wQ, `${n}.wQ`);
+  if (q.shape.length !== 2) throw new MHAError('SHAPE_MISMATCH', `${n}.wQ: expected shape [${dModel}, d_k], got ${fmt(q.shape)}`);
+  const dk = q.shape[1];
+  expectShape(q, [dModel, null], `${n}.wQ`);
+  const k = toFloat32(hd.wK, `${n}.wK`);
+  expectShape(k, [kDim, dk], `${n}.wK`);
+  const v = toFloat32(hd.wV, `${n}.wV`);
+  expectShape(v, [vDim, null], `${n}.wV`);
+  const dv = v.shape[1];
+  if (dk < 1 || dv < 1) throw new MHAError('SHAPE_MISMATCH', `${n}: d_k and d_v must be ≥ 1, got ${dk} and ${dv}`);
+  const out = { dk, dv, wQ: q.data, wK: k.data, wV: v.data };
+  for (const [key, len] of [['bQ', dk], ['bK', dk], ['bV', dv]]) {
+    if (!bias) {
+      if (has(hd, key)) throw new MHAError('INVALID_ARGUMENT', `${n}.${key} given but bias is false`);
+      continue;
+    }
+    if (!has(hd, key)) throw new MHAError('INVALID_ARGUMENT', `${n}.${key} is missing: bias is on, expected shape [${len}]`);
+    const b = toFloat32(hd[key], `${n}.${key}`);
+    expectShape(b, [len], `${n}.${key}`);
+    out[key] = b.data;
+  }
+  return out;
+}
+
+/**
+ * resolveLayer for the per-head form `{heads: [{wQ, wK, wV, bQ?, bK?, bV?}], wO, bO?}`: numHeads is
+ * the number of heads (kvHeads must equal it), dModel / kDim / vDim default to the rows of head 0's
+ * matrices, bias to whether any bias is given; the heads (whose widths may differ) are packed
+ * column-wise and W_O is [Σ d_v, dModel].
+ * @param {object} opts createLayer options
+ * @param {object} w opts.weights, with `heads` an array
+ * @returns {{config: object, packed: object, headDims: Int32Array}} as resolveLayer; headDims holds
+ *   the h values d_k then the h values d_v
+ * @throws {MHAError} INVALID_CONFIG: no heads, numHeads or kvHeads disagreeing with the heads, a bad
+ *   option; INVALID_ARGUMENT / SHAPE_MISMATCH: see readHead, W_O and b_O missing or misshapen
+ */
 function resolvePerHead(opts, w) {
   const heads = w.heads;
   if (heads.length === 0) throw new MHAError('INVALID_CONFIG', 'weights.heads must hold at least one head, got 0');
@@ -199,31 +250,10 @@ function resolvePerHead(opts, w) {
   const qs = [], ks = [], vs = [], bq = [], bk = [], bv = [];
   const dks = [], dvs = [];
   heads.forEach((hd, i) => {
-    const n = `weights.heads[${i}]`;
-    if (!hd || typeof hd !== 'object') throw new MHAError('INVALID_ARGUMENT', `${n} must be an object {wQ, wK, wV}`);
-    for (const k of ['wQ', 'wK', 'wV']) if (!has(hd, k)) throw new MHAError('INVALID_ARGUMENT', `${n}.${k} is missing`);
-    const q = toFloat32(hd.wQ, `${n}.wQ`);
-    if (q.shape.length !== 2) throw new MHAError('SHAPE_MISMATCH', `${n}.wQ: expected shape [${dModel}, d_k], got ${fmt(q.shape)}`);
-    const dk = q.shape[1];
-    expectShape(q, [dModel, null], `${n}.wQ`);
-    const k = toFloat32(hd.wK, `${n}.wK`);
-    expectShape(k, [kDim, dk], `${n}.wK`);
-    const v = toFloat32(hd.wV, `${n}.wV`);
-    expectShape(v, [vDim, null], `${n}.wV`);
-    const dv = v.shape[1];
-    if (dk < 1 || dv < 1) throw new MHAError('SHAPE_MISMATCH', `${n}: d_k and d_v must be ≥ 1, got ${dk} and ${dv}`);
-    dks.push(dk); dvs.push(dv);
-    qs.push({ data: q.data, cols: dk }); ks.push({ data: k.data, cols: dk }); vs.push({ data: v.data, cols: dv });
-    for (const [key, arr, len] of [['bQ', bq, dk], ['bK', bk, dk], ['bV', bv, dv]]) {
-      if (!bias) {
-        if (has(hd, key)) throw new MHAError('INVALID_ARGUMENT', `${n}.${key} given but bias is false`);
-        continue;
-      }
-      if (!has(hd, key)) throw new MHAError('INVALID_ARGUMENT', `${n}.${key} is missing: bias is on, expected shape [${len}]`);
-      const b = toFloat32(hd[key], `${n}.${key}`);
-      expectShape(b, [len], `${n}.${key}`);
-      arr.push({ data: b.data, cols: len });
-    }
+    const r = readHead(hd, i, { dModel, kDim, vDim, bias });
+    dks.push(r.dk); dvs.push(r.dv);
+    qs.push({ data: r.wQ, cols: r.dk }); ks.push({ data: r.wK, cols: r.dk }); vs.push({ data: r.wV, cols: r.dv });
+    if (bias) { bq.push({ data: r.bQ, cols: r.dk }); bk.push({ data: r.bK, cols: r.dk }); bv.push({ data: r.bV, cols: r.dv }); }
   });
   const sumDv = dvs.reduce((a, b) => a + b, 0);
   if (!has(w, 'wO')) throw new MHAError('INVALID_ARGUMENT', `weights.wO is missing: expected shape [${sumDv}, ${dModel}]`);
