@@ -1,10 +1,11 @@
 // gqaVerdict (web/lib/components/logic/gqa-verdict.js) on made-up twins whose numbers make every
 // branch of the judgement show: both variants costing more than seed noise, one better and one the
 // same, one seed only, no held-out figures (the page alone), one variant within noise, a single
-// variant; rows given out of order (the figures sort K/V heads and seeds themselves). The
-// expected sentences were checked number by number against the rows (means, gaps, the largest seed
-// spread, multiples, cache ratios 1,536 / 768 / 384 / 192 bytes per token). tests/gqa-verdict.test.mjs
-// covers the shipped manifest's numbers. Mutation testing (StrykerJS) measures gqa-verdict.js with both.
+// variant (scored on both figures, or only on the held-out set), no scores at all; rows given out
+// of order (the figures sort K/V heads and seeds themselves). The expected sentences were checked
+// number by number against the rows (means, gaps, the largest seed spread, multiples, cache ratios
+// 1,536 / 768 / 384 / 192 bytes per token). tests/gqa-verdict.test.mjs covers the shipped manifest's
+// numbers. Mutation testing (StrykerJS) measures gqa-verdict.js with both.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gqaVerdict, gqaFigures } from '../web/lib/components/logic/gqa-verdict.js';
@@ -24,6 +25,9 @@ const CASES = {
   pageOnly: [{ 8: [NaN, NaN], 2: [NaN, NaN] }, { 8: [2.7, 2.71], 2: [2.75, 2.7605] }, 8, 768],
   oneFree: [{ 8: [2.500, 2.510], 2: [2.530, 2.531], 1: [2.505, 2.508] }, { 8: [2.7], 1: [2.8] }, 8, 768],
   single: [{ 8: [2.5, 2.51] }, { 8: [2.7, 2.71] }, 8, 768],
+  // one variant on the held-out set and none scored in the page: the held-out one is named
+  singleNoPage: [{ 4: [2.5, 2.51] }, {}, 8, 768],
+  noScores: [{ 8: [NaN], 2: [NaN] }, {}, 8, 768],
 };
 
 const EXPECTED = {
@@ -61,6 +65,12 @@ const EXPECTED = {
   ],
   single: [
     "Only models with 8 K/V heads are listed: nothing to compare.",
+  ],
+  singleNoPage: [
+    "Only models with 4 K/V heads are listed: nothing to compare.",
+  ],
+  noScores: [
+    "No model has a score, on the held-out set or on this page: nothing to compare.",
   ],
 };
 

@@ -65,13 +65,20 @@ test('toMask refuses what is not a mask, naming the argument', () => {
     'attnMask: shape [2, 2] needs 4 values, data has 3');
   throwsMHA(() => toMask({ data: null, shape: [2] }, 'attnMask'), 'SHAPE_MISMATCH', 'attnMask: shape [2] needs 2 values, data has 0');
   throwsMHA(() => toMask({ data: [1, 'x'], shape: [2] }, 'km'), 'INVALID_ARGUMENT', 'km.data[1] must be a number or boolean, got string');
-  // booleans mixed with numbers: refused at the first boolean (read as an additive mask)
-  throwsMHA(() => toMask({ data: [true, 1], shape: [2] }, 'km'), 'INVALID_ARGUMENT', /^km\.data\[0\] must be a number/);
+  // booleans mixed with numbers: named as such, at the first element of another kind than element 0
+  throwsMHA(() => toMask({ data: [true, false, true, 1], shape: [4] }, 'km'), 'INVALID_ARGUMENT',
+    'km.data mixes booleans and numbers: element 3 is a number, element 0 a boolean (a mask holds booleans, true = masked, or numbers added to the scores)');
+  throwsMHA(() => toMask({ data: [0, -1, true, 2], shape: [4] }, 'km'), 'INVALID_ARGUMENT',
+    /^km\.data mixes booleans and numbers: element 2 is a boolean, element 0 a number \(/);
+  // an element of neither kind is named first, even after a mix
+  throwsMHA(() => toMask({ data: [true, 1, 'x'], shape: [3] }, 'km'), 'INVALID_ARGUMENT', 'km.data[2] must be a number or boolean, got string');
   throwsMHA(() => toMask({ data: 'ab', shape: [2] }, 'km'), 'INVALID_ARGUMENT', 'km.data must be a Uint8Array (boolean mask) or Float32Array (additive mask)');
   throwsMHA(() => toMask({ data: [1], shape: [-1] }, 'km'), 'INVALID_ARGUMENT', /km\.shape must hold non-negative integers/);
   throwsMHA(() => toMask(null, 'km'), 'INVALID_ARGUMENT', 'km must be nested arrays of booleans or numbers, or {data, shape}, got null');
   throwsMHA(() => toMask('mask', 'km'), 'INVALID_ARGUMENT', 'km must be nested arrays of booleans or numbers, or {data, shape}, got string');
-  throwsMHA(() => toMask([true, 0], 'km'), 'INVALID_ARGUMENT', 'km: element 1 (row-major) must be a boolean like the first, got number');
+  throwsMHA(() => toMask([true, 0], 'km'), 'INVALID_ARGUMENT', /^km mixes booleans and numbers: element 1 \(row-major\) is a number, element 0 a boolean \(/);
+  throwsMHA(() => toMask([[0, 1], [1, false]], 'km'), 'INVALID_ARGUMENT', /^km mixes booleans and numbers: element 3 \(row-major\) is a boolean, element 0 a number \(/);
+  throwsMHA(() => toMask([true, null], 'km'), 'INVALID_ARGUMENT', 'km: element 1 (row-major) must be a boolean like the first, got null');
   throwsMHA(() => toMask([[0, 1], [null, 1]], 'km'), 'INVALID_ARGUMENT', 'km: element 2 (row-major) must be a number, got null');
   throwsMHA(() => toMask([[0, 1], [1]], 'km'), 'SHAPE_MISMATCH', /km\[1\]: expected an array of length 2/);
 });
@@ -105,7 +112,7 @@ test('prepareMasks: key padding mask [B, Tk] (or [Tk] unbatched), boolean or add
   throwsMHA(() => prepareMasks({ keyPaddingMask: [[0, 0, 0], [0, 0, 0]] }, dims), 'SHAPE_MISMATCH', /expected shape \[2, 4\].*got \[2, 3\]/);
   // a refusal of toMask names the option it came from
   throwsMHA(() => prepareMasks({ keyPaddingMask: 'x' }, dims), 'INVALID_ARGUMENT', /^keyPaddingMask must be nested arrays/);
-  throwsMHA(() => prepareMasks({ attnMask: [[true, 1]] }, dims), 'INVALID_ARGUMENT', /^attnMask: element 1 \(row-major\)/);
+  throwsMHA(() => prepareMasks({ attnMask: [[true, 1]] }, dims), 'INVALID_ARGUMENT', /^attnMask mixes booleans and numbers: element 1 \(row-major\)/);
 });
 
 test('prepareMasks: attention mask [Tq, Tk] shared, or per head [B·h, Tq, Tk] / [B, h, Tq, Tk]; booleans become −∞', () => {

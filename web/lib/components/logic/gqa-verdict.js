@@ -66,6 +66,7 @@ const variantName = (g, h) => (g === 1 ? `Multi-query attention (1 K/V head for 
  *    whole set's.
  * When the rows carry no `heldoutBpc` (a manifest without it), the judgement is made on `live`
  * alone, the same way. With one seed of a figure, only the gaps are stated: the seed noise is unknown.
+ * With fewer than two variants on either figure, one sentence says there is nothing to compare.
  * @param {Array<{kvHeads: number, numHeads: number, seed: number, perToken: number, heldoutBpc?: number,
  *   live?: number|null}>} rows every model of the manifest's `gqa` list (`live` where scored in the page)
  * @param {number} passages passages scored in the page
@@ -77,7 +78,7 @@ export function gqaVerdict(rows, passages, chars, where = 'in the files') {
   const whole = gqaFigures(rows, 'heldoutBpc');
   const page = gqaFigures(rows, 'live');
   const main = whole.gs.length >= 2 ? whole : page;
-  if (main.gs.length < 2) return [`Only models with ${main.gs.join(', ')} K/V heads are listed: nothing to compare.`];
+  if (main.gs.length < 2) return [nothingToCompare(whole.gs.length ? whole : page)];
   const onWhole = main === whole;
   const h = main.h;
   const out = [];
@@ -111,6 +112,15 @@ export function gqaVerdict(rows, passages, chars, where = 'in the files') {
     if (p) out.push(p);
   }
   return out;
+}
+
+/**
+ * The sentence for fewer than two variants with a figure: the one variant scored (on the whole
+ * held-out set when it has one there, else on this page), or that no model has a score.
+ */
+function nothingToCompare(fig) {
+  if (!fig.gs.length) return 'No model has a score, on the held-out set or on this page: nothing to compare.';
+  return `Only models with ${fig.gs.join(', ')} K/V heads are listed: nothing to compare.`;
 }
 
 /** The one-line comparison of the variants (no adjective beyond the numbers). */

@@ -8,12 +8,21 @@
 import { MHAError } from './errors.js';
 import { isTensorLike, nestedShape, checkShape, formatShape as fmt } from './tensor.js';
 
+/** The error for a mask that mixes booleans and numbers: element `at` is `v`, unlike the first, `first`. */
+function mixed(name, at, v, first) {
+  return new MHAError('INVALID_ARGUMENT', `${name} mixes booleans and numbers: element ${at} is a ${typeof v}, ` +
+    `element 0 a ${typeof first} (a mask holds booleans, true = masked, or numbers added to the scores)`);
+}
+
 /**
  * Normalizes one mask argument.
  * @param {any} x nested booleans (boolean mask), nested numbers (additive), `{data: Uint8Array,
  *   shape}` (boolean), `{data: Float32Array|number[], shape}` or a Tensor (additive)
  * @param {string} name argument name for errors
  * @returns {{bool: boolean, data: Uint8Array|Float32Array, shape: number[]}}
+ * @throws {MHAError} SHAPE_MISMATCH: data not of the shape's size; INVALID_ARGUMENT: not a mask, an
+ *   element neither boolean nor number, booleans mixed with numbers (naming the first element whose
+ *   kind differs from element 0's)
  */
 export function toMask(x, name) {
   if (isTensorLike(x)) {
@@ -29,10 +38,14 @@ export function toMask(x, name) {
     if (data instanceof Float32Array) return { bool: false, data, shape };
     if (ArrayBuffer.isView(data) || Array.isArray(data)) {
       const out = new Float32Array(n);
+      let other = -1;   // the first element of another kind than element 0 (all booleans were read above)
       for (let i = 0; i < n; i++) {
-        if (typeof data[i] !== 'number') throw new MHAError('INVALID_ARGUMENT', `${name}.data[${i}] must be a number or boolean, got ${typeof data[i]}`);
+        const t = typeof data[i];
+        if (t !== 'number' && t !== 'boolean') throw new MHAError('INVALID_ARGUMENT', `${name}.data[${i}] must be a number or boolean, got ${t}`);
+        if (other < 0 && t !== typeof data[0]) other = i;
         out[i] = data[i];
       }
+      if (other >= 0) throw mixed(`${name}.data`, other, data[other], data[0]);
       return { bool: false, data: out, shape };
     }
     throw new MHAError('INVALID_ARGUMENT', `${name}.data must be a Uint8Array (boolean mask) or Float32Array (additive mask)`);
@@ -47,6 +60,7 @@ export function toMask(x, name) {
   for (let i = 0; i < flat.length; i++) {
     const v = flat[i];
     if (bool ? typeof v !== 'boolean' : typeof v !== 'number') {
+      if (typeof v === 'number' || typeof v === 'boolean') throw mixed(name, `${i} (row-major)`, v, flat[0]);
       throw new MHAError('INVALID_ARGUMENT', `${name}: element ${i} (row-major) must be a ${bool ? 'boolean like the first' : 'number'}, got ${v === null ? 'null' : typeof v}`);
     }
     data[i] = bool ? (v ? 1 : 0) : v;
