@@ -6,7 +6,6 @@ import {
 } from '../logic/gqa-story.js';
 import { storyStyles, cacheView, layersView, tableView, aboutView, creditView } from './gqa-story-views.js';
 import { DEFAULT_STORIES_URL } from '../models.js';
-import { watchOverflow, unwatchOverflow } from '../base/scroll-cue.js';
 import { numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from '../base/attr-check.js';
 import '../views/mha-heatmap.js';
 
@@ -209,16 +208,6 @@ export class MhaGqaStory extends AblatableModelElement {
       const keep = changed.has('lm') || changed.has('prompt') || changed.has('temperature') || changed.has('seed') || !this._genKey;
       this._start(key, keep ? c.steps : this._written);
     }
-  }
-
-  updated(changed) {
-    super.updated?.(changed);
-    watchOverflow(this);
-  }
-
-  disconnectedCallback() {
-    super.disconnectedCallback();
-    unwatchOverflow(this);
   }
 
   modelReleasing() {

@@ -9,7 +9,7 @@ import { taskEngine, errorText } from '../base/shared.js';
 import { gqaVerdict, gqaFigures } from '../logic/gqa-verdict.js';
 import { kvName, pickTwins, storedProbes, twinRow } from '../logic/gqa-twins.js';
 import { scoreView, generateView, headsView } from './gqa-twins-views.js';
-import { scrollCueStyles, watchOverflow, unwatchOverflow } from '../base/scroll-cue.js';
+import { scrollCueStyles, ScrollCue } from '../base/scroll-cue.js';
 import { AttrGuard, numberAttr, intAttr, enumAttr, rawAttr } from '../base/attr-check.js';
 import '../views/mha-heatmap.js';
 
@@ -158,6 +158,7 @@ export class MhaGqaTwins extends LitElement {
 
   constructor() {
     super();
+    new ScrollCue(this);   // the sideways-scroll cue of the table (base/scroll-cue.js)
     this.index = null;
     this.seed = 0;
     this.bothSeeds = false;
@@ -267,14 +268,8 @@ export class MhaGqaTwins extends LitElement {
     }).then((d) => { if (this._phase === 'idle') { this._downloads = d; this.requestUpdate(); } }, () => {});
   }
 
-  updated(changed) {
-    super.updated?.(changed);
-    watchOverflow(this);
-  }
-
   disconnectedCallback() {
     super.disconnectedCallback();
-    unwatchOverflow(this);
     this._io?.disconnect();
     this._io = null;
     this._twinsTask.abort(STALE);

@@ -3,7 +3,7 @@ import { Task, initialState } from '@lit/task';
 import { STALE } from './model-element.js';
 import { TrainedModelElement, trainedStyles, f3, mean, range, heldoutLoss, downloadSizes } from './trained-shared.js';
 import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
-import { scrollCueStyles, watchOverflow, unwatchOverflow } from '../base/scroll-cue.js';
+import { scrollCueStyles } from '../base/scroll-cue.js';
 
 export { heldoutLoss };
 
@@ -160,16 +160,6 @@ export class MhaTwins extends TrainedModelElement {
 
   modelReleasing() {
     this._scoreTask.abort(STALE);
-  }
-
-  updated(changed) {
-    super.updated?.(changed);
-    watchOverflow(this);
-  }
-
-  disconnectedCallback() {
-    super.disconnectedCallback();
-    unwatchOverflow(this);
   }
 
 

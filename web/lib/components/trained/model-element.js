@@ -7,6 +7,7 @@ import { Task, initialState } from '@lit/task';
 import { baseStyles, taskEngine, errorText } from '../base/shared.js';
 import { acquireModel, releaseModel, modelURL, DEFAULT_MODEL_URL } from '../models.js';
 import { enumAttr, AttrGuard } from '../base/attr-check.js';
+import { ScrollCue } from '../base/scroll-cue.js';
 import { parseAblate, formatAblate, baseName, progressText } from '../logic/trained-text.js';
 import { downloadSizes, lazyPlaceholder, whenNear, LOADING_VALUES } from './lazy.js';
 
@@ -72,6 +73,7 @@ export class TrainedModelElement extends LitElement {
 
   constructor() {
     super();
+    new ScrollCue(this);   // the sideways-scroll cue of the views' wide boxes (base/scroll-cue.js)
     this.model = null;
     this.loading = null;
     this.engine = undefined;
