@@ -1,7 +1,8 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
-import { baseStyles, taskEngine, errorText, seededMatrix, toHeads, fmt } from '../base/shared.js';
-import { intAttr, tokensAttr, tokensProp, attrError, enumAttr } from '../base/attr-check.js';
+import { baseStyles, taskEngine, seededMatrix, toHeads, fmt } from '../base/shared.js';
+import { tokensAttr, tokensProp } from '../base/attr-check.js';
+import { pickLayerAttrs, settleConfig, taskHandlers, errorsView } from './demo-layer.js';
 import '../views/mha-heads.js';
 import { ScrollCue } from '../base/scroll-cue.js';
 
@@ -9,7 +10,6 @@ import { ScrollCue } from '../base/scroll-cue.js';
 export const CAUSAL_DEFAULT_TEXT = 'the cat sat on the mat';
 /** Most tokens the element accepts (16 × 16 cells keep one DOM node per heatmap cell). */
 export const CAUSAL_MAX_TOKENS = 16;
-const MAX_D_MODEL = 128;
 
 /**
  * The input and weights `<mha-causal-mask>` runs, as plain data, so a page or a test can run the
@@ -205,17 +205,7 @@ export class MhaCausalMask extends LitElement {
           layer.dispose();
         }
       },
-      onComplete: (r) => {
-        if (!r) return;
-        this.result = r;
-        this.error = null;
-        if (this._head >= r.heads) this._head = 0;
-        this.dispatchEvent(new CustomEvent('mha-computed', { detail: r, bubbles: true, composed: true }));
-      },
-      onError: (err) => {
-        this.error = err;
-        this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: err }, bubbles: true, composed: true }));
-      },
+      ...taskHandlers(this, (r) => { if (this._head >= r.heads) this._head = 0; }),
     });
   }
 
@@ -226,26 +216,8 @@ export class MhaCausalMask extends LitElement {
     const tokens = pick(tokensProp('tokens', this.tokens, {
       fallback: tokensAttr('text', this.text, { dflt: CAUSAL_DEFAULT_TEXT.split(' '), max: CAUSAL_MAX_TOKENS }), max: CAUSAL_MAX_TOKENS,
     }));
-    const dModel = pick(intAttr('d-model', this.dModelAttr, { dflt: 16, min: 1, max: MAX_D_MODEL }));
-    let heads = pick(intAttr('heads', this.headsAttr, { dflt: 2, min: 1, max: MAX_D_MODEL }));
-    if (heads !== undefined && dModel !== undefined && dModel % heads !== 0) {
-      errors.push(attrError('heads', `a divisor of d-model = ${dModel} (d_k = d_model / h)`, this.headsAttr));
-      heads = undefined;
-    }
-    const seed = pick(intAttr('seed', this.seedAttr, { dflt: 7, min: 0, max: 1000000 }));
-    const cfgOk = !errors.length;
-    const sc = enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] });
-    if (sc.error) errors.push(sc.error); else this._scheme = sc.value;
-    this._attrErrors = errors;
-    if (cfgOk) {
-      const key = JSON.stringify([tokens, dModel, heads, seed]);
-      if (key !== this._cfgKey) { this._cfg = { tokens, dModel, heads, seed }; this._cfgKey = key; }
-    }
-    const shown = errors.map((e) => e.message).join('\n');
-    if (shown !== this._shownErrors) {
-      this._shownErrors = shown;
-      for (const e of errors) this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
-    }
+    const { dModel, heads, seed } = pickLayerAttrs(this, pick, errors, { dModel: 16, dModelMin: 1 });
+    settleConfig(this, errors, { tokens, dModel, heads, seed });
   }
 
   /** Switch the causal mask on or off (as the toggle button does) and re-run the engine. */
@@ -285,7 +257,6 @@ export class MhaCausalMask extends LitElement {
 
   render() {
     const r = this.result;
-    const errs = [...this._attrErrors, ...(this.error ? [this.error] : [])];
     return html`
       <div class="controls" part="controls">
         <button type="button" part="toggle" aria-pressed=${this.causal ? 'true' : 'false'} @click=${() => this.toggle()}>causal mask</button>
@@ -293,14 +264,14 @@ export class MhaCausalMask extends LitElement {
           <span role="group" aria-labelledby="hl">${Array.from({ length: r.heads }, (_, i) => html`<button type="button" part="head-button" data-head=${i}
             aria-pressed=${i === this._head ? 'true' : 'false'} @click=${() => { this._head = i; }}>head ${i + 1}</button>`)}</span>` : nothing}
       </div>
-      ${errs.length ? html`<p class="error" part="error" role="alert">${errs.map((e, i) => html`${i ? html`<br>` : nothing}${errorText(e)}`)}${this._attrErrors.length && r ? html`<br>Showing the last valid settings.` : nothing}</p>` : nothing}
+      ${errorsView(this, r)}
       ${r ? html`
         <mha-heads part="heads" .weights=${r.weights} .tokens=${r.tokens} .dK=${r.dK} scheme=${this._scheme ?? 'viridis'}></mha-heads>
         ${this._details(r)}
         <div class="explain" part="explain" aria-live="polite">${causalSentences(r.heads3[this._head], r.tokens, r.causal, this._head).map((s) => html`<p>${s}</p>`)}</div>
         <p class="note">One self-attention layer, d<sub>model</sub> = ${r.dModel}, h = ${r.heads}, d<sub>k</sub> = ${r.dK}, computed by the wasm engine with <code>causal: ${r.causal}</code>.
           X and the weights are seeded random (seed ${r.seed}), not trained: the pattern inside the triangle is arbitrary, the triangle is the mask.</p>`
-        : errs.length ? nothing : html`<p class="loading">Loading the engine…</p>`}`;
+        : this._attrErrors.length || this.error ? nothing : html`<p class="loading">Loading the engine…</p>`}`;
   }
 }
 

@@ -1,7 +1,8 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
-import { baseStyles, taskEngine, errorText, seededMatrix, toHeads, fmt } from '../base/shared.js';
-import { intAttr, tokensAttr, attrError, enumAttr } from '../base/attr-check.js';
+import { baseStyles, taskEngine, seededMatrix, toHeads, fmt } from '../base/shared.js';
+import { tokensAttr } from '../base/attr-check.js';
+import { pickLayerAttrs, settleConfig, taskHandlers, errorsView } from './demo-layer.js';
 import { shapeText } from '../views/mha-passport.js';
 import '../views/mha-heads.js';
 import { ScrollCue } from '../base/scroll-cue.js';
@@ -12,7 +13,6 @@ export const CROSS_DEFAULT_SOURCE = 'the cat sat on the mat';
 export const CROSS_DEFAULT_TARGET = 'le chat est assis sur le tapis';
 /** Most tokens per sentence. */
 export const CROSS_MAX_TOKENS = 12;
-const MAX_D_MODEL = 128;
 
 /**
  * The hand-set bilingual lexicon behind the "meaning" dimensions: each entry is one meaning and the
@@ -269,16 +269,7 @@ export class MhaCrossAttention extends LitElement {
           layer.dispose();
         }
       },
-      onComplete: (r) => {
-        if (!r) return;
-        this.result = r;
-        this.error = null;
-        this.dispatchEvent(new CustomEvent('mha-computed', { detail: r, bubbles: true, composed: true }));
-      },
-      onError: (err) => {
-        this.error = err;
-        this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: err }, bubbles: true, composed: true }));
-      },
+      ...taskHandlers(this),
     });
   }
 
@@ -288,26 +279,8 @@ export class MhaCrossAttention extends LitElement {
     const pick = (r) => { if (r.error) errors.push(r.error); return r.value; };
     const source = pick(tokensAttr('source', this.source, { dflt: CROSS_DEFAULT_SOURCE.split(' '), max: CROSS_MAX_TOKENS }));
     const target = pick(tokensAttr('target', this.target, { dflt: CROSS_DEFAULT_TARGET.split(' '), max: CROSS_MAX_TOKENS }));
-    const dModel = pick(intAttr('d-model', this.dModelAttr, { dflt: 32, min: 2, max: MAX_D_MODEL }));
-    let heads = pick(intAttr('heads', this.headsAttr, { dflt: 2, min: 1, max: MAX_D_MODEL }));
-    if (heads !== undefined && dModel !== undefined && dModel % heads !== 0) {
-      errors.push(attrError('heads', `a divisor of d-model = ${dModel} (d_k = d_model / h)`, this.headsAttr));
-      heads = undefined;
-    }
-    const seed = pick(intAttr('seed', this.seedAttr, { dflt: 7, min: 0, max: 1000000 }));
-    const cfgOk = !errors.length;
-    const sc = enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] });
-    if (sc.error) errors.push(sc.error); else this._scheme = sc.value;
-    this._attrErrors = errors;
-    if (cfgOk) {
-      const key = JSON.stringify([source, target, dModel, heads, seed]);
-      if (key !== this._cfgKey) { this._cfg = { source, target, dModel, heads, seed }; this._cfgKey = key; }
-    }
-    const shown = errors.map((e) => e.message).join('\n');
-    if (shown !== this._shownErrors) {
-      this._shownErrors = shown;
-      for (const e of errors) this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
-    }
+    const { dModel, heads, seed } = pickLayerAttrs(this, pick, errors, { dModel: 32, dModelMin: 2 });
+    settleConfig(this, errors, { source, target, dModel, heads, seed });
   }
 
   _shapes(r) {
@@ -332,13 +305,12 @@ export class MhaCrossAttention extends LitElement {
 
   render() {
     const r = this.result;
-    const errs = [...this._attrErrors, ...(this.error ? [this.error] : [])];
     const names = r ? Array.from({ length: r.heads }, (_, i) => (i === 0 ? 'meanings, hand-set' : 'seeded random')) : null;
     return html`
       <p class="hand">The embeddings and head 1's W<sub>Q</sub>, W<sub>K</sub> are <strong>hand-set to align meanings, not trained</strong>:
         a word and its translation share a "meaning" dimension, and head 1 compares only those dimensions.
         ${r && r.heads > 1 ? 'The other heads keep seeded random weights, for contrast.' : nothing}</p>
-      ${errs.length ? html`<p class="error" part="error" role="alert">${errs.map((e, i) => html`${i ? html`<br>` : nothing}${errorText(e)}`)}${this._attrErrors.length && r ? html`<br>Showing the last valid settings.` : nothing}</p>` : nothing}
+      ${errorsView(this, r)}
       ${r ? html`
         <mha-heads part="heads" .weights=${r.weights} .tokens=${r.target} .keyTokens=${r.source} .dK=${r.dK} .headNames=${names} scheme=${this._scheme ?? 'viridis'}></mha-heads>
         <p class="note">Rows: target (decoder) tokens, the queries. Columns: source (encoder) tokens, the keys and values. ${r.target.length} × ${r.source.length}: not square, and no mask.</p>
@@ -352,7 +324,7 @@ export class MhaCrossAttention extends LitElement {
         <p class="note">In an encoder–decoder Transformer, this is the decoder's cross-attention: its queries come from the decoder's tokens,
           its keys and values from the encoder's outputs over the source, and no mask is needed because the whole source is known.
           The source attends to itself in the encoder (self-attention); the decoder's own self-attention is causal.</p>`
-        : errs.length ? nothing : html`<p class="loading">Loading the engine…</p>`}`;
+        : this._attrErrors.length || this.error ? nothing : html`<p class="loading">Loading the engine…</p>`}`;
   }
 }
 

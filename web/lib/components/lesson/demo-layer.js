@@ -1,0 +1,89 @@
+// What the small demo-layer elements (<mha-causal-mask>, <mha-cross-attention>) share: the attributes
+// of their layer (d-model, heads, seed, scheme), the one error contract (a message per bad attribute,
+// one mha-error per new message, the last valid configuration kept), the task's result and error
+// events, and the error paragraph.
+import { html, nothing } from 'lit';
+import { errorText } from '../base/shared.js';
+import { intAttr, attrError, enumAttr, fireError } from '../base/attr-check.js';
+
+/** Largest d_model a demo layer accepts (one DOM node per heatmap cell stays cheap). */
+export const MAX_D_MODEL = 128;
+
+/**
+ * Parses d-model, heads (a divisor of d-model: d_k = d_model / h) and seed from the host's
+ * `dModelAttr`, `headsAttr`, `seedAttr`, adding each bad one to `errors` through `pick`.
+ * @param {{dModelAttr?: string, headsAttr?: string, seedAttr?: string}} host
+ * @param {(r: {value?: any, error?: Error}) => any} pick returns r.value, records r.error
+ * @param {Error[]} errors the pass's errors (a non-divisor heads is added here)
+ * @param {{dModel: number, dModelMin: number}} dflt the element's default and least d-model
+ * @returns {{dModel: number|undefined, heads: number|undefined, seed: number|undefined}}
+ */
+export function pickLayerAttrs(host, pick, errors, { dModel: dfltD, dModelMin }) {
+  const dModel = pick(intAttr('d-model', host.dModelAttr, { dflt: dfltD, min: dModelMin, max: MAX_D_MODEL }));
+  let heads = pick(intAttr('heads', host.headsAttr, { dflt: 2, min: 1, max: MAX_D_MODEL }));
+  if (heads !== undefined && dModel !== undefined && dModel % heads !== 0) {
+    errors.push(attrError('heads', `a divisor of d-model = ${dModel} (d_k = d_model / h)`, host.headsAttr));
+    heads = undefined;
+  }
+  const seed = pick(intAttr('seed', host.seedAttr, { dflt: 7, min: 0, max: 1000000 }));
+  return { dModel, heads, seed };
+}
+
+/**
+ * Ends an attribute pass: with no error so far `cfg` becomes the host's configuration (`_cfg`, and
+ * `_cfgKey` changes only when it does), else the last valid one stays; `scheme` is parsed on its own
+ * (a bad scheme keeps the configuration); `_attrErrors` holds the pass's errors and each changed set
+ * of messages fires one mha-error per error.
+ * @param {HTMLElement & {scheme?: string, _scheme?: string, _attrErrors: Error[], _cfg: object|null, _cfgKey: string, _shownErrors: string}} host
+ * @param {Error[]} errors
+ * @param {object} cfg the parsed configuration (its values, in order, are its key)
+ */
+export function settleConfig(host, errors, cfg) {
+  const cfgOk = !errors.length;
+  const sc = enumAttr('scheme', host.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] });
+  if (sc.error) errors.push(sc.error); else host._scheme = sc.value;
+  host._attrErrors = errors;
+  if (cfgOk) {
+    const key = JSON.stringify(Object.values(cfg));
+    if (key !== host._cfgKey) { host._cfg = cfg; host._cfgKey = key; }
+  }
+  const shown = errors.map((e) => e.message).join('\n');
+  if (shown !== host._shownErrors) {
+    host._shownErrors = shown;
+    for (const e of errors) fireError(host, e);
+  }
+}
+
+/**
+ * The `onComplete` / `onError` of a demo element's @lit/task: a result is kept and announced with
+ * `mha-computed` (detail: the result), an error kept and fired as `mha-error`.
+ * @param {HTMLElement & {result: object|null, error: Error|null}} host
+ * @param {(r: object) => void} [onResult] extra work on a new result
+ */
+export function taskHandlers(host, onResult = () => {}) {
+  return {
+    onComplete: (r) => {
+      if (!r) return;
+      host.result = r;
+      host.error = null;
+      onResult(r);
+      host.dispatchEvent(new CustomEvent('mha-computed', { detail: r, bubbles: true, composed: true }));
+    },
+    onError: (err) => {
+      host.error = err;
+      fireError(host, err);
+    },
+  };
+}
+
+/**
+ * The error paragraph: every attribute error and the engine's, and, when a result is still shown,
+ * that it is the last valid settings'.
+ * @param {{_attrErrors: Error[], error: Error|null}} host
+ * @param {object|null} r the result shown
+ */
+export function errorsView(host, r) {
+  const errs = [...host._attrErrors, ...(host.error ? [host.error] : [])];
+  if (!errs.length) return nothing;
+  return html`<p class="error" part="error" role="alert">${errs.map((e, i) => html`${i ? html`<br>` : nothing}${errorText(e)}`)}${host._attrErrors.length && r ? html`<br>Showing the last valid settings.` : nothing}</p>`;
+}
