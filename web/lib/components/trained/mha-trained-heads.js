@@ -399,10 +399,24 @@ export class MhaTrainedHeads extends AblatableModelElement {
 
   /** A head of a model without probes (a Hugging Face folder): labelled by its strongest pattern on this text. */
   _headOnText(l, j, tokens, off) {
-    // a head of a model without probes: labelled by its strongest pattern on this text
     const here = this.textScores?.find((x) => x.layer === l && x.head === j)?.scores;
     const type = here ? headType(Object.fromEntries(Object.entries(here).map(([k, v]) => [k, v ?? 0]))) : '—';
     const key = SCORE_OF[type] ?? 'entropy';
+    return this._headCard(l, j, type, off, tokens, `${type} on this text`,
+      html`<p class="scores" part="scores" data-text=${here?.[key] ?? ''}>${key === 'entropy' ? 'entropy' : 'score'} on this text ${here ? f2(here[key]) : '—'}</p>`);
+  }
+
+  /**
+   * One head's card: the switch (name and type badge), the lines `body` gives, the heatmap.
+   * @param {number} l layer
+   * @param {number} j head
+   * @param {string} type the badge
+   * @param {boolean} off switched off
+   * @param {string[]} tokens
+   * @param {string} what the heatmap label's parenthesis
+   * @param {unknown} body the card's text lines (a Lit template)
+   */
+  _headCard(l, j, type, off, tokens, what, body) {
     const r = this.result;
     return html`
       <div class=${off ? 'head off' : 'head'} part="head" data-layer=${l} data-head=${j}>
@@ -411,9 +425,9 @@ export class MhaTrainedHeads extends AblatableModelElement {
           <span class="name">L${l + 1} · head ${j + 1}</span>
           <span class=${`badge t-${type}`} part="badge">${type}</span>
         </button>
-        <p class="scores" part="scores" data-text=${here?.[key] ?? ''}>${key === 'entropy' ? 'entropy' : 'score'} on this text ${here ? f2(here[key]) : '—'}</p>
+        ${body}
         <mha-heatmap part="heatmap" compact scheme=${this._scheme} data-layer=${l} data-head=${j}
-          label=${`Layer ${l + 1}, head ${j + 1} (${type} on this text)`}
+          label=${`Layer ${l + 1}, head ${j + 1} (${what})`}
           .tokens=${tokens} .weights=${r ? headView(r.attention[l], j) : null}></mha-heatmap>
       </div>`;
   }
@@ -433,21 +447,10 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const key = SCORE_OF[ref.type] ?? 'entropy';
     const what = key === 'entropy' ? 'entropy' : 'score';
     const hereText = !here ? '—' : here[key] === null ? (key === 'induction' ? 'no repeated span' : '—') : f2(here[key]);
-    const r = this.result;
-    return html`
-      <div class=${off ? 'head off' : 'head'} part="head" data-layer=${l} data-head=${j}>
-        <button type="button" role="switch" part="switch" aria-checked=${String(!off)} data-layer=${l} data-head=${j}
-          @click=${() => this._toggle(l, j)}>
-          <span class="name">L${l + 1} · head ${j + 1}</span>
-          <span class=${`badge t-${ref.type}`} part="badge">${ref.type}</span>
-        </button>
+    return this._headCard(l, j, ref.type, off, tokens, ref.type, html`
         <p class="scores" part="scores" data-probes=${ref.scores[key]} data-text=${here?.[key] ?? ''}>${what}: probes ${f2(ref.scores[key])} · this text ${hereText}</p>
         <p class=${`copying v-${verdict}`} part="copying" data-copying=${copy.score} data-verdict=${verdict}>copying ${f2(copy.score)}
-          (${copy.copied}/${copy.total}) · ${says}</p>
-        <mha-heatmap part="heatmap" compact scheme=${this._scheme} data-layer=${l} data-head=${j}
-          label=${`Layer ${l + 1}, head ${j + 1} (${ref.type})`}
-          .tokens=${tokens} .weights=${r ? headView(r.attention[l], j) : null}></mha-heatmap>
-      </div>`;
+          (${copy.copied}/${copy.total}) · ${says}</p>`);
   }
 }
 
