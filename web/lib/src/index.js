@@ -21,9 +21,9 @@ import { Staging, Layout, checkFits, writeBlock, heapViews } from './engine/memo
 import { parseSafetensors } from './formats/safetensors.js';
 import { scoreModsOption } from './engine/scoremods.js';
 import { blockLayout, configFields, layerWeightFields } from './engine/blocks.js';
-import { loadModel, CharModel, MODEL_FORMAT } from './lm/model.js';
+import { loadModel, LanguageModel, CharModel, MODEL_FORMAT } from './lm/model.js';
 
-export { MHAError, Tensor, Layer, KVCache, VERSION, parseSafetensors, CharModel, MODEL_FORMAT };
+export { MHAError, Tensor, Layer, KVCache, VERSION, parseSafetensors, LanguageModel, CharModel, MODEL_FORMAT };
 export { headType, analyzeHeads, scoreText, inductionTargets, TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN } from './lm/heads.js';
 export { copyingScores, ovLogits, copyingOf, inductionVerdict, COPYING_THRESHOLD } from './lm/copying.js';
 
@@ -244,7 +244,7 @@ class MHA {
   }
 
   /**
-   * Loads a trained model: its layers run in this engine; see CharModel for run(), heads,
+   * Loads a trained model: its layers run in this engine; see LanguageModel for run(), heads,
    * generator() and dispose(). Sources (see loadModel in model.js): this project's .safetensors
    * (docs/trained-models.md) as bytes, URL or Node path; a Hugging Face model folder
    * (GPT2LMHeadModel, LlamaForCausalLM: a URL ending in "/", a Node directory path, a
@@ -254,7 +254,7 @@ class MHA {
    * the last event has loaded === total, fraction 1: see loadModel in model.js).
    * @param {ArrayBuffer|ArrayBufferView|string|URL|FileSystemDirectoryHandle|File[]} source
    * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL, progress?: (p: {file: string, loaded: number, total: number|null, fraction: number|null}) => void}} [opts]
-   * @returns {Promise<CharModel>}
+   * @returns {Promise<LanguageModel>}
    * @throws {MHAError} INVALID_ARGUMENT, SHAPE_MISMATCH, NON_FINITE (see loadModel in model.js)
    */
   loadModel(source, opts) {
