@@ -50,6 +50,9 @@ const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.
  */
 export function serve(root, { csp = null, noWasm = false, isolated = false } = {}) {
   const requests = [];
+  // what the server sent (path and body), for what a page downloads: counted here, not from the
+  // browser's response events, whose body is not always retrievable once a page streamed it
+  const sent = [];
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
     requests.push(url.pathname);
@@ -63,11 +66,12 @@ export function serve(root, { csp = null, noWasm = false, isolated = false } = {
     if (noWasm && file.endsWith('.wasm')) { res.writeHead(404, headers).end('no .wasm here'); return; }
     const body = await readFile(file).catch(() => null);
     if (!body) { res.writeHead(404, headers).end('not found'); return; }
+    sent.push({ url: url.pathname, body });
     headers['Content-Type'] = MIME[path.extname(file)] ?? 'application/octet-stream';
     res.writeHead(200, headers).end(body);
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    const s = { url: `http://127.0.0.1:${server.address().port}`, requests, close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(r); }) };
+    const s = { url: `http://127.0.0.1:${server.address().port}`, requests, sent, close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(r); }) };
     servers.push(s);
     resolve(s);
   }));
@@ -83,12 +87,8 @@ export async function openPage(url, { waitFor = () => window.__result !== undefi
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   const wasmResponses = [];
-  const bodies = [];   // every response's path and body, for what a page downloads
   page.on('response', (r) => {
     if (r.url().endsWith('.wasm')) wasmResponses.push({ url: r.url(), status: r.status(), type: r.headers()['content-type'] });
-    const url = new URL(r.url()).pathname;
-    // a page closed before a response finished leaves that response empty (never an unhandled rejection)
-    bodies.push(r.finished().then(() => r.body()).then((body) => ({ url, body }), () => ({ url, body: Buffer.alloc(0) })));
   });
   await page.addInitScript(() => {
     window.__csp = [];
@@ -102,7 +102,7 @@ export async function openPage(url, { waitFor = () => window.__result !== undefi
     throw new Error(`${url}: ${e.message}; console errors: ${JSON.stringify(errors)}`);
   }
   const result = await page.evaluate(() => window.__result);
-  return { page, context, result, errors, wasmResponses, bodies, csp: await page.evaluate(() => window.__csp) };
+  return { page, context, result, errors, wasmResponses, csp: await page.evaluate(() => window.__csp) };
 }
 
 export const heatmaps = (page, sel = 'mha-widget') => page.evaluate((s) => {

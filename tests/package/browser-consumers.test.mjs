@@ -180,7 +180,8 @@ test('every element alone on a plain page under the strict CSP, from copied dist
     await writeFile(path.join(nodeApp, `el-${tag}.html`), `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>${tag}</title><script type="module" src="/mha/dist/${bundle}.js"></script></head>
 <body><main><h1>${tag}</h1>${markup.replace('>', ` data-ready-prop="${ready}">`)}</main></body></html>`);
-    const { page, context, errors, bodies, csp } = await openPage(`${srv.url}/el-${tag}.html`, {
+    srv.sent.length = 0;
+    const { page, context, errors, csp } = await openPage(`${srv.url}/el-${tag}.html`, {
       csp: true, timeout: 90_000,
       waitFor: () => { const el = document.querySelector('[data-ready-prop]'); return el && (el.error || el[el.dataset.readyProp]); },
     });
@@ -189,7 +190,7 @@ test('every element alone on a plain page under the strict CSP, from copied dist
     assert.ok(shadowText > 10, `${tag} rendered ${shadowText} characters`);
     assert.deepEqual(csp, [], `${tag}: CSP violations`);
     assert.deepEqual(errors, [], `${tag}: console errors`);
-    const got = await Promise.all(bodies);
+    const got = srv.sent.slice();
     const gz = (re) => got.filter((b) => re.test(b.url)).reduce((a, b) => a + gzipSync(b.body).length, 0);
     sizes[tag] = { js: gz(/\.m?js$/), wasm: gz(/\.wasm$/), models: gz(/\.(safetensors|json)$/) };
     await context.close();
