@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Golden cases for Hugging Face model folders (web/lib/src/hf.js): tiny random GPT2LMHeadModel and
+"""Golden cases for Hugging Face model folders (web/lib/src/formats/hf.js): tiny random GPT2LMHeadModel and
 LlamaForCausalLM checkpoints in the layouts Hugging Face publishes (config.json, model.safetensors
 or a sharded model.safetensors.index.json; float32, float16 and bfloat16 tensors), and a float64
 PyTorch reference written from each architecture's description, independent of the engine and of

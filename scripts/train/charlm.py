@@ -1,7 +1,7 @@
 """The lesson's character-level transformer, its corpus, its safetensors export and its head analysis.
 
 Everything here follows docs/trained-models.md, the contract with the JS model runner
-(web/lib/src/model.js): tensor names, the pre-LayerNorm architecture, the loss in bits per character
+(web/lib/src/formats/charlm.js): tensor names, the pre-LayerNorm architecture, the loss in bits per character
 and the head scores. Run with Debian's /usr/bin/python3 (PyTorch 1.13, CPU).
 """
 import json
