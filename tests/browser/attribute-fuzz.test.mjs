@@ -13,6 +13,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setup } from './helpers.mjs';
+import { mulberry32 as rng } from '../../web/lib/src/engine/weights.js';   // a seeded generator: every run the same cases
 
 let env;
 let p;
@@ -31,17 +32,6 @@ before(async () => {
 });
 after(async () => { await env?.close(); });
 
-/** mulberry32: a small seeded generator, so every run fuzzes the same strings. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = rng(36);
 const ALPHA = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const ANY = `${ALPHA}0123456789 .,:;-+_/\\"'<>&#%éß∞💥\t`;

@@ -21,6 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { setup, ROOT } from './helpers.mjs';
+import { mulberry32 as rng } from '../../web/lib/src/engine/weights.js';   // a seeded generator: every run the same model
 import { exportStories260kHF } from '../../scripts/models/stories260k-hf.mjs';
 import { encodeSafetensors } from '../../scripts/safetensors-write.mjs';
 
@@ -31,18 +32,6 @@ const FOLDERS = {
   'gpt2-tied-gelu-new': path.join(ROOT, 'tests', 'golden-hf', 'gpt2-tied-gelu-new'),
   gpt2shape: path.join(TMP, 'gpt2shape'),
 };
-
-/** Mulberry32: a seeded uniform generator in [0, 1). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A GPT2LMHeadModel folder with random weights (uniform, std ≈ `std`; LayerNorm weights 1), GPT-2's
