@@ -45,6 +45,8 @@ export default {
       // the loading paths of lm/model.js and lm/tokenizers.js: Hugging Face folders, tokenizer files, progress
       'tests/generator.test.mjs', 'tests/hf-progress.test.mjs', 'tests/hf-tokenizer.test.mjs', 'tests/hf-untrusted.test.mjs',
       'tests/golden-hf.test.mjs', 'tests/hf-stories260k.test.mjs', 'tests/color.test.mjs',
+      // the engine's lifecycle base, the core's tables and the forward options
+      'tests/lifecycle.test.mjs', 'tests/engine-tables-options.test.mjs', 'tests/head-mask.test.mjs',
     ],
     nodeArgs: [...relaxedSimdFlags(), '--expose-gc', '-r', '{{hookFile}}', '{{testFile}}'],
   },
