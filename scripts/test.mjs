@@ -1,13 +1,15 @@
-// Runs every node --test suite under tests/ (tests/**/*.test.mjs) in one node --test run.
-// Extra arguments are passed to node --test (e.g. --test-name-pattern=golden).
+// Runs every node --test suite under tests/ (tests/**/*.test.mjs) in one node --test run, then the
+// suites of tests/helpers/tier-runs.mjs once more on each other build (one node --test run per
+// build, with the environment that selects it). Extra arguments are passed to every node --test run
+// (e.g. --test-name-pattern=golden); MHA_SKIP_TIERS=1 runs the main run only.
 // Node 20 ships relaxed SIMD behind --experimental-wasm-relaxed-simd: it is passed when this Node
-// knows the flag, so that the suites run on the relaxed-simd tier (tests/tiers/ runs the main
-// suites on the other two).
+// knows the flag, so that the main run is on the relaxed-simd tier.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { relaxedSimdFlags } from './node-flags.mjs';
+import { TIER_RUNS } from '../tests/helpers/tier-runs.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const files = [];
@@ -25,7 +27,21 @@ if (files.length === 0) {
   process.exit(1);
 }
 const flags = relaxedSimdFlags();
-const r = spawnSync(process.execPath, [...flags, '--expose-gc', '--test', ...process.argv.slice(2), ...files], {
-  cwd: root, stdio: 'inherit', env: { ...process.env, MHA_NODE_FLAGS: flags.join(' ') },
-});
-process.exit(r.status ?? 1);
+const run = (label, suites, env = {}) => {
+  console.log(`\n# ${label}: ${suites.length} suite(s)`);
+  const r = spawnSync(process.execPath, [...flags, '--expose-gc', '--test', ...process.argv.slice(2), ...suites], {
+    cwd: root, stdio: 'inherit', env: { ...process.env, MHA_NODE_FLAGS: flags.join(' '), ...env },
+  });
+  return r.status ?? 1;
+};
+
+const failed = [];
+if (run('every suite, automatic tier', files) !== 0) failed.push('main');
+if (!process.env.MHA_SKIP_TIERS) {
+  for (const t of TIER_RUNS) {
+    const suites = t.suites.map((s) => `tests/${s}.test.mjs`);
+    if (run(`again on the ${t.name} build (${Object.entries(t.env).map(([k, v]) => `${k}=${v}`).join(' ')})`, suites, t.env) !== 0) failed.push(t.name);
+  }
+}
+if (failed.length) console.error(`\nfailed runs: ${failed.join(', ')}`);
+process.exit(failed.length ? 1 : 0);

@@ -64,7 +64,7 @@ function relaxedSimdSupportedWithoutFlag() {
   return Number(process.versions.node.split('.')[0]) >= 22;
 }
 
-test('the three tiers agree on the golden cases\' outputs (each is checked against PyTorch by tests/tiers/); the largest difference is reported', async () => {
+test('the three tiers agree on the golden cases\' outputs (each is checked against PyTorch by the tier runs); the largest difference is reported', async () => {
   const golden = loadGolden();
   const mods = {};
   for (const tier of TIERS) mods[tier] = await createMHA({ tier });

@@ -1,3 +1,0 @@
-// The stories260K golden suite on the scalar tier (see tests/helpers/tier.mjs).
-process.env.MHA_TEST_TIER = 'scalar';
-await import('../golden-stories260k.test.mjs');

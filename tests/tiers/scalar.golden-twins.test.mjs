@@ -1,3 +1,0 @@
-// The golden-twins suite on the scalar tier (see tests/helpers/tier.mjs).
-process.env.MHA_TEST_TIER = 'scalar';
-await import('../golden-twins.test.mjs');

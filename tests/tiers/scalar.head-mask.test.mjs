@@ -1,3 +1,0 @@
-// The head-mask suite on the scalar tier (see tests/helpers/tier.mjs).
-process.env.MHA_TEST_TIER = 'scalar';
-await import('../head-mask.test.mjs');

@@ -1,3 +1,0 @@
-// The errors suite on the simd tier (see tests/helpers/tier.mjs).
-process.env.MHA_TEST_TIER = 'simd';
-await import('../errors.test.mjs');

@@ -1,3 +1,0 @@
-// The property suite on the simd tier (see tests/helpers/tier.mjs).
-process.env.MHA_TEST_TIER = 'simd';
-await import('../property.test.mjs');

@@ -1,3 +1,0 @@
-// The golden suite on the single-thread relaxed-simd build (see tests/helpers/tier.mjs).
-process.env.MHA_TEST_THREADS = '1';
-await import('../golden.test.mjs');
