@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Native fuzzing of the C++ core (issue 6) with libFuzzer, AddressSanitizer and UBSan.
+# Native fuzzing of the C++ core with libFuzzer, AddressSanitizer and UBSan.
 #
 #   scripts/fuzz.sh [SECONDS]   build build-fuzz/fuzz_mha (-fsanitize=fuzzer,address,undefined) and
 #                               fuzz for SECONDS (default 60), starting from cpp/fuzz/corpus/; new
