@@ -11,7 +11,7 @@ import {
   progressText, parseAblate, formatAblate, showToken, showChar, unitOf, modelInput, heldoutLoss, baseName,
 } from '../web/lib/components/logic/trained-text.js';
 import { kvName, pickTwins, storedProbes, twinRow } from '../web/lib/components/logic/gqa-twins.js';
-import { findRepeat, surprisalBits, parseAblateStrict, measureSurprisal } from '../web/lib/components/logic/surprisal.js';
+import { findRepeat, surprisalBits, parseAblateStrict, measureSurprisal, copyPart } from '../web/lib/components/logic/surprisal.js';
 import { probeHeads, explainHeads } from '../web/lib/components/logic/trained-heads.js';
 import { scoreText } from '../web/lib/src/lm/heads.js';
 
@@ -114,4 +114,21 @@ test('explainHeads on the h = 4 model: one sentence per head, the summary counts
   const first = ref.heads.find((h) => h.type !== 'broad' && h.type !== 'mixed');
   const off = explainHeads(ref.heads, onText, ref.copying, [[first.layer, first.head]]);
   assert.ok(off.lines.some((l) => l.startsWith(`L${first.layer + 1} · head ${first.head + 1} is switched off`)), off.lines.join('\n'));
+});
+
+test('copyPart: a copy\'s first character belongs to it and is counted in neither mean; the counted positions give the per-copy means', () => {
+  const m = measureSurprisal(h4, 'purple kites drift north', { repeat: true });
+  const { n, start2 } = m.copies;
+  const parts = m.bits.map((_, t) => copyPart(m.copies, t));
+  assert.deepEqual(parts[0], { copy: 1, counted: false });
+  assert.deepEqual(parts[start2], { copy: 2, counted: false });
+  assert.deepEqual(parts[n], { copy: 0, counted: false });   // the space between the copies
+  const mean = (k) => {
+    const xs = m.bits.filter((_, t) => parts[t].copy === k && parts[t].counted);
+    assert.equal(xs.length, n - 1);
+    return xs.reduce((a, b) => a + b, 0) / xs.length;
+  };
+  assert.ok(Math.abs(mean(1) - m.copies.first) < 1e-9);
+  assert.ok(Math.abs(mean(2) - m.copies.second) < 1e-9);
+  assert.deepEqual(copyPart(null, 3), { copy: 0, counted: false });
 });
