@@ -132,3 +132,19 @@ test('copyPart: a copy\'s first character belongs to it and is counted in neithe
   assert.ok(Math.abs(mean(2) - m.copies.second) < 1e-9);
   assert.deepEqual(copyPart(null, 3), { copy: 0, counted: false });
 });
+
+test('copiesSentence: the ratio is the quotient of the two numbers it prints', async () => {
+  const { copiesSentence } = await import('../web/lib/components/logic/trained-text.js');
+  // the case a reader checked: 4.4813 and 0.1548 print as 4.48 and 0.15, so the ratio is 4.48 / 0.15 = 29.9 (not 28.95)
+  const s = copiesSentence(4.4813, 0.1548, 'character');
+  assert.equal(s, 'First copy: 4.48 bits per character. Second copy: 0.15 bits per character — 4.48 / 0.15 = 29.9 times less surprise the second time.');
+  for (const [a, b] of [[3.21, 1.07], [5.5, 0.0123], [2.004, 1.996], [7.2, 0.031]]) {
+    const t = copiesSentence(a, b, 'token');
+    const m = /(\d+\.\d\d) \/ (\d+\.\d\d) = ([\d,.]+) times/.exec(t);
+    assert.ok(m, t);
+    const r = Number(m[1]) / Number(m[2]);
+    assert.equal(m[3], r >= 100 ? Math.round(r).toLocaleString('en-US') : r.toFixed(1), t);
+  }
+  assert.match(copiesSentence(2, 2.5, 'character'), /no easier the second time/);
+  assert.match(copiesSentence(2, 0.001, 'character'), /Second copy: 0\.00 bits per character — under 0\.005 bits/);
+});
