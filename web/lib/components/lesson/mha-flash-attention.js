@@ -239,10 +239,10 @@ export class MhaFlashAttention extends LitElement {
 
   _controls(n) {
     return html`<form part="controls" @submit=${(e) => e.preventDefault()}>
-      <label>head <select name="head" @change=${(e) => this._setAttr('head', Number(e.target.value))}>
+      <label><span>head</span> <select name="head" @change=${(e) => this._setAttr('head', Number(e.target.value))}>
         ${HEADS.map((h, i) => html`<option value=${i + 1} ?selected=${i === this._h}>${i + 1} (${h.name})</option>`)}
       </select></label>
-      <label>keys per tile B<sub>c</sub> <select name="tile" @change=${(e) => this._setAttr('tile', Number(e.target.value))}>
+      <label><span>keys per tile B<sub>c</sub></span> <select name="tile" @change=${(e) => this._setAttr('tile', Number(e.target.value))}>
         ${PEOPLE.map((_, i) => html`<option value=${i + 1} ?selected=${i + 1 === this._b}>${i + 1}</option>`)}
       </select></label>
     </form>
@@ -267,7 +267,7 @@ export class MhaFlashAttention extends LitElement {
     const keys = PEOPLE.slice(t.from, t.to).join(' and ');
     const raised = t.rows.filter((row) => row.mPrev !== -Infinity && row.m > row.mPrev).length;
     const what = this.step === 1 ? 'the first scores set m, ℓ and the accumulator'
-      : raised ? `${raised} row${raised > 1 ? 's' : ''} found a larger score, so what they kept is scaled down by exp(m_old − m)`
+      : raised ? `${raised} row${raised > 1 ? 's' : ''} found a larger score, so what ${raised > 1 ? 'they' : 'it'} kept is scaled down by exp(m_old − m)`
         : 'no row found a larger score, so nothing is rescaled (factor 1)';
     const end = this.step === n ? ' Every key is read: output = accumulator / ℓ.' : '';
     return `Tile ${this.step} of ${n}: ${keys === '' ? 'no key' : `the key${t.to - t.from > 1 ? 's' : ''} of ${keys}`}; ${what}.${end}`;
