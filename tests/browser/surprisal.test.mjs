@@ -133,6 +133,10 @@ test('keyboard: Tab to the strips, arrows move the readout; a text written twice
   await page.keyboard.press('Home');
   c = await read(page);
   assert.match(c.readout, /^Character 1 of 49, ‘p’ \(copy 1\): not scored/);
+  // copy 2's first character is scored, and said to be in neither copy's mean
+  for (let i = 0; i < 25; i++) await page.keyboard.press('ArrowRight');
+  c = await read(page);
+  assert.ok(c.readout.startsWith(`Character 26 of 49, ‘p’ (copy 2, its first character: in neither copy's mean): ${c.apiBits[25].toFixed(2)} bits`), c.readout);
 
   // a phrase written twice in the text itself: found without the repeat attribute; no ablation: one strip
   await page.evaluate(() => {

@@ -177,7 +177,7 @@ export class MhaSurprisal extends TrainedModelElement {
     const ch = `‘${tok ? showToken(m.tokens[t]) : showChar(m.tokens[t])}’`;
     const { copy, counted } = this._copyOf(t);
     const where = `${tok ? 'Token' : 'Character'} ${t + 1} of ${m.tokens.length}, ${ch}${copy
-      ? ` (copy ${copy}${counted ? '' : `, its first ${tok ? 'token' : 'character'}: in neither copy's mean`})` : ''}`;
+      ? ` (copy ${copy}${counted || t === 0 ? '' : `, its first ${tok ? 'token' : 'character'}: in neither copy's mean`})` : ''}`;
     if (t === 0) return `${where}: not scored, there is no ${tok ? 'token' : 'text'} before it.`;
     const p = (b) => { const v = 2 ** -b; return v >= 0.001 ? v.toFixed(3) : v.toExponential(1); };
     const one = (b) => `${fmt(b, 2)} bits (the model gave it p = ${p(b)})`;
