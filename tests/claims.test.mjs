@@ -13,8 +13,10 @@ import { createMHA } from '../web/lib/src/index.js';
 import { X0, HEADS, restaurantLayerOptions } from '../web/lib/components/logic/restaurant.js';
 import { MODELS } from '../web/lib/components/logic/models-data.js';
 import { copyingScores, inductionVerdict } from '../web/lib/src/lm/copying.js';
+import { HEAD_TYPES } from '../web/lib/src/lm/heads.js';
 
 const PAGE = readFileSync(new URL('../web/site/index.html', import.meta.url), 'utf8');
+const TRAINED_JS = readFileSync(new URL('../web/site/lesson/trained.js', import.meta.url), 'utf8');
 const MANIFEST = JSON.parse(readFileSync(new URL('../web/lib/models/index.json', import.meta.url), 'utf8'));
 const mha = await createMHA();
 // the explorer's default model (web/lib/components/models.js: DEFAULT_MODEL_URL)
@@ -97,6 +99,22 @@ export function backers(html) {
   const gqa = MANIFEST.gqa;
   const surprisal = attrs(html, 'surprisal');
   return {
+    'map.batch': () => {
+      // the layer map has no batch attribute: its shapes and PyTorch lines are those of one sequence
+      const map = attrs(html, 'layer-map');
+      assert.equal(map.batch, undefined, 'the sentence says the figure is unbatched');
+      return 'one sequence, so its PyTorch lines have no batch axis';
+    },
+    'explorer.drives': () => {
+      // the elements whose ablate the page's script sets from the explorer's switches (lesson/trained.js)
+      const vars = Object.fromEntries([...TRAINED_JS.matchAll(/const (\w+) = document\.querySelector\('#([\w-]+)'\)/g)].map((m) => [m[1], m[2]]));
+      const driven = [...TRAINED_JS.matchAll(/(\w+)\.ablate = explorer\.ablate/g)].map((m) => vars[m[1]]);
+      const names = { generate: 'the generator below', surprisal: 'the surprise strips below', induction: 'the induction map below' };
+      assert.ok(driven.length > 0 && driven.every((id) => names[id]), `driven: ${driven}`);
+      // the strips' own choice stays the fixed one the sentence describes
+      assert.ok(!driven.includes('surprisal'), 'the page says the surprise strips keep their own heads');
+      return list(driven.map((id) => names[id]));
+    },
     'surprisal.ablated': () => {
       // the heads <mha-surprisal> switches off are exactly those that pass both induction tests
       const copying = copyingScores(charlm);
@@ -257,4 +275,26 @@ test('the self-check answers are the engine\'s', () => {
   assert.equal(n(b), 2 * n(a));
   assert.equal(q.cost.answer, 'weights');
   assert.match(q.cost.options.weights, /attention weights/);
+});
+
+test('every head type the trained elements name is defined in the prose before the first of them (section 9)', () => {
+  const main = mainOf(PAGE);
+  const first = main.indexOf('<mha-trained-heads');
+  assert.ok(first > 0);
+  for (const name of [...HEAD_TYPES.map((t) => t[1]), 'broad', 'mixed']) {
+    const re = new RegExp(`<strong>${name}(?:\\s+head)?</strong>`);
+    const at = main.search(re);
+    assert.ok(at >= 0 && at < first, `"${name}" is defined (in bold) before <mha-trained-heads>`);
+  }
+});
+
+test('the header\'s reading time follows from the page: its words at 200 a minute, and 3 minutes per interactive figure', () => {
+  const main = mainOf(PAGE);
+  const words = main.replace(/<[^>]*>/g, ' ').split(/\s+/).filter((w) => /\w/.test(w)).length;
+  const figures = [...main.matchAll(/<(mha-[a-z-]+)[\s>]/g)].filter((m) => m[1] !== 'mha-engine-info').length;
+  const reading = Math.round(words / 200 / 5) * 5;
+  const total = Math.round((words / 200 + 3 * figures) / 5) * 5;
+  const kicker = PAGE.match(/<p class="kicker">([^<]*)<\/p>/)?.[1];
+  assert.ok(kicker, 'the header has its kicker line');
+  assert.match(kicker, new RegExp(`^Attention · about ${reading} minutes of reading, about ${total} with the ${figures} interactive figures · `));
 });

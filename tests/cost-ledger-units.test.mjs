@@ -98,19 +98,19 @@ const ledger = (W, K, S, complete = false) => ({ weights: { bytes: W, complete }
 
 test('memorySentence: the three memories largest first, ratios in words, the FlashAttention note only when one layer\'s scores exceed the cache', () => {
   assert.equal(memorySentence(ledger(10000, 1000, 100)),
-    'Largest: the attention weights (10.0 kB), 10× the KV cache (1.00 kB) and 100× one layer\'s attention scores (100 B).');
+    'Largest: the projection weights (10.0 kB), 10× the KV cache (1.00 kB) and 100× one layer\'s attention scores (100 B).');
   assert.equal(memorySentence(ledger(19000, 2000, 1234567, true)),
     'Largest: one layer\'s attention scores (1.23 MB), 65× the weights (19.0 kB) and 617× the KV cache (2.00 kB).' +
     ' One layer\'s scores alone outweigh the whole KV cache: that is the matrix FlashAttention (Dao et al. 2022) never writes to the accelerator\'s main memory.');
   // equal scores and cache: no note; ratios under 10 with one decimal, from 10 on rounded with separators
   assert.equal(memorySentence(ledger(1e6, 1000, 1000)),
-    'Largest: the attention weights (1.00 MB), 1,000× the KV cache (1.00 kB) and 1,000× one layer\'s attention scores (1.00 kB).');
+    'Largest: the projection weights (1.00 MB), 1,000× the KV cache (1.00 kB) and 1,000× one layer\'s attention scores (1.00 kB).');
   assert.equal(memorySentence(ledger(950, 9500, 100, true)),
     'Largest: the KV cache (9.50 kB), 10× the weights (950 B) and 95× one layer\'s attention scores (100 B).');
   assert.equal(memorySentence(ledger(9990, 1000, 1000)),
-    'Largest: the attention weights (9.99 kB), 10.0× the KV cache (1.00 kB) and 10.0× one layer\'s attention scores (1.00 kB).');
+    'Largest: the projection weights (9.99 kB), 10.0× the KV cache (1.00 kB) and 10.0× one layer\'s attention scores (1.00 kB).');
   assert.equal(memorySentence(ledger(1500, 1000, 1000)),
-    'Largest: the attention weights (1.50 kB), 1.5× the KV cache (1.00 kB) and 1.5× one layer\'s attention scores (1.00 kB).');
+    'Largest: the projection weights (1.50 kB), 1.5× the KV cache (1.00 kB) and 1.5× one layer\'s attention scores (1.00 kB).');
 });
 
 test('flopsSentence: shares with 3 significant digits, 2 decimals from 99.5 % to just under 100 %, 2 digits under 1 %', () => {

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createMHA } from '../web/lib/src/index.js';
-import { costLedger, modelParams, memorySentence, flopsSentence } from '../web/lib/components/logic/cost-ledger.js';
+import { costLedger, modelParams, memorySentence, flopsSentence, ledgerByHeads } from '../web/lib/components/logic/cost-ledger.js';
 import { DECODERS } from '../web/lib/components/logic/models-data.js';
 
 const mha = await createMHA();
@@ -98,4 +98,25 @@ test('ledger, widget config (T = 5, d_model = 24, 1 layer, float32): h moves the
     assert.equal(r.flops.total, 25440 + 155 * h);
   }
   assert.match(flopsSentence(rows[3]), /^The softmax is 4\.65 % of the attention FLOPs;/);
+});
+
+test('the ledger\'s "as h varies" table: g follows h with the group h/g kept, so the projection FLOPs are the same in every row (section 3)', () => {
+  for (const m of DECODERS) {
+    const cfg = { dModel: m.dModel, heads: m.heads, kvHeads: m.kvHeads, layers: m.layers, context: m.context, batch: 1, dtypeBytes: 2,
+      bias: m.bias !== false, model: m, presetHeads: m.heads };
+    const { group, rows } = ledgerByHeads(mha, cfg);
+    assert.equal(group, m.heads / m.kvHeads);
+    assert.ok(rows.length >= 4, m.name);
+    const base = ledgerOf(m).flops.projections;
+    for (const r of rows) {
+      assert.equal(r.error, undefined, `${m.name} h = ${r.h}`);
+      assert.equal(r.h / r.g, group, `${m.name} h = ${r.h}: each K/V head serves ${group} query heads`);
+      assert.equal(r.projections, base, `${m.name} h = ${r.h}: projections ${r.projections} against ${base}`);
+      assert.equal(r.softmax, m.layers * r.h * m.context * (6 * m.context + 1));
+    }
+  }
+  // LLaMA-2 70B: groups of 8, so the table starts at h = 8 (175.9 TFLOP would be h = 1 with g = 1, a wider K and V)
+  const llama = DECODERS.find((m) => m.name === 'LLaMA-2 70B');
+  const t = ledgerByHeads(mha, { dModel: 8192, heads: 64, kvHeads: 8, layers: 80, context: 4096, batch: 1, dtypeBytes: 2, bias: false, model: llama, presetHeads: 64 });
+  assert.deepEqual(t.rows.map((r) => r.h), [8, 16, 32, 64, 128, 256, 512]);
 });

@@ -41,3 +41,18 @@ test('the cost ledger counts its KV cache with it (all layers, at the dtype)', (
   assert.equal(r.kvCache.elements, 2 * 6 * 3 * 10 * 2 * 8);
   assert.equal(r.kvCache.bytes, 2 * r.kvCache.elements);
 });
+
+test('contextNote: a T beyond the model\'s trained context is flagged, with the cache at that context', async () => {
+  const { contextNote } = await import('../web/lib/components/logic/kv-cache.js');
+  const { DECODERS } = await import('../web/lib/components/logic/models-data.js');
+  const gpt3 = DECODERS.find((m) => m.name === 'GPT-3 175B');
+  const at = (T) => kvCacheSize({ layers: 96, tokens: T, kvHeads: 96, dK: 128, bytesPerValue: 2 });
+  const fmt = (b) => `${(b / 1e9).toFixed(2)} GB`;
+  assert.equal(contextNote(gpt3, 2048, at(2048), fmt), null);
+  assert.equal(contextNote(gpt3, 100, at(100), fmt), null);
+  const n = contextNote(gpt3, 4096, at(4096), fmt);
+  assert.equal(n.bytesAtContext, at(2048));
+  assert.equal(n.context, 2048);
+  assert.equal(n.text, 'T = 4,096 is beyond the 2,048 tokens GPT-3 175B was trained to read: it never holds this cache. At its own context the cache is 9.66 GB.');
+  assert.equal(contextNote({ name: 'custom' }, 1e6, 1, fmt), null, 'a model without a published context');
+});

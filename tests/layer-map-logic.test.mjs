@@ -91,6 +91,9 @@ test('an unbatched causal block: T first, the mask in the score lines, multi-hea
   assert.deepEqual(m.get('q').shape, [2, 5, 12]);
   assert.deepEqual(m.get('k').sym, ['h', 'T', 'd_k']);
   assert.equal(m.get('q').code[1], 'q = (x_hat @ W_Q).view(5, 2, 12).transpose(0, 1)  # [2, 5, 12]');
+  // the PyTorch lines say that they are unbatched; the formulas read the normalised x̂ the figure feeds in
+  assert.equal(m.get('q').code[0], '# x_hat: [5, 24] (one sequence, no batch axis), W_Q: [24, 24]');
+  assert.deepEqual(['q', 'k', 'v'].map((n) => m.get(n).formula), ['Q_i = x̂·W_Q^(i)', 'K_i = x̂·W_K^(i)', 'V_i = x̂·W_V^(i)']);
   assert.equal(m.get('k').code.length, 2, 'no repeat_interleave when g = h');
   assert.deepEqual(m.get('scores').code, [
     's = q @ k.transpose(-2, -1) / math.sqrt(12)  # [2, 5, 5]',

@@ -11,7 +11,7 @@ import {
   progressText, parseAblate, formatAblate, showToken, showChar, unitOf, modelInput, heldoutLoss, baseName,
 } from '../web/lib/components/logic/trained-text.js';
 import { kvName, pickTwins, storedProbes, twinRow } from '../web/lib/components/logic/gqa-twins.js';
-import { findRepeat, surprisalBits, parseAblateStrict, measureSurprisal } from '../web/lib/components/logic/surprisal.js';
+import { findRepeat, surprisalBits, parseAblateStrict, measureSurprisal, copyPart } from '../web/lib/components/logic/surprisal.js';
 import { probeHeads, explainHeads } from '../web/lib/components/logic/trained-heads.js';
 import { scoreText } from '../web/lib/src/lm/heads.js';
 
@@ -114,4 +114,37 @@ test('explainHeads on the h = 4 model: one sentence per head, the summary counts
   const first = ref.heads.find((h) => h.type !== 'broad' && h.type !== 'mixed');
   const off = explainHeads(ref.heads, onText, ref.copying, [[first.layer, first.head]]);
   assert.ok(off.lines.some((l) => l.startsWith(`L${first.layer + 1} · head ${first.head + 1} is switched off`)), off.lines.join('\n'));
+});
+
+test('copyPart: a copy\'s first character belongs to it and is counted in neither mean; the counted positions give the per-copy means', () => {
+  const m = measureSurprisal(h4, 'purple kites drift north', { repeat: true });
+  const { n, start2 } = m.copies;
+  const parts = m.bits.map((_, t) => copyPart(m.copies, t));
+  assert.deepEqual(parts[0], { copy: 1, counted: false });
+  assert.deepEqual(parts[start2], { copy: 2, counted: false });
+  assert.deepEqual(parts[n], { copy: 0, counted: false });   // the space between the copies
+  const mean = (k) => {
+    const xs = m.bits.filter((_, t) => parts[t].copy === k && parts[t].counted);
+    assert.equal(xs.length, n - 1);
+    return xs.reduce((a, b) => a + b, 0) / xs.length;
+  };
+  assert.ok(Math.abs(mean(1) - m.copies.first) < 1e-9);
+  assert.ok(Math.abs(mean(2) - m.copies.second) < 1e-9);
+  assert.deepEqual(copyPart(null, 3), { copy: 0, counted: false });
+});
+
+test('copiesSentence: the ratio is the quotient of the two numbers it prints', async () => {
+  const { copiesSentence } = await import('../web/lib/components/logic/trained-text.js');
+  // the case a reader checked: 4.4813 and 0.1548 print as 4.48 and 0.15, so the ratio is 4.48 / 0.15 = 29.9 (not 28.95)
+  const s = copiesSentence(4.4813, 0.1548, 'character');
+  assert.equal(s, 'First copy: 4.48 bits per character. Second copy: 0.15 bits per character — 4.48 / 0.15 = 29.9 times less surprise the second time.');
+  for (const [a, b] of [[3.21, 1.07], [5.5, 0.0123], [2.004, 1.996], [7.2, 0.031]]) {
+    const t = copiesSentence(a, b, 'token');
+    const m = /(\d+\.\d\d) \/ (\d+\.\d\d) = ([\d,.]+) times/.exec(t);
+    assert.ok(m, t);
+    const r = Number(m[1]) / Number(m[2]);
+    assert.equal(m[3], r >= 100 ? Math.round(r).toLocaleString('en-US') : r.toFixed(1), t);
+  }
+  assert.match(copiesSentence(2, 2.5, 'character'), /no easier the second time/);
+  assert.match(copiesSentence(2, 0.001, 'character'), /Second copy: 0\.00 bits per character — under 0\.005 bits/);
 });

@@ -66,6 +66,7 @@ const ELEMENTS = [
   { tag: 'mha-engine-info', attrs: {} },
   { tag: 'mha-stepper', setup: { id: 'fz-stepper' }, attrs: { step: 'int', head: 'int' } },
   { tag: 'mha-wo-mix', attrs: { person: 'int', feature: 'int', for: 'for' } },
+  { tag: 'mha-flash-attention', attrs: { head: 'int', tile: 'int', for: 'for' } },
   { tag: 'mha-model-table', attrs: {} },
   { tag: 'mha-kv-calculator', attrs: { model: 'enum', 'kv-heads': 'int', context: 'int', batch: 'int', 'dtype-bytes': 'int' } },
   { tag: 'mha-cost-ledger', attrs: { model: 'enum', heads: 'int', 'kv-heads': 'int', context: 'int', batch: 'int', 'd-model': 'int', layers: 'int', 'dtype-bytes': 'num' } },

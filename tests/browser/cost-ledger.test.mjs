@@ -81,9 +81,12 @@ test('<mha-cost-ledger> h with d_model fixed: projections stay, softmax and scor
   assert.equal(await page.locator('mha-cost-ledger').getAttribute('heads'), null, 'the author’s attributes are not rewritten');
   // the h table: one row per offered h, the current one marked
   const rows = await page.locator('mha-cost-ledger table[part="heads-table"] tbody tr').evaluateAll((trs) => trs.map((tr) => ({
-    h: Number(tr.dataset.h), cur: tr.getAttribute('aria-current'), soft: Number(tr.children[4].dataset.value), scores: Number(tr.children[5].dataset.value),
+    h: Number(tr.dataset.h), cur: tr.getAttribute('aria-current'), proj: Number(tr.children[3].dataset.value),
+    soft: Number(tr.children[4].dataset.value), scores: Number(tr.children[5].dataset.value),
   })));
-  assert.deepEqual(rows.map((r) => r.h), [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]);
+  // each row keeps LLaMA-2's 8 query heads per K/V head: h from 8 up, the projections the same in every row
+  assert.deepEqual(rows.map((r) => r.h), [8, 16, 32, 64, 128, 256, 512]);
+  assert.deepEqual(rows.map((r) => r.proj), rows.map(() => proj64));
   assert.deepEqual(rows.filter((r) => r.cur === 'true').map((r) => r.h), [8]);
   for (const r of rows) {
     assert.equal(r.scores, r.h * 4096 * 4096);

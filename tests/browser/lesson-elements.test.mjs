@@ -420,3 +420,25 @@ test('one sideways-scroll cue everywhere: at 390 px every box that overflows is 
   assert.ok(cues.some((b) => b.more > 1), 'at least one box overflows at 390 px');
   assert.ok(new Set(cues.map((b) => b.host)).size >= 3, `boxes of several elements: ${[...new Set(cues.map((b) => b.host))]}`);
 });
+
+test('<mha-kv-calculator>: T follows the model\'s trained context until the reader sets it; a T beyond it is flagged with the cache at the model\'s own context', async () => {
+  const p = await open('kv');
+  const { page } = p;
+  const kv = page.locator('mha-kv-calculator');
+  const bytes = () => page.evaluate(() => document.querySelector('mha-kv-calculator').bytes);
+  assert.equal(await bytes(), 2 * 80 * 4096 * 8 * 128 * 2, 'LLaMA-2 70B at its 4,096 tokens');
+  assert.equal(await kv.locator('[part="context-note"]').count(), 0);
+  // GPT-3 175B: T becomes its 2,048 tokens, the ledger's 9.66 GB
+  await kv.locator('select[name="model"]').selectOption({ label: 'GPT-3 175B (96 layers)' });
+  await page.waitForFunction(() => document.querySelector('mha-kv-calculator').bytes === 2 * 96 * 2048 * 96 * 128 * 2);
+  assert.equal(await kv.locator('input[name="context"]').inputValue(), '2048');
+  assert.equal(await kv.locator('[part="context-note"]').count(), 0);
+  // the reader asks for 4,096: computed, and flagged
+  await kv.locator('input[name="context"]').fill('4096');
+  await page.waitForFunction(() => document.querySelector('mha-kv-calculator').bytes === 2 * 96 * 4096 * 96 * 128 * 2);
+  const note = kv.locator('[part="context-note"]');
+  assert.equal(await note.getAttribute('data-bytes'), String(2 * 96 * 2048 * 96 * 128 * 2));
+  assert.equal((await note.textContent()).trim(),
+    'T = 4,096 is beyond the 2,048 tokens GPT-3 175B was trained to read: it never holds this cache. At its own context the cache is 9.66 GB (9.00 GiB).');
+  await finish(p);
+});

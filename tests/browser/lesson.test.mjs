@@ -110,7 +110,9 @@ test('KV cache calculator: LLaMA-2 70B bytes, and its layer passport without bia
   assert.match(await total().locator('th').textContent(), /no bias/);
   await page.locator('#kv select[name="model"]').selectOption({ label: 'GPT-2 (small) (12 layers)' });
   await page.waitForFunction(() => document.querySelector('#kv').shadowRoot.querySelector('mha-passport')?.passport?.dK === 64);
-  assert.equal(await page.evaluate(() => document.querySelector('#kv').bytes), 2 * 12 * 1 * 4096 * 12 * 64 * 2);
+  // T follows the model: GPT-2's trained context is 1,024 tokens, and no note flags it
+  assert.equal(await page.evaluate(() => document.querySelector('#kv').bytes), 2 * 12 * 1 * 1024 * 12 * 64 * 2);
+  assert.equal(await page.locator('#kv [part="context-note"]').count(), 0);
   assert.equal(await page.locator('#kv').getAttribute('model'), 'GPT-2 (small)');
   assert.equal((await total().locator('td').first().textContent()).trim(), (4 * 768 * 768 + 4 * 768).toLocaleString('en-US'));
   assert.match(await total().locator('th').textContent(), /incl\. 3,072 bias/);
@@ -186,6 +188,20 @@ test('the worked example shows Alex’s final “cheap” as 4.050 and follows a
   // section 4 follows the stepper's X
   await page.waitForFunction((v) => document.querySelector('#wo-mix').contributions?.full[1].toFixed(3) === v, engine.toFixed(3));
   assert.equal((await page.locator('#wo-mix [part="table"] tbody tr').nth(2).locator('td').nth(1).textContent()).trim(), engine.toFixed(3));
+  // section 8's FlashAttention replay follows it too: after the last tile, the engine's head output for the edited X
+  await page.waitForFunction(() => document.querySelector('#flash').x?.[0]?.[1] === 0.5);
+  await page.evaluate(() => document.querySelector('#flash').goTo(99));
+  const flash = await page.evaluate(async () => {
+    const { getEngine, restaurantLayerOptions, X0, toMatrix } = await import('/dist/mha-lesson-elements.js');
+    const layer = (await getEngine()).createLayer(restaurantLayerOptions());
+    const X = X0.map((r) => r.slice()); X[0][1] = 0.5;
+    const head = toMatrix(layer.trace(X).heads[0].output);
+    layer.dispose();
+    const r = document.querySelector('#flash').replay;
+    return { head, out: r.output, maxDiff: r.maxDiff };
+  });
+  flash.out.forEach((row, i) => row.forEach((v, c) => assert.ok(Math.abs(v - flash.head[i][c]) < 1e-5, `flash [${i}][${c}]`)));
+  assert.ok(flash.maxDiff < 1e-5);
   // a value out of range is refused with a message naming the cell; the numbers keep their state
   await page.locator('#stepper input[aria-label="Alex, spicy"]').fill('2e6');
   assert.match(await page.locator('#stepper [part="input-error"]').textContent(), /Alex · spicy: not accepted/);

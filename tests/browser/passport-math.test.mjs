@@ -53,6 +53,10 @@ test('the passport\'s formulas are MathML, each on one line, at 390 px; the wide
     const sc = r.steps.find((s) => s.name === 'per-head scores');
     assert.ok(sc.tags.includes('msqrt') && sc.tags.includes('msubsup'), `${id}: √d_k and K_iᵀ (${sc.tags})`);
     assert.equal(r.page, 0, `${id}: the page is not widened`);
+    // the count rows' "how": the formula of the number beside it, B included when the passport is batched
+    const how = await page.evaluate((sel) => Object.fromEntries(['softmax', 'scores'].map((k) => [k,
+      document.getElementById(sel).shadowRoot.querySelector(`tr[data-k="${k}"] td.formula math`)?.getAttribute('data-formula')])), id);
+    assert.deepEqual(how, id === 'gqa' ? { softmax: 'B·h·T·(6·T + 1)', scores: 'B·h·T²' } : { softmax: 'h·T·(6·T + 1)', scores: 'h·T²' }, id);
     if (r.tableW > r.boxW) {
       assert.match(r.overflow ?? '', /end/, `${id}: the scroll cue marks the side with more`);
       assert.equal(r.hint, 'block', `${id}: "scroll sideways →" shows`);

@@ -50,6 +50,8 @@ const read = (page) => page.evaluate(async () => {
       copyBits: m.copies ? api.copyBits(r, m.copies.n, V) : null,
       copyBitsAblated: m.copies && ra ? api.copyBits(ra, m.copies.n, V) : null,
       cells: [...root.querySelectorAll('.strip:not([data-ablated]) .cell')].map((c) => c.dataset.bits),
+      c2: [...root.querySelectorAll('.strip:not([data-ablated]) .cell.c2')].map((c) => Number(c.dataset.bits)),
+      c1: [...root.querySelectorAll('.strip:not([data-ablated]) .cell.c1')].map((c) => Number(c.dataset.bits)),
       ablatedCells: [...root.querySelectorAll('.strip[data-ablated] .cell')].map((c) => c.dataset.bits),
       rows: [...root.querySelectorAll('tbody tr')].map((tr) => [...tr.children].map((c) => c.textContent.trim().replace(/\s+/g, ' '))),
       definition: root.querySelector('.definition').textContent.replace(/\s+/g, ' ').trim(),
@@ -86,6 +88,11 @@ test('alone under the strict CSP at 390 px: the means, the copies and the baseli
   near(c.copies.first, c.copyBits.first, 'copy 1');
   near(c.copies.second, c.copyBits.second, 'copy 2');
   assert.ok(c.copies.second < c.copies.first - 1, `${c.copies.first} → ${c.copies.second}`);
+  // the cells underlined as a copy are exactly those its mean averages: n − 1 each
+  const avg = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  assert.deepEqual([c.c1.length, c.c2.length], [23, 23]);
+  near(avg(c.c1), c.copies.first, 'copy 1 underlined cells', 1e-6);
+  near(avg(c.c2), c.copies.second, 'copy 2 underlined cells', 1e-6);
   // ablation: the second strip and row are run({ablate: L2 heads 1 and 2}); the second copy gets dearer
   near(c.ablated.mean, c.apiAblated, 'ablated mean');
   near(c.ablated.first, c.copyBitsAblated.first, 'ablated copy 1');
@@ -126,6 +133,10 @@ test('keyboard: Tab to the strips, arrows move the readout; a text written twice
   await page.keyboard.press('Home');
   c = await read(page);
   assert.match(c.readout, /^Character 1 of 49, ‘p’ \(copy 1\): not scored/);
+  // copy 2's first character is scored, and said to be in neither copy's mean
+  for (let i = 0; i < 25; i++) await page.keyboard.press('ArrowRight');
+  c = await read(page);
+  assert.ok(c.readout.startsWith(`Character 26 of 49, ‘p’ (copy 2, its first character: in neither copy's mean): ${c.apiBits[25].toFixed(2)} bits`), c.readout);
 
   // a phrase written twice in the text itself: found without the repeat attribute; no ablation: one strip
   await page.evaluate(() => {

@@ -212,13 +212,17 @@ test('mha-induction and mha-generate show the JS API\'s numbers', async () => {
       const want = lm.generate('A friend ', 11, { temperature: 0 }).text;
       const maps = el.shadowRoot.querySelectorAll('mha-heatmap');
       return { text: el.shadowRoot.querySelector('.text').textContent, want, cache: el.shadowRoot.querySelector('.cache').textContent,
-        cols: maps[0].weights.shape[1], maps: maps.length };
+        cols: maps[0].weights.shape[1], maps: maps.length,
+        // the colour range of every row: one scale for all, 0 to 1
+        domains: [...maps].map((m) => `${m.scaleInUse}:${JSON.stringify(m.shadowRoot.querySelector('[part="legend"]')?.textContent.replace(/\s+/g, ' ').trim() ?? '')}`) };
     } finally { lm.dispose(); }
   });
   assert.equal(gen.text, gen.want);
   assert.match(gen.cache, /^KV cache: 19 of 96 positions per layer\./);
   assert.equal(gen.cols, 19);
   assert.equal(gen.maps, 8);
+  assert.equal(new Set(gen.domains).size, 1, `one colour scale for every row: ${gen.domains.join(' | ')}`);
+  assert.match(gen.domains[0], /^shared:/);
   assert.equal(await page.locator('mha-generate [part="hint"]').count(), 0);
   assert.deepEqual(errors, []);
   await context.close();

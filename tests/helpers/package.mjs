@@ -131,6 +131,7 @@ export const ELEMENTS = {
   'mha-engine-info': ['mha-engine-info', '<mha-engine-info></mha-engine-info>', 'info'],
   'mha-stepper': ['mha-stepper', '<mha-stepper></mha-stepper>', 'trace'],
   'mha-wo-mix': ['mha-wo-mix', '<mha-wo-mix></mha-wo-mix>', 'contributions'],
+  'mha-flash-attention': ['mha-flash-attention', '<mha-flash-attention></mha-flash-attention>', 'replay'],
   'mha-model-table': ['mha-model-table', '<mha-model-table></mha-model-table>', 'rows'],
   'mha-kv-calculator': ['mha-kv-calculator', '<mha-kv-calculator></mha-kv-calculator>', 'result'],
   'mha-cost-ledger': ['mha-cost-ledger', '<mha-cost-ledger></mha-cost-ledger>', 'result'],

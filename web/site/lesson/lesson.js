@@ -1,7 +1,7 @@
 // The lesson page: KaTeX formulas of the prose, the self-check, progress in the URL hash, and the
 // composition of the library's elements (sections 1–8 and 10: <mha-layer-map>, <mha-widget>, <mha-stepper>,
 // <mha-wo-mix>, <mha-causal-mask>, <mha-cross-attention>, <mha-model-table>, <mha-cost-ledger>,
-// <mha-kv-calculator>; sections 9–11: trained.js). Every number shown comes from the engine, inside the elements.
+// <mha-flash-attention>, <mha-kv-calculator>; sections 9–11: trained.js). Every number shown comes from the engine, inside the elements.
 import katex from 'katex';
 import '../../lib/components/index.js';
 import '../../lib/components/lesson-elements.js';

@@ -3,10 +3,18 @@ import { Task } from '@lit/task';
 import { baseStyles, formStyles, taskEngine, errorText, int } from '../base/shared.js';
 import { MHAError } from '../../src/index.js';
 import { DECODERS } from '../logic/models-data.js';
-import { costLedger, bytesText, flopsText, memorySentence, flopsSentence, LEDGER_LIMITS } from '../logic/cost-ledger.js';
+import { costLedger, bytesText, flopsText, memorySentence, flopsSentence, LEDGER_LIMITS, headChoices, kvFor, ledgerByHeads } from '../logic/cost-ledger.js';
 import { ScrollCue } from '../base/scroll-cue.js';
 
 const CUSTOM = 'none';
+
+/** The note under the table of every h: what g does in it, and why the projection FLOPs stay. */
+function groupNote(group) {
+  if (!Number.isInteger(group)) return 'g does not divide h here, so the engine refuses these layers.';
+  if (group === 1) return 'Every row is standard multi-head attention (g = h): the projections cost the same in every row,; only the softmax and the scores grow with h.';
+  return `Each row keeps ${group} query heads per K/V head (g = h/${group}), so K and V stay d_model/${group} wide and the projections cost the same in every row; ` +
+    `h below ${group} cannot keep that grouping and is left out. Holding g itself fixed instead would narrow K and V as h grows.`;
+}
 const DTYPES = [[4, 'float32 (4 bytes)'], [2, 'float16 / bfloat16 (2 bytes)'], [1, 'int8 (1 byte)'], [0.5, 'int4 (½ byte)']];
 
 /** The error of one bad attribute: INVALID_ARGUMENT naming it, what was expected and what was written. */
@@ -25,28 +33,7 @@ function intAttr(name, raw, max) {
   return { value: v };
 }
 
-/**
- * The head counts offered for a d_model: its divisors that are powers of two, plus the preset's and
- * the current h, keeping d_k ≥ min(16, d_model / 8) (so 1, 2, 4, 8 for d_model = 24).
- */
-export function headChoices(dModel, ...keep) {
-  const minDk = Math.min(16, dModel / 8);
-  const out = new Set();
-  for (let h = 1; h <= dModel; h *= 2) if (dModel % h === 0 && dModel / h >= minDk) out.add(h);
-  for (const h of keep) if (h) out.add(h);
-  return [...out].sort((a, b) => a - b);
-}
-
-/**
- * K/V heads that go with a new h: the group size h/g of the old pair is kept when it divides the new
- * h (so at g = h every h stays standard MHA, and LLaMA-2's groups of 8 stay groups of 8); when the
- * new h is smaller than the group, a single K/V head (multi-query).
- */
-export function kvFor(hNew, hOld, gOld) {
-  const group = hOld / gOld;
-  if (Number.isInteger(group) && hNew % group === 0) return hNew / group;
-  return 1;
-}
+export { headChoices, kvFor };
 
 /**
  * `<mha-cost-ledger>` — what an attention configuration costs, side by side: the bytes of its weights
@@ -55,8 +42,9 @@ export function kvFor(hNew, hOld, gOld) {
  * memory), and the FLOPs of one forward over T tokens with the softmax counted (the engine's
  * convention: 6 FLOPs per score — scale, max, subtract, exp counted as ONE FLOP, add, multiply — and
  * 1 per row). Two sentences computed from the numbers say which memory is largest and what share
- * the softmax takes. A table of the same layer at every offered h, with d_model fixed, shows the
- * projection FLOPs staying while the score memory and the softmax grow with h.
+ * the softmax takes. A table of the same layer at every offered h, with d_model fixed and each K/V
+ * head serving the same h/g query heads, shows the projection FLOPs staying while the score memory
+ * and the softmax grow with h.
  *
  * Every attention figure comes from the engine's `mha.passport()` (params.total, flops.matmul,
  * flops.softmax, flops.total, memory.scores, memory.kvCache) times the layers and bytes per value;
@@ -80,7 +68,7 @@ export function kvFor(hNew, hOld, gOld) {
  *
  * @prop {object} engine - An engine from `createMHA()` (or a promise of one); by default the shared one.
  * @prop {object|null} result - Read-only: the last ledger (cost-ledger.js `costLedger`), with
- *   `config` (the configuration used) and `byHeads` (one passport summary per offered h).
+ *   `config` (the configuration used) and `byHeads` (one passport summary per offered h, cost-ledger.js `ledgerByHeads`) and `group` (h/g).
  * @prop {Error|null} error - Read-only: the engine's last error.
  * @prop {MHAError[]} attributeErrors - Read-only: the current bad-attribute errors.
  *
@@ -164,17 +152,8 @@ export class MhaCostLedger extends LitElement {
         const mha = await taskEngine(engine, signal);
         if (!cfg) return null;
         const r = costLedger(mha, cfg);
-        const byHeads = [];
-        for (const h of headChoices(cfg.dModel, cfg.presetHeads, cfg.heads)) {
-          const g = h === cfg.heads ? cfg.kvHeads : kvFor(h, cfg.heads, cfg.kvHeads);
-          try {
-            const q = costLedger(mha, { ...cfg, heads: h, kvHeads: g });
-            byHeads.push({ h, g, dK: q.dK, projections: q.flops.projections, softmax: q.flops.softmax, scores: q.scores.elements, scoreBytes: q.scores.bytesPerLayer, kvBytes: q.kvCache.bytes });
-          } catch (err) {
-            byHeads.push({ h, g, error: err });
-          }
-        }
-        return { ...r, config: cfg, byHeads };
+        const { rows: byHeads, group } = ledgerByHeads(mha, cfg);
+        return { ...r, config: cfg, byHeads, group };
       },
       onComplete: (r) => {
         if (!r) return;
@@ -336,8 +315,8 @@ export class MhaCostLedger extends LitElement {
           d<sub>model</sub> = ${int(c.dModel)}, h = ${c.heads}, g = ${c.kvHeads}, d<sub>k</sub> = ${r.dK}, L = ${L}, T = ${int(c.context)}, B = ${c.batch}, ${c.dtypeBytes} bytes per value</caption>
         <thead><tr><th scope="col">what</th><th scope="col">size</th><th scope="col">count</th><th scope="col">how it is counted</th></tr></thead>
         <tbody class="group"><tr><th scope="rowgroup" colspan="4">Memory</th></tr>
-          ${row('attnWeights', 'attention weights, one layer', c.bias ? 'W_Q, W_K, W_V, W_O + biases' : 'W_Q, W_K, W_V, W_O (no biases)', `${int(r.attention.params)} params`, b(r.attention.bytesPerLayer))}
-          ${row('weights', m ? 'weights, whole model' : `attention weights, ${L} layer${L === 1 ? '' : 's'}`,
+          ${row('attnWeights', 'projection weights, one layer', c.bias ? 'W_Q, W_K, W_V, W_O + biases' : 'W_Q, W_K, W_V, W_O (no biases)', `${int(r.attention.params)} params`, b(r.attention.bytesPerLayer))}
+          ${row('weights', m ? 'weights, whole model' : `projection weights, ${L} layer${L === 1 ? '' : 's'}`,
             m ? `L·(attention + ${m.mlp === 'swiglu' ? 'SwiGLU MLP 3' : 'GELU MLP 2'}·d·d_ff + norms) + embeddings${m.tied ? ' (tied)' : ' + output'}${m.positions ? ' + positions' : ''}` : 'L · attention',
             `${int(r.weights.params)} params`, b(r.weights.bytes))}
           ${row('kv', `KV cache, ${L} layer${L === 1 ? '' : 's'}`, `2·L${per}·T·g·d_k`, `${int(r.kvCache.elements)} values`, b(r.kvCache.bytes))}
@@ -380,7 +359,8 @@ export class MhaCostLedger extends LitElement {
           <td data-value=${String(x.kvBytes)}>${bytesText(x.kvBytes)}</td>`}
         </tr>`)}</tbody>
       </table>
-    </div>`;
+    </div>
+    <p class="note" data-k="heads-note">${groupNote(r.group)}</p>`;
   }
 
   render() {

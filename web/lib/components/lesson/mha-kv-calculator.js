@@ -5,7 +5,7 @@ import { AttrGuard, intAttr, enumAttr, attrError, rawAttr, fireError } from '../
 import { DECODERS } from '../logic/models-data.js';
 import { modelParams } from '../logic/cost-ledger.js';
 import '../views/mha-passport.js';
-import { kvCacheFactors, kvCacheSize } from '../logic/kv-cache.js';
+import { kvCacheFactors, kvCacheSize, contextNote } from '../logic/kv-cache.js';
 import { ScrollCue } from '../base/scroll-cue.js';
 
 const DTYPES = [[4, 'float32 (4 bytes)'], [2, 'float16 / bfloat16 (2 bytes)'], [1, 'int8 (1 byte)']];
@@ -71,7 +71,9 @@ export function weightsSentence(r) {
  *
  * @attr {string} model - Name of the model, one of `models` (default "LLaMA-2 70B"); reflects the user's choice.
  * @attr {number} kv-heads - K/V heads g, a divisor of the model's h (default: the model's own); reflects the user's choice.
- * @attr {number} context - Context length T in tokens, 1–1,048,576 (default 4096); reflects the user's choice.
+ * @attr {number} context - Context length T in tokens, 1–1,048,576 (default: the model's trained context, else 4096;
+ *   left out, T follows the model picked); reflects the user's choice. A T beyond the model's trained context is
+ *   computed and flagged: a note says the model never holds that cache and gives the cache at its own context.
  * @attr {number} batch - Batch size B, 1–4,096 (default 1); reflects the user's choice.
  * @attr {number} dtype-bytes - Bytes per stored value, 1–8: 4, 2 (default) or 1 in the menu; reflects the user's choice.
  *
@@ -97,6 +99,7 @@ export function weightsSentence(r) {
  * @csspart bytes - The size in bytes, in words.
  * @csspart weights - The model's weight bytes at the same dtype.
  * @csspart comparison - The sentence comparing the cache with the weights.
+ * @csspart context-note - The note shown when T is beyond the model's trained context.
  * @csspart passport - The `<mha-passport>` of one layer.
  * @csspart input-error - The message shown when a typed number is refused.
  * @csspart error - An engine error.
@@ -124,6 +127,7 @@ export class MhaKvCalculator extends LitElement {
     .tex { overflow-x: auto; overflow-y: hidden; padding: 0.2em 0; }
     .tex math { font-size: 1.05em; }
     .loading { color: var(--_muted); font-size: 0.9em; }
+    .context-note { border-left: 3px solid var(--_accent); padding-left: 0.6em; }
   `];
 
   constructor() {
@@ -131,7 +135,7 @@ export class MhaKvCalculator extends LitElement {
     new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
     this.model = 'LLaMA-2 70B';
     this.kvHeads = undefined;
-    this.context = 4096;
+    this.context = undefined;   // the model's own context
     this.batch = 1;
     this.dtypeBytes = 2;
     this.models = DECODERS;
@@ -194,7 +198,7 @@ export class MhaKvCalculator extends LitElement {
       else if (m.heads % r.value) g.add(attrError('kv-heads', `a divisor of ${m.name}'s h = ${m.heads}`, this.kvHeads));
       else kv = r.value;
     }
-    const T = g.take('context', intAttr('context', this.context, { dflt: 4096, min: 1, max: MAX_CONTEXT }));
+    const T = g.take('context', intAttr('context', this.context, { dflt: m?.context ?? 4096, min: 1, max: MAX_CONTEXT }));
     const B = g.take('batch', intAttr('batch', this.batch, { dflt: 1, min: 1, max: MAX_BATCH }));
     const bytesPer = g.take('dtype-bytes', intAttr('dtype-bytes', this.dtypeBytes, { dflt: 2, min: 1, max: 8 }));
     g.end();
@@ -232,6 +236,12 @@ export class MhaKvCalculator extends LitElement {
     inp.removeAttribute('aria-invalid');
     if (!this.renderRoot.querySelector('input[aria-invalid="true"]')) this._inputError = '';
     if (this._c[key === 'context' ? 'T' : 'B'] !== v) { this[key] = v; this.updateComplete.then(() => this._changed()); }
+  }
+
+  /** The note when T is beyond the model's trained context (logic/kv-cache.js contextNote). */
+  _contextNote(r) {
+    const note = contextNote(r.model, r.T, r.bytes, formatBytes);
+    return note ? html`<p part="context-note" class="context-note" data-k="context-note" data-bytes=${String(note.bytesAtContext)}>${note.text}</p>` : nothing;
   }
 
   _kvOptions(m) {
@@ -276,7 +286,8 @@ export class MhaKvCalculator extends LitElement {
               : `${r.model.heads / r.g}× smaller than with ${r.model.heads} K/V heads (${formatBytes(r.fullBytes)}).`}</p>
           ${r.weightBytes === null ? nothing : html`<p data-k="weights"><strong part="weights" class="bytes" data-bytes=${String(r.weightBytes)}>${formatBytes(r.weightBytes)}</strong>
             of weights at the same ${r.bytesPer} byte${r.bytesPer === 1 ? '' : 's'} per value (${int(r.weightParams)} parameters${r.g === r.model.kvHeads ? '' : html`, with g = ${r.g}`}).</p>
-          <p part="comparison" data-k="comparison">${weightsSentence(r)}</p>`}`
+          <p part="comparison" data-k="comparison">${weightsSentence(r)}</p>`}
+          ${this._contextNote(r)}`
           : this.error ? nothing : html`<p class="loading">Computing with the engine…</p>`}
       </div>
       ${m && !this.error ? html`<mha-passport part="passport" compact caption="Passport of one layer"

@@ -98,6 +98,62 @@ export function costLedger(mha, c) {
   };
 }
 
+/**
+ * The head counts offered for a d_model: its divisors that are powers of two, plus the given ones
+ * (a preset's and the current h), keeping d_k ≥ min(16, d_model / 8) (so 1, 2, 4, 8 for d_model = 24).
+ * @param {number} dModel
+ * @param {...(number|undefined)} keep head counts always offered
+ * @returns {number[]} ascending
+ */
+export function headChoices(dModel, ...keep) {
+  const minDk = Math.min(16, dModel / 8);
+  const out = new Set();
+  for (let h = 1; h <= dModel; h *= 2) if (dModel % h === 0 && dModel / h >= minDk) out.add(h);
+  for (const h of keep) if (h) out.add(h);
+  return [...out].sort((a, b) => a - b);
+}
+
+/**
+ * K/V heads that go with a new h: the group size h/g of the old pair is kept when it divides the new
+ * h (so at g = h every h stays standard MHA, and LLaMA-2's groups of 8 stay groups of 8); when the
+ * new h is smaller than the group, a single K/V head (multi-query).
+ * @param {number} hNew
+ * @param {number} hOld
+ * @param {number} gOld
+ * @returns {number} g for hNew
+ */
+export function kvFor(hNew, hOld, gOld) {
+  const group = hOld / gOld;
+  if (Number.isInteger(group) && hNew % group === 0) return hNew / group;
+  return 1;
+}
+
+/**
+ * The ledger's table of one configuration at every offered h, d_model fixed. g follows h so that
+ * each K/V head keeps serving the same h/g query heads: K and V then stay g·d_k = d_model·g/h wide,
+ * and the projection FLOPs are the same in every row (the claim of the lesson's section 3, for
+ * grouped-query layers too). h smaller than the group cannot keep it and is left out.
+ * @param {object} mha an engine from createMHA()
+ * @param {object} cfg costLedger's configuration, with presetHeads (a preset's h, always offered when it fits)
+ * @returns {{group: number, rows: Array<{h: number, g: number, dK?: number, projections?: number,
+ *   softmax?: number, scores?: number, scoreBytes?: number, kvBytes?: number, error?: Error}>}}
+ */
+export function ledgerByHeads(mha, cfg) {
+  const group = cfg.heads / cfg.kvHeads;
+  const rows = [];
+  for (const h of headChoices(cfg.dModel, cfg.presetHeads, cfg.heads)) {
+    if (Number.isInteger(group) && h % group) continue;
+    const g = h === cfg.heads ? cfg.kvHeads : kvFor(h, cfg.heads, cfg.kvHeads);
+    try {
+      const q = costLedger(mha, { ...cfg, heads: h, kvHeads: g });
+      rows.push({ h, g, dK: q.dK, projections: q.flops.projections, softmax: q.flops.softmax, scores: q.scores.elements, scoreBytes: q.scores.bytesPerLayer, kvBytes: q.kvCache.bytes });
+    } catch (err) {
+      rows.push({ h, g, error: err });
+    }
+  }
+  return { group, rows };
+}
+
 /** "1.34 GB": decimal units (1 GB = 10⁹ bytes). */
 export function bytesText(b) {
   const units = ['B', 'kB', 'MB', 'GB', 'TB', 'PB'];
@@ -127,7 +183,7 @@ function times(r) {
  */
 export function memorySentence(r) {
   const items = [
-    { key: 'weights', label: r.weights.complete ? 'the weights' : 'the attention weights', bytes: r.weights.bytes },
+    { key: 'weights', label: r.weights.complete ? 'the weights' : 'the projection weights', bytes: r.weights.bytes },
     { key: 'kv', label: 'the KV cache', bytes: r.kvCache.bytes },
     { key: 'scores', label: "one layer's attention scores", bytes: r.scores.bytesPerLayer },
   ].sort((a, b) => b.bytes - a.bytes);

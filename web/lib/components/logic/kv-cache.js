@@ -34,3 +34,26 @@ export function kvCacheFactors({ layers = 1, batch = 1, tokens = 1, kvHeads, dK,
 export function kvCacheSize(s) {
   return kvCacheFactors(s).reduce((a, b) => a * b, 1);
 }
+
+/**
+ * What the KV calculator says when the context T goes beyond the context a model was trained on:
+ * the cache it shows is then one the model would never hold, so the sentence says so and gives the
+ * cache at the model's own context (the cache grows linearly in T). Null when T fits, or when the
+ * model publishes no context.
+ * @param {{name: string, context?: number}} model a model of models-data.js
+ * @param {number} T the context asked for, tokens
+ * @param {number} bytes the cache at T, bytes
+ * @param {(b: number) => string} formatBytes how bytes are written
+ * @returns {{context: number, bytesAtContext: number, text: string}|null}
+ */
+export function contextNote(model, T, bytes, formatBytes) {
+  const ctx = model?.context;
+  if (!ctx || T <= ctx) return null;
+  const bytesAtContext = (bytes / T) * ctx;
+  const n = (v) => v.toLocaleString('en-US');
+  return {
+    context: ctx, bytesAtContext,
+    text: `T = ${n(T)} is beyond the ${n(ctx)} tokens ${model.name} was trained to read: it never holds this cache. ` +
+      `At its own context the cache is ${formatBytes(bytesAtContext)}.`,
+  };
+}

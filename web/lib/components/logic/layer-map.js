@@ -64,12 +64,13 @@ function qkvTensor(G, which, s, n, w, W, what) {
   const name = which.toLowerCase();
   const view = [...pre, n, w];
   const code = [
-    `# x_hat: ${bracket(act)}, W_${which}: ${bracket([d, n * w])}`,
+    `# x_hat: ${bracket(act)}${lead.length ? '' : ' (one sequence, no batch axis)'}, W_${which}: ${bracket([d, n * w])}`,
     `${name} = (x_hat @ W_${which}).view(${args(view)}).transpose(${ax}, ${ax + 1})  # ${bracket(s.shape)}`,
   ];
   if (which !== 'Q' && n !== h) code.push(`${name} = ${name}.repeat_interleave(${h / n}, dim=${ax})  # each of the ${n} heads serves ${h / n} query heads`);
   return {
-    name, label: which, long: `${which} (per-head ${what})`, ...fromP(s), sym: [...lead, n === h ? 'h' : 'g', 'T', which === 'V' ? 'd_v' : 'd_k'],
+    // the engine's formula reads its input X; in the block that input is x̂ = LN₁(X)
+    name, label: which, long: `${which} (per-head ${what})`, ...fromP(s), formula: s.formula.replace(/\bX·/g, 'x̂·'), sym: [...lead, n === h ? 'h' : 'g', 'T', which === 'V' ? 'd_v' : 'd_k'],
     purpose: QKV_PURPOSE[which] + (n !== h ? ` With ${n} key/value heads for ${h} query heads, each ${which} head is shared by ${h / n} query heads (grouped-query attention).` : ''),
     code, row: 'qkv', n, reshape: { packed: [...pre, n * w], view, final: s.shape, n, W },
   };

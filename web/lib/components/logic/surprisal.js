@@ -70,6 +70,22 @@ export function surprisalBits(r, V) {
   return out;
 }
 
+/**
+ * Where position t stands in a phrase written twice, by the rule of the per-copy means: each copy's
+ * mean covers its characters 2 … n (the n − 1 predictions `<mha-induction>`'s copyBits scores), so a
+ * copy's first character belongs to the copy but is counted in neither mean. For copy 1 it has no
+ * text before it; for copy 2 nothing before it says that the phrase starts again.
+ * @param {{n: number, start2: number}|null} copies measureSurprisal's `copies` (null: no repeat)
+ * @param {number} t 0-based position
+ * @returns {{copy: 0|1|2, counted: boolean}} copy 0: the separator, or no repeat
+ */
+export function copyPart(copies, t) {
+  if (!copies) return { copy: 0, counted: false };
+  if (t >= 0 && t < copies.n) return { copy: 1, counted: t > 0 };
+  if (t >= copies.start2 && t < copies.start2 + copies.n) return { copy: 2, counted: t > copies.start2 };
+  return { copy: 0, counted: false };
+}
+
 /** The mean of bits[from … to−1]. */
 const meanOf = (bits, from, to) => {
   let s = 0;

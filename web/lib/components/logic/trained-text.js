@@ -147,3 +147,22 @@ export function progressText(loaded, total) {
   const percent = Math.floor((100 * Math.min(loaded, total)) / total);
   return { text: `${v(loaded)} of ${v(total)} ${unit} (${percent} %)`, percent };
 }
+
+/**
+ * The sentence of `<mha-induction>` on the two copies of a phrase: each copy's bits per unit at two
+ * decimals, and how many times less surprise the second copy costs, computed from those two printed
+ * numbers (so that a reader who divides them gets the ratio shown). A second copy that rounds to
+ * 0.00 gets no ratio.
+ * @param {number} first bits per unit on copy 1
+ * @param {number} second bits per unit on copy 2
+ * @param {string} unit 'character' or 'token'
+ * @returns {string}
+ */
+export function copiesSentence(first, second, unit) {
+  const a = f2(first), b = f2(second);
+  const head = `First copy: ${a} bits per ${unit}. Second copy: ${b} bits per ${unit}`;
+  if (!(second < first)) return `${head} — no easier the second time for this phrase.`;
+  if (Number(b) <= 0) return `${head} — under 0.005 bits per ${unit} the second time: almost nothing is left to guess.`;
+  const r = Number(a) / Number(b);
+  return `${head} — ${a} / ${b} = ${r >= 100 ? Math.round(r).toLocaleString('en-US') : r.toFixed(1)} times less surprise the second time.`;
+}

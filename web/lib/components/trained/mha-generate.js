@@ -40,7 +40,8 @@ const TEMPERATURES = [0, 0.7, 1];
  * @csspart temperature - The temperature select.
  * @csspart text - The prompt and the generated text (generated part in a `<mark>`).
  * @csspart cache - The KV-cache line.
- * @csspart heatmap - Each head's row of attention weights (none before the first step).
+ * @csspart heatmap - Each head's row of attention weights (none before the first step), all on one colour scale
+ *   from 0 to 1 (`scale="shared"`), so rows compare by colour.
  * @csspart hint - The line shown before the first step, in place of the rows.
  * @csspart error - The error message.
  */
@@ -198,7 +199,7 @@ export class MhaGenerate extends TrainedModelElement {
         looks in the cache: one row per head.</p>`}
       ${s ? html`<div class="rows">${heads.map((h) => html`
         <span class="lbl">L${h.layer + 1} · head ${h.head + 1}${h.type ? ` (${h.type})` : ''}</span>
-        <mha-heatmap part="heatmap" compact no-save scheme=${this._c.scheme} data-layer=${h.layer} data-head=${h.head}
+        <mha-heatmap part="heatmap" compact no-save scale="shared" scheme=${this._c.scheme} data-layer=${h.layer} data-head=${h.head}
           label=${`Layer ${h.layer + 1}, head ${h.head + 1}: newest query`}
           .tokens=${[query]} .keyTokens=${keys}
           .weights=${{ data: s.attention[h.layer].data.subarray(h.head * len, (h.head + 1) * len), shape: [1, len] }}></mha-heatmap>`)}

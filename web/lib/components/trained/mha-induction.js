@@ -3,6 +3,7 @@ import { scoreText } from '../../src/index.js';
 import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, f2 } from './trained-shared.js';
 import '../views/mha-heatmap.js';
 import { enumAttr } from '../base/attr-check.js';
+import { copiesSentence } from '../logic/trained-text.js';
 
 /**
  * Bits per character the model spends on each copy of a phrase written twice ("p p"): copy 1 is
@@ -155,10 +156,7 @@ export class MhaInduction extends TrainedModelElement {
       <label for="phrase">Phrase</label>
       <input id="phrase" part="phrase" type="text" spellcheck="false" .value=${this.phrase ?? ''} @input=${this._onInput}>
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
-      <p class="result" part="result" aria-live="polite">${!m ? `Type a phrase of at least 2 ${unit}s.`
-        : `First copy: ${f2(m.first)} bits per ${unit}. Second copy: ${f2(m.second)} bits per ${unit}` +
-          (m.second < m.first ? ` — ${f2(m.first / Math.max(m.second, 1e-9))}× less surprise the second time.`
-            : ' — no easier the second time for this phrase.')}</p>
+      <p class="result" part="result" aria-live="polite">${!m ? `Type a phrase of at least 2 ${unit}s.` : copiesSentence(m.first, m.second, unit)}</p>
       ${m ? html`<p class="hint">Layer ${h.layer + 1}, head ${h.head + 1}: ${h.onText ? 'the strongest induction head on this text (the model carries no probe texts), '
         : `induction score ${f2(h.scores.induction)} on the probes, `}${m.textScore === null ? `not defined on this text (no span of 4 ${unit}s repeats)` : `${f2(m.textScore)} on this text`}.</p>
         <div class="map"><mha-heatmap part="heatmap" compact scheme=${this._scheme}

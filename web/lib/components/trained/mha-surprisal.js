@@ -1,8 +1,8 @@
 import { html, css, nothing } from 'lit';
 import { TrainedModelElement, trainedStyles, showChar, showToken, formatAblate } from './trained-shared.js';
-import { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal } from '../logic/surprisal.js';
+import { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal, copyPart } from '../logic/surprisal.js';
 
-export { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal };
+export { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal, copyPart };
 import { interpolatorFor, colorFor, textOn, fmt } from '../base/shared.js';
 import { enumAttr } from '../base/attr-check.js';
 
@@ -51,6 +51,7 @@ const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
  * @csspart legend - The color scale.
  * @csspart table - The table of means and baselines.
  * @csspart summary - The sentence comparing the copies.
+ * @csspart copy-rule - Which characters each copy's mean counts.
  * @csspart error - The error message.
  *
  * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-muted, --mha-mono - Theme.
@@ -150,21 +151,18 @@ export class MhaSurprisal extends TrainedModelElement {
     this._cursor = c;
   }
 
-  /** Which copy position t belongs to (1 or 2; 0 for neither). */
+  /** Where position t stands in the repeat: its copy (1, 2; 0 for neither) and whether the copy's mean counts it (logic/surprisal.js). */
   _copyOf(t) {
-    const r = this.measured.copies;
-    if (!r) return 0;
-    if (t < r.n) return 1;
-    if (t >= r.start2 && t < r.start2 + r.n) return 2;
-    return 0;
+    return copyPart(this.measured.copies, t);
   }
 
   _strip(bits, ablated, color) {
     const m = this.measured;
     return html`<div class="strip" part="strip" ?data-ablated=${ablated}>${m.tokens.map((ch, t) => {
       const b = bits[t];
-      const copy = this._copyOf(t);
-      const cls = `cell${b === null ? ' none' : ''}${copy ? ` c${copy}` : ''}${t === this._cursor ? ' cur' : ''}`;
+      const { copy, counted } = this._copyOf(t);
+      // underlined: the characters a copy's mean counts (its first character is in neither mean)
+      const cls = `cell${b === null ? ' none' : ''}${counted ? ` c${copy}` : ''}${t === this._cursor ? ' cur' : ''}`;
       const bg = b === null ? null : color(b);
       return html`<span class=${cls} part="cell" data-t=${t} data-bits=${b ?? ''} aria-hidden="true"
         style=${bg ? `background:${bg};color:${textOn(bg)}` : ''}
@@ -177,8 +175,9 @@ export class MhaSurprisal extends TrainedModelElement {
     const t = this._cursor;
     const tok = m.unit === 'token';
     const ch = `‘${tok ? showToken(m.tokens[t]) : showChar(m.tokens[t])}’`;
-    const copy = this._copyOf(t);
-    const where = `${tok ? 'Token' : 'Character'} ${t + 1} of ${m.tokens.length}, ${ch}${copy ? ` (copy ${copy})` : ''}`;
+    const { copy, counted } = this._copyOf(t);
+    const where = `${tok ? 'Token' : 'Character'} ${t + 1} of ${m.tokens.length}, ${ch}${copy
+      ? ` (copy ${copy}${counted || t === 0 ? '' : `, its first ${tok ? 'token' : 'character'}: in neither copy's mean`})` : ''}`;
     if (t === 0) return `${where}: not scored, there is no ${tok ? 'token' : 'text'} before it.`;
     const p = (b) => { const v = 2 ** -b; return v >= 0.001 ? v.toFixed(3) : v.toExponential(1); };
     const one = (b) => `${fmt(b, 2)} bits (the model gave it p = ${p(b)})`;
@@ -289,6 +288,9 @@ export class MhaSurprisal extends TrainedModelElement {
         <span>≥ ${fmt(hi, 2)} bits (log₂ ${m.vocabSize})</span>
         ${m.copies ? html`<span class="key"><i></i> copy 1</span><span class="key"><i class="c2"></i> copy 2</span>` : nothing}
       </div>
+      ${m.copies ? html`<p class="hint" part="copy-rule">Each copy's mean counts its ${unit}s from the second to the last, the ones
+        underlined. Its first ${unit} is in neither mean: copy 1's has nothing before it, and before copy 2's nothing says that
+        the phrase starts again, so no head can copy it yet.</p>` : nothing}
       ${this._table()}
       <p class="summary" part="summary" aria-live="polite">${this._summary()}</p>
       ${this._unigramNote(m)}`;

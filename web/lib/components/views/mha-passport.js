@@ -1,5 +1,6 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { formulaMath } from '../base/formula-math.js';
+import { countFormulas } from '../logic/passport-counts.js';
 import { scrollCueStyles, watchOverflow, unwatchOverflow } from '../base/scroll-cue.js';
 import { Task } from '@lit/task';
 import { baseStyles, taskEngine, errorText, int } from '../base/shared.js';
@@ -175,6 +176,7 @@ export class MhaPassport extends LitElement {
     const g = cfg.kvHeads ?? h;
     const P = p.params ?? {};
     const F = p.flops ?? {};
+    const counts = countFormulas(cfg);
     return html`${attrs}<div class="scroll" part="scroll" tabindex="0" role="region" aria-label=${this.caption}><table part="table">
       <caption part="caption">${this.caption}: d<sub>model</sub> = ${d}, h = ${h}${g !== h ? html`, kv-heads = ${g}` : nothing},
         T = ${cfg.seqLen}${cfg.batch ? html`, batch = ${cfg.batch}` : nothing}
@@ -201,11 +203,11 @@ export class MhaPassport extends LitElement {
         <tr data-k="matmul"><th scope="row">FLOPs of the matrix products</th>
           <td class="num">${int(F.matmul)}</td>${this.compact ? nothing : html`<td class="formula">projections ${int(F.projections)} · scores ${int(F.scores)} · weights·V ${int(F.weighted)} · W<sub>O</sub> ${int(F.output)}</td>`}</tr>
         <tr data-k="softmax"><th scope="row">FLOPs of scaling + softmax</th>
-          <td class="num">${int(F.softmax)}</td>${this.compact ? nothing : html`<td class="formula">${formulaMath('h·T·(6·T + 1)')}: 6 per score (exp counted as 1), 1 per row</td>`}</tr>
+          <td class="num">${int(F.softmax)}</td>${this.compact ? nothing : html`<td class="formula">${formulaMath(counts.softmax)}: 6 per score (exp counted as 1), 1 per row</td>`}</tr>
         <tr data-k="flops"><th scope="row">FLOPs</th>
           <td class="num">${int(F.total)}</td>${this.compact ? nothing : html`<td class="formula">matrix products + softmax${F.scoreMods ? html` + score modifiers ${int(F.scoreMods)}` : nothing}${F.rope ? html` + RoPE ${int(F.rope)}` : nothing}</td>`}</tr>
         <tr data-k="scores"><th scope="row">scores held in memory</th>
-          <td class="num">${int(p.memory?.scores)}</td>${this.compact ? nothing : html`<td class="formula">${formulaMath('h·T²')} values (${int(p.memory?.scoreBytes)} bytes at float32)</td>`}</tr>
+          <td class="num">${int(p.memory?.scores)}</td>${this.compact ? nothing : html`<td class="formula">${formulaMath(counts.scores)} values (${int(p.memory?.scoreBytes)} bytes at float32)</td>`}</tr>
       </tbody>
     </table></div><p class="scroll-hint" aria-hidden="true">scroll sideways →</p>`;
   }
