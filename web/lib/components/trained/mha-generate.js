@@ -173,11 +173,10 @@ export class MhaGenerate extends TrainedModelElement {
     const keys = !s ? [] : ids ? ids.slice(0, -1).slice(-len).map((id) => showToken(this.lm.vocab[id] ?? `<${id}>`))
       : Array.from(text.slice(0, -1)).slice(-len).map(showChar);
     const query = ids ? showToken(this.lm.vocab[ids.at(-2)] ?? '') : showChar(text.at(-2) ?? '');
-    // the heads with their probe labels, or (a model without probes, a Hugging Face folder) by number
-    let heads;
-    try { heads = this.lm.heads; } catch {
-      heads = Array.from({ length: c.numLayers * c.numHeads }, (_, i) => ({ layer: Math.floor(i / c.numHeads), head: i % c.numHeads, type: null }));
-    }
+    // the heads with the labels of the file's probes, or (a model without them, a Hugging Face folder) by number
+    let heads = null;
+    if (this.lm.headsProbes === 'file') try { heads = this.lm.heads; } catch { heads = null; }
+    heads ??= Array.from({ length: c.numLayers * c.numHeads }, (_, i) => ({ layer: Math.floor(i / c.numHeads), head: i % c.numHeads, type: null }));
     return html`
       <div class="controls" part="controls">
         <button type="button" part="step" class="step1" @click=${() => this.step(1)} ?disabled=${!g}>Generate 1 ${unit}</button>

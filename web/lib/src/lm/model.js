@@ -108,18 +108,21 @@ async function fromLlama2c(bytes, tokenizerSource, folder, progress) {
 
 /**
  * Loads a model into the engine. Sources:
- * - this project's model file (docs/trained-models.md): bytes, a URL, a file path in Node;
+ * - this project's model file (docs/trained-models.md): bytes, a URL, a file path in Node, a File;
  * - a Hugging Face model folder (GPT2LMHeadModel, LlamaForCausalLM; hf.js): a URL ending in "/",
  *   a directory path or `file:` URL in Node, a FileSystemDirectoryHandle or a list of Files, holding
  *   config.json, model.safetensors (or model.safetensors.index.json and its shards) and the
  *   tokenizer (tokenizer.json, or GPT-2's vocab.json + merges.txt);
  * - a llama2.c checkpoint (format version 0 or 1, recognized by its bytes) with, as
- *   `opts.tokenizer`, its tokenizer.bin (bytes, URL or path).
+ *   `opts.tokenizer`, its tokenizer.bin (bytes, URL, path or File), or both in one list of Files
+ *   (the tokenizer found by its name: tokenizer.bin, tok512.bin …).
  * A model without a tokenizer loads too: run() and generator() then take token ids (arrays of
  * integers), and tokens show as `<id>`.
  * @param {object} mha an instance from createMHA()
- * @param {ArrayBuffer|ArrayBufferView|string|URL|FileSystemDirectoryHandle|File[]} source
- * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL, progress?: (p: {file: string, loaded: number,
+ * @param {ArrayBuffer|ArrayBufferView|string|URL|FileSystemDirectoryHandle|File|FileList|File[]} source
+ *   opened by formats/sources.js openSource (one File, or a File list without config.json holding
+ *   one model file, is that file)
+ * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL|File, progress?: (p: {file: string, loaded: number,
  *   total: number|null, fraction: number|null}) => void}} [opts] tokenizer: a llama2.c tokenizer.bin;
  *   progress: called as the bytes of each file arrive (read from disk in chunks of 8 MB, fetched
  *   over http, read from Files): `loaded` bytes of every file so far (never decreasing), `total`
