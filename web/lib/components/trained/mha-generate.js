@@ -190,8 +190,9 @@ export class MhaGenerate extends TrainedModelElement {
       <p class="text" part="text"><span class="prompt">${prompt}</span>${text.length > prompt.length
         ? html`<mark>${text.slice(prompt.length)}</mark>` : nothing}</p>
       <p class="cache" part="cache" aria-live="polite">KV cache: ${len} of ${c.context} positions per layer${
-        // the newest character is not in the cache yet: it is fed at the next step
-        s && len < text.length - 1 ? ' (it filled up once and was refilled with the last half of the text)' : ''}.${s
+        // the newest token is not in the cache yet (it is fed at the next step): a cache shorter than
+        // the other positions was refilled. Positions count tokens (a byte-pair model) or characters.
+        s && len < (ids ? ids.length : Array.from(text).length) - 1 ? ' (it filled up once and was refilled with the last half of the text)' : ''}.${s
         ? ` Last ${unit}: ${unit === 'token' ? showToken(s.token) : showChar(s.token)} (p = ${f2(s.p)}).` : ''}</p>
       ${s ? nothing : html`<p class="hint empty-rows" part="hint">Generate a ${unit} to see where each head's newest query
         looks in the cache: one row per head.</p>`}

@@ -203,7 +203,6 @@ export async function fetchBytes(url, file, { maxBytes = Infinity, optional = fa
     throw invalid(`${file}: cannot fetch ${href}: ${e.message}`);
   }
   if (res.status === 404 && optional) {
-    res.body?.cancel?.().catch(() => {});
     ABSENT.add(href);
     return null;
   }
