@@ -97,6 +97,7 @@ export class TrainedModelElement extends LitElement {
     this._progress = null;     // the download under way: {name, loaded, total, text, percent}
     this._sizesFor = null;
     this._unwatch = null;
+    this._undrop = null;       // removes the drop target's listeners (model-source.js dropTarget)
     this._lazyGuard = new AttrGuard(this);
     this._attrs = new AttrGuard(this);  // the subclass's attributes (attr-check.js): their messages lead its view
     this._held = null;
