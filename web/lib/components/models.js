@@ -200,12 +200,17 @@ export async function modelIndex(href = MODEL_INDEX_URL) {
  * The loaded model of a URL on an engine, shared: the first call loads it (fetching the bytes if
  * no element did before), later calls get the same CharModel. Pair every call with releaseModel.
  * @param {object} mha an engine from createMHA()
- * @param {string} href absolute URL of a model file (docs/trained-models.md), or of a Hugging Face
- *   model folder (ending in "/": config.json, safetensors, tokenizer; mha.loadModel reads it)
- * @param {{progress?: (p: {file: string, loaded: number, total: number|null, fraction: number|null}) => void}} [opts]
+ * @param {string} href absolute URL of a model file (docs/trained-models.md, a llama2.c .bin), or
+ *   of a Hugging Face model folder (ending in "/": config.json, safetensors, tokenizer; mha.loadModel
+ *   reads it); with `opts.source`, the key the source is shared under
+ * @param {{progress?: (p: {file: string, loaded: number, total: number|null, fraction: number|null}) => void,
+ *   source?: string|File|File[], tokenizer?: string|File}} [opts]
  *   progress: called as the download's bytes arrive (mha.loadModel's `progress` events: bytes of
  *   every file so far, `total` null while unknown); a call that joins a load under way gets its last
- *   event at once; a model loaded already, or whose bytes were kept, gives no event
+ *   event at once; a model loaded already, or whose bytes were kept, gives no event. source: what
+ *   mha.loadModel reads in place of fetching `href` (files from disk, model-source.js; or the URL
+ *   of a llama2.c .bin given with its tokenizer); tokenizer: the llama2.c tokenizer.bin (absolute
+ *   URL or File) that goes with `source`
  * @returns {Promise<object>} the CharModel
  * @throws {MHAError} as fetchBytes and mha.loadModel (a bad file names what is wrong with it)
  */
@@ -215,9 +220,11 @@ export async function acquireModel(mha, href, opts = {}) {
   let entry = byURL.get(href);
   if (!entry) {
     entry = Object.assign(progressHub(), { refs: 0, model: null });
-    // a Hugging Face model folder (a URL ending in "/") is read by loadModel itself, file by file
-    const load = /\/([?#].*)?$/.test(href) && !href.startsWith('data:') ? mha.loadModel(href, { progress: entry.emit })
-      : fetchBytes(href, entry.emit).then((bytes) => mha.loadModel(bytes));
+    // files from disk (or a URL with its tokenizer), and a Hugging Face model folder (a URL ending
+    // in "/"), are read by loadModel itself, file by file
+    const load = opts?.source ? mha.loadModel(opts.source, { tokenizer: opts.tokenizer, progress: entry.emit })
+      : /\/([?#].*)?$/.test(href) && !href.startsWith('data:') ? mha.loadModel(href, { progress: entry.emit })
+        : fetchBytes(href, entry.emit).then((bytes) => mha.loadModel(bytes));
     entry.promise = load.then((m) => (entry.model = m));
     byURL.set(href, entry);
     entry.promise.catch(() => { if (byURL.get(href) === entry) byURL.delete(href); });

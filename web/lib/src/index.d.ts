@@ -314,7 +314,9 @@ export interface MHA {
    * (`GPT2LMHeadModel`, `LlamaForCausalLM`: config.json, model.safetensors or a sharded
    * model.safetensors.index.json, tokenizer.json or vocab.json + merges.txt) as a URL ending in "/",
    * a Node directory path or `file:` URL, a `FileSystemDirectoryHandle` or a list of `File`s; or a
-   * llama2.c checkpoint (.bin, format version 0 or 1) with `opts.tokenizer` its tokenizer.bin. A
+   * llama2.c checkpoint (.bin, format version 0 or 1) with `opts.tokenizer` its tokenizer.bin (or
+   * both in one list of `File`s). One `File`, or a list of Files without config.json holding one
+   * model file, is read as that file. A
    * model without a tokenizer takes token ids (`config.tokenizer` 'none'). `opts.progress` is
    * called as the bytes of each file arrive (see LoadProgress). A model over 64 MB (as float32)
    * keeps no JS copy of its weights once they are in wasm memory (`copyingScores` then refuses it).
@@ -322,9 +324,15 @@ export interface MHA {
    *   metadata field, a refused configuration: the message names the file, the key and the value;
    *   a `progress` that is not a function), `SHAPE_MISMATCH` (a tensor's shape), `NON_FINITE` (a NaN/Inf weight)
    */
-  loadModel(source: ArrayBuffer | ArrayBufferView | string | URL | FileSystemDirectoryHandle | ArrayLike<File>,
-    opts?: { tokenizer?: ArrayBuffer | ArrayBufferView | string | URL; progress?: (p: LoadProgress) => void }): Promise<LanguageModel>;
+  loadModel(source: ArrayBuffer | ArrayBufferView | string | URL | FileSystemDirectoryHandle | File | ArrayLike<File>,
+    opts?: { tokenizer?: ArrayBuffer | ArrayBufferView | string | URL | File; progress?: (p: LoadProgress) => void }): Promise<LanguageModel>;
 
-  /** Wasm memory figures, for diagnostics and leak tests: heap size and bytes currently malloc'd. */
+  /**
+   * Wasm memory figures: the figure to budget a page with. `heapBytes` is the engine's whole wasm
+   * memory (what the models, layers and KV caches take, plus free space kept for reuse); it only
+   * grows, and a model loaded after another is disposed reuses the freed space. A browser's
+   * `performance.measureUserAgentSpecificMemory()` does not count it. `inUseBytes`: the bytes
+   * malloc'd now.
+   */
   memory(): { heapBytes: number; inUseBytes: number };
 }

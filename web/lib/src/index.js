@@ -249,11 +249,12 @@ class MHA {
    * (docs/trained-models.md) as bytes, URL or Node path; a Hugging Face model folder
    * (GPT2LMHeadModel, LlamaForCausalLM: a URL ending in "/", a Node directory path, a
    * FileSystemDirectoryHandle or File list); a llama2.c checkpoint (.bin, versions 0 and 1) with
-   * `opts.tokenizer` its tokenizer.bin. `opts.progress({file, loaded, total, fraction})` is called
+   * `opts.tokenizer` its tokenizer.bin (or both in one File list); one File is read as that file
+   * (formats/sources.js opens every source). `opts.progress({file, loaded, total, fraction})` is called
    * as the bytes of each file arrive (loaded never decreases; total null while a size is unknown;
    * the last event has loaded === total, fraction 1: see loadModel in model.js).
-   * @param {ArrayBuffer|ArrayBufferView|string|URL|FileSystemDirectoryHandle|File[]} source
-   * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL, progress?: (p: {file: string, loaded: number, total: number|null, fraction: number|null}) => void}} [opts]
+   * @param {ArrayBuffer|ArrayBufferView|string|URL|FileSystemDirectoryHandle|File|FileList|File[]} source
+   * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL|File, progress?: (p: {file: string, loaded: number, total: number|null, fraction: number|null}) => void}} [opts]
    * @returns {Promise<LanguageModel>}
    * @throws {MHAError} INVALID_ARGUMENT, SHAPE_MISMATCH, NON_FINITE (see loadModel in model.js)
    */
@@ -262,8 +263,13 @@ class MHA {
   }
 
   /**
-   * Wasm memory figures, for diagnostics and leak tests.
-   * @returns {{heapBytes: number, inUseBytes: number}} heap size and bytes currently malloc'd
+   * Wasm memory figures: the figure to budget a page with, and to find leaks. `heapBytes` is the
+   * engine's whole wasm memory (the models' weights, layers, KV caches and scratch, plus free space
+   * kept for reuse): it only grows (wasm memory never shrinks), and a model loaded after another
+   * was disposed reuses the freed space. A browser's `performance.measureUserAgentSpecificMemory()`
+   * does not count the wasm heap (it can report a fraction of what the page holds): budget with
+   * `heapBytes`.
+   * @returns {{heapBytes: number, inUseBytes: number}} heap size and bytes currently malloc'd (bytes)
    */
   memory() {
     return { heapBytes: heapViews(this._core).heapBytes(), inUseBytes: this._core.heapInUse() };

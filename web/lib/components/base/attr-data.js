@@ -208,7 +208,8 @@ export class AttrSource {
       this.loading = null;
       // every error names the attribute at fault (a model file's errors come from the model cache)
       const arg = h.src ? 'src' : 'model';
-      const msg = errorText(e);
+      // the message once, led by the attribute (the code stays the error's `code`)
+      const msg = e?.message ?? errorText(e);
       const error = e instanceof MHAError && e.argument !== undefined ? e
         : new MHAError(e?.code ?? 'INVALID_ARGUMENT', msg.startsWith(`${arg}:`) ? msg : `${arg}: ${msg}`, { argument: arg });
       g.begin();

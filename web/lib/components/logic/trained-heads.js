@@ -6,12 +6,16 @@ import {
 } from '../../src/index.js';
 import { SCORE_OF, SCORE_MEANS, f2 } from './trained-text.js';
 
-/** The head labels from the model's probe texts (CharModel.heads), or null for a model without probes (a Hugging Face folder). */
+/**
+ * The head labels from the probe texts of the model's file (CharModel.heads), or null for a model
+ * whose file stores none (a Hugging Face folder, a llama2.c checkpoint: their `heads` come from
+ * random tokens, and their vocabularies are too large for copying scores).
+ */
 const probesOf = new WeakMap();
 export function probeHeads(lm) {
   if (!probesOf.has(lm)) {
     let v = null;
-    try { v = { heads: lm.heads, copying: copyingScores(lm) }; } catch { v = null; }
+    if (lm.headsProbes === 'file') try { v = { heads: lm.heads, copying: copyingScores(lm) }; } catch { v = null; }
     probesOf.set(lm, v);
   }
   return probesOf.get(lm);

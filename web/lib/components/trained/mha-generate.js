@@ -174,11 +174,10 @@ export class MhaGenerate extends TrainedModelElement {
     const keys = !s ? [] : ids ? ids.slice(0, -1).slice(-len).map((id) => showToken(this.lm.vocab[id] ?? `<${id}>`))
       : Array.from(text.slice(0, -1)).slice(-len).map(showChar);
     const query = ids ? showToken(this.lm.vocab[ids.at(-2)] ?? '') : showChar(text.at(-2) ?? '');
-    // the heads with their probe labels, or (a model without probes, a Hugging Face folder) by number
-    let heads;
-    try { heads = this.lm.heads; } catch {
-      heads = Array.from({ length: c.numLayers * c.numHeads }, (_, i) => ({ layer: Math.floor(i / c.numHeads), head: i % c.numHeads, type: null }));
-    }
+    // the heads with the labels of the file's probes, or (a model without them, a Hugging Face folder) by number
+    let heads = null;
+    if (this.lm.headsProbes === 'file') try { heads = this.lm.heads; } catch { heads = null; }
+    heads ??= Array.from({ length: c.numLayers * c.numHeads }, (_, i) => ({ layer: Math.floor(i / c.numHeads), head: i % c.numHeads, type: null }));
     return html`
       <div class="controls" part="controls">
         <button type="button" part="step" class="step1" @click=${() => this.step(1)} ?disabled=${!g}>Generate 1 ${unit}</button>
@@ -192,8 +191,9 @@ export class MhaGenerate extends TrainedModelElement {
       <p class="text" part="text"><span class="prompt">${prompt}</span>${text.length > prompt.length
         ? html`<mark>${text.slice(prompt.length)}</mark>` : nothing}</p>
       <p class="cache" part="cache" aria-live="polite">KV cache: ${len} of ${c.context} positions per layer${
-        // the newest character is not in the cache yet: it is fed at the next step
-        s && len < text.length - 1 ? ' (it filled up once and was refilled with the last half of the text)' : ''}.${s
+        // the newest token is not in the cache yet (it is fed at the next step): a cache shorter than
+        // the other positions was refilled. Positions count tokens (a byte-pair model) or characters.
+        s && len < (ids ? ids.length : Array.from(text).length) - 1 ? ' (it filled up once and was refilled with the last half of the text)' : ''}.${s
         ? ` Last ${unit}: ${unit === 'token' ? showToken(s.token) : showChar(s.token)} (p = ${f2(s.p)}).` : ''}</p>
       ${s ? nothing : html`<p class="hint empty-rows" part="hint">Generate a ${unit} to see where each head's newest query
         looks in the cache: one row per head.</p>`}

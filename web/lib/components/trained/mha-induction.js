@@ -124,7 +124,7 @@ export class MhaInduction extends TrainedModelElement {
     this.error = null;
     // the strongest induction head: by its probe score, or (a model without probes) by its score on this text
     let heads = null;
-    try { heads = lm.heads; } catch { heads = null; }
+    try { heads = lm.headsProbes === 'file' ? lm.heads : null; } catch { heads = null; }
     let best;
     if (heads) {
       best = heads.filter((h) => h.layer > 0).sort((a, b) => b.scores.induction - a.scores.induction)[0] ?? heads[0];

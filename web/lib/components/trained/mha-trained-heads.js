@@ -148,8 +148,9 @@ export class MhaTrainedHeads extends AblatableModelElement {
     @container (max-width: 640px) { .controls { grid-template-columns: minmax(0, 1fr); } }
     :host { container-type: inline-size; }
     .pred p { margin: 0.2em 0; }
-    .next { display: grid; grid-template-columns: repeat(auto-fill, minmax(6rem, 1fr)); gap: 0.2rem 0.6rem;
-      padding-left: 1.4em; margin: 0.2em 0; font-variant-numeric: tabular-nums; }
+    .next { display: flex; flex-wrap: wrap; gap: 0.2rem 1.2rem; list-style-position: inside; padding-left: 0;
+      margin: 0.2em 0; font-variant-numeric: tabular-nums; }
+    .next li { white-space: nowrap; max-width: 100%; overflow: hidden; text-overflow: ellipsis; }
     .next code { background: var(--_surface); padding: 0 0.3em; border-radius: 4px; font-family: var(--_mono); }
     .grid { display: flex; flex-direction: column; gap: 1rem; --mha-cell-size: 8px; }
     @container (max-width: 520px) { .grid { --mha-cell-size: 6px; } }
@@ -231,7 +232,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     } catch (e) {
       this.result = null;
       this.textScores = null;
-      this.error = e;
+      this._fail(e);
       return;
     }
     if (text.length < 1) {
@@ -249,8 +250,15 @@ export class MhaTrainedHeads extends AblatableModelElement {
     } catch (e) {
       this.result = null;
       this.textScores = null;
-      this.error = e;
+      this._fail(e);
     }
+  }
+
+  /** A text the model cannot read: shown in place, and one `mha-error` per new message. */
+  _fail(e) {
+    const again = this.error?.message === e.message;
+    this.error = e;
+    if (!again) this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
   }
 
   _changed() {
@@ -300,7 +308,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const here = this.modelHref;
     const known = choices.some((c) => c.href === here);
     return html`<p class="picker"><label>Model <select part="picker" @change=${this._onModel}>
-      ${known ? nothing : html`<option value=${here ?? ''} selected>${String(here ?? '').split('/').pop()}</option>`}
+      ${known ? nothing : html`<option value=${here ?? ''} selected>${this.modelName ?? ''}</option>`}
       ${choices.map((c) => html`<option value=${c.href} ?selected=${c.href === here}>${c.label}</option>`)}
     </select></label></p>`;
   }

@@ -8,8 +8,9 @@ import { baseStyles, taskEngine, errorText } from '../base/shared.js';
 import { acquireModel, releaseModel, modelURL, DEFAULT_MODEL_URL } from '../models.js';
 import { enumAttr, AttrGuard } from '../base/attr-check.js';
 import { ScrollCue } from '../base/scroll-cue.js';
-import { parseAblate, formatAblate, baseName, progressText } from '../logic/trained-text.js';
+import { parseAblate, formatAblate, progressText } from '../logic/trained-text.js';
 import { downloadSizes, lazyPlaceholder, whenNear, LOADING_VALUES } from './lazy.js';
+import { modelSource, isDiskSource, dropTarget } from './model-source.js';
 
 /** Styles of the trained-model elements, on top of baseStyles. */
 export const trainedStyles = [baseStyles, css`
@@ -29,13 +30,15 @@ export const trainedStyles = [baseStyles, css`
   .lazy code { font-family: var(--_mono); overflow-wrap: anywhere; }
   .lazy .size { color: var(--_fg); font-weight: 600; }
   .loading progress { display: block; width: min(100%, 24rem); margin-top: 0.3em; accent-color: var(--_accent); }
+  :host([data-drop]) { outline: 2px dashed var(--_accent); outline-offset: 4px; }
 `];
 
 /** Why a stale model load stopped (the model attribute changed, or the element left the page). */
 export const STALE = Object.freeze({ name: 'AbortError', message: 'a newer model load replaced this one' });
 
 /**
- * Base class of the elements that run a trained model: loads `model` (a URL; by default the class's
+ * Base class of the elements that run a trained model: loads `model` (a URL, or files from the
+ * reader's disk: see "From disk" below; by default the class's
  * `_defaultModel`, the shipped h = 4 model unless a subclass names another) into the page's shared engine through the shared model cache, holds it
  * while connected, and gives it back when the element leaves the page. Subclasses render from
  * `this.lm` (null while loading) and `this.error`, and override `modelChanged(lm)`.
@@ -49,7 +52,15 @@ export const STALE = Object.freeze({ name: 'AbortError', message: 'a newer model
  * kept by models.js). A `loading` value other than "lazy" or "eager" is taken as "lazy", shows one
  * message and fires `mha-error` (`detail: {error}`).
  *
+ * From disk: the `model` property also takes one `File`, a `FileList` or an array of Files (an
+ * `<input type=file>`, a folder from `<input type=file webkitdirectory>`), read by mha.loadModel
+ * (formats/sources.js: a Hugging Face folder, a model file, a llama2.c .bin with its tokenizer.bin);
+ * files or a folder dropped onto the element become its model (the host has `data-drop` while
+ * files are dragged over it). They load at once (nothing is downloaded), and are named by the
+ * file's or folder's name.
+ *
  * @attr {string} loading - "lazy" (default): fetch the model when the element comes near the viewport; "eager": at once.
+ * @attr {string} tokenizer - A llama2.c model's tokenizer.bin (a URL relative to the page; the property also takes a `File`).
  * @csspart placeholder - The box shown before the model is fetched.
  * @csspart size - Its download size.
  * @csspart load - Its button that fetches now.
@@ -62,6 +73,7 @@ export class TrainedModelElement extends LitElement {
 
   static properties = {
     model: { type: String },
+    tokenizer: { type: String },
     loading: { type: String },
     engine: { attribute: false },
     lm: { state: true },
@@ -75,6 +87,7 @@ export class TrainedModelElement extends LitElement {
     super();
     new ScrollCue(this);   // the sideways-scroll cue of the views' wide boxes (base/scroll-cue.js)
     this.model = null;
+    this.tokenizer = null;
     this.loading = null;
     this.engine = undefined;
     this.lm = null;
@@ -84,12 +97,13 @@ export class TrainedModelElement extends LitElement {
     this._progress = null;     // the download under way: {name, loaded, total, text, percent}
     this._sizesFor = null;
     this._unwatch = null;
+    this._undrop = null;       // removes the drop target's listeners (model-source.js dropTarget)
     this._lazyGuard = new AttrGuard(this);
     this._attrs = new AttrGuard(this);  // the subclass's attributes (attr-check.js): their messages lead its view
     this._held = null;
     this._connection = 0;      // counts connections: an element put back in the page acquires its model again
     this._modelTask = new Task(this, {
-      args: () => [this._near && this.isConnected ? `${this.modelHref}` : null, this.engine, this._connection],
+      args: () => [this._near && this.isConnected ? this._source?.key ?? 'null' : null, this.engine, this._connection],
       task: ([want, engine], { signal }) => (want === null ? initialState : this._acquire(engine, signal)),
       onComplete: (lm) => {
         this.lm = lm;
@@ -130,8 +144,9 @@ export class TrainedModelElement extends LitElement {
     return downloadSizes([this.modelHref]);
   }
 
-  /** The absolute URL of the model in use. */
+  /** The absolute URL of the model in use (null for files from disk). */
   get modelHref() {
+    if (isDiskSource(this.model)) return null;
     try {
       return modelURL(this.model, this.constructor._defaultModel);
     } catch {
@@ -139,9 +154,27 @@ export class TrainedModelElement extends LitElement {
     }
   }
 
+  /** What `model` and `tokenizer` name (model-source.js), or null when there is no model. */
+  get _source() {
+    try {
+      return modelSource(this.model, this.tokenizer, this.constructor._defaultModel);
+    } catch {
+      return null;
+    }
+  }
+
+  /** The name the model in use is shown by: its file name, a folder's name with "/", or the files' names. */
+  get modelName() {
+    return this._source?.name ?? null;
+  }
+
   connectedCallback() {
     super.connectedCallback();
     this._connection++;
+    this._undrop ??= dropTarget(this, (files) => {
+      this.model = files;
+      this.dispatchEvent(new CustomEvent('change', { detail: { model: this.modelName }, bubbles: true, composed: true }));
+    });
     if (!this._near && !this._eager) this._unwatch = whenNear(this, () => this.load());
     this.requestUpdate();
   }
@@ -150,6 +183,8 @@ export class TrainedModelElement extends LitElement {
     super.disconnectedCallback();
     this._unwatch?.();
     this._unwatch = null;
+    this._undrop?.();
+    this._undrop = null;
     this._modelTask.abort(STALE);
     this._progress = null;
     this._release();
@@ -162,7 +197,7 @@ export class TrainedModelElement extends LitElement {
       this._lazyGuard.take('loading', enumAttr('loading', this.loading, { dflt: 'lazy', values: LOADING_VALUES }));
       this._lazyGuard.end();
     }
-    if (!this._near && this._eager) this.load();
+    if (!this._near && (this._eager || isDiskSource(this.model))) this.load();   // files from disk: nothing to download
     if (!this._near) {
       const key = `${this.modelHref}`;
       if (this.isConnected && this._sizesFor !== key) {
@@ -183,9 +218,10 @@ export class TrainedModelElement extends LitElement {
     this.lm = null;
     this.error = null;
     this._progress = null;
-    const href = modelURL(this.model, this.constructor._defaultModel);
+    const src = modelSource(this.model, this.tokenizer, this.constructor._defaultModel);
+    const href = src.key;
     const mha = await taskEngine(engine, signal).catch((e) => { throw signal.aborted ? STALE : e; });
-    const name = baseName(href);
+    const name = src.name;
     const progress = (p) => {
       if (signal.aborted) return;
       const t = progressText(p.loaded, p.total);
@@ -193,7 +229,7 @@ export class TrainedModelElement extends LitElement {
     };
     let lm;
     try {
-      lm = await acquireModel(mha, href, { progress });
+      lm = await acquireModel(mha, href, { progress, ...(src.source ? { source: src.source, tokenizer: src.tokenizer } : {}) });
     } catch (e) {
       throw signal.aborted ? STALE : e;
     }
@@ -239,7 +275,7 @@ export class TrainedModelElement extends LitElement {
 
   /** The inline message of a model that could not be loaded. */
   errorMessage() {
-    return `The model ${this.modelHref ?? '(none given)'} could not be loaded. ${errorText(this.error)} ` +
+    return `The model ${this.modelHref ?? this.modelName ?? '(none given)'} could not be loaded. ${errorText(this.error)} ` +
       '(A model is a .safetensors file in the mha-wasm.charlm/1 format, or a Hugging Face model folder, a URL ending in "/" ' +
       'holding config.json, the safetensors and the tokenizer: see docs/trained-models.md and the README\'s "Show the heads of your own model".)';
   }

@@ -1,281 +1,21 @@
 /**
- * Where a model's files come from, for `mha.loadModel`: a model folder (a base URL ending in "/",
- * a directory path or `file:` URL in Node, a `FileSystemDirectoryHandle` or a list of `File`s in
- * the browser) holding a Hugging Face checkpoint (hf.js), and llama2.c checkpoints (`.bin`, format
- * versions 0 and 1) recognized by their bytes. Every file is untrusted: its size is checked before
- * it is read (HF_LIMITS), and each error is an MHAError naming the file.
+ * The readers `mha.loadModel` loads on its first call: a Hugging Face checkpoint read from a folder
+ * (sources.js opens every source as one; hf.js maps the config and the names), and llama2.c
+ * checkpoints (`.bin`, format versions 0 and 1) recognized by their bytes. Every file is
+ * untrusted: its size is checked before it is read (HF_LIMITS), and each error is an MHAError
+ * naming the file.
  * @module model-folder
  */
 import { MHAError } from '../engine/errors.js';
 import { parseSafetensors } from './safetensors.js';
+// where the files come from (sources.js), re-exported for the callers that load this module
+export { progressCounter, fileBytes, fetchBytes, openSource, openFolder, readPath, modelFileOf, LLAMA2C_TOKENIZER_NAME } from './sources.js';
 import { HF_LIMITS, parseJSONFile, hfConfig, hfExpectedShapes, hfTensorName, hfDecoderWeights, hfShardIndex } from './hf.js';
 import { readLlama2cCheckpoint, HEADER_FIELDS, HEADER_LIMITS } from './llama2c.js';
 
 const invalid = (msg) => new MHAError('INVALID_ARGUMENT', `loadModel: ${msg}`);
-const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node) && typeof window === 'undefined';
-const nodeImport = (name) => import(/* @vite-ignore */ /* webpackIgnore: true */ name);
 
-/**
- * A folder: `read(file, {maxBytes, optional})` gives the file's bytes (null when optional and absent).
- * @typedef {{name: string, read: (file: string, opts?: {maxBytes?: number, optional?: boolean}) => Promise<Uint8Array|null>}} ModelFolder
- */
-
-function tooBig(file, size, maxBytes) {
-  return invalid(`${file}: file size must be at most ${maxBytes} bytes, got ${size}`);
-}
-
-/**
- * Progress of a load: `loadModel`'s `progress` callback, called as the bytes of each file arrive.
- * Each event is `{file, loaded, total, fraction}`: `loaded` the bytes read so far of every file of
- * the model (never decreases); `total` the sizes of the files read so far plus the one being read
- * (known before its bytes: a file's size, a `File`'s size, an http Content-Length; it grows when
- * the next file of a folder starts, so `fraction` = loaded / total can step back then), or null
- * while a size is unknown (an http response without Content-Length, or compressed); the last
- * event has loaded === total and fraction 1.
- * @typedef {{file: string, loaded: number, total: number|null, fraction: number|null}} LoadProgress
- */
-
-/** Read granularity of files and File objects, and the step between progress events. */
-const CHUNK = 8 * 2 ** 20;
-
-/**
- * A progress counter over the files of one load (the `progress` option of loadModel), or a
- * no-op when `callback` is absent.
- * @param {((p: LoadProgress) => void)|undefined} callback
- * @returns {{start(file: string, size: number|null): void, add(file: string, n: number): void, end(file: string): void}}
- */
-export function progressCounter(callback) {
-  if (callback !== undefined && callback !== null && typeof callback !== 'function') {
-    throw invalid(`progress must be a function ({file, loaded, total, fraction}) => void, got ${typeof callback}`);
-  }
-  let done = 0, loaded = 0, size = 0, known = true;
-  const emit = (file) => {
-    if (!callback) return;
-    const total = known ? done + size : null;
-    callback({ file, loaded, total, fraction: total ? Math.min(1, loaded / total) : total === 0 ? 1 : null });
-  };
-  return {
-    start(file, n) { size = n ?? 0; known = known && n !== null && n !== undefined; emit(file); },
-    add(file, n) { loaded += n; emit(file); },
-    end(file) {   // the file's real length (a compressed body may differ from its Content-Length)
-      done = loaded; size = 0;
-      if (!known) { known = true; }
-      emit(file);
-    },
-  };
-}
-
-/** A no-op progress counter. */
-const NO_PROGRESS = progressCounter(undefined);
-
-/**
- * The body of an http response as bytes, at most maxBytes, counted by `pc` as it arrives. With a
- * Content-Length (and no Content-Encoding), one buffer of that size is filled in place.
- */
-async function responseBytes(res, file, maxBytes, pc) {
-  const enc = res.headers.get('content-encoding');
-  const lenHeader = res.headers.get('content-length');
-  const len = lenHeader !== null && /^\d+$/.test(lenHeader.trim()) && (!enc || enc === 'identity') ? Number(lenHeader) : null;
-  if (len !== null && len > maxBytes) { res.body?.cancel?.(); throw tooBig(file, len, maxBytes); }
-  pc.start(file, len);
-  if (!res.body || typeof res.body.getReader !== 'function') {
-    const bytes = new Uint8Array(await res.arrayBuffer());
-    if (bytes.length > maxBytes) throw tooBig(file, bytes.length, maxBytes);
-    pc.add(file, bytes.length);
-    pc.end(file);
-    return bytes;
-  }
-  const reader = res.body.getReader();
-  let out = len !== null ? new Uint8Array(len) : null;
-  const parts = [];
-  let n = 0, since = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (n + value.length > maxBytes) { reader.cancel().catch(() => {}); throw tooBig(file, n + value.length, maxBytes); }
-    if (out && n + value.length <= out.length) out.set(value, n);
-    else {
-      if (out) { parts.push(out.subarray(0, n)); out = null; }   // longer than its Content-Length
-      parts.push(value);
-    }
-    n += value.length;
-    since += value.length;
-    if (since >= CHUNK) { pc.add(file, since); since = 0; }
-  }
-  pc.add(file, since);
-  pc.end(file);
-  if (out) return n === out.length ? out : out.subarray(0, n);
-  const bytes = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) { bytes.set(p, o); o += p.length; }
-  return bytes;
-}
-
-/** The bytes of a Blob/File of known size, read in chunks (so that progress can be told). */
-async function blobBytes(f, file, pc) {
-  pc.start(file, f.size);
-  if (f.size <= CHUNK || typeof f.slice !== 'function') {
-    const bytes = new Uint8Array(await f.arrayBuffer());
-    pc.add(file, bytes.length);
-    pc.end(file);
-    return bytes;
-  }
-  const bytes = new Uint8Array(f.size);
-  for (let o = 0; o < f.size; o += CHUNK) {
-    const part = new Uint8Array(await f.slice(o, Math.min(f.size, o + CHUNK)).arrayBuffer());
-    bytes.set(part, o);
-    pc.add(file, part.length);
-  }
-  pc.end(file);
-  return bytes;
-}
-
-/**
- * Node: the bytes of a file of the file system (a path or a file: URL), read in chunks into one
- * buffer of its size (so that progress can be told); null when `optional` and absent.
- */
-export async function fileBytes(p, file, { maxBytes = Infinity, optional = false, progress = NO_PROGRESS } = {}) {
-  const fs = await nodeImport('node:fs/promises');
-  let fh;
-  try {
-    fh = await fs.open(p, 'r');
-  } catch (e) {
-    if (e.code === 'ENOENT' && optional) return null;
-    throw invalid(`${file}: cannot read ${String(p)}: ${e.code || e.message}`);
-  }
-  try {
-    const st = await fh.stat();
-    if (!st.isFile()) throw invalid(`${file}: ${String(p)} is not a file`);
-    if (st.size > maxBytes) throw tooBig(file, st.size, maxBytes);
-    progress.start(file, st.size);
-    const bytes = new Uint8Array(st.size);
-    let o = 0;
-    while (o < bytes.length) {
-      const { bytesRead } = await fh.read(bytes, o, Math.min(CHUNK, bytes.length - o), o);
-      if (bytesRead === 0) break;   // the file shrank while being read
-      o += bytesRead;
-      progress.add(file, bytesRead);
-    }
-    progress.end(file);
-    return o === bytes.length ? bytes : bytes.subarray(0, o);
-  } catch (e) {
-    if (e instanceof MHAError) throw e;
-    throw invalid(`${file}: cannot read ${String(p)}: ${e.code || e.message}`);
-  } finally {
-    await fh.close();
-  }
-}
-
-/**
- * The bytes at an http(s) URL (fetch), counted by `progress`.
- * @param {URL|string} url
- * @param {string} file the name used in errors
- */
-export async function fetchBytes(url, file, { maxBytes = Infinity, optional = false, progress = NO_PROGRESS } = {}) {
-  const href = String(url);
-  let res;
-  try {
-    res = await fetch(href);
-  } catch (e) {
-    throw invalid(`${file}: cannot fetch ${href}: ${e.message}`);
-  }
-  if (res.status === 404 && optional) return null;
-  if (!res.ok) throw invalid(`${file}: fetching ${href} gave HTTP ${res.status}`);
-  return responseBytes(res, file, maxBytes, progress);
-}
-
-/** A folder over a base URL (fetched; `file:` URLs read from disk in Node). */
-function urlFolder(base, progress) {
-  if (base.protocol === 'file:' && isNode) return dirFolder(base, progress);
-  return {
-    name: base.href,
-    read: (file, { maxBytes = Infinity, optional = false } = {}) => fetchBytes(new URL(file, base), file, { maxBytes, optional, progress }),
-  };
-}
-
-/** A folder over a directory of the file system (Node): a path or a file: URL. */
-function dirFolder(dir, progress) {
-  return {
-    name: String(dir),
-    read(file, { maxBytes = Infinity, optional = false } = {}) {
-      const p = dir instanceof URL ? new URL(file, dir) : `${String(dir).replace(/[\\/]+$/, '')}/${file}`;
-      return fileBytes(p, file, { maxBytes, optional, progress });
-    },
-  };
-}
-
-/** A folder over File objects (an <input type=file webkitdirectory> list, drag and drop) by name. */
-function fileListFolder(files, progress) {
-  const byName = new Map();
-  for (const f of files) byName.set(f.name, f);
-  return {
-    name: 'the chosen files',
-    async read(file, { maxBytes = Infinity, optional = false } = {}) {
-      const f = byName.get(file);
-      if (!f) { if (optional) return null; throw invalid(`${file}: not among the chosen files (${[...byName.keys()].slice(0, 12).join(', ')})`); }
-      if (f.size > maxBytes) throw tooBig(file, f.size, maxBytes);
-      return blobBytes(f, file, progress);
-    },
-  };
-}
-
-/** A folder over a FileSystemDirectoryHandle (File System Access API). */
-function handleFolder(dir, progress) {
-  return {
-    name: dir.name,
-    async read(file, { maxBytes = Infinity, optional = false } = {}) {
-      let fh;
-      try {
-        fh = await dir.getFileHandle(file);
-      } catch (e) {
-        if (optional && e && e.name === 'NotFoundError') return null;
-        throw invalid(`${file}: cannot open it in the folder "${dir.name}": ${e && e.message}`);
-      }
-      const f = await fh.getFile();
-      if (f.size > maxBytes) throw tooBig(file, f.size, maxBytes);
-      return blobBytes(f, file, progress);
-    },
-  };
-}
-
-const hasScheme = (s) => /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(s) && !/^[a-zA-Z]:[\\/]/.test(s);
-
-/**
- * The folder a loadModel source names, or null when it names one file (bytes, a URL not ending
- * in "/", a file path).
- * @param {*} source
- * @param {ReturnType<typeof progressCounter>} [progress] counts the bytes of the files read
- * @returns {Promise<ModelFolder|null>}
- */
-export async function openFolder(source, progress = NO_PROGRESS) {
-  if (source && typeof source === 'object' && source.kind === 'directory' && typeof source.getFileHandle === 'function') return handleFolder(source, progress);
-  const isFile = (f) => f && typeof f === 'object' && typeof f.name === 'string' && typeof f.arrayBuffer === 'function';
-  if ((typeof FileList !== 'undefined' && source instanceof FileList) || (Array.isArray(source) && source.length && source.every(isFile))) {
-    return fileListFolder(Array.from(source), progress);
-  }
-  if (source instanceof URL) return source.pathname.endsWith('/') ? urlFolder(source, progress) : null;
-  if (typeof source !== 'string') return null;
-  if (isNode && !hasScheme(source)) {
-    const fs = await nodeImport('node:fs/promises');
-    const st = await fs.stat(source).catch(() => null);
-    return st && st.isDirectory() ? dirFolder(source, progress) : null;
-  }
-  if (source.endsWith('/')) {
-    const base = typeof location !== 'undefined' ? new URL(source, location.href) : new URL(source);
-    return urlFolder(base, progress);
-  }
-  return null;
-}
-
-/** Node: the bytes of a plain file path (not a URL), or null when `source` is not one. */
-export async function readPath(source, progress = NO_PROGRESS) {
-  if (!isNode || typeof source !== 'string' || hasScheme(source)) return null;
-  try {
-    return await fileBytes(source, source.split(/[\\/]/).pop(), { progress });
-  } catch (e) {
-    throw invalid(`cannot read ${source}: ${String(e.message).replace(/^loadModel: [^:]*: cannot read [^:]*: /, '')}`);
-  }
-}
+/** @typedef {import('./sources.js').ModelFolder} ModelFolder */
 
 /** Reads a safetensors file of the folder; errors name the file. */
 function parseShard(bytes, file) {
@@ -299,7 +39,10 @@ function parseShard(bytes, file) {
  */
 export async function readHFFolder(folder) {
   const cfgBytes = await folder.read('config.json', { maxBytes: HF_LIMITS.configBytes, optional: true });
-  if (!cfgBytes) throw invalid(`config.json: missing in the model folder ${folder.name} (a Hugging Face model folder holds config.json and model.safetensors)`);
+  if (!cfgBytes) {
+    throw invalid(`config.json: missing in the model folder ${folder.name} (${folder.absent?.('config.json') ?? 'absent'}; ` +
+      'a Hugging Face model folder holds config.json and model.safetensors)');
+  }
   const { family, config, hf } = hfConfig(parseJSONFile(cfgBytes, 'config.json', HF_LIMITS.configBytes));
   const expected = hfExpectedShapes(family, config);
   const tensors = {};

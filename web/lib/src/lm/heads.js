@@ -5,6 +5,7 @@
  * plus the position patterns and the normalised entropy of each head's attention.
  * @module heads
  */
+import { mulberry32 } from '../engine/weights.js';
 
 /** A score of at least this labels the head with its strongest type. */
 export const TYPE_THRESHOLD = 0.4;
@@ -108,6 +109,27 @@ export function analyzeHeads(probes, attend, config) {
     }
   }
   return out;
+}
+
+/** Seed of tokenProbes' random token ids. */
+export const TOKEN_PROBES_SEED = 42;
+
+/**
+ * Probes for a model whose file stores none (a Hugging Face folder, a llama2.c checkpoint), in
+ * token ids, as Olsson et al. 2022 measure induction heads: 4 texts of 2n random token ids (for
+ * the position scores and the entropy) and 4 spans of n random token ids written twice (for the
+ * induction score), n = min(24, ⌊context/2⌋), ids drawn uniformly from [0, vocabSize) by
+ * mulberry32(TOKEN_PROBES_SEED). The same model gets the same probes on every run.
+ * @param {{vocabSize: number, context: number}} config
+ * @returns {{text: Int32Array[], repeat: Int32Array[], repeat_span: number}} analyzeHeads' probes
+ */
+export function tokenProbes({ vocabSize, context }) {
+  const n = Math.max(1, Math.min(24, Math.floor(context / 2)));
+  const rand = mulberry32(TOKEN_PROBES_SEED);
+  const ids = (k) => Int32Array.from({ length: k }, () => Math.floor(rand() * vocabSize));
+  const text = Array.from({ length: 4 }, () => ids(2 * n));
+  const repeat = Array.from({ length: 4 }, () => { const s = ids(n); const t = new Int32Array(2 * n); t.set(s); t.set(s, n); return t; });
+  return { text, repeat, repeat_span: n };
 }
 
 /** Characters a span must share with an earlier span before its next character counts as an

@@ -14,7 +14,7 @@
  */
 import { MHAError } from '../engine/errors.js';
 import { Tensor } from '../engine/tensor.js';
-import { analyzeHeads } from './heads.js';
+import { analyzeHeads, tokenProbes } from './heads.js';
 import { Decoder } from './decoder.js';
 import { TokenGenerator } from './generator.js';
 
@@ -214,20 +214,35 @@ export class LanguageModel {
   }
 
   /**
-   * Every head's scores and type on the probe texts stored in the file (docs/trained-models.md,
-   * "Head analysis"), computed by this runner; they match the file's `heads` record (training
-   * time) within float32 rounding.
+   * Every head's scores and type (docs/trained-models.md, "Head analysis"), computed by this
+   * runner on the probe texts stored in this project's model file: they match the file's `heads`
+   * record (training time) within float32 rounding. A Hugging Face folder or a llama2.c checkpoint
+   * (`config.family` set), which store no probes, is measured on random token ids instead
+   * (heads.js tokenProbes: spans of min(24, ⌊context/2⌋) tokens, the induction score on a span
+   * written twice), the same on every run; `headsProbes` says which.
    * @returns {Array<{layer: number, head: number, type: string, scores: {previous: number,
    *   twoBack: number, current: number, first: number, induction: number, entropy: number}}>}
-   * @throws {MHAError} INVALID_ARGUMENT when the file has no probes; DISPOSED
+   * @throws {MHAError} INVALID_ARGUMENT when a model file has no probes; DISPOSED
    */
   get heads() {
     this._alive('heads');
     if (!this._heads) {
-      if (!this._probes) throw invalid('heads: the file has no __metadata__.probes to measure the heads on');
-      this._heads = analyzeHeads(this._probes, (text) => this.run(text).attention, this.config);
+      const kind = this.headsProbes;
+      if (kind === null) throw invalid('heads: the file has no __metadata__.probes to measure the heads on');
+      const probes = kind === 'file' ? this._probes : tokenProbes(this.config);
+      this._heads = analyzeHeads(probes, (text) => this.run(text).attention, this.config);
     }
     return this._heads;
+  }
+
+  /**
+   * What `heads` is measured on: 'file' (the probe texts of this project's model file),
+   * 'random-tokens' (a folder or llama2.c checkpoint: heads.js tokenProbes), or null (a model file
+   * without probes: `heads` throws).
+   * @returns {'file'|'random-tokens'|null}
+   */
+  get headsProbes() {
+    return this._probes ? 'file' : this.config.family ? 'random-tokens' : null;
   }
 
   /**

@@ -10,7 +10,7 @@
  * @module model
  */
 import { MHAError } from '../engine/errors.js';
-import { parseSafetensors, asBytes } from '../formats/safetensors.js';
+import { parseSafetensors } from '../formats/safetensors.js';
 import { MODEL_FORMAT, metadataJSON, readCharlmConfig, charlmShapes, checkTensors, charlmDecoderWeights } from '../formats/charlm.js';
 import { readLlama2cTokenizer } from '../formats/llama2c.js';
 import { Llama2cTokenizer, BOS, EOS } from './bpe.js';
@@ -33,34 +33,15 @@ const readers = () => (readersPromise ??= import('../formats/model-folder.js'));
 const invalid = (msg) => new MHAError('INVALID_ARGUMENT', msg);
 
 /**
- * The bytes of a model source: bytes as they are; a URL fetched (a file: URL read from disk in
- * Node); counted by `progress` (model-folder.js progressCounter).
+ * The bytes of a llama2.c tokenizer given as loadModel's `tokenizer` option: any source that names
+ * one file (bytes, a URL, a Node path, a File), or a file of the model's own folder by name.
  */
-async function readSource(source, progress) {
-  const { fileBytes, fetchBytes } = await readers();
-  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
-    const bytes = asBytes(source);
-    progress.start('bytes', bytes.length);
-    progress.add('bytes', bytes.length);
-    progress.end('bytes');
-    return bytes;
-  }
-  if (typeof source !== 'string' && !(source instanceof URL)) {
-    throw invalid(`loadModel: source must be bytes (ArrayBuffer, Uint8Array) or a URL, got ${source === null ? 'null' : typeof source}`);
-  }
-  const href = String(source);
-  const name = decodeURIComponent(href.split(/[?#]/)[0].split('/').pop() || href);
-  if (href.startsWith('file:')) return fileBytes(new URL(href), name, { progress });
-  const bytes = await fetchBytes(href, name, { progress }).catch((e) => {
-    throw e instanceof MHAError ? new MHAError(e.code, e.message.replace(`loadModel: ${name}: `, 'loadModel: ')) : e;
-  });
-  return bytes;
-}
-
-/** The bytes of a source that may also be a Node path (model-folder.js readPath). */
-async function readBytes(source, progress) {
-  const { readPath } = await readers();
-  return (await readPath(source, progress)) ?? readSource(source, progress);
+async function tokenizerBytes(tokenizer, folder, progress) {
+  const { openSource } = await readers();
+  if (typeof tokenizer === 'string' && folder.files?.includes(tokenizer)) return folder.read(tokenizer);
+  const src = await openSource(tokenizer, progress);
+  if (src.main === null) throw invalid(`loadModel: tokenizer must name one file (a llama2.c tokenizer.bin), got the folder ${src.name}`);
+  return src.read(src.main);
 }
 
 /**
@@ -89,11 +70,11 @@ function fromCharlmFile({ metadata, tensors }) {
 /** Every token's text, by id: the vocabulary of a model whose tokenizer is an object. */
 const piecesOf = (tokenizer, vocabSize) => Array.from({ length: vocabSize }, (_, i) => tokenizer.piece(i));
 
-/** A Hugging Face model folder (model-folder.js openFolder), with its tokenizer files when it has them. */
+/** A Hugging Face model folder (sources.js openSource), with its tokenizer files when it has them. */
 async function fromHFFolder(folder) {
   const { readHFFolder } = await readers();
   const m = await readHFFolder(folder);
-  const tok = await folderTokenizer(folder, m.config.vocabSize);
+  const tok = await folderTokenizer(folder, m.config.vocabSize, m.family);
   const tokenizer = tok ? hfTokenizerAdapter(tok) : idsOnlyTokenizer('the model folder has no tokenizer.json (nor vocab.json + merges.txt)');
   const config = { ...m.config, family: m.family, tokenizer: tok ? 'hf' : 'none', unk: null,
     bos: m.hf.bos_token_id ?? tok?.bos ?? null, eos: m.hf.eos_token_id ?? tok?.eos ?? null };
@@ -101,14 +82,19 @@ async function fromHFFolder(folder) {
     training: { source: `Hugging Face model folder ${folder.name}`, files: m.files } };
 }
 
-/** A llama2.c checkpoint's bytes, with its tokenizer.bin when `tokenizerSource` is given. */
-async function fromLlama2c(bytes, tokenizerSource, progress) {
-  const { readLlama2cAnyVersion } = await readers();
+/**
+ * A llama2.c checkpoint's bytes, with its tokenizer.bin: `tokenizerSource` when given, else a
+ * llama2.c tokenizer among the files of its folder (a File list holding both).
+ */
+async function fromLlama2c(bytes, tokenizerSource, folder, progress) {
+  const { readLlama2cAnyVersion, LLAMA2C_TOKENIZER_NAME } = await readers();
   const { config: lc, tensors } = readLlama2cAnyVersion(bytes);
   const config = { ...readCharlmConfig({ format: MODEL_FORMAT, config: JSON.stringify({ ...lc, unk: 0 }) }), family: 'llama2c' };
+  const beside = (folder.files ?? []).filter((n) => n !== folder.main && LLAMA2C_TOKENIZER_NAME.test(n));
+  if ((tokenizerSource === undefined || tokenizerSource === null) && beside.length === 1) tokenizerSource = beside[0];
   let tokenizer;
   if (tokenizerSource !== undefined && tokenizerSource !== null) {
-    const tb = await readBytes(tokenizerSource, progress);
+    const tb = await tokenizerBytes(tokenizerSource, folder, progress);
     const t = new Llama2cTokenizer(readLlama2cTokenizer(tb, { vocabSize: config.vocabSize }));
     tokenizer = { encode: (s) => t.encode(s), decode: (ids) => t.decode(ids), piece: (id) => t.piece(id) };
     Object.assign(config, { tokenizer: 'llama2c', bos: BOS, eos: EOS });
@@ -122,18 +108,21 @@ async function fromLlama2c(bytes, tokenizerSource, progress) {
 
 /**
  * Loads a model into the engine. Sources:
- * - this project's model file (docs/trained-models.md): bytes, a URL, a file path in Node;
+ * - this project's model file (docs/trained-models.md): bytes, a URL, a file path in Node, a File;
  * - a Hugging Face model folder (GPT2LMHeadModel, LlamaForCausalLM; hf.js): a URL ending in "/",
  *   a directory path or `file:` URL in Node, a FileSystemDirectoryHandle or a list of Files, holding
  *   config.json, model.safetensors (or model.safetensors.index.json and its shards) and the
  *   tokenizer (tokenizer.json, or GPT-2's vocab.json + merges.txt);
  * - a llama2.c checkpoint (format version 0 or 1, recognized by its bytes) with, as
- *   `opts.tokenizer`, its tokenizer.bin (bytes, URL or path).
+ *   `opts.tokenizer`, its tokenizer.bin (bytes, URL, path or File), or both in one list of Files
+ *   (the tokenizer found by its name: tokenizer.bin, tok512.bin …).
  * A model without a tokenizer loads too: run() and generator() then take token ids (arrays of
  * integers), and tokens show as `<id>`.
  * @param {object} mha an instance from createMHA()
- * @param {ArrayBuffer|ArrayBufferView|string|URL|FileSystemDirectoryHandle|File[]} source
- * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL, progress?: (p: {file: string, loaded: number,
+ * @param {ArrayBuffer|ArrayBufferView|string|URL|FileSystemDirectoryHandle|File|FileList|File[]} source
+ *   opened by formats/sources.js openSource (one File, or a File list without config.json holding
+ *   one model file, is that file)
+ * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL|File, progress?: (p: {file: string, loaded: number,
  *   total: number|null, fraction: number|null}) => void}} [opts] tokenizer: a llama2.c tokenizer.bin;
  *   progress: called as the bytes of each file arrive (read from disk in chunks of 8 MB, fetched
  *   over http, read from Files): `loaded` bytes of every file so far (never decreasing), `total`
@@ -150,11 +139,11 @@ async function fromLlama2c(bytes, tokenizerSource, progress) {
  *   SHAPE_MISMATCH (a tensor's shape), NON_FINITE (a NaN/Inf weight)
  */
 export async function loadModel(mha, source, opts = {}) {
-  const { openFolder, sniffModelFile, progressCounter } = await readers();
+  const { openSource, sniffModelFile, progressCounter } = await readers();
   const progress = progressCounter(opts ? opts.progress : undefined);
-  const folder = await openFolder(source, progress);
-  if (folder) return new LanguageModel(mha, await fromHFFolder(folder));
-  const bytes = await readBytes(source, progress);
-  if (sniffModelFile(bytes) === 'llama2c') return new LanguageModel(mha, await fromLlama2c(bytes, opts ? opts.tokenizer : undefined, progress));
+  const folder = await openSource(source, progress);
+  if (folder.main === null) return new LanguageModel(mha, await fromHFFolder(folder));
+  const bytes = await folder.read(folder.main);
+  if (sniffModelFile(bytes) === 'llama2c') return new LanguageModel(mha, await fromLlama2c(bytes, opts ? opts.tokenizer : undefined, folder, progress));
   return new LanguageModel(mha, fromCharlmFile(parseSafetensors(bytes)));
 }

@@ -40,37 +40,82 @@ export function hfTokenizerAdapter(tok) {
   };
 }
 
-/** The tokenizer files of a folder, as hfTokenizer() takes them, or null when it has none. */
-async function tokenizerFiles(folder, maxBytes) {
-  const opt = { maxBytes, optional: true };
-  const tokenizerJson = await folder.read('tokenizer.json', opt);
-  let files;
-  if (tokenizerJson) files = { tokenizerJson };
-  else {
-    const vocabJson = await folder.read('vocab.json', opt);
-    const mergesTxt = vocabJson ? await folder.read('merges.txt', opt) : null;
-    if (!vocabJson || !mergesTxt) return null;
-    files = { vocabJson, mergesTxt };
+/**
+ * Whether a folder holds a file: from its listing when it has one (no request), else by reading it
+ * (an optional read: null when absent).
+ */
+async function readIfThere(folder, file, maxBytes) {
+  if (folder.files && !folder.files.includes(file)) return null;
+  return folder.read(file, { maxBytes, optional: true });
+}
+
+/**
+ * GPT-2's pair of tokenizer files, or null when neither is there.
+ * @throws {MHAError} INVALID_ARGUMENT when one of the two is there without the other
+ */
+async function vocabAndMerges(folder, maxBytes) {
+  const vocabJson = await readIfThere(folder, 'vocab.json', maxBytes);
+  if (!vocabJson) {
+    if (folder.files?.includes('merges.txt')) {
+      throw invalid(`loadModel: vocab.json: missing in the model folder ${folder.name} (${folder.absent('vocab.json')}), which has merges.txt: ` +
+        'a GPT-2 tokenizer is vocab.json and merges.txt together (or one tokenizer.json)');
+    }
+    return null;
   }
-  const tokenizerConfig = await folder.read('tokenizer_config.json', opt);
-  if (tokenizerConfig) files.tokenizerConfig = tokenizerConfig;
+  const mergesTxt = await readIfThere(folder, 'merges.txt', maxBytes);
+  if (!mergesTxt) {
+    throw invalid(`loadModel: merges.txt: missing in the model folder ${folder.name} (${folder.absent('merges.txt')}), which has vocab.json: ` +
+      'a GPT-2 tokenizer is vocab.json and merges.txt together (or one tokenizer.json)');
+  }
+  return { vocabJson, mergesTxt };
+}
+
+/**
+ * The tokenizer files of a folder, as hfTokenizer() takes them, or null when it has none. A folder
+ * that lists its files is read without asking for absent ones; a URL folder is asked in the order
+ * its family ships them (GPT-2: vocab.json + merges.txt; Llama: tokenizer.json and
+ * tokenizer_config.json), so that a folder as published gets no 404.
+ */
+async function tokenizerFiles(folder, maxBytes, family) {
+  const pairFirst = family === 'gpt2' && !folder.files?.includes('tokenizer.json');
+  let files = pairFirst ? await vocabAndMerges(folder, maxBytes) : null;
+  if (!files) {
+    const tokenizerJson = await readIfThere(folder, 'tokenizer.json', maxBytes);
+    if (tokenizerJson) files = { tokenizerJson };
+    else if (!pairFirst) files = await vocabAndMerges(folder, maxBytes);
+  }
+  if (!files) return null;
+  // GPT-2's pair needs no tokenizer_config.json (its bos/eos are config.json's): not asked for unless listed
+  if (files.tokenizerJson || folder.files?.includes('tokenizer_config.json')) {
+    const tokenizerConfig = await readIfThere(folder, 'tokenizer_config.json', maxBytes);
+    if (tokenizerConfig) files.tokenizerConfig = tokenizerConfig;
+  }
   return files;
 }
 
 /**
  * The tokenizer files of a Hugging Face folder (tokenizer.json, or GPT-2's vocab.json +
  * merges.txt; tokenizer_config.json when present) as hf-tokenizer.js's tokenizer.
- * @param {{read(file: string, opts: object): Promise<Uint8Array|null>}} folder model-folder.js's folder
+ * @param {import('../formats/sources.js').ModelFolder} folder sources.js's folder
  * @param {number} vocabSize the model's vocab_size: the tokenizer's ids must be below it
+ * @param {string} [family] 'gpt2' or 'llama' (hf.js): which files a URL folder is asked for first
  * @returns {Promise<object|null>} null when the folder has no tokenizer files
- * @throws {MHAError} INVALID_ARGUMENT: a tokenizer file hfTokenizer refuses, ids beyond vocab_size
+ * @throws {MHAError} INVALID_ARGUMENT (each message begins "loadModel: " and names the file): one
+ *   of vocab.json and merges.txt without the other, a tokenizer file hfTokenizer refuses, ids
+ *   beyond vocab_size
  */
-export async function folderTokenizer(folder, vocabSize) {
+export async function folderTokenizer(folder, vocabSize, family) {
   const { HF_LIMITS } = await import('../formats/hf.js');
-  const files = await tokenizerFiles(folder, HF_LIMITS.tokenizerBytes);
+  const files = await tokenizerFiles(folder, HF_LIMITS.tokenizerBytes, family);
   if (!files) return null;
   const { hfTokenizer } = await import('../formats/hf-tokenizer.js');   // only for a folder with tokenizer files
-  const tok = await hfTokenizer(files);
+  let tok;
+  try {
+    tok = await hfTokenizer(files);
+  } catch (e) {
+    if (e instanceof MHAError && !e.message.startsWith('loadModel: ')) throw new MHAError(e.code, `loadModel: ${e.message}`);
+    throw e;
+  }
   if (tok.vocabSize > vocabSize) {
     throw invalid(`loadModel: ${files.tokenizerJson ? 'tokenizer.json' : 'vocab.json'}: the tokenizer has ids up to ${tok.vocabSize - 1}, beyond the model's vocab_size ${vocabSize} in config.json`);
   }

@@ -172,8 +172,14 @@ export class LanguageModel {
   readonly metadata: Readonly<Record<string, string>>;
   /** The file's training record: corpus, license, steps, seconds, heldout_bpc, … */
   readonly training: Record<string, unknown>;
-  /** Every head's scores and type, measured on the probes stored in the file. */
+  /**
+   * Every head's scores and type, measured on the probes stored in the file; a Hugging Face folder
+   * or llama2.c checkpoint (no stored probes) is measured on seeded random token ids (`headsProbes`).
+   * @throws {MHAError} `INVALID_ARGUMENT` for a model file without probes
+   */
   readonly heads: HeadInfo[];
+  /** What `heads` is measured on: the file's probe texts, random token ids, or nothing (`heads` throws). */
+  readonly headsProbes: 'file' | 'random-tokens' | null;
   /**
    * Token ids [T] of a text. Character models: one id per character, `config.unk` for one outside
    * the vocabulary; byte-pair models: their tokenizer's encode (llama2.c's puts BOS first).
