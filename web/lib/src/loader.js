@@ -147,16 +147,20 @@ function startPoolWorker() {
  * which would throw it uncaught and leave the module waiting forever.
  * @param {(err: Error) => void} onFail
  * @param {Worker[]} started every worker made is pushed here (to terminate them after a failure)
+ * @param {Array<{worker: Worker, failed: Error|null}>} spare workers started early (earlyPoolWorkers),
+ *   handed out first
  */
-function browserPoolWorkerClass(onFail, started) {
+function browserPoolWorkerClass(onFail, started, spare) {
   return class PoolWorker {
     constructor() {
       this.onmessage = null;
       this.onerror = null;
-      const w = startPoolWorker();
-      started.push(w);
+      const early = spare.shift();
+      const w = early ? early.worker : startPoolWorker();
+      if (!early) started.push(w);
       this._w = w;
       this._loaded = false;
+      if (early && early.failed) onFail(early.failed);
       w.onmessage = (e) => {
         if (e.data && e.data.cmd === 'mhaLoadFailed') { onFail(new Error(`a pthread worker could not load the glue: ${e.data.text}`)); return; }
         if (e.data && e.data.cmd === 'loaded') this._loaded = true;
@@ -177,6 +181,33 @@ function browserPoolWorkerClass(onFail, started) {
     postMessage(data, transfer) { this._w.postMessage(data, transfer); }
     terminate() { this._w.terminate(); }
   };
+}
+
+/**
+ * Browser: the pool's workers, started before the glue is imported and the wasm compiled (a worker
+ * takes a few hundred milliseconds to boot on a busy machine; this overlaps it with the page's
+ * own loading), each told to import the glue at once (`preload`). Emscripten's pool then takes
+ * them (browserPoolWorkerClass). A failure to load before that is kept and reported when it does.
+ * @param {number} n
+ * @param {string} glueURL
+ * @param {Worker[]} started each worker is pushed here too
+ * @returns {Array<{worker: Worker, failed: Error|null}>}
+ */
+function earlyPoolWorkers(n, glueURL, started) {
+  return Array.from({ length: n }, () => {
+    const worker = startPoolWorker();
+    started.push(worker);
+    const early = { worker, failed: null };
+    worker.onerror = (e) => {
+      e.preventDefault();
+      early.failed = new Error(`a pthread worker failed to load (${e.message || 'its script was refused or not found'})`);
+    };
+    worker.onmessage = (e) => {
+      if (e.data && e.data.cmd === 'mhaLoadFailed') early.failed = new Error(`a pthread worker could not load the glue: ${e.data.text}`);
+    };
+    worker.postMessage({ cmd: 'preload', url: glueURL });
+    return early;
+  });
 }
 
 /** Node: the bytes at a file: URL (read from disk) or another URL (fetched). */
@@ -319,7 +350,8 @@ async function addPool(opts, build, threads) {
   const pool = { started: [] };
   pool.failed = new Promise((_, reject) => { pool.fail = reject; });
   pool.failed.catch(() => {});
-  opts.mhaWorker = browserPoolWorkerClass((e) => pool.fail(e), pool.started);
+  const spare = earlyPoolWorkers(threads - 1, opts.mainScriptUrlOrBlob, pool.started);
+  opts.mhaWorker = browserPoolWorkerClass((e) => pool.fail(e), pool.started, spare);
   return pool;
 }
 
