@@ -14,10 +14,11 @@
 // caller's wait lasts at most one task of a worker.
 //
 // When other work holds the cores, a worker is often descheduled in the middle of a task and the
-// caller waits for it a scheduler time slice, milliseconds where a region takes tens of
-// microseconds. The caller measures that: when, over a window of regions, it spent more than a
-// fraction of the regions' time waiting for workers, it runs the next regions alone (as one thread
-// does: the same tasks, the same results) for a back-off time, then tries the workers again.
+// caller waits for it a scheduler time slice, milliseconds where a region takes a fraction of one.
+// The caller measures that: when, over a window of regions, the regions took more than 90 % of
+// what the caller alone would have taken (its own tasks' time, per task, times the tasks), it runs
+// the next regions alone (as one thread does: the same tasks, the same results) for a back-off
+// time, then tries the workers again.
 #include "mha/threads.hpp"
 #include "parallel.hpp"
 
@@ -49,10 +50,11 @@ thread_local int tl_thread = 0;  // index of this thread in the pool (0: the cal
 #ifdef MHA_THREADS
 /// Threads beyond this are never started (a guard against absurd requests, not a tuning knob).
 constexpr int kMaxThreads = 64;
-/// Polls of a counter a thread makes before it sleeps on it (tens of microseconds): the regions
-/// of one forward come microseconds apart, and a sleeping thread takes longer than that to wake,
-/// but a thread that polls longer takes a core from whatever else the machine runs.
-constexpr int kSpins = 1 << 14;
+/// How long a thread polls a counter before it sleeps on it (milliseconds): the regions of one
+/// forward or generation step come microseconds apart, and a sleeping thread takes tens to
+/// hundreds of microseconds to wake (the caller would meanwhile have taken its tasks), but a thread
+/// that polls longer takes a core from whatever else the machine runs.
+constexpr double kSpinMs = 0.5;
 
 static_assert(sizeof(std::atomic<uint32_t>) == 4, "a futex word is 32 bits");
 
@@ -78,12 +80,24 @@ void futex_wake_all(std::atomic<uint32_t>* word) {
 #endif
 }
 
-/// Returns once word != value: polls kSpins times, then sleeps until a futex_wake_all. `sleepers`
+/// Milliseconds on a monotonic clock.
+double now_ms() {
+#if defined(__EMSCRIPTEN__)
+  return emscripten_get_now();
+#else
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+#endif
+}
+
+/// Returns once word != value: polls for kSpinMs, then sleeps until a futex_wake_all. `sleepers`
 /// counts the threads asleep on `word`, so that the thread that changes it wakes only when one is
 /// (seq_cst on both sides: either the changer sees the count, or the sleeper sees the new value).
 void wait_while_equal(std::atomic<uint32_t>& word, uint32_t value, std::atomic<int>& sleepers) {
-  for (int i = 0; i < kSpins; ++i) {
-    if (word.load(std::memory_order_acquire) != value) return;
+  for (const double until = now_ms() + kSpinMs;;) {
+    for (int i = 0; i < 256; ++i) {
+      if (word.load(std::memory_order_acquire) != value) return;
+    }
+    if (now_ms() > until) break;
   }
   sleepers.fetch_add(1);
   while (word.load() == value) futex_wait(&word, value);
@@ -105,19 +119,11 @@ void register_thread_exit() {
   (void)&counted;
 }
 
-/// Milliseconds on a monotonic clock.
-double now_ms() {
-#if defined(__EMSCRIPTEN__)
-  return emscripten_get_now();
-#else
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-#endif
-}
-
-/// Contention: regions per measuring window, the share of their time the caller may wait for
-/// workers, and how long the caller then runs alone before it tries the workers again.
+/// Contention: regions per measuring window; the share of the caller's time alone that the
+/// window's regions may take before the caller prefers to run alone; how long it then does before
+/// it tries the workers again.
 constexpr int kWindow = 32;
-constexpr double kMaxWaitShare = 0.25;
+constexpr double kMaxShareOfAlone = 0.9;
 constexpr double kAloneMs = 200;
 
 /// The claim word: the region's tag (24 bits), its task count (20 bits), the next task (20 bits).
@@ -147,7 +153,7 @@ class Pool {
     workers_ = n - 1;
     alone_until_ = 0;
     window_regions_ = 0;
-    window_ms_ = window_wait_ms_ = 0;
+    window_ms_ = window_alone_ms_ = 0;
     return size();
   }
 
@@ -169,16 +175,18 @@ class Pool {
     claim_.store(claim_word(tag, n, 0), std::memory_order_release);
     generation_.store(tag);  // seq_cst: publishes the region before the sleepers are counted
     if (worker_sleepers_.load() > 0) futex_wake_all(&generation_);
-    work(tag, 0);
+    const int mine = work(tag, 0);
     const double own = now_ms();
     if (done_.load(std::memory_order_acquire) != uint32_t(n)) wait_until(done_, uint32_t(n), caller_sleepers_);
     const double end = now_ms();
+    // the region's time, and what it would have taken the caller alone (its own tasks' time per
+    // task, times n; a region whose tasks all went to workers counts as no faster)
     window_ms_ += end - start;
-    window_wait_ms_ += end - own;
+    window_alone_ms_ += mine > 0 ? (own - start) * n / mine : end - start;
     if (++window_regions_ == kWindow) {
-      if (window_wait_ms_ > kMaxWaitShare * window_ms_) alone_until_ = end + kAloneMs;
+      if (window_ms_ > kMaxShareOfAlone * window_alone_ms_) alone_until_ = end + kAloneMs;
       window_regions_ = 0;
-      window_ms_ = window_wait_ms_ = 0;
+      window_ms_ = window_alone_ms_ = 0;
     }
   }
 
@@ -189,8 +197,9 @@ class Pool {
   }
 
   // Claims and runs tasks of the region tagged `tag` until none are left (or the claim word
-  // belongs to another region); counts each one done.
-  void work(uint32_t tag, int thread) {
+  // belongs to another region); counts each one done. Returns how many it ran.
+  int work(uint32_t tag, int thread) {
+    int ran = 0;
     tl_in_task = true;
     tl_thread = thread;
     uint64_t c = claim_.load(std::memory_order_acquire);
@@ -200,10 +209,12 @@ class Pool {
       if (t >= n) break;
       if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
       fn_(ctx_, t0_ + t, thread);
+      ++ran;
       if (done_.fetch_add(1) + 1 == uint32_t(n) && thread != 0 && caller_sleepers_.load() > 0) futex_wake_all(&done_);
       c = claim_.load(std::memory_order_acquire);
     }
     tl_in_task = false;
+    return ran;
   }
 
   // Returns once word == target (done_ counts up to it, alive_ down).
@@ -242,7 +253,7 @@ class Pool {
   std::atomic<int> worker_sleepers_{0}, caller_sleepers_{0};
   std::atomic<bool> stop_{false};
   // the caller's contention measure (touched by the caller only)
-  double alone_until_ = 0, window_ms_ = 0, window_wait_ms_ = 0;
+  double alone_until_ = 0, window_ms_ = 0, window_alone_ms_ = 0;
   int window_regions_ = 0;
 };
 
