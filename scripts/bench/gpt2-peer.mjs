@@ -222,7 +222,7 @@ try {
         const r = child(...job);
         const name = job[0] === 'ours' ? 'ours' : `ORT ${job[2]}`;
         if (r.fatal) { console.log(`round ${round + 1}, ${th} thread(s), ${name}: failed: ${r.fatal}`); continue; }
-        if (r.impl === 'ours' && !reference) reference = r;
+        if (r.impl === 'ours' && !reference) reference = { gen: r.gen, lpPrompt: r.lpPrompt, lpLast: r.lpLast };
         if (r.impl === 'ort' && reference) {
           const c = { tokensEqual: r.gen.every((x, i) => x === reference.gen[i]), prompt: maxAbs(r.lpPrompt, reference.lpPrompt), last: maxAbs(r.lpLast, reference.lpLast) };
           c.ok = c.tokensEqual && c.prompt <= TOL && c.last <= TOL;

@@ -72,41 +72,7 @@ export function buildGpt2Onnx(config, t, style) {
       f32Init(n('wfc'), [d, 4 * d], get(`${p}mlp.c_fc.weight`)), f32Init(n('bfc'), [4 * d], get(`${p}mlp.c_fc.bias`)),
       f32Init(n('wpr'), [4 * d, d], get(`${p}mlp.c_proj.weight`)), f32Init(n('bpr'), [d], get(`${p}mlp.c_proj.bias`)));
     node('LayerNormalization', [x, n('ln1g'), n('ln1b')], [n('ln1')], [aInt('axis', -1), aFloat('epsilon', eps)]);
-    if (style === 'attn') {
-      inputs.push(vi(`past_${l}`, [2, 1, h, 'P', dk]));
-      outputs.push(vi(`present_${l}`, [2, 1, h, 'T', dk]));
-      node('Attention', [n('ln1'), n('wqkv'), n('bqkv'), '', `past_${l}`], [n('o'), `present_${l}`],
-        [aInt('num_heads', h), aInt('unidirectional', 1), aFloat('scale', 1)], 'com.microsoft');
-    } else {
-      inputs.push(vi(`past_key_${l}`, [1, h, 'P', dk]), vi(`past_value_${l}`, [1, h, 'P', dk]));
-      outputs.push(vi(`present_key_${l}`, [1, h, 'T', dk]), vi(`present_value_${l}`, [1, h, 'T', dk]));
-      if (style === 'mha') {
-        inits.push(f32Init(n('wq'), [d, d], cols(wqkv, d, 3 * d, 0, d)), f32Init(n('wk'), [d, d], cols(wqkv, d, 3 * d, d, d)),
-          f32Init(n('wv'), [d, d], cols(wqkv, d, 3 * d, 2 * d, d)));
-        node('MatMul', [n('ln1'), n('wq')], [n('q')]);
-        node('MatMul', [n('ln1'), n('wk')], [n('k')]);
-        node('MatMul', [n('ln1'), n('wv')], [n('v')]);
-        node('MultiHeadAttention', [n('q'), n('k'), n('v'), n('bqkv'), '', '', `past_key_${l}`, `past_value_${l}`],
-          [n('o'), `present_key_${l}`, `present_value_${l}`], [aInt('num_heads', h), aInt('unidirectional', 1), aFloat('scale', 1)], 'com.microsoft');
-      } else {
-        node('MatMul', [n('ln1'), n('wqkv')], [n('qkv0')]);
-        node('Add', [n('qkv0'), n('bqkv')], [n('qkv')]);
-        node('Split', [n('qkv'), 'split3'], [n('q0'), n('k0'), n('v0')], [aInt('axis', 2)]);
-        for (const s of ['q', 'k', 'v']) {
-          node('Reshape', [n(`${s}0`), 'shHeads'], [n(`${s}1`)]);
-          node('Transpose', [n(`${s}1`)], [n(`${s}`)], [aInts('perm', [0, 2, 1, 3])]);   // [1, h, S, dk]
-        }
-        node('Concat', [`past_key_${l}`, n('k')], [`present_key_${l}`], [aInt('axis', 2)]);
-        node('Concat', [`past_value_${l}`, n('v')], [`present_value_${l}`], [aInt('axis', 2)]);
-        node('Transpose', [`present_key_${l}`], [n('kt')], [aInts('perm', [0, 1, 3, 2])]);   // [1, h, dk, T]
-        node('MatMul', [n('q'), n('kt')], [n('s0')]);
-        node('Add', [n('s0'), 'mask'], [n('s1')]);
-        node('Softmax', [n('s1')], [n('w')], [aInt('axis', -1)]);
-        node('MatMul', [n('w'), `present_value_${l}`], [n('o0')]);   // [1, h, S, dk]
-        node('Transpose', [n('o0')], [n('o1')], [aInts('perm', [0, 2, 1, 3])]);
-        node('Reshape', [n('o1'), 'shModel'], [n('o')]);
-      }
-    }
+    addAttention({ node, inits, inputs, outputs }, style, l, n, wqkv, { h, d, dk });
     node('MatMul', [n('o'), n('wo')], [n('a0')]);
     node('Add', [n('a0'), n('bo')], [n('a')]);
     node('Add', [x, n('a')], [n('x1')]);
@@ -130,6 +96,48 @@ export function buildGpt2Onnx(config, t, style) {
     graph: { name: `gpt2_${style}`, node: nodes, initializer: inits, input: inputs, output: outputs },
   });
   return onnx.ModelProto.encode(model).finish();
+}
+
+/**
+ * One block's attention on `n('ln1')` into `n('o')` [1, S, d], with its cache inputs and outputs,
+ * in the graph style `style`.
+ */
+function addAttention({ node, inits, inputs, outputs }, style, l, n, wqkv, { h, d, dk }) {
+  if (style === 'attn') {
+    inputs.push(vi(`past_${l}`, [2, 1, h, 'P', dk]));
+    outputs.push(vi(`present_${l}`, [2, 1, h, 'T', dk]));
+    node('Attention', [n('ln1'), n('wqkv'), n('bqkv'), '', `past_${l}`], [n('o'), `present_${l}`],
+      [aInt('num_heads', h), aInt('unidirectional', 1), aFloat('scale', 1)], 'com.microsoft');
+  } else {
+    inputs.push(vi(`past_key_${l}`, [1, h, 'P', dk]), vi(`past_value_${l}`, [1, h, 'P', dk]));
+    outputs.push(vi(`present_key_${l}`, [1, h, 'T', dk]), vi(`present_value_${l}`, [1, h, 'T', dk]));
+    if (style === 'mha') {
+      inits.push(f32Init(n('wq'), [d, d], cols(wqkv, d, 3 * d, 0, d)), f32Init(n('wk'), [d, d], cols(wqkv, d, 3 * d, d, d)),
+        f32Init(n('wv'), [d, d], cols(wqkv, d, 3 * d, 2 * d, d)));
+      node('MatMul', [n('ln1'), n('wq')], [n('q')]);
+      node('MatMul', [n('ln1'), n('wk')], [n('k')]);
+      node('MatMul', [n('ln1'), n('wv')], [n('v')]);
+      node('MultiHeadAttention', [n('q'), n('k'), n('v'), n('bqkv'), '', '', `past_key_${l}`, `past_value_${l}`],
+        [n('o'), `present_key_${l}`, `present_value_${l}`], [aInt('num_heads', h), aInt('unidirectional', 1), aFloat('scale', 1)], 'com.microsoft');
+    } else {
+      node('MatMul', [n('ln1'), n('wqkv')], [n('qkv0')]);
+      node('Add', [n('qkv0'), n('bqkv')], [n('qkv')]);
+      node('Split', [n('qkv'), 'split3'], [n('q0'), n('k0'), n('v0')], [aInt('axis', 2)]);
+      for (const s of ['q', 'k', 'v']) {
+        node('Reshape', [n(`${s}0`), 'shHeads'], [n(`${s}1`)]);
+        node('Transpose', [n(`${s}1`)], [n(`${s}`)], [aInts('perm', [0, 2, 1, 3])]);   // [1, h, S, dk]
+      }
+      node('Concat', [`past_key_${l}`, n('k')], [`present_key_${l}`], [aInt('axis', 2)]);
+      node('Concat', [`past_value_${l}`, n('v')], [`present_value_${l}`], [aInt('axis', 2)]);
+      node('Transpose', [`present_key_${l}`], [n('kt')], [aInts('perm', [0, 1, 3, 2])]);   // [1, h, dk, T]
+      node('MatMul', [n('q'), n('kt')], [n('s0')]);
+      node('Add', [n('s0'), 'mask'], [n('s1')]);
+      node('Softmax', [n('s1')], [n('w')], [aInt('axis', -1)]);
+      node('MatMul', [n('w'), `present_value_${l}`], [n('o0')]);   // [1, h, S, dk]
+      node('Transpose', [n('o0')], [n('o1')], [aInts('perm', [0, 2, 1, 3])]);
+      node('Reshape', [n('o1'), 'shModel'], [n('o')]);
+    }
+  }
 }
 
 /** Columns [c0, c0 + w) of a row-major rows × total matrix. */
