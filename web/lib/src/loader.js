@@ -169,9 +169,7 @@ function browserPoolWorkerClass(onFail, started, spare) {
       w.onerror = (e) => {
         if (!this._loaded) {
           e.preventDefault();
-          onFail(new Error(`a pthread worker failed to load (${e.message || 'its script was refused or not found'}; ` +
-            'the page must serve web/lib/wasm/mha_pthread_worker.js, or the bundler\'s copy of it, from its own origin, ' +
-            "and a Content-Security-Policy must allow it: worker-src 'self' or script-src 'self')"));
+          onFail(workerLoadError(e));
         } else if (this.onerror) {
           this.onerror(e);
         }
@@ -183,31 +181,46 @@ function browserPoolWorkerClass(onFail, started, spare) {
   };
 }
 
+/** Browser: the error of a pool worker whose script did not load (an `error` event before `loaded`). */
+function workerLoadError(e) {
+  return new Error(`a pthread worker failed to load (${e.message || 'its script was refused or not found'}; ` +
+    'the page must serve web/lib/wasm/mha_pthread_worker.js, or the bundler\'s copy of it, from its own origin, ' +
+    "and a Content-Security-Policy must allow it: worker-src 'self' or script-src 'self')");
+}
+
 /**
  * Browser: the pool's workers, started before the glue is imported and the wasm compiled (a worker
  * takes a few hundred milliseconds to boot on a busy machine; this overlaps it with the page's
  * own loading), each told to import the glue at once (`preload`). Emscripten's pool then takes
- * them (browserPoolWorkerClass). A failure to load before that is kept and reported when it does.
+ * them (browserPoolWorkerClass). A failure to load before that is kept and reported when it does;
+ * a Worker constructor that throws stops the early start (Emscripten's own start then meets it).
  * @param {number} n
  * @param {string} glueURL
  * @param {Worker[]} started each worker is pushed here too
  * @returns {Array<{worker: Worker, failed: Error|null}>}
  */
 function earlyPoolWorkers(n, glueURL, started) {
-  return Array.from({ length: n }, () => {
-    const worker = startPoolWorker();
+  const spare = [];
+  for (let i = 0; i < n; i++) {
+    let worker;
+    try {
+      worker = startPoolWorker();
+    } catch {
+      break;
+    }
     started.push(worker);
     const early = { worker, failed: null };
     worker.onerror = (e) => {
       e.preventDefault();
-      early.failed = new Error(`a pthread worker failed to load (${e.message || 'its script was refused or not found'})`);
+      early.failed = workerLoadError(e);
     };
     worker.onmessage = (e) => {
       if (e.data && e.data.cmd === 'mhaLoadFailed') early.failed = new Error(`a pthread worker could not load the glue: ${e.data.text}`);
     };
     worker.postMessage({ cmd: 'preload', url: glueURL });
-    return early;
-  });
+    spare.push(early);
+  }
+  return spare;
 }
 
 /** Node: the bytes at a file: URL (read from disk) or another URL (fetched). */
@@ -377,7 +390,13 @@ export async function loadCore(options = {}) {
   const build = threads > 1 ? MT_BUILDS[tier] : BUILDS[tier];
   const { opts, what } = await wasmSource(options, build);
   const pool = threads > 1 ? await addPool(opts, build, threads) : null;   // browser: its failure and workers
-  const factory = await build.factory();
+  let factory;
+  try {
+    factory = await build.factory();
+  } catch (e) {
+    if (pool) for (const w of pool.started) w.terminate();   // the workers started early
+    throw e;
+  }
   let timer = null;
   try {
     let core;
