@@ -5,7 +5,7 @@
  *
  *   node --experimental-wasm-relaxed-simd scripts/bench/gpt2-peer.mjs [--dir DIR] [--threads 1,2]
  *        [--rounds 2] [--tokens 32] [--styles torch,mha,attn] [--only ours|ort] [--busy]
- *        [--node 24] [--lib path/to/web/lib] [--json out.json]
+ *        [--node 24] [--lib path/to/web/lib] [--browser] [--json out.json]
  *
  * - The model: gpt2-model.mjs's seeded random weights of GPT-2 small's shape (DIR, default
  *   $TMPDIR/mha-gpt2-small/, float32 file); the ONNX graphs (onnx-gpt2.mjs, one per attention style)
@@ -24,9 +24,12 @@
  *   (max |Δ| ≤ 1e-3; the figure is printed). A graph that fails or does not run is left out.
  * - `--busy`: a second process spins (`for(;;){}`) for the whole benchmark, holding one core.
  * - `--node 24`: the children run on the npm package node@24's binary (node-bin.mjs).
+ * - `--browser`: each run in a fresh context of headless Chromium instead (a cross-origin isolated
+ *   page of a local server; no CPU time or RSS there, ours' wasm heap is given).
  * - `--json`: the rows and the summary (medians, ratios ours / ORT's best graph per thread count).
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
@@ -34,6 +37,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CONFIG, makeModel, readF32Tensors } from './gpt2-model.mjs';
 import { GPT2_STYLES, buildGpt2Onnx } from './onnx-gpt2.mjs';
 import { nodeBinary } from './node-bin.mjs';
+import { PROMPT, runOurs, runOrt } from './gpt2-runs.mjs';
 import { relaxedSimdFlags } from '../node-flags.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -41,125 +45,18 @@ const root = path.resolve(here, '..', '..');
 const argv = process.argv.slice(2);
 const opt = (k, d) => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : d);
 const DIR = path.resolve(opt('--dir', path.join(os.tmpdir(), 'mha-gpt2-small')));
-const PROMPT = 128;
 const TOKENS = Number(opt('--tokens', 32));
 const TOL = 1e-3;
 
-/** The prompt: PROMPT ids from a seeded xorshift32 over the vocabulary. */
-function promptIds() {
-  let s = 0x2545f491;
-  const ids = [];
-  for (let i = 0; i < PROMPT; i++) { s ^= s << 13; s ^= s >>> 17; s ^= s << 5; ids.push((s >>> 0) % CONFIG.vocab_size); }
-  return ids;
-}
-
-const cpuMs = () => { const { user, system } = process.cpuUsage(); return (user + system) / 1000; };
-async function settledRss() {
-  globalThis.gc(); await new Promise((r) => setTimeout(r, 100)); globalThis.gc();
-  return process.memoryUsage().rss;
-}
-function logSoftmax(x) {
-  let m = -Infinity;
-  for (const v of x) if (v > m) m = v;
-  let s = 0;
-  for (const v of x) s += Math.exp(v - m);
-  const lse = m + Math.log(s), out = new Float32Array(x.length);
-  for (let i = 0; i < x.length; i++) out[i] = x[i] - lse;
-  return out;
-}
-const argmax = (x) => { let b = 0; for (let i = 1; i < x.length; i++) if (x[i] > x[b]) b = i; return b; };
-
-/** Child: ours. */
-async function runOurs(threads, lib) {
-  const { createMHA } = await import(lib ? pathToFileURL(path.join(lib, 'src', 'index.js')).href : '../../web/lib/src/index.js');
-  const t0 = performance.now();
-  const mha = await createMHA({ threads });
-  const createMs = performance.now() - t0;
-  const t1 = performance.now();
-  const lm = await mha.loadModel(path.join(DIR, 'f32'));
-  const loadMs = performance.now() - t1;
-  const rssAfterLoad = await settledRss();
-  const ids = promptIds();
-  const promptMs = [], promptCpu = [];
-  let g = null, first = null;
-  for (let i = 0; i < 3; i++) {
-    if (g) g.dispose();
-    g = lm.generator(ids, { temperature: 0 });
-    const t = performance.now(), c = cpuMs();
-    first = g.step();
-    promptMs.push(performance.now() - t); promptCpu.push(cpuMs() - c);
-  }
-  const gen = [first.id];
-  const t = performance.now(), c = cpuMs();
-  for (let i = 0; i < TOKENS; i++) gen.push(g.step().id);
-  const genMs = performance.now() - t, genCpu = cpuMs() - c;
-  g.dispose();
-  const maxRSS = process.resourceUsage().maxRSS * 1024, heapPeak = mha.memory().heapBytes;
-  // the check: log-probs after the prompt and after the last step, from run() of the same text
-  const lpPrompt = lm.run(ids).logProbs.data.slice((PROMPT - 1) * CONFIG.vocab_size);
-  const all = [...ids, ...gen.slice(0, TOKENS)];
-  const lpLast = lm.run(all).logProbs.data.slice((all.length - 1) * CONFIG.vocab_size);
-  lm.dispose();
-  mha.dispose();
-  return { impl: 'ours', threads: mha.info ? threads : threads, tier: mha.info.tier, createMs, loadMs, rssAfterLoad, maxRSS, heapPeak,
-    promptFirstMs: promptMs[0], promptMs: Math.min(promptMs[1], promptMs[2]), promptCpuMs: Math.min(promptCpu[1], promptCpu[2]),
-    tokPerS: TOKENS / (genMs / 1000), tokPerCpuS: TOKENS / (genCpu / 1000), gen, lpPrompt: Array.from(lpPrompt), lpLast: Array.from(lpLast) };
-}
-
-/** Child: onnxruntime-web with the graph of `style`. */
-async function runOrt(threads, style) {
-  const ort = await import('onnxruntime-web');
-  ort.env.wasm.numThreads = threads;
-  ort.env.wasm.proxy = false;
-  ort.env.logLevel = 'error';
-  const { n_layer: L, n_head: h, n_embd: d } = CONFIG, dk = d / h;
-  const t1 = performance.now();
-  const session = await ort.InferenceSession.create(fs.readFileSync(onnxPath(style)), {
-    executionProviders: ['wasm'], graphOptimizationLevel: 'all', executionMode: 'sequential', intraOpNumThreads: threads,
-  });
-  const loadMs = performance.now() - t1;
-  const rssAfterLoad = await settledRss();
-  const i64 = (a) => BigInt64Array.from(a, (x) => BigInt(x));
-  // one forward of `ids` at positions past..past+S−1 over the cache `kv` (null: empty)
-  const forward = async (ids, past, kv) => {
-    const S = ids.length, T = past + S;
-    const feeds = { input_ids: new ort.Tensor('int64', i64(ids), [1, S]), position_ids: new ort.Tensor('int64', i64(ids.map((_, i) => past + i)), [1, S]) };
-    if (style === 'torch') {
-      const m = new Float32Array(S * T);
-      for (let i = 0; i < S; i++) for (let j = past + i + 1; j < T; j++) m[i * T + j] = -Infinity;
-      feeds.mask = new ort.Tensor('float32', m, [1, 1, S, T]);
-    }
-    for (let l = 0; l < L; l++) {
-      if (style === 'attn') feeds[`past_${l}`] = kv ? kv[`present_${l}`] : new ort.Tensor('float32', new Float32Array(0), [2, 1, h, 0, dk]);
-      else for (const s of ['key', 'value']) feeds[`past_${s}_${l}`] = kv ? kv[`present_${s}_${l}`] : new ort.Tensor('float32', new Float32Array(0), [1, h, 0, dk]);
-    }
-    return session.run(feeds);
-  };
-  const ids = promptIds();
-  const promptMs = [], promptCpu = [];
-  let out = null;
-  for (let i = 0; i < 3; i++) {
-    const t = performance.now(), c = cpuMs();
-    out = await forward(ids, 0, null);
-    promptMs.push(performance.now() - t); promptCpu.push(cpuMs() - c);
-  }
-  const lpPrompt = logSoftmax(out.logits.data);
-  const gen = [argmax(out.logits.data)];
-  let past = PROMPT, lpLast = null;
-  const t = performance.now(), c = cpuMs();
-  for (let i = 0; i < TOKENS; i++) {
-    out = await forward([gen[gen.length - 1]], past, out);
-    past += 1;
-    gen.push(argmax(out.logits.data));
-    if (i === TOKENS - 1) lpLast = out.logits.data;
-  }
-  const genMs = performance.now() - t, genCpu = cpuMs() - c;
-  const maxRSS = process.resourceUsage().maxRSS * 1024;
-  await session.release();
-  return { impl: 'ort', style, threads, version: ort.env.versions.web, loadMs, rssAfterLoad, maxRSS,
-    promptFirstMs: promptMs[0], promptMs: Math.min(promptMs[1], promptMs[2]), promptCpuMs: Math.min(promptCpu[1], promptCpu[2]),
-    tokPerS: TOKENS / (genMs / 1000), tokPerCpuS: TOKENS / (genCpu / 1000), gen, lpPrompt: Array.from(lpPrompt), lpLast: Array.from(logSoftmax(lpLast)) };
-}
+/** The Node side of a run: CPU time, RSS after load (garbage collected), peak RSS. */
+const HOOKS = {
+  cpuMs: () => { const { user, system } = process.cpuUsage(); return (user + system) / 1000; },
+  async afterLoad() {
+    globalThis.gc(); await new Promise((r) => setTimeout(r, 100)); globalThis.gc();
+    return { rssAfterLoad: process.memoryUsage().rss };
+  },
+  afterTiming: () => ({ maxRSS: process.resourceUsage().maxRSS * 1024 }),
+};
 
 const onnxPath = (style) => path.join(DIR, 'onnx', `gpt2-${style}.onnx`);
 
@@ -173,7 +70,13 @@ if (argv[0] === '--child') {
     fs.renameSync(`${onnxPath(threads)}.tmp`, onnxPath(threads));
     r = { built: threads };
   } else {
-    r = what === 'ours' ? await runOurs(Number(threads), extra || null) : await runOrt(Number(threads), extra);
+    const common = { threads: Number(threads), tokens: TOKENS, hooks: HOOKS };
+    if (what === 'ours') {
+      const { createMHA } = await import(extra ? pathToFileURL(path.join(extra, 'src', 'index.js')).href : '../../web/lib/src/index.js');
+      r = await runOurs({ ...common, createMHA, source: path.join(DIR, 'f32'), V: CONFIG.vocab_size });
+    } else {
+      r = await runOrt({ ...common, ort: await import('onnxruntime-web'), modelBytes: async () => fs.readFileSync(onnxPath(extra)), style: extra, config: CONFIG });
+    }
   }
   // to a file: stdout to a pipe is asynchronous, and process.exit would cut it
   if (process.env.GPT2_PEER_OUT) fs.writeFileSync(process.env.GPT2_PEER_OUT, JSON.stringify(r));
@@ -199,6 +102,57 @@ function child(...args) {
   try { return JSON.parse(fs.readFileSync(out, 'utf8')); } catch { return { fatal: `exit ${p.status}: ${(p.stderr || '').trim().split('\n').slice(-3).join(' | ')}` }; } finally { fs.rmSync(out, { force: true }); }
 }
 
+/**
+ * --browser: headless Chromium on a local server of this checkout and DIR (cross-origin isolated, so
+ * both engines can start threads); each run in a fresh context, the same gpt2-runs.mjs as in Node
+ * (no CPU time or RSS there: ours' wasm heap is the memory figure).
+ */
+async function openBrowser() {
+  const { chromium } = await import('playwright-core');
+  const isolation = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp', 'Cross-Origin-Resource-Policy': 'same-origin', 'Cache-Control': 'no-store' };
+  const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
+  const server = http.createServer((req, res) => {
+    const rel = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (rel === '/') { res.writeHead(200, { 'Content-Type': 'text/html', ...isolation }).end('<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>GPT-2 peer</title>'); return; }
+    const m = rel.match(/^\/model\/(f32|onnx)\/([A-Za-z0-9_.-]+)$/);
+    const file = m ? path.join(DIR, m[1], m[2]) : path.join(root, path.normalize(rel));
+    if ((!m && !file.startsWith(root)) || !fs.existsSync(file) || !fs.statSync(file).isFile()) { res.writeHead(404, isolation).end(); return; }
+    res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream', 'Content-Length': fs.statSync(file).size, ...isolation });
+    fs.createReadStream(file).pipe(res);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${server.address().port}/`;
+  const b = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-timer-throttling', '--disable-renderer-backgrounding'] });
+  return {
+    version: b.version(),
+    async run(impl, threads, extra) {
+      const context = await b.newContext();
+      try {
+        const page = await context.newPage();
+        await page.goto(url);
+        return await page.evaluate(async ({ impl, threads, style, tokens, config }) => {
+          const runs = await import('/scripts/bench/gpt2-runs.mjs');
+          const hooks = { cpuMs: () => NaN, afterLoad: async () => ({}), afterTiming: () => ({}) };
+          if (impl === 'ours') {
+            const { createMHA } = await import('/web/lib/src/index.js');
+            return runs.runOurs({ createMHA, source: new URL('/model/f32/', location.href).href, threads, tokens, V: config.vocab_size, hooks });
+          }
+          const ort = await import('/node_modules/onnxruntime-web/dist/ort.min.mjs');
+          ort.env.wasm.wasmPaths = '/node_modules/onnxruntime-web/dist/';
+          const modelBytes = async () => new Uint8Array(await (await fetch(`/model/onnx/gpt2-${style}.onnx`)).arrayBuffer());
+          return runs.runOrt({ ort, modelBytes, style, threads, tokens, config, hooks });
+        }, { impl, threads: Number(threads), style: extra, tokens: TOKENS, config: CONFIG });
+      } catch (e) {
+        return { fatal: String(e.message).split('\n')[0] };
+      } finally {
+        await context.close();
+      }
+    },
+    async close() { await b.close(); server.close(); },
+  };
+}
+
 console.log(`machine: ${os.cpus().length} cores, ${lscpu || os.cpus()[0]?.model}; children: Node ${nodeVersion}${opt('--busy', null) !== null || argv.includes('--busy') ? '; a busy process holds one core' : ''}`);
 makeModel(DIR);
 for (const style of STYLES) {
@@ -207,6 +161,9 @@ for (const style of STYLES) {
   if (r.fatal) { console.log(`ORT graph ${style}: could not be built: ${r.fatal}`); STYLES = STYLES.filter((s) => s !== style); }
 }
 const busy = argv.includes('--busy') ? spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }) : null;
+const browser = argv.includes('--browser') ? await openBrowser() : null;
+if (browser) console.log(`runs in Chromium ${browser.version}, cross-origin isolated pages`);
+const runJob = (...job) => (browser ? browser.run(...job) : child(...job));
 const rows = [];
 const checks = {};
 let reference = null;   // ours' greedy tokens and log-probs (from the first ours run)
@@ -219,7 +176,7 @@ try {
       // ours first in the first round: its tokens and log-probs are the reference
       if (!reference && ONLY !== 'ort') jobs.sort((a) => (a[0] === 'ours' ? -1 : 1));
       for (const job of jobs) {
-        const r = child(...job);
+        const r = await runJob(...job);
         const name = job[0] === 'ours' ? 'ours' : `ORT ${job[2]}`;
         if (r.fatal) { console.log(`round ${round + 1}, ${th} thread(s), ${name}: failed: ${r.fatal}`); continue; }
         if (r.impl === 'ours' && !reference) reference = { gen: r.gen, lpPrompt: r.lpPrompt, lpLast: r.lpLast };
@@ -238,6 +195,7 @@ try {
   }
 } finally {
   if (busy) busy.kill();
+  if (browser) await browser.close();
 }
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b), m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
@@ -255,7 +213,7 @@ for (const th of THREADS) {
     ratios: ours && bestPrompt ? { prompt: bestPrompt[1].promptMs / ours.promptMs, generation: ours.tokPerS / bestGen[1].tokPerS, peakRss: ours.maxRSS / Math.min(...Object.values(ort).map((o) => o.maxRSS)) } : null };
 }
 
-const MiB = (b) => (b / 2 ** 20).toFixed(0);
+const MiB = (b) => (Number.isFinite(b) ? (b / 2 ** 20).toFixed(0) : '–');
 console.log(`\nload average at the end: ${os.loadavg().map((x) => x.toFixed(1)).join(', ')}; medians over ${ROUNDS} round(s)`);
 console.log('| threads | implementation | 128-token prompt | generation, tokens/s [per CPU second] | peak RSS / RSS after load | wasm heap peak |');
 console.log('|---|---|---:|---:|---:|---:|');
