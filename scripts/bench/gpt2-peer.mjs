@@ -135,7 +135,7 @@ async function openBrowser() {
           const runs = await import('/scripts/bench/gpt2-runs.mjs');
           const hooks = { cpuMs: () => NaN, afterLoad: async () => ({}), afterTiming: () => ({}) };
           if (impl === 'ours') {
-            const { createMHA } = await import('/web/lib/src/index.js');
+            const { createMHA } = await import('/web/site/dist/mha-components.js');   // the site's bundle (the API with its dependencies)
             return runs.runOurs({ createMHA, source: new URL('/model/f32/', location.href).href, threads, tokens, V: config.vocab_size, hooks });
           }
           const ort = await import('/node_modules/onnxruntime-web/dist/ort.min.mjs');
@@ -219,10 +219,10 @@ console.log('| threads | implementation | 128-token prompt | generation, tokens/
 console.log('|---|---|---:|---:|---:|---:|');
 for (const th of THREADS) {
   const s = summary[th];
-  const line = (name, x) => x && console.log(`| ${th} | ${name} | ${(x.promptMs / 1000).toFixed(3)} s | ${x.tokPerS.toFixed(1)} [${x.tokPerCpuS.toFixed(1)}] | ${MiB(x.maxRSS)} / ${MiB(x.rssAfterLoad)} MiB | ${x.heapPeak ? `${MiB(x.heapPeak)} MiB` : '–'} |`);
+  const line = (name, x) => x && console.log(`| ${th} | ${name} | ${(x.promptMs / 1000).toFixed(3)} s | ${x.tokPerS.toFixed(1)}${Number.isFinite(x.tokPerCpuS) ? ` [${x.tokPerCpuS.toFixed(1)}]` : ''} | ${MiB(x.maxRSS)} / ${MiB(x.rssAfterLoad)} MiB | ${x.heapPeak ? `${MiB(x.heapPeak)} MiB` : '–'} |`);
   line('ours', s.ours);
   for (const [style, x] of Object.entries(s.ort)) line(`onnxruntime-web (${style})`, x);
-  if (s.ratios) console.log(`| ${th} | **ours / ORT's best** | ${s.ratios.prompt.toFixed(2)}× (${s.bestPromptStyle}) | ${s.ratios.generation.toFixed(2)}× (${s.bestGenStyle}) | ${s.ratios.peakRss.toFixed(2)}× | |`);
+  if (s.ratios) console.log(`| ${th} | **ours / ORT's best** | ${s.ratios.prompt.toFixed(2)}× (${s.bestPromptStyle}) | ${s.ratios.generation.toFixed(2)}× (${s.bestGenStyle}) | ${Number.isFinite(s.ratios.peakRss) ? `${s.ratios.peakRss.toFixed(2)}×` : '–'} | |`);
 }
 if (Object.keys(checks).length) console.log(`checks (max |Δ log-prob| after the prompt / after the last step; greedy tokens equal): ${Object.entries(checks).map(([k, c]) => `${k} ${c.prompt.toExponential(1)} / ${c.last.toExponential(1)} ${c.tokensEqual}`).join('; ')}`);
 const jsonOut = opt('--json', null);
