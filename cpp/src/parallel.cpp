@@ -44,10 +44,10 @@ namespace mha {
 namespace parallel {
 namespace {
 
-thread_local bool tl_in_task = false;
 thread_local int tl_thread = 0;  // index of this thread in the pool (0: the caller)
 
 #ifdef MHA_THREADS
+thread_local bool tl_in_task = false;  // inside a task: a region started here runs serially
 /// Threads beyond this are never started (a guard against absurd requests, not a tuning knob).
 constexpr int kMaxThreads = 64;
 /// How long a thread polls a counter before it sleeps on it (milliseconds): the regions of one
