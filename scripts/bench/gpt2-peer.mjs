@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * GPT-2 small, the whole model: ours (`loadModel` of a Hugging Face folder, `generator()`) against
- * onnxruntime-web's wasm backend on the same float32 weights, in Node:
+ * onnxruntime-web's wasm backend on the same float32 weights, in Node (or Chromium: --browser):
  *
  *   node --experimental-wasm-relaxed-simd scripts/bench/gpt2-peer.mjs [--dir DIR] [--threads 1,2]
  *        [--rounds 2] [--tokens 32] [--styles torch,mha,attn] [--only ours|ort] [--busy]
@@ -18,7 +18,8 @@
  * - Each run is its own Node process (`--expose-gc`): load, the prompt three times (first, best of
  *   the next two), the 32 steps; then its peak RSS (getrusage maxrss), its RSS after load once
  *   garbage is collected, ours' wasm heap. Runs are interleaved: per round and thread count, ours
- *   and every ORT graph, the order (of thread counts too) reversed every other round. The tables give medians over rounds.
+ *   and every ORT graph, the order (of thread counts too) reversed every other round. The tables
+ *   give medians over rounds.
  * - Checked before any figure counts: every ORT graph's greedy tokens must equal ours, and its
  *   log-probs after the prompt and after the last step must equal ours' `run()` of the same text
  *   (max |Δ| ≤ 1e-3; the figure is printed). A graph that fails or does not run is left out.
@@ -62,13 +63,15 @@ const onnxPath = (style) => path.join(DIR, 'onnx', `gpt2-${style}.onnx`);
 
 // ---- children ---------------------------------------------------------------------------------
 if (argv[0] === '--child') {
+  // --child build STYLE | --child ours THREADS [LIB] | --child ort THREADS STYLE
   const [, what, threads, extra] = argv;
   let r;
   if (what === 'build') {
-    fs.mkdirSync(path.dirname(onnxPath(threads)), { recursive: true });
-    fs.writeFileSync(`${onnxPath(threads)}.tmp`, buildGpt2Onnx(CONFIG, readF32Tensors(path.join(DIR, 'f32')), threads));
-    fs.renameSync(`${onnxPath(threads)}.tmp`, onnxPath(threads));
-    r = { built: threads };
+    const style = threads;
+    fs.mkdirSync(path.dirname(onnxPath(style)), { recursive: true });
+    fs.writeFileSync(`${onnxPath(style)}.tmp`, buildGpt2Onnx(CONFIG, readF32Tensors(path.join(DIR, 'f32')), style));
+    fs.renameSync(`${onnxPath(style)}.tmp`, onnxPath(style));
+    r = { built: style };
   } else {
     const common = { threads: Number(threads), tokens: TOKENS, hooks: HOOKS };
     if (what === 'ours') {
