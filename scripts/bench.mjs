@@ -42,6 +42,7 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { relaxedSimdFlags } from './node-flags.mjs';
 import { libDir } from './bench/tree.mjs';
+import { nodeBinary } from './bench/node-bin.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -75,24 +76,14 @@ const WORKLOADS = [
   { ...D, id: 'W4', T: quick ? 4096 : 16384, nws: [false], mode: 'long', budget: 120, maxRounds: 3 },
 ].filter((w) => !only || only.includes(w.id));
 
-/**
- * The Node that runs the children: this one, or (--node N) the binary of the npm package node@N,
- * installed on demand into .cache/node-N/ (npm may block the package's install script: its bin/node
- * is then still the runtime, which is all this needs).
- */
+/** The Node that runs the children: this one, or (--node N) the npm package node@N's (bench/node-bin.mjs). */
 function childNode() {
-  if (!nodeVersion) return process.execPath;
-  const prefix = path.join(root, '.cache', `node-${nodeVersion}`);
-  const bin = path.join(prefix, 'node_modules', 'node', 'bin', 'node');
-  if (!fs.existsSync(bin) || spawnSync(bin, ['--version']).status !== 0) {
-    process.stderr.write(`bench: installing node@${nodeVersion} from the npm registry into ${path.relative(root, prefix)}/\n`);
-    const r = spawnSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--no-package-lock', '--prefix', prefix, `node@${nodeVersion}`], { stdio: ['ignore', 'inherit', 'inherit'] });
-    if (r.status !== 0 || !fs.existsSync(bin)) {
-      process.stderr.write(`bench: could not install node@${nodeVersion} (npm exit ${r.status})\n`);
-      process.exit(1);
-    }
+  try {
+    return nodeBinary(nodeVersion, root);
+  } catch (e) {
+    process.stderr.write(`bench: ${e.message}\n`);
+    process.exit(1);
   }
-  return bin;
 }
 const NODE = browserMode ? null : childNode();
 const NODE_FLAGS = NODE && !noRelaxed ? relaxedSimdFlags(NODE) : [];

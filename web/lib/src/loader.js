@@ -147,16 +147,20 @@ function startPoolWorker() {
  * which would throw it uncaught and leave the module waiting forever.
  * @param {(err: Error) => void} onFail
  * @param {Worker[]} started every worker made is pushed here (to terminate them after a failure)
+ * @param {Array<{worker: Worker, failed: Error|null}>} spare workers started early (earlyPoolWorkers),
+ *   handed out first
  */
-function browserPoolWorkerClass(onFail, started) {
+function browserPoolWorkerClass(onFail, started, spare) {
   return class PoolWorker {
     constructor() {
       this.onmessage = null;
       this.onerror = null;
-      const w = startPoolWorker();
-      started.push(w);
+      const early = spare.shift();
+      const w = early ? early.worker : startPoolWorker();
+      if (!early) started.push(w);
       this._w = w;
       this._loaded = false;
+      if (early && early.failed) onFail(early.failed);
       w.onmessage = (e) => {
         if (e.data && e.data.cmd === 'mhaLoadFailed') { onFail(new Error(`a pthread worker could not load the glue: ${e.data.text}`)); return; }
         if (e.data && e.data.cmd === 'loaded') this._loaded = true;
@@ -165,9 +169,7 @@ function browserPoolWorkerClass(onFail, started) {
       w.onerror = (e) => {
         if (!this._loaded) {
           e.preventDefault();
-          onFail(new Error(`a pthread worker failed to load (${e.message || 'its script was refused or not found'}; ` +
-            'the page must serve web/lib/wasm/mha_pthread_worker.js, or the bundler\'s copy of it, from its own origin, ' +
-            "and a Content-Security-Policy must allow it: worker-src 'self' or script-src 'self')"));
+          onFail(workerLoadError(e));
         } else if (this.onerror) {
           this.onerror(e);
         }
@@ -177,6 +179,48 @@ function browserPoolWorkerClass(onFail, started) {
     postMessage(data, transfer) { this._w.postMessage(data, transfer); }
     terminate() { this._w.terminate(); }
   };
+}
+
+/** Browser: the error of a pool worker whose script did not load (an `error` event before `loaded`). */
+function workerLoadError(e) {
+  return new Error(`a pthread worker failed to load (${e.message || 'its script was refused or not found'}; ` +
+    'the page must serve web/lib/wasm/mha_pthread_worker.js, or the bundler\'s copy of it, from its own origin, ' +
+    "and a Content-Security-Policy must allow it: worker-src 'self' or script-src 'self')");
+}
+
+/**
+ * Browser: the pool's workers, started before the glue is imported and the wasm compiled (a worker
+ * takes a few hundred milliseconds to boot on a busy machine; this overlaps it with the page's
+ * own loading), each told to import the glue at once (`preload`). Emscripten's pool then takes
+ * them (browserPoolWorkerClass). A failure to load before that is kept and reported when it does;
+ * a Worker constructor that throws stops the early start (Emscripten's own start then meets it).
+ * @param {number} n
+ * @param {string} glueURL
+ * @param {Worker[]} started each worker is pushed here too
+ * @returns {Array<{worker: Worker, failed: Error|null}>}
+ */
+function earlyPoolWorkers(n, glueURL, started) {
+  const spare = [];
+  for (let i = 0; i < n; i++) {
+    let worker;
+    try {
+      worker = startPoolWorker();
+    } catch {
+      break;
+    }
+    started.push(worker);
+    const early = { worker, failed: null };
+    worker.onerror = (e) => {
+      e.preventDefault();
+      early.failed = workerLoadError(e);
+    };
+    worker.onmessage = (e) => {
+      if (e.data && e.data.cmd === 'mhaLoadFailed') early.failed = new Error(`a pthread worker could not load the glue: ${e.data.text}`);
+    };
+    worker.postMessage({ cmd: 'preload', url: glueURL });
+    spare.push(early);
+  }
+  return spare;
 }
 
 /** Node: the bytes at a file: URL (read from disk) or another URL (fetched). */
@@ -319,7 +363,8 @@ async function addPool(opts, build, threads) {
   const pool = { started: [] };
   pool.failed = new Promise((_, reject) => { pool.fail = reject; });
   pool.failed.catch(() => {});
-  opts.mhaWorker = browserPoolWorkerClass((e) => pool.fail(e), pool.started);
+  const spare = earlyPoolWorkers(threads - 1, opts.mainScriptUrlOrBlob, pool.started);
+  opts.mhaWorker = browserPoolWorkerClass((e) => pool.fail(e), pool.started, spare);
   return pool;
 }
 
@@ -345,7 +390,13 @@ export async function loadCore(options = {}) {
   const build = threads > 1 ? MT_BUILDS[tier] : BUILDS[tier];
   const { opts, what } = await wasmSource(options, build);
   const pool = threads > 1 ? await addPool(opts, build, threads) : null;   // browser: its failure and workers
-  const factory = await build.factory();
+  let factory;
+  try {
+    factory = await build.factory();
+  } catch (e) {
+    if (pool) for (const w of pool.started) w.terminate();   // the workers started early
+    throw e;
+  }
   let timer = null;
   try {
     let core;

@@ -8,6 +8,9 @@
  * URL, a worker from which has an opaque origin and cannot import the glue, and as a blob: URL it is
  * refused by a CSP without `worker-src blob:`.)
  *
+ * `preload` {url} (ours, sent by loader.js as soon as the worker exists, before the page has
+ * compiled the wasm): starts importing the glue from `url`, so that `load` finds it imported.
+ *
  * Same protocol as Emscripten's worker script of this build (Emscripten 3.1.x, `-pthread`):
  * `load` {wasmModule, wasmMemory, urlOrBlob}: imports the glue from `urlOrBlob` (the glue's own
  * asset URL, set by loader.js as `mainScriptUrlOrBlob`) and instantiates the module on the shared
@@ -19,6 +22,7 @@
 'use strict';
 let Module = {};
 let initializedJS = false;
+let preloaded = null;   // {url, glue: Promise of the glue's exports} from `preload`
 
 function threadPrintErr(...args) {
   console.error(args.join(' '));
@@ -32,17 +36,24 @@ Module.instantiateWasm = (info, receiveInstance) => {
   return instance.exports;
 };
 
+/** Imports the glue (a URL known only at run time: bundlers must leave this import as it is). */
+function importGlue(url) {
+  return import(/* @vite-ignore */ /* webpackIgnore: true */ url);
+}
+
 self.onmessage = (e) => {
   try {
     const d = e.data;
-    if (d.cmd === 'load') {
+    if (d.cmd === 'preload') {
+      preloaded = { url: d.url, glue: importGlue(d.url) };
+      preloaded.glue.catch(() => {});   // reported when `load` uses it
+    } else if (d.cmd === 'load') {
       Module.wasmModule = d.wasmModule;
       Module.wasmMemory = d.wasmMemory;
       Module.buffer = Module.wasmMemory.buffer;
       Module.ENVIRONMENT_IS_PTHREAD = true;
       if (!d.urlOrBlob) throw new Error('mha-wasm pthread worker: no glue URL (mainScriptUrlOrBlob) in the load message');
-      // a URL known only at run time: bundlers must leave this import as it is
-      import(/* @vite-ignore */ /* webpackIgnore: true */ d.urlOrBlob)
+      (preloaded && preloaded.url === d.urlOrBlob ? preloaded.glue : importGlue(d.urlOrBlob))
         .then((exports) => {
           // Parcel compiles the glue behind new URL(…) into a script of its own format, with no default export
           if (typeof exports.default !== 'function') throw new Error(`the glue at ${d.urlOrBlob} is not the Emscripten module (no default export): a bundler transformed it`);

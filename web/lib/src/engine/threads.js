@@ -51,10 +51,11 @@ async function reportedCores() {
 
 /**
  * The number of threads to start for createMHA's `threads` option.
- * - `'auto'` (the default): in Node, the cores the runtime reports; in a browser, one fewer (the
- *   page's own thread and the browser's compositor keep a core, because the pool's caller spins
- *   until every worker has taken its turn in each parallel region and a worker that shares a core
- *   with the page's thread is often not running; measured: docs/performance.md, "Threads in a page");
+ * - `'auto'` (the default): in Node, the cores the runtime reports (the pool's threads sleep when
+ *   they have no work, and the pool runs alone while other work holds the cores, so a busy core costs
+ *   little: docs/performance.md, "A pool that sleeps"); in a browser, one fewer (the page's own
+ *   thread and the browser's compositor keep a core: the page's thread may not sleep, so as the
+ *   pool's caller it polls while it waits for a worker's last task; docs/performance.md, "Threads in a page");
  *   at most MAX_AUTO_THREADS; 1 where threads are unavailable, or when the caller supplied the .wasm
  *   (`wasmBinary`, `wasmURL`: bytes of one specific build).
  * - a whole number ≥ 1: that many where threads are available, else 1 (never an error: a page
