@@ -5,6 +5,7 @@
 import katex from 'katex';
 import '../../lib/components/index.js';
 import '../../lib/components/lesson-elements.js';
+import { watchBoxes } from '../../lib/components/base/scroll-cue.js';
 import { composeTrained } from './trained.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -197,6 +198,7 @@ async function main() {
   status.addEventListener('mha-engine', (e) => { window.mhaLesson = { engine: e.detail.engine }; });
   parseHash();
   for (const el of $$('[data-tex]')) tex(el, el.dataset.tex, true);
+  watchBoxes($$('.tex[data-tex]'));   // a formula wider than a phone takes focus, to be scrolled by keyboard
   setupQuiz();
   composeLessonElements();
   composeTrained();
