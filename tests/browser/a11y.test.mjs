@@ -160,7 +160,7 @@ test('keyboard: focus stays on the control through the re-renders it causes', { 
   });
   assert.notEqual(await select.inputValue(), model0, 'ArrowDown changed the model');
   // <mha-gqa-twins>: "seed 1"
-  const seed1 = page.locator('#gqa-twins [data-seed="1"]');
+  const seed1 = page.locator('#gqa-twins button.seed[data-seed="1"]');
   await keepsFocus(page, {
     locator: seed1, key: 'Enter',
     after: () => document.querySelector('#gqa-twins').seed === 1,
@@ -174,4 +174,28 @@ test('keyboard: focus stays on the control through the re-renders it causes', { 
     after: () => document.querySelector('#stepper').shadowRoot.querySelector('[data-step="7"][aria-pressed="true"], [data-step="7"][aria-selected="true"], [data-step="7"][aria-checked="true"]'),
     same: (b, a) => assert.match(a.text, /Next/, `focus on ${JSON.stringify(a)}`),
   });
+  // a single-choice set is one Tab stop, and the arrow keys choose (the widget's h: 4 → 8)
+  const groups = await page.evaluate(() => {
+    const out = [];
+    const walk = (root) => {
+      for (const g of root.querySelectorAll('[role="radiogroup"]')) {
+        const radios = [...g.querySelectorAll('[role="radio"]')];
+        out.push({ name: g.getAttribute('aria-label') ?? g.getAttribute('aria-labelledby'), stops: radios.filter((r) => r.tabIndex === 0).length,
+          checked: radios.filter((r) => r.getAttribute('aria-checked') === 'true').length });
+      }
+      for (const el of root.querySelectorAll('*')) if (el.shadowRoot) walk(el.shadowRoot);
+    };
+    walk(document);
+    return out;
+  });
+  assert.ok(groups.length >= 6, `radio groups: ${JSON.stringify(groups)}`);
+  for (const g of groups) assert.deepEqual([g.stops, g.checked], [1, 1], JSON.stringify(g));
+  const h = page.locator('#widget [role="radio"][aria-checked="true"]');
+  assert.equal(await h.getAttribute('data-h'), '4');
+  await keepsFocus(page, {
+    locator: h, key: 'ArrowRight',
+    after: () => document.querySelector('#widget').result?.heads === 8,
+    same: (b, a) => assert.deepEqual([a.role, a.label], ['radio', 'h = 8']),
+  });
+  assert.equal(await page.locator('#widget [data-h="8"]').getAttribute('aria-checked'), 'true');
 });

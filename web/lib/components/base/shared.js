@@ -202,9 +202,10 @@ export const baseStyles = css`
     border: 1px solid var(--_border); border-radius: var(--_radius); padding: 0.3em 0.7em;
     cursor: pointer;
   }
-  button[aria-pressed='true'] {
+  button[aria-pressed='true'], [role='radio'][aria-checked='true'] {
     background: var(--_accent); color: var(--_accent-fg); border-color: var(--_accent);
   }
+  span[role='radiogroup'] { display: inline-flex; flex-wrap: wrap; gap: 0.3rem; }
   :focus-visible { outline: 3px solid var(--_focus); outline-offset: 2px; }
   ${scrollCueStyles}
 `;

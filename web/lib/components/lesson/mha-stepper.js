@@ -9,6 +9,7 @@ import { PEOPLE, FEATURES, X0, HEADS, restaurantLayerOptions } from '../logic/re
 import { AttrGuard, intAttr, rawAttr, fireError } from '../base/attr-check.js';
 import '../views/mha-heads.js';
 import { ScrollCue } from '../base/scroll-cue.js';
+import { radioKeys } from '../base/choice.js';
 
 /** Largest magnitude accepted in an editable cell of X (keeps every product far from float32 overflow). */
 export const X_LIMIT = 1e6;
@@ -332,14 +333,14 @@ export class MhaStepper extends LitElement {
       ${err}
       <div class="stepper">
         <div class="controls" part="controls">
-          <div role="group" aria-label="head" class="seg">
+          <div role="radiogroup" aria-label="head" class="seg" @keydown=${radioKeys}>
             ${HEADS.map((h, i) => html`<button type="button" part="head-tab" data-head=${i}
-                aria-pressed=${i === hi ? 'true' : 'false'} ?disabled=${s >= 6}
+                role="radio" aria-checked=${i === hi ? 'true' : 'false'} tabindex=${i === hi ? 0 : -1} ?disabled=${s >= 6}
                 @click=${() => this._go(s, i)}>head ${i + 1} · ${h.name} (d<sub>k</sub> = ${h.wQ[0].length}, d<sub>v</sub> = ${h.wV[0].length})</button>`)}
           </div>
-          <div role="group" aria-label="step" class="seg">
+          <div role="radiogroup" aria-label="step" class="seg" @keydown=${radioKeys}>
             ${STEPS.map((st, i) => html`<button type="button" part="step-tab" data-step=${i}
-                aria-pressed=${i === s ? 'true' : 'false'} aria-label=${`${i + 1} ${st.short} (step ${i + 1}: ${st.title})`}
+                role="radio" aria-checked=${i === s ? 'true' : 'false'} tabindex=${i === s ? 0 : -1} aria-label=${`${i + 1} ${st.short} (step ${i + 1}: ${st.title})`}
                 @click=${() => this._go(i)}>${i + 1} ${st.short}</button>`)}
           </div>
         </div>
@@ -348,9 +349,10 @@ export class MhaStepper extends LitElement {
           ${tr ? this._renderStep(tr) : this.error ? nothing : html`<p class="loading">Computing with the engine…</p>`}
         </div>
         <div class="nav" part="nav">
-          <button type="button" part="prev" ?disabled=${s === 0} @click=${() => this._go(s - 1)}>← Previous</button>
+          <button type="button" part="prev" aria-disabled=${s === 0 ? 'true' : 'false'} @click=${() => { if (s > 0) this._go(s - 1); }}>← Previous</button>
           <span>${s + 1} / ${STEPS.length}</span>
-          <button type="button" part="next" ?disabled=${s === STEPS.length - 1} @click=${() => this._go(s + 1)}>Next →</button>
+          <button type="button" part="next" aria-disabled=${s === STEPS.length - 1 ? 'true' : 'false'}
+            @click=${() => { if (s < STEPS.length - 1) this._go(s + 1); }}>Next →</button>
         </div>
       </div>
       <div class="block">

@@ -156,7 +156,9 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .layer { display: flex; flex-wrap: wrap; gap: 0.8rem; align-items: flex-start; }
     .layer-name { flex-basis: 100%; font-weight: 700; margin: 0.2rem 0 0; }
     .head { position: relative; border: 1px solid var(--_border); border-radius: 8px; padding: 0.4rem; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
-    .head.off { opacity: 0.5; border-style: dashed; }
+    .head.off { border-style: dashed; }
+    /* a switched-off head: its map in grey (the text keeps its full contrast), its switch struck through */
+    .head.off mha-heatmap { filter: grayscale(1); }
     button[role='switch'] { display: flex; flex-wrap: wrap; gap: 0.2rem 0.6rem; align-items: baseline; font-size: 0.88rem; text-align: left; }
     button[role='switch'][aria-checked='false'] { text-decoration: line-through; }
     .name { font-weight: 600; }
@@ -337,9 +339,15 @@ export class MhaTrainedHeads extends AblatableModelElement {
   }
 
   render() {
-    if (this.error && !this.lm) return html`${this._picker()}<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
+    // one template around the picker whatever follows it: the <select> stays the same node while the
+    // model it chose loads, and keeps focus (a reader going through the models with the arrow keys)
+    return html`${this._picker()}${this._body()}`;
+  }
+
+  _body() {
+    if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     const lm = this.lm;
-    if (!lm) return html`${this._picker()}${this.loadingView()}`;
+    if (!lm) return this.loadingView();
     const c = lm.config;
     const probed = probeHeads(lm);
     const reference = probed?.heads ?? null;
@@ -354,7 +362,6 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const heads = this._head === 'all' ? Array.from({ length: c.numHeads }, (_, j) => j) : [this._head];
     const noTok = c.tokenizer === 'none';
     return html`
-      ${this._picker()}
       <p class="hint" part="about">${this._about()}</p>
       <div class="controls">
         <label for="text">${noTok ? `Token ids the model reads (this folder has no tokenizer: ids 0–${c.vocabSize - 1}, separated by spaces)`
