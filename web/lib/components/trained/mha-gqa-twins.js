@@ -89,7 +89,7 @@ export { gqaVerdict, gqaFigures, kvName };
  * @csspart heatmap - A head's `<mha-heatmap>`.
  * @csspart error - The error message.
  *
- * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-muted, --mha-mono - Theme.
+ * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-field-border, --mha-muted, --mha-mono - Theme.
  */
 export class MhaGqaTwins extends LitElement {
   static properties = {
