@@ -237,4 +237,18 @@ test('keyboard: focus stays on the control through the re-renders it causes', { 
     same: (b, a) => assert.deepEqual([a.role, a.label], ['radio', `h = ${hNext}`]),
   });
   assert.equal(await page.locator(`#widget [data-h="${hNext}"]`).getAttribute('aria-checked'), 'true');
+  // an edit of X is announced once, shortly, after it settles; a refused value's message is tied to its field
+  const cell = page.locator('#stepper table.input input[data-r="0"][data-c="0"]');
+  await cell.scrollIntoViewIfNeeded();
+  await cell.fill('0.5');
+  const said = page.locator('#stepper [part="announcement"]');
+  await page.waitForFunction(() => document.querySelector('#stepper').shadowRoot.querySelector('[part="announcement"]').textContent !== '', null, { timeout: 10_000 });
+  assert.match(await said.textContent(), /set to 0\.5: every step recomputed\.$/);
+  assert.equal(await said.getAttribute('aria-live'), 'polite');
+  await cell.fill('1e12');
+  assert.equal(await cell.getAttribute('aria-invalid'), 'true');
+  const described = await cell.getAttribute('aria-describedby');
+  assert.match(await page.locator(`#stepper #${described}`).textContent(), /not accepted/);
+  await cell.fill('0.5');
+  assert.equal(await cell.getAttribute('aria-describedby'), null);
 });
