@@ -225,12 +225,15 @@ test('the stepper follows the URL hash (step, head) and writes it back from Prev
   await context.close();
 });
 
-test('keyboard only: Tab reaches the h buttons and the heatmap cells, arrows move, the readout follows', async () => {
+test('keyboard only: Tab reaches the h group (arrows pick h) and the heatmap cells, arrows move, the readout follows', async () => {
   const { page, errors, context } = await openLesson();
   let f = null;
-  for (let i = 0; i < 80 && !(f && f.h === '4'); i++) { await page.keyboard.press('Tab'); f = await deepFocus(page); }
-  assert.equal(f?.h, '4', 'Tab reached the "h = 4" button');
-  await page.keyboard.press('Enter');
+  // the h buttons are one radio group: Tab reaches the checked one, the arrow keys pick
+  for (let i = 0; i < 80 && !(f && f.h); i++) { await page.keyboard.press('Tab'); f = await deepFocus(page); }
+  assert.equal(f?.role, 'radio', 'Tab reached the h group');
+  assert.equal(f.h, await page.locator('#widget [data-h][aria-checked="true"]').getAttribute('data-h'), 'at its checked option');
+  for (let i = 0; i < 8 && f.h !== '4'; i++) { await page.keyboard.press('ArrowRight'); f = await deepFocus(page); }
+  assert.equal(f?.h, '4', 'the arrow keys reached "h = 4"');
   await page.waitForFunction(() => document.querySelector('#widget').result?.heads === 4);
   for (let i = 0; i < 40 && f?.role !== 'gridcell'; i++) { await page.keyboard.press('Tab'); f = await deepFocus(page); }
   assert.equal(f?.role, 'gridcell', 'Tab reached a heatmap cell');

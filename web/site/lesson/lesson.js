@@ -161,7 +161,7 @@ const FEEDBACK = {
 function setupQuiz() {
   const form = $('#quiz');
   const sets = $$('fieldset.q', form);
-  const checked = new Set();
+  const checked = new Map();   // question → the answer its Check graded
   const valueOf = (fs) => {
     const num = fs.querySelector('input[type=number]');
     return num ? num.value.trim() : (fs.querySelector('input:checked')?.value ?? '');
@@ -190,7 +190,7 @@ function setupQuiz() {
       grade(fs);
       fs.querySelector('.feedback').textContent = 'Choose or type an answer first.';
     } else {
-      checked.add(q);
+      checked.set(q, val);
       state.answers[q] = val;
       grade(fs);
     }
@@ -205,20 +205,21 @@ function setupQuiz() {
     fs.querySelector('.feedback').before(button);
     button.addEventListener('click', () => check(fs));
     const changed = () => {
-      if (!checked.has(fs.dataset.q)) return;
+      if (!checked.has(fs.dataset.q) || checked.get(fs.dataset.q) === valueOf(fs)) return;
       checked.delete(fs.dataset.q);
       grade(fs);
       score();
     };
     fs.addEventListener('input', changed);
     fs.addEventListener('change', changed);
+    // Enter in a number field checks its question
+    fs.addEventListener('keydown', (e) => {
+      if (e.key !== 'Enter' || !e.target.matches('input[type=number]')) return;
+      e.preventDefault();
+      check(fs);
+    });
   }
-  // Enter in a number field checks its question
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    const fs = document.activeElement?.closest?.('fieldset.q');
-    if (fs) check(fs);
-  });
+  form.addEventListener('submit', (e) => e.preventDefault());
   // restore the checked answers from the URL
   for (const fs of sets) {
     const v = state.answers[fs.dataset.q];
@@ -226,7 +227,7 @@ function setupQuiz() {
     const num = fs.querySelector('input[type=number]');
     if (num) num.value = v;
     else { const r = fs.querySelector(`input[value="${CSS.escape(v)}"]`); if (r) r.checked = true; }
-    checked.add(fs.dataset.q);
+    checked.set(fs.dataset.q, v);
     grade(fs);
   }
   score();
