@@ -232,7 +232,7 @@ test('keyboard: seed 1 alone, scored and written as Node does; the sentences sta
   const got = await shown(page, 'mha-gqa-twins');
   checkAgainstNode(got, nodeNumbers(1, STEPS, false), 1);
   assert.equal(got.rows.length, 3);
-  assert.equal(await page.locator('mha-gqa-twins button.seed[data-seed="1"]').getAttribute('aria-pressed'), 'true');
+  assert.equal(await page.locator('mha-gqa-twins button.seed[data-seed="1"]').getAttribute('aria-checked'), 'true');
   assert.deepEqual(errors, []);
 });
 

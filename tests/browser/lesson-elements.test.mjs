@@ -97,7 +97,8 @@ test('<mha-stepper> under the CSP: the engine’s numbers, steps and heads by ta
   await page.evaluate(() => document.querySelector('mha-stepper').setAttribute('step', '7'));
   await page.waitForFunction(() => document.querySelector('mha-stepper').shadowRoot.querySelector('[part="title"]')?.textContent.includes('Step 8 of 8'));
   assert.equal(await st.locator('[part="error"]').count(), 0);
-  assert.equal(await st.locator('[part="next"]').isDisabled(), true);
+  // at the last step "Next" stays focusable (a reader who pressed it keeps focus) but does nothing
+  assert.equal(await st.locator('[part="next"]').getAttribute('aria-disabled'), 'true');
   assert.equal(await st.locator('button[data-head="0"]').isDisabled(), true, 'no head tabs in the concat and W_O steps');
   assert.equal((await page.evaluate(() => window.__changes)).length, 3);
   // hover a result cell: its row and column light up in the operands, its formula appears
@@ -167,14 +168,20 @@ test('<mha-stepper> input: X by property and by its table, refused cells named, 
   await finish(p);
 });
 
-test('<mha-stepper> keyboard only: Tab reaches Reset and the step tabs, Enter picks, arrows move in the result', async () => {
+test('<mha-stepper> keyboard only: Tab reaches Reset and the step group, arrows pick a step, arrows move in the result', async () => {
   const p = await open('stepper');
   const { page } = p;
   let f = null;
   for (let i = 0; i < 40 && !(f && f.text === 'Reset X'); i++) { await page.keyboard.press('Tab'); f = await deepFocus(page); }
   assert.equal(f?.text, 'Reset X');
-  for (let i = 0; i < 20 && !(f && f.label?.startsWith('3 V')); i++) { await page.keyboard.press('Tab'); f = await deepFocus(page); }
+  // the step tabs are one radio group: one Tab stop (the checked step), the arrow keys move and pick
+  for (let i = 0; i < 20 && !(f && f.role === 'radio' && f.label?.startsWith('1 ')); i++) { await page.keyboard.press('Tab'); f = await deepFocus(page); }
+  assert.match(f?.label ?? '', /^1 /);
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  f = await deepFocus(page);
   assert.match(f?.label ?? '', /^3 V/);
+  assert.equal(await page.locator('mha-stepper').getAttribute('step'), '2');
   await page.keyboard.press('Enter');
   assert.equal(await page.locator('mha-stepper').getAttribute('step'), '2');
   for (let i = 0; i < 20 && f?.tag !== 'td'; i++) { await page.keyboard.press('Tab'); f = await deepFocus(page); }

@@ -61,7 +61,7 @@ test('h = 1, 2, 4, 8 update the passport (from the engine) and the number of 5×
   const flops = new Set();
   for (const h of [1, 2, 4, 8]) {
     await pickHeads(page, h);
-    assert.equal(await page.locator(`#widget button[data-h="${h}"]`).getAttribute('aria-pressed'), 'true');
+    assert.equal(await page.locator(`#widget button[data-h="${h}"]`).getAttribute('aria-checked'), 'true');
     assert.equal(await page.locator('#widget mha-heatmap').count(), h);
     assert.equal(await page.locator('#widget mha-heatmap [role="gridcell"]').count(), h * 25);
     const dk = 24 / h;
@@ -219,7 +219,7 @@ test('the stepper follows the URL hash (step, head) and writes it back from Prev
   const stepper = page.locator('#stepper');
   assert.equal(await stepper.getAttribute('step'), '3');
   assert.equal(await stepper.getAttribute('head'), '1');
-  assert.equal(await page.locator('#stepper button[data-step="3"]').getAttribute('aria-pressed'), 'true');
+  assert.equal(await page.locator('#stepper button[data-step="3"]').getAttribute('aria-checked'), 'true');
   assert.match(await page.locator('#stepper [part="title"]').textContent(), /Step 4 of 8 · Scores.*head 2 \(budget\)/);
   await page.locator('#stepper [part="next"]').click();
   assert.match(await page.evaluate(() => location.hash), /step=4&head=1/);
@@ -241,12 +241,15 @@ test('the stepper follows the URL hash (step, head) and writes it back from Prev
   await context.close();
 });
 
-test('keyboard only: Tab reaches the h buttons and the heatmap cells, arrows move, the readout follows', async () => {
+test('keyboard only: Tab reaches the h group (arrows pick h) and the heatmap cells, arrows move, the readout follows', async () => {
   const { page, errors, context } = await openLesson();
   let f = null;
-  for (let i = 0; i < 80 && !(f && f.h === '4'); i++) { await page.keyboard.press('Tab'); f = await deepFocus(page); }
-  assert.equal(f?.h, '4', 'Tab reached the "h = 4" button');
-  await page.keyboard.press('Enter');
+  // the h buttons are one radio group: Tab reaches the checked one, the arrow keys pick
+  for (let i = 0; i < 80 && !(f && f.h); i++) { await page.keyboard.press('Tab'); f = await deepFocus(page); }
+  assert.equal(f?.role, 'radio', 'Tab reached the h group');
+  assert.equal(f.h, await page.locator('#widget [data-h][aria-checked="true"]').getAttribute('data-h'), 'at its checked option');
+  for (let i = 0; i < 8 && f.h !== '4'; i++) { await page.keyboard.press('ArrowRight'); f = await deepFocus(page); }
+  assert.equal(f?.h, '4', 'the arrow keys reached "h = 4"');
   await page.waitForFunction(() => document.querySelector('#widget').result?.heads === 4);
   for (let i = 0; i < 40 && f?.role !== 'gridcell'; i++) { await page.keyboard.press('Tab'); f = await deepFocus(page); }
   assert.equal(f?.role, 'gridcell', 'Tab reached a heatmap cell');
@@ -347,25 +350,42 @@ test('a widget on a slow engine: passport asked once per configuration, only the
   await context.close();
 });
 
-test('self-check: instant feedback, score k / n, and answers kept in the URL hash', async () => {
+test('self-check: each answer graded by its "Check" button (not while the arrow keys pass), score k / n, checked answers kept in the URL hash', async () => {
   const { page, errors, context } = await openLesson();
+  const check = (q) => page.locator(`fieldset[data-q="${q}"] button.check`).click();
+  const feedback = (q) => page.locator(`fieldset[data-q="${q}"] .feedback`).textContent();
   assert.equal(await page.locator('#quiz-score').textContent(), '0 / 10');
   await page.locator('input[name="dk"]').fill('32');
+  assert.equal(await feedback('dk'), '', 'no grade before Check');
+  await check('dk');
   assert.equal(await page.locator('#quiz-score').textContent(), '0 / 10');
-  assert.match(await page.locator('fieldset[data-q="dk"] .feedback').textContent(), /Not quite/);
+  assert.match(await feedback('dk'), /Not quite/);
   await page.locator('input[name="dk"]').fill('64');
-  await page.locator('input[name="ratio"][value="1"]').check();
-  await page.locator('input[name="shape"][value="b"]').check();
-  await page.locator('input[name="wo"][value="wo"]').check();
+  assert.equal(await feedback('dk'), '', 'a changed answer loses its grade');
+  await page.locator('input[name="dk"]').press('Enter');   // Enter in the field checks it
+  assert.match(await feedback('dk'), /Right/);
+  // arrow keys through the options of a question grade nothing
+  await page.locator('input[name="one"][value="single"]').check();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await feedback('one'), '');
+  assert.equal(await page.locator('#quiz-score').textContent(), '1 / 10');
+  for (const [name, value] of [['ratio', '1'], ['shape', 'b'], ['wo', 'wo']]) {
+    await page.locator(`input[name="${name}"][value="${value}"]`).check();
+    await check(name);
+  }
   await page.locator('input[name="gqa"]').fill('8');
+  await check('gqa');
   assert.equal(await page.locator('#quiz-score').textContent(), '5 / 10');
   await page.locator('input[name="causal"]').fill('16');
-  assert.match(await page.locator('fieldset[data-q="causal"] .feedback').textContent(), /Not quite/);
+  await check('causal');
+  assert.match(await feedback('causal'), /Not quite/);
   await page.locator('input[name="causal"]').fill('10');
-  await page.locator('input[name="one"][value="budget"]').check();
-  await page.locator('input[name="cross"][value="a"]').check();
-  await page.locator('input[name="cost"][value="weights"]').check();
-  await page.locator('input[name="induction"][value="b"]').check();
+  await check('causal');
+  for (const [name, value] of [['one', 'budget'], ['cross', 'a'], ['cost', 'weights'], ['induction', 'b']]) {
+    await page.locator(`input[name="${name}"][value="${value}"]`).check();
+    await check(name);
+  }
   assert.equal(await page.locator('#quiz-score').textContent(), '10 / 10');
   await page.locator('#stepper button[data-step="4"]').click();
   const hash = await page.evaluate(() => location.hash);
@@ -373,7 +393,7 @@ test('self-check: instant feedback, score k / n, and answers kept in the URL has
   assert.match(hash, /step=4/);
   const again = await openLesson({}, hash);
   assert.equal(await again.page.locator('#quiz-score').textContent(), '10 / 10');
-  assert.equal(await again.page.locator('#stepper button[data-step="4"]').getAttribute('aria-pressed'), 'true');
+  assert.equal(await again.page.locator('#stepper button[data-step="4"]').getAttribute('aria-checked'), 'true');
   assert.deepEqual(again.errors, []);
   await again.context.close();
   assert.deepEqual(errors, []);

@@ -167,6 +167,7 @@ test('heatmaps export SVG (one cell per weight, a valid document) as well as PNG
   });
   assert.deepEqual(svg, { root: 'svg', cells: text.length * text.length, error: false });
   const download = page.waitForEvent('download');
+  await page.locator('#explorer mha-heatmap').first().locator('summary').click();   // the save buttons sit in the map's disclosure
   await page.locator('#explorer mha-heatmap').first().locator('button', { hasText: 'Save SVG' }).click();
   const file = await download;
   assert.match(file.suggestedFilename(), /\.svg$/);

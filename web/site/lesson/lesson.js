@@ -5,6 +5,7 @@
 import katex from 'katex';
 import '../../lib/components/index.js';
 import '../../lib/components/lesson-elements.js';
+import { watchBoxes } from '../../lib/components/base/scroll-cue.js';
 import { composeTrained } from './trained.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -154,40 +155,82 @@ const FEEDBACK = {
   induction: ['Right: an induction head attends to what followed an earlier copy and copies it.', 'Not quite. That is another kind of head; an induction head completes a pattern seen earlier in the text.'],
 };
 
+// Each question is graded when its "Check" button is pressed (or Enter in its field), never while
+// the arrow keys pass over its options; changing an answer clears its grade. The score counts the
+// checked answers that are right; checked answers are kept in the URL hash and graded again on load.
 function setupQuiz() {
   const form = $('#quiz');
-  form.addEventListener('submit', (e) => e.preventDefault());
   const sets = $$('fieldset.q', form);
-  const evaluate = (write = true) => {
-    let score = 0;
-    for (const fs of sets) {
-      const q = fs.dataset.q;
-      const ans = fs.dataset.answer;
-      const num = fs.querySelector('input[type=number]');
-      const val = num ? num.value.trim() : (fs.querySelector('input:checked')?.value ?? '');
-      state.answers[q] = val;
-      const fb = fs.querySelector('.feedback');
-      fs.classList.remove('right', 'wrong');
-      if (val === '') { fb.textContent = ''; continue; }
-      const ok = num ? Number(val) === Number(ans) : val === ans;
-      if (ok) score++;
-      fs.classList.add(ok ? 'right' : 'wrong');
-      fb.textContent = FEEDBACK[q][ok ? 0 : 1];
-    }
-    $('#quiz-score').textContent = `${score} / ${sets.length}`;
-    if (write) writeHash();
+  const checked = new Map();   // question → the answer its Check graded
+  const valueOf = (fs) => {
+    const num = fs.querySelector('input[type=number]');
+    return num ? num.value.trim() : (fs.querySelector('input:checked')?.value ?? '');
   };
-  // restore answers from the URL
+  const grade = (fs) => {
+    const q = fs.dataset.q;
+    const val = valueOf(fs);
+    const fb = fs.querySelector('.feedback');
+    fs.classList.remove('right', 'wrong');
+    if (!checked.has(q)) { fb.textContent = ''; return false; }
+    const num = fs.querySelector('input[type=number]');
+    const ok = num ? Number(val) === Number(fs.dataset.answer) : val === fs.dataset.answer;
+    fs.classList.add(ok ? 'right' : 'wrong');
+    fb.textContent = FEEDBACK[q][ok ? 0 : 1];
+    return ok;
+  };
+  const score = () => {
+    $('#quiz-score').textContent = `${sets.filter((fs) => checked.has(fs.dataset.q) && fs.classList.contains('right')).length} / ${sets.length}`;
+  };
+  const check = (fs) => {
+    const q = fs.dataset.q;
+    const val = valueOf(fs);
+    if (val === '') {
+      checked.delete(q);
+      delete state.answers[q];
+      grade(fs);
+      fs.querySelector('.feedback').textContent = 'Choose or type an answer first.';
+    } else {
+      checked.set(q, val);
+      state.answers[q] = val;
+      grade(fs);
+    }
+    score();
+    writeHash();
+  };
+  for (const fs of sets) {
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'check small';
+    button.textContent = 'Check';
+    fs.querySelector('.feedback').before(button);
+    button.addEventListener('click', () => check(fs));
+    const changed = () => {
+      if (!checked.has(fs.dataset.q) || checked.get(fs.dataset.q) === valueOf(fs)) return;
+      checked.delete(fs.dataset.q);
+      grade(fs);
+      score();
+    };
+    fs.addEventListener('input', changed);
+    fs.addEventListener('change', changed);
+    // Enter in a number field checks its question
+    fs.addEventListener('keydown', (e) => {
+      if (e.key !== 'Enter' || !e.target.matches('input[type=number]')) return;
+      e.preventDefault();
+      check(fs);
+    });
+  }
+  form.addEventListener('submit', (e) => e.preventDefault());
+  // restore the checked answers from the URL
   for (const fs of sets) {
     const v = state.answers[fs.dataset.q];
     if (!v) continue;
     const num = fs.querySelector('input[type=number]');
     if (num) num.value = v;
     else { const r = fs.querySelector(`input[value="${CSS.escape(v)}"]`); if (r) r.checked = true; }
+    checked.set(fs.dataset.q, v);
+    grade(fs);
   }
-  form.addEventListener('input', () => evaluate());
-  form.addEventListener('change', () => evaluate());
-  evaluate(false);
+  score();
 }
 
 // ---------------------------------------------------------------------------------- start
@@ -197,6 +240,7 @@ async function main() {
   status.addEventListener('mha-engine', (e) => { window.mhaLesson = { engine: e.detail.engine }; });
   parseHash();
   for (const el of $$('[data-tex]')) tex(el, el.dataset.tex, true);
+  watchBoxes($$('.tex[data-tex]'));   // a formula wider than a phone takes focus, to be scrolled by keyboard
   setupQuiz();
   composeLessonElements();
   composeTrained();

@@ -4,7 +4,8 @@
 // shadows on that side, and a `.scroll-hint` line right after it ("scroll sideways →"), if the element
 // has one, is shown. Nothing shows when the box fits. Works in every browser (a ResizeObserver and
 // scroll events; no scroll-driven animation needed). The styles are part of baseStyles; an element
-// turns the marking on with `new ScrollCue(this)` (or watchOverflow/unwatchOverflow by hand).
+// turns the marking on with `new ScrollCue(this)` (or watchOverflow/unwatchOverflow by hand); a page
+// marks its own boxes with watchBoxes. A box that overflows takes focus (tabindex, role, name) while it does.
 import { css } from 'lit';
 
 /** The boxes that may scroll sideways. */
@@ -85,4 +86,42 @@ function mark(box) {
   }
   const v = sides.join(' ');
   if (v) { if (box.getAttribute('data-overflow') !== v) box.setAttribute('data-overflow', v); } else if (box.hasAttribute('data-overflow')) box.removeAttribute('data-overflow');
+  focusable(box, more > 1);
+}
+
+/**
+ * A box that scrolls sideways must take focus, so that a keyboard reader can scroll it (WCAG 2.1.1):
+ * one without a tabindex of its own gets `tabindex="0"`, `role="region"` and an `aria-label` (its
+ * `data-scroll-label`, else "formula, scrolls sideways") while it overflows, and loses them when it fits.
+ */
+function focusable(box, scrolls) {
+  const ours = box.hasAttribute('data-scroll-focus');
+  if (scrolls && !ours && !box.hasAttribute('tabindex')) {
+    box.setAttribute('data-scroll-focus', '');
+    box.setAttribute('tabindex', '0');
+    if (!box.hasAttribute('role')) {
+      box.setAttribute('role', 'region');
+      box.setAttribute('aria-label', box.dataset.scrollLabel ?? 'formula, scrolls sideways');
+    }
+  } else if (!scrolls && ours) {
+    box.removeAttribute('data-scroll-focus');
+    box.removeAttribute('tabindex');
+    if (box.getAttribute('role') === 'region') { box.removeAttribute('role'); box.removeAttribute('aria-label'); }
+  }
+}
+
+/**
+ * The same marking for boxes outside any element (a page's own display formulas): observed for
+ * size changes and scrolls, marked with `data-overflow`, and focusable while they scroll.
+ * @param {Iterable<HTMLElement>} boxes
+ * @returns {() => void} stops observing
+ */
+export function watchBoxes(boxes) {
+  const ro = new ResizeObserver((entries) => { for (const e of entries) mark(e.target); });
+  for (const box of boxes) {
+    ro.observe(box);
+    box.addEventListener('scroll', () => mark(box), { passive: true });
+    mark(box);
+  }
+  return () => ro.disconnect();
 }

@@ -152,7 +152,7 @@ export const formStyles = css`
   form { display: flex; flex-wrap: wrap; gap: 0.6rem 1.2rem; margin: 0.7rem 0; font-size: 0.92rem; }
   label { display: flex; flex-direction: column; gap: 0.2em; color: var(--_muted); }
   select, input {
-    font: inherit; color: var(--_fg); background: var(--_bg); border: 1px solid var(--_border);
+    font: inherit; color: var(--_fg); background: var(--_bg); border: 1px solid var(--_field-border);
     border-radius: var(--_radius); padding: 0.25em 0.4em; max-width: 100%;
   }
   input { width: 8em; }
@@ -167,6 +167,8 @@ export const baseStyles = css`
     --_surface: var(--mha-surface, #f4f6f8);
     --_muted: var(--mha-muted, #57606a);
     --_border: var(--mha-border, #d0d7de);
+    /* the edge of a text field or select: 3:1 or more against the background (WCAG 1.4.11) */
+    --_field-border: var(--mha-field-border, #6e7781);
     --_accent: var(--mha-accent, #0b5cad);
     --_accent-fg: var(--mha-accent-fg, #ffffff);
     --_focus: var(--mha-focus, #d4380d);
@@ -182,6 +184,7 @@ export const baseStyles = css`
       --_surface: var(--mha-surface, #161b22);
       --_muted: var(--mha-muted, #9da7b3);
       --_border: var(--mha-border, #3d444d);
+      --_field-border: var(--mha-field-border, #7d8590);
       --_accent: var(--mha-accent, #58a6ff);
       --_accent-fg: var(--mha-accent-fg, #0d1117);
       --_focus: var(--mha-focus, #ffa657);
@@ -202,9 +205,10 @@ export const baseStyles = css`
     border: 1px solid var(--_border); border-radius: var(--_radius); padding: 0.3em 0.7em;
     cursor: pointer;
   }
-  button[aria-pressed='true'] {
+  button[aria-pressed='true'], [role='radio'][aria-checked='true'] {
     background: var(--_accent); color: var(--_accent-fg); border-color: var(--_accent);
   }
+  span[role='radiogroup'] { display: inline-flex; flex-wrap: wrap; gap: 0.3rem; }
   :focus-visible { outline: 3px solid var(--_focus); outline-offset: 2px; }
   ${scrollCueStyles}
 `;

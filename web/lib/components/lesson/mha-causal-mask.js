@@ -5,6 +5,7 @@ import { tokensAttr, tokensProp } from '../base/attr-check.js';
 import { pickLayerAttrs, settleConfig, taskHandlers, errorsView } from './demo-layer.js';
 import '../views/mha-heads.js';
 import { ScrollCue } from '../base/scroll-cue.js';
+import { radioKeys } from '../base/choice.js';
 
 /** Default sentence of `<mha-causal-mask>` (6 tokens). */
 export const CAUSAL_DEFAULT_TEXT = 'the cat sat on the mat';
@@ -261,8 +262,9 @@ export class MhaCausalMask extends LitElement {
       <div class="controls" part="controls">
         <button type="button" part="toggle" aria-pressed=${this.causal ? 'true' : 'false'} @click=${() => this.toggle()}>causal mask</button>
         ${r && r.heads > 1 ? html`<span class="lbl" id="hl">tables show</span>
-          <span role="group" aria-labelledby="hl">${Array.from({ length: r.heads }, (_, i) => html`<button type="button" part="head-button" data-head=${i}
-            aria-pressed=${i === this._head ? 'true' : 'false'} @click=${() => { this._head = i; }}>head ${i + 1}</button>`)}</span>` : nothing}
+          <span role="radiogroup" aria-labelledby="hl" @keydown=${radioKeys}>${Array.from({ length: r.heads }, (_, i) => html`<button type="button"
+            part="head-button" data-head=${i} role="radio" aria-checked=${i === this._head ? 'true' : 'false'} tabindex=${i === this._head ? 0 : -1}
+            @click=${() => { this._head = i; }}>head ${i + 1}</button>`)}</span>` : nothing}
       </div>
       ${errorsView(this, r)}
       ${r ? html`

@@ -241,9 +241,9 @@ export class MhaLayerMap extends LitElement {
       case 'x': case 'ln1': case 'attn': case 'resid': case 'ln2': case 'mlp': case 'y':
         return block(76, 26, { lines: T });
       case 'wq': case 'wk': case 'wv':
-        return html`<span part="slices" data-slices=${t.n}>${block(64, 56, { n: t.n, colors: t.name === 'wq' ? undefined : (i) => headColor(i * (h / g), h) })}</span>`;
+        return html`<span part="slices" data-slices=${t.n}>${block(64, 56, { n: t.n, colors: t.name === 'wq' ? undefined : (i) => headColor(i * (h / g), h), head: t.name === 'wq' ? undefined : (i) => i * (h / g) })}</span>`;
       case 'q': return deck(h, 30, 30);
-      case 'k': case 'v': return deck(g, 30, 30, (i) => headColor(i * (h / g), h));
+      case 'k': case 'v': return deck(g, 30, 30, (i) => headColor(i * (h / g), h), (i) => i * (h / g));
       case 'heads': return deck(h, 26, 30);
       case 'concat': return block(80, 26, { n: h, lines: T });
       case 'wo': return html`<span part="slices" data-slices=${h}>${block(56, 64, { n: h, dir: 'rows' })}</span>`;

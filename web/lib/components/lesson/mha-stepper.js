@@ -9,6 +9,8 @@ import { PEOPLE, FEATURES, X0, HEADS, restaurantLayerOptions } from '../logic/re
 import { AttrGuard, intAttr, rawAttr, fireError } from '../base/attr-check.js';
 import '../views/mha-heads.js';
 import { ScrollCue } from '../base/scroll-cue.js';
+import { radioKeys } from '../base/choice.js';
+import { Announcer } from '../base/announce.js';
 
 /** Largest magnitude accepted in an editable cell of X (keeps every product far from float32 overflow). */
 export const X_LIMIT = 1e6;
@@ -86,7 +88,7 @@ const clampInt = (v, lo, hi, dflt) => {
  * @csspart output - The final output table.
  * @csspart error - An engine error.
  *
- * @cssprop --mha-fg, --mha-bg, --mha-surface, --mha-muted, --mha-border, --mha-accent, --mha-accent-fg, --mha-focus, --mha-error, --mha-radius - Theme.
+ * @cssprop --mha-fg, --mha-bg, --mha-surface, --mha-muted, --mha-border, --mha-field-border, --mha-accent, --mha-accent-fg, --mha-focus, --mha-error, --mha-radius - Theme.
  * @cssprop --mha-highlight, --mha-highlight-fg - Background and text of highlighted cells.
  */
 export class MhaStepper extends LitElement {
@@ -107,7 +109,7 @@ export class MhaStepper extends LitElement {
     .x-editor .scroll { flex: 0 1 auto; }
     table.input td { padding: 0; }
     table.input input {
-      width: 4.6em; font: inherit; text-align: right; border: 0; background: transparent; color: var(--_fg);
+      width: 4.6em; font: inherit; text-align: right; border: 0; border-bottom: 1px solid var(--_field-border); background: transparent; color: var(--_fg);
       padding: 0.25em 0.35em;
     }
     table.input input[aria-invalid='true'] { outline: 2px solid var(--_error); }
@@ -132,13 +134,14 @@ export class MhaStepper extends LitElement {
     .loading { color: var(--_muted); font-size: 0.9em; }
     ::slotted(h3) { font-size: 1.15rem; margin: 1.6em 0 0.4em; }
     .block { margin-top: 1rem; }
-    /* the heatmaps' visually hidden tables are absolutely positioned: keep them inside the element */
+    /* room for the heatmaps' focus outlines */
     .heads-wrap { position: relative; overflow: hidden; padding: 4px; margin: -4px; }
   `];
 
   constructor() {
     super();
     new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
+    this._announcer = new Announcer(this);   // one short line once an edit of X settles
     this.step = 0;
     this.head = 0;
     this._attrs = new AttrGuard(this);
@@ -242,11 +245,14 @@ export class MhaStepper extends LitElement {
     // overflow float32) is refused with a message, and the numbers keep their last valid state.
     if (inp.validity.badInput || inp.value.trim() === '' || !Number.isFinite(v) || Math.abs(v) > X_LIMIT) {
       inp.setAttribute('aria-invalid', 'true');
+      inp.setAttribute('aria-describedby', 'x-error');
       const lim = X_LIMIT.toLocaleString('en-US');
       this._inputError = `${PEOPLE[r] ?? `row ${r + 1}`} · ${FEATURES[c] ?? `column ${c + 1}`}: not accepted — enter a number between −${lim} and ${lim}. The results still use ${this._x[r][c]}.`;
       return;
     }
     inp.removeAttribute('aria-invalid');
+    inp.removeAttribute('aria-describedby');
+    this._announcer.say(`${PEOPLE[r] ?? `row ${r + 1}`}, ${FEATURES[c] ?? `column ${c + 1}`} set to ${v}: every step recomputed.`);
     if (!this.renderRoot.querySelector('table.input [aria-invalid="true"]')) this._inputError = '';
     const x = this._x.map((row) => row.slice());
     x[r][c] = v;
@@ -289,7 +295,8 @@ export class MhaStepper extends LitElement {
       <button type="button" part="reset" @click=${() => this.reset()}>Reset X</button>
     </div>
     <div role="status" aria-live="polite">${this._inputError
-      ? html`<p class="error" part="input-error">${this._inputError}</p>` : nothing}</div>`;
+      ? html`<p class="error" part="input-error" id="x-error">${this._inputError}</p>` : nothing}</div>
+    ${this._announcer.view()}`;
   }
 
   _renderStep(tr) {
@@ -332,14 +339,14 @@ export class MhaStepper extends LitElement {
       ${err}
       <div class="stepper">
         <div class="controls" part="controls">
-          <div role="group" aria-label="head" class="seg">
+          <div role="radiogroup" aria-label="head" class="seg" @keydown=${radioKeys}>
             ${HEADS.map((h, i) => html`<button type="button" part="head-tab" data-head=${i}
-                aria-pressed=${i === hi ? 'true' : 'false'} ?disabled=${s >= 6}
+                role="radio" aria-checked=${i === hi ? 'true' : 'false'} tabindex=${i === hi ? 0 : -1} ?disabled=${s >= 6}
                 @click=${() => this._go(s, i)}>head ${i + 1} · ${h.name} (d<sub>k</sub> = ${h.wQ[0].length}, d<sub>v</sub> = ${h.wV[0].length})</button>`)}
           </div>
-          <div role="group" aria-label="step" class="seg">
+          <div role="radiogroup" aria-label="step" class="seg" @keydown=${radioKeys}>
             ${STEPS.map((st, i) => html`<button type="button" part="step-tab" data-step=${i}
-                aria-pressed=${i === s ? 'true' : 'false'} aria-label=${`${i + 1} ${st.short} (step ${i + 1}: ${st.title})`}
+                role="radio" aria-checked=${i === s ? 'true' : 'false'} tabindex=${i === s ? 0 : -1} aria-label=${`${i + 1} ${st.short} (step ${i + 1}: ${st.title})`}
                 @click=${() => this._go(i)}>${i + 1} ${st.short}</button>`)}
           </div>
         </div>
@@ -348,9 +355,10 @@ export class MhaStepper extends LitElement {
           ${tr ? this._renderStep(tr) : this.error ? nothing : html`<p class="loading">Computing with the engine…</p>`}
         </div>
         <div class="nav" part="nav">
-          <button type="button" part="prev" ?disabled=${s === 0} @click=${() => this._go(s - 1)}>← Previous</button>
+          <button type="button" part="prev" aria-disabled=${s === 0 ? 'true' : 'false'} @click=${() => { if (s > 0) this._go(s - 1); }}>← Previous</button>
           <span>${s + 1} / ${STEPS.length}</span>
-          <button type="button" part="next" ?disabled=${s === STEPS.length - 1} @click=${() => this._go(s + 1)}>Next →</button>
+          <button type="button" part="next" aria-disabled=${s === STEPS.length - 1 ? 'true' : 'false'}
+            @click=${() => { if (s < STEPS.length - 1) this._go(s + 1); }}>Next →</button>
         </div>
       </div>
       <div class="block">

@@ -7,6 +7,7 @@ import { trainedStyles, SCORE_OF, f2, bytesFormula, kvGroups, kvGroupStyles } fr
 import { showPiece, SHORT, describeHeads, explainCopying } from '../logic/gqa-story.js';
 import { int } from '../base/shared.js';
 import { scrollCueStyles } from '../base/scroll-cue.js';
+import { radioKeys } from '../base/choice.js';
 
 /** Styles of <mha-gqa-story>. */
 export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
@@ -21,7 +22,7 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     .cache .formula { overflow-x: auto; overflow-y: hidden; }
     .big { font-weight: 700; font-variant-numeric: tabular-nums; }
     .layers { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; margin: 0.8rem 0 0.4rem; }
-    .layers button[aria-pressed='true'] { background: var(--_accent); color: var(--_accent-fg); border-color: var(--_accent); }
+    .layers button[aria-checked='true'] { background: var(--_accent); color: var(--_accent-fg); border-color: var(--_accent); }
     @container (max-width: 520px) {
       .groups { --mha-cell-size: var(--_narrow); }
       .group { padding: 0.2rem 0.25rem 0.3rem; }
@@ -42,7 +43,7 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     td.first-of-group, th.first-of-group { border-left: 2px solid var(--_accent); }
     td .t { display: block; font-weight: 600; }
     td .s { display: block; color: var(--_muted); }
-    td.off { text-decoration: line-through; opacity: 0.6; }
+    td.off { text-decoration: line-through; }
     td.t-previous-token, td.t-induction, td.t-first-token, td.t-current-token, td.t-two-back { background: var(--_surface); }
     .summary ul { padding-left: 1.2em; margin: 0.3em 0; }
     .summary li { margin: 0.15em 0; }
@@ -116,10 +117,11 @@ export function layersView(el) {
   const side = (px) => Math.max(1, Math.min(8, Math.floor(px / Math.max(T, 1))));
   const cell = side(170);
   return html`
-    <div class="layers" part="layers" role="group" aria-label="Layer shown">
-      <span>Layer</span>
-      ${Array.from({ length: c.numLayers }, (_, i) => html`<button type="button" class="layer" data-layer=${i + 1}
-        aria-pressed=${String(i === l)} @click=${() => { el.layer = i + 1; el._changed(); }}>${i + 1}</button>`)}
+    <div class="layers" part="layers">
+      <span aria-hidden="true">Layer</span>
+      <span role="radiogroup" aria-label="Layer shown" @keydown=${radioKeys}>${Array.from({ length: c.numLayers }, (_, i) => html`<button
+        type="button" class="layer" data-layer=${i + 1} role="radio" aria-checked=${String(i === l)} tabindex=${i === l ? 0 : -1}
+        @click=${() => { el.layer = i + 1; el._changed(); }}>${i + 1}</button>`)}</span>
     </div>
     <p class="hint">Layer ${L}: each map is one query head's attention over the ${T} cached tokens (queries down, keys
       across). ${prompt > 1 ? `Rows 1–${Math.min(prompt, T)} come from reading the prompt, each` : 'Each'} later row from one

@@ -5,28 +5,38 @@ import { html, svg, nothing } from 'lit';
 import { kvGroups, bytesFormula, showChar, headView, f3 } from './trained-shared.js';
 import { errorText, int } from '../base/shared.js';
 import { kvName } from '../logic/gqa-twins.js';
+import { radioKeys } from '../base/choice.js';
 
 /** The temperatures offered (with the `temperature` attribute's value when it is another). */
 const TEMPERATURES = [0, 0.7, 1];
 
-/** The seed buttons, the table of bytes per token and held-out loss, the chart and the verdict. */
+/**
+ * The seed buttons and "Score both seeds": drawn while the twins load too, so that the button a reader
+ * pressed keeps focus while its choice loads.
+ */
+export function seedsView(el) {
+  const seed = el._c.seed;
+  const allSeeds = [...new Set([seed, ...(el._seeds ?? [])])].sort((a, b) => a - b);
+  return html`
+    <div class="row-controls" part="seeds">
+      <span id="seed-label">Seed shown</span>
+      <span role="radiogroup" aria-labelledby="seed-label" @keydown=${radioKeys}>
+        ${allSeeds.map((s) => html`<button type="button" class="seed" data-seed=${s} role="radio" aria-checked=${String(s === seed)}
+          tabindex=${s === seed ? 0 : -1} @click=${() => { el.seed = s; el._changed(); }}>seed ${s}</button> `)}
+      </span>
+      <button type="button" class="both" aria-pressed=${String(!!el.bothSeeds)}
+        @click=${() => { el.bothSeeds = !el.bothSeeds; el._changed(); }}>Score both seeds</button>
+    </div>`;
+}
+
+/** The table of bytes per token and held-out loss, the chart and the verdict. */
 export function scoreView(el) {
   const rows = el.rows;
   const seed = el._c.seed;
   const seeds = [...new Set(rows.map((r) => r.seed))];
   const lines = el.verdict;
   const whole = rows.every((r) => typeof r.heldoutBpc === 'number');
-  const allSeeds = [...new Set([seed, ...(el._seeds ?? [])])].sort((a, b) => a - b);
   return html`
-    <div class="row-controls" part="seeds">
-      <span id="seed-label">Seed shown</span>
-      <span role="group" aria-labelledby="seed-label">
-        ${allSeeds.map((s) => html`<button type="button" class="seed" data-seed=${s}
-          aria-pressed=${String(s === seed)} @click=${() => { el.seed = s; el._changed(); }}>seed ${s}</button> `)}
-      </span>
-      <button type="button" class="both" aria-pressed=${String(!!el.bothSeeds)}
-        @click=${() => { el.bothSeeds = !el.bothSeeds; el._changed(); }}>Score both seeds</button>
-    </div>
     <div class="top">
       <div class="table-box">
       <div class="scroll" tabindex="0" role="region" aria-label="KV-cache bytes per token and held-out loss of the twins">
@@ -164,18 +174,19 @@ export function headsView(el) {
   const side = (px) => Math.max(1, Math.min(8, Math.floor(px / Math.max(T, 1))));
   const cell = side(120);
   return html`
-    <div class="picker" part="models" role="group" aria-label="Model whose heads are drawn">
-      <span>Heads of</span>
-      ${el._twins.map((x) => {
+    <div class="picker" part="models">
+      <span aria-hidden="true">Heads of</span>
+      <span role="radiogroup" aria-label="Model whose heads are drawn" @keydown=${radioKeys}>${el._twins.map((x) => {
         const gx = x.lm.config.kvHeads ?? x.lm.config.numHeads;
-        return html`<button type="button" class="model" data-kv-heads=${gx} aria-pressed=${String(x === tw)}
-          @click=${() => { el.shown = gx; el._changed(); }}>${gx} K/V head${gx > 1 ? 's' : ''}</button>`;
-      })}
+        return html`<button type="button" class="model" data-kv-heads=${gx} role="radio" aria-checked=${String(x === tw)}
+          tabindex=${x === tw ? 0 : -1} @click=${() => { el.shown = gx; el._changed(); }}>${gx} K/V head${gx > 1 ? 's' : ''}</button>`;
+      })}</span>
     </div>
-    <div class="picker" part="layers" role="group" aria-label="Layer shown">
-      <span>Layer</span>
-      ${Array.from({ length: c.numLayers }, (_, i) => html`<button type="button" class="layer" data-layer=${i + 1}
-        aria-pressed=${String(i === l)} @click=${() => { el.layer = i + 1; el._changed(); }}>${i + 1}</button>`)}
+    <div class="picker" part="layers">
+      <span aria-hidden="true">Layer</span>
+      <span role="radiogroup" aria-label="Layer shown" @keydown=${radioKeys}>${Array.from({ length: c.numLayers }, (_, i) => html`<button
+        type="button" class="layer" data-layer=${i + 1} role="radio" aria-checked=${String(i === l)} tabindex=${i === l ? 0 : -1}
+        @click=${() => { el.layer = i + 1; el._changed(); }}>${i + 1}</button>`)}</span>
     </div>
     <p class="hint">Layer ${L} of the model with ${g} K/V head${g > 1 ? 's' : ''}, reading its text (the prompt and what it
       wrote, ${T} characters): one map per query head (queries down, keys across), labelled with the type the engine

@@ -7,6 +7,7 @@ import {
 import { storyStyles, cacheView, layersView, tableView, aboutView, creditView } from './gqa-story-views.js';
 import { DEFAULT_STORIES_URL } from '../models.js';
 import { numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from '../base/attr-check.js';
+import { Announcer } from '../base/announce.js';
 import '../views/mha-heatmap.js';
 
 const DEFAULT_PROMPT = 'Once upon a time';
@@ -100,7 +101,7 @@ export const MAX_STORY_TOKENS = 256;
  * @csspart copying - The induction-head search: the list test and what the heads do instead (with `data-*` numbers).
  * @csspart error - The error message.
  *
- * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-muted, --mha-mono - Theme.
+ * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-field-border, --mha-muted, --mha-mono - Theme.
  */
 export class MhaGqaStory extends AblatableModelElement {
   static _defaultModel = DEFAULT_STORIES_URL;
@@ -136,6 +137,7 @@ export class MhaGqaStory extends AblatableModelElement {
     this.copy = null;
     this._copyKey = '';
     this._version = 0;
+    this._announcer = new Announcer(this);   // the layer and heads shown, said once a choice settles
     this._gen = null;
     this._genKey = '';
     this._ids = [];
@@ -339,10 +341,12 @@ export class MhaGqaStory extends AblatableModelElement {
   }
 
   _changed() {
+    const off = this.ablation.length;
     this.dispatchEvent(new CustomEvent('change', {
       detail: { prompt: this.prompt, temperature: this._c.temperature, layer: this._layer(), ablate: this.ablation },
       bubbles: true, composed: true,
     }));
+    this._announcer.say(`Layer ${this._layer()} shown; ${off ? `${off} head${off > 1 ? 's' : ''} switched off` : 'every head on'}.`);
   }
 
   _layer() {
@@ -391,7 +395,8 @@ export class MhaGqaStory extends AblatableModelElement {
         full ? `; the element stops at ${this._maxTokens} tokens` : ''}.</p>
       ${cacheView(this)}
       ${layersView(this)}
-      ${tableView(this)}`;
+      ${tableView(this)}
+      ${this._announcer.view()}`;
   }
 
 }

@@ -8,7 +8,7 @@ import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL }
 import { taskEngine, errorText } from '../base/shared.js';
 import { gqaVerdict, gqaFigures } from '../logic/gqa-verdict.js';
 import { kvName, pickTwins, storedProbes, twinRow } from '../logic/gqa-twins.js';
-import { scoreView, generateView, headsView } from './gqa-twins-views.js';
+import { seedsView, scoreView, generateView, headsView } from './gqa-twins-views.js';
 import { scrollCueStyles, ScrollCue } from '../base/scroll-cue.js';
 import { AttrGuard, numberAttr, intAttr, enumAttr, rawAttr } from '../base/attr-check.js';
 import '../views/mha-heatmap.js';
@@ -89,7 +89,7 @@ export { gqaVerdict, gqaFigures, kvName };
  * @csspart heatmap - A head's `<mha-heatmap>`.
  * @csspart error - The error message.
  *
- * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-muted, --mha-mono - Theme.
+ * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-field-border, --mha-muted, --mha-mono - Theme.
  */
 export class MhaGqaTwins extends LitElement {
   static properties = {
@@ -449,12 +449,14 @@ export class MhaGqaTwins extends LitElement {
     if (this.error && !this.rows) {
       return html`<p class="error" part="error" role="alert">The grouped-query twins could not be loaded. ${errorText(this.error)}</p>`;
     }
-    if (!this.rows) return html`<p class="loading" role="status">Loading and scoring the twins…</p>`;
+    // one template whether the twins are loading or scored: the seed buttons stay the same nodes (and keep focus)
     return html`
+      ${seedsView(this)}
+      ${!this.rows ? html`<p class="loading" role="status">Loading and scoring the twins…</p>` : html`
       ${scoreView(this)}
       ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
       ${generateView(this)}
-      ${headsView(this)}`;
+      ${headsView(this)}`}`;
   }
 
 }

@@ -6,6 +6,7 @@ import {
 import { modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
 import { probeHeads, explainHeads } from '../logic/trained-heads.js';
 import { enumAttr, headListAttr, attrError } from '../base/attr-check.js';
+import { Announcer } from '../base/announce.js';
 import '../views/mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
@@ -125,7 +126,7 @@ export function modelChoices(manifest, base) {
  * @csspart error - The error message.
  *
  * @cssprop --mha-cell-size - Side of a heatmap cell (default 8px here).
- * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-muted, --mha-mono - Theme.
+ * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-field-border, --mha-muted, --mha-mono - Theme.
  */
 export class MhaTrainedHeads extends AblatableModelElement {
   static properties = {
@@ -157,7 +158,9 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .layer { display: flex; flex-wrap: wrap; gap: 0.8rem; align-items: flex-start; }
     .layer-name { flex-basis: 100%; font-weight: 700; margin: 0.2rem 0 0; }
     .head { position: relative; border: 1px solid var(--_border); border-radius: 8px; padding: 0.4rem; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
-    .head.off { opacity: 0.5; border-style: dashed; }
+    .head.off { border-style: dashed; }
+    /* a switched-off head: its map in grey (the text keeps its full contrast), its switch struck through */
+    .head.off mha-heatmap { filter: grayscale(1); }
     button[role='switch'] { display: flex; flex-wrap: wrap; gap: 0.2rem 0.6rem; align-items: baseline; font-size: 0.88rem; text-align: left; }
     button[role='switch'][aria-checked='false'] { text-decoration: line-through; }
     .name { font-weight: 600; }
@@ -189,6 +192,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this.head = null;
     this._layer = 0;
     this._head = 'all';
+    this._announcer = new Announcer(this);   // the loss, said once typing or switching settles
   }
 
   /** The switched-off heads as 0-based [layer, head] pairs: the last valid `ablate`. */
@@ -246,6 +250,9 @@ export class MhaTrainedHeads extends AblatableModelElement {
       this.textScores = scoreText(this.result.attention, this.result.ids);
       this.error = null;
       const { loss, next } = this.result;
+      const unit = unitOf(lm.config);
+      this._announcer.say(`${loss === null ? `Type at least 2 ${unit}s` : `Loss ${f3(loss)} bits per ${unit}`}; ${
+        ablate.length ? `${ablate.length} head${ablate.length > 1 ? 's' : ''} switched off` : 'all heads on'}.`);
       this.dispatchEvent(new CustomEvent('mha-computed', { detail: { text: typeof text === 'string' ? text : lm.decode(text), loss, next, ablate }, bubbles: true, composed: true }));
     } catch (e) {
       this.result = null;
@@ -345,9 +352,15 @@ export class MhaTrainedHeads extends AblatableModelElement {
   }
 
   render() {
-    if (this.error && !this.lm) return html`${this._picker()}<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
+    // one template around the picker whatever follows it: the <select> stays the same node while the
+    // model it chose loads, and keeps focus (a reader going through the models with the arrow keys)
+    return html`${this._picker()}${this._body()}${this._announcer.view()}`;
+  }
+
+  _body() {
+    if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     const lm = this.lm;
-    if (!lm) return html`${this._picker()}${this.loadingView()}`;
+    if (!lm) return this.loadingView();
     const c = lm.config;
     const probed = probeHeads(lm);
     const reference = probed?.heads ?? null;
@@ -362,14 +375,13 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const heads = this._head === 'all' ? Array.from({ length: c.numHeads }, (_, j) => j) : [this._head];
     const noTok = c.tokenizer === 'none';
     return html`
-      ${this._picker()}
       <p class="hint" part="about">${this._about()}</p>
       <div class="controls">
         <label for="text">${noTok ? `Token ids the model reads (this folder has no tokenizer: ids 0–${c.vocabSize - 1}, separated by spaces)`
           : `Text the model reads (one query row per ${unit}${unit === 'token' ? `; the first ${c.context} tokens are read` : ''})`}</label>
         <textarea id="text" part="text" rows="2" spellcheck="false" maxlength=${unit === 'character' ? c.context : nothing}
           .value=${this.text ?? ''} @input=${this._onInput}></textarea>
-        <div class="pred" aria-live="polite">
+        <div class="pred">
           <p>Loss on this text: <strong class="loss" part="loss">${!r ? '—' : r.loss === null
             ? `— (type at least 2 ${unit}s)` : `${f3(r.loss)} bits per ${unit}`}</strong></p>
           <p id="next-label">Most likely next ${unit}:</p>
@@ -399,7 +411,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
             ${heads.map((j) => this._headBox(l, j, reference, tokens, isOff(l, j), copying))}
           </div>`)}
       </div>
-      ${explained ? html`<div class="explanation" part="explanation" aria-live="polite">
+      ${explained ? html`<div class="explanation" part="explanation">
         <p>${explained.summary}</p>
         <ul>${explained.lines.map((t) => html`<li>${t}</li>`)}</ul>
       </div>` : nothing}`;

@@ -16,7 +16,7 @@ import { modelSource, isDiskSource, dropTarget } from './model-source.js';
 export const trainedStyles = [baseStyles, css`
   :host { display: block; --_mono: var(--mha-mono, ui-monospace, 'SFMono-Regular', Menlo, monospace); }
   textarea, input[type='text'], select {
-    font: 1rem var(--_mono); color: var(--_fg); background: var(--_bg); border: 1px solid var(--_border);
+    font: 1rem var(--_mono); color: var(--_fg); background: var(--_bg); border: 1px solid var(--_field-border);
     border-radius: var(--_radius); padding: 0.35em 0.5em; box-sizing: border-box; max-width: 100%;
   }
   textarea, input[type='text'] { width: 100%; }

@@ -70,6 +70,8 @@ export const kvGroupStyles = css`
   .group .kv { color: var(--_muted); font-weight: 400; }
   .pair { display: flex; flex-wrap: wrap; gap: 0.5rem; }
   .head { border: 1px solid var(--_border); border-radius: 8px; padding: 0.3rem; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
-  .head.off { opacity: 0.5; border-style: dashed; }
+  .head.off { border-style: dashed; }
+  /* a switched-off head: its map in grey (the text keeps its full contrast), its switch struck through */
+  .head.off mha-heatmap { filter: grayscale(1); }
 `;
 

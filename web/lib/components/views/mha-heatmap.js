@@ -21,7 +21,8 @@ export { SCALES, SHARED_DOMAIN, CANVAS_ABOVE, parseScale } from './heatmap/scale
  *
  * Two renderings, chosen by size (`mode`):
  * - `'dom'` (up to 256 cells, e.g. 16 × 16): one focusable `role="gridcell"` node per cell (roving
- *   tabindex, `data-r`/`data-c`/`data-value`), and the same numbers in a visually hidden `<table>`.
+ *   tabindex, `data-r`/`data-c`/`data-value`) in a `role="grid"` whose row and column headers are the
+ *   tokens: the one representation a screen reader reads.
  * - `'canvas'` (more cells, e.g. the 96 × 96 maps of a trained model): the cells are drawn on one
  *   `<canvas>` (device-pixel-ratio aware), so a grid costs a few hundred nodes, not tens of
  *   thousands. Token labels stay DOM text. The plot is one focusable `role="application"` element
@@ -30,7 +31,8 @@ export { SCALES, SHARED_DOMAIN, CANVAS_ABOVE, parseScale } from './heatmap/scale
  *   A "Table of values" disclosure renders the full table only while it is open.
  * Colors come from a perceptually uniform, color-blind-safe scale (viridis or cividis) and a
  * legend prints the numeric range. `toPNG()` / `toSVG()` and the "Save PNG" / "Save SVG" buttons
- * export the picture.
+ * export the picture; the buttons sit in the one disclosure under the map (with the canvas plot's
+ * table), so that a map is at most two Tab stops: its cells and the disclosure.
  *
  * @element mha-heatmap
  *
@@ -70,7 +72,8 @@ export { SCALES, SHARED_DOMAIN, CANVAS_ABOVE, parseScale } from './heatmap/scale
  * @csspart grid - The cell grid (role="grid" in DOM mode; labels and plot in canvas mode).
  * @csspart cell - Every value cell (DOM mode only: a canvas grid has no node per cell).
  * @csspart canvas - The `<canvas>` the cells are drawn on (canvas mode only).
- * @csspart table - The "Table of values" disclosure (canvas mode only).
+ * @csspart table - The "Table of values" disclosure, with the save buttons (canvas mode only).
+ * @csspart downloads - The disclosure of the save buttons (DOM mode, unless `no-save`).
  * @csspart label - Row and column token labels.
  * @csspart readout - The "query → key: value" line.
  * @csspart legend - The color legend.
@@ -358,6 +361,7 @@ export class MhaHeatmap extends LitElement {
     // draw, compact / show-values, a resize the ResizeObserver saw, a new plot element).
     if (this._cellPx === undefined || changed.has('compact') || changed.has('showValues') || this._drawn?.plot !== plot) {
       this._cellPx = this._cellSize(plot, tk);
+      this._fitLabels(this._cellPx);
     }
     const cell = this._cellPx;
     const dpr = window.devicePixelRatio || 1;
@@ -369,6 +373,20 @@ export class MhaHeatmap extends LitElement {
       this._watchDpr(dpr);
     }
     this._drawOverlay();
+  }
+
+  /**
+   * How many cells one token label spans in canvas mode: 1 when a line of label text fits in a cell,
+   * else enough cells for one (the labels keep their legible size; every step-th token is labelled).
+   */
+  _fitLabels(cell) {
+    const label = this.renderRoot.querySelector('.rows .rl');
+    const px = label ? parseFloat(getComputedStyle(label).fontSize) : 0;
+    const step = px > 0 ? Math.max(1, Math.ceil((px * 1.1) / (cell + 1))) : 1;
+    if (step !== (this._labelStep ?? 1)) {
+      this._labelStep = step;
+      this.requestUpdate();
+    }
   }
 
   /** Redraw when the page zoom (device pixel ratio) changes. */

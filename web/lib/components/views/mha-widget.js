@@ -2,6 +2,7 @@ import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
 import { baseStyles, taskEngine, errorText, seededMatrix, defaultTokens } from '../base/shared.js';
 import { AttrGuard, intAttr, enumAttr, attrError, rawAttr, fireError } from '../base/attr-check.js';
+import { radioKeys } from '../base/choice.js';
 import './mha-passport.js';
 import './mha-heads.js';
 
@@ -220,11 +221,11 @@ export class MhaWidget extends LitElement {
     const h = this._c.h;
     const r = this.result;
     return html`${this._attrs.view()}
-      <div class="controls" part="controls" role="group" aria-label="number of heads h">
+      <div class="controls" part="controls">
         <span class="lbl" aria-hidden="true">heads h</span>
-        ${this.options.map((o) => html`<button type="button" part="head-button" data-h=${o}
-            aria-pressed=${o === h ? 'true' : 'false'} aria-label=${`h = ${o}`}
-            @click=${() => this._pick(o)}>${o}</button>`)}
+        <span class="choices" role="radiogroup" aria-label="number of heads h" @keydown=${radioKeys}>${this.options.map((o) => html`<button
+            type="button" part="head-button" data-h=${o} role="radio" aria-checked=${o === h ? 'true' : 'false'}
+            tabindex=${o === h ? 0 : -1} aria-label=${`h = ${o}`} @click=${() => this._pick(o)}>${o}</button>`)}</span>
         <span class="spacer"></span>
         ${this.noReseed ? nothing : html`<button type="button" part="reseed" @click=${() => this.reseed()}>New weights</button>`}
       </div>

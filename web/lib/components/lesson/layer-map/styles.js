@@ -44,6 +44,7 @@ export const layerMapStyles = css`
   svg .plain { fill: var(--_surface); }
   svg .wide { fill: var(--_surface); }
   svg .faint { stroke: var(--_fg); stroke-opacity: 0.18; stroke-width: 0.6; }
+  svg .hatch { stroke: var(--_fg); stroke-opacity: 0.5; stroke-width: 0.8; }
   svg .mask { fill: var(--mha-mask, #8c959f); fill-opacity: 0.92; }
   .detail {
     background: var(--_surface); border: 1px solid var(--_border); border-left: 4px solid var(--_accent);

@@ -1,6 +1,6 @@
 // The canvas rendering of <mha-heatmap> (more than CANVAS_ABOVE cells): DOM token labels around one
 // focusable role="application" plot whose cells are painted on a canvas (paint.js), and a "Table of
-// values" disclosure rendered only while open.
+// values" disclosure (with the save buttons) whose table is rendered only while open.
 import { html, nothing } from 'lit';
 import { guard } from 'lit/directives/guard.js';
 import { renderTail } from './legend.js';
@@ -26,15 +26,23 @@ export function renderCanvasGrid(el, m) {
   const [ar, ac] = el._active;
   const hl = el.highlightRow;
   const active = el.describe(ar, ac).replace(' \u2192 ', ' to ');
-  const rowLabel = (t, r) => html`<span class=${r === hl ? 'rl hl' : 'rl'} part="label" title=${t}
-        @mouseenter=${() => el._rowHover(r)}>${t}</span>`;
+  // labels stay legible (11 px or more) on cells smaller than a line of text: then every step-th
+  // token is labelled, its label spanning `step` cells (the readout and the table name every one)
+  const step = el._labelStep ?? 1;
+  const span = (i, n) => Math.min(step, n - i);
+  const spaced = step > 1 ? ' spaced' : '';
+  const rowLabel = (t, r) => (r % step ? nothing : html`<span class=${`rl${r === hl ? ' hl' : ''}${spaced}`} part="label" title=${t}
+        style=${step > 1 ? `grid-row: ${r + 1} / span ${span(r, q.length)}; --_span: ${span(r, q.length)}` : nothing}
+        @mouseenter=${() => el._rowHover(r)}>${t}</span>`);
+  const colLabel = (t, c) => (c % step ? nothing : html`<span class=${`cl${spaced}`} part="label" title=${t}
+        style=${step > 1 ? `grid-column: ${c + 1} / span ${span(c, k.length)}; --_span: ${span(c, k.length)}` : nothing}>${t}</span>`);
   return html`
     <figure part="figure">
       <div class="cgrid" part="grid" style=${`--_tq:${q.length};--_tk:${k.length};` +
         `--_rlw:calc(${longest(q)}ch * 1.2 + 1em);--_clh:calc(${longest(k)}ch * 1.2 + 1em)`}>
         <span class="corner" aria-hidden="true">q / k</span>
-        <div class="cols" aria-hidden="true">${guard([k], () => k.map((t) => html`<span class="cl" part="label" title=${t}>${t}</span>`))}</div>
-        <div class="rows" aria-hidden="true">${guard([q, hl], () => q.map(rowLabel))}</div>
+        <div class="cols" aria-hidden="true">${guard([k, step], () => k.map(colLabel))}</div>
+        <div class="rows" aria-hidden="true">${guard([q, hl, step], () => q.map(rowLabel))}</div>
         <div class="plot" tabindex="0" role="application" aria-roledescription="heatmap"
              aria-label=${`${el.label}: ${q.length} queries by ${k.length} keys; active cell ${active}`}
              aria-describedby="readout keys-hint"
@@ -46,12 +54,8 @@ export function renderCanvasGrid(el, m) {
       </div>
       <span class="sr-only" id="keys-hint">Arrow keys move between cells; Home and End go to the first and last key,
         Page Up and Page Down to the first and last query. Every value is in the table of values below.</span>
-      ${renderTail(el, lo, hi)}
-      <details class="values" part="table" @toggle=${el._onToggle}>
-        <summary>Table of values</summary>
-        ${el._tableOpen ? guard([m, q, k, el.digits, el.label], () => html`<div class="table-wrap" tabindex="0" role="region"
-          aria-label=${`${el.label}: table of values`}>${valuesTable(el.label, m, q, k, el._digits)}</div>`) : nothing}
-      </details>
+      ${renderTail(el, lo, hi, el._tableOpen ? guard([m, q, k, el.digits, el.label], () => html`<div class="table-wrap" tabindex="0"
+        role="region" aria-label=${`${el.label}: table of values`}>${valuesTable(el.label, m, q, k, el._digits)}</div>`) : nothing)}
     </figure>`;
 }
 

@@ -1,10 +1,10 @@
 // The DOM rendering of <mha-heatmap> (up to CANVAS_ABOVE cells): one focusable role="gridcell" node
-// per cell with a roving tabindex, and the same numbers in a visually hidden table.
+// per cell with a roving tabindex, its row and column headers the token labels: the one accessible
+// representation of the numbers (a screen reader's table commands walk the grid).
 import { html, nothing } from 'lit';
 import { fmt } from '../../base/shared.js';
 import { colorFor, textOn } from '../../base/color.js';
 import { renderTail } from './legend.js';
-import { valuesTable } from './table.js';
 
 /**
  * The grid of cells: rows are queries, columns are keys; each cell carries `data-r`, `data-c`,
@@ -52,6 +52,5 @@ export function renderDomGrid(el, m) {
           </div>`)}
       </div>
       ${renderTail(el, lo, hi)}
-      <div class="sr-only">${valuesTable(el.label, m, q, k, digits)}</div>
     </figure>`;
 }

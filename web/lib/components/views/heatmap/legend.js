@@ -1,18 +1,28 @@
 // What both renderings of <mha-heatmap> show under the cells: the attribute messages, the readout,
-// the colour legend and the save buttons.
+// the colour legend, and one disclosure holding the save buttons (and the canvas plot's table of
+// values): one Tab stop per map however many maps a page shows.
 import { html, nothing } from 'lit';
 import { fmt } from '../../base/shared.js';
 import { interpolatorFor } from '../../base/color.js';
 
 /**
  * Messages, readout ("query → key: value", a polite live region), legend (the scheme from `lo` to
- * `hi`) and the "Save PNG" / "Save SVG" buttons (unless `no-save`).
+ * `hi`) and one `<details>`: the "Save PNG" / "Save SVG" buttons (unless `no-save`) and, for the
+ * canvas plot, the table of values (`table`, rendered by the caller only while open). Without
+ * either there is no disclosure.
  * @param {import('../mha-heatmap.js').MhaHeatmap} el the element
  * @param {number} lo low end of the colour range
  * @param {number} hi high end of the colour range
+ * @param {import('lit').TemplateResult|typeof nothing|null} [table] the canvas plot's table (null: none offered)
  * @returns {import('lit').TemplateResult}
  */
-export function renderTail(el, lo, hi) {
+export function renderTail(el, lo, hi, table = null) {
+  const save = el.noSave ? nothing : html`<div class="actions">
+        <button part="save" type="button" @click=${() => el.download()}
+                aria-label=${`Save PNG of ${el.label}`}>Save PNG</button>
+        <button part="save save-svg" type="button" @click=${() => el.download(undefined, 'svg')}
+                aria-label=${`Save SVG of ${el.label}`}>Save SVG</button></div>`;
+  const summary = table === null ? 'Save PNG or SVG' : el.noSave ? 'Table of values' : 'Table of values · save PNG or SVG';
   const interp = interpolatorFor(el._scheme);
   const stops = Array.from({ length: 11 }, (_, i) => `${interp(i / 10)} ${i * 10}%`).join(', ');
   return html`
@@ -24,9 +34,6 @@ export function renderTail(el, lo, hi) {
               style=${`background: linear-gradient(to right, ${stops})`}></span>
         <span class="hi">${fmt(hi, 2)}</span>
       </div>
-      ${el.noSave ? nothing : html`<div class="actions">
-        <button part="save" type="button" @click=${() => el.download()}
-                aria-label=${`Save PNG of ${el.label}`}>Save PNG</button>
-        <button part="save save-svg" type="button" @click=${() => el.download(undefined, 'svg')}
-                aria-label=${`Save SVG of ${el.label}`}>Save SVG</button></div>`}`;
+      ${table === null && el.noSave ? nothing : html`<details class="values" part=${table === null ? 'downloads' : 'table'}
+        @toggle=${el._onToggle}><summary>${summary}</summary>${save}${table ?? nothing}</details>`}`;
 }

@@ -37,8 +37,9 @@ export const heatmapStyles = css`
   }
   .legend { display: flex; align-items: center; gap: 0.4em; font-size: 0.72em; color: var(--_muted); }
   .bar { height: 10px; flex: 1 1 auto; min-width: 60px; border-radius: 2px; border: 1px solid var(--_border); }
-  .actions { display: flex; justify-content: flex-end; }
-  .actions button { font-size: 0.72em; padding: 0.15em 0.5em; }
+  .actions { display: flex; justify-content: flex-end; gap: 0.3rem; }
+  .actions { margin: 0.3em 0; }
+  .actions button { font-size: 0.9em; padding: 0.15em 0.5em; }
   .empty { color: var(--_muted); font-size: 0.85em; }
   /* canvas mode */
   .cgrid {
@@ -54,6 +55,11 @@ export const heatmapStyles = css`
   .rows .rl { width: min(7em, var(--_rlw)); height: var(--_cell); line-height: var(--_cell); align-self: auto; }
   .cols .cl { width: var(--_cell); height: min(6em, var(--_clh)); line-height: var(--_cell); align-self: auto; justify-self: auto; }
   .rl.hl { font-weight: 700; text-decoration: underline; }
+  /* token labels of 11 px or more, whatever a page sets on ::part(label) for small cells; on cells
+     smaller than that, one label per --_span cells (the element picks the span) */
+  .cols .cl, .rows .rl { font-size: max(11px, 1em) !important; }
+  .rows .rl.spaced { height: calc(var(--_span) * (var(--_cell) + 1px) - 1px); line-height: 1.1; }
+  .cols .cl.spaced { width: calc(var(--_span) * (var(--_cell) + 1px) - 1px); line-height: 1.1; }
   @supports (writing-mode: sideways-lr) {
     /* the same bottom-to-top text without a transform per label (cheaper to lay out and paint) */
     .cols .cl { writing-mode: sideways-lr; transform: none; padding: 0 0 3px 0; }

@@ -1,5 +1,4 @@
-// The values of a heatmap as an HTML table (the screen-reader table of the DOM grid and the
-// "Table of values" of the canvas plot).
+// The values of a heatmap as an HTML table (the "Table of values" of the canvas plot).
 import { html } from 'lit';
 import { fmt } from '../../base/shared.js';
 
