@@ -14,6 +14,7 @@ import { X0, HEADS, restaurantLayerOptions } from '../web/lib/components/logic/r
 import { MODELS } from '../web/lib/components/logic/models-data.js';
 import { copyingScores, inductionVerdict } from '../web/lib/src/lm/copying.js';
 import { HEAD_TYPES } from '../web/lib/src/lm/heads.js';
+import { compositionExperiment } from '../web/lib/components/logic/composition.js';
 
 const PAGE = readFileSync(new URL('../web/site/index.html', import.meta.url), 'utf8');
 const TRAINED_JS = readFileSync(new URL('../web/site/lesson/trained.js', import.meta.url), 'utf8');
@@ -38,7 +39,8 @@ const DEFINITIONS = [
   [/log<sub>2<\/sub>/g, 'the base-2 logarithm'],
   [/\bfrom 0 to 1\b/g, 'the range of an attention weight'],
   [/\bWrite 1 token\b/g, 'the name of a button of <mha-gqa-story>'],
-  [/\bDao et al\., 2022|Olsson et al\., 2022/g, 'citations'],
+  [/\bDao et al\., 2022|Olsson et al\., 2022|Elhage et al\. \(2021\)/g, 'citations'],
+  [/\blayer [12]\b/g, 'the names of the trained models\' two layers'],
   [/\bGPT-3\.5 and GPT-4\b|\bstories260K\b|\bT5\b|\bllama2\.c\b/g, 'names'],
 ];
 
@@ -125,6 +127,7 @@ export function backers(html) {
       assert.equal(layers.length, 1, 'one layer, as the sentence says');
       return `${list(both.map((h) => h.head + 1))} of layer ${layers[0]}`;
     },
+    ...compositionBackers(html),
     'widget.seqLen': () => String(T),
     'widget.dModel': () => String(d),
     'widget.wQ': () => {
@@ -189,6 +192,34 @@ export function backers(html) {
     'gqa.group': () => {
       const g = [...new Set(gqa.map((m) => m.kvHeads))].sort((a, b) => a - b)[1];
       return String(gqa[0].numHeads / g);
+    },
+  };
+}
+
+/** The claims of section 9's composition experiment, measured on <mha-composition>'s phrase (its default when unset). */
+function compositionBackers(html) {
+  const el = attrs(html, 'composition');
+  assert.equal(el.model, undefined, 'the experiment runs the explorer\'s default model, the one loaded here');
+  const m = compositionExperiment(charlm, el.phrase ?? 'purple kites drift north');
+  const f2 = (v) => v.toFixed(2);
+  return {
+    'composition.attention': () => {
+      assert.ok(m.heads.labelled && m.heads.writers.every(([l]) => l === 0) && m.heads.readers.every(([l]) => l === 1), 'layer 1 writes, layer 2 reads');
+      return `${f2(m.whole.induction)} to ${f2(m.writersOff.induction)}`;
+    },
+    'composition.bits': () => {
+      // "about what the first copy costs": within a bit of it
+      const r = charlm.run(`${m.phrase} ${m.phrase}`, { ablate: m.heads.writers });
+      const n = m.phrase.length, V = charlm.config.vocabSize;
+      let s = 0;
+      for (let t = 0; t < n - 1; t++) s -= r.logProbs.data[t * V + r.ids[t + 1]];
+      assert.ok(Math.abs(s / (n - 1) / Math.LN2 - m.writersOff.bits) < 1, 'the second copy costs about what the first does');
+      return `${f2(m.whole.bits)} to ${f2(m.writersOff.bits)}`;
+    },
+    'composition.control': () => {
+      assert.ok(m.controlOff.induction > m.writersOff.induction && m.controlOff.bits < m.writersOff.bits, 'the control hurts less');
+      assert.ok(m.controlOff.induction < m.whole.induction, 'but it hurts');
+      return `${f2(m.controlOff.induction)} and ${f2(m.controlOff.bits)}`;
     },
   };
 }
