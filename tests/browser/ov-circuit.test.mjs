@@ -36,7 +36,7 @@ const read = (page) => page.evaluate(async () => {
       for (let t = 0; t < V; t++) maxErr = Math.max(maxErr, Math.abs(w[s][t] - (M[s * V + t] - lo) / (hi - lo)));
       if (w[s][s] === 1 && w[s].filter((v) => v === 1).length === 1) diagTop++;
     }
-    const f2 = (v) => v.toFixed(2);
+    const f2 = (v) => v.toFixed(2).replace('-', '−');
     const copying = api.copyingScores(lm), pos = api.eigenPositivity(lm);
     return {
       selected: [l, j], maxErr, diagTop, V, tokens: map.tokens.length,

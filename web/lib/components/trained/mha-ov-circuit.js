@@ -4,6 +4,9 @@ import { TrainedModelElement, trainedStyles, showChar, f2 } from './trained-shar
 import '../views/mha-heatmap.js';
 import { enumAttr } from '../base/attr-check.js';
 
+/** Two decimals with a true minus sign (−0.20), as the lesson's prose writes them. */
+const signed = (v) => f2(v).replace('-', '−');
+
 /** Width in CSS pixels of the heatmap's grid, whatever the vocabulary size. */
 const MAP_PX = 300;
 
@@ -124,7 +127,7 @@ export class MhaOvCircuit extends TrainedModelElement {
         <td><label><input type="radio" name="head" .checked=${r.layer === sl && r.head === sj}
           aria-label=${`layer ${r.layer + 1}, head ${r.head + 1}`}
           @change=${() => { this.selected = [r.layer, r.head]; }}> ${r.layer + 1}:${r.head + 1}</label></td>
-        <td>${r.type}</td><td class="n">${f2(r.copying)}</td><td class="n">${f2(r.positivity)}</td></tr>`)}</tbody>
+        <td>${r.type}</td><td class="n">${f2(r.copying)}</td><td class="n">${signed(r.positivity)}</td></tr>`)}</tbody>
     </table></div>`;
   }
 
@@ -141,7 +144,7 @@ export class MhaOvCircuit extends TrainedModelElement {
     const tokens = this.lm.vocab.map(showChar);
     return html`${this._table()}
       <p part="summary" role="status">Layer ${l + 1}, head ${j + 1}: the diagonal is the largest entry of its row for
-        ${c.copied} of the ${c.total} tokens (copying score ${f2(c.score)}); eigenvalue positivity ${f2(row.positivity)}.</p>
+        ${c.copied} of the ${c.total} tokens (copying score ${f2(c.score)}); eigenvalue positivity ${signed(row.positivity)}.</p>
       <div class="map" style=${`--mha-cell-size: ${Math.max(2, Math.floor(MAP_PX / V))}px`}><mha-heatmap part="heatmap" compact no-save
         scheme=${this._scheme} .domain=${[0, 1]}
         label=${`Layer ${l + 1}, head ${j + 1}: OV path, row = token attended to, column = logit raised, each row scaled from its smallest (0) to its largest (1) logit`}
