@@ -8,7 +8,7 @@ import { enumAttr } from '../base/attr-check.js';
 const signed = (v) => f2(v).replace('-', '−');
 
 /** Width in CSS pixels of the heatmap's grid, whatever the vocabulary size. */
-const MAP_PX = 300;
+const MAP_PX = 200;
 
 /**
  * Each row of a [V, V] matrix scaled from its smallest entry (0) to its largest (1), as rows for
@@ -70,7 +70,10 @@ export class MhaOvCircuit extends TrainedModelElement {
     td label { font-weight: 400; white-space: nowrap; }
     th { font-size: 0.9em; }
     input[type='radio']:focus-visible { outline: 2px solid var(--_accent); outline-offset: 2px; }
-    .map { --mha-cell-size: 3px; overflow-x: auto; max-width: 100%; }
+    .side { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; align-items: flex-start; }
+    .side > * { min-width: 0; max-width: 100%; }
+    .side p { max-width: 20rem; margin-top: 0.4rem; }
+    .map { --mha-cell-size: 2px; overflow-x: auto; max-width: 100%; }
     .map mha-heatmap::part(label) { font-size: 3px; }
   `];
 
@@ -121,7 +124,7 @@ export class MhaOvCircuit extends TrainedModelElement {
   _table() {
     const [sl, sj] = this.selected ?? [-1, -1];
     return html`<div class="scroll"><table part="table">
-      <thead><tr><th scope="col">Layer:head</th><th scope="col">Label (its attention)</th>
+      <thead><tr><th scope="col">Layer:head</th><th scope="col">Attention label</th>
         <th scope="col">Copying score</th><th scope="col">Eigenvalue positivity</th></tr></thead>
       <tbody>${this.rows.map((r) => html`<tr>
         <td><label><input type="radio" name="head" .checked=${r.layer === sl && r.head === sj}
@@ -142,13 +145,13 @@ export class MhaOvCircuit extends TrainedModelElement {
     const c = copyingOf(M, V);
     const row = this.rows.find((r) => r.layer === l && r.head === j);
     const tokens = this.lm.vocab.map(showChar);
-    return html`${this._table()}
+    return html`<div class="side">${this._table()}<div>
       <p part="summary" role="status">Layer ${l + 1}, head ${j + 1}: the diagonal is the largest entry of its row for
         ${c.copied} of the ${c.total} tokens (copying score ${f2(c.score)}); eigenvalue positivity ${signed(row.positivity)}.</p>
       <div class="map" style=${`--mha-cell-size: ${Math.max(2, Math.floor(MAP_PX / V))}px`}><mha-heatmap part="heatmap" compact no-save
         scheme=${this._scheme} .domain=${[0, 1]}
         label=${`Layer ${l + 1}, head ${j + 1}: OV path, row = token attended to, column = logit raised, each row scaled from its smallest (0) to its largest (1) logit`}
-        .tokens=${tokens} .weights=${rowScaled(M, V)}></mha-heatmap></div>`;
+        .tokens=${tokens} .weights=${rowScaled(M, V)}></mha-heatmap></div></div></div>`;
   }
 }
 
