@@ -14,6 +14,8 @@ import { X0, HEADS, restaurantLayerOptions } from '../web/lib/components/logic/r
 import { MODELS } from '../web/lib/components/logic/models-data.js';
 import { copyingScores, inductionVerdict } from '../web/lib/src/lm/copying.js';
 import { HEAD_TYPES } from '../web/lib/src/lm/heads.js';
+import { compositionExperiment } from '../web/lib/components/logic/composition.js';
+import { eigenPositivity } from '../web/lib/src/lm/ov-eigen.js';
 
 const PAGE = readFileSync(new URL('../web/site/index.html', import.meta.url), 'utf8');
 const TRAINED_JS = readFileSync(new URL('../web/site/lesson/trained.js', import.meta.url), 'utf8');
@@ -38,7 +40,9 @@ const DEFINITIONS = [
   [/log<sub>2<\/sub>/g, 'the base-2 logarithm'],
   [/\bfrom 0 to 1\b/g, 'the range of an attention weight'],
   [/\bWrite 1 token\b/g, 'the name of a button of <mha-gqa-story>'],
-  [/\bDao et al\., 2022|Olsson et al\., 2022/g, 'citations'],
+  [/\bDao et al\., 2022|Olsson et al\., 2022|Elhage et al\. \(2021\)/g, 'citations'],
+  [/\blayer [12]\b/g, 'the names of the trained models\' two layers'],
+  [/−1 to 1\b/g, 'the range of Σλ / Σ|λ|'],
   [/\bGPT-3\.5 and GPT-4\b|\bstories260K\b|\bT5\b|\bllama2\.c\b/g, 'names'],
 ];
 
@@ -125,6 +129,8 @@ export function backers(html) {
       assert.equal(layers.length, 1, 'one layer, as the sentence says');
       return `${list(both.map((h) => h.head + 1))} of layer ${layers[0]}`;
     },
+    ...compositionBackers(html),
+    ...ovBackers(html),
     'widget.seqLen': () => String(T),
     'widget.dModel': () => String(d),
     'widget.wQ': () => {
@@ -189,6 +195,77 @@ export function backers(html) {
     'gqa.group': () => {
       const g = [...new Set(gqa.map((m) => m.kvHeads))].sort((a, b) => a - b)[1];
       return String(gqa[0].numHeads / g);
+    },
+  };
+}
+
+/** The claims of section 9's composition experiment, measured on <mha-composition>'s phrase (its default when unset). */
+function compositionBackers(html) {
+  const el = attrs(html, 'composition');
+  assert.equal(el.model, undefined, 'the experiment runs the explorer\'s default model, the one loaded here');
+  const m = compositionExperiment(charlm, el.phrase ?? 'purple kites drift north');
+  const f2 = (v) => v.toFixed(2);
+  return {
+    'composition.attention': () => {
+      assert.ok(m.heads.labelled && m.heads.writers.every(([l]) => l === 0) && m.heads.readers.every(([l]) => l === 1), 'layer 1 writes, layer 2 reads');
+      return `${f2(m.whole.induction)} to ${f2(m.writersOff.induction)}`;
+    },
+    'composition.bits': () => {
+      // "about what the first copy costs": within a bit of it
+      const r = charlm.run(`${m.phrase} ${m.phrase}`, { ablate: m.heads.writers });
+      const n = m.phrase.length, V = charlm.config.vocabSize;
+      let s = 0;
+      for (let t = 0; t < n - 1; t++) s -= r.logProbs.data[t * V + r.ids[t + 1]];
+      assert.ok(Math.abs(s / (n - 1) / Math.LN2 - m.writersOff.bits) < 1, 'the second copy costs about what the first does');
+      return `${f2(m.whole.bits)} to ${f2(m.writersOff.bits)}`;
+    },
+    'composition.control': () => {
+      assert.ok(m.controlOff.induction > m.writersOff.induction && m.controlOff.bits < m.writersOff.bits, 'the control hurts less');
+      assert.ok(m.controlOff.induction < m.whole.induction, 'but it hurts');
+      return `${f2(m.controlOff.induction)} and ${f2(m.controlOff.bits)}`;
+    },
+  };
+}
+
+/** The claims of section 9's OV-circuit paragraphs, from the model <mha-ov-circuit> shows (the default one). */
+function ovBackers(html) {
+  assert.equal(attrs(html, 'ov-circuit').model, undefined, 'the element shows the default model, the one loaded here');
+  const copying = copyingScores(charlm), pos = eigenPositivity(charlm), heads = charlm.heads;
+  const f2 = (v) => v.toFixed(2).replace('-', '−');
+  const pick = (keep) => heads.map((h, i) => ({ h, c: copying[i], p: pos[i] })).filter(keep);
+  return {
+    'ov.vocab': () => String(charlm.config.vocabSize),
+    'ov.probes': () => {
+      const p = JSON.parse(charlm.metadata.probes);
+      assert.ok(p.repeat.every((r) => r.length === 2 * p.repeat_span && r.slice(0, p.repeat_span) === r.slice(p.repeat_span)), 'each probe is a span written twice');
+      assert.ok(p.repeat.every((r) => /^[A-Za-z ]+$/.test(r)), 'letters');
+      return `${p.repeat.length} strings of ${p.repeat_span} random letters`;
+    },
+    'ov.induction': () => {
+      const both = pick(({ h, c }) => inductionVerdict(h, c) === 'induction');
+      assert.equal(both.length, 2, 'the two induction heads');
+      return `copying scores ${both.map((x) => f2(x.c.score)).join(' and ')}, positivity ${both.map((x) => f2(x.p.positivity)).join(' and ')}`;
+    },
+    'ov.previous': () => {
+      const prev = pick(({ h }) => h.layer === 0 && h.type === 'previous-token');
+      assert.ok(prev.length === 2 && prev.every((x) => x.p.positivity < 0 && !x.c.copies));
+      return `positivity ${prev.map((x) => f2(x.p.positivity)).join(' and ')}`;
+    },
+    'ov.current': () => {
+      const cur = pick(({ h }) => h.layer === 1 && h.type === 'current-token');
+      assert.equal(cur.length, 1);
+      const [{ h, c, p }] = cur;
+      assert.ok(!c.copies && p.positivity > 0.5, 'the two measures disagree');
+      return `head ${h.head + 1}, a current-token head, with a copying score of ${f2(c.score)} but a positivity of ${f2(p.positivity)}`;
+    },
+    'ov.curriculum': () => {
+      // the training record stored in the file (scripts/train/train.py's curriculum)
+      const t = charlm.training;
+      const m = t.curriculum.match(/(\d+) % of training windows are one span of 8-32 characters repeated.*from step (\d+) on: (\d+) % repeats/);
+      assert.ok(m, t.curriculum);
+      assert.equal(m[1], '50', 'half');
+      assert.ok(Number(m[3]) < 50, 'fewer later');
+      return `first ${Number(m[2]).toLocaleString('en-US')} of its ${t.steps.toLocaleString('en-US')} training steps, half`;
     },
   };
 }

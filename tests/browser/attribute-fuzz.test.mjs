@@ -78,6 +78,8 @@ const ELEMENTS = [
   { tag: 'mha-heads', attrs: { scale: 'enum', scheme: 'enum', expanded: 'int' } },
   { tag: 'mha-trained-heads', trained: true, attrs: { ablate: 'heads', scheme: 'enum', loading: 'enum' } },
   { tag: 'mha-induction', trained: true, attrs: { scheme: 'enum', loading: 'enum' } },
+  { tag: 'mha-composition', trained: true, attrs: { scheme: 'enum', loading: 'enum' } },
+  { tag: 'mha-ov-circuit', trained: true, ready: 'rows', attrs: { scheme: 'enum', loading: 'enum' } },
   { tag: 'mha-generate', trained: true, attrs: { temperature: 'num', seed: 'int', ablate: 'heads', scheme: 'enum', loading: 'enum' } },
   { tag: 'mha-surprisal', trained: true, attrs: { ablate: 'heads', scheme: 'enum', loading: 'enum' } },
   { tag: 'mha-gqa-story', trained: true, attrs: { temperature: 'num', seed: 'int', steps: 'int', layer: 'int', ablate: 'heads', scheme: 'enum', loading: 'enum' } },

@@ -137,6 +137,8 @@ export const ELEMENTS = {
   'mha-cost-ledger': ['mha-cost-ledger', '<mha-cost-ledger></mha-cost-ledger>', 'result'],
   'mha-trained-heads': ['mha-trained-heads', '<mha-trained-heads></mha-trained-heads>', 'textScores'],
   'mha-induction': ['mha-induction', '<mha-induction></mha-induction>', 'measured'],
+  'mha-composition': ['mha-composition', '<mha-composition></mha-composition>', 'measured'],
+  'mha-ov-circuit': ['mha-ov-circuit', '<mha-ov-circuit></mha-ov-circuit>', 'rows'],
   'mha-generate': ['mha-generate', '<mha-generate></mha-generate>', 'lm'],
   'mha-twins': ['mha-twins', '<mha-twins></mha-twins>', 'rows'],
   'mha-gqa-story': ['mha-gqa-story', '<mha-gqa-story></mha-gqa-story>', 'measured'],

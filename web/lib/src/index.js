@@ -26,6 +26,8 @@ import { loadModel, LanguageModel, CharModel, MODEL_FORMAT } from './lm/model.js
 export { MHAError, Tensor, Layer, KVCache, VERSION, parseSafetensors, LanguageModel, CharModel, MODEL_FORMAT };
 export { headType, analyzeHeads, scoreText, inductionTargets, TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN } from './lm/heads.js';
 export { copyingScores, ovLogits, copyingOf, inductionVerdict, COPYING_THRESHOLD } from './lm/copying.js';
+export { eigenvalues } from './lm/eigen.js';
+export { ovEigenvalues, eigenPositivity, positivityOf } from './lm/ov-eigen.js';
 
 /** Calls the core's passport (the one place the configuration rules live) with a PassportBlock;
  * o.mods: the score modifiers (scoreModsOption). */

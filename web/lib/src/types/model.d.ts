@@ -67,6 +67,23 @@ export function copyingScores(model: LanguageModel): readonly CopyingScore[];
 export function ovLogits(model: LanguageModel, layer: number): Float64Array[];
 /** The copying score of a [V, V] OV-logit matrix: rows whose own entry is strictly the largest. */
 export function copyingOf(M: ArrayLike<number>, V: number): { score: number; copied: number; total: number };
+/**
+ * The eigenvalues of a real n × n matrix (row-major), float64: Householder reduction to Hessenberg
+ * form and the shifted double-step QR iteration (EISPACK's orthes and hqr). Complex ones come in
+ * conjugate pairs. Throws an MHAError (INVALID_ARGUMENT when A is not n × n, NON_FINITE when a value is not finite).
+ */
+export function eigenvalues(A: ArrayLike<number>, n: number): { re: Float64Array; im: Float64Array };
+/**
+ * Per head of a layer, the d_k nonzero eigenvalues of its full OV circuit E·N₁·W_V·W_O·N_F·W_U
+ * (the norms' linear parts folded in; Elhage et al. 2021), computed on the d_k × d_k form.
+ */
+export function ovEigenvalues(model: LanguageModel, layer: number): Array<{ re: Float64Array; im: Float64Array }>;
+/** Σλ / Σ|λ| of a spectrum (null when every λ is 0), with both sums. */
+export function positivityOf(ev: { re: ArrayLike<number>; im: ArrayLike<number> }): { positivity: number | null; sum: number; absSum: number };
+/** One head's eigenvalue positivity Σλ / Σ|λ| of its OV circuit: 1 when every eigenvalue is positive (Elhage et al. 2021). */
+export interface EigenPositivity { layer: number; head: number; positivity: number | null; sum: number; absSum: number }
+/** Every head's eigenvalue positivity, in (layer, head) order. */
+export function eigenPositivity(model: LanguageModel): readonly EigenPositivity[];
 /** 'induction' only when the head is labelled induction from its attention AND its output copies. */
 export function inductionVerdict(info: { type: string }, copying: { copies: boolean }): 'induction' | 'attends-only' | 'copies-only' | 'neither';
 
