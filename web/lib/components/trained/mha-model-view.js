@@ -136,6 +136,8 @@ export class MhaModelView extends TrainedModelElement {
     this._open = null;
     this._active = [0, 0];     // the grid's Tab stop, [layer, head]
     this._sumKey = null;       // what the summaries were made from: [result, reference, copying, lm]
+    this._probed = null;       // {lm, value: probeHeads(lm)} once measured
+    this._probing = null;
     this._scratch = new Float32Array(64 * 64);
   }
 
@@ -217,8 +219,8 @@ export class MhaModelView extends TrainedModelElement {
     const shape = this._shape;
     if (!r || !shape) { this._summaries = null; return; }
     let reference = this.reference, copying = this.copying;
-    if (!this._external || (this.lm && reference == null)) {
-      const probed = this.lm ? probeHeads(this.lm) : null;
+    if (this.lm && (!this._external || reference == null)) {
+      const probed = this._probed?.lm === this.lm ? this._probed.value : this._probeLater(this.lm);
       reference = probed?.heads ?? null;
       copying = probed?.copying ?? null;
     }
@@ -227,6 +229,23 @@ export class MhaModelView extends TrainedModelElement {
     const [l, j] = this._active;
     if (l >= shape.numLayers || j >= shape.numHeads) this._active = [0, 0];
     if (this._open && (this._open[0] >= shape.numLayers || this._open[1] >= shape.numHeads)) this._open = null;
+  }
+
+  /**
+   * The model's probe labels and copying scores (probeHeads: a run per probe text, a forward per head)
+   * are measured once per model after the thumbnails have been painted with the text's scores.
+   * @returns {null} nothing yet
+   */
+  _probeLater(lm) {
+    if (this._probing === lm) return null;
+    this._probing = lm;
+    requestAnimationFrame(() => setTimeout(() => {
+      if (this.lm !== lm) return;
+      this._probed = { lm, value: probeHeads(lm) };
+      this._sumKey = null;
+      this.requestUpdate();
+    }, 0));
+    return null;
   }
 
   /** The layers and heads the filters let through. */
