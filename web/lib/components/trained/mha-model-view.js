@@ -10,6 +10,9 @@ import '../views/mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
 
+/** Attention weights (layers · heads · T²) up to which the scores are computed before the thumbnails are painted. */
+const SYNC_SCORES = 1 << 18;
+
 /**
  * Parses a `layer` or `head` attribute: "all" or a 1-based number within the model.
  * @param {string} name 'layer' or 'head'
@@ -73,6 +76,7 @@ const openCell = (T) => Math.max(3, Math.min(20, Math.floor(600 / T) - 1));
  *   when the element runs its model, it holds that run.
  * @prop {Array|null} reference - The heads' labels from the model's probes (`LanguageModel.heads`), with `result`.
  * @prop {Array|null} copying - The heads' copying scores (`copyingScores(lm)`), with `result`.
+ * @prop {Array|null} textScores - The heads' scores on the run's text (`scoreText`), with `result`; computed when absent.
  * @prop {Array<[number, number]>} off - Heads shown as switched off (0-based [layer, head]); marked "off".
  * @prop {Array|null} summaries - Read-only: what each thumbnail shows (headSummaries, in (layer, head) order).
  * @prop {[number, number]|null} opened - Read-only: the head open full size, 0-based [layer, head].
@@ -108,6 +112,7 @@ export class MhaModelView extends TrainedModelElement {
     result: { attribute: false },
     reference: { attribute: false },
     copying: { attribute: false },
+    textScores: { attribute: false },
     off: { attribute: false },
     _summaries: { state: true },
     _open: { state: true },
@@ -126,6 +131,7 @@ export class MhaModelView extends TrainedModelElement {
     this.result = null;
     this.reference = null;
     this.copying = null;
+    this.textScores = null;
     this.off = [];
     this._own = null;          // the run this element made (result === _own: not set from script)
     this._seq = 0;
@@ -137,7 +143,7 @@ export class MhaModelView extends TrainedModelElement {
     this._active = [0, 0];     // the grid's Tab stop, [layer, head]
     this._sumKey = null;       // what the summaries were made from: [result, reference, copying, lm]
     this._probed = null;       // {lm, value: probeHeads(lm)} once measured
-    this._probing = null;
+    this._scoreSeq = 0;
     this._scratch = new Float32Array(64 * 64);
   }
 
@@ -179,7 +185,7 @@ export class MhaModelView extends TrainedModelElement {
     }
     g.end();
     if (!this._external && this.lm && (changed.has('lm') || changed.has('text'))) this._compute();
-    const key = [this.result, this.reference, this.copying, this.lm];
+    const key = [this.result, this.reference, this.copying, this.lm, this.textScores];
     if (key.some((v, i) => v !== this._sumKey?.[i])) {
       this._sumKey = key;
       this._summarize();
@@ -213,39 +219,40 @@ export class MhaModelView extends TrainedModelElement {
     }
   }
 
-  /** The thumbnails' labels and scores from the run shown, and the probes' where there are. */
+  /**
+   * The thumbnails' labels and scores from the run shown (scoreText, or `textScores` when given), and
+   * the model's probe labels and copying scores where it has them (probeHeads: a run per probe text
+   * and a forward per head, measured once per model). Work beyond SYNC_SCORES attention weights, and
+   * the probes, wait until the thumbnails have been painted: the maps come first, their scores a
+   * frame later (the last scores stay meanwhile).
+   */
   _summarize() {
     const r = this.result;
     const shape = this._shape;
     if (!r || !shape) { this._summaries = null; return; }
-    let reference = this.reference, copying = this.copying;
-    if (this.lm && (!this._external || reference == null)) {
-      const probed = this._probed?.lm === this.lm ? this._probed.value : this._probeLater(this.lm);
-      reference = probed?.heads ?? null;
-      copying = probed?.copying ?? null;
-    }
-    const onText = scoreText(r.attention, r.ids);
-    this._summaries = headSummaries(shape, onText, reference, copying);
     const [l, j] = this._active;
     if (l >= shape.numLayers || j >= shape.numHeads) this._active = [0, 0];
     if (this._open && (this._open[0] >= shape.numLayers || this._open[1] >= shape.numHeads)) this._open = null;
+    const lm = this.lm && (!this._external || this.reference == null) ? this.lm : null;
+    const probed = lm && this._probed?.lm !== lm;
+    const big = shape.numLayers * shape.numHeads * shape.T * shape.T > SYNC_SCORES;
+    if (!probed && (!big || this.textScores)) { this._score(r, shape, lm); return; }
+    if (this._summaries?.length !== shape.numLayers * shape.numHeads) this._summaries = null;
+    const seq = ++this._scoreSeq;
+    requestAnimationFrame(() => setTimeout(() => {
+      if (seq !== this._scoreSeq || this.result !== r) return;
+      if (lm && this.lm === lm && this._probed?.lm !== lm) this._probed = { lm, value: probeHeads(lm) };
+      this._score(r, shape, lm);
+    }, 0));
   }
 
-  /**
-   * The model's probe labels and copying scores (probeHeads: a run per probe text, a forward per head)
-   * are measured once per model after the thumbnails have been painted with the text's scores.
-   * @returns {null} nothing yet
-   */
-  _probeLater(lm) {
-    if (this._probing === lm) return null;
-    this._probing = lm;
-    requestAnimationFrame(() => setTimeout(() => {
-      if (this.lm !== lm) return;
-      this._probed = { lm, value: probeHeads(lm) };
-      this._sumKey = null;
-      this.requestUpdate();
-    }, 0));
-    return null;
+  /** Sets the summaries of run r (lm: the model whose probes label the heads, or null). */
+  _score(r, shape, lm) {
+    const probed = lm ? this._probed?.value : null;
+    const reference = lm ? probed?.heads ?? null : this.reference;
+    const copying = lm ? probed?.copying ?? null : this.copying;
+    const onText = this.textScores ?? scoreText(r.attention, r.ids);
+    this._summaries = headSummaries(shape, onText, reference, copying);
   }
 
   /** The layers and heads the filters let through. */

@@ -376,7 +376,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
       ${this._layerPicker(c)}
       ${this._layer === 'all' && c.numLayers * c.numHeads > ALL_HEADS_MAX ? (r ? html`<mha-model-view part="model-view" no-filters
         scheme=${this._scheme} head=${this._head === 'all' ? 'all' : this._head + 1} .result=${r} .reference=${reference}
-        .copying=${copying} .off=${off}></mha-model-view>` : nothing) : html`
+        .copying=${copying} .textScores=${this.textScores} .off=${off}></mha-model-view>` : nothing) : html`
       <div class=${heads.length === 1 && layers.length === 1 ? 'grid one' : 'grid'} part="heads">
         ${layers.map((l) => html`
           <div class="layer" role="group" aria-label=${`Layer ${l + 1}`}>
