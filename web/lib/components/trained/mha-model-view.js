@@ -398,7 +398,8 @@ export class MhaModelView extends TrainedModelElement {
   _cell(s, l, j, active, off) {
     const scores = s ? scoreEntries(s, TYPE_THRESHOLD) : [];
     return html`<div role="gridcell" part="thumb" class=${`cell${off ? ' off' : ''}${active ? ' active' : ''}`} tabindex=${active ? 0 : -1}
-      aria-haspopup="dialog" aria-label=${s ? cellName(s, off) : `Layer ${l + 1}, head ${j + 1}`} data-layer=${l} data-head=${j}>
+      aria-haspopup="dialog" data-layer=${l} data-head=${j}>
+      <span class="sr-only">${s ? cellName(s, off) : `Layer ${l + 1}, head ${j + 1}${off ? ', switched off' : ''}.`}</span>
       <span class="lab" aria-hidden="true"><span>${headLabel(l, j)}</span><b>${off ? 'off' : TYPE_ABBR[s?.type] ?? ''}</b></span>
       <canvas aria-hidden="true" data-layer=${l} data-head=${j}></canvas>
       <span class="sc" aria-hidden="true">${scores.map((x) => html`<span class=${x.strong ? 'strong' : ''}>${x.abbr} ${x.text}</span>`)}</span>
