@@ -135,6 +135,7 @@ export const ELEMENTS = {
   'mha-kv-calculator': ['mha-kv-calculator', '<mha-kv-calculator></mha-kv-calculator>', 'result'],
   'mha-cost-ledger': ['mha-cost-ledger', '<mha-cost-ledger></mha-cost-ledger>', 'result'],
   'mha-trained-heads': ['mha-trained-heads', '<mha-trained-heads></mha-trained-heads>', 'textScores'],
+  'mha-model-view': ['mha-model-view', '<mha-model-view></mha-model-view>', 'summaries'],
   'mha-induction': ['mha-induction', '<mha-induction></mha-induction>', 'measured'],
   'mha-generate': ['mha-generate', '<mha-generate></mha-generate>', 'lm'],
   'mha-twins': ['mha-twins', '<mha-twins></mha-twins>', 'rows'],
