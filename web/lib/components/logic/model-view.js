@@ -45,9 +45,9 @@ export function poolMax(data, base, T, S, out = new Float32Array(S * S)) {
   return out;
 }
 
-/** The short names of the head types on a thumbnail (the full name is in the cell's accessible name). */
+/** The short names of the types with a pattern on a thumbnail (broad and mixed heads carry none; every type is in the cell's name). */
 export const TYPE_ABBR = Object.freeze({
-  'previous-token': 'prev', 'two-back': '2-back', 'current-token': 'self', 'first-token': 'first', induction: 'ind', broad: 'broad', mixed: 'mixed',
+  'previous-token': 'prev', 'two-back': '2bk', 'current-token': 'self', 'first-token': '1st', induction: 'ind',
 });
 
 /**

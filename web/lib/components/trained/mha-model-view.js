@@ -382,9 +382,11 @@ export class MhaModelView extends TrainedModelElement {
     const [al, aj] = rows.includes(this._active[0]) && cols.includes(this._active[1]) ? this._active : [rows[0], cols[0]];
     return html`
       <div class="controls">${this._filters()}${this._legend()}</div>
-      <p class="key hint">Each thumbnail: layer · head and its type; scores on this text: <b>p</b> previous-token,
+      <p class="key hint">Each thumbnail: layer · head; its scores on this text: <b>p</b> previous-token,
         <b>i</b> induction${copying ? html`, and <b>c</b> copying (from the model's weights)` : ''}; underlined when a score reaches
-        ${copying ? `${TYPE_THRESHOLD} (copying: ${COPYING_THRESHOLD})` : TYPE_THRESHOLD}. Click a head, or Enter, to open it full size.</p>
+        ${copying ? `${TYPE_THRESHOLD} (copying: ${COPYING_THRESHOLD})` : TYPE_THRESHOLD}; then its type where it has one
+        (<b>prev</b> previous-token, <b>ind</b> induction, <b>2bk</b> two-back, <b>self</b> current-token, <b>1st</b> first-token${copying ? ', from the probes' : ''}).
+        Click a head, or Enter, to open it full size.</p>
       <div role="grid" part="grid" style=${`--_cols: ${cols.length}`} aria-rowcount=${rows.length + 1} aria-colcount=${cols.length + 1}
         aria-label=${`Attention of ${rows.length < L || cols.length < h ? `${rows.length * cols.length} of ` : ''}${L * h} heads (${L} layers × ${h} heads) on ${T} tokens`}
         @click=${this._onClick} @keydown=${this._onKey} @focusin=${this._onFocusIn}>
@@ -400,9 +402,10 @@ export class MhaModelView extends TrainedModelElement {
     return html`<div role="gridcell" part="thumb" class=${`cell${off ? ' off' : ''}${active ? ' active' : ''}`} tabindex=${active ? 0 : -1}
       aria-haspopup="dialog" data-layer=${l} data-head=${j}>
       <span class="sr-only">${s ? cellName(s, off) : `Layer ${l + 1}, head ${j + 1}${off ? ', switched off' : ''}.`}</span>
-      <span class="lab" aria-hidden="true"><span>${headLabel(l, j)}</span><b>${off ? 'off' : TYPE_ABBR[s?.type] ?? ''}</b></span>
+      <span class="lab" aria-hidden="true">${headLabel(l, j)}</span>
       <canvas aria-hidden="true" data-layer=${l} data-head=${j}></canvas>
-      <span class="sc" aria-hidden="true">${scores.map((x) => html`<span class=${x.strong ? 'strong' : ''}>${x.abbr} ${x.text}</span>`)}</span>
+      <span class="sc" aria-hidden="true">${scores.map((x) => html`<span class=${x.strong ? 'strong' : ''}>${x.abbr} ${x.text}</span>`)}${
+        off || TYPE_ABBR[s?.type] ? html`<b class="type">${off ? 'off' : TYPE_ABBR[s.type]}</b>` : nothing}</span>
     </div>`;
   }
 

@@ -268,7 +268,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const H = this._head;
     return html`<div class="pick">
       <label>Layer <select part="layer" class="layer-select" @change=${this._onLayer}>
-        <option value="all" ?selected=${L === 'all'}>All ${c.numLayers} layers (${c.numLayers * c.numHeads} maps)</option>
+        <option value="all" ?selected=${L === 'all'}>All ${c.numLayers} layers (${c.numLayers * c.numHeads} ${
+          c.numLayers * c.numHeads > ALL_HEADS_MAX ? 'thumbnails' : 'maps'})</option>
         ${Array.from({ length: c.numLayers }, (_, l) => html`<option value=${l + 1} ?selected=${L === l}>Layer ${l + 1} of ${c.numLayers}</option>`)}
       </select></label>
       <label>Head <select part="head-picker" class="head-select" @change=${this._onHead}>

@@ -72,11 +72,11 @@ export const modelViewStyles = css`
   .cell:focus-visible, .cell.active:focus { outline: 3px solid var(--_focus, orangered); outline-offset: 1px; }
   .cell.off { border-style: dashed; }
   .cell canvas { display: block; width: 100%; aspect-ratio: 1; image-rendering: pixelated; }
-  .lab { display: flex; justify-content: space-between; gap: 2px; white-space: nowrap; overflow: hidden; }
-  .lab b { font-weight: 700; }
+  .lab { white-space: nowrap; overflow: hidden; }
+  .sc .type { font-weight: 700; }
   .sc { display: flex; flex-wrap: wrap; column-gap: 0.35em; font-variant-numeric: tabular-nums; white-space: nowrap; }
   .sc .strong { font-weight: 700; text-decoration: underline; }
-  @container (max-width: 560px) { .sc, .lab b { display: none; } [role='row'] { grid-template-columns: 1.8rem repeat(var(--_cols), minmax(0, var(--_thumb))); } }
+  @container (max-width: 560px) { .sc { display: none; } [role='row'] { grid-template-columns: 1.8rem repeat(var(--_cols), minmax(0, var(--_thumb))); } }
   dialog { max-width: min(94vw, 60rem); max-height: 92vh; border: 1px solid var(--_border); border-radius: var(--_radius);
     background: var(--_bg); color: var(--_fg); padding: 0.8rem 1rem; box-sizing: border-box; }
   dialog::backdrop { background: rgb(0 0 0 / 0.45); }
