@@ -141,7 +141,7 @@ export class MhaModelView extends TrainedModelElement {
     this._summaries = null;
     this._open = null;
     this._active = [0, 0];     // the grid's Tab stop, [layer, head]
-    this._sumKey = null;       // what the summaries were made from: [result, reference, copying, lm]
+    this._sumKey = null;       // what the summaries were made from: [result, reference, copying, lm, textScores]
     this._probed = null;       // {lm, value: probeHeads(lm)} once measured
     this._scoreSeq = 0;
     this._scratch = new Float32Array(64 * 64);
@@ -234,11 +234,11 @@ export class MhaModelView extends TrainedModelElement {
     if (l >= shape.numLayers || j >= shape.numHeads) this._active = [0, 0];
     if (this._open && (this._open[0] >= shape.numLayers || this._open[1] >= shape.numHeads)) this._open = null;
     const lm = this.lm && (!this._external || this.reference == null) ? this.lm : null;
-    const probed = lm && this._probed?.lm !== lm;
+    const unprobed = lm && this._probed?.lm !== lm;
     const big = shape.numLayers * shape.numHeads * shape.T * shape.T > SYNC_SCORES;
-    if (!probed && (!big || this.textScores)) { this._score(r, shape, lm); return; }
-    if (this._summaries?.length !== shape.numLayers * shape.numHeads) this._summaries = null;
     const seq = ++this._scoreSeq;
+    if (!unprobed && (!big || this.textScores)) { this._score(r, shape, lm); return; }
+    if (this._summaries?.length !== shape.numLayers * shape.numHeads) this._summaries = null;
     requestAnimationFrame(() => setTimeout(() => {
       if (seq !== this._scoreSeq || this.result !== r) return;
       if (lm && this.lm === lm && this._probed?.lm !== lm) this._probed = { lm, value: probeHeads(lm) };
