@@ -82,6 +82,7 @@ const ELEMENTS = [
   { tag: 'mha-ov-circuit', trained: true, ready: 'rows', attrs: { scheme: 'enum', loading: 'enum' } },
   { tag: 'mha-generate', trained: true, attrs: { temperature: 'num', seed: 'int', ablate: 'heads', scheme: 'enum', loading: 'enum' } },
   { tag: 'mha-surprisal', trained: true, attrs: { ablate: 'heads', scheme: 'enum', loading: 'enum' } },
+  { tag: 'mha-model-view', trained: true, attrs: { layer: 'int', head: 'int', scheme: 'enum', loading: 'enum' } },
   { tag: 'mha-gqa-story', trained: true, attrs: { temperature: 'num', seed: 'int', steps: 'int', layer: 'int', ablate: 'heads', scheme: 'enum', loading: 'enum' } },
   { tag: 'mha-twins', trained: true, ready: 'rows', attrs: { loading: 'enum' } },
   { tag: 'mha-gqa-twins', trained: true, ready: 'lm-any', attrs: { seed: 'int', temperature: 'num', steps: 'int', shown: 'int', layer: 'int', scheme: 'enum', loading: 'enum' } },

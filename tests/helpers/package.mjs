@@ -136,6 +136,7 @@ export const ELEMENTS = {
   'mha-kv-calculator': ['mha-kv-calculator', '<mha-kv-calculator></mha-kv-calculator>', 'result'],
   'mha-cost-ledger': ['mha-cost-ledger', '<mha-cost-ledger></mha-cost-ledger>', 'result'],
   'mha-trained-heads': ['mha-trained-heads', '<mha-trained-heads></mha-trained-heads>', 'textScores'],
+  'mha-model-view': ['mha-model-view', '<mha-model-view></mha-model-view>', 'summaries'],
   'mha-induction': ['mha-induction', '<mha-induction></mha-induction>', 'measured'],
   'mha-composition': ['mha-composition', '<mha-composition></mha-composition>', 'measured'],
   'mha-ov-circuit': ['mha-ov-circuit', '<mha-ov-circuit></mha-ov-circuit>', 'rows'],

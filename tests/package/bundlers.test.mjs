@@ -1,4 +1,4 @@
-// The bundler matrix: one app (tests/package/fixtures/every: the three group entries imported, all 20
+// The bundler matrix: one app (tests/package/fixtures/every: the three group entries imported, all 21
 // elements on the page) built from the packed tarball by Vite (the current major and the one before),
 // webpack 5, esbuild and Parcel 2, each with nothing configured about mha-wasm, then opened in
 // Chromium under the README's strict CSP, plain and cross-origin isolated (the isolated page also with
@@ -35,7 +35,7 @@ const READY = {
   'mha-engine-info': 'info', 'mha-widget': 'result', 'mha-passport': 'passport', 'mha-heatmap': null, 'mha-heads': null,
   'mha-stepper': 'trace', 'mha-wo-mix': 'contributions', 'mha-model-table': 'rows', 'mha-kv-calculator': 'result',
   'mha-cost-ledger': 'result', 'mha-layer-map': 'passport', 'mha-causal-mask': 'result', 'mha-cross-attention': 'result',
-  'mha-trained-heads': 'textScores', 'mha-induction': 'measured', 'mha-generate': 'lm', 'mha-twins': 'rows',
+  'mha-trained-heads': 'textScores', 'mha-model-view': 'summaries', 'mha-induction': 'measured', 'mha-generate': 'lm', 'mha-twins': 'rows',
   'mha-gqa-story': 'measured', 'mha-gqa-twins': 'rows', 'mha-surprisal': 'measured',
 };
 

@@ -1,8 +1,9 @@
 // Entry of the trained-model elements' bundle (web/lib/dist/mha-trained.js): the trained-heads
-// explorer, the surprisal strip, the induction probe, the composition experiment, the OV circuits, KV-cache generation, the h = 1 / h = 4 twins,
+// explorer, the model view (every head as a thumbnail), the surprisal strip, the induction probe, the composition experiment, the OV circuits, KV-cache generation, the h = 1 / h = 4 twins,
 // the grouped-query story and twins, the model cache they share, and everything mha-components.js exports (the basic
 // elements and the JS API).
 export { MhaTrainedHeads, explainHeads, modelChoices } from './trained/mha-trained-heads.js';
+export { MhaModelView } from './trained/mha-model-view.js';
 export { MhaInduction, copyBits } from './trained/mha-induction.js';
 export { MhaComposition } from './trained/mha-composition.js';
 export { MhaOvCircuit, rowScaled } from './trained/mha-ov-circuit.js';

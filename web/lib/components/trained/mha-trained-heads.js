@@ -7,32 +7,19 @@ import { modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
 import { probeHeads, explainHeads } from '../logic/trained-heads.js';
 import { enumAttr, headListAttr, attrError } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
+import { pickAttr } from './mha-model-view.js';
 import '../views/mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
 
-export { explainHeads };
+export { explainHeads, pickAttr };
 
 /**
  * Models with at most this many heads in all (layers × heads) show every head's map at once by
- * default; bigger ones (stories260K's 5 × 8, GPT-2's 12 × 12) show one layer, picked with a select.
+ * default; bigger ones (stories260K's 5 × 8, GPT-2's 12 × 12) show one layer, picked with a select,
+ * and "all" of them as thumbnails (`<mha-model-view>`).
  */
 export const ALL_HEADS_MAX = 16;
-
-/**
- * Parses a `layer` or `head` attribute: "all" or a 1-based number within the model.
- * @param {string} name 'layer' or 'head'
- * @param {string|number|null|undefined} raw the attribute (absent → `dflt`)
- * @param {{n: number, dflt: number|'all'}} o how many layers (heads) the model has; the default
- * @returns {{value: number|'all'}|{error: import('../../src/index.js').MHAError, dflt: number|'all'}} value: 0-based, or 'all'
- */
-export function pickAttr(name, raw, { n, dflt }) {
-  if (raw === null || raw === undefined) return { value: dflt };
-  const s = String(raw).trim().toLowerCase();
-  if (s === 'all') return { value: 'all' };
-  if (/^\d+$/.test(s) && Number(s) >= 1 && Number(s) <= n) return { value: Number(s) - 1 };
-  return { error: attrError(name, `"all" or a ${name} number from 1 to ${n}`, raw), dflt };
-}
 
 /**
  * The shipped models a reader can pick, from a models manifest (`index.json`): its `models` (the
@@ -84,7 +71,9 @@ export function modelChoices(manifest, base) {
  *   valid ablation stays, one message names the attribute and the value, and `mha-error` fires.
  * @attr {'viridis'|'cividis'} scheme - Color scale of the heatmaps.
  * @attr {string} layer - The layer whose heads are drawn: a 1-based number, or "all". Default: "all" for a
- *   model of at most ALL_HEADS_MAX (16) heads in all, else 1 (only that layer's maps are in the page). A
+ *   model of at most ALL_HEADS_MAX (16) heads in all, else 1 (only that layer's maps are in the page). "all"
+ *   on a bigger model shows every head as a thumbnail of fixed size (`<mha-model-view>`, part `model-view`:
+ *   Enter or a click opens one full size), with the `head` pick as its filter. A
  *   `<select>` (part `layer`) picks it and sets the attribute; it is shown for a bigger model, or when
  *   `layer` or `head` is set.
  * @attr {string} head - The head drawn within the layer: a 1-based number, or "all" (default). A
@@ -115,6 +104,7 @@ export function modelChoices(manifest, base) {
  * @csspart next - The list of likely next characters.
  * @csspart all-on - The "Switch every head on" button.
  * @csspart heads - The grid of heads.
+ * @csspart model-view - The `<mha-model-view>` of `layer="all"` on a model of more than ALL_HEADS_MAX heads.
  * @csspart head - One head's box (class `off` when switched off).
  * @csspart switch - A head's on/off switch (role="switch").
  * @csspart badge - A head's type label.
@@ -293,7 +283,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const H = this._head;
     return html`<div class="pick">
       <label>Layer <select part="layer" class="layer-select" @change=${this._onLayer}>
-        <option value="all" ?selected=${L === 'all'}>All ${c.numLayers} layers (${c.numLayers * c.numHeads} maps)</option>
+        <option value="all" ?selected=${L === 'all'}>All ${c.numLayers} layers (${c.numLayers * c.numHeads} ${
+          c.numLayers * c.numHeads > ALL_HEADS_MAX ? 'thumbnails' : 'maps'})</option>
         ${Array.from({ length: c.numLayers }, (_, l) => html`<option value=${l + 1} ?selected=${L === l}>Layer ${l + 1} of ${c.numLayers}</option>`)}
       </select></label>
       <label>Head <select part="head-picker" class="head-select" @change=${this._onHead}>
@@ -404,13 +395,16 @@ export class MhaTrainedHeads extends AblatableModelElement {
         only when its attention is labelled induction and its copying score reaches ${COPYING_THRESHOLD}.
         <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></p>`}
       ${this._layerPicker(c)}
+      ${this._layer === 'all' && c.numLayers * c.numHeads > ALL_HEADS_MAX ? (r ? html`<mha-model-view part="model-view" no-filters
+        scheme=${this._scheme} head=${this._head === 'all' ? 'all' : this._head + 1} .result=${r} .reference=${reference}
+        .copying=${copying} .textScores=${this.textScores} .off=${off}></mha-model-view>` : nothing) : html`
       <div class=${heads.length === 1 && layers.length === 1 ? 'grid one' : 'grid'} part="heads">
         ${layers.map((l) => html`
           <div class="layer" role="group" aria-label=${`Layer ${l + 1}`}>
             <span class="layer-name" aria-hidden="true">Layer ${l + 1}</span>
             ${heads.map((j) => this._headBox(l, j, reference, tokens, isOff(l, j), copying))}
           </div>`)}
-      </div>
+      </div>`}
       ${explained ? html`<div class="explanation" part="explanation">
         <p>${explained.summary}</p>
         <ul>${explained.lines.map((t) => html`<li>${t}</li>`)}</ul>

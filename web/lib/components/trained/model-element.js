@@ -103,7 +103,7 @@ export class TrainedModelElement extends LitElement {
     this._held = null;
     this._connection = 0;      // counts connections: an element put back in the page acquires its model again
     this._modelTask = new Task(this, {
-      args: () => [this._near && this.isConnected ? this._source?.key ?? 'null' : null, this.engine, this._connection],
+      args: () => [this._near && this.isConnected && this.needsModel ? this._source?.key ?? 'null' : null, this.engine, this._connection],
       task: ([want, engine], { signal }) => (want === null ? initialState : this._acquire(engine, signal)),
       onComplete: (lm) => {
         this.lm = lm;
@@ -120,7 +120,16 @@ export class TrainedModelElement extends LitElement {
     // Before the element has come near, the placeholder stands in for the subclass's view; the
     // messages of bad attributes come first, that of a bad `loading` value last.
     const view = this.render;
-    this.render = () => html`${this._attrs.view()}${this._near ? view.call(this) : lazyPlaceholder(this._downloads, () => this.load())}${this._lazyGuard.view()}`;
+    this.render = () => html`${this._attrs.view()}${this._near || !this.needsModel ? view.call(this) : lazyPlaceholder(this._downloads, () => this.load())}${this._lazyGuard.view()}`;
+  }
+
+  /**
+   * Whether the element needs its model: true unless a subclass is shown data set from script that
+   * makes the model unnecessary (`<mha-model-view>` given a run result and no `model`); while false,
+   * nothing is fetched and no placeholder stands in for the view.
+   */
+  get needsModel() {
+    return true;
   }
 
   /** Whether `loading` asks to fetch at once (a bad value counts as the default, "lazy"). */
