@@ -168,6 +168,8 @@ export interface GeneratorOptions {
 export class LanguageModel {
   private constructor();
   readonly config: Readonly<LanguageModelConfig>;
+  /** How the weight matrices are held in wasm memory (loadModel's `weightStorage`). */
+  readonly weightType: 'float32' | 'float16' | 'bfloat16';
   readonly vocab: readonly string[];
   readonly metadata: Readonly<Record<string, string>>;
   /** The file's training record: corpus, license, steps, seconds, heldout_bpc, … */
