@@ -48,6 +48,7 @@
 #include <wasm_simd128.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -407,16 +408,22 @@ __attribute__((noinline)) void sweep_3x12(int kc, int mfull, const float* a0, co
 /// at bits 13–27), a mask keeping the sign and those 15 bits, and a multiply by 2^112 that rebiases
 /// the exponent from float16's 15 to float32's 127 (exact, subnormals included). Finite values only:
 /// the weights are checked when packed. f16_to_float (half.hpp) is the scalar twin.
-template <int T>
+/// kUnscaled (float16 only) leaves out the multiply: the lanes then hold w·2^-112, exactly (a
+/// float16 subnormal becomes a float32 subnormal), for a caller that multiplies A by 2^112 instead.
+template <int T, bool kUnscaled = false>
 inline void widen8(v128_t raw, v128_t& lo, v128_t& hi) {
   const v128_t z = wasm_i32x4_splat(0);
-  lo = wasm_i16x8_shuffle(z, raw, 0, 8, 0, 9, 0, 10, 0, 11);
-  hi = wasm_i16x8_shuffle(z, raw, 0, 12, 0, 13, 0, 14, 0, 15);
+  lo = wasm_i16x8_shuffle(z, raw, 0, 8, 1, 9, 2, 10, 3, 11);  // interleave: V8 emits one punpcklwd
+  hi = wasm_i16x8_shuffle(z, raw, 4, 12, 5, 13, 6, 14, 7, 15);  // punpckhwd
   if (T == kHalfF16) {
     const v128_t mask = wasm_i32x4_splat(int32_t(0x8FFFE000u));
-    const v128_t scale = wasm_f32x4_splat(0x1p112f);
-    lo = wasm_f32x4_mul(wasm_v128_and(wasm_i32x4_shr(lo, 3), mask), scale);
-    hi = wasm_f32x4_mul(wasm_v128_and(wasm_i32x4_shr(hi, 3), mask), scale);
+    lo = wasm_v128_and(wasm_i32x4_shr(lo, 3), mask);
+    hi = wasm_v128_and(wasm_i32x4_shr(hi, 3), mask);
+    if (!kUnscaled) {
+      const v128_t scale = wasm_f32x4_splat(0x1p112f);
+      lo = wasm_f32x4_mul(lo, scale);
+      hi = wasm_f32x4_mul(hi, scale);
+    }
   }
 }
 
@@ -441,8 +448,11 @@ void widen_panels(int kc, int np, const uint16_t* src, size_t sstride, float* ds
 /// generation step reads each weight once, 2 bytes instead of 4). 2·NP accumulator chains. Depth
 /// blocks of kKC, each chain from 0, stored through the epilogue of gemm_panelled (bias on the
 /// first block, added to C on the later ones): every element is the chain the float32 kernels
-/// compute for it, so the bits equal those of the widened matrix.
-template <int NP, int T>
+/// compute for it, so the bits equal those of the widened matrix. kScaledA (float16): a holds
+/// A·2^112 and B is widened without its multiply by 2^112: (a·2^112)·(w·2^-112) is a·w exactly, so
+/// each multiply-add rounds the same value and the bits are the same, two operations fewer per
+/// 8 weights (gemv_half_rows makes sure a·2^112 cannot overflow).
+template <int NP, int T, bool kScaledA = false>
 __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const uint16_t* __restrict bp, size_t pstride,
                                          float* __restrict c, int ncols, const float* bias) {
   for (int pc = 0; pc < K; pc += kKC) {
@@ -456,7 +466,7 @@ __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const
       const v128_t av = wasm_v128_load32_splat(ak + k);
       for (int q = 0; q < NP; ++q) {
         v128_t lo, hi;
-        widen8<T>(wasm_v128_load(b + q * pstride), lo, hi);
+        widen8<T, kScaledA>(wasm_v128_load(b + q * pstride), lo, hi);
         acc[q][0] = madd(av, lo, acc[q][0]);
         acc[q][1] = madd(av, hi, acc[q][1]);
       }
@@ -477,21 +487,44 @@ __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const
 
 /// C[M, N] = A·B (+ bias) for a 16-bit B (PanelSrc::half), row by row through gemv_half: groups of
 /// kGemvPanels panels, then one group of the panels left.
-template <int T>
-void gemv_half_rows(int M, int N, int K, const float* A, int lda, const PanelSrc& B, float* C, int ldc, const float* bias) {
+template <int T, bool kScaledA = false>
+void gemv_half_row(int N, int K, const float* a, const PanelSrc& B, float* c, const float* bias) {
   constexpr int G = T == kHalfF16 ? 3 : 4;  // panels per call (float16 widening needs more registers)
   const int P = (N + kNR - 1) / kNR;
+  int p = 0;
+  for (; p + G <= P; p += G)
+    gemv_half<G, T, kScaledA>(K, a, B.half + p * B.stride, B.stride, c + p * kNR, std::min(G * kNR, N - p * kNR),
+                              bias ? bias + p * kNR : nullptr);
+  const int left = P - p, n0 = p * kNR;
+  const float* b0 = bias ? bias + n0 : nullptr;
+  if (left == 3) gemv_half<3, T, kScaledA>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
+  else if (left == 2) gemv_half<2, T, kScaledA>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
+  else if (left == 1) gemv_half<1, T, kScaledA>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
+}
+
+/// float16 rows whose every |a| < 2^15 run with a·2^112 (gemv_half's kScaledA: no overflow, a
+/// float32 holds up to 2^128), copied into the A scratch (unused on this path); the others, and
+/// every row when that scratch cannot be had, as they are.
+template <int T>
+void gemv_half_rows(int M, int N, int K, const float* A, int lda, const PanelSrc& B, float* C, int ldc, const float* bias) {
   for (int i = 0; i < M; ++i) {
     const float* a = A + static_cast<size_t>(i) * lda;
     float* c = C + static_cast<size_t>(i) * ldc;
-    int p = 0;
-    for (; p + G <= P; p += G)
-      gemv_half<G, T>(K, a, B.half + p * B.stride, B.stride, c + p * kNR, std::min(G * kNR, N - p * kNR), bias ? bias + p * kNR : nullptr);
-    const int left = P - p, n0 = p * kNR;
-    const float* b0 = bias ? bias + n0 : nullptr;
-    if (left == 3) gemv_half<3, T>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
-    else if (left == 2) gemv_half<2, T>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
-    else if (left == 1) gemv_half<1, T>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
+    if (T == kHalfF16) {
+      v128_t m = wasm_f32x4_splat(0.f);
+      int k = 0;
+      for (; k + 4 <= K; k += 4) m = wasm_f32x4_max(m, wasm_f32x4_abs(wasm_v128_load(a + k)));
+      float mx = std::max(std::max(wasm_f32x4_extract_lane(m, 0), wasm_f32x4_extract_lane(m, 1)),
+                          std::max(wasm_f32x4_extract_lane(m, 2), wasm_f32x4_extract_lane(m, 3)));
+      for (; k < K; ++k) mx = std::max(mx, std::fabs(a[k]));
+      float* scaled = mx < 0x1p15f ? scratch(kScratchA, size_t(K)) : nullptr;
+      if (scaled) {
+        for (k = 0; k < K; ++k) scaled[k] = a[k] * 0x1p112f;
+        gemv_half_row<T, true>(N, K, scaled, B, c, bias);
+        continue;
+      }
+    }
+    gemv_half_row<T>(N, K, a, B, c, bias);
   }
 }
 

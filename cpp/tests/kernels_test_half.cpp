@@ -43,7 +43,7 @@ std::vector<uint16_t> random16s(Rng& rng, size_t n, int type) {
 /// C = A·B16[:, n0 .. n0+n) (+ bias) against the float64 reference of the decoded B and (SIMD) the
 /// bits of the float32 pack of the decoded B. Built by pack_b16, or from three column blocks, or
 /// transposed (pack_b_t16), by `how` = 0, 1, 2.
-void test_gemm_half(Rng& rng, int type, int M, int N, int K, int how, bool with_bias) {
+void test_gemm_half(Rng& rng, int type, int M, int N, int K, int how, bool with_bias, float a_scale = 1.f) {
   const int ldb = N + (how == 0 ? 3 : 0), lda = K + 1, ldc = N + 2;
   const auto B16 = random16s(rng, static_cast<size_t>(K) * ldb, type);
   std::vector<float> B(static_cast<size_t>(K) * N);
@@ -74,6 +74,7 @@ void test_gemm_half(Rng& rng, int type, int M, int N, int K, int how, bool with_
   KT_CHECK(badc == 0, "packed_column of a 16-bit (type %d) %dx%d pack: %zu values differ from the decoded bits", type, K, N, badc);
   const int n0 = kPanel * rng.range(0, (N - 1) / kPanel), n = N - n0;
   auto A = random_matrix(rng, M, lda);
+  for (auto& x : A) x *= a_scale;
   auto bias = random_matrix(rng, 1, N);
   std::vector<float> C(static_cast<size_t>(M) * ldc + 1, kSentinel), Cf = C;
   const auto orig = C;
@@ -100,6 +101,13 @@ void half_suite(Rng& rng, bool quick) {
   for (int type : {1, 2})
     for (const S& s : shapes)
       for (int how = 0; how < 3; ++how) test_gemm_half(rng, type, s.M, s.N, s.K, how, (s.M + how) & 1);
+  // one row with |a| ≥ 2^15 (float16 then widens with its multiply instead of scaling A), and rows
+  // of tiny values (float32 subnormal products)
+  for (int type : {1, 2}) {
+    test_gemm_half(rng, type, 1, 40, 70, 0, true, 0x1p17f);
+    test_gemm_half(rng, type, 1, 40, 70, 0, false, 0x1p-120f);
+    test_gemm_half(rng, type, 3, 40, 70, 0, false, 0x1p-120f);
+  }
   if (!quick)
     for (int type : {1, 2}) {
       test_gemm_half(rng, type, 1, 2304, 768, 0, true);  // a generation step's fused W_QKV
