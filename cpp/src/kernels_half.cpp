@@ -17,11 +17,13 @@ void pack_b_blocks16(int K, int N, int half, std::initializer_list<ColumnBlock16
   out.bits.assign(panels_size(K, N), 0);
   const size_t stride = size_t(kPanel) * K;
   for (const ColumnBlock16& blk : blocks)
-    for (int c = 0; c < blk.n; ++c) {
-      const int col = blk.n0 + c;
-      uint16_t* dst = out.bits.data() + size_t(col / kPanel) * stride + col % kPanel;
-      const uint16_t* src = blk.b + c;
-      for (int k = 0; k < K; ++k) dst[size_t(k) * kPanel] = src[size_t(k) * blk.ld];
+    for (int k = 0; k < K; ++k) {  // row by row: contiguous reads, 8 contiguous writes per panel
+      const uint16_t* src = blk.b + size_t(k) * blk.ld;
+      uint16_t* dst = out.bits.data() + size_t(k) * kPanel;
+      for (int c = 0; c < blk.n; ++c) {
+        const int col = blk.n0 + c;
+        dst[size_t(col / kPanel) * stride + col % kPanel] = src[c];
+      }
     }
 }
 
