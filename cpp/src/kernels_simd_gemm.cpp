@@ -403,22 +403,25 @@ __attribute__((noinline)) void sweep_3x12(int kc, int mfull, const float* a0, co
 }
 
 /// Widens one panel row of 16-bit values (8 columns) to float32, columns 0–3 into lo and 4–7 into
-/// hi. bfloat16: each value moved into the upper half of a 32-bit lane (one shuffle). float16: the
-/// same shuffle, an arithmetic shift right by 3 (sign copied into bits 28–31, exponent and mantissa
-/// at bits 13–27), a mask keeping the sign and those 15 bits, and a multiply by 2^112 that rebiases
-/// the exponent from float16's 15 to float32's 127 (exact, subnormals included). Finite values only:
-/// the weights are checked when packed. f16_to_float (half.hpp) is the scalar twin.
-/// kUnscaled (float16 only) leaves out the multiply: the lanes then hold w·2^-112, exactly (a
-/// float16 subnormal becomes a float32 subnormal), for a caller that multiplies A by 2^112 instead.
+/// hi. bfloat16: each value moved into the upper half of a 32-bit lane (one interleave with zeros).
+/// float16 h = sign s, exponent and mantissa em (15 bits): the float32 bits s·2^31 + em·2^13, built
+/// as two 16-bit halves on all 8 lanes at once (upper: s, then em >> 3, by an arithmetic shift
+/// right by 3 of h and a mask; lower: the 3 low bits of em at the top, by a shift left by 13) and
+/// interleaved, then a multiply by 2^112 that rebiases the exponent from float16's 15 to float32's
+/// 127 (exact, subnormals included). Finite values only: the weights are checked when packed.
+/// f16_to_float (half.hpp) is the scalar twin. kUnscaled (float16 only) leaves out the multiply:
+/// the lanes then hold w·2^-112, exactly (a float16 subnormal becomes a float32 subnormal), for a
+/// caller that multiplies A by 2^112 instead.
 template <int T, bool kUnscaled = false>
 inline void widen8(v128_t raw, v128_t& lo, v128_t& hi) {
-  const v128_t z = wasm_i32x4_splat(0);
-  lo = wasm_i16x8_shuffle(z, raw, 0, 8, 1, 9, 2, 10, 3, 11);  // interleave: V8 emits one punpcklwd
-  hi = wasm_i16x8_shuffle(z, raw, 4, 12, 5, 13, 6, 14, 7, 15);  // punpckhwd
+  v128_t low = wasm_i32x4_splat(0), high = raw;  // the 16-bit halves of each lane
   if (T == kHalfF16) {
-    const v128_t mask = wasm_i32x4_splat(int32_t(0x8FFFE000u));
-    lo = wasm_v128_and(wasm_i32x4_shr(lo, 3), mask);
-    hi = wasm_v128_and(wasm_i32x4_shr(hi, 3), mask);
+    high = wasm_v128_and(wasm_i16x8_shr(raw, 3), wasm_i16x8_splat(int16_t(0x8FFF)));
+    low = wasm_i16x8_shl(raw, 13);
+  }
+  lo = wasm_i16x8_shuffle(low, high, 0, 8, 1, 9, 2, 10, 3, 11);  // interleave: V8 emits one punpcklwd
+  hi = wasm_i16x8_shuffle(low, high, 4, 12, 5, 13, 6, 14, 7, 15);  // punpckhwd
+  if (T == kHalfF16) {
     if (!kUnscaled) {
       const v128_t scale = wasm_f32x4_splat(0x1p112f);
       lo = wasm_f32x4_mul(lo, scale);
