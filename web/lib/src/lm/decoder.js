@@ -13,6 +13,8 @@ import { enumValue } from '../engine/core-tables.js';
 import { WasmObject, initHandle } from '../engine/handle.js';
 
 const F32 = 4;
+/** Bytes of a weight array: 2 per value of a Uint16Array (16-bit weights), else 4. */
+const bytesOf = (a) => a.length * (a instanceof Uint16Array ? 2 : F32);
 /** The core's mha::WeightType values. */
 const WEIGHT_TYPES = { float32: 0, float16: 1, bfloat16: 2 };
 
@@ -55,7 +57,7 @@ export class Decoder extends WasmObject {
     // each block in one reused staging area sized for the largest.
     const plan = () => {
       const lay = new Layout(), arrays = [];
-      return { lay, arrays, add(name, a) { if (a) { lay.add(name, a.byteLength); arrays.push([name, a]); } } };
+      return { lay, arrays, add(name, a) { if (a) { lay.add(name, bytesOf(a)); arrays.push([name, a]); } } };
     };
     const globals = plan();
     globals.add('tokEmb', w.tokEmb); globals.add('posEmb', w.posEmb);
@@ -73,11 +75,11 @@ export class Decoder extends WasmObject {
       return b;
     };
     let blockBytes = 0, weightBytes = 0;
-    for (const [, a] of globals.arrays) weightBytes += a.byteLength;
+    for (const [, a] of globals.arrays) weightBytes += bytesOf(a);
     for (const lw of w.layers) {
       const b = blockPlan(lw);
       blockBytes = Math.max(blockBytes, b.lay.total);
-      for (const [, a] of b.arrays) weightBytes += a.byteLength;
+      for (const [, a] of b.arrays) weightBytes += bytesOf(a);
     }
     // The core's copy of every weight (a tied head is the embedding's only copy; panel padding is
     // under 1 %, its own check is exact), the staged globals and one staged block.
