@@ -39,6 +39,33 @@ Layer::~Layer() = default;
 // Their size is Tk·(Σ_kv d_k + Σ_kv d_v) floats plus padding to multiples of 8: the only O(T·d)
 // working memory of a forward besides its input and output.
 
+namespace {
+
+/// Checks the weights' storage type and every weight for NaN/Inf (16-bit matrices by their bits),
+/// naming the first bad one.
+Status check_weights(const Resolved& r, const WeightsView& w) {
+  const int half = int(w.type);
+  if (half < 0 || half > 2)
+    return Status::Error(Code::kInvalidArgument, "{weights}: type must be 0 (float32), 1 (float16) or 2 (bfloat16), got " +
+                                                     std::to_string(half), "weights");
+  struct M { const char* name; const float* p; int64_t rows, cols; };
+  const M mats[] = {{"w_q", w.wq, r.d_model, r.q_width}, {"w_k", w.wk, r.k_dim, r.k_width},
+                    {"w_v", w.wv, r.v_dim, r.v_width},   {"w_o", w.wo, r.o_width, r.d_model},
+                    {"b_q", r.bias ? w.bq : nullptr, 1, r.q_width}, {"b_k", r.bias ? w.bk : nullptr, 1, r.k_width},
+                    {"b_v", r.bias ? w.bv : nullptr, 1, r.v_width}, {"b_o", r.bias ? w.bo : nullptr, 1, r.d_model}};
+  for (const M& m : mats) {
+    if (!m.p) continue;
+    const std::string what = std::string("weights.") + m.name;
+    Status s = m.name[0] == 'b' ? check_finite(what.c_str(), m.p, {m.cols})
+               : half           ? check_finite_half(what.c_str(), reinterpret_cast<const uint16_t*>(m.p), {m.rows, m.cols}, half)
+                                : check_finite(what.c_str(), m.p, {m.rows, m.cols});
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr<Layer>& out) {
   std::unique_ptr<Layer> L(new Layer());
   Status s = resolve(config, L->cfg_);
@@ -48,24 +75,9 @@ Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr
     return Status::Error(Code::kInvalidArgument, "{weights}: W_Q, W_K, W_V and W_O are all required", "weights");
   if (r.bias && (!w.bq || !w.bk || !w.bv || !w.bo))
     return Status::Error(Code::kInvalidArgument, "{weights}: {bias} is on, so b_Q, b_K, b_V and b_O are all required", "weights");
-  struct M { const char* name; const float* p; int64_t rows, cols; };
-  const M mats[] = {{"w_q", w.wq, r.d_model, r.q_width}, {"w_k", w.wk, r.k_dim, r.k_width},
-                    {"w_v", w.wv, r.v_dim, r.v_width},   {"w_o", w.wo, r.o_width, r.d_model},
-                    {"b_q", r.bias ? w.bq : nullptr, 1, r.q_width}, {"b_k", r.bias ? w.bk : nullptr, 1, r.k_width},
-                    {"b_v", r.bias ? w.bv : nullptr, 1, r.v_width}, {"b_o", r.bias ? w.bo : nullptr, 1, r.d_model}};
+  if (!(s = check_weights(r, w)).ok()) return s;
   const int half = int(w.type);  // 0: float32 matrices; 1, 2: 16-bit (half.hpp)
-  if (half < 0 || half > 2)
-    return Status::Error(Code::kInvalidArgument, "{weights}: type must be 0 (float32), 1 (float16) or 2 (bfloat16), got " +
-                                                     std::to_string(half), "weights");
   auto bits = [](const float* p) { return reinterpret_cast<const uint16_t*>(p); };
-  for (const M& m : mats) {
-    if (!m.p) continue;
-    const std::string what = std::string("weights.") + m.name;
-    if (m.name[0] == 'b') s = check_finite(what.c_str(), m.p, {m.cols});
-    else if (half) s = check_finite_half(what.c_str(), bits(m.p), {m.rows, m.cols}, half);
-    else s = check_finite(what.c_str(), m.p, {m.rows, m.cols});
-    if (!s.ok()) return s;
-  }
   {
     // Under -fno-exceptions a failed std::vector allocation aborts the wasm instance: probe the
     // heap with malloc for everything create() allocates (the packed W_Q | W_K | W_V and W_O,

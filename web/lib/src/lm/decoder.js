@@ -15,6 +15,11 @@ import { WasmObject, initHandle } from '../engine/handle.js';
 const F32 = 4;
 /** Bytes of a weight array: 2 per value of a Uint16Array (16-bit weights), else 4. */
 const bytesOf = (a) => a.length * (a instanceof Uint16Array ? 2 : F32);
+/** Writes a weight array (Float32Array, or Uint16Array of 16-bit values) at byte offset `at`. */
+function writeArray(views, at, a) {
+  if (a instanceof Uint16Array) new Uint16Array(views.f32.buffer, at, a.length).set(a);
+  else views.f32.set(a, at / F32);
+}
 /** The core's mha::WeightType values. */
 const WEIGHT_TYPES = { float32: 0, float16: 1, bfloat16: 2 };
 
@@ -89,10 +94,7 @@ export class Decoder extends WasmObject {
     try {
       const write = (p, base) => {
         const views = heapViews(core).fresh();  // a core call may have grown the memory
-        for (const [name, a] of p.arrays) {
-          if (a instanceof Uint16Array) new Uint16Array(views.f32.buffer, p.lay.ptr(base, name), a.length).set(a);
-          else views.f32.set(a, p.lay.ptr(base, name) / F32);
-        }
+        for (const [name, a] of p.arrays) writeArray(views, p.lay.ptr(base, name), a);
         return (name) => p.lay.ptr(base, name);
       };
       const G = write(globals, staging.ensure(globals.lay.total, 'loadModel'));
