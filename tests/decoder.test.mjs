@@ -124,11 +124,17 @@ test('cache: steps give the forward\'s rows and weights over the cached keys; ba
 });
 
 test('refusals: the core\'s message under the call\'s name; the decoder keeps working', () => {
-  // (the core keeps the last error's message allocated: the heap is compared over a second identical pass)
+  // (the core keeps the last error's message allocated: the heap is compared over later identical
+  // passes; where dlmalloc places a refused decoder's blocks can move one 8-byte granule between
+  // passes, while a leak grows with every pass: six passes must stay within 8 bytes)
   refusals();
   const before = inUse();
-  refusals();
-  assert.equal(inUse(), before, 'the refused calls left nothing allocated');
+  const deltas = [];
+  for (let i = 0; i < 6; i++) {
+    refusals();
+    deltas.push(inUse() - before);
+  }
+  assert.ok(deltas.every((b) => Math.abs(b) <= 8), `the refused calls left nothing allocated: heap in use after each pass ${deltas.join(', ')} bytes from the first`);
   assert.equal(lm._decoder.forward(Int32Array.of(1, 2), 1).logProbs.length, 2 * V);
 });
 

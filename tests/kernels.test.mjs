@@ -1,5 +1,6 @@
 // Runs the wasm kernel harness (cpp/tests/kernels_test.cpp, the CMake target kernel_tests: once
-// with the SIMD kernels and once with their relaxed-SIMD FMA variant) and checks that each passes:
+// with the SIMD kernels, once with their relaxed-SIMD FMA variant and once with the portable Eigen
+// kernels of the scalar tier) and checks that each passes:
 // exit code 0 and a summary line that reports more than zero checks and zero failures. Builds the
 // target first (CMake rebuilds only what changed), so `node --test tests/` works from a clean
 // checkout with em++ installed.
@@ -14,8 +15,9 @@ import { BUILD_DIR, buildTarget, root } from '../scripts/cmake-target.mjs';
 const HARNESSES = {
   'wasm SIMD': join(BUILD_DIR, 'kernel-tests', 'kernels_test.js'),
   'wasm relaxed-SIMD': join(BUILD_DIR, 'kernel-tests', 'kernels_test_relaxed.js'),
+  'portable Eigen': join(BUILD_DIR, 'kernel-tests', 'kernels_test_eigen.js'),
 };
-let built; // one build for both tests
+let built; // one build for every test
 
 const RELAXED_FLAGS = relaxedSimdFlags();
 

@@ -24,11 +24,14 @@ namespace {
 
 /// A decoder's configuration (mha::DecoderConfig; norm and mlp as their enum values), `attention`:
 /// a LayerBlock (embind.cpp, layerLayout()) holding the attention's configuration (heads, bias,
-/// RoPE; its weight fields are not read), and the weights; `layers`: num_layers DecoderLayerBlocks.
+/// RoPE; its weight fields are not read), and the weights; `layers`: num_layers DecoderLayerBlocks;
+/// `weight_type`: mha::WeightType of the matrices (0 float32; 1 float16, 2 bfloat16: their fields
+/// point at 16-bit values).
 #define MHA_DECODER_FIELDS(X)                                                                          \
   X(vocab_size, i32) X(num_layers, i32) X(d_ff, i32) X(context, i32) X(norm, i32) X(norm_eps, f32)    \
   X(mlp, i32) X(bias, i32) X(tied, i32) X(attention, ptr) X(tok_emb, ptr) X(pos_emb, ptr)              \
-  X(norm_f_weight, ptr) X(norm_f_bias, ptr) X(lm_head, ptr) X(lm_head_bias, ptr) X(layers, ptr)
+  X(norm_f_weight, ptr) X(norm_f_bias, ptr) X(lm_head, ptr) X(lm_head_bias, ptr) X(layers, ptr)        \
+  X(weight_type, i32)
 /// One block's weights (mha::DecoderLayerWeights), [in, out] matrices.
 #define MHA_DECODER_LAYER_FIELDS(X)                                                                    \
   X(norm1_weight, ptr) X(norm1_bias, ptr) X(norm2_weight, ptr) X(norm2_bias, ptr) X(w_q, ptr)          \
@@ -101,6 +104,7 @@ class DecoderHandle {
     c.norm_eps = b.norm_eps;
     c.mlp = static_cast<mha::MlpKind>(b.mlp);
     c.bias = b.bias != 0; c.tied = b.tied != 0;
+    c.weight_type = static_cast<mha::WeightType>(b.weight_type);
     if (b.attention) c.attention = mha_boundary::layer_config(b.attention);
     mha::DecoderWeights w;
     w.tok_emb = ptr<const float>(b.tok_emb); w.pos_emb = ptr<const float>(b.pos_emb);

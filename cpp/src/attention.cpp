@@ -39,6 +39,33 @@ Layer::~Layer() = default;
 // Their size is Tk·(Σ_kv d_k + Σ_kv d_v) floats plus padding to multiples of 8: the only O(T·d)
 // working memory of a forward besides its input and output.
 
+namespace {
+
+/// Checks the weights' storage type and every weight for NaN/Inf (16-bit matrices by their bits),
+/// naming the first bad one.
+Status check_weights(const Resolved& r, const WeightsView& w) {
+  const int half = int(w.type);
+  if (half < 0 || half > 2)
+    return Status::Error(Code::kInvalidArgument, "{weights}: type must be 0 (float32), 1 (float16) or 2 (bfloat16), got " +
+                                                     std::to_string(half), "weights");
+  struct M { const char* name; const float* p; int64_t rows, cols; };
+  const M mats[] = {{"w_q", w.wq, r.d_model, r.q_width}, {"w_k", w.wk, r.k_dim, r.k_width},
+                    {"w_v", w.wv, r.v_dim, r.v_width},   {"w_o", w.wo, r.o_width, r.d_model},
+                    {"b_q", r.bias ? w.bq : nullptr, 1, r.q_width}, {"b_k", r.bias ? w.bk : nullptr, 1, r.k_width},
+                    {"b_v", r.bias ? w.bv : nullptr, 1, r.v_width}, {"b_o", r.bias ? w.bo : nullptr, 1, r.d_model}};
+  for (const M& m : mats) {
+    if (!m.p) continue;
+    const std::string what = std::string("weights.") + m.name;
+    Status s = m.name[0] == 'b' ? check_finite(what.c_str(), m.p, {m.cols})
+               : half           ? check_finite_half(what.c_str(), reinterpret_cast<const uint16_t*>(m.p), {m.rows, m.cols}, half)
+                                : check_finite(what.c_str(), m.p, {m.rows, m.cols});
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr<Layer>& out) {
   std::unique_ptr<Layer> L(new Layer());
   Status s = resolve(config, L->cfg_);
@@ -48,17 +75,9 @@ Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr
     return Status::Error(Code::kInvalidArgument, "{weights}: W_Q, W_K, W_V and W_O are all required", "weights");
   if (r.bias && (!w.bq || !w.bk || !w.bv || !w.bo))
     return Status::Error(Code::kInvalidArgument, "{weights}: {bias} is on, so b_Q, b_K, b_V and b_O are all required", "weights");
-  struct M { const char* name; const float* p; int64_t rows, cols; };
-  const M mats[] = {{"w_q", w.wq, r.d_model, r.q_width}, {"w_k", w.wk, r.k_dim, r.k_width},
-                    {"w_v", w.wv, r.v_dim, r.v_width},   {"w_o", w.wo, r.o_width, r.d_model},
-                    {"b_q", r.bias ? w.bq : nullptr, 1, r.q_width}, {"b_k", r.bias ? w.bk : nullptr, 1, r.k_width},
-                    {"b_v", r.bias ? w.bv : nullptr, 1, r.v_width}, {"b_o", r.bias ? w.bo : nullptr, 1, r.d_model}};
-  for (const M& m : mats) {
-    if (!m.p) continue;
-    const std::string what = std::string("weights.") + m.name;
-    s = m.name[0] == 'b' ? check_finite(what.c_str(), m.p, {m.cols}) : check_finite(what.c_str(), m.p, {m.rows, m.cols});
-    if (!s.ok()) return s;
-  }
+  if (!(s = check_weights(r, w)).ok()) return s;
+  const int half = int(w.type);  // 0: float32 matrices; 1, 2: 16-bit (half.hpp)
+  auto bits = [](const float* p) { return reinterpret_cast<const uint16_t*>(p); };
   {
     // Under -fno-exceptions a failed std::vector allocation aborts the wasm instance: probe the
     // heap with malloc for everything create() allocates (the packed W_Q | W_K | W_V and W_O,
@@ -66,7 +85,8 @@ Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr
     // W_K and W_V have k_dim and v_dim rows (d_model when they are fused with W_Q).
     const size_t qkv = kernels::panels_size(r.d_model, r.q_width) + kernels::panels_size(r.k_dim, r.k_width) +
                        kernels::panels_size(r.v_dim, r.v_width);
-    const size_t floats = qkv + kernels::panels_size(r.o_width, r.d_model) + size_t(r.d_model) +
+    const size_t mats_floats = (qkv + kernels::panels_size(r.o_width, r.d_model)) / (half ? 2 : 1);  // 16-bit: half the bytes
+    const size_t floats = mats_floats + size_t(r.d_model) +
                           round8(r.q_width) + round8(r.k_width) + r.v_width;
     // volatile: clang removes an unused malloc/free pair (assuming success) otherwise.
     void* volatile probe = std::malloc(floats * sizeof(float));
@@ -82,10 +102,16 @@ Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr
     L->qkv_n_ = L->qkv_v0_ + r.v_width;
     // Packed straight from the three matrices: no assembled copy (0.75× the weights of peak heap).
     L->wqkv_.reset(new kernels::PackedB());
-    kernels::pack_b_blocks(r.d_model, L->qkv_n_,
-                           {{w.wq, r.q_width, 0, r.q_width}, {w.wk, r.k_width, L->qkv_k0_, r.k_width},
-                            {w.wv, r.v_width, L->qkv_v0_, r.v_width}},
-                           *L->wqkv_);
+    if (half)
+      kernels::pack_b_blocks16(r.d_model, L->qkv_n_, half,
+                               {{bits(w.wq), r.q_width, 0, r.q_width}, {bits(w.wk), r.k_width, L->qkv_k0_, r.k_width},
+                                {bits(w.wv), r.v_width, L->qkv_v0_, r.v_width}},
+                               *L->wqkv_);
+    else
+      kernels::pack_b_blocks(r.d_model, L->qkv_n_,
+                             {{w.wq, r.q_width, 0, r.q_width}, {w.wk, r.k_width, L->qkv_k0_, r.k_width},
+                              {w.wv, r.v_width, L->qkv_v0_, r.v_width}},
+                             *L->wqkv_);
     if (r.bias) {
       L->bqkv_.assign(L->qkv_n_, 0.f);
       std::memcpy(&L->bqkv_[0], w.bq, sizeof(float) * r.q_width);
@@ -96,9 +122,15 @@ Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr
     L->wq_.reset(new kernels::PackedB());
     L->wk_.reset(new kernels::PackedB());
     L->wv_.reset(new kernels::PackedB());
-    kernels::pack_b(r.d_model, r.q_width, w.wq, r.q_width, *L->wq_);
-    kernels::pack_b(r.k_dim, r.k_width, w.wk, r.k_width, *L->wk_);
-    kernels::pack_b(r.v_dim, r.v_width, w.wv, r.v_width, *L->wv_);
+    if (half) {
+      kernels::pack_b16(r.d_model, r.q_width, half, bits(w.wq), r.q_width, *L->wq_);
+      kernels::pack_b16(r.k_dim, r.k_width, half, bits(w.wk), r.k_width, *L->wk_);
+      kernels::pack_b16(r.v_dim, r.v_width, half, bits(w.wv), r.v_width, *L->wv_);
+    } else {
+      kernels::pack_b(r.d_model, r.q_width, w.wq, r.q_width, *L->wq_);
+      kernels::pack_b(r.k_dim, r.k_width, w.wk, r.k_width, *L->wk_);
+      kernels::pack_b(r.v_dim, r.v_width, w.wv, r.v_width, *L->wv_);
+    }
     if (r.bias) {
       copy_vec(w.bq, r.q_width, L->bq_);
       copy_vec(w.bk, r.k_width, L->bk_);
@@ -106,7 +138,8 @@ Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr
     }
   }
   L->wo_.reset(new kernels::PackedB());
-  kernels::pack_b(r.o_width, r.d_model, w.wo, r.d_model, *L->wo_);
+  if (half) kernels::pack_b16(r.o_width, r.d_model, half, bits(w.wo), r.d_model, *L->wo_);
+  else kernels::pack_b(r.o_width, r.d_model, w.wo, r.d_model, *L->wo_);
   if (r.bias) copy_vec(w.bo, r.d_model, L->bo_);
   L->kp_off_.resize(r.kv_heads);
   L->vp_off_.resize(r.kv_heads);

@@ -7,6 +7,7 @@
 
 #include "block_ops.hpp"
 #include "finite.hpp"
+#include "half.hpp"
 #include "kernels.hpp"
 
 namespace mha {
@@ -46,10 +47,20 @@ Status take(const char* name, int layer, const float* p, Shape shape, std::vecto
   return s;
 }
 
-/// Packs a checked matrix [rows, cols] for gemm_packed.
-Status take_packed(const char* name, int layer, const float* p, int rows, int cols, kernels::PackedB& out) {
-  Status s = check_param(name, layer, p, {rows, cols});
-  if (s.ok()) kernels::pack_b(rows, cols, p, cols, out);
+/// Checks a matrix [rows, cols] of storage `half` (0 float32; 1, 2: 16-bit values behind p).
+Status check_matrix(const char* name, int layer, const float* p, int rows, int cols, int half) {
+  if (!half || !p) return check_param(name, layer, p, {rows, cols});
+  Status s = check_finite_half(name, reinterpret_cast<const uint16_t*>(p), {rows, cols}, half);
+  if (!s.ok() && layer >= 0) s.index.insert(s.index.begin(), layer);
+  return s;
+}
+
+/// Packs a checked matrix [rows, cols] of storage `half` for gemm_packed (16-bit stays 16-bit).
+Status take_packed(const char* name, int layer, const float* p, int rows, int cols, kernels::PackedB& out, int half = 0) {
+  Status s = check_matrix(name, layer, p, rows, cols, half);
+  if (!s.ok()) return s;
+  if (half) kernels::pack_b16(rows, cols, half, reinterpret_cast<const uint16_t*>(p), cols, out);
+  else kernels::pack_b(rows, cols, p, cols, out);
   return s;
 }
 
@@ -67,6 +78,9 @@ Status check_config(const DecoderConfig& c, Resolved& r) {
   const int mk = int(c.mlp);
   if (mk < 0 || mk > 3)
     return config_error("{mlp} must be 0 (ReLU), 1 (GELU), 2 (GELU tanh) or 3 (SwiGLU), got " + std::to_string(mk), "mlp");
+  const int wt = int(c.weight_type);
+  if (wt < 0 || wt > 2)
+    return config_error("{weight_type} must be 0 (float32), 1 (float16) or 2 (bfloat16), got " + std::to_string(wt), "weight_type");
   Status s = resolve(c.attention, r);
   if (!s.ok()) return s;
   const int d = r.d_model;
@@ -82,15 +96,16 @@ Status check_config(const DecoderConfig& c, Resolved& r) {
 /// Floats a decoder keeps outside its blocks: the token embedding (untied only: the tied lm_head is
 /// its only copy), the position table, the final norm, the packed lm_head and its bias.
 size_t global_floats(const DecoderConfig& c, int d) {
-  const size_t V = size_t(c.vocab_size);
-  return (c.tied ? 0 : V * d) + size_t(c.context) * d + 2 * size_t(d) + kernels::panels_size(d, c.vocab_size) + (c.bias ? V : 0);
+  const size_t V = size_t(c.vocab_size), per = c.weight_type == WeightType::kFloat32 ? 1 : 2;  // 16-bit: 2 per float
+  return ((c.tied ? 0 : V * d) + kernels::panels_size(d, c.vocab_size)) / per + size_t(c.context) * d + 2 * size_t(d) + (c.bias ? V : 0);
 }
 
 /// Floats one block keeps outside its attention layer (which probes its own): norms, MLP, biases.
 size_t block_floats(const DecoderConfig& c, int d) {
   const int F = c.d_ff;
   const bool swiglu = c.mlp == MlpKind::kSwiGLU;
-  return 4 * size_t(d) + kernels::panels_size(d, F) * (swiglu ? 2 : 1) + kernels::panels_size(F, d) + 2 * size_t(F) + d;
+  const size_t per = c.weight_type == WeightType::kFloat32 ? 1 : 2;  // 16-bit: 2 per float
+  return 4 * size_t(d) + (kernels::panels_size(d, F) * (swiglu ? 2 : 1) + kernels::panels_size(F, d)) / per + 2 * size_t(F) + d;
 }
 
 /// Under -fno-exceptions a failed std::vector allocation aborts the wasm instance: probe the heap
@@ -133,10 +148,11 @@ Status Decoder::begin(const DecoderConfig& c, const DecoderWeights& w, std::uniq
   D->cfg_ = c;
   D->attn_ = std::move(r);
   const bool ln = c.norm == NormKind::kLayerNorm;
-  if (c.tied)
-    s = check_param("tok_emb", -1, w.tok_emb, {V, d});
-  else
-    s = take("tok_emb", -1, w.tok_emb, {V, d}, D->tok_emb_);
+  const int half = int(c.weight_type);
+  const uint16_t* tok16 = reinterpret_cast<const uint16_t*>(w.tok_emb);
+  if (c.tied || half) s = check_matrix("tok_emb", -1, w.tok_emb, V, d, half);
+  else s = take("tok_emb", -1, w.tok_emb, {V, d}, D->tok_emb_);
+  if (s.ok() && half && !c.tied) D->tok_emb16_.assign(tok16, tok16 + size_t(V) * d);
   if (s.ok() && C > 0) s = take("pos_emb", -1, w.pos_emb, {C, d}, D->pos_emb_);
   if (s.ok()) s = take("norm_f.weight", -1, w.norm_f.weight, {d}, D->normf_w_);
   if (s.ok() && ln && w.norm_f.bias) s = take("norm_f.bias", -1, w.norm_f.bias, {d}, D->normf_b_);
@@ -144,9 +160,10 @@ Status Decoder::begin(const DecoderConfig& c, const DecoderWeights& w, std::uniq
   if (!s.ok()) return s;
   D->lm_head_.reset(new kernels::PackedB());
   if (c.tied) {  // W_lm_head = tok_embᵀ [d, V], packed straight from tok_emb [V, d]
-    kernels::pack_b_t(d, V, w.tok_emb, d, *D->lm_head_);
+    if (half) kernels::pack_b_t16(d, V, half, tok16, d, *D->lm_head_);
+    else kernels::pack_b_t(d, V, w.tok_emb, d, *D->lm_head_);
   } else {
-    s = take_packed("lm_head", -1, w.lm_head, d, V, *D->lm_head_);
+    s = take_packed("lm_head", -1, w.lm_head, d, V, *D->lm_head_, half);
     if (!s.ok()) return s;
   }
   D->blocks_.resize(c.num_layers);
@@ -160,7 +177,10 @@ Status Decoder::add_block(const DecoderLayerWeights& lw) {
   if (l >= L)
     return Status::Error(Code::kInvalidArgument, "{weights}: all " + std::to_string(L) + " blocks ({num_layers}) are already added", "weights");
   std::unique_ptr<Layer> layer;  // probes the heap for its own copies first
-  Status s = Layer::create(cfg_.attention, lw.attention, layer);
+  WeightsView aw = lw.attention;
+  aw.type = cfg_.weight_type;
+  const int half = int(cfg_.weight_type);
+  Status s = Layer::create(cfg_.attention, aw, layer);
   if (!s.ok()) {
     s.message = "block " + std::to_string(l) + ": " + s.message;
     return s;
@@ -173,9 +193,9 @@ Status Decoder::add_block(const DecoderLayerWeights& lw) {
   if (s.ok() && ln && lw.norm1.bias) s = take("layers.norm1.bias", l, lw.norm1.bias, {d}, b.n1b);
   if (s.ok()) s = take("layers.norm2.weight", l, lw.norm2.weight, {d}, b.n2w);
   if (s.ok() && ln && lw.norm2.bias) s = take("layers.norm2.bias", l, lw.norm2.bias, {d}, b.n2b);
-  if (s.ok()) s = take_packed("layers.w_fc", l, lw.w_fc, d, F, b.fc);
-  if (s.ok() && swiglu) s = take_packed("layers.w_up", l, lw.w_up, d, F, b.up);
-  if (s.ok()) s = take_packed("layers.w_proj", l, lw.w_proj, F, d, b.proj);
+  if (s.ok()) s = take_packed("layers.w_fc", l, lw.w_fc, d, F, b.fc, half);
+  if (s.ok() && swiglu) s = take_packed("layers.w_up", l, lw.w_up, d, F, b.up, half);
+  if (s.ok()) s = take_packed("layers.w_proj", l, lw.w_proj, F, d, b.proj, half);
   if (s.ok() && cfg_.bias) s = take("layers.b_fc", l, lw.b_fc, {F}, b.bfc);
   if (s.ok() && cfg_.bias && swiglu) s = take("layers.b_up", l, lw.b_up, {F}, b.bup);
   if (s.ok() && cfg_.bias) s = take("layers.b_proj", l, lw.b_proj, {d}, b.bproj);
@@ -210,10 +230,14 @@ Status Decoder::embed(const int32_t* ids, int batch, int n, int pos0, float* x) 
   }
   for (size_t i = 0; i < rows; ++i) {
     float* xr = x + i * d;
-    if (cfg_.tied)
+    if (cfg_.tied) {
       kernels::packed_column(*lm_head_, ids[i], xr);
-    else
+    } else if (!tok_emb16_.empty()) {
+      const uint16_t* e = tok_emb16_.data() + size_t(ids[i]) * d;
+      for (int j = 0; j < d; ++j) xr[j] = half_to_float(e[j], int(cfg_.weight_type));
+    } else {
       std::memcpy(xr, tok_emb_.data() + size_t(ids[i]) * d, sizeof(float) * d);
+    }
     if (!pos_emb_.empty()) ops::add(d, xr, pos_emb_.data() + size_t(pos0 + int(i % n)) * d);
   }
   return Status::Ok();

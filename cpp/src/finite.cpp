@@ -1,6 +1,8 @@
 // The kNonFinite Status of mha/finite.hpp: the argument, the multi-index of the first NaN/±Inf, its value.
 #include "finite.hpp"
 
+#include "half.hpp"
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -44,6 +46,17 @@ Status non_finite_status(const char* what, const float* data, Shape shape, Finit
                                  what);
   s.index = multi_index(i, shape);
   s.batch_first = how.batch_first;
+  return s;
+}
+
+Status non_finite_status_half(const char* what, const uint16_t* data, Shape shape, int half) {
+  const size_t n = shape_size(shape);
+  size_t i = 0;
+  while (i < n && half_is_finite(data[i], half)) ++i;
+  if (i == n) return Status::Ok();
+  Status s = Status::Error(Code::kNonFinite, "{" + std::string(what) + "}{index} is " + value_string(half_to_float(data[i], half)) +
+                                                 "; expected a finite number", what);
+  s.index = multi_index(i, shape);
   return s;
 }
 

@@ -57,6 +57,21 @@ inline Status check_finite(const char* what, const float* data, Shape shape, Fin
   return non_finite_status(what, data, shape, how);
 }
 
+/// The kNonFinite Status for 16-bit weights (half: 1 float16, 2 bfloat16) with a NaN/±Inf: as
+/// non_finite_status; Ok when there is none.
+Status non_finite_status_half(const char* what, const uint16_t* data, Shape shape, int half);
+
+/// check_finite of a matrix of 16-bit values (half: 1 float16, 2 bfloat16): NaN/±Inf are the
+/// values whose exponent bits are all ones.
+inline Status check_finite_half(const char* what, const uint16_t* data, Shape shape, int half) {
+  const size_t n = shape_size(shape);
+  const uint32_t m = half == 2 ? 0x7f80u : 0x7c00u;
+  uint32_t bad = 0;
+  for (size_t i = 0; i < n; ++i) bad |= static_cast<uint32_t>((data[i] & m) == m);
+  if (!bad) return Status::Ok();
+  return non_finite_status_half(what, data, shape, half);
+}
+
 /// check_finite for a result computed from finite inputs: NaN/±Inf there means float32
 /// overflow inside the layer; returns kNonFinite saying so, with the index.
 inline Status check_output_finite(const char* what, const float* data, Shape shape) {

@@ -17,10 +17,39 @@ namespace kernels {
 /// micro-kernel streams fastest. Build it with pack_b() / pack_b_blocks(), use it with
 /// gemm_packed() / gemm_packed_cols(). Its layout is the implementation's, except that column
 /// ranges are addressed in panels of kPanel columns (n0 of pack_b_blocks and gemm_packed_cols).
+/// A PackedB holds float32 (`data`), or 16-bit values (`bits`: half = 1 float16, 2 bfloat16,
+/// the values of mha::WeightType) in the SIMD panel layout in every implementation; the kernels
+/// widen 16-bit values to float32 as they read them (exactly: the products are those of the
+/// widened matrix, bit for bit).
 struct PackedB {
   int k = 0, n = 0;
-  std::vector<float> data;  // layout chosen by the implementation
+  int half = 0;                 // 0: float32 in data; 1: float16, 2: bfloat16 bit patterns in bits
+  std::vector<float> data;      // layout chosen by the implementation
+  std::vector<uint16_t> bits;   // 16-bit panels (kPanel columns, row k at [k·kPanel])
+  /// Bytes the weights take.
+  size_t bytes() const { return data.size() * sizeof(float) + bits.size() * sizeof(uint16_t); }
 };
+
+/// Columns n0 .. n0+n of a 16-bit matrix to pack (ColumnBlock of 16-bit values).
+struct ColumnBlock16 {
+  const uint16_t* b;
+  int ld, n0, n;
+};
+
+/// pack_b_blocks of a matrix of 16-bit values of storage `half` (1 float16, 2 bfloat16): the
+/// PackedB keeps them 16-bit (in panels of kPanel columns, zero-padded, in every implementation).
+void pack_b_blocks16(int K, int N, int half, std::initializer_list<ColumnBlock16> blocks, PackedB& out);
+
+/// pack_b of a 16-bit B [K, N] (leading dimension ldb).
+inline void pack_b16(int K, int N, int half, const uint16_t* B, int ldb, PackedB& out) {
+  pack_b_blocks16(K, N, half, {{B, ldb, 0, N}}, out);
+}
+
+/// pack_b_t of a 16-bit Bt [N, K]: the tied output head straight from a 16-bit embedding.
+void pack_b_t16(int K, int N, int half, const uint16_t* Bt, int ldbt, PackedB& out);
+
+/// packed_column of a 16-bit PackedB: the widened values.
+void packed_column16(const PackedB& B, int n, float* out);
 
 /// Columns n0 .. n0+n of a matrix to pack, given as their own row-major B [K, n] (leading
 /// dimension ld).
@@ -43,13 +72,16 @@ inline void pack_b(int K, int N, const float* B, int ldb, PackedB& out) { pack_b
 void pack_b_t(int K, int N, const float* Bt, int ldbt, PackedB& out);
 
 /// Column n of a packed B [K, N]: out[k] = B[k, n] for k < K, the exact floats given to pack_b() or
-/// pack_b_t() (with pack_b_t: row n of Bt, e.g. the embedding of token n from the tied head). A
-/// strided gather (stride N floats in the portable layout, kPanel in the SIMD panels); 0 ≤ n < N.
+/// pack_b_t() (with pack_b_t: row n of Bt, e.g. the embedding of token n from the tied head), or
+/// the widened 16-bit values. A strided gather (stride N floats in the portable layout, kPanel in
+/// the SIMD panels and 16-bit panels); 0 ≤ n < N.
 void packed_column(const PackedB& B, int n, float* out);
 
 /// C[M, n] = A[M, K] · B[K, n0 .. n0+n) (+ bias[n0 .. n0+n) broadcast over rows): the product with a
 /// column range of a packed B (e.g. the Q, K or V columns of a fused [W_Q | W_K | W_V]). n0 must be
-/// a multiple of kPanel (the range starts on a panel). Overwrites C.
+/// a multiple of kPanel (the range starts on a panel). Overwrites C. A 16-bit B gives the bits of
+/// the float32 B holding its widened values (SIMD: one row of A widens B in registers, more rows
+/// widen a block of panels once per block of rows; portable: blocks of columns widened, then Eigen).
 void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,
                       float* C, int ldc);
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "half.hpp"
 #include "softmax.hpp"
 
 namespace mha {
@@ -37,6 +38,7 @@ void pack_b_t(int K, int N, const float* Bt, int ldbt, PackedB& out) {
 }
 
 void packed_column(const PackedB& B, int n, float* out) {
+  if (B.half) return packed_column16(B, n, out);
   const float* p = B.data.data() + n;
   for (int k = 0; k < B.k; ++k) out[k] = p[static_cast<size_t>(k) * B.n];
 }
@@ -47,6 +49,22 @@ void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, 
   MMap c(C, M, n, Eigen::OuterStride<>(ldc));
   if (B.k == 0) {
     c.setZero();
+  } else if (B.half) {
+    // 16-bit panels: blocks of kHalfCols columns widened into a row-major float32 block, then Eigen.
+    constexpr int kHalfCols = 64;
+    thread_local std::vector<float> wide;
+    wide.resize(static_cast<size_t>(B.k) * kHalfCols);
+    CMap a(A, M, B.k, Eigen::OuterStride<>(lda));
+    for (int j0 = 0; j0 < n; j0 += kHalfCols) {
+      const int cw = std::min(kHalfCols, n - j0);
+      for (int j = 0; j < cw; ++j) {
+        const int col = n0 + j0 + j;
+        const uint16_t* p = B.bits.data() + static_cast<size_t>(col / kPanel) * kPanel * B.k + col % kPanel;
+        for (int k = 0; k < B.k; ++k) wide[static_cast<size_t>(k) * cw + j] = half_to_float(p[static_cast<size_t>(k) * kPanel], B.half);
+      }
+      CMap b(wide.data(), B.k, cw, Eigen::OuterStride<>(cw));
+      c.middleCols(j0, cw).noalias() = a * b;
+    }
   } else {
     CMap a(A, M, B.k, Eigen::OuterStride<>(lda));
     CMap b(B.data.data() + n0, B.k, n, Eigen::OuterStride<>(B.n));

@@ -48,11 +48,13 @@
 #include <wasm_simd128.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "kernels.hpp"
+#include "half.hpp"
 #include "simd128.hpp"
 
 namespace mha {
@@ -340,8 +342,10 @@ constexpr int kRowsMaxK = 16;  // gemm_ab with K ≤ this and ≤ 2·kMR rows ru
 /// its columns 8p .. 8p+8 read in place.
 struct PanelSrc {
   const float* base;
-  size_t stride = 0;  // packed: floats from one panel to the next
+  size_t stride = 0;  // packed: floats (or 16-bit values) from one panel to the next
   int ld = 0;         // > 0: B unpacked, row-major with this leading dimension (N % 4 == 0)
+  const uint16_t* half = nullptr;  // 16-bit panels (PackedB::bits) instead of base, widened per block
+  int type = 0;                    // their storage: kHalfF16 or kHalfBF16
   const float* panel(int p) const { return ld ? base + p * kNR : base + p * stride; }
   /// Distance between rows k and k+1 of a panel.
   int width() const { return ld ? ld : kNR; }
@@ -398,13 +402,145 @@ __attribute__((noinline)) void sweep_3x12(int kc, int mfull, const float* a0, co
   }
 }
 
+/// Widens one panel row of 16-bit values (8 columns) to float32, columns 0–3 into lo and 4–7 into
+/// hi. bfloat16: each value moved into the upper half of a 32-bit lane (one interleave with zeros).
+/// float16 h = sign s, exponent and mantissa em (15 bits): the float32 bits s·2^31 + em·2^13, built
+/// as two 16-bit halves on all 8 lanes at once (upper: s, then em >> 3, by an arithmetic shift
+/// right by 3 of h and a mask; lower: the 3 low bits of em at the top, by a shift left by 13) and
+/// interleaved, then a multiply by 2^112 that rebiases the exponent from float16's 15 to float32's
+/// 127 (exact, subnormals included). Finite values only: the weights are checked when packed.
+/// f16_to_float (half.hpp) is the scalar twin. kUnscaled (float16 only) leaves out the multiply:
+/// the lanes then hold w·2^-112, exactly (a float16 subnormal becomes a float32 subnormal), for a
+/// caller that multiplies A by 2^112 instead.
+template <int T, bool kUnscaled = false>
+inline void widen8(v128_t raw, v128_t& lo, v128_t& hi) {
+  v128_t low = wasm_i32x4_splat(0), high = raw;  // the 16-bit halves of each lane
+  if (T == kHalfF16) {
+    high = wasm_v128_and(wasm_i16x8_shr(raw, 3), wasm_i16x8_splat(int16_t(0x8FFF)));
+    low = wasm_i16x8_shl(raw, 13);
+  }
+  lo = wasm_i16x8_shuffle(low, high, 0, 8, 1, 9, 2, 10, 3, 11);  // interleave: V8 emits one punpcklwd
+  hi = wasm_i16x8_shuffle(low, high, 4, 12, 5, 13, 6, 14, 7, 15);  // punpckhwd
+  if (T == kHalfF16) {
+    if (!kUnscaled) {
+      const v128_t scale = wasm_f32x4_splat(0x1p112f);
+      lo = wasm_f32x4_mul(lo, scale);
+      hi = wasm_f32x4_mul(hi, scale);
+    }
+  }
+}
+
+/// Widens rows 0 .. kc of np 16-bit panels (panel q at src + q·sstride) into float32 panels of the
+/// same layout at dst (panel q at dst + q·kc·kNR).
+template <int T>
+void widen_panels(int kc, int np, const uint16_t* src, size_t sstride, float* dst) {
+  for (int q = 0; q < np; ++q) {
+    const uint16_t* s = src + q * sstride;
+    float* d = dst + static_cast<size_t>(q) * kc * kNR;
+    for (int k = 0; k < kc; ++k) {
+      v128_t lo, hi;
+      widen8<T>(wasm_v128_load(s + k * kNR), lo, hi);
+      wasm_v128_store(d + k * kNR, lo);
+      wasm_v128_store(d + k * kNR + 4, hi);
+    }
+  }
+}
+
+/// One row of C, NP panels: c[0 .. ncols) = a[0 .. K)·B (+ bias) for 16-bit panels bp (panel q at
+/// bp + q·pstride), widened in registers as they are read (the matrix–vector product of a
+/// generation step reads each weight once, 2 bytes instead of 4). 2·NP accumulator chains. Depth
+/// blocks of kKC, each chain from 0, stored through the epilogue of gemm_panelled (bias on the
+/// first block, added to C on the later ones): every element is the chain the float32 kernels
+/// compute for it, so the bits equal those of the widened matrix. kScaledA (float16): a holds
+/// A·2^112 and B is widened without its multiply by 2^112: (a·2^112)·(w·2^-112) is a·w exactly, so
+/// each multiply-add rounds the same value and the bits are the same, two operations fewer per
+/// 8 weights (gemv_half_rows makes sure a·2^112 cannot overflow).
+template <int NP, int T, bool kScaledA = false>
+__attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const uint16_t* __restrict bp, size_t pstride,
+                                         float* __restrict c, int ncols, const float* bias) {
+  for (int pc = 0; pc < K; pc += kKC) {
+    const int kc = std::min(kKC, K - pc);
+    v128_t acc[NP][2];
+    for (int q = 0; q < NP; ++q) acc[q][0] = acc[q][1] = wasm_f32x4_splat(0.f);
+    const uint16_t* b = bp + static_cast<size_t>(pc) * kNR;
+    const float* ak = a + pc;
+#pragma clang loop unroll(disable)
+    for (int k = 0; k < kc; ++k) {
+      const v128_t av = wasm_v128_load32_splat(ak + k);
+      for (int q = 0; q < NP; ++q) {
+        v128_t lo, hi;
+        widen8<T, kScaledA>(wasm_v128_load(b + q * pstride), lo, hi);
+        acc[q][0] = madd(av, lo, acc[q][0]);
+        acc[q][1] = madd(av, hi, acc[q][1]);
+      }
+      b += kNR;
+    }
+    Epilogue e;
+    e.accumulate = pc > 0;
+    e.bias = (bias && pc == 0) ? bias : nullptr;
+#pragma clang loop unroll(full)
+    for (int q = 0; q < NP; ++q)
+#pragma clang loop unroll(full)
+      for (int v = 0; v < 2; ++v) {
+        const int cols = ncols - 8 * q - 4 * v;
+        if (cols > 0) store_vec(c + 8 * q + 4 * v, acc[q][v], std::min(cols, 4), e, 8 * q + 4 * v);
+      }
+  }
+}
+
+/// C[M, N] = A·B (+ bias) for a 16-bit B (PanelSrc::half), row by row through gemv_half: groups of
+/// kGemvPanels panels, then one group of the panels left.
+template <int T, bool kScaledA = false>
+void gemv_half_row(int N, int K, const float* a, const PanelSrc& B, float* c, const float* bias) {
+  constexpr int G = T == kHalfF16 ? 3 : 4;  // panels per call (float16 widening needs more registers)
+  const int P = (N + kNR - 1) / kNR;
+  int p = 0;
+  for (; p + G <= P; p += G)
+    gemv_half<G, T, kScaledA>(K, a, B.half + p * B.stride, B.stride, c + p * kNR, std::min(G * kNR, N - p * kNR),
+                              bias ? bias + p * kNR : nullptr);
+  const int left = P - p, n0 = p * kNR;
+  const float* b0 = bias ? bias + n0 : nullptr;
+  if (left == 3) gemv_half<3, T, kScaledA>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
+  else if (left == 2) gemv_half<2, T, kScaledA>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
+  else if (left == 1) gemv_half<1, T, kScaledA>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
+}
+
+/// float16 rows whose every |a| < 2^15 run with a·2^112 (gemv_half's kScaledA: no overflow, a
+/// float32 holds up to 2^128), copied into the A scratch (unused on this path); the others, and
+/// every row when that scratch cannot be had, as they are.
+template <int T>
+void gemv_half_rows(int M, int N, int K, const float* A, int lda, const PanelSrc& B, float* C, int ldc, const float* bias) {
+  for (int i = 0; i < M; ++i) {
+    const float* a = A + static_cast<size_t>(i) * lda;
+    float* c = C + static_cast<size_t>(i) * ldc;
+    if (T == kHalfF16) {
+      v128_t m = wasm_f32x4_splat(0.f);
+      int k = 0;
+      for (; k + 4 <= K; k += 4) m = wasm_f32x4_max(m, wasm_f32x4_abs(wasm_v128_load(a + k)));
+      float mx = std::max(std::max(wasm_f32x4_extract_lane(m, 0), wasm_f32x4_extract_lane(m, 1)),
+                          std::max(wasm_f32x4_extract_lane(m, 2), wasm_f32x4_extract_lane(m, 3)));
+      for (; k < K; ++k) mx = std::max(mx, std::fabs(a[k]));
+      float* scaled = mx < 0x1p15f ? scratch(kScratchA, size_t(K)) : nullptr;
+      if (scaled) {
+        for (k = 0; k < K; ++k) scaled[k] = a[k] * 0x1p112f;
+        gemv_half_row<T, true>(N, K, scaled, B, c, bias);
+        continue;
+      }
+    }
+    gemv_half_row<T>(N, K, a, B, c, bias);
+  }
+}
+
+/// Panels of a 16-bit B widened at a time by gemm_panelled (a multiple of 3 for the 3 × 12 sweep):
+/// 12 panels of up to kKC rows are 384 KB of float32, reused by every row tile of a row block.
+constexpr int kHalfPanels = 12;
+
 /// C[M, N] (=|+=) alpha·A[M, K]·B[K, N] (+ bias) with B in panels (PanelSrc).
 /// Cache blocking: rows in blocks of kMC, depth in blocks of kKC; each block of A (packed when it
 /// has kPackRows rows or more, else read in place) is swept over every B panel; the first depth
 /// block applies the caller's epilogue, later ones accumulate.
 void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc& B, float* C, int ldc,
                    float alpha, const float* bias, bool accumulate) {
-  const int P = (N + kNR - 1) / kNR;  // panels
   const bool t312 = g_tile_rows == 3;  // 3 × 12 tiles over 6-row packs
   const int mr_packed = t312 ? 6 : g_tile_rows;
   const int mcb = kMC / mr_packed * mr_packed;  // a row block is whole tiles
@@ -419,59 +555,82 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
       if (packed) pack_a(mc, kc, ablk, lda, apack, mr);
       const float* a0 = packed ? apack : ablk;      // row tile ir at a0 + ir·arow
       const size_t arow = packed ? kc : lda;
-      Epilogue e;
-      e.alpha = alpha;
-      e.scale = alpha != 1.f;
-      e.accumulate = accumulate || pc > 0;
+      Epilogue e0;
+      e0.alpha = alpha;
+      e0.scale = alpha != 1.f;
+      e0.accumulate = accumulate || pc > 0;
       const int mfull = mc - mc % mr, rem = mc - mfull;
-      if (packed && t312) {
-        sweep_3x12(kc, mfull, a0, B, pc, N, C + static_cast<size_t>(ic) * ldc, ldc, bias, e);
-      } else {
-        for (int p = 0; p < P; ++p) {
-          const int w = B.width();
+      // The row block times the N columns of panels Bs from depth pcs on, into Cb (the block's first
+      // row) with bias bb.
+      auto sweep = [&](const PanelSrc& Bs, int pcs, int N, float* Cb, const float* bb) {
+        const int P = (N + kNR - 1) / kNR;  // panels
+        Epilogue e = e0;
+        if (packed && t312) {
+          sweep_3x12(kc, mfull, a0, Bs, pcs, N, Cb, ldc, bb, e);
+        } else {
+          for (int p = 0; p < P; ++p) {
+            const int w = Bs.width();
+            const int n0 = p * kNR;
+            const int nc = std::min(kNR, N - n0);
+            const float* bp = Bs.panel(p) + static_cast<size_t>(pcs) * w;
+            e.bias = (bb && !e.accumulate) ? bb + n0 : nullptr;
+            if (!packed && nc == kNR) {  // the common tile of a short A: a direct call, not through a pointer
+              for (int ir = 0; ir < mfull; ir += kMR)
+                micro_kernel<kMR, kNV>(kc, a0 + static_cast<size_t>(ir) * arow, lda, bp, w, Cb + static_cast<size_t>(ir) * ldc + n0, ldc, nc, e);
+              continue;
+            }
+            const MicroKernel full = !packed ? pick_kernel(kMR, nc)
+                                     : mr == 6 ? pick_width<6, true>((nc + 3) / 4) : pick_width<kMR, true>((nc + 3) / 4);
+            for (int ir = 0; ir < mfull; ir += mr)
+              full(kc, a0 + static_cast<size_t>(ir) * arow, lda, bp, w, Cb + static_cast<size_t>(ir) * ldc + n0, ldc, nc, e);
+          }
+        }
+        if (rem == 0) return;
+        // The rows below the last full tile: 1 row takes 2–4 full panels at once, 2 rows take 2.
+        const float* ar = ablk + static_cast<size_t>(mfull) * lda;
+        float* cr = Cb + static_cast<size_t>(mfull) * ldc;
+        int p = 0;
+        // One group of np full panels from panel p on.
+        auto wide = [&](int np, void (*kernel)(int, const float*, int, const float*, int, size_t, float*, int, const Epilogue&)) {
+          e.bias = (bb && !e.accumulate) ? bb + p * kNR : nullptr;
+          kernel(kc, ar, lda, Bs.panel(p) + static_cast<size_t>(pcs) * Bs.width(), Bs.width(), Bs.panel_step(), cr + p * kNR,
+                 ldc, e);
+          p += np;
+        };
+        const int full = N / kNR;  // full panels
+        if (rem == 1) {
+          // Groups of 4, 3 and 2 panels, so that no full panel runs alone (2 chains) unless it is the
+          // only one.
+          while (full - p >= 4 && full - p != 5) wide(4, micro_kernel_wide<1, 4>);
+          if (full - p >= 3) wide(3, micro_kernel_wide<1, 3>);
+          if (full - p >= 2) wide(2, micro_kernel_wide<1, 2>);
+        } else if (rem == 2) {
+          while (full - p >= 2) wide(2, micro_kernel_wide<2, 2>);
+        }
+        for (; p < P; ++p) {
+          const int w = Bs.width();
           const int n0 = p * kNR;
           const int nc = std::min(kNR, N - n0);
-          const float* bp = B.panel(p) + static_cast<size_t>(pc) * w;
-          e.bias = (bias && !e.accumulate) ? bias + n0 : nullptr;
-          if (!packed && nc == kNR) {  // the common tile of a short A: a direct call, not through a pointer
-            for (int ir = 0; ir < mfull; ir += kMR)
-              micro_kernel<kMR, kNV>(kc, a0 + static_cast<size_t>(ir) * arow, lda, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
-            continue;
-          }
-          const MicroKernel full = !packed ? pick_kernel(kMR, nc)
-                                   : mr == 6 ? pick_width<6, true>((nc + 3) / 4) : pick_width<kMR, true>((nc + 3) / 4);
-          for (int ir = 0; ir < mfull; ir += mr)
-            full(kc, a0 + static_cast<size_t>(ir) * arow, lda, bp, w, C + static_cast<size_t>(ic + ir) * ldc + n0, ldc, nc, e);
+          e.bias = (bb && !e.accumulate) ? bb + n0 : nullptr;
+          pick_kernel(rem, nc)(kc, ar, lda, Bs.panel(p) + static_cast<size_t>(pcs) * w, w, cr + n0, ldc, nc, e);
         }
-      }
-      if (rem == 0) continue;
-      // The rows below the last full tile: 1 row takes 2–4 full panels at once, 2 rows take 2.
-      const float* ar = ablk + static_cast<size_t>(mfull) * lda;
-      float* cr = C + static_cast<size_t>(ic + mfull) * ldc;
-      int p = 0;
-      // One group of np full panels from panel p on.
-      auto wide = [&](int np, void (*kernel)(int, const float*, int, const float*, int, size_t, float*, int, const Epilogue&)) {
-        e.bias = (bias && !e.accumulate) ? bias + p * kNR : nullptr;
-        kernel(kc, ar, lda, B.panel(p) + static_cast<size_t>(pc) * B.width(), B.width(), B.panel_step(), cr + p * kNR,
-               ldc, e);
-        p += np;
       };
-      const int full = N / kNR;  // full panels
-      if (rem == 1) {
-        // Groups of 4, 3 and 2 panels, so that no full panel runs alone (2 chains) unless it is the
-        // only one.
-        while (full - p >= 4 && full - p != 5) wide(4, micro_kernel_wide<1, 4>);
-        if (full - p >= 3) wide(3, micro_kernel_wide<1, 3>);
-        if (full - p >= 2) wide(2, micro_kernel_wide<1, 2>);
-      } else if (rem == 2) {
-        while (full - p >= 2) wide(2, micro_kernel_wide<2, 2>);
+      float* Cic = C + static_cast<size_t>(ic) * ldc;
+      if (!B.half) {
+        sweep(B, pc, N, Cic, bias);
+        continue;
       }
-      for (; p < P; ++p) {
-        const int w = B.width();
-        const int n0 = p * kNR;
-        const int nc = std::min(kNR, N - n0);
-        e.bias = (bias && !e.accumulate) ? bias + n0 : nullptr;
-        pick_kernel(rem, nc)(kc, ar, lda, B.panel(p) + static_cast<size_t>(pc) * w, w, cr + n0, ldc, nc, e);
+      // 16-bit B: kHalfPanels panels at a time widened into scratch (gemm_packed_cols made sure it
+      // can be had), each swept like float32 panels.
+      const int P = (N + kNR - 1) / kNR;
+      for (int q0 = 0; q0 < P; q0 += kHalfPanels) {
+        const int qn = std::min(kHalfPanels, P - q0);
+        float* wb = scratch(kScratchB, static_cast<size_t>(kc) * kNR * qn);
+        const uint16_t* src = B.half + q0 * B.stride + static_cast<size_t>(pc) * kNR;
+        if (B.type == kHalfBF16) widen_panels<kHalfBF16>(kc, qn, src, B.stride, wb);
+        else widen_panels<kHalfF16>(kc, qn, src, B.stride, wb);
+        PanelSrc sub{wb, static_cast<size_t>(kc) * kNR};
+        sweep(sub, 0, std::min(N - q0 * kNR, qn * kNR), Cic + q0 * kNR, bias ? bias + q0 * kNR : nullptr);
       }
     }
   }
@@ -560,6 +719,7 @@ void pack_b_t(int K, int N, const float* Bt, int ldbt, PackedB& out) {
 
 /// Column n of the panels: panel n / kNR, lane n % kNR of each of its K rows. See kernels.hpp.
 void packed_column(const PackedB& B, int n, float* out) {
+  if (B.half) return packed_column16(B, n, out);
   const float* p = B.data.data() + static_cast<size_t>(n / kNR) * kNR * B.k + n % kNR;
   for (int k = 0; k < B.k; ++k) out[k] = p[static_cast<size_t>(k) * kNR];
 }
@@ -571,6 +731,18 @@ void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, 
   if (M <= 0 || n <= 0) return;
   if (B.k <= 0) return fill_rows(M, n, bias ? bias + n0 : nullptr, C, ldc);
   const size_t stride = size_t(kNR) * B.k;
+  if (B.half) {
+    PanelSrc src{nullptr, stride};
+    src.half = B.bits.data() + n0 / kNR * stride;
+    src.type = B.half;
+    // One row (a generation step): widened in registers. More rows: blocks of panels widened once
+    // per row block into scratch; without that scratch, row by row (the same bits either way).
+    if (M == 1 || !scratch(kScratchB, size_t(std::min(B.k, kKC)) * kNR * kHalfPanels)) {
+      if (B.half == kHalfBF16) return gemv_half_rows<kHalfBF16>(M, n, B.k, A, lda, src, C, ldc, bias ? bias + n0 : nullptr);
+      return gemv_half_rows<kHalfF16>(M, n, B.k, A, lda, src, C, ldc, bias ? bias + n0 : nullptr);
+    }
+    return gemm_panelled(M, n, B.k, A, lda, src, C, ldc, 1.f, bias ? bias + n0 : nullptr, false);
+  }
   PanelSrc src{B.data.data() + n0 / kNR * stride, stride};
   gemm_panelled(M, n, B.k, A, lda, src, C, ldc, 1.f, bias ? bias + n0 : nullptr, false);
 }

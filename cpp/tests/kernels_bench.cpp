@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -249,6 +250,33 @@ int main() {
     const double t = time_call([&] { gemm_packed(p.M, A.data(), p.K, pb, b.data(), C.data(), p.N); });
     g_sink = C[7];
     report(p.name + suffix, 2.0 * p.M * p.N * p.K, t);
+  }
+
+  // Matrix-vector products of a generation step, [1x768]·W + b, W float32 and 16-bit (float16,
+  // bfloat16 widened in the kernel): an MLP matrix (768x3072) and an output head over a
+  // 50,257-token vocabulary (768x50257, past every cache).
+  struct Gemv { int K, N; const char* name; };
+  const Gemv gemvs[] = {{768, 3072, "gemv [1x768]·[768x3072]+b"}, {768, 50257, "gemv [1x768]·[768x50257]+b"}};
+  for (const auto& p : gemvs) {
+    auto A = random_vec(p.K, 1);
+    auto W = random_vec(static_cast<size_t>(p.K) * p.N, 2);
+    auto b = random_vec(p.N, 3);
+    std::vector<uint16_t> W16(W.size());
+    for (size_t i = 0; i < W.size(); ++i) {  // bfloat16 and float16 bits of values in (-1, 1): truncations suffice here
+      uint32_t u;
+      std::memcpy(&u, &W[i], sizeof u);
+      W16[i] = uint16_t(u >> 16);
+    }
+    std::vector<float> C(p.N);
+    for (int type : {0, 1, 2}) {
+      PackedB pb;
+      if (type == 0) pack_b(p.K, p.N, W.data(), p.N, pb);
+      else pack_b16(p.K, p.N, type, W16.data(), p.N, pb);  // float16: any bit pattern of finite values
+      const double t = time_call([&] { gemm_packed(1, A.data(), p.K, pb, b.data(), C.data(), p.N); });
+      g_sink = C[7];
+      const std::string name = std::string(p.name) + (type == 0 ? " f32" : type == 1 ? " f16" : " bf16");
+      report(name + suffix, 2.0 * p.N * p.K, t);
+    }
   }
 
   // Attention per head: T = 512, d_k = d_v = 64, slices of [T, 768] activations.

@@ -16,7 +16,8 @@
 // sizes); gemm_panels on row/column sub-blocks of panels packed by pack_panels / pack_panels_t
 // (with the packed layout checked element by element), gemm_packed_cols on column ranges,
 // scale_rows; pack_b_blocks (three blocks, through gemm_packed); pack_b_t against pack_b of the
-// transpose and packed_column against the rows it was packed from (bitwise); softmax_rows on rows with -inf entries, all -inf, huge (1e3..1e30), tiny and mixed
+// transpose and packed_column against the rows it was packed from (bitwise); 16-bit (float16,
+// bfloat16) packs against the decoded matrix (kernels_test_half.cpp); softmax_rows on rows with -inf entries, all -inf, huge (1e3..1e30), tiny and mixed
 // logits. GEMM tolerance: |c - ref| ≤ 1e-5·Σ_k|a_ik·b_kj| (·|alpha|, + |C_old|·1e-6 when
 // accumulating) + 1e-6. Softmax tolerance: |w - ref| ≤ 1e-6 + 1e-5·ref, masked entries exactly 0.
 // Padding between rows of C (ld > width) must be left untouched (checked bitwise). SIMD builds:
@@ -107,6 +108,7 @@ int main(int argc, char** argv) {
     test_gemm_panels(rng, 67, 61, 1100, false, true);    // depth split, edges
     test_gemm_packed_cols(rng, 70, 2304, 768, true);     // Q / K / V columns of fused W_QKV
   }
+  half_suite(rng, quick);
   degenerate_suite(rng);
   softmax_suite(rng);
 #ifdef MHA_SIMD128

@@ -25,6 +25,14 @@ enum class Projection : int;
 struct AttendArgs;
 struct AttentionPlan;
 
+/// How weight matrices are held: float32, or 16-bit IEEE binary16 (float16) or bfloat16, which the
+/// core keeps 16-bit in memory (half the bytes) and widens exactly to float32 as the kernels read them.
+enum class WeightType : int {
+  kFloat32 = 0,
+  kFloat16 = 1,   ///< IEEE 754 binary16: 1 sign, 5 exponent, 10 mantissa bits
+  kBFloat16 = 2,  ///< bfloat16: the upper 16 bits of a float32
+};
+
 /// Weights in the packed form, all row-major [in, out]; biases may be null when Config::bias is
 /// false (and must be non-null when it is true).
 ///   wq [d_model, Σd_k]   wk [k_dim, Σ_kv d_k]   wv [v_dim, Σ_kv d_v]   wo [Σd_v, d_model]
@@ -34,6 +42,11 @@ struct AttentionPlan;
 struct WeightsView {
   const float *wq = nullptr, *wk = nullptr, *wv = nullptr, *wo = nullptr;
   const float *bq = nullptr, *bk = nullptr, *bv = nullptr, *bo = nullptr;
+  /// The storage of wq, wk, wv and wo (biases are float32 always): with kFloat16 or kBFloat16 each
+  /// of them points at 16-bit values (uint16_t bit patterns, cast to const float*), which the layer
+  /// keeps 16-bit and widens to float32 in the kernels (results equal those of the widened
+  /// float32 matrices, bit for bit).
+  WeightType type = WeightType::kFloat32;
 };
 
 /// Additive attention mask layout. A boolean mask is passed as additive with -inf where masked.

@@ -52,6 +52,12 @@ struct DecoderConfig {
   MlpKind mlp = MlpKind::kReLU;
   bool bias = true;     ///< the MLP's and lm_head's linear maps have biases
   bool tied = false;    ///< lm_head is the token embedding (W_lm_head = tok_embᵀ)
+  /// The storage of the matrices (tok_emb, lm_head, every block's W_Q, W_K, W_V, W_O, W_fc, W_up,
+  /// W_proj): with kFloat16 or kBFloat16 their pointers in DecoderWeights point at 16-bit values
+  /// (uint16_t bit patterns cast to const float*), kept 16-bit in the decoder (half the bytes) and
+  /// widened exactly in the kernels, so the results equal those of the widened float32 matrices.
+  /// pos_emb, the norms and the biases are float32 always.
+  WeightType weight_type = WeightType::kFloat32;
   Config attention;     ///< the attention of every block (mha::Config)
 };
 
@@ -98,7 +104,7 @@ class Decoder {
  public:
   /// Validates the configuration, copies and packs the weights. Errors: the attention's (resolve():
   /// kInvalidConfig), vocab_size, num_layers or d_ff < 1, context < 0, norm_eps not finite or ≤ 0,
-  /// an unknown norm or mlp kind, k_dim or v_dim ≠ d_model (kInvalidConfig); a missing weight
+  /// an unknown norm, mlp kind or weight_type, k_dim or v_dim ≠ d_model (kInvalidConfig); a missing weight
   /// (kInvalidArgument, naming it); NaN/Inf in a weight (kNonFinite, naming it and the index);
   /// allocation failure (kOutOfMemory).
   /// Equals begin(config, w) followed by add_block(w.layers[l]) for every block, after checking
@@ -158,7 +164,8 @@ class Decoder {
   int added_ = 0;
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<Block> blocks_;
-  std::vector<float> tok_emb_, pos_emb_, normf_w_, normf_b_, lm_head_b_;  // tok_emb_ empty when tied
+  std::vector<float> tok_emb_, pos_emb_, normf_w_, normf_b_, lm_head_b_;  // tok_emb_ empty when tied or 16-bit
+  std::vector<uint16_t> tok_emb16_;  // the untied 16-bit token embedding
   /// W_lm_head [d_model, V] packed for the GEMM kernels; when tied, packed from tok_emb, and the
   /// only copy of it: embed() gathers a token's row as a column of the packed lm_head.
   std::unique_ptr<kernels::PackedB> lm_head_;

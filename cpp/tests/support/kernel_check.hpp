@@ -118,6 +118,8 @@ void reference_gemm(int M, int N, int K, double alpha, const std::vector<float>&
 
 // GEMM and packing (kernels_test_gemm.cpp).
 void test_gemm_packed(Rng& rng, int M, int N, int K, bool strided, bool with_bias);
+// 16-bit weights (kernels_test_half.cpp).
+void half_suite(Rng& rng, bool quick);
 void test_gemm_abt(Rng& rng, int M, int N, int K, bool strided);
 void test_gemm_ab(Rng& rng, int M, int N, int K, bool strided, bool accumulate);
 void test_gemm_panels(Rng& rng, int M, int N, int K, bool transposed, bool accumulate);

@@ -320,12 +320,21 @@ export interface MHA {
    * model without a tokenizer takes token ids (`config.tokenizer` 'none'). `opts.progress` is
    * called as the bytes of each file arrive (see LoadProgress). A model over 64 MB (as float32)
    * keeps no JS copy of its weights once they are in wasm memory (`copyingScores` then refuses it).
+   * `opts.weightStorage` says how the weight matrices (embeddings, W_Q, W_K, W_V, W_O, the MLP's,
+   * lm_head) are held in wasm memory (`model.weightType` tells the choice): `'file'` (default) keeps
+   * a float16 or bfloat16 file's matrices 16-bit, half the memory of float32, with the results of
+   * their values widened to float32 (equal to `'float32'` for that file to float32 rounding), and a
+   * float32 file's float32; `'float16'` rounds float32 (and bfloat16) matrices to float16 (to
+   * nearest: half the memory, log-probs off from the float32 model's by the rounding of each weight,
+   * about 2^-11 relative); `'float32'` widens every matrix to float32.
    * @throws {MHAError} `INVALID_ARGUMENT` (unreadable or malformed file, a missing tensor or
    *   metadata field, a refused configuration: the message names the file, the key and the value;
-   *   a `progress` that is not a function), `SHAPE_MISMATCH` (a tensor's shape), `NON_FINITE` (a NaN/Inf weight)
+   *   a `progress` that is not a function; an unknown `weightStorage`; with `'float16'`, a weight
+   *   beyond ±65504), `SHAPE_MISMATCH` (a tensor's shape), `NON_FINITE` (a NaN/Inf weight)
    */
   loadModel(source: ArrayBuffer | ArrayBufferView | string | URL | FileSystemDirectoryHandle | File | ArrayLike<File>,
-    opts?: { tokenizer?: ArrayBuffer | ArrayBufferView | string | URL | File; progress?: (p: LoadProgress) => void }): Promise<LanguageModel>;
+    opts?: { tokenizer?: ArrayBuffer | ArrayBufferView | string | URL | File; progress?: (p: LoadProgress) => void;
+      weightStorage?: 'file' | 'float16' | 'float32' }): Promise<LanguageModel>;
 
   /**
    * Wasm memory figures: the figure to budget a page with. `heapBytes` is the engine's whole wasm

@@ -255,8 +255,12 @@ class MHA {
    * (formats/sources.js opens every source). `opts.progress({file, loaded, total, fraction})` is called
    * as the bytes of each file arrive (loaded never decreases; total null while a size is unknown;
    * the last event has loaded === total, fraction 1: see loadModel in model.js).
+   * `opts.weightStorage`: 'file' (default: a float16 or bfloat16 file's matrices stay 16-bit in
+   * wasm memory, half of float32's bytes, with the results of their values widened to float32; a
+   * float32 file's stay float32), 'float16' (float32 matrices rounded to float16: half the memory,
+   * log-probs off by the weights' rounding) or 'float32' (every matrix widened).
    * @param {ArrayBuffer|ArrayBufferView|string|URL|FileSystemDirectoryHandle|File|FileList|File[]} source
-   * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL|File, progress?: (p: {file: string, loaded: number, total: number|null, fraction: number|null}) => void}} [opts]
+   * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL|File, progress?: (p: {file: string, loaded: number, total: number|null, fraction: number|null}) => void, weightStorage?: 'file'|'float16'|'float32'}} [opts]
    * @returns {Promise<LanguageModel>}
    * @throws {MHAError} INVALID_ARGUMENT, SHAPE_MISMATCH, NON_FINITE (see loadModel in model.js)
    */

@@ -12,10 +12,10 @@
  * @param {number} cols
  * @param {number} [r0] first row; default 0
  * @param {number} [n] rows taken; default every row from r0
- * @returns {Float32Array} [cols, n]
+ * @returns {Float32Array|Uint16Array} [cols, n], of w's type when w is 16-bit (Uint16Array), else float32
  */
 export function transposed(w, cols, r0 = 0, n = w.length / cols - r0) {
-  const out = new Float32Array(n * cols);
+  const out = w instanceof Uint16Array ? new Uint16Array(n * cols) : new Float32Array(n * cols);
   for (let r = 0; r < n; r++) {
     const src = (r0 + r) * cols;
     for (let i = 0; i < cols; i++) out[i * n + r] = w[src + i];
@@ -26,10 +26,10 @@ export function transposed(w, cols, r0 = 0, n = w.length / cols - r0) {
 /**
  * Columns c0 .. c0+n of a row-major [rows, cols] matrix, as [rows, n].
  * @param {Float32Array} w [rows, cols], row-major
- * @returns {Float32Array} [rows, n]
+ * @returns {Float32Array|Uint16Array} [rows, n], of w's type (16-bit values stay 16-bit)
  */
 export function columns(w, rows, cols, c0, n) {
-  const out = new Float32Array(rows * n);
+  const out = w instanceof Uint16Array ? new Uint16Array(rows * n) : new Float32Array(rows * n);
   for (let r = 0; r < rows; r++) out.set(w.subarray(r * cols + c0, r * cols + c0 + n), r * n);
   return out;
 }

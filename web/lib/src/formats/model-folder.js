@@ -10,6 +10,7 @@ import { MHAError } from '../engine/errors.js';
 import { parseSafetensors } from './safetensors.js';
 // where the files come from (sources.js), re-exported for the callers that load this module
 export { progressCounter, fileBytes, fetchBytes, openSource, openFolder, readPath, modelFileOf, LLAMA2C_TOKENIZER_NAME } from './sources.js';
+import { halfToNumber, bfloat16ToNumber, widen16 } from './half.js';
 import { HF_LIMITS, parseJSONFile, hfConfig, hfExpectedShapes, hfTensorName, hfDecoderWeights, hfShardIndex } from './hf.js';
 import { readLlama2cCheckpoint, HEADER_FIELDS, HEADER_LIMITS } from './llama2c.js';
 
@@ -20,7 +21,7 @@ const invalid = (msg) => new MHAError('INVALID_ARGUMENT', `loadModel: ${msg}`);
 /** Reads a safetensors file of the folder; errors name the file. */
 function parseShard(bytes, file) {
   try {
-    return parseSafetensors(bytes);
+    return parseSafetensors(bytes, { keep16: true });
   } catch (e) {
     if (e instanceof MHAError) throw new MHAError(e.code, `loadModel: ${file}: ${e.message}`);
     throw e;
@@ -31,8 +32,10 @@ function parseShard(bytes, file) {
  * Reads a Hugging Face model folder: config.json, the weights (model.safetensors or the shards of
  * model.safetensors.index.json), checked against the config.
  * @param {ModelFolder} folder
- * @returns {Promise<{family: string, config: object, hf: object, weights: object, files: string[]}>}
- *   config: LanguageModel.config fields; weights: the core decoder's weights
+ * @returns {Promise<{family: string, config: object, hf: object, weights: object, files: string[],
+ *   fileType: 'float16'|'bfloat16'|null}>} config: LanguageModel.config fields; weights: the core
+ *   decoder's weights, float16 or bfloat16 tensors as Uint16Arrays of fileType (formats/half.js
+ *   applyWeightStorage then sets what the core holds)
  * @throws {MHAError} INVALID_ARGUMENT (a missing or malformed file, a refused config, a missing or
  *   unexpected tensor), SHAPE_MISMATCH (a tensor's shape), NON_FINITE (a NaN/Inf weight): each
  *   message names the file and the key or tensor
@@ -55,10 +58,10 @@ export async function readHFFolder(folder) {
       if (!expected[name]) {
         throw invalid(`${file}: tensor "${stored}" is not part of a ${family === 'gpt2' ? 'GPT2LMHeadModel' : 'LlamaForCausalLM'} of this config.json (an option the config does not declare?)`);
       }
-      tensors[name] = { t, file, stored };
+      tensors[name] = { t, file, stored, dtype: parsed.dtypes[stored] };
     }
   };
-  // each file's bytes are dropped once parsed (only its float32 tensors are kept), shard by shard
+  // each file's bytes are dropped once parsed (only its tensors are kept), shard by shard
   let single = await folder.read('model.safetensors', { optional: true });
   if (single) {
     files.push('model.safetensors');
@@ -81,6 +84,9 @@ export async function readHFFolder(folder) {
     }
   }
   const t = {};
+  // 16-bit tensors stay 16-bit (the core keeps 16-bit matrices: loadModel's weightStorage); a folder
+  // mixing float16 and bfloat16 keeps the first type met 16-bit and widens the other.
+  let fileType = null;
   for (const [name, shape] of Object.entries(expected)) {
     const e = tensors[name];
     if (!e) throw invalid(`tensor "${name}" is missing from ${files.slice(1).join(', ')} (expected shape [${shape.join(', ')}] for this config.json)`);
@@ -88,14 +94,27 @@ export async function readHFFolder(folder) {
     if (s.length !== shape.length || s.some((v, i) => v !== shape[i])) {
       throw new MHAError('SHAPE_MISMATCH', `loadModel: ${e.file}: tensor "${e.stored}": expected shape [${shape.join(', ')}] for this config.json, got [${s.join(', ')}]`);
     }
-    const data = e.t.data;
-    for (let i = 0; i < data.length; i++) {
-      if (!Number.isFinite(data[i])) throw new MHAError('NON_FINITE', `loadModel: ${e.file}: tensor "${e.stored}" has ${data[i]} at flat index ${i}`);
+    let data = e.t.data;
+    if (data instanceof Uint16Array) {
+      const type = e.dtype === 'BF16' ? 'bfloat16' : 'float16';
+      const m = type === 'bfloat16' ? 0x7f80 : 0x7c00;
+      for (let i = 0; i < data.length; i++) {
+        if ((data[i] & m) === m) {
+          const v = type === 'bfloat16' ? bfloat16ToNumber(data[i]) : halfToNumber(data[i]);
+          throw new MHAError('NON_FINITE', `loadModel: ${e.file}: tensor "${e.stored}" has ${v} at flat index ${i}`);
+        }
+      }
+      fileType ??= type;
+      if (type !== fileType) data = widen16(data, type);
+    } else {
+      for (let i = 0; i < data.length; i++) {
+        if (!Number.isFinite(data[i])) throw new MHAError('NON_FINITE', `loadModel: ${e.file}: tensor "${e.stored}" has ${data[i]} at flat index ${i}`);
+      }
     }
     t[name] = data;
     delete tensors[name];
   }
-  return { family, config, hf, weights: hfDecoderWeights(family, config, t), files };
+  return { family, config, hf, weights: hfDecoderWeights(family, config, t), files, fileType };
 }
 
 /** llama2.c version-1 header magic: "ak42" as a little-endian uint32 (bytes "24ka"). */

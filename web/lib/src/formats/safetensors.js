@@ -91,18 +91,33 @@ export function asBytes(source, name = 'bytes') {
   throw new MHAError('INVALID_ARGUMENT', `${name}: expected an ArrayBuffer or a Uint8Array, got ${source === null ? 'null' : typeof source}`);
 }
 
+/** A copy of `count` 16-bit values at bytes[offset..] (little-endian) as a Uint16Array. */
+function raw16(bytes, offset, count) {
+  const out = new Uint16Array(count);
+  if (LITTLE_ENDIAN) {
+    new Uint8Array(out.buffer).set(bytes.subarray(offset, offset + 2 * count));
+  } else {
+    const view = new DataView(bytes.buffer, bytes.byteOffset + offset, 2 * count);
+    for (let i = 0; i < count; i++) out[i] = view.getUint16(2 * i, true);
+  }
+  return out;
+}
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 /**
  * Parses a safetensors file.
  * @param {ArrayBuffer|ArrayBufferView} source the whole file
+ * @param {{keep16?: boolean}} [opts] keep16: F16 and BF16 tensors stay 16-bit, their data a
+ *   Uint16Array of the stored bit patterns (formats/half.js reads them), instead of float32
  * @returns {{metadata: Object<string, string>, tensors: Object<string, Tensor>, dtypes: Object<string, string>}}
- *   every tensor converted to float32 (F32, F16, BF16 and F64 are read; shape [] is one value);
- *   `dtypes` gives each tensor's stored dtype
+ *   every tensor converted to float32 (F32, F16, BF16 and F64 are read; shape [] is one value),
+ *   F16 and BF16 ones kept 16-bit with keep16; `dtypes` gives each tensor's stored dtype
  * @throws {MHAError} INVALID_ARGUMENT: a file shorter than its header length says, a header
  *   length over MAX_HEADER_BYTES, a header that is not a JSON object, a tensor entry with an
  *   unknown dtype, a bad shape, offsets outside the data or not matching the shape, overlapping
  *   tensors, a metadata value that is not a string
  */
-export function parseSafetensors(source) {
+export function parseSafetensors(source, opts = {}) {
   const bytes = asBytes(source, 'parseSafetensors');
   if (bytes.length < 8) throw bad(`the file has ${bytes.length} bytes, fewer than the 8 of the header length`);
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -169,7 +184,9 @@ export function parseSafetensors(source) {
   const tensors = {};
   const dtypes = {};
   for (const e of entries) {
-    tensors[e.name] = Tensor.wrap(decode(bytes, dataStart + e.begin, e.count, e.dtype), e.shape.slice());
+    const data = opts.keep16 && (e.dtype === 'F16' || e.dtype === 'BF16') ? raw16(bytes, dataStart + e.begin, e.count)
+      : decode(bytes, dataStart + e.begin, e.count, e.dtype);
+    tensors[e.name] = Tensor.wrap(data, e.shape.slice());
     dtypes[e.name] = e.dtype;
   }
   return { metadata, tensors, dtypes };

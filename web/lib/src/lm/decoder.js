@@ -13,6 +13,15 @@ import { enumValue } from '../engine/core-tables.js';
 import { WasmObject, initHandle } from '../engine/handle.js';
 
 const F32 = 4;
+/** Bytes of a weight array: 2 per value of a Uint16Array (16-bit weights), else 4. */
+const bytesOf = (a) => a.length * (a instanceof Uint16Array ? 2 : F32);
+/** Writes a weight array (Float32Array, or Uint16Array of 16-bit values) at byte offset `at`. */
+function writeArray(views, at, a) {
+  if (a instanceof Uint16Array) new Uint16Array(views.f32.buffer, at, a.length).set(a);
+  else views.f32.set(a, at / F32);
+}
+/** The core's mha::WeightType values. */
+const WEIGHT_TYPES = { float32: 0, float16: 1, bfloat16: 2 };
 
 /**
  * A decoder in wasm memory. Its lifecycle is WasmObject's (engine/handle.js): after dispose() every
@@ -23,11 +32,14 @@ export class Decoder extends WasmObject {
   /**
    * @param {object} core the Emscripten module
    * @param {object} spec `{vocabSize, numLayers, dFF, context, norm, normEps, mlp, bias, tied, dModel,
-   *   numHeads, kvHeads, attnBias, rope, weights}`: context 0 = no learned position table; norm one
+   *   numHeads, kvHeads, attnBias, rope, weightType, weights}`: context 0 = no learned position table; norm one
    *   of 'layernorm', 'rmsnorm'; mlp one of 'relu', 'gelu', 'gelu_tanh', 'swiglu'; rope null or
    *   {base, interleaved}; weights {tokEmb [V·d], posEmb [C·d] | null, normF {weight, bias}, lmHead
    *   [d·V] | null, lmHeadBias [V] | null, layers: [{norm1, norm2, wQ, wK, wV, wO, bQ, bK, bV, bO,
-   *   wFc, bFc, wUp, bUp, wProj, bProj}]}: Float32Arrays, matrices row-major [in, out]
+   *   wFc, bFc, wUp, bUp, wProj, bProj}]}: matrices row-major [in, out]; weightType 'float32'
+   *   (default: every array a Float32Array), 'float16' or 'bfloat16': the matrices (tokEmb, lmHead,
+   *   wQ, wK, wV, wO, wFc, wUp, wProj) are Uint16Arrays of 16-bit values, which the core keeps
+   *   16-bit (half the memory) and widens exactly as it computes; every other array is a Float32Array
    * @throws {MHAError} the core's errors (INVALID_CONFIG, NON_FINITE, OUT_OF_MEMORY …)
    */
   constructor(core, spec) {
@@ -50,7 +62,7 @@ export class Decoder extends WasmObject {
     // each block in one reused staging area sized for the largest.
     const plan = () => {
       const lay = new Layout(), arrays = [];
-      return { lay, arrays, add(name, a) { if (a) { lay.add(name, a.length * F32); arrays.push([name, a]); } } };
+      return { lay, arrays, add(name, a) { if (a) { lay.add(name, bytesOf(a)); arrays.push([name, a]); } } };
     };
     const globals = plan();
     globals.add('tokEmb', w.tokEmb); globals.add('posEmb', w.posEmb);
@@ -68,11 +80,11 @@ export class Decoder extends WasmObject {
       return b;
     };
     let blockBytes = 0, weightBytes = 0;
-    for (const [, a] of globals.arrays) weightBytes += a.length * F32;
+    for (const [, a] of globals.arrays) weightBytes += bytesOf(a);
     for (const lw of w.layers) {
       const b = blockPlan(lw);
       blockBytes = Math.max(blockBytes, b.lay.total);
-      for (const [, a] of b.arrays) weightBytes += a.length * F32;
+      for (const [, a] of b.arrays) weightBytes += bytesOf(a);
     }
     // The core's copy of every weight (a tied head is the embedding's only copy; panel padding is
     // under 1 %, its own check is exact), the staged globals and one staged block.
@@ -82,7 +94,7 @@ export class Decoder extends WasmObject {
     try {
       const write = (p, base) => {
         const views = heapViews(core).fresh();  // a core call may have grown the memory
-        for (const [name, a] of p.arrays) views.f32.set(a, p.lay.ptr(base, name) / F32);
+        for (const [name, a] of p.arrays) writeArray(views, p.lay.ptr(base, name), a);
         return (name) => p.lay.ptr(base, name);
       };
       const G = write(globals, staging.ensure(globals.lay.total, 'loadModel'));
@@ -96,6 +108,7 @@ export class Decoder extends WasmObject {
         norm: enumValue(core, 'normKinds', spec.norm), norm_eps: spec.normEps, mlp: enumValue(core, 'mlpKinds', spec.mlp), bias: spec.bias ? 1 : 0,
         tied: spec.tied ? 1 : 0, attention: G('attention'), tok_emb: G('tokEmb'), pos_emb: G('posEmb'),
         norm_f_weight: G('normFW'), norm_f_bias: G('normFB'), lm_head: G('lmHead'), lm_head_bias: G('lmHeadBias'), layers: 0,
+        weight_type: WEIGHT_TYPES[spec.weightType ?? 'float32'],
       }, 'loadModel');
       if (handle.init(G('init')) !== 0) throw coreError(core, 'loadModel');
       if (w.layers.length !== spec.numLayers)

@@ -16,6 +16,7 @@ import { MHAError } from '../engine/errors.js';
 import { Tensor } from '../engine/tensor.js';
 import { analyzeHeads, tokenProbes } from './heads.js';
 import { Decoder } from './decoder.js';
+import { widen16 } from '../formats/half.js';
 import { TokenGenerator } from './generator.js';
 
 /**
@@ -28,8 +29,9 @@ export const KEEP_JS_WEIGHTS_BYTES = 64 * 2 ** 20;
 const invalid = (msg) => new MHAError('INVALID_ARGUMENT', msg);
 
 /** The decoder spec (decoder.js) of a config and its weights. */
-function decoderSpec(c, weights) {
+function decoderSpec(c, weights, weightType) {
   return {
+    weightType,
     vocabSize: c.vocabSize, numLayers: c.numLayers, dFF: c.dFF, context: c.positions === 'learned' ? c.context : 0,
     norm: c.norm, normEps: c.normEps, mlp: c.mlp, bias: c.bias, tied: c.tied, dModel: c.dModel,
     numHeads: c.numHeads, kvHeads: c.kvHeads, attnBias: c.attnBias ?? c.bias,
@@ -39,20 +41,43 @@ function decoderSpec(c, weights) {
 }
 
 /**
+ * The JS readers of the weights (the copying score) take float32: a model whose matrices are
+ * 16-bit shows them widened, computed on first read.
+ */
+function widenedWeightsInJS(spec, weightType) {
+  const raw = spec.weights;
+  let wide = null;
+  const widen = (a) => (a instanceof Uint16Array ? widen16(a, weightType) : a);
+  Object.defineProperty(spec, 'weights', {
+    configurable: true,
+    get() {
+      if (!wide) {
+        wide = { ...raw, tokEmb: widen(raw.tokEmb), lmHead: widen(raw.lmHead),
+          layers: raw.layers.map((lw) => ({ ...lw, wQ: widen(lw.wQ), wK: widen(lw.wK), wV: widen(lw.wV), wO: widen(lw.wO),
+            wFc: widen(lw.wFc), wUp: widen(lw.wUp), wProj: widen(lw.wProj) })) };
+      }
+      return wide;
+    },
+  });
+}
+
+/**
  * Lets go of the JS copies of a large model's weights once they are in wasm memory (see
- * KEEP_JS_WEIGHTS_BYTES): reading them afterwards throws an error that says why.
+ * KEEP_JS_WEIGHTS_BYTES): reading them afterwards throws an error that says why. Returns whether
+ * it did.
  */
 function releaseLargeWeights(spec, vocabSize) {
   const w = spec.weights;
   const floats = [w.tokEmb, w.posEmb, w.lmHead, ...w.layers.flatMap((lw) => [lw.wQ, lw.wK, lw.wV, lw.wO, lw.wFc, lw.wUp, lw.wProj])]
     .reduce((n, a) => n + (a ? a.length : 0), 0);
-  if (4 * floats <= KEEP_JS_WEIGHTS_BYTES) return;
+  if (4 * floats <= KEEP_JS_WEIGHTS_BYTES) return false;
   const mb = (4 * floats / 2 ** 20).toFixed(0);
   Object.defineProperty(spec, 'weights', {
     get() {
       throw invalid(`copyingScores: this model's weights (${mb} MB as float32) are not kept in JS memory once loaded (models over ${KEEP_JS_WEIGHTS_BYTES / 2 ** 20} MB); the copying score reads them, and would need a ${vocabSize} × ${vocabSize} table per head`);
     },
   });
+  return true;
 }
 
 /**
@@ -69,7 +94,7 @@ export class LanguageModel {
    *   the fields of `config` below; tokenizer: {encode, decode, piece} (tokenizers.js), null for a
    *   character-level model (one id per character of vocab); weights: decoder.js's spec weights
    */
-  constructor(mha, { config, vocab, tokenizer, weights, metadata = {}, training = {}, probes = null }) {
+  constructor(mha, { config, vocab, tokenizer, weights, weightType = 'float32', metadata = {}, training = {}, probes = null }) {
     this._mha = mha;
     this._tok = tokenizer;
     /**
@@ -88,8 +113,10 @@ export class LanguageModel {
     this._generators = new Set();
     this._heads = null;
     this._disposed = false;
-    this._decoder = new Decoder(mha._core, decoderSpec(config, weights));
-    releaseLargeWeights(this._decoder.spec, config.vocabSize);
+    /** How the weight matrices are held in wasm memory: 'float32', 'float16' or 'bfloat16' (loadModel's weightStorage). */
+    this.weightType = weightType;
+    this._decoder = new Decoder(mha._core, decoderSpec(config, weights, weightType));
+    if (!releaseLargeWeights(this._decoder.spec, config.vocabSize) && weightType !== 'float32') widenedWeightsInJS(this._decoder.spec, weightType);
   }
 
   _alive(what) {

@@ -11,6 +11,7 @@
  */
 import { MHAError } from '../engine/errors.js';
 import { parseSafetensors } from '../formats/safetensors.js';
+import { applyWeightStorage, WEIGHT_STORAGES } from '../formats/half.js';
 import { MODEL_FORMAT, metadataJSON, readCharlmConfig, charlmShapes, checkTensors, charlmDecoderWeights } from '../formats/charlm.js';
 import { readLlama2cTokenizer } from '../formats/llama2c.js';
 import { Llama2cTokenizer, BOS, EOS } from './bpe.js';
@@ -78,7 +79,7 @@ async function fromHFFolder(folder) {
   const tokenizer = tok ? hfTokenizerAdapter(tok) : idsOnlyTokenizer('the model folder has no tokenizer.json (nor vocab.json + merges.txt)');
   const config = { ...m.config, family: m.family, tokenizer: tok ? 'hf' : 'none', unk: null,
     bos: m.hf.bos_token_id ?? tok?.bos ?? null, eos: m.hf.eos_token_id ?? tok?.eos ?? null };
-  return { config, vocab: piecesOf(tokenizer, config.vocabSize), tokenizer, weights: m.weights,
+  return { config, vocab: piecesOf(tokenizer, config.vocabSize), tokenizer, weights: m.weights, fileType: m.fileType,
     training: { source: `Hugging Face model folder ${folder.name}`, files: m.files } };
 }
 
@@ -123,7 +124,7 @@ async function fromLlama2c(bytes, tokenizerSource, folder, progress) {
  *   opened by formats/sources.js openSource (one File, or a File list without config.json holding
  *   one model file, is that file)
  * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL|File, progress?: (p: {file: string, loaded: number,
- *   total: number|null, fraction: number|null}) => void}} [opts] tokenizer: a llama2.c tokenizer.bin;
+ *   total: number|null, fraction: number|null}) => void, weightStorage?: 'file'|'float16'|'float32'}} [opts] tokenizer: a llama2.c tokenizer.bin;
  *   progress: called as the bytes of each file arrive (read from disk in chunks of 8 MB, fetched
  *   over http, read from Files): `loaded` bytes of every file so far (never decreasing), `total`
  *   the sizes of the files read so far plus the one being read (its size on disk, a File's size,
@@ -131,19 +132,36 @@ async function fromLlama2c(bytes, tokenizerSource, folder, progress) {
  *   grows as each next file of a folder starts (config.json, the weights, the tokenizer files), so
  *   `fraction` = loaded / total may step back then; the last event has loaded === total and
  *   fraction 1. Bytes given directly give one event.
+ *   weightStorage: how the weight matrices (embeddings, W_Q, W_K, W_V, W_O, the MLP's, lm_head)
+ *   are held in wasm memory: 'file' (default) keeps a float16 or bfloat16 file's matrices 16-bit
+ *   (half the memory of float32; the results are those of their values widened to float32, the
+ *   same as 'float32' gives for that file) and a float32 file's float32; 'float16' rounds float32
+ *   (and bfloat16) matrices to float16 (to nearest; half the memory; log-probs then differ from
+ *   the float32 model's by the rounding of the weights, about 2^-11 of each weight relative, and a
+ *   weight beyond ±65504 is refused); 'float32' widens everything (twice a 16-bit file's memory).
+ *   The model's `weightType` says what was chosen.
  * @returns {Promise<LanguageModel>} config.tokenizer says which tokenizer it has: 'characters',
  *   'llama2c', 'hf' (hf-tokenizer.js) or 'none' (token ids only); config.family 'gpt2' or 'llama'
  *   for a Hugging Face folder, 'llama2c' for a llama2.c checkpoint
  * @throws {MHAError} INVALID_ARGUMENT (unreadable source, a malformed file, a missing tensor or
- *   metadata field, a refused configuration: each message names the file and the key or tensor),
- *   SHAPE_MISMATCH (a tensor's shape), NON_FINITE (a NaN/Inf weight)
+ *   metadata field, a refused configuration: each message names the file and the key or tensor;
+ *   an unknown weightStorage; with 'float16', a weight beyond ±65504), SHAPE_MISMATCH (a tensor's
+ *   shape), NON_FINITE (a NaN/Inf weight)
  */
 export async function loadModel(mha, source, opts = {}) {
+  const storage = opts?.weightStorage ?? 'file';
+  if (!WEIGHT_STORAGES.includes(storage)) {
+    throw invalid(`loadModel: weightStorage must be one of ${WEIGHT_STORAGES.map((x) => `'${x}'`).join(', ')}, got ${JSON.stringify(storage)}`);
+  }
   const { openSource, sniffModelFile, progressCounter } = await readers();
   const progress = progressCounter(opts ? opts.progress : undefined);
+  const make = (parts) => {
+    const weightType = applyWeightStorage(parts.weights, storage, parts.fileType ?? null);
+    return new LanguageModel(mha, { ...parts, weightType });
+  };
   const folder = await openSource(source, progress);
-  if (folder.main === null) return new LanguageModel(mha, await fromHFFolder(folder));
+  if (folder.main === null) return make(await fromHFFolder(folder));
   const bytes = await folder.read(folder.main);
-  if (sniffModelFile(bytes) === 'llama2c') return new LanguageModel(mha, await fromLlama2c(bytes, opts ? opts.tokenizer : undefined, folder, progress));
-  return new LanguageModel(mha, fromCharlmFile(parseSafetensors(bytes)));
+  if (sniffModelFile(bytes) === 'llama2c') return make(await fromLlama2c(bytes, opts ? opts.tokenizer : undefined, folder, progress));
+  return make(fromCharlmFile(parseSafetensors(bytes)));
 }

@@ -7,12 +7,13 @@ import type { MHAError, Tensor } from '../index.js';
 
 /**
  * Parses a safetensors file (8-byte header length, JSON header, little-endian data); every
- * tensor (F32, F16, BF16, F64) is converted to float32. Needs no wasm.
+ * tensor (F32, F16, BF16, F64) is converted to float32, except that `opts.keep16` keeps F16 and
+ * BF16 tensors as `Uint16Array`s of their bit patterns. Needs no wasm.
  * @throws {MHAError} `INVALID_ARGUMENT` naming the tensor or header field: truncated file, header
  *   length past the end or over 100 MB, bad JSON, unknown dtype, bad shape, offsets outside the
  *   data or not matching the shape, overlapping tensors, non-string metadata
  */
-export function parseSafetensors(source: ArrayBuffer | ArrayBufferView): {
+export function parseSafetensors(source: ArrayBuffer | ArrayBufferView, opts?: { keep16?: boolean }): {
   metadata: Record<string, string>;
   tensors: Record<string, Tensor>;
   dtypes: Record<string, 'F32' | 'F16' | 'BF16' | 'F64'>;
@@ -185,6 +186,8 @@ export interface GeneratorOptions {
 export class LanguageModel {
   private constructor();
   readonly config: Readonly<LanguageModelConfig>;
+  /** How the weight matrices are held in wasm memory (loadModel's `weightStorage`). */
+  readonly weightType: 'float32' | 'float16' | 'bfloat16';
   readonly vocab: readonly string[];
   readonly metadata: Readonly<Record<string, string>>;
   /** The file's training record: corpus, license, steps, seconds, heldout_bpc, … */
