@@ -232,7 +232,13 @@ export function fireError(host, error) {
 }
 
 /**
- * A Lit property converter that keeps the attribute's string as written (so a parser sees "abc",
- * not NaN, and reflecting never rewrites it); a number set as a property is kept as a number.
+ * The Lit property converter of the numeric attributes: a number written as JavaScript writes it
+ * ("4", "0.7", "-2") becomes that number, so that `el.heads + 1` is 5; anything else ("abc",
+ * "04", "1e3", " 4") is kept as the string written, so that a parser sees it and its message
+ * quotes it. Reflecting never rewrites the author's attribute ("abc" stays "abc", not "NaN"); a
+ * number set as a property is kept as a number. The properties are typed `number|string`.
  */
-export const rawAttr = { fromAttribute: (s) => s, toAttribute: (v) => (v === null || v === undefined ? null : String(v)) };
+export const rawAttr = {
+  fromAttribute: (s) => (typeof s === 'string' && Number.isFinite(Number(s)) && String(Number(s)) === s ? Number(s) : s),
+  toAttribute: (v) => (v === null || v === undefined ? null : String(v)),
+};

@@ -130,10 +130,10 @@ export class MhaKvCalculator extends LitElement {
     super();
     new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
     this.model = 'LLaMA-2 70B';
-    this.kvHeads = undefined;
-    this.context = 4096;
-    this.batch = 1;
-    this.dtypeBytes = 2;
+    /** @type {number|string|undefined} */ this.kvHeads = undefined;
+    /** @type {number|string} */ this.context = 4096;
+    /** @type {number|string} */ this.batch = 1;
+    /** @type {number|string} */ this.dtypeBytes = 2;
     this.models = DECODERS;
     this.engine = undefined;
     this.result = null;

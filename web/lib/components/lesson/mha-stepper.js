@@ -139,8 +139,8 @@ export class MhaStepper extends LitElement {
   constructor() {
     super();
     new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
-    this.step = 0;
-    this.head = 0;
+    /** @type {number|string} */ this.step = 0;
+    /** @type {number|string} */ this.head = 0;
     this._attrs = new AttrGuard(this);
     this._s = 0;
     this._h = 0;
