@@ -70,3 +70,59 @@ for (const [host, rule] of Object.entries(HOST_RULES)) {
     }
   });
 }
+
+// embed.html: one element in a frame, for hosts that strip <script> (Canvas, Moodle)
+const frames = (srcs, resizer = true) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>LMS page</title>
+${resizer ? '<script src="/dist/embed-resize.js"></script>' : ''}</head><body><h1>Week 6</h1>
+${srcs.map((s, i) => `<iframe id="f${i}" src="${s}" title="figure ${i}" style="width: 100%; height: 150px; border: 0"></iframe>`).join('\n')}</body></html>`;
+
+test('embed.html: the element and its attributes from the query, checked by the attribute contract; unknown names refused; height posted and applied by the resizer', { timeout: 180_000 }, async () => {
+  const { page: p, errors } = await env.newPage({ viewport: { width: 1000, height: 800 } });
+  const heights = [];
+  await p.exposeFunction('__height', (h) => heights.push(h));
+  await p.addInitScript(() => addEventListener('message', (e) => { if (e.data?.type === 'mha-embed') window.__height(e.data.height); }));
+  await p.route('**/lms.html', (r) => r.fulfill({ contentType: 'text/html', body: frames([
+    'embed.html?el=mha-widget&heads=4&seq-len=6', 'embed.html?el=mha-widget&heads=3&onclick=alert(1)', 'embed.html?el=script', 'embed.html?el=mha-passport&seq-len=7&d-model=32&heads=8']) }));
+  await p.goto(`${env.url}lms.html`);
+  const f = (i) => p.frameLocator(`#f${i}`);
+  const frame = async (i) => (await p.$(`#f${i}`)).contentFrame();
+  const w0 = await frame(0);
+  await w0.waitForFunction(() => document.querySelector('mha-widget')?.result, null, { timeout: 60_000 });
+  assert.deepEqual(await w0.evaluate(() => { const r = document.querySelector('mha-widget').result; return [r.heads, r.weights.shape]; }), [4, [4, 6, 6]]);
+  // the contract of the element itself: heads=3 does not divide d_model = 24
+  const w1 = await frame(1);
+  await w1.waitForFunction(() => document.querySelector('mha-widget')?.shadowRoot?.querySelector('[part="error"]'), null, { timeout: 60_000 });
+  const bad = await w1.evaluate(() => ({ shown: [...document.querySelector('mha-widget').shadowRoot.querySelectorAll('[part="error"]')].map((e) => e.textContent),
+    refused: [...document.querySelectorAll('.embed-error')].map((e) => e.textContent), onclick: document.querySelector('mha-widget').getAttribute('onclick') }));
+  assert.equal(bad.shown.length, 1);
+  assert.match(bad.shown[0], /^heads: expected a divisor of d-model = 24/);
+  assert.equal(bad.refused.length, 1);
+  assert.match(bad.refused[0], /^onclick: not an attribute of <mha-widget>, which takes .*heads/);
+  assert.equal(bad.onclick, null);
+  assert.match(await f(2).locator('.embed-error').textContent(), /^el: expected one of mha-causal-mask, .*mha-widget, got "script"$/);
+  const w3 = await frame(3);
+  await w3.waitForFunction(() => document.querySelector('mha-passport')?.shadowRoot?.querySelector('table'), null, { timeout: 60_000 });
+  // the resizer: each frame as tall as its page
+  await p.waitForTimeout(1000);
+  for (const i of [0, 1, 2, 3]) {
+    const fr = await frame(i);
+    const inner = await fr.evaluate(() => Math.ceil(document.documentElement.getBoundingClientRect().height));
+    const outer = await p.evaluate((id) => document.getElementById(id).getBoundingClientRect().height, `f${i}`);
+    assert.ok(Math.abs(inner - outer) <= 1, `frame ${i}: page ${inner} px, frame ${outer} px`);
+  }
+  assert.ok(heights.some((h) => h > 400), `the widget's frame posted its height (${heights})`);
+  assert.deepEqual(errors, []);
+});
+
+test('pasted tags where the host strips scripts: the text inside the tag shows; with the script it does not', { timeout: 120_000 }, async () => {
+  const { page: p, errors } = await env.newPage();
+  const body = '<mha-widget heads="4">Interactive figure: open <a href="/embed.html?el=mha-widget&amp;heads=4">the widget</a>.</mha-widget>';
+  await p.route('**/pasted.html', (r) => r.fulfill({ contentType: 'text/html', body: `<!doctype html><html lang="en"><head><title>t</title></head><body>${body}</body></html>` }));
+  await p.route('**/scripted.html', (r) => r.fulfill({ contentType: 'text/html', body: `<!doctype html><html lang="en"><head><title>t</title><script type="module" src="/dist/mha-widget.js"></script></head><body>${body}</body></html>` }));
+  await p.goto(`${env.url}pasted.html`);
+  assert.equal(await p.evaluate(() => document.body.innerText.trim()), 'Interactive figure: open the widget.');
+  await p.goto(`${env.url}scripted.html`);
+  await p.waitForFunction(() => document.querySelector('mha-widget')?.result, null, { timeout: 60_000 });
+  assert.equal(await p.evaluate(() => document.body.innerText.includes('Interactive figure')), false);
+  assert.deepEqual(errors, []);
+});
