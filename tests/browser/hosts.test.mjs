@@ -82,20 +82,20 @@ test('embed.html: the element and its attributes from the query, checked by the 
   await p.exposeFunction('__height', (h) => heights.push(h));
   await p.addInitScript(() => addEventListener('message', (e) => { if (e.data?.type === 'mha-embed') window.__height(e.data.height); }));
   await p.route('**/lms.html', (r) => r.fulfill({ contentType: 'text/html', body: frames([
-    'embed.html?el=mha-widget&heads=4&seq-len=6', 'embed.html?el=mha-widget&heads=3&onclick=alert(1)', 'embed.html?el=script', 'embed.html?el=mha-passport&seq-len=7&d-model=32&heads=8']) }));
+    'embed.html?el=mha-widget&heads=4&seq-len=6', 'embed.html?el=mha-widget&heads=four&onclick=alert(1)', 'embed.html?el=script', 'embed.html?el=mha-passport&seq-len=7&d-model=32&heads=8']) }));
   await p.goto(`${env.url}lms.html`);
   const f = (i) => p.frameLocator(`#f${i}`);
   const frame = async (i) => (await p.$(`#f${i}`)).contentFrame();
   const w0 = await frame(0);
   await w0.waitForFunction(() => document.querySelector('mha-widget')?.result, null, { timeout: 60_000 });
   assert.deepEqual(await w0.evaluate(() => { const r = document.querySelector('mha-widget').result; return [r.heads, r.weights.shape]; }), [4, [4, 6, 6]]);
-  // the contract of the element itself: heads=3 does not divide d_model = 24
+  // the contract of the element itself: heads=four is not a number
   const w1 = await frame(1);
   await w1.waitForFunction(() => document.querySelector('mha-widget')?.shadowRoot?.querySelector('[part="error"]'), null, { timeout: 60_000 });
   const bad = await w1.evaluate(() => ({ shown: [...document.querySelector('mha-widget').shadowRoot.querySelectorAll('[part="error"]')].map((e) => e.textContent),
     refused: [...document.querySelectorAll('.embed-error')].map((e) => e.textContent), onclick: document.querySelector('mha-widget').getAttribute('onclick') }));
   assert.equal(bad.shown.length, 1);
-  assert.match(bad.shown[0], /^heads: expected a divisor of d-model = 24/);
+  assert.equal(bad.shown[0], 'heads: expected a whole number from 1 to 24, got "four"');
   assert.equal(bad.refused.length, 1);
   assert.match(bad.refused[0], /^onclick: not an attribute of <mha-widget>, which takes .*heads/);
   assert.equal(bad.onclick, null);
