@@ -82,7 +82,7 @@ test('embed.html: the element and its attributes from the query, checked by the 
   await p.exposeFunction('__height', (h) => heights.push(h));
   await p.addInitScript(() => addEventListener('message', (e) => { if (e.data?.type === 'mha-embed') window.__height(e.data.height); }));
   await p.route('**/lms.html', (r) => r.fulfill({ contentType: 'text/html', body: frames([
-    'embed.html?el=mha-widget&heads=4&seq-len=6', 'embed.html?el=mha-widget&heads=four&onclick=alert(1)', 'embed.html?el=script', 'embed.html?el=mha-passport&seq-len=7&d-model=32&heads=8']) }));
+    'embed.html?el=mha-widget&heads=4&seq-len=6', 'embed.html?el=mha-widget&heads=four&onclick=alert(1)', 'embed.html?el=script', 'embed.html?el=mha-passport&seq-len=7&d-model=32&heads=8', 'embed.html?el=mha-widget&heads=5']) }));
   await p.goto(`${env.url}lms.html`);
   const f = (i) => p.frameLocator(`#f${i}`);
   const frame = async (i) => (await p.$(`#f${i}`)).contentFrame();
@@ -102,9 +102,15 @@ test('embed.html: the element and its attributes from the query, checked by the 
   assert.match(await f(2).locator('.embed-error').textContent(), /^el: expected one of mha-causal-mask, .*mha-widget, got "script"$/);
   const w3 = await frame(3);
   await w3.waitForFunction(() => document.querySelector('mha-passport')?.shadowRoot?.querySelector('table'), null, { timeout: 60_000 });
+  // a value that parses but does not fit (5 heads of d_model = 24): its message stays once the widget has drawn
+  const w4 = await frame(4);
+  await w4.waitForFunction(() => document.querySelector('mha-widget')?.result, null, { timeout: 60_000 });
+  await p.waitForTimeout(500);
+  assert.deepEqual(await w4.evaluate(() => [...document.querySelector('mha-widget').shadowRoot.querySelectorAll('[part="error"]')].map((e) => e.textContent)),
+    ['heads: expected a divisor of d-model = 24 (d_k = d_model / h), got "5"']);
   // the resizer: each frame as tall as its page
   await p.waitForTimeout(1000);
-  for (const i of [0, 1, 2, 3]) {
+  for (const i of [0, 1, 2, 3, 4]) {
     const fr = await frame(i);
     const inner = await fr.evaluate(() => Math.ceil(document.documentElement.getBoundingClientRect().height));
     const outer = await p.evaluate((id) => document.getElementById(id).getBoundingClientRect().height, `f${i}`);

@@ -211,8 +211,12 @@ export class AttrGuard {
     return this.errors;
   }
 
-  /** Whether the attribute `name` is in error. */
-  has(name) { return this.errors.some((e) => e.argument === name); }
+  /**
+   * Whether the attribute `name` is in error: in this pass when called between `begin()` and
+   * `end()` (so that a check of the pass does not see the last pass's error and skip its own),
+   * else after the last `end()`.
+   */
+  has(name) { return this._pending.some((e) => e.argument === name); }
 
   /** The inline messages: one `<p class="error" part="error" role="alert" data-attr>` per error. */
   view() {
