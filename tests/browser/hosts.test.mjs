@@ -3,7 +3,11 @@
 // docs give for MkDocs Material, Docusaurus and VitePress (docs/guide.md, "Course hosts").
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup } from './helpers.mjs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setup, ROOT } from './helpers.mjs';
+import { serve } from '../helpers/package.mjs';
 import { resolveLightDark } from '../../web/lib/components/base/color.js';
 
 let env;
@@ -131,4 +135,40 @@ test('pasted tags where the host strips scripts: the text inside the tag shows; 
   await p.waitForFunction(() => document.querySelector('mha-widget')?.result, null, { timeout: 60_000 });
   assert.equal(await p.evaluate(() => document.body.innerText.includes('Interactive figure')), false);
   assert.deepEqual(errors, []);
+});
+
+test('several embed.html frames on one page: every file is fetched once, the others come from the browser cache', { timeout: 180_000 }, async () => {
+  // a static host that lets browsers cache (max-age), as course hosts and CDNs do
+  const root = mkdtempSync(path.join(os.tmpdir(), 'mha-frames-'));
+  for (const f of ['dist', 'wasm', 'models', 'embed.html']) symlinkSync(path.join(ROOT, 'web', 'site', f), path.join(root, f));
+  writeFileSync(path.join(root, 'lms.html'), frames(['embed.html?el=mha-widget&heads=4']));
+  const srv = await serve(root, { cache: 3600 });
+  const { page: p, errors } = await env.newPage();
+  try {
+    await p.goto(`${srv.url}/lms.html`);
+    const ready = async (i, tag) => {
+      const fr = await (await p.$(`#f${i}`)).contentFrame();
+      await fr.waitForFunction((t) => document.querySelector(t)?.result, tag, { timeout: 60_000 });
+    };
+    await ready(0, 'mha-widget');
+    await p.evaluate(() => {
+      for (const [i, src] of [[1, 'embed.html?el=mha-widget&heads=8'], [2, 'embed.html?el=mha-widget&heads=1&seq-len=4']]) {
+        const f = document.createElement('iframe');
+        Object.assign(f, { id: `f${i}`, src, title: `figure ${i}` });
+        document.body.append(f);
+      }
+    });
+    await ready(1, 'mha-widget');
+    await ready(2, 'mha-widget');
+    const files = srv.requests.filter((u) => !u.endsWith('.html'));
+    const counts = {};
+    for (const u of files) counts[u] = (counts[u] ?? 0) + 1;
+    assert.ok(files.some((u) => /\/wasm\/mha_core.*\.wasm$/.test(u)) && files.includes('/dist/mha-embed.js'), `the first frame fetched the engine: ${files}`);
+    assert.deepEqual(Object.entries(counts).filter(([, n]) => n > 1), [], 'each file fetched once for the three frames');
+    assert.equal(srv.requests.filter((u) => u === '/embed.html').length, 3, 'each frame its own page (its query differs)');
+    assert.deepEqual(errors, []);
+  } finally {
+    await srv.close();
+    rmSync(root, { recursive: true, force: true });
+  }
 });
