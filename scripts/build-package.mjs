@@ -5,7 +5,8 @@
 //                                 and custom properties, by @custom-elements-manifest/analyzer
 //                                 (config: custom-elements-manifest.config.mjs)
 //   web/lib/types/components/*.d.ts   types of mha-wasm/components, emitted by tsc from the JSDoc of
-//                                 web/lib/components/ (+ HTMLElementTagNameMap for the four tags)
+//                                 web/lib/components/ (+ HTMLElementTagNameMap for the tags), without
+//                                 the classes' internal members (names starting with `_`)
 //   web/lib/dist/anywidget.js         web/lib/anywidget.js bundled with lit, the components and the wasm
 //                                 embedded (mha-wasm/single): one ES module a notebook can load
 // Usage: node scripts/build-package.mjs
@@ -22,6 +23,38 @@ const run = (cmd, args) => {
   if (r.status !== 0) throw new Error(`${path.basename(cmd)} ${args.join(' ')} failed (${r.status}):\n${r.stdout}${r.stderr}`);
   return r.stdout;
 };
+
+/**
+ * A declaration file without the members of its classes whose names start with `_` (the elements'
+ * internal state and helpers: JavaScript has them public, the package's types do not).
+ * @param {string} text a .d.ts
+ * @returns {string}
+ */
+function withoutInternals(text) {
+  // tsc writes one member per line (a multi-line type continues deeper and closes at the member's
+  // indentation), its doc comment on the lines just above; the keys of `static properties` name the
+  // internal reactive state too
+  const lines = text.split('\n');
+  const out = [];
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^( {4,})(?:(?:static|readonly|protected|private|get|set|async) )*_[\w$]*\??[(:<;!]/.exec(lines[i]);
+    if (!m) {
+      out.push(lines[i]);
+      continue;
+    }
+    const indent = m[1];
+    if ((out.at(-1) ?? '').startsWith(`${indent}`) && /\*\/\s*$/.test(out.at(-1))) {
+      while (out.length && !out.at(-1).startsWith(`${indent}/**`)) out.pop();
+      out.pop();
+    }
+    let depth = 0;
+    for (;; i++) {
+      for (const ch of lines[i]) depth += '({['.includes(ch) ? 1 : ')}]'.includes(ch) ? -1 : 0;
+      if (depth <= 0 && /;\s*$/.test(lines[i])) break;
+    }
+  }
+  return out.join('\n');
+}
 
 // 1. custom-elements.json
 run(bin('cem'), ['analyze', '--quiet']);
@@ -40,7 +73,7 @@ for (const f of await readdir(typesDir, { recursive: true })) {
   if (!f.endsWith('.d.ts')) continue;
   const p = path.join(typesDir, f);
   // web/lib/types/components/**/x.d.ts sits one folder deeper than web/lib/components/**/x.js
-  await writeFile(p, (await readFile(p, 'utf8')).replace(/(['"])((?:\.\.\/)+)src\//g, '$1../$2src/'));
+  await writeFile(p, withoutInternals((await readFile(p, 'utf8')).replace(/(['"])((?:\.\.\/)+)src\//g, '$1../$2src/')));
 }
 const index = path.join(typesDir, 'index.d.ts');
 await writeFile(index, (await readFile(index, 'utf8')) + `

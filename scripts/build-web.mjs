@@ -86,6 +86,8 @@ await build({
     'mha-components': path.join(lib, 'components', 'index.js'),
     'mha-lesson-elements': path.join(lib, 'components', 'lesson-elements.js'),
     'mha-trained': path.join(lib, 'components', 'trained-elements.js'),
+    // the script of embed.html (the page a host without scripts puts in an <iframe>)
+    'mha-embed': path.join(lib, 'embed.js'),
     // one entry per element (dist/mha-stepper.js, …): a page loads only what its element needs
     ...Object.fromEntries((await readdir(path.join(lib, 'components'), { recursive: true }))
       .filter((f) => /^mha-.*\.js$/.test(path.basename(f)))
@@ -94,6 +96,8 @@ await build({
   outdir: libDist,
   sourcemap: false,   // the package ships the bundles, not a map of node_modules paths
 });
+// the host page's optional resizer of embed.html frames, a classic script as written
+await cp(path.join(lib, 'embed-resize.js'), path.join(libDist, 'embed-resize.js'));
 for (const f of await readdir(libDist)) {
   if (f.endsWith('.js') || f.endsWith('.LEGAL.txt')) await cp(path.join(libDist, f), path.join(dist, f));
 }

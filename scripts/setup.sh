@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, idempotently: Debian packages (emscripten, Eigen, clang-16 for the
-# relaxed-SIMD build, Chromium for the browser tests) and the npm dependencies (npm ci when node_modules is stale).
+# relaxed-SIMD build, Chromium for the browser tests, MkDocs + Material for the host test) and the npm dependencies (npm ci when node_modules is stale).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +15,8 @@ command -v clang++-14 >/dev/null 2>&1 || need+=(clang-14)   # fuzz target replay
 command -v clang++-16 >/dev/null 2>&1 || need+=(clang-16)   # the relaxed-simd tier (f32x4.relaxed_madd)
 ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.asan-x86_64.a >/dev/null 2>&1 || need+=(libclang-rt-14-dev)
 [ -x /usr/bin/chromium ] || need+=(chromium)
+command -v mkdocs >/dev/null 2>&1 || need+=(mkdocs)           # the MkDocs host of tests/browser/hosts-mkdocs.test.mjs
+dpkg -s mkdocs-material >/dev/null 2>&1 || need+=(mkdocs-material)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]} (apt)"
   SUDO=""

@@ -116,6 +116,37 @@ test('loading="eager" fetches at once; a lazy element far below waits until it i
   assert.deepEqual(errors, []);
 });
 
+// A course page of elements only: the elements above the trained one are one line tall until the
+// engine has computed them, so at the first layout the trained element sits within the first screen.
+const BELOW_OTHERS = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>elements above a lazy one</title>
+<script type="module" src="/dist/mha-components.js"></script>
+<script type="module" src="/dist/mha-lesson-elements.js"></script>
+<script type="module" src="/dist/mha-trained.js"></script></head><body><main>
+<mha-widget heads="4"></mha-widget><mha-stepper step="3"></mha-stepper><mha-layer-map></mha-layer-map>
+<mha-cost-ledger></mha-cost-ledger><mha-kv-calculator></mha-kv-calculator><mha-causal-mask></mha-causal-mask>
+<mha-cross-attention></mha-cross-attention><mha-wo-mix></mha-wo-mix><mha-model-table></mha-model-table>
+<mha-widget heads="8" seq-len="8"></mha-widget><mha-stepper step="5"></mha-stepper>
+<mha-trained-heads id="far" text="a cat sat. a cat sat."></mha-trained-heads></main></body></html>`;
+
+test('a lazy element below other elements that grow as they compute: no model until the reader scrolls to it', { timeout: 120_000 }, async () => {
+  const { page, errors } = await env.newPage({ viewport: { width: 1280, height: 900 } });
+  await page.route('**/below-others.html', (r) => r.fulfill({ contentType: 'text/html', body: BELOW_OTHERS }));
+  const fetched = [];
+  page.on('request', (r) => { if (/\.safetensors$/.test(r.url())) fetched.push(new URL(r.url()).pathname); });
+  await page.goto(`${env.url}below-others.html`);
+  await page.waitForFunction(() => document.querySelector('mha-model-table').rows && document.querySelectorAll('mha-widget')[1].shadowRoot.querySelector('mha-heads'), null, { timeout: 60_000 });
+  await page.waitForLoadState('networkidle');
+  await page.waitForTimeout(1500);
+  const top = await page.evaluate(() => document.querySelector('#far').getBoundingClientRect().top);
+  assert.ok(top >= 5000, `the trained element ends ${top} px down`);
+  assert.deepEqual(fetched, [], 'no model before the reader scrolls');
+  assert.ok(await page.evaluate(() => !!document.querySelector('#far').shadowRoot.querySelector('[part="placeholder"]')), 'the placeholder is shown');
+  await page.locator('#far').scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => !document.querySelector('#far').shadowRoot.querySelector('[part="placeholder"]'), null, { timeout: 60_000 });
+  assert.deepEqual(fetched, ['/models/charlm-h4-s0.safetensors'], 'scrolled to, it fetches its model once');
+  assert.deepEqual(errors, []);
+});
+
 test('a bad loading value: one message naming it, mha-error {error} with the argument, the attribute kept, lazy behaviour', { timeout: 60_000 }, async () => {
   const { page, errors } = await openExample(env, 'induction.html');
   const r = await page.evaluate(async () => {

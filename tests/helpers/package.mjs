@@ -45,10 +45,11 @@ const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.
 /**
  * A static server of `root`. csp: Content-Security-Policy header on every response;
  * noWasm: refuse every .wasm with 404 (a host that cannot serve them); isolated: the COOP/COEP
- * headers that make a page cross-origin isolated (the engine then loads its threaded build).
+ * headers that make a page cross-origin isolated (the engine then loads its threaded build);
+ * cache: seconds a browser may keep each file (`max-age`, as a static host sends), else no-store.
  * Records request paths.
  */
-export function serve(root, { csp = null, noWasm = false, isolated = false } = {}) {
+export function serve(root, { csp = null, noWasm = false, isolated = false, cache = 0 } = {}) {
   const requests = [];
   // what the server sent (path and body), for what a page downloads: counted here, not from the
   // browser's response events, whose body is not always retrievable once a page streamed it
@@ -60,7 +61,7 @@ export function serve(root, { csp = null, noWasm = false, isolated = false } = {
     let file = path.join(root, decodeURIComponent(url.pathname));
     if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
     if ((await stat(file).catch(() => null))?.isDirectory()) file = path.join(file, 'index.html');
-    const headers = { 'Cache-Control': 'no-store' };
+    const headers = { 'Cache-Control': cache ? `public, max-age=${cache}` : 'no-store' };
     if (csp) headers['Content-Security-Policy'] = csp;
     if (isolated) Object.assign(headers, ISOLATION_HEADERS);
     if (noWasm && file.endsWith('.wasm')) { res.writeHead(404, headers).end('no .wasm here'); return; }

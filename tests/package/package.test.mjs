@@ -31,7 +31,8 @@ test('tarball: what users need, nothing else; sizes reported', async (t) => {
     'web/lib/wasm/mha_core.mjs', 'web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_core_scalar.mjs', 'web/lib/wasm/mha_core_scalar.wasm',
     'web/lib/wasm/mha_core.wasm.mjs', 'web/lib/wasm/mha_core_scalar.wasm.mjs', 'web/lib/models/index.json',
     'web/lib/models/charlm-h4-s0.safetensors', 'web/lib/models/charlm-h1-s0.safetensors',
-    'web/lib/models/stories260K.safetensors', 'web/lib/models/stories260K.LICENSE', 'NOTICE', 'web/lib/dist/mha-gqa-story.js']) {
+    'web/lib/models/stories260K.safetensors', 'web/lib/models/stories260K.LICENSE', 'NOTICE', 'web/lib/dist/mha-gqa-story.js',
+    'web/lib/embed.html', 'web/lib/dist/mha-embed.js', 'web/lib/dist/embed-resize.js']) {
     assert.ok(files.includes(f), `tarball lacks ${f}`);
   }
   const unwanted = files.filter((f) => /^(tests|cpp|scripts|build[^/]*|node_modules|web\/site)\//.test(f) ||

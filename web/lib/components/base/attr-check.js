@@ -211,8 +211,12 @@ export class AttrGuard {
     return this.errors;
   }
 
-  /** Whether the attribute `name` is in error. */
-  has(name) { return this.errors.some((e) => e.argument === name); }
+  /**
+   * Whether the attribute `name` is in error: in this pass when called between `begin()` and
+   * `end()` (so that a check of the pass does not see the last pass's error and skip its own),
+   * else after the last `end()`.
+   */
+  has(name) { return this._pending.some((e) => e.argument === name); }
 
   /** The inline messages: one `<p class="error" part="error" role="alert" data-attr>` per error. */
   view() {
@@ -232,7 +236,13 @@ export function fireError(host, error) {
 }
 
 /**
- * A Lit property converter that keeps the attribute's string as written (so a parser sees "abc",
- * not NaN, and reflecting never rewrites it); a number set as a property is kept as a number.
+ * The Lit property converter of the numeric attributes: a number written as JavaScript writes it
+ * ("4", "0.7", "-2") becomes that number, so that `el.heads + 1` is 5; anything else ("abc",
+ * "04", "1e3", " 4") is kept as the string written, so that a parser sees it and its message
+ * quotes it. Reflecting never rewrites the author's attribute ("abc" stays "abc", not "NaN"); a
+ * number set as a property is kept as a number. The properties are typed `number|string`.
  */
-export const rawAttr = { fromAttribute: (s) => s, toAttribute: (v) => (v === null || v === undefined ? null : String(v)) };
+export const rawAttr = {
+  fromAttribute: (s) => (typeof s === 'string' && Number.isFinite(Number(s)) && String(Number(s)) === s ? Number(s) : s),
+  toAttribute: (v) => (v === null || v === undefined ? null : String(v)),
+};

@@ -60,3 +60,49 @@ export function packRGBA(color) {
   }
   return v;
 }
+
+/**
+ * The color scheme an element is drawn in: its computed `color-scheme` (inherited from the page)
+ * resolved as `light-dark()` resolves it: `dark` alone is dark, `light dark` follows the reader's
+ * system, anything else (`normal`, `light`) is light.
+ * @param {Element} el
+ * @returns {'light'|'dark'}
+ */
+export function usedScheme(el) {
+  const words = getComputedStyle(el).colorScheme.split(/\s+/);
+  if (!words.includes('dark')) return 'light';
+  if (!words.includes('light')) return 'dark';
+  return matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
+}
+
+/**
+ * A CSS color value as a canvas takes it: every `light-dark(a, b)` in it replaced by the side of
+ * `scheme` (custom properties keep `light-dark()` unresolved in their computed value).
+ * @param {string} value e.g. the computed value of `--_fg`
+ * @param {'light'|'dark'} scheme
+ * @returns {string}
+ */
+export function resolveLightDark(value, scheme) {
+  for (let at = value.indexOf('light-dark('); at >= 0; at = value.indexOf('light-dark(')) {
+    let depth = 0, comma = -1, end = -1;
+    for (let i = at + 'light-dark('.length; i < value.length && end < 0; i++) {
+      const ch = value[i];
+      if (ch === '(') depth++;
+      else if (ch === ')') { if (depth === 0) end = i; else depth--; } else if (ch === ',' && depth === 0 && comma < 0) comma = i;
+    }
+    if (end < 0 || comma < 0) return value;
+    const side = scheme === 'dark' ? value.slice(comma + 1, end) : value.slice(at + 'light-dark('.length, comma);
+    value = value.slice(0, at) + side.trim() + value.slice(end + 1);
+  }
+  return value.trim();
+}
+
+/**
+ * A theme token of an element (`--_fg`, `--_bg`, …) as a color a canvas takes.
+ * @param {Element} el
+ * @param {string} name the custom property
+ * @returns {string} '' when unset
+ */
+export function themeColor(el, name) {
+  return resolveLightDark(getComputedStyle(el).getPropertyValue(name), usedScheme(el));
+}

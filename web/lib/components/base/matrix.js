@@ -5,11 +5,14 @@ import { fmt } from './shared.js';
 /** Styles of the labelled matrices (`matrixTable`) and their scroll wrappers. */
 export const matrixStyles = css`
   :host {
-    --_hl: var(--mha-highlight, #fff3b0);
-    --_hl-fg: var(--mha-highlight-fg, #1b1f24);
+    --_hl: var(--mha-highlight, light-dark(#fff3b0, #5a4a00));
+    --_hl-fg: var(--mha-highlight-fg, light-dark(#1b1f24, #ffffff));
   }
-  @media (prefers-color-scheme: dark) {
-    :host { --_hl: var(--mha-highlight, #5a4a00); --_hl-fg: var(--mha-highlight-fg, #ffffff); }
+  @supports not (color: light-dark(#000, #fff)) {
+    :host { --_hl: var(--mha-highlight, #fff3b0); --_hl-fg: var(--mha-highlight-fg, #1b1f24); }
+    @media (prefers-color-scheme: dark) {
+      :host { --_hl: var(--mha-highlight, #5a4a00); --_hl-fg: var(--mha-highlight-fg, #ffffff); }
+    }
   }
   .scroll { overflow-x: auto; max-width: 100%; }
   table.matrix { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 0.85rem; margin: 0.3rem 0; }

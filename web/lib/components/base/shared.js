@@ -159,36 +159,44 @@ export const formStyles = css`
   input[aria-invalid='true'] { outline: 2px solid var(--_error); }
 `;
 
-/** Theme tokens and utilities every component shares. Public hooks are the `--mha-*` properties. */
+/**
+ * Theme tokens and utilities every component shares. Public hooks are the `--mha-*` properties.
+ * The defaults follow the page's theme with no script: each is a `light-dark()` pair, resolved by
+ * the `color-scheme` the element inherits from the page (a page that declares none is light; one
+ * that declares `light dark` follows the reader's system; a host's dark theme sets
+ * `color-scheme: dark`). Engines without `light-dark()` follow `prefers-color-scheme` instead.
+ */
 export const baseStyles = css`
   :host {
-    --_fg: var(--mha-fg, #1b1f24);
-    --_bg: var(--mha-bg, #ffffff);
-    --_surface: var(--mha-surface, #f4f6f8);
-    --_muted: var(--mha-muted, #57606a);
-    --_border: var(--mha-border, #d0d7de);
+    --_fg: var(--mha-fg, light-dark(#1b1f24, #e6edf3));
+    --_bg: var(--mha-bg, light-dark(#ffffff, #0d1117));
+    --_surface: var(--mha-surface, light-dark(#f4f6f8, #161b22));
+    --_muted: var(--mha-muted, light-dark(#57606a, #9da7b3));
+    --_border: var(--mha-border, light-dark(#d0d7de, #3d444d));
     /* the edge of a text field or select: 3:1 or more against the background (WCAG 1.4.11) */
-    --_field-border: var(--mha-field-border, #6e7781);
-    --_accent: var(--mha-accent, #0b5cad);
-    --_accent-fg: var(--mha-accent-fg, #ffffff);
-    --_focus: var(--mha-focus, #d4380d);
-    --_error: var(--mha-error, #b42318);
+    --_field-border: var(--mha-field-border, light-dark(#6e7781, #7d8590));
+    --_accent: var(--mha-accent, light-dark(#0b5cad, #58a6ff));
+    --_accent-fg: var(--mha-accent-fg, light-dark(#ffffff, #0d1117));
+    --_focus: var(--mha-focus, light-dark(#d4380d, #ffa657));
+    --_error: var(--mha-error, light-dark(#b42318, #ff7b72));
     --_radius: var(--mha-radius, 6px);
     font-family: var(--mha-font, system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif);
     color: var(--_fg);
   }
-  @media (prefers-color-scheme: dark) {
+  @supports not (color: light-dark(#000, #fff)) {
     :host {
-      --_fg: var(--mha-fg, #e6edf3);
-      --_bg: var(--mha-bg, #0d1117);
-      --_surface: var(--mha-surface, #161b22);
-      --_muted: var(--mha-muted, #9da7b3);
-      --_border: var(--mha-border, #3d444d);
-      --_field-border: var(--mha-field-border, #7d8590);
-      --_accent: var(--mha-accent, #58a6ff);
-      --_accent-fg: var(--mha-accent-fg, #0d1117);
-      --_focus: var(--mha-focus, #ffa657);
-      --_error: var(--mha-error, #ff7b72);
+      --_fg: var(--mha-fg, #1b1f24); --_bg: var(--mha-bg, #ffffff); --_surface: var(--mha-surface, #f4f6f8);
+      --_muted: var(--mha-muted, #57606a); --_border: var(--mha-border, #d0d7de);
+      --_field-border: var(--mha-field-border, #6e7781); --_accent: var(--mha-accent, #0b5cad);
+      --_accent-fg: var(--mha-accent-fg, #ffffff); --_focus: var(--mha-focus, #d4380d); --_error: var(--mha-error, #b42318);
+    }
+    @media (prefers-color-scheme: dark) {
+      :host {
+        --_fg: var(--mha-fg, #e6edf3); --_bg: var(--mha-bg, #0d1117); --_surface: var(--mha-surface, #161b22);
+        --_muted: var(--mha-muted, #9da7b3); --_border: var(--mha-border, #3d444d);
+        --_field-border: var(--mha-field-border, #7d8590); --_accent: var(--mha-accent, #58a6ff);
+        --_accent-fg: var(--mha-accent-fg, #0d1117); --_focus: var(--mha-focus, #ffa657); --_error: var(--mha-error, #ff7b72);
+      }
     }
   }
   [hidden] { display: none !important; }

@@ -134,10 +134,10 @@ export class MhaKvCalculator extends LitElement {
     super();
     new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
     this.model = 'LLaMA-2 70B';
-    this.kvHeads = undefined;
-    this.context = undefined;   // the model's own context
-    this.batch = 1;
-    this.dtypeBytes = 2;
+    /** @type {number|string|undefined} */ this.kvHeads = undefined;
+    /** @type {number|string|undefined} */ this.context = undefined;   // the model's own context
+    /** @type {number|string} */ this.batch = 1;
+    /** @type {number|string} */ this.dtypeBytes = 2;
     this.models = DECODERS;
     this.engine = undefined;
     this.result = null;

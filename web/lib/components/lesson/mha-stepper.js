@@ -142,8 +142,8 @@ export class MhaStepper extends LitElement {
     super();
     new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
     this._announcer = new Announcer(this);   // one short line once an edit of X settles
-    this.step = 0;
-    this.head = 0;
+    /** @type {number|string} */ this.step = 0;
+    /** @type {number|string} */ this.head = 0;
     this._attrs = new AttrGuard(this);
     this._s = 0;
     this._h = 0;

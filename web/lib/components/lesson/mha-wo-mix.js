@@ -68,8 +68,8 @@ export class MhaWoMix extends LitElement {
     super();
     new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
     this.for = '';
-    this.person = 0;
-    this.feature = 1;
+    /** @type {number|string} */ this.person = 0;
+    /** @type {number|string} */ this.feature = 1;
     this.x = X0;
     this.engine = undefined;
     this.contributions = null;

@@ -1,10 +1,11 @@
 // Fetched when seen: the lazy loading of the trained-model elements (an IntersectionObserver one
-// viewport around the visible page) and the placeholder that names what will be fetched and its size
+// viewport around the visible page, counted once the page above has stopped growing) and the placeholder that names what will be fetched and its size
 // (from the models manifest's `bytes`).
 import { html, nothing } from 'lit';
 import { modelIndex, MODEL_INDEX_URL } from '../models.js';
 import { bytesText } from '../logic/cost-ledger.js';
 import { baseName } from '../logic/trained-text.js';
+import { getEngine } from '../base/shared.js';
 
 /**
  * How far outside the visible part of the page a lazy element starts fetching: one viewport above
@@ -14,9 +15,20 @@ import { baseName } from '../logic/trained-text.js';
 export const NEAR_VIEWPORT = '100% 0px';
 
 /**
- * Calls `onNear` once, when `el` comes within one viewport of the visible part of the page
- * (IntersectionObserver with NEAR_VIEWPORT); at once where there is no IntersectionObserver.
- * An element that is never rendered (display: none) never comes near.
+ * How long the element's place in the page must stay still, while it is near, before it counts as
+ * near (milliseconds): elements above it grow when the engine has computed them, and an element
+ * that is near only while those are one line tall is not near the reader.
+ */
+export const SETTLE_MS = 300;
+
+/**
+ * Calls `onNear` once, when `el` is truly within one viewport of the visible part of the page
+ * (IntersectionObserver with NEAR_VIEWPORT): near once the shared engine has loaded (or failed)
+ * and the element's place in the page has not moved for SETTLE_MS, so that the first layout of
+ * a page whose elements above have not computed yet does not count. The observer stays connected
+ * until then: an element pushed away by the page growing waits for the reader to scroll to it.
+ * At once where there is no IntersectionObserver. An element that is never rendered
+ * (display: none) never comes near.
  * @param {Element} el
  * @param {() => void} onNear
  * @returns {() => void} stops watching (onNear is then not called)
@@ -26,14 +38,35 @@ export function whenNear(el, onNear) {
     onNear();
     return () => {};
   }
-  const io = new IntersectionObserver((entries) => {
-    if (entries.some((e) => e.isIntersecting)) {
-      io.disconnect();
+  let near = false, engineSettled = false, stopped = false, frame = 0, top = NaN, since = 0;
+  const stop = () => {
+    stopped = true;
+    io.disconnect();
+    if (frame) cancelAnimationFrame(frame);
+    frame = 0;
+  };
+  // one frame at a time while near: where the element sits in the page, and since when
+  const watch = () => {
+    frame = 0;
+    if (stopped || !near) return;
+    const now = performance.now();
+    const t = el.getBoundingClientRect().top + window.scrollY;
+    if (t !== top) { top = t; since = now; }
+    if (engineSettled && now - since >= SETTLE_MS) {
+      stop();
       onNear();
+      return;
     }
+    frame = requestAnimationFrame(watch);
+  };
+  const io = new IntersectionObserver((entries) => {
+    near = entries[entries.length - 1].isIntersecting;
+    if (!near || stopped) return;
+    if (!engineSettled) getEngine().catch(() => {}).then(() => { engineSettled = true; });
+    if (!frame) frame = requestAnimationFrame(watch);
   }, { rootMargin: NEAR_VIEWPORT });
   io.observe(el);
-  return () => io.disconnect();
+  return stop;
 }
 
 /** The values of a trained-model element's `loading` attribute, as `<img loading>`'s. */

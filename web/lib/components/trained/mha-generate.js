@@ -72,8 +72,8 @@ export class MhaGenerate extends TrainedModelElement {
   constructor() {
     super();
     this.prompt = 'The ';
-    this.temperature = 0.7;
-    this.seed = 7;
+    /** @type {number|string} */ this.temperature = 0.7;
+    /** @type {number|string} */ this.seed = 7;
     this.ablate = '';
     this.scheme = 'viridis';
     this._generator = null;

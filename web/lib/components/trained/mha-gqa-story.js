@@ -126,10 +126,10 @@ export class MhaGqaStory extends AblatableModelElement {
   constructor() {
     super();
     this.prompt = DEFAULT_PROMPT;
-    this.temperature = 0;
-    this.seed = 7;
-    this.steps = 40;
-    this.layer = 1;
+    /** @type {number|string} */ this.temperature = 0;
+    /** @type {number|string} */ this.seed = 7;
+    /** @type {number|string} */ this.steps = 40;
+    /** @type {number|string} */ this.layer = 1;
     this.ablate = '';
     this.scheme = 'viridis';
     this.measured = null;

@@ -160,13 +160,13 @@ export class MhaGqaTwins extends LitElement {
     super();
     new ScrollCue(this);   // the sideways-scroll cue of the table (base/scroll-cue.js)
     this.index = null;
-    this.seed = 0;
+    /** @type {number|string} */ this.seed = 0;
     this.bothSeeds = false;
     this.prompt = DEFAULT_PROMPT;
-    this.temperature = 0;
-    this.steps = 24;
-    this.shown = null;
-    this.layer = 2;
+    /** @type {number|string} */ this.temperature = 0;
+    /** @type {number|string} */ this.steps = 24;
+    /** @type {number|string|null} */ this.shown = null;
+    /** @type {number|string} */ this.layer = 2;
     this.loading = 'lazy';
     this.scheme = 'viridis';
     this._attrs = new AttrGuard(this);

@@ -95,7 +95,7 @@ export class MhaHeads extends LitElement {
     this.dK = null;
     this.headNames = null;
     this.scheme = 'viridis';
-    this.expanded = null;
+    /** @type {number|string|null} */ this.expanded = null;
     this.showValues = false;
     this.scale = null;
     this._scale = 'shared';

@@ -124,7 +124,7 @@ export class MhaHeatmap extends LitElement {
     this._digits = 3;
     this._attrs = new AttrGuard(this);
     this.showValues = false;
-    this.digits = 3;
+    /** @type {number|string} */ this.digits = 3;
     this.noSave = false;
     this.compact = false;
     this._active = [0, 0];

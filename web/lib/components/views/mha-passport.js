@@ -90,12 +90,12 @@ export class MhaPassport extends LitElement {
 
   constructor() {
     super();
-    this.seqLen = 5;
-    this.dModel = 24;
-    this.heads = 2;
-    this.kvHeads = undefined;
-    this.batch = undefined;
-    this.keyLen = undefined;
+    /** @type {number|string} */ this.seqLen = 5;
+    /** @type {number|string} */ this.dModel = 24;
+    /** @type {number|string} */ this.heads = 2;
+    /** @type {number|string|undefined} */ this.kvHeads = undefined;
+    /** @type {number|string|undefined} */ this.batch = undefined;
+    /** @type {number|string|undefined} */ this.keyLen = undefined;
     this.caption = 'Shape passport';
     this.compact = false;
     this.noBias = false;

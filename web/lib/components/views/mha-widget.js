@@ -92,11 +92,11 @@ export class MhaWidget extends LitElement {
 
   constructor() {
     super();
-    this.seqLen = 5;
-    this.dModel = 24;
-    this.heads = 2;
+    /** @type {number|string} */ this.seqLen = 5;
+    /** @type {number|string} */ this.dModel = 24;
+    /** @type {number|string} */ this.heads = 2;
     this.headOptions = '1 2 4 8';
-    this.seed = 7;
+    /** @type {number|string} */ this.seed = 7;
     this.scheme = 'viridis';
     this.causal = false;
     this.noReseed = false;

@@ -1,7 +1,7 @@
 // The exporters of <mha-heatmap>: the same picture (title, labels, cells with their values, legend)
 // as a PNG (canvas) or as a standalone SVG document, and the download of either.
 import { fmt } from '../../base/shared.js';
-import { colorFor, interpolatorFor, textOn } from '../../base/color.js';
+import { colorFor, interpolatorFor, textOn, usedScheme } from '../../base/color.js';
 
 /** The picture's geometry and colours, shared by toPNG() and toSVG(). */
 function picture(el) {
@@ -16,7 +16,7 @@ function picture(el) {
   const left = 12 + Math.max(...q.map((t) => probe.measureText(t).width));
   const top = 34 + Math.max(...k.map((t) => probe.measureText(t).width));
   const w = left + k.length * cell + 16, h = top + q.length * cell + 48;
-  const dark = matchMedia('(prefers-color-scheme: dark)').matches;
+  const dark = usedScheme(el) === 'dark';
   return { m, q, k, lo, hi, color, fg, cell, font, left, top, w, h, bg: dark ? '#0d1117' : '#ffffff',
     interp: interpolatorFor(el._scheme), legendY: top + q.length * cell + 14, legendW: k.length * cell };
 }

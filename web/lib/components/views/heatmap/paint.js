@@ -1,7 +1,7 @@
 // Painting the canvas rendering of <mha-heatmap>: the cells (base canvas) and the highlighted row and
 // focused cell (overlay canvas). Called from the element's `updated()`.
 import { fmt } from '../../base/shared.js';
-import { colorFor, textOn, packRGBA } from '../../base/color.js';
+import { colorFor, textOn, packRGBA, themeColor } from '../../base/color.js';
 
 /**
  * Paint every cell. Without printed values the bitmap has one pixel per cell, scaled up by CSS
@@ -108,7 +108,7 @@ export function drawOverlay(el) {
   g.setTransform(d.dpr, 0, 0, d.dpr, d.dpr * pad, d.dpr * pad);
   const style = getComputedStyle(el);
   if (showRow) {
-    g.strokeStyle = style.getPropertyValue('--_fg').trim() || style.color;
+    g.strokeStyle = themeColor(el, '--_fg') || style.color;
     g.lineWidth = Math.min(2, d.cell / 3);
     const w = g.lineWidth;
     g.strokeRect(w / 2, hl * d.pitch + w / 2, d.cssW - w, d.cell - w);
@@ -117,10 +117,10 @@ export function drawOverlay(el) {
     const [r, c] = el._active;
     const x = c * d.pitch, y = r * d.pitch;
     g.lineWidth = 3;
-    g.strokeStyle = style.getPropertyValue('--_focus').trim() || 'orangered';
+    g.strokeStyle = themeColor(el, '--_focus') || 'orangered';
     g.strokeRect(x - 1.5, y - 1.5, d.cell + 3, d.cell + 3);
     g.lineWidth = 1;
-    g.strokeStyle = style.getPropertyValue('--_bg').trim() || '#fff';
+    g.strokeStyle = themeColor(el, '--_bg') || '#fff';
     g.strokeRect(x - 3.5, y - 3.5, d.cell + 7, d.cell + 7);
   }
 }
