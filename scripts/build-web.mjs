@@ -86,6 +86,8 @@ await build({
     'mha-components': path.join(lib, 'components', 'index.js'),
     'mha-lesson-elements': path.join(lib, 'components', 'lesson-elements.js'),
     'mha-trained': path.join(lib, 'components', 'trained-elements.js'),
+    // the engine worker's script, beside the bundles: src/worker.js finds it as new URL('./engine-worker.js', import.meta.url)
+    'engine-worker': path.join(lib, 'src', 'engine-worker.js'),
     // one entry per element (dist/mha-stepper.js, …): a page loads only what its element needs
     ...Object.fromEntries((await readdir(path.join(lib, 'components'), { recursive: true }))
       .filter((f) => /^mha-.*\.js$/.test(path.basename(f)))

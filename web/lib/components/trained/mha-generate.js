@@ -45,6 +45,8 @@ const TEMPERATURES = [0, 0.7, 1];
  * @csspart error - The error message.
  */
 export class MhaGenerate extends TrainedModelElement {
+  static worker = true;
+
   static properties = {
     ...TrainedModelElement.properties,
     prompt: { type: String },
@@ -79,6 +81,20 @@ export class MhaGenerate extends TrainedModelElement {
     this._genKey = '';
     this._last = null;
     this._c = { temperature: 0.7, seed: 7, ablate: [], scheme: 'viridis' };
+    this._busy = null;       // the work under way in the engine worker (a generator starting, steps)
+    this._waiting = 0;       // steps asked for while it ran (at most one request waits)
+  }
+
+  /** Resolves once the generator has started and every step asked for is done. */
+  get computeComplete() {
+    return this.updateComplete.then(async () => { while (this._busy) await this._busy; }).then(() => this.updateComplete);
+  }
+
+  /** Runs `f` after the work under way (one chain per element, so steps apply in order). */
+  _queue(f) {
+    const run = (this._busy ?? Promise.resolve()).then(f).catch((e) => { this.error = e; });
+    const mine = (this._busy = run.finally(() => { if (this._busy === mine) this._busy = null; }));
+    return mine;
   }
 
   /** The prompt and everything generated so far. */
@@ -114,6 +130,7 @@ export class MhaGenerate extends TrainedModelElement {
     this._generator?.dispose();
     this._generator = null;
     this._genKey = '';
+    this._waiting = 0;
   }
 
   _start(key = this._genKey) {
@@ -121,29 +138,52 @@ export class MhaGenerate extends TrainedModelElement {
     this._generator = null;
     this._last = null;
     this._genKey = key;
+    this._waiting = 0;
     const { temperature, seed, ablate } = this._c;
-    try {
-      this._generator = this.lm.generator(this.prompt || 'The ', { temperature, seed, ablate });
+    const lm = this.lm;
+    this._queue(async () => {
+      if (key !== this._genKey || lm !== this.lm) return;
+      let g;
+      try {
+        g = await lm.generator(this.prompt || 'The ', { temperature, seed, ablate });
+      } catch (e) {
+        if (key === this._genKey) this.error = e;
+        return;
+      }
+      // a newer prompt, temperature, seed or model made this one stale while it started
+      if (key !== this._genKey || lm !== this.lm) { g.dispose(); return; }
+      this._generator = g;
       this.error = null;
-    } catch (e) {
-      this.error = e;
-    }
+      this.requestUpdate();
+    });
   }
 
   /**
-   * Generates n characters.
+   * Generates n characters (tokens) in the engine worker; the view follows when they arrive. Asked
+   * while steps run, it waits for them (a later request replaces a waiting one).
    * @param {number} n
+   * @returns {Promise<void>} resolves once they are shown
    */
   step(n = 1) {
-    if (!this._generator) return;
-    let s;
-    for (let i = 0; i < n; i++) {
-      s = this._generator.step();
-      this.dispatchEvent(new CustomEvent('mha-step', {
-        detail: { text: this._generator.text, token: s.token, id: s.id, char: s.token, p: s.p, cacheLength: s.cacheLength }, bubbles: true, composed: true,
-      }));
-    }
-    this._last = s;
+    if (!this._generator && !this._busy) return Promise.resolve();
+    if (this._busy) {
+      const first = !this._waiting;
+      this._waiting = n;
+      if (!first) return this._busy;
+    } else this._waiting = n;
+    return this._queue(async () => {
+      const g = this._generator, k = this._waiting;
+      this._waiting = 0;
+      if (!g || !k) return;
+      const r = await g.step(k);
+      if (g !== this._generator) return;
+      for (const s of r.steps) {
+        this.dispatchEvent(new CustomEvent('mha-step', {
+          detail: { text: s.text, token: s.token, id: s.id, char: s.token, p: s.p, cacheLength: s.cacheLength }, bubbles: true, composed: true,
+        }));
+      }
+      this._last = r.steps.at(-1) ?? this._last;
+    });
   }
 
   _restart() {

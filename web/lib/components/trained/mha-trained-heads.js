@@ -6,6 +6,7 @@ import {
 import { modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
 import { probeHeads, explainHeads } from '../logic/trained-heads.js';
 import { enumAttr, headListAttr, attrError } from '../base/attr-check.js';
+import { LatestRun } from '../base/worker-engine.js';
 import '../views/mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
@@ -128,6 +129,8 @@ export function modelChoices(manifest, base) {
  * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-muted, --mha-mono - Theme.
  */
 export class MhaTrainedHeads extends AblatableModelElement {
+  static worker = true;
+
   static properties = {
     ...AblatableModelElement.properties,
     text: { type: String },
@@ -188,6 +191,18 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this.head = null;
     this._layer = 0;
     this._head = 'all';
+    // the model runs in the engine worker: the newest text and ablation win, at most one run waits
+    this._runs = new LatestRun(({ lm, text, ablate }) => lm.run(text, { ablate, most: lm.config.context, scores: true, logProbs: false }),
+      (e, r, { lm, ablate }) => this._computed(e, r, lm, ablate));
+  }
+
+  /** Resolves once the model has computed the current text and ablation (no run running or waiting). */
+  get computeComplete() {
+    return this.updateComplete.then(() => this._runs.settled).then(() => this.updateComplete);
+  }
+
+  modelReleasing() {
+    this._runs.cancel();
   }
 
   /** The switched-off heads as 0-based [layer, head] pairs: the last valid `ablate`. */
@@ -227,30 +242,44 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const lm = this.lm;
     let text;
     try {
-      text = modelInput(lm, this.text);
+      // a character model's text and a tokenizer-less model's ids are cut here; a byte-pair model's
+      // text is encoded (and cut to the context) in the worker
+      text = unitOf(lm.config) === 'token' && lm.config.tokenizer !== 'none' ? String(this.text ?? '') : modelInput(lm, this.text);
     } catch (e) {
+      this._runs.cancel();
       this.result = null;
       this.textScores = null;
       this.error = e;
       return;
     }
     if (text.length < 1) {
+      this._runs.cancel();
       this.result = null;
       this.textScores = null;
       return;
     }
-    try {
-      const ablate = this.ablation;
-      this.result = lm.run(text, { ablate });
-      this.textScores = scoreText(this.result.attention, this.result.ids);
-      this.error = null;
-      const { loss, next } = this.result;
-      this.dispatchEvent(new CustomEvent('mha-computed', { detail: { text: typeof text === 'string' ? text : lm.decode(text), loss, next, ablate }, bubbles: true, composed: true }));
-    } catch (e) {
+    this._runs.push({ lm, text, ablate: this.ablation });
+  }
+
+  /** A run's result (or error) arrives: shown when it is the newest and its model is still the one held. */
+  _computed(e, r, lm, ablate) {
+    if (lm !== this.lm) return;
+    if (e) {
       this.result = null;
       this.textScores = null;
       this.error = e;
+      return;
     }
+    if (r.ids.length < 1) {
+      this.result = null;
+      this.textScores = null;
+      return;
+    }
+    this.result = r;
+    this.textScores = r.textScores;
+    this.error = null;
+    const { loss, next } = r;
+    this.dispatchEvent(new CustomEvent('mha-computed', { detail: { text: r.text, loss, next, ablate }, bubbles: true, composed: true }));
   }
 
   _changed() {
