@@ -110,15 +110,14 @@ function tracePhases(buf) {
   const ev = JSON.parse(buf.toString()).traceEvents;
   const marks = ev.filter((e) => e.name?.startsWith('phase:') && e.ph !== 'X').sort((x, y) => x.ts - y.ts);
   assert.ok(marks.length >= 4, `the trace has ${marks.length} phase marks`);
-  const { pid, tid } = marks[0];
-  const tasks = ev.filter((e) => e.pid === pid && e.ph === 'X' && e.name === 'RunTask' &&
-    ev.some((t) => t.name === 'thread_name' && t.pid === pid && t.tid === e.tid && t.args.name === 'CrRendererMain'));
+  const { pid, tid } = marks[0];   // the page's main thread (CrRendererMain), where the marks were made
+  const tasks = ev.filter((e) => e.pid === pid && e.tid === tid && e.ph === 'X' && (e.name === 'ThreadControllerImpl::RunTask' || e.name === 'RunTask'));
+  assert.ok(tasks.length > 10, `the trace has ${tasks.length} tasks of the page's main thread`);
   const out = {};
   marks.forEach((m, i) => {
     const end = marks[i + 1]?.ts ?? Infinity;
-    out[m.name.slice(6)] = tasks.filter((t) => t.ts >= m.ts && t.ts < end).map((t) => ({ ms: t.dur / 1000, cpu: (t.tdur ?? t.dur) / 1000 }));
+    out[m.name.slice(6)] = tasks.filter((t) => t.ts + t.dur > m.ts && t.ts < end).map((t) => ({ ms: t.dur / 1000, cpu: (t.tdur ?? t.dur) / 1000 }));
   });
-  void tid;
   return out;
 }
 

@@ -215,10 +215,9 @@ export async function acquireModel(mha, href, opts = {}) {
   let entry = byURL.get(href);
   if (!entry) {
     entry = Object.assign(progressHub(), { refs: 0, model: null });
-    // a Hugging Face model folder (a URL ending in "/") is read by loadModel itself, file by file, and so is
-    // any http(s) file by the engine worker (it fetches the file: the main thread never holds the weights)
-    const load = (/\/([?#].*)?$/.test(href) || (mha.info?.worker === true && /^https?:/.test(href))) && !href.startsWith('data:')
-      ? mha.loadModel(href, { progress: entry.emit })
+    // a Hugging Face model folder (a URL ending in "/") is read by loadModel itself, file by file (in
+    // the engine worker when the element computes there: the page's thread never holds its weights)
+    const load = /\/([?#].*)?$/.test(href) && !href.startsWith('data:') ? mha.loadModel(href, { progress: entry.emit })
       : fetchBytes(href, entry.emit).then((bytes) => mha.loadModel(bytes));
     entry.promise = load.then((m) => (entry.model = m));
     byURL.set(href, entry);
