@@ -235,6 +235,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
       this._head = g.take('head', pickAttr('head', this.head, { n: cfg.numHeads, dflt: 'all' }));
     }
     g.end();
+    // another model: the last one's result is not drawn over it while the new run is under way
+    if (changed.has('lm')) { this.result = null; this.textScores = null; }
     if (this.lm && (changed.has('lm') || changed.has('text') || changed.has('ablate'))) this._compute();
   }
 
