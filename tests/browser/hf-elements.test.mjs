@@ -123,8 +123,9 @@ test('<mha-trained-heads model="…/stories260k/">: pieces as tokens, layer pick
   }, text);
   assert.equal(api.L, 5);
   assert.equal(api.h, 8);
-  const shown = () => pg.evaluate(() => {
+  const shown = () => pg.evaluate(async () => {
     const el = document.querySelector('mha-trained-heads');
+    await el.computeComplete;   // a layer picked is computed in the engine worker (only the layer drawn crosses)
     const root = el.shadowRoot;
     return {
       maps: [...root.querySelectorAll('mha-heatmap')].map((m) => ({ l: Number(m.dataset.layer), j: Number(m.dataset.head), tokens: m.tokens, w: Array.from(m.weights.data) })),

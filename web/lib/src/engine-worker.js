@@ -58,11 +58,12 @@ function stepData(g, s) {
 }
 
 const METHODS = {
-  /** run(input, {ablate, most, scores}) → run's result (+ textScores, decoded text, the input ids). */
+  /** run(input, {ablate, most, scores, logProbs, layers}) → run's result (+ textScores, decoded text, the input ids). */
   run(lm, [text, o = {}]) {
     const x = o.most ? input(lm, text, o.most) : text;
     const r = lm.run(x, { ablate: o.ablate });
-    const out = { ...r, attention: r.attention.map((t) => ({ data: t.data, shape: t.shape })),
+    const keep = (l) => !o.layers || o.layers.includes(l);
+    const out = { ...r, attention: r.attention.map((t, l) => (keep(l) ? { data: t.data, shape: t.shape } : null)),
       logProbs: o.logProbs === false ? null : { data: r.logProbs.data, shape: r.logProbs.shape },
       input: typeof x === 'string' ? x : Int32Array.from(x), text: typeof x === 'string' ? x : lm.decode(x) };
     if (o.scores) out.textScores = scoreText(r.attention, r.ids);

@@ -18,8 +18,8 @@ export interface WorkerMHAInfo extends MHAInfo {
 export interface RemoteRunResult {
   tokens: string[];
   ids: Int32Array;
-  /** Per layer, the attention weights [h, T, T]. */
-  attention: Tensor[];
+  /** Per layer, the attention weights [h, T, T] (null for a layer not asked for with `layers`). */
+  attention: Array<Tensor | null>;
   /** [T, vocabSize] natural-log probabilities; null with `logProbs: false`. */
   logProbs: Tensor | null;
   loss: number | null;
@@ -67,7 +67,8 @@ export declare class RemoteModel {
   /** copyingScores of the model, or null for a model without probes. */
   readonly copying: unknown[] | null;
   readonly remote: boolean;
-  run(text: string | ArrayLike<number>, opts?: { ablate?: Array<[number, number]>; most?: number; scores?: boolean; logProbs?: boolean }): Promise<RemoteRunResult>;
+  /** layers: only these layers' attention crosses (the others are null). */
+  run(text: string | ArrayLike<number>, opts?: { ablate?: Array<[number, number]>; most?: number; scores?: boolean; logProbs?: boolean; layers?: number[] | null }): Promise<RemoteRunResult>;
   encode(text: string): Promise<Int32Array>;
   decode(ids: ArrayLike<number>): Promise<string>;
   generate(prompt: string | ArrayLike<number>, n: number, opts?: { temperature?: number; topP?: number; seed?: number; ablate?: Array<[number, number]> }): Promise<{ text: string; steps: Array<{ token: string; id: number; p: number; cacheLength: number; char: string }> }>;

@@ -92,7 +92,7 @@ class Channel {
 
 /** A run's result as the worker posted it, with Tensors again. */
 function runResult(r) {
-  return { ...r, attention: r.attention.map(tensor), logProbs: tensor(r.logProbs) };
+  return { ...r, attention: r.attention.map((t) => (t ? tensor(t) : null)), logProbs: tensor(r.logProbs) };
 }
 
 /** A generator step batch with Tensors again. */
@@ -191,9 +191,10 @@ export class RemoteModel {
    * LanguageModel.run in the worker.
    * @param {string|ArrayLike<number>} text as LanguageModel.run; with `most`, a text is first cut to
    *   its first `most` characters (tokens, after encoding)
-   * @param {{ablate?: Array<[number, number]>, most?: number, scores?: boolean, logProbs?: boolean}} [opts]
-   *   scores: add `textScores` (scoreText of the attention); logProbs false: leave out the [T, V]
-   *   log-probabilities
+   * @param {{ablate?: Array<[number, number]>, most?: number, scores?: boolean, logProbs?: boolean, layers?: number[]|null}} [opts]
+   *   scores: add `textScores` (scoreText of every layer's attention, computed in the worker);
+   *   logProbs false: leave out the [T, V] log-probabilities; layers: only these layers' attention
+   *   crosses (0-based; the others are null in `attention`), default every layer
    * @returns {Promise<object>} run's result, plus `input` (what ran) and `text` (its text)
    */
   async run(text, opts = {}) {
