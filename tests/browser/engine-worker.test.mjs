@@ -125,6 +125,7 @@ function tracePhases(buf) {
 async function measure(main) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
+  page.setDefaultTimeout(900_000);   // the page-thread run blocks the page for seconds at a time on a busy machine
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.addInitScript((t) => { window.__text = t; }, TEXT128);
