@@ -1,9 +1,21 @@
 import { html, css, nothing } from 'lit';
 import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, f2 } from './trained-shared.js';
-import { numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from '../base/attr-check.js';
+import { numberAttr, intAttr, enumAttr, headListAttr, rawAttr, attrError } from '../base/attr-check.js';
 import '../views/mha-heatmap.js';
 
 const TEMPERATURES = [0, 0.7, 1];
+
+/** Models with at most this many heads in all draw every head's row; bigger ones one layer's (GPT-2: 12 of 144). */
+export const ROWS_ALL_MAX = 16;
+
+/** The `layer` attribute: "all" or a 1-based layer number → 'all' or 0-based; else the error and the default. */
+function layerAttr(raw, n, dflt) {
+  if (raw === null || raw === undefined) return { value: dflt };
+  const t = String(raw).trim().toLowerCase();
+  if (t === 'all') return { value: 'all' };
+  if (/^\d+$/.test(t) && Number(t) >= 1 && Number(t) <= n) return { value: Number(t) - 1 };
+  return { error: attrError('layer', `"all" or a layer number from 1 to ${n}`, raw), dflt };
+}
 
 /**
  * `<mha-generate>` — generation with the KV cache: the trained model continues a prompt one
@@ -23,6 +35,8 @@ const TEMPERATURES = [0, 0.7, 1];
  * A bad attribute value keeps the last valid value (or the default), shows one message naming the
  * attribute, the value and what is allowed, and fires `mha-error`; the attribute stays as written.
  * @attr {'viridis'|'cividis'} scheme - Color scale of the rows.
+ * @attr {string} layer - Whose rows are drawn: "all" or a 1-based layer number. Default: "all" for a model of at
+ *   most ROWS_ALL_MAX (16) heads in all, else 1 (GPT-2 small: 12 rows, not 144); a select (part `layer`) picks it.
  *
  * @prop {object} engine - An engine from `createMHA()`; by default the page's shared one.
  * @prop {string} text - Read-only: the prompt and everything generated so far.
@@ -30,7 +44,8 @@ const TEMPERATURES = [0, 0.7, 1];
  *
  * @fires mha-step - `{detail: {text, token, id, p, cacheLength, char}}` after every generated character
  *   (token: its text, id: its vocabulary index; char: the same string as token, its former name).
- * @fires change - `{detail: {temperature}}` when the reader picks another temperature.
+ * @fires change - `{detail: {temperature}}` when the reader picks another temperature, `{detail: {layer}}` another
+ *   layer (0-based, or 'all').
  * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
  *   attribute) or a model that cannot be loaded (shown in place).
  *
@@ -38,6 +53,7 @@ const TEMPERATURES = [0, 0.7, 1];
  * @csspart step - The "Generate 1 character" and "Generate 10" buttons.
  * @csspart reset - The "Start again" button.
  * @csspart temperature - The temperature select.
+ * @csspart layer - The select of the layer whose rows are drawn (a model of more than 16 heads, or `layer` set).
  * @csspart text - The prompt and the generated text (generated part in a `<mark>`).
  * @csspart cache - The KV-cache line.
  * @csspart heatmap - Each head's row of attention weights (none before the first step).
@@ -54,6 +70,7 @@ export class MhaGenerate extends TrainedModelElement {
     seed: { converter: rawAttr },
     ablate: { type: String },
     scheme: { type: String },
+    layer: { converter: { fromAttribute: (v) => v, toAttribute: (v) => (v === null || v === undefined ? null : String(v)) }, reflect: true },
     _last: { state: true },
   };
 
@@ -77,6 +94,8 @@ export class MhaGenerate extends TrainedModelElement {
     this.seed = 7;
     this.ablate = '';
     this.scheme = 'viridis';
+    this.layer = null;
+    this._layer = 'all';
     this._generator = null;
     this._genKey = '';
     this._last = null;
@@ -119,6 +138,8 @@ export class MhaGenerate extends TrainedModelElement {
     };
     const cfg = this.lm?.config;
     if (cfg) c.ablate = g.take('ablate', headListAttr('ablate', this.ablate, { layers: cfg.numLayers, heads: cfg.numHeads, dflt: [] }));
+    // a model of more than ROWS_ALL_MAX heads in all draws one layer's rows at a time (a select picks it)
+    if (cfg) this._layer = g.take('layer', layerAttr(this.layer, cfg.numLayers, cfg.numLayers * cfg.numHeads <= ROWS_ALL_MAX ? 'all' : 0));
     g.end();
     this._c = c;
     if (!this.lm) return;
@@ -191,6 +212,11 @@ export class MhaGenerate extends TrainedModelElement {
     this.requestUpdate();
   }
 
+  _onLayer(e) {
+    this.layer = e.target.value;
+    this.dispatchEvent(new CustomEvent('change', { detail: { layer: this.layer === 'all' ? 'all' : Number(this.layer) - 1 }, bubbles: true, composed: true }));
+  }
+
   _onTemperature(e) {
     this.temperature = Number(e.target.value);
     this.dispatchEvent(new CustomEvent('change', { detail: { temperature: this.temperature }, bubbles: true, composed: true }));
@@ -218,6 +244,9 @@ export class MhaGenerate extends TrainedModelElement {
     try { heads = this.lm.heads; } catch {
       heads = Array.from({ length: c.numLayers * c.numHeads }, (_, i) => ({ layer: Math.floor(i / c.numHeads), head: i % c.numHeads, type: null }));
     }
+    const L = this._layer;
+    const shown = L === 'all' ? heads : heads.filter((x) => x.layer === L);
+    const pick = c.numLayers * c.numHeads > ROWS_ALL_MAX || this.layer != null;
     return html`
       <div class="controls" part="controls">
         <button type="button" part="step" class="step1" @click=${() => this.step(1)} ?disabled=${!g}>Generate 1 ${unit}</button>
@@ -226,6 +255,10 @@ export class MhaGenerate extends TrainedModelElement {
         <label>temperature <select part="temperature" @change=${this._onTemperature}>
           ${temps.map((v) => html`<option value=${v} ?selected=${v === t}>${v === 0 ? '0 (most likely)' : v}</option>`)}
         </select></label>
+        ${pick ? html`<label>rows of <select part="layer" class="layer-select" @change=${this._onLayer}>
+          <option value="all" ?selected=${L === 'all'}>all ${c.numLayers} layers</option>
+          ${Array.from({ length: c.numLayers }, (_, l) => html`<option value=${l + 1} ?selected=${L === l}>layer ${l + 1}</option>`)}
+        </select></label>` : nothing}
       </div>
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
       <p class="text" part="text"><span class="prompt">${prompt}</span>${text.length > prompt.length
@@ -236,7 +269,7 @@ export class MhaGenerate extends TrainedModelElement {
         ? ` Last ${unit}: ${unit === 'token' ? showToken(s.token) : showChar(s.token)} (p = ${f2(s.p)}).` : ''}</p>
       ${s ? nothing : html`<p class="hint empty-rows" part="hint">Generate a ${unit} to see where each head's newest query
         looks in the cache: one row per head.</p>`}
-      ${s ? html`<div class="rows">${heads.map((h) => html`
+      ${s ? html`<div class="rows">${shown.map((h) => html`
         <span class="lbl">L${h.layer + 1} · head ${h.head + 1}${h.type ? ` (${h.type})` : ''}</span>
         <mha-heatmap part="heatmap" compact no-save scheme=${this._c.scheme} data-layer=${h.layer} data-head=${h.head}
           label=${`Layer ${h.layer + 1}, head ${h.head + 1}: newest query`}
