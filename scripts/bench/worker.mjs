@@ -10,7 +10,9 @@
  * thread. Each round times, on each in turn, `run` of a 128-token prompt (every head's attention, no
  * log-probabilities: what <mha-trained-heads> asks for) and 10 greedy generation steps after a
  * 16-token prompt; the worker's times include the messages both ways and the transfer of the results.
- * Prints the medians and their ratio (worker / page thread): a ratio of 1 is the same speed.
+ * Prints the medians and their ratio (worker / page thread): a ratio of 1 is the same speed; and,
+ * from a trace, the CPU time each thread spent on the rounds (wall time on a busy machine also
+ * measures how the OS shares the cores between the two threads).
  * Not a test: asserts nothing.
  */
 import fs from 'node:fs';
@@ -48,6 +50,7 @@ const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PAT
 try {
   const page = await browser.newPage();
   await page.goto(`http://127.0.0.1:${server.address().port}/bench.html`);
+  await browser.startTracing(page, { categories: ['toplevel', 'blink.user_timing'] });
   const r = await page.evaluate(async (rounds) => {
     const lib = await import('/dist/mha-trained.js');
     const TEXT = 'The quick brown fox jumps over the lazy dog. In 1066, William crossed the Channel; the rest is history. '.repeat(8);
@@ -59,6 +62,7 @@ try {
     const prompt = ids.slice(0, 16);
     const t = { workerRun: [], mainRun: [], workerGen: [], mainGen: [] };
     const time = async (f) => { const t0 = performance.now(); await f(); return performance.now() - t0; };
+    performance.mark('bench:start');
     for (let i = 0; i < rounds; i++) {
       t.workerRun.push(await time(() => wlm.run(ids, { logProbs: false })));
       t.mainRun.push(await time(() => mlm.run(ids)));
@@ -67,10 +71,19 @@ try {
     }
     return { t, worker: w.info, main: m.info };
   }, ROUNDS);
+  // CPU time of the two threads over the timed rounds (the trace's thread time of every task): on a
+  // machine whose other processes take the cores, wall time measures them too, thread time does not
+  const ev = JSON.parse((await browser.stopTracing()).toString()).traceEvents;
+  const start = ev.find((e) => e.name === 'bench:start');
+  const threadOf = (name) => ev.filter((e) => e.name === 'thread_name' && e.pid === start.pid && e.args.name.startsWith(name)).map((e) => e.tid);
+  const cpu = (tids) => ev.filter((e) => e.pid === start.pid && tids.includes(e.tid) && e.ph === 'X' && e.ts >= start.ts &&
+    (e.name === 'ThreadControllerImpl::RunTask' || e.name === 'RunTask') && (e.tdur ?? 0) > 20_000).reduce((a, e) => a + e.tdur / 1000, 0);
+  const cpuWorker = cpu(threadOf('DedicatedWorker')), cpuMain = cpu(threadOf('CrRendererMain'));
   const med = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
   console.log(`engine: worker ${r.worker.tier}, ${r.worker.threads} thread(s); page thread ${r.main.tier}, ${r.main.threads} thread(s); ${ROUNDS} rounds, load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`);
   console.log(`run of 128 tokens: worker ${med(r.t.workerRun).toFixed(0)} ms, page thread ${med(r.t.mainRun).toFixed(0)} ms, ratio ${(med(r.t.workerRun) / med(r.t.mainRun)).toFixed(3)}`);
   console.log(`10 generation steps after the prompt's: worker ${med(r.t.workerGen).toFixed(0)} ms, page thread ${med(r.t.mainGen).toFixed(0)} ms, ratio ${(med(r.t.workerGen) / med(r.t.mainGen)).toFixed(3)}`);
+  console.log(`thread CPU time of the timed rounds (tasks over 20 ms): worker thread ${cpuWorker.toFixed(0)} ms, page thread ${cpuMain.toFixed(0)} ms, ratio ${(cpuWorker / cpuMain).toFixed(3)}`);
 } finally {
   await browser.close();
   server.close();
