@@ -88,6 +88,8 @@ await build({
     'mha-trained': path.join(lib, 'components', 'trained-elements.js'),
     // the script of embed.html (the page a host without scripts puts in an <iframe>)
     'mha-embed': path.join(lib, 'embed.js'),
+    // the engine worker's script, beside the bundles: src/worker.js finds it as new URL('./engine-worker.js', import.meta.url)
+    'engine-worker': path.join(lib, 'src', 'engine-worker.js'),
     // one entry per element (dist/mha-stepper.js, …): a page loads only what its element needs
     ...Object.fromEntries((await readdir(path.join(lib, 'components'), { recursive: true }))
       .filter((f) => /^mha-.*\.js$/.test(path.basename(f)))

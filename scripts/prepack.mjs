@@ -22,7 +22,7 @@ export const WASM_FILES = ['mha_core', 'mha_core_scalar', 'mha_core_relaxed', 'm
   .flatMap((n) => [`web/lib/wasm/${n}.mjs`, `web/lib/wasm/${n}.wasm`])
   .concat(['web/lib/wasm/mha_core.wasm.mjs', 'web/lib/wasm/mha_core_scalar.wasm.mjs']);
 export const JS_FILES = ['web/lib/dist/mha-components.js', 'web/lib/dist/mha-lesson-elements.js', 'web/lib/dist/mha-trained.js',
-  'web/lib/dist/anywidget.js', 'custom-elements.json', 'web/lib/types/components/index.d.ts'];
+  'web/lib/dist/anywidget.js', 'web/lib/dist/engine-worker.js', 'custom-elements.json', 'web/lib/types/components/index.d.ts'];
 
 const missing = (files) => files.filter((f) => !existsSync(path.join(root, f)));
 const onPath = (cmd) => (process.env.PATH ?? '').split(path.delimiter).some((d) => {

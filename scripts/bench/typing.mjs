@@ -12,8 +12,9 @@
  * One keystroke is measured inside the page with performance.now(): from just before the field's
  * value is set and its `input` event dispatched, until every `<mha-heatmap>` under #trained has
  * finished its Lit update with the new weights and two requestAnimationFrame callbacks have run
- * (the second one runs after the frame that shows the new heatmaps was produced). The page's
- * handler computes the model synchronously, so the time includes the model's forward pass too.
+ * (the second one runs after the frame that shows the new heatmaps was produced). The element's
+ * model runs in the engine worker: the time includes the messages both ways and the model's
+ * forward pass (`computeComplete` resolves once the result is drawn).
  *
  * The text field and the heatmaps are found robustly: `<mha-trained-heads>`'s shadow root first
  * (the section as an element), else `#trained-text`; heatmaps are every `mha-heatmap` under
@@ -107,7 +108,8 @@ try {
         // eight heatmaps hold the new n × n weights
         let maps = [];
         for (let i = 0; i < 20; i++) {
-          const hostsDone = await Promise.all(hosts.map((h) => h.updateComplete));
+          // computeComplete: the element's model answered (it runs in the engine worker) and the view drew it
+          const hostsDone = await Promise.all(hosts.map((h) => (h.computeComplete ?? h.updateComplete).then(() => true)));
           maps = window.__typing.maps();
           const done = await Promise.all(maps.map((m) => m.updateComplete));
           if (hostsDone.every(Boolean) && done.every(Boolean) && fresh(maps) >= 8) break;

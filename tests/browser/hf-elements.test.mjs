@@ -111,7 +111,7 @@ test('<mha-trained-heads model="…/stories260k/">: pieces as tokens, layer pick
   const { page: pg, errors } = await page();
   const text = 'Once upon a time, there was a little girl.';
   await add(pg, 'mha-trained-heads', { model: '/hf/stories260k/', text, 'no-picker': '' },
-    (t) => document.querySelector(t)?.shadowRoot?.querySelector('mha-heatmap'));
+    (t) => document.querySelector(t)?.result && document.querySelector(t).shadowRoot?.querySelector('mha-heatmap'));
   const api = await pg.evaluate(async (txt) => {
     const { getEngine } = await import('/dist/mha-components.js');
     const mha = await getEngine();
@@ -123,8 +123,9 @@ test('<mha-trained-heads model="…/stories260k/">: pieces as tokens, layer pick
   }, text);
   assert.equal(api.L, 5);
   assert.equal(api.h, 8);
-  const shown = () => pg.evaluate(() => {
+  const shown = () => pg.evaluate(async () => {
     const el = document.querySelector('mha-trained-heads');
+    await el.computeComplete;   // a layer picked is computed in the engine worker (only the layer drawn crosses)
     const root = el.shadowRoot;
     return {
       maps: [...root.querySelectorAll('mha-heatmap')].map((m) => ({ l: Number(m.dataset.layer), j: Number(m.dataset.head), tokens: m.tokens, w: Array.from(m.weights.data) })),
@@ -220,7 +221,7 @@ test('a folder without a tokenizer reads token ids; a missing folder says why in
   const { page: pg, errors } = await page();
   const ids = [1, 5, 2, 9, 1, 5, 2, 9];
   await add(pg, 'mha-trained-heads', { model: '/hf/gpt2-tied-gelu-new/', text: ids.join(' '), 'no-picker': '' },
-    (t) => document.querySelector(t)?.shadowRoot?.querySelector('mha-heatmap'));
+    (t) => document.querySelector(t)?.result && document.querySelector(t).shadowRoot?.querySelector('mha-heatmap'));
   const g = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests', 'golden-hf', 'gpt2-tied-gelu-new.json')));
   const got = await pg.evaluate(async (want) => {
     const { getEngine } = await import('/dist/mha-components.js');
@@ -273,7 +274,7 @@ test('a GPT-2-shaped folder, 12 layers × 12 heads, GPT-2\'s vocabulary: keystro
     'in the garden under an old oak tree as the sun sets slowly behind the hills of the quiet village far away, where the river ' +
     'runs past the mill and the farmers walk home late at night.';
   await add(pg, 'mha-trained-heads', { model: '/hf/gpt2shape/', text: base, 'no-picker': '' },
-    (t) => document.querySelector(t)?.shadowRoot?.querySelector('mha-heatmap'));
+    (t) => document.querySelector(t)?.result && document.querySelector(t).shadowRoot?.querySelector('mha-heatmap'));
   const info = await pg.evaluate(() => {
     const el = document.querySelector('mha-trained-heads');
     return { T: el.result.ids.length, L: el.lm.config.numLayers, h: el.lm.config.numHeads, V: el.lm.config.vocabSize,
@@ -292,7 +293,7 @@ test('a GPT-2-shaped folder, 12 layers × 12 heads, GPT-2\'s vocabulary: keystro
       const t0 = performance.now();
       ta.value = next;
       ta.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
-      await el.updateComplete;
+      await el.computeComplete;   // the model answered from the engine worker and the element drew it
       const maps = [...el.shadowRoot.querySelectorAll('mha-heatmap')];
       await Promise.all(maps.map((m) => m.updateComplete));
       await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));   // the next paint after the new maps
@@ -361,7 +362,7 @@ test('a stale load: the model attribute changed mid-download shows the new model
   const { page: pg, errors } = await page();
   const r = await pg.evaluate(async () => {
     const api = await import('/dist/mha-trained.js');
-    const mha = await api.getEngine();
+    const mha = await api.getModelEngine();   // the element's models live in the engine worker
     const el = document.createElement('mha-trained-heads');
     const fired = [];
     el.addEventListener('mha-error', (e) => fired.push(e.detail.error.message));

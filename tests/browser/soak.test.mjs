@@ -34,7 +34,8 @@ test(`${INTERACTIONS} random interactions: no console error, JS heap growth < ${
     set($('#explorer', 'textarea'), 'The cat sat on the mat. The cat sat on the mat.');
     set($('#induction', 'input'), 'zebra quilts vex jumpy');
     $('#explorer', 'button.all-on').click();
-    await document.querySelector('#explorer').updateComplete;
+    await document.querySelector('#explorer').computeComplete;   // its model answers from the engine worker
+    await document.querySelector('#generate').computeComplete;
     $('#generate', 'button.reset').click();
     document.querySelector('#widget').shadowRoot.querySelector('button[data-h="2"]').click();
     await new Promise(requestAnimationFrame);
@@ -47,7 +48,8 @@ test(`${INTERACTIONS} random interactions: no console error, JS heap growth < ${
       for (let k = 0; k < 3; k++) await cdp.send('HeapProfiler.collectGarbage');
       usedSize = Math.min(usedSize, (await cdp.send('Runtime.getHeapUsage')).usedSize);
     }
-    const wasm = await page.evaluate(() => window.mhaLesson.engine.memory().inUseBytes);
+    // the page's engine and the engine worker that holds the trained models
+    const wasm = await page.evaluate(async () => window.mhaLesson.engine.memory().inUseBytes + (await (await window.mhaLesson.models()).memory()).inUseBytes);
     return { js: usedSize, wasm };
   };
   // A first round warms every code path (JIT, caches of ablated layers) before the baseline.

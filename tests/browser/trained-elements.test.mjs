@@ -34,6 +34,9 @@ async function countLoads(page) {
   return fetched;
 }
 
+/** The elements whose model runs in the engine worker (their lm is a RemoteModel). */
+const WORKER_TAGS = new Set(['mha-trained-heads', 'mha-generate']);
+
 /** Waits until `tag` (the first on the page) has a loaded model and a first result. */
 async function ready(page, tag) {
   await page.waitForFunction((t) => {
@@ -58,7 +61,9 @@ for (const [tag, file] of Object.entries(EXAMPLES)) {
     const res = await page.goto(`${env.url}examples/${file}`);
     assert.equal(res.headers()['content-security-policy'], EXAMPLES_CSP);
     await ready(page, tag);
-    assert.equal(await page.evaluate(() => window.__instantiations), 1);
+    // <mha-trained-heads> and <mha-generate> instantiate the engine in the engine worker, none on the page's thread
+    assert.equal(await page.evaluate(() => window.__instantiations), WORKER_TAGS.has(tag) ? 0 : 1);
+    if (WORKER_TAGS.has(tag)) assert.equal(await page.evaluate((t) => document.querySelector(t).lm.remote, tag), true);
     const counts = fetched.reduce((m, f) => ({ ...m, [f]: (m[f] ?? 0) + 1 }), {});
     for (const [f, n] of Object.entries(counts)) assert.equal(n, 1, `${f} fetched ${n} times`);
     assert.equal(fetched.filter((f) => f.endsWith('.wasm')).length, 1, JSON.stringify(fetched));
@@ -206,6 +211,7 @@ test('mha-induction and mha-generate show the JS API\'s numbers', async () => {
   const gen = await page.evaluate(async () => {
     const api = await import('/dist/mha-trained.js');
     const el = document.querySelector('mha-generate');
+    await el.computeComplete;   // the steps run in the engine worker
     const mha = await api.getEngine();
     const lm = await mha.loadModel(await (await fetch(api.DEFAULT_MODEL_URL)).arrayBuffer());
     try {
@@ -233,15 +239,16 @@ test('removed and re-added: the model is released (wasm heap back), comes back w
   const fetched = await countLoads(page);
   await page.goto(`${env.url}examples/trained-heads.html`);
   await ready(page, 'mha-trained-heads');
+  // the element's model lives in the page's engine worker (getModelEngine)
   const state = () => page.evaluate(async () => {
     const api = await import('/dist/mha-trained.js');
-    const mha = await api.getEngine();
-    return { models: api.loadedModelCount(mha), heap: mha.memory().inUseBytes };
+    const mha = await api.getModelEngine();
+    return { models: api.loadedModelCount(mha), heap: (await mha.memory()).inUseBytes };
   });
   const held = await state();
   assert.equal(held.models, 1);
   await page.evaluate(() => { window.__el = document.querySelector('mha-trained-heads'); window.__el.remove(); });
-  await page.waitForFunction(async () => (await import('/dist/mha-trained.js')).loadedModelCount(await (await import('/dist/mha-trained.js')).getEngine()) === 0);
+  await page.waitForFunction(async () => (await import('/dist/mha-trained.js')).loadedModelCount(await (await import('/dist/mha-trained.js')).getModelEngine()) === 0);
   const released = await state();
   assert.ok(released.heap < held.heap - 100_000, `wasm heap in use: ${held.heap} B with the model, ${released.heap} B after removal`);
   await page.evaluate(() => document.querySelector('main').append(window.__el));

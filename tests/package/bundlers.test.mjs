@@ -98,11 +98,13 @@ const BUNDLERS = {
     await writeFile(path.join(dir, 'dist', 'index.html'), page('<script src="./main.js" defer></script>'));
   },
   // esbuild does not follow new URL(…, import.meta.url): the README's recipe copies the package's
-  // wasm/ and models/ folders beside the output folder, where those URLs point from any chunk in it
+  // wasm/ and models/ folders beside the output folder, where those URLs point from any chunk in it,
+  // and builds the engine worker as a second entry named engine-worker
   esbuild: async (dir) => {
     const { build } = await import('esbuild');
-    await build({ absWorkingDir: dir, entryPoints: ['main.js'], bundle: true, format: 'esm', splitting: true, minify: true,
-      outdir: 'dist/assets', logLevel: 'warning', platform: 'browser' });
+    // the engine worker as an entry of its own, beside the chunks that start it (new URL('./engine-worker.js', import.meta.url))
+    await build({ absWorkingDir: dir, bundle: true, format: 'esm', splitting: true, minify: true, outdir: 'dist/assets', logLevel: 'warning', platform: 'browser',
+      entryPoints: ['main.js', { in: path.join(app, 'node_modules', 'mha-wasm', 'web', 'lib', 'src', 'engine-worker.js'), out: 'engine-worker' }] });
     const lib = path.join(app, 'node_modules', 'mha-wasm', 'web', 'lib');
     for (const d of ['wasm', 'models']) await cp(path.join(lib, d), path.join(dir, 'dist', d), { recursive: true });
     await writeFile(path.join(dir, 'dist', 'index.html'), page('<script type="module" src="./assets/main.js"></script>'));

@@ -6,4 +6,6 @@ export { MhaHeads } from './views/mha-heads.js';
 export { MhaWidget } from './views/mha-widget.js';
 export { MhaEngineInfo } from './views/mha-engine-info.js';
 export { getEngine, setEngine, toHeads, toMatrix, fmt } from './base/shared.js';
+export { getModelEngine } from './base/worker-engine.js';
+export { createWorkerMHA, mainThreadEngine, RemoteModel, RemoteGenerator } from '../src/worker.js';
 export * from '../src/index.js';

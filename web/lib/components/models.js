@@ -221,7 +221,8 @@ export async function acquireModel(mha, href, opts = {}) {
   if (!entry) {
     entry = Object.assign(progressHub(), { refs: 0, model: null });
     // files from disk (or a URL with its tokenizer), and a Hugging Face model folder (a URL ending
-    // in "/"), are read by loadModel itself, file by file
+    // in "/"), are read by loadModel itself, file by file (in the engine worker when the element
+    // computes there: the page's thread never holds its weights)
     const load = opts?.source ? mha.loadModel(opts.source, { tokenizer: opts.tokenizer, progress: entry.emit })
       : /\/([?#].*)?$/.test(href) && !href.startsWith('data:') ? mha.loadModel(href, { progress: entry.emit })
         : fetchBytes(href, entry.emit).then((bytes) => mha.loadModel(bytes));

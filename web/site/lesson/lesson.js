@@ -3,7 +3,7 @@
 // <mha-wo-mix>, <mha-causal-mask>, <mha-cross-attention>, <mha-model-table>, <mha-cost-ledger>,
 // <mha-flash-attention>, <mha-kv-calculator>; sections 9–11: trained.js). Every number shown comes from the engine, inside the elements.
 import katex from 'katex';
-import '../../lib/components/index.js';
+import { getModelEngine } from '../../lib/components/index.js';
 import '../../lib/components/lesson-elements.js';
 import { watchBoxes } from '../../lib/components/base/scroll-cue.js';
 import { composeTrained } from './trained.js';
@@ -236,8 +236,9 @@ function setupQuiz() {
 // ---------------------------------------------------------------------------------- start
 async function main() {
   const status = $('#engine-status');   // <mha-engine-info>: starts loading the engine first
-  // The page's engine, for the browser console and the soak test (wasm memory figures).
-  status.addEventListener('mha-engine', (e) => { window.mhaLesson = { engine: e.detail.engine }; });
+  // The page's engine and the engine worker of its trained models, for the browser console and the
+  // soak test (wasm memory figures).
+  status.addEventListener('mha-engine', (e) => { window.mhaLesson = { engine: e.detail.engine, models: getModelEngine }; });
   parseHash();
   for (const el of $$('[data-tex]')) tex(el, el.dataset.tex, true);
   watchBoxes($$('.tex[data-tex]'));   // a formula wider than a phone takes focus, to be scrolled by keyboard

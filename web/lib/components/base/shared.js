@@ -8,6 +8,7 @@ import { scrollCueStyles } from './scroll-cue.js';
 import { createMHA, mulberry32 } from '../../src/index.js';
 
 let enginePromise = null;
+let givenEngine = null;
 
 /** How long the shared engine may take to load before getEngine rejects (the elements then show why). */
 export const ENGINE_TIMEOUT_MS = 30_000;
@@ -44,6 +45,13 @@ export function getEngine() {
  */
 export function setEngine(mha) {
   enginePromise = Promise.resolve(mha);
+  givenEngine = enginePromise;
+}
+
+/** The engine a page gave to setEngine() (a promise), or null: then the trained-model elements run
+ * their models in the engine worker (worker-engine.js). */
+export function pageEngine() {
+  return givenEngine;
 }
 
 /**

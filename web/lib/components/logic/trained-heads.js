@@ -15,7 +15,7 @@ const probesOf = new WeakMap();
 export function probeHeads(lm) {
   if (!probesOf.has(lm)) {
     let v = null;
-    if (lm.headsProbes === 'file') try { v = { heads: lm.heads, copying: copyingScores(lm) }; } catch { v = null; }
+    if (lm.headsProbes === 'file') try { v = { heads: lm.heads, copying: lm.copying ?? copyingScores(lm) }; } catch { v = null; }
     probesOf.set(lm, v);
   }
   return probesOf.get(lm);

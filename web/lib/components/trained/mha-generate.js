@@ -1,9 +1,21 @@
 import { html, css, nothing } from 'lit';
 import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, f2 } from './trained-shared.js';
-import { numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from '../base/attr-check.js';
+import { numberAttr, intAttr, enumAttr, headListAttr, rawAttr, attrError } from '../base/attr-check.js';
 import '../views/mha-heatmap.js';
 
 const TEMPERATURES = [0, 0.7, 1];
+
+/** Models with at most this many heads in all draw every head's row; bigger ones one layer's (GPT-2: 12 of 144). */
+export const ROWS_ALL_MAX = 16;
+
+/** The `layer` attribute: "all" or a 1-based layer number → 'all' or 0-based; else the error and the default. */
+function layerAttr(raw, n, dflt) {
+  if (raw === null || raw === undefined) return { value: dflt };
+  const t = String(raw).trim().toLowerCase();
+  if (t === 'all') return { value: 'all' };
+  if (/^\d+$/.test(t) && Number(t) >= 1 && Number(t) <= n) return { value: Number(t) - 1 };
+  return { error: attrError('layer', `"all" or a layer number from 1 to ${n}`, raw), dflt };
+}
 
 /**
  * `<mha-generate>` — generation with the KV cache: the trained model continues a prompt one
@@ -23,6 +35,8 @@ const TEMPERATURES = [0, 0.7, 1];
  * A bad attribute value keeps the last valid value (or the default), shows one message naming the
  * attribute, the value and what is allowed, and fires `mha-error`; the attribute stays as written.
  * @attr {'viridis'|'cividis'} scheme - Color scale of the rows.
+ * @attr {string} layer - Whose rows are drawn: "all" or a 1-based layer number. Default: "all" for a model of at
+ *   most ROWS_ALL_MAX (16) heads in all, else 1 (GPT-2 small: 12 rows, not 144); a select (part `layer`) picks it.
  *
  * @prop {object} engine - An engine from `createMHA()`; by default the page's shared one.
  * @prop {string} text - Read-only: the prompt and everything generated so far.
@@ -30,7 +44,8 @@ const TEMPERATURES = [0, 0.7, 1];
  *
  * @fires mha-step - `{detail: {text, token, id, p, cacheLength, char}}` after every generated character
  *   (token: its text, id: its vocabulary index; char: the same string as token, its former name).
- * @fires change - `{detail: {temperature}}` when the reader picks another temperature.
+ * @fires change - `{detail: {temperature}}` when the reader picks another temperature, `{detail: {layer}}` another
+ *   layer (0-based, or 'all').
  * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
  *   attribute) or a model that cannot be loaded (shown in place).
  *
@@ -38,6 +53,7 @@ const TEMPERATURES = [0, 0.7, 1];
  * @csspart step - The "Generate 1 character" and "Generate 10" buttons.
  * @csspart reset - The "Start again" button.
  * @csspart temperature - The temperature select.
+ * @csspart layer - The select of the layer whose rows are drawn (a model of more than 16 heads, or `layer` set).
  * @csspart text - The prompt and the generated text (generated part in a `<mark>`).
  * @csspart cache - The KV-cache line.
  * @csspart heatmap - Each head's row of attention weights (none before the first step), all on one colour scale
@@ -46,6 +62,8 @@ const TEMPERATURES = [0, 0.7, 1];
  * @csspart error - The error message.
  */
 export class MhaGenerate extends TrainedModelElement {
+  static worker = true;
+
   static properties = {
     ...TrainedModelElement.properties,
     prompt: { type: String },
@@ -53,6 +71,7 @@ export class MhaGenerate extends TrainedModelElement {
     seed: { converter: rawAttr },
     ablate: { type: String },
     scheme: { type: String },
+    layer: { converter: { fromAttribute: (v) => v, toAttribute: (v) => (v === null || v === undefined ? null : String(v)) }, reflect: true },
     _last: { state: true },
   };
 
@@ -76,10 +95,26 @@ export class MhaGenerate extends TrainedModelElement {
     /** @type {number|string} */ this.seed = 7;
     this.ablate = '';
     this.scheme = 'viridis';
+    this.layer = null;
+    this._layer = 'all';
     this._generator = null;
     this._genKey = '';
     this._last = null;
     this._c = { temperature: 0.7, seed: 7, ablate: [], scheme: 'viridis' };
+    this._busy = null;       // the work under way in the engine worker (a generator starting, steps)
+    this._waiting = 0;       // steps asked for while it ran (at most one request waits)
+  }
+
+  /** Resolves once the generator has started and every step asked for is done. */
+  get computeComplete() {
+    return this.updateComplete.then(async () => { while (this._busy) await this._busy; }).then(() => this.updateComplete);
+  }
+
+  /** Runs `f` after the work under way (one chain per element, so steps apply in order). */
+  _queue(f) {
+    const run = (this._busy ?? Promise.resolve()).then(f).catch((e) => { this.error = e; });
+    const mine = (this._busy = run.finally(() => { if (this._busy === mine) this._busy = null; }));
+    return mine;
   }
 
   /** The prompt and everything generated so far. */
@@ -104,6 +139,8 @@ export class MhaGenerate extends TrainedModelElement {
     };
     const cfg = this.lm?.config;
     if (cfg) c.ablate = g.take('ablate', headListAttr('ablate', this.ablate, { layers: cfg.numLayers, heads: cfg.numHeads, dflt: [] }));
+    // a model of more than ROWS_ALL_MAX heads in all draws one layer's rows at a time (a select picks it)
+    if (cfg) this._layer = g.take('layer', layerAttr(this.layer, cfg.numLayers, cfg.numLayers * cfg.numHeads <= ROWS_ALL_MAX ? 'all' : 0));
     g.end();
     this._c = c;
     if (!this.lm) return;
@@ -115,6 +152,7 @@ export class MhaGenerate extends TrainedModelElement {
     this._generator?.dispose();
     this._generator = null;
     this._genKey = '';
+    this._waiting = 0;
   }
 
   _start(key = this._genKey) {
@@ -122,34 +160,62 @@ export class MhaGenerate extends TrainedModelElement {
     this._generator = null;
     this._last = null;
     this._genKey = key;
+    this._waiting = 0;
     const { temperature, seed, ablate } = this._c;
-    try {
-      this._generator = this.lm.generator(this.prompt || 'The ', { temperature, seed, ablate });
+    const lm = this.lm;
+    this._queue(async () => {
+      if (key !== this._genKey || lm !== this.lm) return;
+      let g;
+      try {
+        g = await lm.generator(this.prompt || 'The ', { temperature, seed, ablate });
+      } catch (e) {
+        if (key === this._genKey) this.error = e;
+        return;
+      }
+      // a newer prompt, temperature, seed or model made this one stale while it started
+      if (key !== this._genKey || lm !== this.lm) { g.dispose(); return; }
+      this._generator = g;
       this.error = null;
-    } catch (e) {
-      this.error = e;
-    }
+      this.requestUpdate();
+    });
   }
 
   /**
-   * Generates n characters.
+   * Generates n characters (tokens) in the engine worker; the view follows when they arrive. Asked
+   * while steps run, it waits for them (a later request replaces a waiting one).
    * @param {number} n
+   * @returns {Promise<void>} resolves once they are shown
    */
   step(n = 1) {
-    if (!this._generator) return;
-    let s;
-    for (let i = 0; i < n; i++) {
-      s = this._generator.step();
-      this.dispatchEvent(new CustomEvent('mha-step', {
-        detail: { text: this._generator.text, token: s.token, id: s.id, char: s.token, p: s.p, cacheLength: s.cacheLength }, bubbles: true, composed: true,
-      }));
-    }
-    this._last = s;
+    if (!this._generator && !this._busy) return Promise.resolve();
+    if (this._busy) {
+      const first = !this._waiting;
+      this._waiting = n;
+      if (!first) return this._busy;
+    } else this._waiting = n;
+    return this._queue(async () => {
+      const g = this._generator, k = this._waiting;
+      this._waiting = 0;
+      if (!g || !k) return;
+      const r = await g.step(k);
+      if (g !== this._generator) return;
+      for (const s of r.steps) {
+        this.dispatchEvent(new CustomEvent('mha-step', {
+          detail: { text: s.text, token: s.token, id: s.id, char: s.token, p: s.p, cacheLength: s.cacheLength }, bubbles: true, composed: true,
+        }));
+      }
+      this._last = r.steps.at(-1) ?? this._last;
+    });
   }
 
   _restart() {
     this._start();
     this.requestUpdate();
+  }
+
+  _onLayer(e) {
+    this.layer = e.target.value;
+    this.dispatchEvent(new CustomEvent('change', { detail: { layer: this.layer === 'all' ? 'all' : Number(this.layer) - 1 }, bubbles: true, composed: true }));
   }
 
   _onTemperature(e) {
@@ -178,6 +244,9 @@ export class MhaGenerate extends TrainedModelElement {
     let heads = null;
     if (this.lm.headsProbes === 'file') try { heads = this.lm.heads; } catch { heads = null; }
     heads ??= Array.from({ length: c.numLayers * c.numHeads }, (_, i) => ({ layer: Math.floor(i / c.numHeads), head: i % c.numHeads, type: null }));
+    const L = this._layer;
+    const shown = L === 'all' ? heads : heads.filter((x) => x.layer === L);
+    const pick = c.numLayers * c.numHeads > ROWS_ALL_MAX || this.layer != null;
     return html`
       <div class="controls" part="controls">
         <button type="button" part="step" class="step1" @click=${() => this.step(1)} ?disabled=${!g}>Generate 1 ${unit}</button>
@@ -186,6 +255,10 @@ export class MhaGenerate extends TrainedModelElement {
         <label>temperature <select part="temperature" @change=${this._onTemperature}>
           ${temps.map((v) => html`<option value=${v} ?selected=${v === t}>${v === 0 ? '0 (most likely)' : v}</option>`)}
         </select></label>
+        ${pick ? html`<label>rows of <select part="layer" class="layer-select" @change=${this._onLayer}>
+          <option value="all" ?selected=${L === 'all'}>all ${c.numLayers} layers</option>
+          ${Array.from({ length: c.numLayers }, (_, l) => html`<option value=${l + 1} ?selected=${L === l}>layer ${l + 1}</option>`)}
+        </select></label>` : nothing}
       </div>
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
       <p class="text" part="text"><span class="prompt">${prompt}</span>${text.length > prompt.length
@@ -197,7 +270,7 @@ export class MhaGenerate extends TrainedModelElement {
         ? ` Last ${unit}: ${unit === 'token' ? showToken(s.token) : showChar(s.token)} (p = ${f2(s.p)}).` : ''}</p>
       ${s ? nothing : html`<p class="hint empty-rows" part="hint">Generate a ${unit} to see where each head's newest query
         looks in the cache: one row per head.</p>`}
-      ${s ? html`<div class="rows">${heads.map((h) => html`
+      ${s ? html`<div class="rows">${shown.map((h) => html`
         <span class="lbl">L${h.layer + 1} · head ${h.head + 1}${h.type ? ` (${h.type})` : ''}</span>
         <mha-heatmap part="heatmap" compact no-save scale="shared" scheme=${this._c.scheme} data-layer=${h.layer} data-head=${h.head}
           label=${`Layer ${h.layer + 1}, head ${h.head + 1}: newest query`}

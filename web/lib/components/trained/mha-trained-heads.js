@@ -1,5 +1,5 @@
 import { html, css, nothing } from 'lit';
-import { TYPE_THRESHOLD, BROAD_THRESHOLD, COPYING_THRESHOLD, headType, scoreText, copyingScores, inductionVerdict } from '../../src/index.js';
+import { TYPE_THRESHOLD, BROAD_THRESHOLD, COPYING_THRESHOLD, headType, copyingScores, inductionVerdict } from '../../src/index.js';
 import {
   AblatableModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, SCORE_OF, f2, f3,
 } from './trained-shared.js';
@@ -8,6 +8,7 @@ import { probeHeads, explainHeads } from '../logic/trained-heads.js';
 import { enumAttr, headListAttr, attrError } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
 import { pickAttr } from './mha-model-view.js';
+import { LatestRun } from '../base/worker-engine.js';
 import '../views/mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
@@ -84,7 +85,8 @@ export function modelChoices(manifest, base) {
  *
  * @prop {object} engine - An engine from `createMHA()`; by default the page's shared one.
  * @prop {object|null} lm - Read-only: the loaded CharModel (null while loading).
- * @prop {object|null} result - Read-only: CharModel.run's result on the current text and ablation.
+ * @prop {object|null} result - Read-only: CharModel.run's result on the current text and ablation (from the
+ *   engine worker: `attention` holds the drawn layer's weights, null for the other layers unless `layer="all"`).
  * @prop {Array|null} textScores - Read-only: every head's scores on the current text (scoreText).
  * @prop {Error|null} error - Read-only: why the model could not be loaded or run.
  *
@@ -119,6 +121,8 @@ export function modelChoices(manifest, base) {
  * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-field-border, --mha-muted, --mha-mono - Theme.
  */
 export class MhaTrainedHeads extends AblatableModelElement {
+  static worker = true;
+
   static properties = {
     ...AblatableModelElement.properties,
     text: { type: String },
@@ -183,6 +187,19 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this._layer = 0;
     this._head = 'all';
     this._announcer = new Announcer(this);   // the loss, said once typing or switching settles
+    // the model runs in the engine worker: the newest text and ablation win, at most one run waits
+    // only the layer drawn crosses from the worker (a model's 144 maps at 128 tokens are 9.4 MB a run)
+    this._runs = new LatestRun(({ lm, text, ablate, layers }) => lm.run(text, { ablate, most: lm.config.context, scores: true, logProbs: false, layers }),
+      (e, r, { lm, ablate }) => this._computed(e, r, lm, ablate));
+  }
+
+  /** Resolves once the model has computed the current text and ablation (no run running or waiting). */
+  get computeComplete() {
+    return this.updateComplete.then(() => this._runs.settled).then(() => this.updateComplete);
+  }
+
+  modelReleasing() {
+    this._runs.cancel();
   }
 
   /** The switched-off heads as 0-based [layer, head] pairs: the last valid `ablate`. */
@@ -215,40 +232,60 @@ export class MhaTrainedHeads extends AblatableModelElement {
       this._head = g.take('head', pickAttr('head', this.head, { n: cfg.numHeads, dflt: 'all' }));
     }
     g.end();
-    if (this.lm && (changed.has('lm') || changed.has('text') || changed.has('ablate'))) this._compute();
+    // another model: the last one's result is not drawn over it while the new run is under way
+    if (changed.has('lm')) { this.result = null; this.textScores = null; }
+    // a layer picked whose maps the last run did not bring (the worker sends only the layer drawn)
+    const missing = this._askedLayer !== this._layer && this.result &&
+      (this._layer === 'all' ? this.result.attention.some((a) => !a) : !this.result.attention[this._layer]);
+    if (this.lm && (changed.has('lm') || changed.has('text') || changed.has('ablate') || missing)) this._compute();
   }
 
   _compute() {
     const lm = this.lm;
     let text;
     try {
-      text = modelInput(lm, this.text);
+      // a character model's text and a tokenizer-less model's ids are cut here; a byte-pair model's
+      // text is encoded (and cut to the context) in the worker
+      text = unitOf(lm.config) === 'token' && lm.config.tokenizer !== 'none' ? String(this.text ?? '') : modelInput(lm, this.text);
     } catch (e) {
+      this._runs.cancel();
       this.result = null;
       this.textScores = null;
       this._fail(e);
       return;
     }
     if (text.length < 1) {
+      this._runs.cancel();
       this.result = null;
       this.textScores = null;
       return;
     }
-    try {
-      const ablate = this.ablation;
-      this.result = lm.run(text, { ablate });
-      this.textScores = scoreText(this.result.attention, this.result.ids);
-      this.error = null;
-      const { loss, next } = this.result;
-      const unit = unitOf(lm.config);
-      this._announcer.say(`${loss === null ? `Type at least 2 ${unit}s` : `Loss ${f3(loss)} bits per ${unit}`}; ${
-        ablate.length ? `${ablate.length} head${ablate.length > 1 ? 's' : ''} switched off` : 'all heads on'}.`);
-      this.dispatchEvent(new CustomEvent('mha-computed', { detail: { text: typeof text === 'string' ? text : lm.decode(text), loss, next, ablate }, bubbles: true, composed: true }));
-    } catch (e) {
+    this._askedLayer = this._layer;
+    this._runs.push({ lm, text, ablate: this.ablation, layers: this._layer === 'all' ? null : [this._layer] });
+  }
+
+  /** A run's result (or error) arrives: shown when it is the newest and its model is still the one held. */
+  _computed(e, r, lm, ablate) {
+    if (lm !== this.lm) return;
+    if (e) {
       this.result = null;
       this.textScores = null;
       this._fail(e);
+      return;
     }
+    if (r.ids.length < 1) {
+      this.result = null;
+      this.textScores = null;
+      return;
+    }
+    this.result = r;
+    this.textScores = r.textScores;
+    this.error = null;
+    const { loss, next } = r;
+    const unit = unitOf(lm.config);
+    this._announcer.say(`${loss === null ? `Type at least 2 ${unit}s` : `Loss ${f3(loss)} bits per ${unit}`}; ${
+      ablate.length ? `${ablate.length} head${ablate.length > 1 ? 's' : ''} switched off` : 'all heads on'}.`);
+    this.dispatchEvent(new CustomEvent('mha-computed', { detail: { text: r.text, loss, next, ablate }, bubbles: true, composed: true }));
   }
 
   /** A text the model cannot read: shown in place, and one `mha-error` per new message. */
@@ -442,7 +479,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
         ${body}
         <mha-heatmap part="heatmap" compact scheme=${this._scheme} data-layer=${l} data-head=${j}
           label=${`Layer ${l + 1}, head ${j + 1} (${what})`}
-          .tokens=${tokens} .weights=${r ? headView(r.attention[l], j) : null}></mha-heatmap>
+          .tokens=${tokens} .weights=${r?.attention[l] ? headView(r.attention[l], j) : null}></mha-heatmap>
       </div>`;
   }
 

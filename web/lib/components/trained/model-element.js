@@ -6,6 +6,7 @@ import { LitElement, html, css, nothing } from 'lit';
 import { Task, initialState } from '@lit/task';
 import { baseStyles, taskEngine, errorText } from '../base/shared.js';
 import { acquireModel, releaseModel, modelURL, DEFAULT_MODEL_URL } from '../models.js';
+import { taskModelEngine } from '../base/worker-engine.js';
 import { enumAttr, AttrGuard } from '../base/attr-check.js';
 import { ScrollCue } from '../base/scroll-cue.js';
 import { parseAblate, formatAblate, progressText } from '../logic/trained-text.js';
@@ -70,6 +71,10 @@ export const STALE = Object.freeze({ name: 'AbortError', message: 'a newer model
 export class TrainedModelElement extends LitElement {
   /** The model loaded without a `model` attribute (a subclass may name another). */
   static _defaultModel = DEFAULT_MODEL_URL;
+
+  /** True for an element whose model runs in the page's engine worker (base/worker-engine.js): its
+   * `lm` is then a RemoteModel (src/worker.js) whose computations return promises. */
+  static worker = false;
 
   static properties = {
     model: { type: String },
@@ -229,7 +234,7 @@ export class TrainedModelElement extends LitElement {
     this._progress = null;
     const src = modelSource(this.model, this.tokenizer, this.constructor._defaultModel);
     const href = src.key;
-    const mha = await taskEngine(engine, signal).catch((e) => { throw signal.aborted ? STALE : e; });
+    const mha = await (this.constructor.worker ? taskModelEngine : taskEngine)(engine, signal).catch((e) => { throw signal.aborted ? STALE : e; });
     const name = src.name;
     const progress = (p) => {
       if (signal.aborted) return;

@@ -1,5 +1,6 @@
 import { LitElement, html, css } from 'lit';
 import { baseStyles, getEngine, errorText } from '../base/shared.js';
+import { onModelEngine } from '../base/worker-engine.js';
 
 const TIER_NOTE = { 'relaxed-simd': ' (SIMD with fused multiply-add)', simd: ' (SIMD)', scalar: ' (no SIMD)' };
 
@@ -8,13 +9,18 @@ const TIER_NOTE = { 'relaxed-simd': ' (SIMD with fused multiply-add)', simd: ' (
  * version, the build ("tier") this browser runs (relaxed-simd, simd or scalar: see the README,
  * "Which build runs") and how many threads it uses (more than one in cross-origin isolated pages),
  * or why it could not be loaded. Starting it early starts fetching and
- * compiling the wasm before any other element asks for it.
+ * compiling the wasm before any other element asks for it. Once a trained-model element has
+ * started the page's model engine, a second sentence says where the models run: "Models run in
+ * a worker." (the engine worker), or "Models run on the main thread" and why (no worker could
+ * start, or the page gave its own engine).
  *
  * @element mha-engine-info
  *
  * @prop {object|Promise<object>} engine - An engine from `createMHA()`; by default the page's shared one.
  * @prop {{version: string, simd: boolean, tier: string, threads: number}|null} info - Read-only: `mha.info` once loaded.
  * @prop {Error|null} error - Read-only: why the engine could not be loaded.
+ * @prop {object|null} modelInfo - Read-only: the model engine's `info` once started (`worker`: true
+ *   in the engine worker, false on the main thread; `fallback`: why not in a worker).
  *
  * @fires mha-engine - `{detail: {engine, info}}` once the engine is ready.
  * @fires mha-error - `{detail: {error}}` when it cannot be loaded.
@@ -26,6 +32,7 @@ export class MhaEngineInfo extends LitElement {
     engine: { attribute: false },
     info: { state: true },
     error: { state: true },
+    modelInfo: { state: true },
   };
 
   static styles = [baseStyles, css`
@@ -40,6 +47,18 @@ export class MhaEngineInfo extends LitElement {
     this.info = null;
     this.error = null;
     this._asked = null;
+    this.modelInfo = null;
+    this._stop = null;
+  }
+
+  connectedCallback() {
+    super.connectedCallback();
+    this._stop = onModelEngine((p) => p.then((m) => { this.modelInfo = m.info; }, () => {}));
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    this._stop?.();
   }
 
   willUpdate(changed) {
@@ -63,7 +82,9 @@ export class MhaEngineInfo extends LitElement {
     }
     if (!this.info) return html`<p part="status" role="status">Loading the attention engine…</p>`;
     const { version, tier, threads = 1 } = this.info;
-    return html`<p part="status" role="status">Engine ready · version ${version} · build ${tier}${TIER_NOTE[tier] ?? ''} · ${threads} thread${threads === 1 ? '' : 's'}.</p>`;
+    const m = this.modelInfo;
+    const where = !m ? '' : m.worker ? ' Models run in a worker.' : ` Models run on the main thread (${m.fallback ?? 'no worker'}).`;
+    return html`<p part="status" role="status" data-models=${!m ? '' : m.worker ? 'worker' : 'main'}>Engine ready · version ${version} · build ${tier}${TIER_NOTE[tier] ?? ''} · ${threads} thread${threads === 1 ? '' : 's'}.${where}</p>`;
   }
 }
 
