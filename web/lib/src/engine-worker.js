@@ -116,6 +116,7 @@ async function handle(m) {
       const mha = await engine;
       const opts = { progress: (p) => self.postMessage({ id: m.id, progress: p }) };
       if (m.tokenizer !== undefined) opts.tokenizer = m.tokenizer;
+      if (m.weightStorage !== undefined) opts.weightStorage = m.weightStorage;
       const lm = await mha.loadModel(m.source, opts);
       const mid = nextId++;
       models.set(mid, lm);

@@ -82,7 +82,8 @@ export declare class RemoteModel {
 export interface WorkerMHA {
   readonly info: WorkerMHAInfo;
   loadModel(source: ArrayBuffer | ArrayBufferView | string | URL | File | File[] | FileList | FileSystemDirectoryHandle,
-    opts?: { tokenizer?: ArrayBuffer | ArrayBufferView | string | URL; progress?: (p: { file: string; loaded: number; total: number | null; fraction: number | null }) => void }): Promise<RemoteModel>;
+    opts?: { tokenizer?: ArrayBuffer | ArrayBufferView | string | URL | File; progress?: (p: { file: string; loaded: number; total: number | null; fraction: number | null }) => void;
+      weightStorage?: 'file' | 'float16' | 'float32' }): Promise<RemoteModel>;
   memory(): Promise<ReturnType<MHA['memory']>>;
   dispose(): void;
 }

@@ -250,6 +250,7 @@ class WorkerEngine {
     const src = portable(typeof FileList !== 'undefined' && source instanceof FileList ? Array.from(source) : source);
     const msg = { op: 'load', source: src };
     if (opts.tokenizer !== undefined) msg.tokenizer = portable(opts.tokenizer);
+    if (opts.weightStorage !== undefined) msg.weightStorage = opts.weightStorage;
     const f = await this._ch.request(msg, { transfer: transfers(src, msg.tokenizer), progress: opts.progress });
     return new RemoteModel(this._ch, f);
   }
