@@ -17,7 +17,7 @@ function tex(el, src, display = true) {
 }
 
 // ---------------------------------------------------------------------------------- URL state
-const SECTIONS = ['map', 'why', 'split', 'worked', 'mix', 'causal', 'cross', 'scale', 'trained', 'gqa', 'stories', 'own', 'recap', 'check'];
+const SECTIONS = ['map', 'why', 'split', 'worked', 'mix', 'causal', 'cross', 'scale', 'trained', 'circuits', 'gqa', 'stories', 'own', 'recap', 'check'];
 const state = { section: '', step: 0, head: 0, h: null, seen: new Set(), answers: {} };
 
 function parseHash() {
