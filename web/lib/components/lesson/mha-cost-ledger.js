@@ -133,7 +133,7 @@ export class MhaCostLedger extends LitElement {
       caption { padding: 0.2em 0; }
       thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
       tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.8em; align-items: baseline; padding: 0.35em 0.2em; border-bottom: 1px solid var(--_border); }
-      th, td { display: block; border: 0; padding: 0; text-align: left; white-space: normal; }
+      th, td { display: block; box-sizing: border-box; border: 0; padding: 0; text-align: left; white-space: normal; }
       th[scope='row'], th[scope='rowgroup'] { flex: 1 0 100%; }
       tbody.group th[scope='rowgroup'] { padding: 0.2em 0.3em; }
       td.how { flex: 1 0 100%; }
