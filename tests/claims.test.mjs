@@ -40,10 +40,10 @@ const DEFINITIONS = [
   [/log<sub>2<\/sub>/g, 'the base-2 logarithm'],
   [/\bfrom 0 to 1\b/g, 'the range of an attention weight'],
   [/\bWrite 1 token\b/g, 'the name of a button of <mha-gqa-story>'],
-  [/\bDao et al\., 2022|Olsson et al\., 2022|Elhage et al\. \(2021\)/g, 'citations'],
+  [/\bDao et al\., 2022|Olsson et al\., 2022|Elhage et al\. \(2021\)|Wang et al\. \(2022\)/g, 'citations'],
   [/\blayer [12]\b/g, 'the names of the trained models\' two layers'],
   [/−1 to 1\b/g, 'the range of Σλ / Σ|λ|'],
-  [/\bGPT-3\.5 and GPT-4\b|\bstories260K\b|\bT5\b|\bllama2\.c\b/g, 'names'],
+  [/\bGPT-3\.5 and GPT-4\b|\bstories260K\b|\bT5\b|\bllama2\.c\b|\bGPT-2 small\b/g, 'names'],
 ];
 
 /** The <main> of a page, without comments and the self-check form (its answers are checked separately). */

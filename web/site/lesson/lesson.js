@@ -7,6 +7,7 @@ import { getModelEngine } from '../../lib/components/index.js';
 import '../../lib/components/lesson-elements.js';
 import { watchBoxes } from '../../lib/components/base/scroll-cue.js';
 import { composeTrained } from './trained.js';
+import { composeOwnModel } from './own-model.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
@@ -16,7 +17,7 @@ function tex(el, src, display = true) {
 }
 
 // ---------------------------------------------------------------------------------- URL state
-const SECTIONS = ['map', 'why', 'split', 'worked', 'mix', 'causal', 'cross', 'scale', 'trained', 'gqa', 'stories', 'recap', 'check'];
+const SECTIONS = ['map', 'why', 'split', 'worked', 'mix', 'causal', 'cross', 'scale', 'trained', 'circuits', 'gqa', 'stories', 'own', 'recap', 'check'];
 const state = { section: '', step: 0, head: 0, h: null, seen: new Set(), answers: {} };
 
 function parseHash() {
@@ -245,6 +246,7 @@ async function main() {
   setupQuiz();
   composeLessonElements();
   composeTrained();
+  composeOwnModel();
   const widget = $('#widget');
   if (state.h) widget.heads = state.h;
   widget.addEventListener('change', (e) => { if (e.target === widget) { state.h = e.detail.heads; writeHash(); } });

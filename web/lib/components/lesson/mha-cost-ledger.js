@@ -125,6 +125,27 @@ export class MhaCostLedger extends LitElement {
     .sentence p { margin: 0.3em 0; }
     .note { color: var(--_muted); font-size: 0.88em; }
     .loading { color: var(--_muted); font-size: 0.9em; }
+    /* a phone: each row a card (label, then its values with their column names), nothing cut off at the side */
+    :host { container-type: inline-size; }
+    @container (max-width: 34rem) {
+      .scroll { overflow-x: visible; }
+      table, tbody, tr, caption { display: block; }
+      caption { padding: 0.2em 0; }
+      thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+      tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.8em; align-items: baseline; padding: 0.35em 0.2em; border-bottom: 1px solid var(--_border); }
+      th, td { display: block; box-sizing: border-box; border: 0; padding: 0; text-align: left; white-space: normal; }
+      th[scope='row'], th[scope='rowgroup'] { flex: 1 0 100%; }
+      tbody.group th[scope='rowgroup'] { padding: 0.2em 0.3em; }
+      td.how { flex: 1 0 100%; }
+      table[part='heads-table'] th[scope='row']::before { content: 'h = '; }
+      table[part='heads-table'] td:not([colspan])::before { color: var(--_muted); font-weight: 400; }
+      table[part='heads-table'] td:nth-of-type(1)::before { content: 'g '; }
+      table[part='heads-table'] td:nth-of-type(2)::before { content: 'd_k '; }
+      table[part='heads-table'] td:nth-of-type(3)::before { content: 'projections '; }
+      table[part='heads-table'] td:nth-of-type(4)::before { content: 'scaling + softmax '; }
+      table[part='heads-table'] td:nth-of-type(5)::before { content: 'scores '; }
+      table[part='heads-table'] td:nth-of-type(6)::before { content: 'KV cache '; }
+    }
   `];
 
   constructor() {
