@@ -1,7 +1,8 @@
 // The VitePress recipe of docs/guide.md ("Course hosts"), built with the real host (VitePress 1, a
 // devDependency): `isCustomElement` for the <mha-*> tags (without it Vue renders them as unknown
 // components: empty prerendered HTML and hydration errors), `optimizeDeps.exclude` (for `vitepress
-// dev`), the elements imported on mount (the build prerenders pages in Node, where custom elements
+// dev`), `worker.format: 'es'` (VitePress 1 ships Vite 5, whose default worker format cannot hold the
+// engine worker's lazily loaded modules), the elements imported on mount (the build prerenders pages in Node, where custom elements
 // cannot be defined), the theme's one-liner. The package is linked as node_modules/mha-wasm. The
 // built site is opened in Chromium: the elements show content, the bad attribute its one message,
 // no console error (no hydration mismatch), and the `.dark` switch darkens them.
@@ -17,7 +18,7 @@ import { serve } from '../helpers/package.mjs';
 export const CONFIG = `export default {
   title: 'Sequence models',
   vue: { template: { compilerOptions: { isCustomElement: (tag) => tag.startsWith('mha-') } } },
-  vite: { optimizeDeps: { exclude: ['mha-wasm'] } },
+  vite: { optimizeDeps: { exclude: ['mha-wasm'] }, worker: { format: 'es' } },
 };
 `;
 export const THEME = `import DefaultTheme from 'vitepress/theme';

@@ -28,12 +28,12 @@ const page = (css, meta = '') => `<!doctype html><html lang="en"><head><meta cha
 <style>${css}</style><script type="module" src="/dist/mha-components.js"></script></head>
 <body><main><mha-widget heads="2"></mha-widget></main></body></html>`;
 
-/** The widget's text color and an unpressed head button's background, once it has drawn. */
+/** The widget's text color and an unchecked head button's background, once it has drawn. */
 async function colors(p) {
   await p.waitForFunction(() => document.querySelector('mha-widget')?.result, null, { timeout: 60_000 });
   return p.evaluate(() => {
     const w = document.querySelector('mha-widget');
-    const b = [...w.shadowRoot.querySelectorAll('button')].find((x) => x.getAttribute('aria-pressed') === 'false');
+    const b = [...w.shadowRoot.querySelectorAll('button')].find((x) => x.getAttribute('aria-checked') === 'false');
     return { fg: getComputedStyle(w).color, surface: getComputedStyle(b).backgroundColor };
   });
 }

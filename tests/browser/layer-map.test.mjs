@@ -177,7 +177,8 @@ test('keyboard: Tab to a tensor, Enter and Space select it; select event, reflec
   const detail = page.locator('mha-layer-map [part="detail"]');
   assert.equal(await detail.getAttribute('data-tensor'), 'k');
   assert.equal((await detail.locator('[data-k="shape"]').textContent()).trim(), '[2, 5, 12] = [h, T, d_k]');
-  assert.equal((await detail.locator('[data-k="formula"]').textContent()).trim(), mha.passport(A).steps.find((s) => s.name === 'per-head K').formula);
+  assert.equal((await detail.locator('[data-k="formula"]').textContent()).trim(), mha.passport(A).steps.find((s) => s.name === 'per-head K').formula.replace(/\bX·/g, 'x̂·'),
+    'the engine\'s formula with its input named as the block feeds it, x̂ = LN₁(X)');
   assert.match(await detail.locator('[data-k="source"]').textContent(), /passport, step “per-head K”/);
   assert.equal(await page.locator('mha-layer-map button[data-tensor="k"]').getAttribute('aria-pressed'), 'true');
   assert.equal(await page.locator('mha-layer-map button[data-tensor="q"]').getAttribute('aria-pressed'), 'false');
