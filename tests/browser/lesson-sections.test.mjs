@@ -19,10 +19,22 @@ async function openLesson(opts = {}) {
   return { page, errors, context };
 }
 
-/** Scroll an element into view and wait until `has(el)` holds. */
+/**
+ * Scroll an element into view and wait until `has(el)` holds, scrolling to it again while it does
+ * not, as a reader would: the trained elements passed on the way fetch their models and grow, which
+ * can push the element out of view before it comes near enough to fetch its own.
+ */
 async function computed(page, sel, has, timeout = 90_000) {
-  await page.locator(sel).scrollIntoViewIfNeeded();
-  await page.waitForFunction(([s, f]) => (0, eval)(f)(document.querySelector(s)), [sel, has.toString()], { timeout });
+  const end = Date.now() + timeout;
+  for (;;) {
+    await page.locator(sel).scrollIntoViewIfNeeded();
+    try {
+      await page.waitForFunction(([s, f]) => (0, eval)(f)(document.querySelector(s)), [sel, has.toString()], { timeout: Math.max(1, Math.min(5_000, end - Date.now())) });
+      return;
+    } catch (e) {
+      if (Date.now() >= end) throw e;
+    }
+  }
 }
 
 test('the layer map shows the engine\'s passport and opens on Q\'s reshape with the engine\'s numbers', async () => {

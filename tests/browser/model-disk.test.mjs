@@ -197,10 +197,10 @@ test('<mha-generate> on a byte-pair model: one step does not say the cache was r
     document.querySelector('main').prepend(el);
     await until(() => el.lm && el.shadowRoot.querySelector('button.step1:not([disabled])'));
     el.shadowRoot.querySelector('button.step1').click();
-    await el.updateComplete;
+    await el.computeComplete;   // the step runs in the engine worker
     const one = el.shadowRoot.querySelector('[part="cache"]').textContent.replace(/\s+/g, ' ');
-    el.step(3);
-    await el.updateComplete;
+    await el.step(3);
+    await el.computeComplete;
     return { one, four: el.shadowRoot.querySelector('[part="cache"]').textContent.replace(/\s+/g, ' '), len: el.cacheLength, tokenizer: el.lm.config.tokenizer };
   });
   assert.equal(r.tokenizer, 'llama2c');
