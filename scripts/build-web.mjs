@@ -15,6 +15,7 @@
 //     dist/katex/                    KaTeX css and fonts
 //     dist/mha-*.js                  copies of the library's bundles (for examples/)
 //     wasm/*.wasm, models/           copies of the library's wasm and trained models
+//     embed.html                     a copy of the library's embed page
 // The JS API finds its wasm with new URL('../wasm/mha_core.wasm', import.meta.url) and the elements
 // their models with new URL('../models/…', import.meta.url): each bundle and chunk lives in a dist/
 // beside a wasm/ and a models/, so those URLs resolve as they do from web/lib/src/.
@@ -125,4 +126,6 @@ for (const f of await readdir(path.join(lib, 'wasm'))) {
 }
 await rm(path.join(site, 'models'), { recursive: true, force: true });
 await cp(path.join(lib, 'models'), path.join(site, 'models'), { recursive: true });
-console.log('build-web: wrote web/lib/dist/ (mha-components.js, mha-lesson-elements.js, mha-trained.js, chunks); web/site/ dist/ (lesson.js, katex/, the library bundles), wasm/, models/');
+// the embed page, as the package ships it (its script is dist/mha-embed.js on both sides)
+await cp(path.join(lib, 'embed.html'), path.join(site, 'embed.html'));
+console.log('build-web: wrote web/lib/dist/ (mha-components.js, mha-lesson-elements.js, mha-trained.js, chunks); web/site/ dist/ (lesson.js, katex/, the library bundles), wasm/, models/, embed.html');

@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setup, deepFocus, ROOT } from './helpers.mjs';
+import { setup, deepFocus, ROOT, allRendered } from './helpers.mjs';
 
 const AXE = readFileSync(path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
@@ -19,26 +19,6 @@ let env;
 let kept = null;   // the 1280 px light page, reused by the keyboard test
 before(async () => { env = await setup(); });
 after(async () => { await kept?.context.close(); await env?.close(); });
-
-/**
- * Waits until every element in the page (and in its elements' shadow roots) has rendered: no
- * placeholder of a lazy element, no loading line, every Lit element's update done.
- */
-async function settled(page) {
-  await page.waitForFunction(async () => {
-    const all = [];
-    const walk = (root) => {
-      for (const el of root.querySelectorAll('*')) {
-        if (el.localName.startsWith('mha-')) all.push(el);
-        if (el.shadowRoot) walk(el.shadowRoot);
-      }
-    };
-    walk(document);
-    await Promise.all(all.map((el) => el.updateComplete));
-    return all.every((el) => el.shadowRoot &&
-      !el.shadowRoot.querySelector('[part="placeholder"], [part="loading"], .loading'));
-  }, null, { timeout: 120_000, polling: 250 });
-}
 
 /** Opens the lesson and scrolls to every element in turn (the trained ones fetch when seen). */
 async function openLesson(viewport, colorScheme) {
@@ -61,7 +41,7 @@ async function openLesson(viewport, colorScheme) {
       return el.shadowRoot && !el.shadowRoot.querySelector('[part="placeholder"]');
     }, i, { timeout: 60_000 });
   }
-  await settled(page);
+  await allRendered(page, 120_000);
   await page.addScriptTag({ content: AXE });
   await page.evaluate(() => document.fonts.ready);
   return { page, context, errors, n };
@@ -69,7 +49,7 @@ async function openLesson(viewport, colorScheme) {
 
 /** axe-core's WCAG 2.1 A/AA violations on the page, each with its first targets and a summary. */
 async function axeViolations(page) {
-  await settled(page);
+  await allRendered(page, 120_000);
   return page.evaluate(async (tags) => {
     const r = await window.axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
     return r.violations.map((v) => ({
@@ -175,7 +155,7 @@ async function keepsFocus(page, { locator, key, after, arg = null, same }) {
   const before = await deepFocus(page);
   await page.keyboard.press(key);
   await page.waitForFunction(after, arg, { timeout: 60_000 });
-  await settled(page);
+  await allRendered(page, 120_000);
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   const now = await deepFocus(page);
   assert.notEqual(now?.tag, 'body', `focus fell to <body> after ${key} (was on ${JSON.stringify(before)})`);

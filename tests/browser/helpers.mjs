@@ -199,3 +199,25 @@ export async function reveal(page, selectors) {
     }, s, { timeout: 60_000 });
   }
 }
+
+/**
+ * Waits until every mha- element in the page (and in the elements' shadow roots) has rendered: no
+ * placeholder of a lazy element, no loading line, every Lit element's update done.
+ * @param {import('playwright-core').Page} page
+ * @param {number} [timeout] ms
+ */
+export async function allRendered(page, timeout = 120_000) {
+  await page.waitForFunction(async () => {
+    const all = [];
+    const walk = (root) => {
+      for (const el of root.querySelectorAll('*')) {
+        if (el.localName.startsWith('mha-')) all.push(el);
+        if (el.shadowRoot) walk(el.shadowRoot);
+      }
+    };
+    walk(document);
+    await Promise.all(all.map((el) => el.updateComplete));
+    return all.every((el) => el.shadowRoot &&
+      !el.shadowRoot.querySelector('[part="placeholder"], [part="loading"], .loading'));
+  }, null, { timeout, polling: 250 });
+}

@@ -4,28 +4,12 @@
 // measured height, for font differences between machines): a change that makes it longer fails.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup } from './helpers.mjs';
+import { setup, allRendered } from './helpers.mjs';
 
 let env;
 before(async () => { env = await setup(); });
 after(async () => { await env?.close(); });
 
-/** Every mha- element in the document and in their shadow roots rendered: no placeholder, no loading line. */
-async function settled(page) {
-  await page.waitForFunction(async () => {
-    const all = [];
-    const walk = (root) => {
-      for (const el of root.querySelectorAll('*')) {
-        if (el.localName.startsWith('mha-')) all.push(el);
-        if (el.shadowRoot) walk(el.shadowRoot);
-      }
-    };
-    walk(document);
-    await Promise.all(all.map((el) => el.updateComplete));
-    return all.every((el) => el.shadowRoot &&
-      !el.shadowRoot.querySelector('[part="placeholder"], [part="loading"], .loading'));
-  }, null, { timeout: 180_000, polling: 250 });
-}
 
 /** The lesson's full height at `viewport`, every lazy element scrolled into view and drawn. */
 async function lessonHeight(viewport) {
@@ -46,7 +30,7 @@ async function lessonHeight(viewport) {
   }
   // the composition experiment's results drawn too (it shows them after the reader's prediction)
   await page.evaluate(() => { const el = document.querySelector('#composition'); if (el) { el.revealed = true; return el.updateComplete; } });
-  await settled(page);
+  await allRendered(page, 180_000);
   await page.evaluate(() => document.fonts.ready);
   const height = await page.evaluate(() => document.documentElement.scrollHeight);
   await context.close();
