@@ -1,6 +1,6 @@
-// The bundler matrix: one app (tests/package/fixtures/every: the three group entries imported, all 21
+// The bundler matrix: one app (tests/package/fixtures/every: the three group entries imported, all 24
 // elements on the page) built from the packed tarball by Vite (the current major and the one before),
-// webpack 5, esbuild and Parcel 2, each with nothing configured about mha-wasm, then opened in
+// webpack 5, esbuild and Parcel 2, each with nothing configured about mha-wasm (Vite 7: module workers, `worker.format`), then opened in
 // Chromium under the README's strict CSP, plain and cross-origin isolated (the isolated page also with
 // ?threads=2, so the pthread pool runs even where 'auto' picks one thread): every element renders
 // its content, no element has an error, no console error, no CSP violation.
@@ -37,6 +37,7 @@ const READY = {
   'mha-cost-ledger': 'result', 'mha-layer-map': 'passport', 'mha-causal-mask': 'result', 'mha-cross-attention': 'result',
   'mha-trained-heads': 'textScores', 'mha-model-view': 'summaries', 'mha-induction': 'measured', 'mha-generate': 'lm', 'mha-twins': 'rows',
   'mha-gqa-story': 'measured', 'mha-gqa-twins': 'rows', 'mha-surprisal': 'measured',
+  'mha-flash-attention': 'replay', 'mha-composition': 'measured', 'mha-ov-circuit': 'rows',
 };
 
 let tmp, app, browser;
