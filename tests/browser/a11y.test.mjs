@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setup, deepFocus, ROOT, allRendered } from './helpers.mjs';
+import { setup, deepFocus, ROOT, allRendered, reveal } from './helpers.mjs';
 
 const AXE = readFileSync(path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
@@ -35,11 +35,7 @@ async function openLesson(viewport, colorScheme) {
     return els.length;
   });
   for (let i = n - 1; i >= 0; i--) {
-    await page.locator(`[data-a11y-index="${i}"]`).scrollIntoViewIfNeeded();
-    await page.waitForFunction((i) => {
-      const el = document.querySelector(`[data-a11y-index="${i}"]`);
-      return el.shadowRoot && !el.shadowRoot.querySelector('[part="placeholder"]');
-    }, i, { timeout: 60_000 });
+    await reveal(page, `[data-a11y-index="${i}"]`, (el) => el.shadowRoot && !el.shadowRoot.querySelector('[part="placeholder"]'), 60_000);
   }
   await allRendered(page, 120_000);
   await page.addScriptTag({ content: AXE });

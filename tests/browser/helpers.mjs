@@ -221,3 +221,26 @@ export async function allRendered(page, timeout = 120_000) {
       !el.shadowRoot.querySelector('[part="placeholder"], [part="loading"], .loading'));
   }, null, { timeout, polling: 250 });
 }
+
+/**
+ * Scrolls the element `sel` into view and waits until `has(el)` holds, scrolling to it again while
+ * it does not, as a reader would: the trained elements passed on the way fetch their models and
+ * grow, which can push the element out of view before it comes near enough to fetch its own.
+ * @param {import('playwright-core').Page} page
+ * @param {string} sel a selector of one element in the document
+ * @param {(el: Element) => unknown} has evaluated in the page (written without closures)
+ * @param {number} [timeout] ms
+ */
+export async function reveal(page, sel, has, timeout = 90_000) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    await page.locator(sel).scrollIntoViewIfNeeded();
+    try {
+      await page.waitForFunction(([s, f]) => (0, eval)(f)(document.querySelector(s)), [sel, has.toString()],
+        { timeout: Math.max(1, Math.min(5_000, end - Date.now())) });
+      return;
+    } catch (e) {
+      if (Date.now() >= end) throw e;
+    }
+  }
+}
