@@ -19,7 +19,6 @@ async function openLesson(opts = {}) {
   return { page, errors, context };
 }
 
-
 test('the layer map shows the engine\'s passport and opens on Q\'s reshape with the engine\'s numbers', async () => {
   const { page, errors, context } = await openLesson();
   await reveal(page, '#layer-map', (el) => el.passport);
