@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setup, deepFocus, ROOT, allRendered, reveal } from './helpers.mjs';
+import { setup, deepFocus, ROOT, allRendered, revealUntil } from './helpers.mjs';
 
 const AXE = readFileSync(path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
@@ -35,7 +35,7 @@ async function openLesson(viewport, colorScheme) {
     return els.length;
   });
   for (let i = n - 1; i >= 0; i--) {
-    await reveal(page, `[data-a11y-index="${i}"]`, (el) => el.shadowRoot && !el.shadowRoot.querySelector('[part="placeholder"]'), 60_000);
+    await revealUntil(page, `[data-a11y-index="${i}"]`, (el) => el.shadowRoot && !el.shadowRoot.querySelector('[part="placeholder"]'), 60_000);
   }
   await allRendered(page, 120_000);
   await page.addScriptTag({ content: AXE });

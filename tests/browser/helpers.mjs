@@ -192,11 +192,7 @@ export function elementError(page, tag, attrs) {
  */
 export async function reveal(page, selectors) {
   for (const s of [...selectors].reverse()) {
-    await page.locator(s).first().scrollIntoViewIfNeeded();
-    await page.waitForFunction((sel) => {
-      const el = document.querySelector(sel);
-      return el && el.shadowRoot && !el.shadowRoot.querySelector('[part="placeholder"]');
-    }, s, { timeout: 60_000 });
+    await revealUntil(page, s, (el) => el && el.shadowRoot && !el.shadowRoot.querySelector('[part="placeholder"]'), 60_000);
   }
 }
 
@@ -227,14 +223,14 @@ export async function allRendered(page, timeout = 120_000) {
  * it does not, as a reader would: the trained elements passed on the way fetch their models and
  * grow, which can push the element out of view before it comes near enough to fetch its own.
  * @param {import('playwright-core').Page} page
- * @param {string} sel a selector of one element in the document
+ * @param {string} sel a selector (its first element in the document)
  * @param {(el: Element) => unknown} has evaluated in the page (written without closures)
  * @param {number} [timeout] ms
  */
-export async function reveal(page, sel, has, timeout = 90_000) {
+export async function revealUntil(page, sel, has, timeout = 90_000) {
   const end = Date.now() + timeout;
   for (;;) {
-    await page.locator(sel).scrollIntoViewIfNeeded();
+    await page.locator(sel).first().scrollIntoViewIfNeeded();
     try {
       await page.waitForFunction(([s, f]) => (0, eval)(f)(document.querySelector(s)), [sel, has.toString()],
         { timeout: Math.max(1, Math.min(5_000, end - Date.now())) });

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { setup, ARTIFACTS, reveal } from './helpers.mjs';
+import { setup, ARTIFACTS, revealUntil } from './helpers.mjs';
 
 let env;
 before(async () => { env = await setup(); });
@@ -21,7 +21,7 @@ async function openLesson(opts = {}) {
 
 test('the layer map shows the engine\'s passport and opens on Q\'s reshape with the engine\'s numbers', async () => {
   const { page, errors, context } = await openLesson();
-  await reveal(page, '#layer-map', (el) => el.passport);
+  await revealUntil(page, '#layer-map', (el) => el.passport);
   const r = await page.evaluate(() => {
     const el = document.querySelector('#layer-map');
     const p = window.mhaLesson.engine.passport({ seqLen: 5, dModel: 24, numHeads: 2 });
@@ -39,7 +39,7 @@ test('the layer map shows the engine\'s passport and opens on Q\'s reshape with 
 
 test('the causal mask toggles on the lesson: weights above the diagonal exactly 0 with it, positive without, rows sum to 1', async () => {
   const { page, errors, context } = await openLesson();
-  await reveal(page, '#causal-mask', (el) => el.result);
+  await revealUntil(page, '#causal-mask', (el) => el.result);
   const above = (w) => w.flatMap((m) => m.flatMap((row, i) => row.filter((_, j) => j > i)));
   const read = () => page.evaluate(() => {
     const el = document.querySelector('#causal-mask');
@@ -61,7 +61,7 @@ test('the causal mask toggles on the lesson: weights above the diagonal exactly 
 
 test('cross-attention on the lesson: weights [h, Tq, Tk] equal a forward of the same inputs through the JS API', async () => {
   const { page, errors, context } = await openLesson();
-  await reveal(page, '#cross-attention', (el) => el.result);
+  await revealUntil(page, '#cross-attention', (el) => el.result);
   const r = await page.evaluate(async () => {
     const el = document.querySelector('#cross-attention');
     const { source, target, heads, dModel, seed, weights } = el.result;
@@ -85,9 +85,9 @@ test('cross-attention on the lesson: weights [h, Tq, Tk] equal a forward of the 
 
 test('the cost ledger and the surprisal strip compute on the lesson; switching the induction heads off makes the second copy dearer', async () => {
   const { page, errors, context } = await openLesson();
-  await reveal(page, '#ledger', (el) => el.result);
+  await revealUntil(page, '#ledger', (el) => el.result);
   assert.equal(await page.evaluate(() => document.querySelector('#ledger').error), null);
-  await reveal(page, '#surprisal', (el) => el.measured?.ablated);
+  await revealUntil(page, '#surprisal', (el) => el.measured?.ablated);
   const m = await page.evaluate(() => {
     const { copies, ablated, uniform } = document.querySelector('#surprisal').measured;
     return { second: copies.second, first: copies.first, ablatedSecond: ablated.second, uniform };
@@ -103,8 +103,8 @@ test('no section is taller than sections 1-4 together (1280 px)', async () => {
   const { page, errors, context } = await openLesson({ viewport: { width: 1280, height: 900 } });
   // let every element below the fold compute (the trained ones fetch their models when seen)
   for (const id of ['trained', 'gqa', 'stories']) await page.locator(`#${id}`).scrollIntoViewIfNeeded();
-  await reveal(page, '#gqa-story', (el) => el.measured, 120_000);
-  await reveal(page, '#explorer', (el) => el.textScores, 120_000);
+  await revealUntil(page, '#gqa-story', (el) => el.measured, 120_000);
+  await revealUntil(page, '#explorer', (el) => el.textScores, 120_000);
   const h = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('main section')]
     .map((s) => [s.id, Math.round(s.getBoundingClientRect().height)])));
   console.log('section heights (px):', JSON.stringify(h));
@@ -116,7 +116,7 @@ test('no section is taller than sections 1-4 together (1280 px)', async () => {
 
 test('the layer map drives the lesson: a tensor selected there opens the stepper on its step; the map follows the widget\'s h', async () => {
   const { page, errors, context } = await openLesson();
-  await reveal(page, '#layer-map', (el) => el.passport);
+  await revealUntil(page, '#layer-map', (el) => el.passport);
   const map = page.locator('#layer-map');
   await map.locator('button[aria-pressed]', { hasText: /^\s*scores/ }).first().click();
   await page.waitForFunction(() => document.querySelector('#stepper').step === 3);
