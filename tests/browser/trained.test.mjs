@@ -87,9 +87,10 @@ test('every head of every layer is shown with its measured label; loss, predicti
   const [one, four] = [at(1), at(4)];
   assert.ok(verdict.includes(`On the whole held-out set, measured at training: h = 1 ${mean(one).toFixed(3)}, h = 4 ${mean(four).toFixed(3)}; `), verdict);
   assert.ok(verdict.includes(`better by ${(mean(one) - mean(four)).toFixed(3)} bits`), verdict);
-  // the section's four elements and the widget above share one engine and one copy of each file
+  // the section's elements and the widget above share two engines (the page's, and the engine worker
+  // where the explorer and the generator compute) and one copy of each file
   const count = (re) => fetched.filter((f) => re.test(f)).length;
-  assert.equal(count(/\.wasm$/), 1, fetched.filter((f) => /\.wasm$/.test(f)).join(' '));
+  assert.equal(count(/\.wasm$/), 2, fetched.filter((f) => /\.wasm$/.test(f)).join(' '));
   assert.equal(count(/charlm-h4-s0\.safetensors$/), 1);
   assert.equal(count(/charlm-h1-s0\.safetensors$/), 1);
   assert.deepEqual(errors, []);
@@ -187,12 +188,15 @@ test('keyboard only: Tab reaches a head switch, Space switches the head off and 
   }
   assert.ok(found, 'a head switch is reachable with Tab');
   const before = await pageLoss(page);
+  const computed = () => page.evaluate(() => document.querySelector('#explorer').computeComplete);   // the run in the engine worker
   await page.keyboard.press('Space');
   await page.waitForFunction(() => document.querySelector('#explorer').getAttribute('ablate') !== '');
+  await computed();
   assert.equal((await deepFocus(page)).label, null);
   assert.notEqual(await pageLoss(page), before);
   await page.keyboard.press('Space');
   await page.waitForFunction(() => document.querySelector('#explorer').getAttribute('ablate') === '');
+  await computed();
   assert.equal(await pageLoss(page), before);
   assert.deepEqual(errors, []);
   await context.close();

@@ -23,7 +23,7 @@ export const SETTLE_MS = 300;
 
 /**
  * Calls `onNear` once, when `el` is truly within one viewport of the visible part of the page
- * (IntersectionObserver with NEAR_VIEWPORT): near once the shared engine has loaded (or failed)
+ * (IntersectionObserver with NEAR_VIEWPORT): near once its engine has loaded (or failed)
  * and the element's place in the page has not moved for SETTLE_MS, so that the first layout of
  * a page whose elements above have not computed yet does not count. The observer stays connected
  * until then: an element pushed away by the page growing waits for the reader to scroll to it.
@@ -31,9 +31,12 @@ export const SETTLE_MS = 300;
  * (display: none) never comes near.
  * @param {Element} el
  * @param {() => void} onNear
+ * @param {() => Promise<unknown>} [engine] the engine the element computes with (default: the
+ *   page's shared one, getEngine); an element that computes in the engine worker passes that one,
+ *   so that waiting for it starts no engine on the page's thread
  * @returns {() => void} stops watching (onNear is then not called)
  */
-export function whenNear(el, onNear) {
+export function whenNear(el, onNear, engine = getEngine) {
   if (typeof IntersectionObserver === 'undefined') {
     onNear();
     return () => {};
@@ -62,7 +65,7 @@ export function whenNear(el, onNear) {
   const io = new IntersectionObserver((entries) => {
     near = entries[entries.length - 1].isIntersecting;
     if (!near || stopped) return;
-    if (!engineSettled) getEngine().catch(() => {}).then(() => { engineSettled = true; });
+    if (!engineSettled) engine().catch(() => {}).then(() => { engineSettled = true; });
     if (!frame) frame = requestAnimationFrame(watch);
   }, { rootMargin: NEAR_VIEWPORT });
   io.observe(el);

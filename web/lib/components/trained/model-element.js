@@ -4,9 +4,9 @@
 // AblatableModelElement adds heads that can be switched off.
 import { LitElement, html, css, nothing } from 'lit';
 import { Task, initialState } from '@lit/task';
-import { baseStyles, taskEngine, errorText } from '../base/shared.js';
+import { baseStyles, taskEngine, errorText, getEngine } from '../base/shared.js';
 import { acquireModel, releaseModel, modelURL, DEFAULT_MODEL_URL } from '../models.js';
-import { taskModelEngine } from '../base/worker-engine.js';
+import { taskModelEngine, getModelEngine } from '../base/worker-engine.js';
 import { enumAttr, AttrGuard } from '../base/attr-check.js';
 import { ScrollCue } from '../base/scroll-cue.js';
 import { parseAblate, formatAblate, progressText } from '../logic/trained-text.js';
@@ -189,7 +189,9 @@ export class TrainedModelElement extends LitElement {
       this.model = files;
       this.dispatchEvent(new CustomEvent('change', { detail: { model: this.modelName }, bubbles: true, composed: true }));
     });
-    if (!this._near && !this._eager) this._unwatch = whenNear(this, () => this.load());
+    if (!this._near && !this._eager) {
+      this._unwatch = whenNear(this, () => this.load(), () => (this.engine ? Promise.resolve(this.engine) : this.constructor.worker ? getModelEngine() : getEngine()));
+    }
     this.requestUpdate();
   }
 
