@@ -83,7 +83,9 @@ test('10,000 create/forward/trace/dispose cycles: heap, malloc in-use and live h
   for (let i = 0; i < 10000; i++) cycle(i);
   const afterS = snapshot();
   figures.cycles = { before, after: afterS };
-  assert.equal(afterS.inUseBytes, before.inUseBytes, `malloc in-use ${before.inUseBytes} → ${afterS.inUseBytes}`);
+  // the core keeps the last error's message allocated, and where dlmalloc places it can move by one
+  // 8-byte granule; a leak of even one byte a cycle would show as 10,000 bytes here
+  assert.ok(Math.abs(afterS.inUseBytes - before.inUseBytes) <= 8, `malloc in-use ${before.inUseBytes} → ${afterS.inUseBytes}`);
   assert.equal(afterS.heapBytes, before.heapBytes, `heap ${before.heapBytes} → ${afterS.heapBytes}`);
   assert.equal(afterS.layers, before.layers, 'live LayerHandles');
   assert.equal(afterS.caches, before.caches, 'live KVCacheHandles');
@@ -113,7 +115,9 @@ test('10,000 KV-cache steps with resets: memory and handles constant, results re
   while (steps < 10000) { last = window(); steps += last.steps; }
   const afterS = snapshot();
   figures.kvCache = { steps, before, after: afterS };
-  assert.equal(afterS.inUseBytes, before.inUseBytes, `malloc in-use ${before.inUseBytes} → ${afterS.inUseBytes}`);
+  // the core keeps the last error's message allocated, and where dlmalloc places it can move by one
+  // 8-byte granule; a leak of even one byte a cycle would show as 10,000 bytes here
+  assert.ok(Math.abs(afterS.inUseBytes - before.inUseBytes) <= 8, `malloc in-use ${before.inUseBytes} → ${afterS.inUseBytes}`);
   assert.equal(afterS.heapBytes, before.heapBytes);
   assert.equal(afterS.layers, before.layers);
   assert.equal(afterS.caches, before.caches);
