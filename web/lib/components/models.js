@@ -197,6 +197,29 @@ export async function modelIndex(href = MODEL_INDEX_URL) {
 }
 
 /**
+ * The shipped models a reader can pick, from a models manifest (`index.json`): its `models` (the
+ * h = 1 / h = 4 twins) and `gqa` (the grouped-query twins) lists, each with an absolute URL and a
+ * label made from the manifest's fields.
+ * @param {{models?: object[], gqa?: object[]}} manifest
+ * @param {string} base the manifest's URL (files are relative to it)
+ * @returns {Array<{href: string, file: string, label: string}>}
+ */
+export function modelChoices(manifest, base) {
+  const out = [];
+  for (const m of manifest.models ?? []) {
+    if (!m?.file) continue;
+    out.push({ href: modelFileURL(m.file, base), file: m.file, label: `h = ${m.numHeads}, seed ${m.seed} (${m.file.replace(/\.safetensors$/, '')})` });
+  }
+  for (const m of manifest.gqa ?? []) {
+    if (!m?.file) continue;
+    const kv = m.kvHeads === m.numHeads ? 'multi-head' : m.kvHeads === 1 ? 'multi-query' : 'grouped';
+    out.push({ href: modelFileURL(m.file, base), file: m.file,
+      label: `${m.numHeads} query heads, ${m.kvHeads} K/V (${kv}), seed ${m.seed} (${m.file.replace(/\.safetensors$/, '')})` });
+  }
+  return out;
+}
+
+/**
  * The loaded model of a URL on an engine, shared: the first call loads it (fetching the bytes if
  * no element did before), later calls get the same CharModel. Pair every call with releaseModel.
  * @param {object} mha an engine from createMHA()

@@ -3,7 +3,7 @@ import { TYPE_THRESHOLD, BROAD_THRESHOLD, COPYING_THRESHOLD, headType, copyingSc
 import {
   AblatableModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, SCORE_OF, f2, f3,
 } from './trained-shared.js';
-import { modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
+import { modelIndex, modelChoices, MODEL_INDEX_URL } from '../models.js';
 import { probeHeads, explainHeads } from '../logic/trained-heads.js';
 import { enumAttr, headListAttr, attrError } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
@@ -13,7 +13,7 @@ import '../views/mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
 
-export { explainHeads, pickAttr };
+export { explainHeads, pickAttr, modelChoices };
 
 /**
  * Models with at most this many heads in all (layers × heads) show every head's map at once by
@@ -21,29 +21,6 @@ export { explainHeads, pickAttr };
  * and "all" of them as thumbnails (`<mha-model-view>`).
  */
 export const ALL_HEADS_MAX = 16;
-
-/**
- * The shipped models a reader can pick, from a models manifest (`index.json`): its `models` (the
- * h = 1 / h = 4 twins) and `gqa` (the grouped-query twins) lists, each with an absolute URL and a
- * label made from the manifest's fields.
- * @param {{models?: object[], gqa?: object[]}} manifest
- * @param {string} base the manifest's URL (files are relative to it)
- * @returns {Array<{href: string, file: string, label: string}>}
- */
-export function modelChoices(manifest, base) {
-  const out = [];
-  for (const m of manifest.models ?? []) {
-    if (!m?.file) continue;
-    out.push({ href: modelFileURL(m.file, base), file: m.file, label: `h = ${m.numHeads}, seed ${m.seed} (${m.file.replace(/\.safetensors$/, '')})` });
-  }
-  for (const m of manifest.gqa ?? []) {
-    if (!m?.file) continue;
-    const kv = m.kvHeads === m.numHeads ? 'multi-head' : m.kvHeads === 1 ? 'multi-query' : 'grouped';
-    out.push({ href: modelFileURL(m.file, base), file: m.file,
-      label: `${m.numHeads} query heads, ${m.kvHeads} K/V (${kv}), seed ${m.seed} (${m.file.replace(/\.safetensors$/, '')})` });
-  }
-  return out;
-}
 
 /**
  * `<mha-trained-heads>` — the trained-heads explorer: a small character-level transformer trained
