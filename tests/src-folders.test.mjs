@@ -6,17 +6,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { relativeImports } from './helpers/imports.mjs';
 
 const SRC = fileURLToPath(new URL('../web/lib/src/', import.meta.url));
-
-/** Relative import specifiers of a module (static, re-exports and literal dynamic imports). */
-export function relativeImports(code) {
-  const found = [];
-  for (const m of code.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"](\.[^'"]+)['"]|(?:^|\n)\s*import\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g)) {
-    found.push(m[1] ?? m[2] ?? m[3]);
-  }
-  return found;
-}
 
 /** Whether `from` (a path under web/lib/src/) may import `to`; the rule's reason when it may not. */
 export function importRule(from, to) {

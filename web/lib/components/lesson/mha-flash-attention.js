@@ -1,7 +1,8 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
 import { baseStyles, formStyles, taskEngine, errorText, toMatrix, fmt, int } from '../base/shared.js';
-import { AttrGuard, intAttr, refAttr, rawAttr, fireError } from '../base/attr-check.js';
+import { AttrGuard, intAttr, rawAttr, fireError } from '../base/attr-check.js';
+import { StepperLink } from '../base/stepper-link.js';
 import { ScrollCue } from '../base/scroll-cue.js';
 import { PEOPLE, X0, HEADS, restaurantLayerOptions } from '../logic/restaurant.js';
 import { onlineSoftmax, scoreMemory } from '../logic/flash-attention.js';
@@ -111,8 +112,7 @@ export class MhaFlashAttention extends LitElement {
     this._h = 0;
     this._b = 1;
     this._heads = null;
-    this._target = null;
-    this._onComputed = (e) => { if (e.target === this._target && e.detail?.x) this.x = e.detail.x; };
+    this._stepper = new StepperLink(this);
     this._task = new Task(this, {
       args: () => [this.x, this.engine],
       task: async ([x, engine], { signal }) => {
@@ -141,25 +141,16 @@ export class MhaFlashAttention extends LitElement {
     });
   }
 
-  connectedCallback() {
-    super.connectedCallback();
-    this._link();
-    if (document.readyState === 'loading') {
-      document.addEventListener('DOMContentLoaded', () => { if (this.isConnected) { this._link(); this.requestUpdate(); } }, { once: true });
-    }
-  }
-
   disconnectedCallback() {
     super.disconnectedCallback();
-    this._unlink();
     this._pause();
   }
 
   willUpdate(changed) {
-    if (changed.has('for') && this.isConnected) this._link();
+    if (changed.has('for') && this.isConnected) this._stepper.link();
     const g = this._attrs;
     g.begin();
-    if (this._forError) g.add(this._forError);
+    if (this._stepper.error) g.add(this._stepper.error);
     const h = g.take('head', intAttr('head', this.head, { dflt: 1, min: 1, max: HEADS.length })) - 1;
     const b = g.take('tile', intAttr('tile', this.tile, { dflt: 1, min: 1, max: PEOPLE.length, what: 'keys per tile B_c' }));
     g.end();
@@ -179,24 +170,6 @@ export class MhaFlashAttention extends LitElement {
     r.output.forEach((row, i) => row.forEach((v, c) => { maxDiff = Math.max(maxDiff, Math.abs(v - hd.output[i][c])); }));
     this.replay = { ...r, reference: hd.output, maxDiff, head: this._h, tileSize: this._b };
     this.step = Math.min(this.step, r.tiles.length);
-  }
-
-  _unlink() {
-    this._target?.removeEventListener('mha-computed', this._onComputed);
-    this._target = null;
-  }
-
-  _link() {
-    this._unlink();
-    const r = refAttr(this, 'for', this.for, { tags: ['mha-stepper'] });
-    this._forError = r.error ?? null;
-    const target = r.value;
-    if (!target) return;
-    this._target = target;
-    target.addEventListener('mha-computed', this._onComputed);
-    const take = () => { if (this._target === target && Array.isArray(target.x)) this.x = target.x; };
-    if (customElements.get(target.localName)) take();
-    else customElements.whenDefined(target.localName).then(take);
   }
 
   /** Moves to tile count `s` (clamped) and tells listeners. */

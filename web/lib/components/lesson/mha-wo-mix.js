@@ -3,7 +3,8 @@ import { Task } from '@lit/task';
 import { baseStyles, taskEngine, errorText, toMatrix, fmt } from '../base/shared.js';
 import { PEOPLE, FEATURES, X0, HEADS, restaurantLayerOptions, woOnly } from '../logic/restaurant.js';
 import { matrixTable, matrixStyles } from '../base/matrix.js';
-import { AttrGuard, intAttr, refAttr, rawAttr, fireError } from '../base/attr-check.js';
+import { AttrGuard, intAttr, rawAttr, fireError } from '../base/attr-check.js';
+import { StepperLink } from '../base/stepper-link.js';
 import { ScrollCue } from '../base/scroll-cue.js';
 
 /**
@@ -74,11 +75,10 @@ export class MhaWoMix extends LitElement {
     this.engine = undefined;
     this.contributions = null;
     this.error = null;
-    this._target = null;
     this._attrs = new AttrGuard(this);
     this._p = 0;
     this._f = 1;
-    this._onComputed = (e) => { if (e.target === this._target && e.detail?.x) this.x = e.detail.x; };
+    this._stepper = new StepperLink(this);
     this._task = new Task(this, {
       args: () => [this.x, this.engine],
       task: async ([x, engine], { signal }) => {
@@ -122,47 +122,15 @@ export class MhaWoMix extends LitElement {
     return { heads: [this._all[0][p].slice(), this._all[1][p].slice()], full: this._all[2][p].slice() };
   }
 
-  connectedCallback() {
-    super.connectedCallback();
-    this._link();
-    // a `for` that names an element further down the page: look again once the page is parsed
-    if (document.readyState === 'loading') {
-      document.addEventListener('DOMContentLoaded', () => { if (this.isConnected) { this._link(); this.requestUpdate(); } }, { once: true });
-    }
-  }
-
-  disconnectedCallback() {
-    super.disconnectedCallback();
-    this._unlink();
-  }
-
   willUpdate(changed) {
-    if (changed.has('for') && this.isConnected) this._link();
+    if (changed.has('for') && this.isConnected) this._stepper.link();
     const g = this._attrs;
     g.begin();
-    if (this._forError) g.add(this._forError);
+    if (this._stepper.error) g.add(this._stepper.error);
     this._p = g.take('person', intAttr('person', this.person, { dflt: 0, min: 0, max: PEOPLE.length - 1 }));
     this._f = g.take('feature', intAttr('feature', this.feature, { dflt: 1, min: 0, max: FEATURES.length - 1 }));
     g.end();
     if (this._all && (!this.contributions || this._pickedFor !== this._p)) this.contributions = this._pick();
-  }
-
-  _unlink() {
-    this._target?.removeEventListener('mha-computed', this._onComputed);
-    this._target = null;
-  }
-
-  _link() {
-    this._unlink();
-    const r = refAttr(this, 'for', this.for, { tags: ['mha-stepper'] });
-    this._forError = r.error ?? null;
-    const target = r.value;
-    if (!target) return;
-    this._target = target;
-    target.addEventListener('mha-computed', this._onComputed);
-    const take = () => { if (this._target === target && Array.isArray(target.x)) this.x = target.x; };
-    if (customElements.get(target.localName)) take();
-    else customElements.whenDefined(target.localName).then(take);
   }
 
   render() {
