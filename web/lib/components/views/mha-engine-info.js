@@ -1,4 +1,5 @@
 import { LitElement, html, css } from 'lit';
+import { Task } from '@lit/task';
 import { baseStyles, getEngine, errorText } from '../base/shared.js';
 import { onModelEngine } from '../base/worker-engine.js';
 
@@ -30,8 +31,6 @@ const TIER_NOTE = { 'relaxed-simd': ' (SIMD with fused multiply-add)', simd: ' (
 export class MhaEngineInfo extends LitElement {
   static properties = {
     engine: { attribute: false },
-    info: { state: true },
-    error: { state: true },
     modelInfo: { state: true },
   };
 
@@ -44,12 +43,31 @@ export class MhaEngineInfo extends LitElement {
   constructor() {
     super();
     this.engine = undefined;
-    this.info = null;
-    this.error = null;
-    this._asked = null;
     this.modelInfo = null;
     this._stop = null;
+    // the engine given (or the page's shared one); a newer `engine` supersedes a load in flight
+    this._task = new Task(this, {
+      args: () => [this.engine],
+      task: async ([engine], { signal }) => {
+        let mha;
+        try {
+          mha = await (engine ?? getEngine());
+        } catch (err) {
+          if (!signal.aborted) this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: err }, bubbles: true, composed: true }));
+          throw err;
+        }
+        signal.throwIfAborted();
+        this.dispatchEvent(new CustomEvent('mha-engine', { detail: { engine: mha, info: mha.info ?? null }, bubbles: true, composed: true }));
+        return mha;
+      },
+    });
   }
+
+  /** `mha.info` once the engine is loaded, else null. */
+  get info() { return this._task.value?.info ?? null; }
+
+  /** Why the engine could not be loaded, else null. */
+  get error() { return this._task.error ?? null; }
 
   connectedCallback() {
     super.connectedCallback();
@@ -61,27 +79,18 @@ export class MhaEngineInfo extends LitElement {
     this._stop?.();
   }
 
-  willUpdate(changed) {
-    if (!changed.has('engine') && this._asked) return;
-    const asked = (this._asked = this.engine ? Promise.resolve(this.engine) : getEngine());
-    asked.then((mha) => {
-      if (asked !== this._asked) return;
-      this.info = mha.info ?? null;
-      this.error = null;
-      this.dispatchEvent(new CustomEvent('mha-engine', { detail: { engine: mha, info: this.info }, bubbles: true, composed: true }));
-    }, (err) => {
-      if (asked !== this._asked) return;
-      this.error = err;
-      this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: err }, bubbles: true, composed: true }));
+  render() {
+    return this._task.render({
+      initial: () => this._loading(),
+      pending: () => this._loading(),
+      error: (err) => html`<p part="status" class="error" role="alert">The attention engine could not be loaded: ${errorText(err)}</p>`,
+      complete: (mha) => this._ready(mha.info ?? {}),
     });
   }
 
-  render() {
-    if (this.error) {
-      return html`<p part="status" class="error" role="alert">The attention engine could not be loaded: ${errorText(this.error)}</p>`;
-    }
-    if (!this.info) return html`<p part="status" role="status">Loading the attention engine…</p>`;
-    const { version, tier, threads = 1 } = this.info;
+  _loading() { return html`<p part="status" role="status">Loading the attention engine…</p>`; }
+
+  _ready({ version, tier, threads = 1 }) {
     const m = this.modelInfo;
     const where = !m ? '' : m.worker ? ' Models run in a worker.' : ` Models run on the main thread (${m.fallback ?? 'no worker'}).`;
     return html`<p part="status" role="status" data-models=${!m ? '' : m.worker ? 'worker' : 'main'}>Engine ready · version ${version} · build ${tier}${TIER_NOTE[tier] ?? ''} · ${threads} thread${threads === 1 ? '' : 's'}.${where}</p>`;
