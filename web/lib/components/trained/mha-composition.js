@@ -149,7 +149,7 @@ export class MhaComposition extends TrainedModelElement {
       `second copy ${f2(m.whole.bits)} → ${f2(m.writersOff.bits)} bits per character.`;
   }
 
-  render() {
+  renderView() {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     if (!this.lm) return this.loadingView();
     const m = this.measured;

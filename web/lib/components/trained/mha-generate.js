@@ -223,7 +223,7 @@ export class MhaGenerate extends TrainedModelElement {
     this.dispatchEvent(new CustomEvent('change', { detail: { temperature: this.temperature }, bubbles: true, composed: true }));
   }
 
-  render() {
+  renderView() {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     if (!this.lm) return this.loadingView();
     const c = this.lm.config;

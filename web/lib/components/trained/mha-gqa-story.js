@@ -364,7 +364,7 @@ export class MhaGqaStory extends AblatableModelElement {
     this._changed();
   }
 
-  render() {
+  renderView() {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     const lm = this.lm;
     if (!lm) return this.loadingView('the model');

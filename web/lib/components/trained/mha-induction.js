@@ -145,7 +145,7 @@ export class MhaInduction extends TrainedModelElement {
     this.dispatchEvent(new CustomEvent('change', { detail: { phrase: this.phrase }, bubbles: true, composed: true }));
   }
 
-  render() {
+  renderView() {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     if (!this.lm) return this.loadingView();
     const m = this.measured;

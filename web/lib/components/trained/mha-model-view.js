@@ -336,7 +336,7 @@ export class MhaModelView extends TrainedModelElement {
     if (at && (at[0] !== this._active[0] || at[1] !== this._active[1])) this._active = at;
   }
 
-  render() {
+  renderView() {
     if (this.error && !this.lm && !this.result) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     if (!this.result && !this.lm && this.needsModel) return this.loadingView();
     return html`

@@ -134,7 +134,7 @@ export class MhaOvCircuit extends TrainedModelElement {
     </table></div>`;
   }
 
-  render() {
+  renderView() {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     if (!this.lm) return this.loadingView();
     if (this.error) return html`<p class="error" part="error" role="alert">${this.error.message}</p>`;

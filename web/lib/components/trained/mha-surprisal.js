@@ -257,7 +257,7 @@ export class MhaSurprisal extends TrainedModelElement {
           ? ` ${m.unknown} character${m.unknown > 1 ? 's are' : ' is'} not in the model's vocabulary and ${m.unknown > 1 ? 'are' : 'is'} read as ‘${this.lm.vocab[this.lm.config.unk]}’.` : ''}</p>`;
   }
 
-  render() {
+  renderView() {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     if (!this.lm) return this.loadingView();
     const m = this.measured;

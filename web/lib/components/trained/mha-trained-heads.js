@@ -356,7 +356,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     return parts.join(' ');
   }
 
-  render() {
+  renderView() {
     // one template around the picker whatever follows it: the <select> stays the same node while the
     // model it chose loads, and keeps focus (a reader going through the models with the arrow keys)
     return html`${this._picker()}${this._body()}${this._announcer.view()}`;

@@ -163,7 +163,7 @@ export class MhaTwins extends TrainedModelElement {
   }
 
 
-  render() {
+  renderView() {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     const rows = this.rows;
     const chars = this._probes ? this._probes.reduce((a, t) => a + Array.from(t).length, 0) : 0;

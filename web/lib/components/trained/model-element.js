@@ -41,7 +41,7 @@ export const STALE = Object.freeze({ name: 'AbortError', message: 'a newer model
  * Base class of the elements that run a trained model: loads `model` (a URL, or files from the
  * reader's disk: see "From disk" below; by default the class's
  * `_defaultModel`, the shipped h = 4 model unless a subclass names another) into the page's shared engine through the shared model cache, holds it
- * while connected, and gives it back when the element leaves the page. Subclasses render from
+ * while connected, and gives it back when the element leaves the page. Subclasses draw in `renderView()` from
  * `this.lm` (null while loading) and `this.error`, and override `modelChanged(lm)`.
  *
  * Fetched when seen: with `loading="lazy"` (the default, as `<img loading>`) nothing is fetched
@@ -122,10 +122,19 @@ export class TrainedModelElement extends LitElement {
         this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
       },
     });
-    // Before the element has come near, the placeholder stands in for the subclass's view; the
-    // messages of bad attributes come first, that of a bad `loading` value last.
-    const view = this.render;
-    this.render = () => html`${this._attrs.view()}${this._near || !this.needsModel ? view.call(this) : lazyPlaceholder(this._downloads, () => this.load())}${this._lazyGuard.view()}`;
+  }
+
+  /**
+   * The subclass's view (`renderView()`) once the element has come near; before that the placeholder
+   * stands in for it. The messages of bad attributes come first, that of a bad `loading` value last.
+   */
+  render() {
+    return html`${this._attrs.view()}${this._near || !this.needsModel ? this.renderView() : lazyPlaceholder(this._downloads, () => this.load())}${this._lazyGuard.view()}`;
+  }
+
+  /** The element's own view, from `this.lm` and `this.error` (each subclass overrides it). */
+  renderView() {
+    return nothing;
   }
 
   /**
