@@ -120,7 +120,7 @@ test('<mha-cost-ledger> widget config by attributes (T = 5, d_model = 24, 1 laye
   await page.evaluate(() => document.querySelector('mha-cost-ledger').setAttribute('context', 'lots'));
   const msg = page.locator('mha-cost-ledger [part="error"][data-attr="context"]');
   await msg.waitFor();
-  assert.equal((await msg.textContent()).trim(), '<mha-cost-ledger> context: expected a whole number from 1 to 1,048,576, got "lots"');
+  assert.equal((await msg.textContent()).trim(), 'context: expected a whole number from 1 to 1048576, got "lots"');
   assert.equal(await page.locator('mha-cost-ledger').getAttribute('context'), 'lots');
   assert.equal(await cell(page, 'softmax'), 155 * 8);
   await page.evaluate(() => document.querySelector('mha-cost-ledger').setAttribute('model', 'GPT-5'));

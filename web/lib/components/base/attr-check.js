@@ -51,17 +51,18 @@ export function intAttr(name, raw, { dflt, min, max = Infinity, what }) {
  * A real-number attribute (decimal or exponent notation; not NaN or ±Infinity).
  * @param {string} name attribute name
  * @param {string|number|null|undefined} raw (absent → `dflt`)
- * @param {{dflt: number, min: number, max: number, minExclusive?: boolean}} range bounds, inclusive
- *   unless `minExclusive`
+ * @param {{dflt: number|undefined, min: number, max: number, minExclusive?: boolean, what?: string}} range
+ *   bounds, inclusive unless `minExclusive`; `what` names the quantity in the message
  * @returns {{value: number}|{error: MHAError, dflt: number}}
  */
-export function numberAttr(name, raw, { dflt, min, max, minExclusive = false }) {
+export function numberAttr(name, raw, { dflt, min, max, minExclusive = false, what }) {
   if (absent(raw)) return { value: dflt };
   const s = String(raw).trim();
   const v = Number(s);
   const lo = minExclusive ? v > min : v >= min;
   if (s === '' || !/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(s) || !Number.isFinite(v) || !lo || v > max) {
-    return bad(name, minExclusive ? `a number above ${min}, at most ${max}` : `a number from ${min} to ${max}`, raw, dflt);
+    const range = minExclusive ? `a number above ${min}, at most ${max}` : `a number from ${min} to ${max}`;
+    return bad(name, what ? `${range} (${what})` : range, raw, dflt);
   }
   return { value: v };
 }

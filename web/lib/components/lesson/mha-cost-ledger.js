@@ -1,7 +1,7 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
 import { baseStyles, formStyles, taskEngine, errorText, int } from '../base/shared.js';
-import { MHAError } from '../../src/index.js';
+import { AttrGuard, intAttr, numberAttr, enumAttr } from '../base/attr-check.js';
 import { DECODERS } from '../logic/models-data.js';
 import { costLedger, bytesText, flopsText, memorySentence, flopsSentence, LEDGER_LIMITS, headChoices, kvFor, ledgerByHeads } from '../logic/cost-ledger.js';
 import { ScrollCue } from '../base/scroll-cue.js';
@@ -17,23 +17,20 @@ function groupNote(group) {
 }
 const DTYPES = [[4, 'float32 (4 bytes)'], [2, 'float16 / bfloat16 (2 bytes)'], [1, 'int8 (1 byte)'], [0.5, 'int4 (½ byte)']];
 
-/** The error of one bad attribute: INVALID_ARGUMENT naming it, what was expected and what was written. */
-function attrError(name, expected, raw) {
-  return new MHAError('INVALID_ARGUMENT', `<mha-cost-ledger> ${name}: expected ${expected}, got ${JSON.stringify(String(raw))}`, { argument: name });
-}
-
-/** A whole-number attribute in [1, max]: {value} (undefined when absent) or {error}. */
-function intAttr(name, raw, max) {
-  if (raw === null || raw === undefined) return { value: undefined };
-  const s = String(raw).trim();
-  const v = Number(s);
-  if (!/^\+?\d+$/.test(s) || !Number.isSafeInteger(v) || v < 1 || v > max) {
-    return { error: attrError(name, `a whole number from 1 to ${int(max)}`, raw) };
-  }
-  return { value: v };
-}
-
 export { headChoices, kvFor };
+
+const whole = (max) => (name, raw) => intAttr(name, raw, { dflt: undefined, min: 1, max });
+/** The attributes: property, HTML name, parser (absent → undefined: the preset's value). */
+const ATTRS = [
+  ['model', 'model', (name, raw) => enumAttr(name, raw, { dflt: undefined, values: [...DECODERS.map((m) => m.name), CUSTOM] })],
+  ['heads', 'heads', whole(LEDGER_LIMITS.heads)],
+  ['kvHeads', 'kv-heads', whole(LEDGER_LIMITS.heads)],
+  ['context', 'context', whole(LEDGER_LIMITS.context)],
+  ['batch', 'batch', whole(LEDGER_LIMITS.batch)],
+  ['dModel', 'd-model', whole(LEDGER_LIMITS.dModel)],
+  ['layers', 'layers', whole(LEDGER_LIMITS.layers)],
+  ['dtypeBytes', 'dtype-bytes', (name, raw) => numberAttr(name, raw, { dflt: undefined, min: 0, max: LEDGER_LIMITS.dtypeBytes, minExclusive: true, what: 'bytes per stored value, e.g. 4, 2, 1, 0.5' })],
+];
 
 /**
  * `<mha-cost-ledger>` — what an attention configuration costs, side by side: the bytes of its weights
@@ -165,7 +162,8 @@ export class MhaCostLedger extends LitElement {
     this.attributeErrors = [];
     this._ui = {};
     this._inputError = '';
-    this._good = {};   // last good value of every attribute (undefined = absent)
+    this._good = {};   // the attributes' values in use (undefined = absent)
+    this._attrs = new AttrGuard(this);
     this._cfg = null;
     this._task = new Task(this, {
       args: () => [this._cfg, this.engine],
@@ -190,45 +188,20 @@ export class MhaCostLedger extends LitElement {
     });
   }
 
-  /** Parses every changed attribute (keeping the last good value of a bad one) and resolves the configuration. */
+  /** Parses the attributes (a bad one keeps its last good value: AttrGuard) and resolves the configuration. */
   willUpdate(changed) {
-    const attrs = [['model', 'model'], ['heads', 'heads'], ['kvHeads', 'kv-heads'], ['context', 'context'], ['batch', 'batch'],
-      ['dModel', 'd-model'], ['layers', 'layers'], ['dtypeBytes', 'dtype-bytes']];
-    const max = { heads: LEDGER_LIMITS.heads, kvHeads: LEDGER_LIMITS.heads, context: LEDGER_LIMITS.context, batch: LEDGER_LIMITS.batch, dModel: LEDGER_LIMITS.dModel, layers: LEDGER_LIMITS.layers };
-    let touched = false;
-    this._errs ??= {};
-    for (const [key, name] of attrs) {
-      if (!changed.has(key) && this._cfg) continue;
-      touched = true;
-      const raw = this[key];
-      let parsed;
-      if (key === 'model') {
-        const names = DECODERS.map((m) => m.name);
-        parsed = raw === null || raw === undefined || raw === CUSTOM || names.includes(raw)
-          ? { value: raw ?? undefined }
-          : { error: attrError(name, `one of ${[...names, CUSTOM].map((n) => JSON.stringify(n)).join(', ')}`, raw) };
-      } else if (key === 'dtypeBytes') {
-        const v = Number(String(raw ?? '').trim());
-        parsed = raw === null || raw === undefined ? { value: undefined }
-          : String(raw).trim() !== '' && Number.isFinite(v) && v > 0 && v <= LEDGER_LIMITS.dtypeBytes ? { value: v }
-            : { error: attrError(name, `a number of bytes greater than 0 and at most ${LEDGER_LIMITS.dtypeBytes} (e.g. 4, 2, 1, 0.5)`, raw) };
-      } else {
-        parsed = intAttr(name, raw, max[key]);
-      }
-      if (parsed.error) {
-        const first = this._errs[key]?.message !== parsed.error.message;
-        this._errs[key] = parsed.error;
-        if (first) this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: parsed.error }, bubbles: true, composed: true }));
-      } else {
-        delete this._errs[key];
-        this._good[key] = parsed.value;
-        if (changed.has(key)) delete this._ui[key];   // the author's new value wins over an earlier control choice
-      }
+    if (this._cfg && !changed.has('_ui') && !ATTRS.some(([key]) => changed.has(key))) return;
+    const g = this._attrs;
+    g.begin();
+    const good = {};
+    for (const [key, name, parse] of ATTRS) good[key] = g.take(name, parse(name, this[key]));
+    g.end();
+    for (const [key, name] of ATTRS) {
+      if (changed.has(key) && !g.has(name)) delete this._ui[key];   // the author's new value wins over an earlier control choice
     }
-    if (touched || changed.has('_ui')) {
-      this.attributeErrors = Object.values(this._errs);
-      this._cfg = this._resolve();
-    }
+    this._good = good;
+    this.attributeErrors = g.errors;
+    this._cfg = this._resolve();
   }
 
   /** The configuration: control choices over attributes over the preset's sizes. */
@@ -391,7 +364,7 @@ export class MhaCostLedger extends LitElement {
     return html`
       ${c ? this._controls(c) : nothing}
       <div role="status" aria-live="polite">${this._inputError ? html`<p class="error" part="input-error">${this._inputError}</p>` : nothing}</div>
-      ${this.attributeErrors.map((e) => html`<p class="error" part="error" role="alert" data-attr=${e.argument ?? ''}>${e.message}</p>`)}
+      ${this._attrs.view()}
       ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
       ${r && !this.error ? html`${this._ledger(r)}${this._headsTable(r)}`
         : this.error ? nothing : html`<p class="loading">Computing with the engine…</p>`}
