@@ -240,3 +240,25 @@ export async function revealUntil(page, sel, has, timeout = 90_000) {
     }
   }
 }
+
+/**
+ * Serves local model folders to `page` under `/hf/`, as a model host would: `/hf/<rel>` answers the
+ * file `resolve(rel)` names (JSON as application/json, the rest as bytes), 404 when it names none,
+ * when no such file exists, or when `rel` climbs out with "..".
+ * @param {import('playwright-core').Page} page
+ * @param {(rel: string) => string|null} resolve the local path of a URL path below /hf/
+ */
+export function serveModelFolders(page, resolve) {
+  return page.route('**/hf/**', (route) => {
+    const rel = decodeURIComponent(new URL(route.request().url()).pathname).replace(/^\/hf\//, '');
+    const f = rel.includes('..') ? null : resolve(rel);
+    if (!f || !existsSync(f) || !statSync(f).isFile()) return route.fulfill({ status: 404, body: 'not found' });
+    return route.fulfill({ status: 200, contentType: rel.endsWith('.json') ? 'application/json' : 'application/octet-stream', body: readFileSync(f) });
+  });
+}
+
+/** A `serveModelFolders` resolver for named folders: `/hf/<name>/<file>` is `folders[name]/<file>`. */
+export const namedFolders = (folders) => (rel) => {
+  const [name, ...rest] = rel.split('/');
+  return Object.hasOwn(folders, name) ? path.join(folders[name], ...rest) : null;
+};

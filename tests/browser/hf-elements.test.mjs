@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { setup, ROOT } from './helpers.mjs';
+import { setup, ROOT, serveModelFolders, namedFolders } from './helpers.mjs';
 import { mulberry32 as rng } from '../../web/lib/src/engine/weights.js';   // a seeded generator: every run the same model
 import { exportStories260kHF } from '../../scripts/models/stories260k-hf.mjs';
 import { encodeSafetensors } from '../../scripts/safetensors-write.mjs';
@@ -80,13 +80,7 @@ after(async () => {
 
 async function page() {
   const p = await env.newPage({ viewport: { width: 1200, height: 900 } });
-  await p.page.route('**/hf/**', (route) => {
-    const rel = decodeURIComponent(new URL(route.request().url()).pathname).replace(/^\/hf\//, '');
-    const [name, ...rest] = rel.split('/');
-    const f = FOLDERS[name] && path.join(FOLDERS[name], rest.join('/'));
-    if (!f || rel.includes('..') || !fs.existsSync(f) || !fs.statSync(f).isFile()) return route.fulfill({ status: 404, body: 'not found' });
-    return route.fulfill({ status: 200, contentType: rel.endsWith('.json') ? 'application/json' : 'application/octet-stream', body: fs.readFileSync(f) });
-  });
+  await serveModelFolders(p.page, namedFolders(FOLDERS));
   const res = await p.page.goto(`${env.url}examples/causal-mask.html`);   // a page of the site with the examples' strict CSP
   assert.match(res.headers()['content-security-policy'] ?? '', /default-src/);
   await p.page.evaluate(() => import('/dist/mha-trained.js'));

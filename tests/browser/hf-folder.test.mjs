@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setup, ROOT } from './helpers.mjs';
+import { setup, ROOT, serveModelFolders } from './helpers.mjs';
 
 const GOLDEN = path.join(ROOT, 'tests', 'golden-hf');
 const TOL = { logProbs: 2e-4, attention: 2e-5 };
@@ -16,12 +16,7 @@ after(async () => { await env?.close(); });
 
 async function page() {
   const p = await env.newPage();
-  await p.page.route('**/hf/**', (route) => {
-    const rel = decodeURIComponent(new URL(route.request().url()).pathname).replace(/^\/hf\//, '');
-    const f = path.join(GOLDEN, rel);
-    if (rel.includes('..') || !fs.existsSync(f) || !fs.statSync(f).isFile()) return route.fulfill({ status: 404, body: 'not found' });
-    return route.fulfill({ status: 200, contentType: rel.endsWith('.json') ? 'application/json' : 'application/octet-stream', body: fs.readFileSync(f) });
-  });
+  await serveModelFolders(p.page, (rel) => path.join(GOLDEN, rel));
   await p.page.goto(`${env.url}examples/causal-mask.html`);   // a page of the site with its strict CSP
   return p;
 }

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setup, ROOT } from './helpers.mjs';
+import { setup, ROOT, serveModelFolders, namedFolders } from './helpers.mjs';
 import { exportStories260kHF } from '../../scripts/models/stories260k-hf.mjs';
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'mha-model-disk-'));
@@ -49,13 +49,7 @@ after(async () => {
 /** A page of the site with the strict CSP, the trained elements loaded, folders served at /hf/<name>/. */
 async function page() {
   const p = await env.newPage({ viewport: { width: 1200, height: 900 } });
-  await p.page.route('**/hf/**', (route) => {
-    const rel = decodeURIComponent(new URL(route.request().url()).pathname).replace(/^\/hf\//, '');
-    const [name, ...rest] = rel.split('/');
-    const f = FOLDERS[name] && path.join(FOLDERS[name], rest.join('/'));
-    if (!f || rel.includes('..') || !fs.existsSync(f) || !fs.statSync(f).isFile()) return route.fulfill({ status: 404, body: 'not found' });
-    return route.fulfill({ status: 200, contentType: 'application/octet-stream', body: fs.readFileSync(f) });
-  });
+  await serveModelFolders(p.page, namedFolders(FOLDERS));
   await p.page.goto(`${env.url}examples/causal-mask.html`);
   await p.page.evaluate(() => Promise.all([import('/dist/mha-trained.js'), import('/dist/mha-components.js')]));
   return p;
