@@ -83,7 +83,7 @@ function planKey(mode, inp, o) {
     mode, B: inp.B, Tq: inp.Tq, Tk: inp.Tk,
     kv: inp.k ? (inp.v !== inp.k ? 2 : 1) : 0,     // self, key = value, key and value
     kpm: masks.kpm ? 1 : masks.kpmAdd ? 2 : 0,      // key padding mask: none, boolean, additive
-    attnKind: masks.attnKind, needWeights: o.needWeights, average: o.average, hm: o.headMask !== null,
+    attnKind: masks.attnKind, needWeights: o.needWeights, average: o.average, headMask: o.headMask !== null,
   };
 }
 
@@ -107,16 +107,15 @@ function forwardRegions(key, inp, o, h, g, blockBytes) {
   lay.add('value', k && v !== k ? v.data.length * F32 : 0);
   lay.add('kpm', o.masks.kpm ? o.masks.kpm.length : o.masks.kpmAdd ? o.masks.kpmAdd.length * F32 : 0);
   lay.add('mask', o.masks.attn ? o.masks.attn.length * F32 : 0);
-  lay.add('hm', o.headMask ? h * F32 : 0);
+  lay.add('headMask', o.headMask ? h * F32 : 0);
   lay.alias('output', 'query');
   lay.add('weights', key.needWeights ? (key.average ? B * Tq * Tk : B * h * Tq * Tk) * F32 : 0);
-  if (key.mode === 'trace') {
-    lay.add('trace_q', B * Tq * g.qWidth * F32);
-    lay.add('trace_k', B * Tk * g.kWidth * F32);
-    lay.add('trace_v', B * Tk * g.vWidth * F32);
-    lay.add('trace_scores', B * h * Tq * Tk * F32);
-    lay.add('trace_concat', B * Tq * g.oWidth * F32);
-  }
+  const trace = key.mode === 'trace' ? F32 : 0;   // the intermediates are absent outside a trace
+  lay.add('trace_q', B * Tq * g.qWidth * trace);
+  lay.add('trace_k', B * Tk * g.kWidth * trace);
+  lay.add('trace_v', B * Tk * g.vWidth * trace);
+  lay.add('trace_scores', B * h * Tq * Tk * trace);
+  lay.add('trace_concat', B * Tq * g.oWidth * trace);
   return lay;
 }
 
@@ -128,7 +127,7 @@ function forwardFields(P, key, inp) {
     causal: 0, key_padding_mask: kpm === 1 ? P('kpm') : 0, key_padding_add: kpm === 2 ? P('kpm') : 0,
     attn_mask: P('mask'), attn_mask_kind: key.attnKind, output: P('output'), weights: P('weights'),
     average_weights: key.average ? 1 : 0, trace_q: P('trace_q'), trace_k: P('trace_k'), trace_v: P('trace_v'),
-    trace_scores: P('trace_scores'), trace_concat: P('trace_concat'), head_mask: P('hm'),
+    trace_scores: P('trace_scores'), trace_concat: P('trace_concat'), head_mask: P('headMask'),
   };
 }
 
@@ -219,7 +218,7 @@ export class Layer extends WasmObject {
     this._writeBlock(block, P('args'), forwardFields(P, key, inp), name);
     this._plan = {
       ...key, base, P, args: P('args'), causalAt: (P('args') + block.fields.causal) >>> 2, output: P('output'), weights: P('weights'),
-      at: { query: P('query') / F32, key: P('key') / F32, value: P('value') / F32, kpm: P('kpm'), mask: P('mask') / F32, hm: P('hm') / F32 },
+      at: { query: P('query') / F32, key: P('key') / F32, value: P('value') / F32, kpm: P('kpm'), mask: P('mask') / F32, headMask: P('headMask') / F32 },
       batched: inp.batched, out: null, outputView: null, weightsView: null,  // views: set by forward()
     };
     return this._plan;
@@ -238,7 +237,7 @@ export class Layer extends WasmObject {
     if (masks.kpm) views.u8.set(masks.kpm, at.kpm);
     if (masks.kpmAdd) heap.set(masks.kpmAdd, at.kpm / F32);
     if (masks.attn) heap.set(masks.attn, at.mask);
-    if (headMask) heap.set(headMask, at.hm);
+    if (headMask) heap.set(headMask, at.headMask);
     views.u32[plan.causalAt] = o.causal ? 1 : 0;
     this._check(views.forward(this._addr, plan.args), name, inp.batched);
   }
@@ -438,13 +437,13 @@ export class KVCache extends WasmObject {
     lay.add('x', t.data.length * F32);
     lay.add('output', B * n * c.dModel * F32);
     lay.add('weights', needWeights ? B * h * n * len * F32 : 0);
-    lay.add('head_mask', headMask ? h * F32 : 0);
+    lay.add('headMask', headMask ? h * F32 : 0);
     const base = this._staging.ensure(lay.total, 'step');
     const P = (name) => lay.ptr(base, name);
     const views = this._layer._heap;
     views.fresh().f32.set(t.data, P('x') / F32);
-    if (headMask) views.f32.set(headMask, P('head_mask') / F32);
-    this._writeBlock(block, P('args'), { x: P('x'), n, output: P('output'), weights: P('weights'), head_mask: P('head_mask') }, 'step');
+    if (headMask) views.f32.set(headMask, P('headMask') / F32);
+    this._writeBlock(block, P('args'), { x: P('x'), n, output: P('output'), weights: P('weights'), head_mask: P('headMask') }, 'step');
     this._check(this._handle.step(P('args')), 'step', batched);
     views.fresh();  // the step may have grown the memory
     const result = { output: Tensor.wrap(intoOrCopy(views.floats(P('output'), B * n * c.dModel), out?.output), [...lead, n, c.dModel]) };

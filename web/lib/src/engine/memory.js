@@ -74,8 +74,15 @@ export class Layout {
   }
   /** Makes `name` the same region as `of` (added before), e.g. an output written over its input. */
   alias(name, of) { this.at[name] = this.at[of]; }
-  /** Absolute byte offset of a region, or 0 when it is absent. */
-  ptr(base, name) { return this.at[name] >= 0 ? base + this.at[name] : 0; }
+  /**
+   * Absolute byte offset of a region, or 0 when it was added with no bytes (absent).
+   * @throws {Error} a plain Error for a name never added (a bug of this package: a misspelt region
+   *   would otherwise pass a null pointer to the core)
+   */
+  ptr(base, name) {
+    if (!Object.hasOwn(this.at, name)) throw new Error(`Layout: no region ${JSON.stringify(name)}`);
+    return this.at[name] >= 0 ? base + this.at[name] : 0;
+  }
 }
 
 /**

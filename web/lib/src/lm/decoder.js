@@ -62,7 +62,7 @@ export class Decoder extends WasmObject {
     // each block in one reused staging area sized for the largest.
     const plan = () => {
       const lay = new Layout(), arrays = [];
-      return { lay, arrays, add(name, a) { if (a) { lay.add(name, bytesOf(a)); arrays.push([name, a]); } } };
+      return { lay, arrays, add(name, a) { lay.add(name, a ? bytesOf(a) : 0); if (a) arrays.push([name, a]); } };   // absent: address 0
     };
     const globals = plan();
     globals.add('tokEmb', w.tokEmb); globals.add('posEmb', w.posEmb);
@@ -145,7 +145,7 @@ export class Decoder extends WasmObject {
     const lay = new Layout();
     lay.add('call', L.call.bytes);
     lay.add('ids', ids.length * 4);
-    lay.add('hm', opts.headMask ? nl * h * F32 : 0);
+    lay.add('headMask', opts.headMask ? nl * h * F32 : 0);
     const nLogp = (lastOnly ? B : B * n) * V;
     lay.add('logp', nLogp * F32);
     const nW = opts.weights ? nl * B * h * n * len : 0;
@@ -155,9 +155,9 @@ export class Decoder extends WasmObject {
     const P = (name) => lay.ptr(base, name);
     const views = heapViews(core).fresh();
     new Int32Array(views.u32.buffer, P('ids'), ids.length).set(ids);
-    if (opts.headMask) views.f32.set(opts.headMask, P('hm') / F32);
+    if (opts.headMask) views.f32.set(opts.headMask, P('headMask') / F32);
     writeBlock(core, L.call, P('call'), {
-      batch: B, seq_len: n, ids: P('ids'), head_mask: P('hm'), log_probs: P('logp'), last_only: lastOnly ? 1 : 0, weights: P('w'),
+      batch: B, seq_len: n, ids: P('ids'), head_mask: P('headMask'), log_probs: P('logp'), last_only: lastOnly ? 1 : 0, weights: P('w'),
     }, what);
     return { block: P('call'), logp: P('logp'), nLogp, w: P('w'), nW };
   }
