@@ -40,7 +40,7 @@ const invalid = (msg) => new MHAError('INVALID_ARGUMENT', `loadModel: ${msg}`);
  * `strip`: a prefix some files add to every name; `buffers`: stored names that are not weights
  * (GPT-2's causal-mask `attn.bias` / `attn.masked_bias`, Llama's `rotary_emb.inv_freq`).
  */
-export const TENSORS = {
+const TENSORS = {
   gpt2: {
     arch: 'GPT2LMHeadModel', strip: 'transformer.', buffers: /^h\.\d+\.attn\.(bias|masked_bias)$/, prefix: (l) => `h.${l}.`,
     model: [
@@ -93,7 +93,7 @@ function linear(name, field, out, inn, bias) {
  * @param {object} c hfConfig().config
  * @returns {Map<string, {shape: number[], to: string, how: string|null, layer: number|null}>}
  */
-export function hfExpectedTensors(family, c) {
+function expectedTensors(family, c) {
   const T = TENSORS[family], out = new Map();
   const add = ([name, shape, to, how = null, when], layer, prefix = '') => {
     if (!when || when(c)) out.set(prefix + name, { shape: shape(c), to, how, layer });
@@ -124,7 +124,7 @@ function emptyWeights(c) {
  * The core decoder's weights (decoder.js: matrices row-major [in, out]) from a folder's tensors, as
  * TENSORS says. Each tensor is dropped from `t` once placed, so that a large model holds one copy
  * of a matrix being transposed or cut, not two of every one.
- * @param {Map} expected hfExpectedTensors()
+ * @param {Map} expected expectedTensors()
  * @param {object} c hfConfig().config
  * @param {Object<string, Float32Array|Uint16Array>} t tensors by name, shapes checked
  * @returns {object} Decoder spec `weights`
@@ -339,7 +339,7 @@ export async function read(folder) {
       'a Hugging Face model folder holds config.json and model.safetensors)');
   }
   const { family, config: c, hf } = hfConfig(parseJSONFile(cfgBytes, 'config.json', HF_LIMITS.configBytes));
-  const expected = hfExpectedTensors(family, c);
+  const expected = expectedTensors(family, c);
   const { tensors, files } = await readTensors(folder, family, expected);
   const { t, fileType } = checkedTensors(expected, tensors, files);
   const weights = decoderWeights(expected, c, t);

@@ -75,7 +75,7 @@ const ARRAYS = {
  * version 0, 256 for version 1). Sources: llama2.c run.c `memory_map_weights` (version 0),
  * export.py `legacy_export` and `version1_export`.
  */
-export const LAYOUT = Object.freeze({
+const LAYOUT = Object.freeze({
   0: Object.freeze({ headerBytes: 28, arrays: ['emb', 'ln1', 'wq', 'wk', 'wv', 'wo', 'ln2', 'w1', 'w2', 'w3', 'norm', 'cos', 'sin', 'head'] }),
   1: Object.freeze({ headerBytes: 256, arrays: ['ln1', 'ln2', 'norm', 'emb', 'wq', 'wk', 'wv', 'wo', 'w1', 'w2', 'w3', 'head'] }),
 });
