@@ -1,4 +1,4 @@
-// Hugging Face model folders (web/lib/src/formats/hf.js, model-folder.js) through mha.loadModel, against
+// Hugging Face model folders (web/lib/src/formats/hf.js, hf-config.js) through mha.loadModel, against
 // tests/golden-hf/: tiny random GPT2LMHeadModel and LlamaForCausalLM checkpoints in the layouts
 // Hugging Face publishes (model.safetensors or a sharded index; float32, float16, bfloat16; GPT-2
 // with and without the `transformer.` prefix and the causal-mask buffer; tied and untied heads;

@@ -1,4 +1,4 @@
-// loadModel's `progress` callback (model-folder.js progressCounter): while reading a Hugging Face
+// loadModel's `progress` callback (formats/sources.js progressCounter): while reading a Hugging Face
 // folder from a directory path, while fetching it over http with and without a Content-Length, for
 // a single model file (a path, a file: URL, bytes): `loaded` never decreases, `total` never
 // decreases, events come in file order, the weights file (13 MB, read in 8 MB chunks) reports

@@ -1,4 +1,4 @@
-// Model folders and llama2.c files are untrusted input (web/lib/src/formats/hf.js, model-folder.js): every
+// Model folders and llama2.c files are untrusted input (web/lib/src/formats/hf.js, hf-config.js): every
 // refused configuration with its message (an MHAError naming the file, the key and the value), the
 // tensor checks (missing, misshapen, unexpected, NaN), the shard index (path traversal, wrong types,
 // a tensor absent from its shard), size limits, and a seeded fuzz of every file kind — truncations,

@@ -179,3 +179,55 @@ test('tokenizer: pieces and scores read exactly, with and without vocabSize; len
   odd.set(file, 1);
   assert.deepEqual(Array.from(readLlama2cTokenizer(odd.subarray(1)).scores), [-1.5, 0, 3.25]);
 });
+
+/**
+ * A version-1 checkpoint (llama2.c export.py version1_export): magic "ak42", version 1, the seven
+ * header fields, shared_classifier at byte 36, zeros to byte 256; then float i + 1 at float position i.
+ */
+function checkpointV1(h, floats, shared) {
+  const b = new Uint8Array(256 + 4 * floats);
+  const dv = new DataView(b.buffer);
+  dv.setUint32(0, 0x616b3432, true);
+  dv.setInt32(4, 1, true);
+  HEADER_FIELDS.forEach((k, i) => dv.setInt32(8 + 4 * i, h[k], true));
+  b[36] = shared ? 1 : 0;
+  for (let i = 0; i < floats; i++) dv.setFloat32(256 + 4 * i, i + 1, true);
+  return b;
+}
+
+// version 1's order, written out from export.py: the norms first, then the embedding, the attention and MLP matrices, the classifier
+const LAYOUT_V1 = [
+  ['layers.0.ln1.weight', 4], ['layers.1.ln1.weight', 4],
+  ['layers.0.ln2.weight', 4], ['layers.1.ln2.weight', 4],
+  ['ln_f.weight', 4],
+  ['tok_emb.weight', 5, 4],
+  ['layers.0.attn.q_proj.weight', 4, 4], ['layers.1.attn.q_proj.weight', 4, 4],
+  ['layers.0.attn.k_proj.weight', 2, 4], ['layers.1.attn.k_proj.weight', 2, 4],
+  ['layers.0.attn.v_proj.weight', 2, 4], ['layers.1.attn.v_proj.weight', 2, 4],
+  ['layers.0.attn.out_proj.weight', 4, 4], ['layers.1.attn.out_proj.weight', 4, 4],
+  ['layers.0.mlp.gate.weight', 6, 4], ['layers.1.mlp.gate.weight', 6, 4],
+  ['layers.0.mlp.proj.weight', 4, 6], ['layers.1.mlp.proj.weight', 4, 6],
+  ['layers.0.mlp.up.weight', 6, 4], ['layers.1.mlp.up.weight', 6, 4],
+];
+
+test('checkpoint version 1: every tensor holds the floats at its offset, shared classifier or not, each a view of the file (no copy)', () => {
+  for (const shared of [true, false]) {
+    const layout = shared ? LAYOUT_V1 : [...LAYOUT_V1, ['head.weight', 5, 4]];
+    const floats = layout.reduce((n, [, r, c]) => n + r * (c ?? 1), 0);
+    const bytes = checkpointV1(H, floats, shared);
+    const { config, tensors } = readLlama2cCheckpoint(bytes);
+    assert.equal(config.tied, shared);
+    assert.deepEqual([config.vocab_size, config.d_model, config.num_layers, config.kv_heads, config.d_ff, config.context], [5, 4, 2, 1, 6, 3]);
+    let off = 0;
+    for (const [name, r, c] of layout) {
+      const n = r * (c ?? 1);
+      assert.deepEqual(tensors[name].shape, c === undefined ? [r] : [r, c], name);
+      assert.deepEqual(Array.from(tensors[name].data), Array.from({ length: n }, (_, i) => off + i + 1), `${name} (shared ${shared})`);
+      assert.equal(tensors[name].data.buffer, bytes.buffer, `${name} is a view of the file's bytes`);
+      off += n;
+    }
+    assert.deepEqual(Object.keys(tensors).sort(), layout.map(([name]) => name).sort());
+    throwsInvalid(() => readLlama2cCheckpoint(bytes.subarray(0, bytes.length - 4)),
+      `llama2c checkpoint: file length must be ${bytes.length} bytes for the version-1 header (dim 4, hidden_dim 6, n_layers 2, n_heads 2, n_kv_heads 1, vocab_size 5, seq_len 3, shared_classifier ${shared ? 1 : 0}), got ${bytes.length - 4} (too few bytes)`);
+  }
+});

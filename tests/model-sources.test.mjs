@@ -5,7 +5,8 @@
 // missing file; a tokenizer.json of another model type refused with "loadModel:" first; a folder
 // answering 404 names the status and the URL; a GPT-2 folder over http is asked for no file it does
 // not have, and a 404 is not asked again; `lm.heads` of a folder (random-token probes, checked
-// against the attention by hand); the wasm heap reused by a model loaded after another is disposed.
+// against the attention by hand); the wasm heap reused by a model loaded after another is disposed;
+// one model file read once (detection and reading share its bytes).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -122,6 +123,24 @@ test('llama2.c: the checkpoint and its tokenizer as one File list, or the tokeni
   bare.dispose();
   await refused(mha.loadModel(files(STORIES), { tokenizer: `${base}gpt2-bpe/` }), /^loadModel: tokenizer must name one file/);
   want.dispose();
+});
+
+test('one model file is read once: detecting its format and reading it share the bytes (one request over http, one read of a File)', async () => {
+  fs.copyFileSync(path.join(STORIES, 'stories260K.bin'), path.join(TMP, 'once.bin'));
+  const from = requests.length;
+  const lm = await mha.loadModel(`${base}once.bin`);
+  assert.deepEqual(requests.slice(from), [['once.bin', 200]]);
+  assert.equal(lm.config.family, 'llama2c');
+  lm.dispose();
+  // a File: its bytes asked for once (this project's file, detected as not llama2.c, then read)
+  const bytes = read(ROOT, 'web', 'lib', 'models', 'charlm-h1-s0.safetensors');
+  let reads = 0;
+  const file = new File([bytes], 'charlm-h1-s0.safetensors');
+  const counted = { name: file.name, size: file.size, arrayBuffer: () => { reads++; return file.arrayBuffer(); } };
+  const m = await mha.loadModel(counted);
+  assert.equal(reads, 1);
+  assert.equal(m.config.tokenizer, 'characters');
+  m.dispose();
 });
 
 test('GPT-2 tokenizer files: both or neither; one without the other is refused naming the missing file', async () => {

@@ -54,3 +54,40 @@ test('the rule refuses what it should (the check can fail)', () => {
   assert.equal(importRule('lm/model.js', 'formats/hf.js'), null);
   assert.equal(importRule('formats/hf.js', 'engine/errors.js'), null);
 });
+
+/** Modules of web/lib/src/ an entry loads before any dynamic import(): the static closure. */
+function staticClosure(entry) {
+  const seen = new Set();
+  const walk = (file) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const code = fs.readFileSync(path.join(SRC, file), 'utf8');
+    for (const m of code.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"](\.[^'"]+)['"]|(?:^|\n)\s*import\s*['"](\.[^'"]+)['"]/g)) {
+      walk(path.posix.normalize(path.posix.join(path.posix.dirname(file), m[1] ?? m[2])));
+    }
+  };
+  walk(entry);
+  return seen;
+}
+
+test('the model readers load lazily: no entry imports them statically; lm/model.js reaches them through one import() of formats/index.js', () => {
+  const readers = ['formats/index.js', 'formats/sources.js', 'formats/hf.js', 'formats/hf-config.js', 'formats/hf-tokenizer.js', 'formats/llama2c.js'];
+  for (const entry of ['index.js', 'single.js', 'worker.js', 'engine-worker.js']) {
+    const closure = staticClosure(entry);
+    assert.ok(closure.has('lm/model.js') || entry === 'worker.js', `${entry} reaches lm/model.js`);
+    assert.deepEqual(readers.filter((r) => closure.has(r)), [], `${entry} imports a reader statically`);
+  }
+  const dynamic = [];
+  for (const folder of ['engine', 'formats', 'lm']) {
+    for (const f of fs.readdirSync(path.join(SRC, folder)).filter((n) => n.endsWith('.js'))) {
+      const code = fs.readFileSync(path.join(SRC, folder, f), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');   // not JSDoc's import('…') types
+      for (const m of code.matchAll(/import\(\s*['"](\.[^'"]+)['"]\s*\)/g)) {
+        const to = path.posix.normalize(path.posix.join(folder, m[1]));
+        if (to.startsWith('formats/')) dynamic.push(`${folder}/${f} → ${to}`);
+      }
+    }
+  }
+  assert.deepEqual(dynamic, ['lm/model.js → formats/index.js']);
+  // the check can fail: index.js's closure holds lm/model.js and formats/charlm.js (MODEL_FORMAT)
+  assert.ok(staticClosure('index.js').has('formats/charlm.js'));
+});

@@ -4,11 +4,14 @@
  * tokenizer), `training` and `probes`, and whose tensors are named as scripts/train/charlm.py's
  * state dict (`tok_emb`, `pos_emb`, `layers.<l>.ln1 / attn / ln2 / mlp`, `ln_f`, `head`: the output
  * projection, lm_head). This module checks the config and the tensors and maps them onto the core
- * decoder's weights (decoder.js's spec); it computes nothing.
+ * decoder's weights (decoder.js's spec); it computes nothing. `detect` and `read` are its part of
+ * readModel (index.js): any one file that is not a llama2.c checkpoint is read here, so that a file
+ * that is not a model gets the safetensors parser's errors.
  * @module charlm
  */
 import { MHAError } from '../engine/errors.js';
 import { transposed } from './matrices.js';
+import { parseSafetensors } from './safetensors.js';
 
 /** The value of `__metadata__.format` this reader reads. */
 export const MODEL_FORMAT = 'mha-wasm.charlm/1';
@@ -85,6 +88,17 @@ export function readCharlmConfig(metadata) {
   }
   const raw = metadataJSON(metadata, 'config');
   if (raw === null || typeof raw !== 'object') throw invalid('loadModel: __metadata__.config must be a JSON object');
+  return charlmConfig(raw);
+}
+
+/**
+ * A config object in the file's keys (vocab_size, d_model, …, the architecture options, unk),
+ * checked as readCharlmConfig checks a file's: the config of a llama2.c header is read by it too.
+ * @param {object} raw
+ * @returns {object} as readCharlmConfig
+ * @throws {MHAError} INVALID_ARGUMENT naming the config key and its value
+ */
+export function charlmConfig(raw) {
   const cfg = {};
   for (const [key, name, max] of SIZES) {
     const v = raw[key];
@@ -206,5 +220,59 @@ export function charlmDecoderWeights(c, t, inProj) {
     normF: { weight: t['ln_f.weight'], bias: t['ln_f.bias'] ?? null },
     lmHead: c.tied ? null : transposed(t['head.weight'], c.dModel), lmHeadBias: t['head.bias'] ?? null,
     layers,
+  };
+}
+
+/**
+ * The tokenizer of a model file, its vocabulary checked: `{type: 'characters'}` (one id per
+ * character, vocab the one-character strings) or `{type: 'llama2c', pieces, scores}` (vocab the
+ * byte-pair pieces as UTF-8 text, `__metadata__.scores` their merge scores).
+ * @throws {MHAError} INVALID_ARGUMENT: vocab not vocabSize strings (one character each for a
+ *   character model), scores missing or not JSON
+ */
+function tokenizerData(c, vocab, metadata) {
+  if (c.tokenizer === 'characters') {
+    if (!Array.isArray(vocab) || vocab.length !== c.vocabSize || !vocab.every((s) => typeof s === 'string' && Array.from(s).length === 1)) {
+      throw invalid(`loadModel: __metadata__.vocab must be an array of ${c.vocabSize} one-character strings`);
+    }
+    return { type: 'characters' };
+  }
+  if (!Array.isArray(vocab) || vocab.length !== c.vocabSize || !vocab.every((s) => typeof s === 'string')) {
+    throw invalid(`loadModel: __metadata__.vocab must be an array of ${c.vocabSize} strings (the tokenizer's pieces)`);
+  }
+  const enc = new TextEncoder();
+  return { type: 'llama2c', pieces: vocab.map((p) => enc.encode(p)), scores: metadataJSON(metadata, 'scores') };
+}
+
+/**
+ * Whether readModel reads a folder with this reader: any one file (tried after llama2c.js).
+ * @param {import('./sources.js').ModelFolder} folder
+ * @returns {Promise<boolean>}
+ */
+export async function detect(folder) {
+  return folder.main !== null;
+}
+
+/**
+ * Reads this project's model file: the config, the vocabulary and tokenizer, the core decoder's
+ * weights, and the training record and probe texts of its metadata.
+ * @param {import('./sources.js').ModelFolder} folder a folder of one file (`main`)
+ * @returns {Promise<{config: object, vocab: string[], tokenizer: object, weights: object,
+ *   metadata: Object<string, string>, training: object, probes: object|null}>}
+ * @throws {MHAError} as parseSafetensors, readCharlmConfig and checkTensors; INVALID_ARGUMENT for a
+ *   vocabulary or scores that do not fit the config
+ */
+export async function read(folder) {
+  const { metadata, tensors } = parseSafetensors(await folder.read(folder.main));
+  const config = readCharlmConfig(metadata);
+  const vocab = metadataJSON(metadata, 'vocab');
+  const tokenizer = tokenizerData(config, vocab, metadata);
+  const inProj = config.kvHeads === config.numHeads && tensors['layers.0.attn.in_proj_weight'] !== undefined;
+  checkTensors(tensors, charlmShapes(config, inProj));
+  const data = Object.fromEntries(Object.entries(tensors).map(([k, v]) => [k, v.data]));
+  return {
+    config, vocab, tokenizer, metadata, weights: charlmDecoderWeights(config, data, inProj),
+    training: metadata.training ? metadataJSON(metadata, 'training') : {},
+    probes: metadata.probes ? metadataJSON(metadata, 'probes') : null,
   };
 }

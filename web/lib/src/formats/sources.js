@@ -1,7 +1,7 @@
 /**
  * Where a model's files come from: every source `loadModel` takes, opened as one thing, a folder
- * `{name, main, files, read(file), absent(file)}` that the readers (model-folder.js, llama2c.js,
- * charlm.js) read files from by name:
+ * `{name, main, files, read(file), absent(file)}` that the readers (hf.js, llama2c.js, charlm.js)
+ * read files from by name:
  * - a folder: a URL ending in "/" (fetched; a `file:` URL read from disk in Node), a directory
  *   path in Node, a `FileSystemDirectoryHandle`, a `FileList` or array of `File`s (the folder
  *   picker, `<input type=file webkitdirectory>`, or files dropped on a page);
@@ -20,7 +20,8 @@ import { MHAError } from '../engine/errors.js';
  * and the file is absent); `absent(file)` says why an optional read found nothing ("HTTP 404 at
  * …", "not among the chosen files …"); `files` lists the names when the source knows them (File
  * lists, directories in Node), else null (a URL: optional files are found by asking); `main` names
- * the model file when the source is one file, else null.
+ * the model file when the source is one file, else null; that file is read once, however often
+ * `read(main)` is called (detection looks at its bytes, then its reader reads it).
  * @typedef {{name: string, main: string|null, files: string[]|null,
  *   read: (file: string, opts?: {maxBytes?: number, optional?: boolean}) => Promise<Uint8Array|null>,
  *   absent: (file: string) => string}} ModelFolder
@@ -31,11 +32,6 @@ const ABSENT = new Set();
 const invalid = (msg) => new MHAError('INVALID_ARGUMENT', `loadModel: ${msg}`);
 const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node) && typeof window === 'undefined';
 const nodeImport = (name) => import(/* @vite-ignore */ /* webpackIgnore: true */ name);
-
-/**
- * A folder: `read(file, {maxBytes, optional})` gives the file's bytes (null when optional and absent).
- * @typedef {{name: string, read: (file: string, opts?: {maxBytes?: number, optional?: boolean}) => Promise<Uint8Array|null>}} ModelFolder
- */
 
 function tooBig(file, size, maxBytes) {
   return invalid(`${file}: file size must be at most ${maxBytes} bytes, got ${size}`);
@@ -338,15 +334,16 @@ function oneFileSource(source, progress) {
   }));
 }
 
-/**
- * Opens any source `loadModel` takes as a folder (see the module's description).
- * @param {ArrayBuffer|ArrayBufferView|string|URL|File|FileList|File[]|FileSystemDirectoryHandle} source
- * @param {ReturnType<typeof progressCounter>} [progress] counts the bytes of the files read
- * @returns {Promise<ModelFolder>} `main` null for a folder, the model file's name for one file
- * @throws {MHAError} INVALID_ARGUMENT: a source of another type ("source must be bytes … or a
- *   URL"); a list of Files with neither config.json nor exactly one model file
- */
-export async function openSource(source, progress = NO_PROGRESS) {
+/** A folder whose model file (`main`) is read once: later reads of it give the same bytes. */
+function mainReadOnce(folder) {
+  if (folder.main === null) return folder;
+  const { read, main } = folder;
+  let bytes = null;
+  return { ...folder, read: (file, opts) => (file === main ? (bytes ??= read(file, opts)) : read(file, opts)) };
+}
+
+/** The folder of a source (see openSource). */
+async function openAny(source, progress) {
   if (source && typeof source === 'object' && source.kind === 'directory' && typeof source.getFileHandle === 'function') return handleFolder(source, progress);
   if (isFile(source)) return fileListFolder([source], progress, source.name);
   if (isFileList(source)) {
@@ -373,21 +370,13 @@ export async function openSource(source, progress = NO_PROGRESS) {
 }
 
 /**
- * The folder a loadModel source names, or null when it names one file (bytes, a URL not ending
- * in "/", a file path, one File).
- * @param {*} source
+ * Opens any source `loadModel` takes as a folder (see the module's description).
+ * @param {ArrayBuffer|ArrayBufferView|string|URL|File|FileList|File[]|FileSystemDirectoryHandle} source
  * @param {ReturnType<typeof progressCounter>} [progress] counts the bytes of the files read
- * @returns {Promise<ModelFolder|null>}
+ * @returns {Promise<ModelFolder>} `main` null for a folder, the model file's name for one file
+ * @throws {MHAError} INVALID_ARGUMENT: a source of another type ("source must be bytes … or a
+ *   URL"); a list of Files with neither config.json nor exactly one model file
  */
-export async function openFolder(source, progress = NO_PROGRESS) {
-  let folder;
-  try { folder = await openSource(source, progress); } catch { return null; }
-  return folder.main === null ? folder : null;
-}
-
-/** Node: the bytes of a plain file path (not a URL), or null when `source` is not one. */
-export async function readPath(source, progress = NO_PROGRESS) {
-  if (!isNode || typeof source !== 'string' || hasScheme(source)) return null;
-  const folder = await openSource(source, progress);
-  return folder.main === null ? null : folder.read(folder.main);
+export async function openSource(source, progress = NO_PROGRESS) {
+  return mainReadOnce(await openAny(source, progress));
 }

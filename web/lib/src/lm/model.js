@@ -1,22 +1,19 @@
 /**
- * loadModel: reads a model from any of the formats it knows and gives it to LanguageModel
- * (language-model.js). It recognizes the source (bytes, a URL, a path, a folder), reads the files
- * (formats/model-folder.js, loaded on the first call), and maps each format onto one shape: the
- * config (LanguageModel.config's fields), the vocabulary, the tokenizer (tokenizers.js) and the core
- * decoder's weights.
+ * loadModel: reads a model from any of the formats it knows and builds its LanguageModel
+ * (language-model.js). Reading is formats/index.js readModel's (open the source as a folder →
+ * detect the format → read it), imported on the first call; building is here: the tokenizer from
+ * what the reader gives (tokenizers.js), the weights held as `weightStorage` says (formats/half.js),
+ * then the one `new LanguageModel`.
  *
  * Formats: this project's model file (formats/charlm.js, docs/trained-models.md), a Hugging Face
  * model folder (formats/hf.js), a llama2.c checkpoint with its tokenizer.bin (formats/llama2c.js).
  * @module model
  */
 import { MHAError } from '../engine/errors.js';
-import { parseSafetensors } from '../formats/safetensors.js';
 import { applyWeightStorage, WEIGHT_STORAGES } from '../formats/half.js';
-import { MODEL_FORMAT, metadataJSON, readCharlmConfig, charlmShapes, checkTensors, charlmDecoderWeights } from '../formats/charlm.js';
-import { readLlama2cTokenizer } from '../formats/llama2c.js';
-import { Llama2cTokenizer, BOS, EOS } from './bpe.js';
+import { MODEL_FORMAT } from '../formats/charlm.js';
 import { LanguageModel, KEEP_JS_WEIGHTS_BYTES } from './language-model.js';
-import { idsOnlyTokenizer, hfTokenizerAdapter, folderTokenizer, charlmTokenizer } from './tokenizers.js';
+import { tokenizerOf } from './tokenizers.js';
 
 export { LanguageModel, KEEP_JS_WEIGHTS_BYTES, MODEL_FORMAT };
 
@@ -26,85 +23,26 @@ export { LanguageModel, KEEP_JS_WEIGHTS_BYTES, MODEL_FORMAT };
  */
 export const CharModel = LanguageModel;
 
-// The readers of model files and folders (model-folder.js, hf.js) load with the first loadModel:
-// a page that only builds layers (the widget, the lesson's first sections) does not download them.
-let readersPromise = null;
-const readers = () => (readersPromise ??= import('../formats/model-folder.js'));
+// The readers of model files and folders (formats/index.js and what it imports) load with the first
+// loadModel: a page that only builds layers (the widget, the lesson's first sections) does not
+// download them.
+let formats = null;
+const readers = () => (formats ??= import('../formats/index.js'));
 
 const invalid = (msg) => new MHAError('INVALID_ARGUMENT', msg);
-
-/**
- * The bytes of a llama2.c tokenizer given as loadModel's `tokenizer` option: any source that names
- * one file (bytes, a URL, a Node path, a File), or a file of the model's own folder by name.
- */
-async function tokenizerBytes(tokenizer, folder, progress) {
-  const { openSource } = await readers();
-  if (typeof tokenizer === 'string' && folder.files?.includes(tokenizer)) return folder.read(tokenizer);
-  const src = await openSource(tokenizer, progress);
-  if (src.main === null) throw invalid(`loadModel: tokenizer must name one file (a llama2.c tokenizer.bin), got the folder ${src.name}`);
-  return src.read(src.main);
-}
-
-/**
- * The core decoder's weights from tensors named as this project's files name them (a llama2.c
- * checkpoint is read into the same names), every tensor checked (formats/charlm.js).
- */
-function charlmWeights(config, tensors) {
-  const inProj = config.kvHeads === config.numHeads && tensors['layers.0.attn.in_proj_weight'] !== undefined;
-  checkTensors(tensors, charlmShapes(config, inProj));
-  const data = Object.fromEntries(Object.entries(tensors).map(([k, v]) => [k, v.data]));
-  return charlmDecoderWeights(config, data, inProj);
-}
-
-/** This project's model file (docs/trained-models.md), parsed by parseSafetensors. */
-function fromCharlmFile({ metadata, tensors }) {
-  const config = readCharlmConfig(metadata);
-  const vocab = metadataJSON(metadata, 'vocab');
-  const tokenizer = charlmTokenizer(config, vocab, metadata);
-  return {
-    config, vocab, tokenizer, metadata, weights: charlmWeights(config, tensors),
-    training: metadata.training ? metadataJSON(metadata, 'training') : {},
-    probes: metadata.probes ? metadataJSON(metadata, 'probes') : null,
-  };
-}
 
 /** Every token's text, by id: the vocabulary of a model whose tokenizer is an object. */
 const piecesOf = (tokenizer, vocabSize) => Array.from({ length: vocabSize }, (_, i) => tokenizer.piece(i));
 
-/** A Hugging Face model folder (sources.js openSource), with its tokenizer files when it has them. */
-async function fromHFFolder(folder) {
-  const { readHFFolder } = await readers();
-  const m = await readHFFolder(folder);
-  const tok = await folderTokenizer(folder, m.config.vocabSize, m.family);
-  const tokenizer = tok ? hfTokenizerAdapter(tok) : idsOnlyTokenizer('the model folder has no tokenizer.json (nor vocab.json + merges.txt)');
-  const config = { ...m.config, family: m.family, tokenizer: tok ? 'hf' : 'none', unk: null,
-    bos: m.hf.bos_token_id ?? tok?.bos ?? null, eos: m.hf.eos_token_id ?? tok?.eos ?? null };
-  return { config, vocab: piecesOf(tokenizer, config.vocabSize), tokenizer, weights: m.weights, fileType: m.fileType,
-    training: { source: `Hugging Face model folder ${folder.name}`, files: m.files } };
-}
-
 /**
- * A llama2.c checkpoint's bytes, with its tokenizer.bin: `tokenizerSource` when given, else a
- * llama2.c tokenizer among the files of its folder (a File list holding both).
+ * The LanguageModel of what a reader read (formats/index.js readModel): its tokenizer built, its
+ * weights held as `storage` says.
  */
-async function fromLlama2c(bytes, tokenizerSource, folder, progress) {
-  const { readLlama2cAnyVersion, LLAMA2C_TOKENIZER_NAME } = await readers();
-  const { config: lc, tensors } = readLlama2cAnyVersion(bytes);
-  const config = { ...readCharlmConfig({ format: MODEL_FORMAT, config: JSON.stringify({ ...lc, unk: 0 }) }), family: 'llama2c' };
-  const beside = (folder.files ?? []).filter((n) => n !== folder.main && LLAMA2C_TOKENIZER_NAME.test(n));
-  if ((tokenizerSource === undefined || tokenizerSource === null) && beside.length === 1) tokenizerSource = beside[0];
-  let tokenizer;
-  if (tokenizerSource !== undefined && tokenizerSource !== null) {
-    const tb = await tokenizerBytes(tokenizerSource, folder, progress);
-    const t = new Llama2cTokenizer(readLlama2cTokenizer(tb, { vocabSize: config.vocabSize }));
-    tokenizer = { encode: (s) => t.encode(s), decode: (ids) => t.decode(ids), piece: (id) => t.piece(id) };
-    Object.assign(config, { tokenizer: 'llama2c', bos: BOS, eos: EOS });
-  } else {
-    tokenizer = idsOnlyTokenizer('no llama2.c tokenizer was given (loadModel(source, {tokenizer}))');
-    config.tokenizer = 'none';
-  }
-  return { config, vocab: piecesOf(tokenizer, config.vocabSize), tokenizer, weights: charlmWeights(config, tensors),
-    training: { source: 'llama2.c checkpoint', trainedWith: 'llama2.c' } };
+function buildModel(mha, read, storage) {
+  const tokenizer = tokenizerOf(read.tokenizer);
+  const vocab = read.vocab ?? piecesOf(tokenizer, read.config.vocabSize);
+  const weightType = applyWeightStorage(read.weights, storage, read.fileType ?? null);
+  return new LanguageModel(mha, { ...read, tokenizer, vocab, weightType });
 }
 
 /**
@@ -122,7 +60,7 @@ async function fromLlama2c(bytes, tokenizerSource, folder, progress) {
  * @param {object} mha an instance from createMHA()
  * @param {ArrayBuffer|ArrayBufferView|string|URL|FileSystemDirectoryHandle|File|FileList|File[]} source
  *   opened by formats/sources.js openSource (one File, or a File list without config.json holding
- *   one model file, is that file)
+ *   one model file, is that file) and read by formats/index.js readModel
  * @param {{tokenizer?: ArrayBuffer|ArrayBufferView|string|URL|File, progress?: (p: {file: string, loaded: number,
  *   total: number|null, fraction: number|null}) => void, weightStorage?: 'file'|'float16'|'float32'}} [opts] tokenizer: a llama2.c tokenizer.bin;
  *   progress: called as the bytes of each file arrive (read from disk in chunks of 8 MB, fetched
@@ -153,15 +91,6 @@ export async function loadModel(mha, source, opts = {}) {
   if (!WEIGHT_STORAGES.includes(storage)) {
     throw invalid(`loadModel: weightStorage must be one of ${WEIGHT_STORAGES.map((x) => `'${x}'`).join(', ')}, got ${JSON.stringify(storage)}`);
   }
-  const { openSource, sniffModelFile, progressCounter } = await readers();
-  const progress = progressCounter(opts ? opts.progress : undefined);
-  const make = (parts) => {
-    const weightType = applyWeightStorage(parts.weights, storage, parts.fileType ?? null);
-    return new LanguageModel(mha, { ...parts, weightType });
-  };
-  const folder = await openSource(source, progress);
-  if (folder.main === null) return make(await fromHFFolder(folder));
-  const bytes = await folder.read(folder.main);
-  if (sniffModelFile(bytes) === 'llama2c') return make(await fromLlama2c(bytes, opts ? opts.tokenizer : undefined, folder, progress));
-  return make(fromCharlmFile(parseSafetensors(bytes)));
+  const { readModel } = await readers();
+  return buildModel(mha, await readModel(source, { tokenizer: opts?.tokenizer, progress: opts?.progress }), storage);
 }
