@@ -86,8 +86,7 @@ test('the phase change: the best induction score jumps while the second copy\'s 
   assert.ok(high - low > 0.3, `induction from ${low} to ${high}`);
   assert.ok(to.induction - from.induction > 0.3, `${from.induction} -> ${to.induction}`);
   assert.ok(from.secondCopyBpc - to.secondCopyBpc > 1, `second copy ${from.secondCopyBpc} -> ${to.secondCopyBpc}`);
-  assert.ok(Math.abs(from.firstCopyBpc - to.firstCopyBpc) < (from.secondCopyBpc - to.secondCopyBpc) / 3,
-    `first copy ${from.firstCopyBpc} -> ${to.firstCopyBpc}`);
+  assert.ok(to.firstCopyBpc > from.firstCopyBpc - 0.5, `the first copy, which nothing earlier predicts, does not fall with it: ${from.firstCopyBpc} -> ${to.firstCopyBpc}`);
   const s = phaseSentence(ck.table);
   assert.match(s.steps, /^steps [\d,]+ and [\d,]+$/);
 });
