@@ -5,7 +5,7 @@ import { enumAttr, intAttr, rawAttr } from '../base/attr-check.js';
 import { taskEngine } from '../base/shared.js';
 import { fetchBytes, DEFAULT_PHASE_URL } from '../models.js';
 import { modelSource } from './model-source.js';
-import { readCheckpoints, chartPoints, stepText } from '../logic/phase-change.js';
+import { readCheckpoints, chartPoints, stepText, phaseChange } from '../logic/phase-change.js';
 import { STALE } from './model-element.js';
 
 /** Milliseconds between two checkpoints while playing. */
@@ -77,18 +77,20 @@ export class MhaPhaseChange extends TrainedModelElement {
     .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(15rem, 1fr)); gap: 0.4rem 1rem; margin: 0.5rem 0 0.2rem; }
     figure { margin: 0; }
     figcaption { font-size: 0.85em; color: var(--_muted); }
-    svg { width: 100%; height: auto; max-height: 8.5rem; overflow: visible; font-size: 9px; }
+    svg { width: 100%; height: auto; max-height: 7.5rem; overflow: visible; font-size: 9px; }
     .axis { stroke: var(--_border); }
     .tick { fill: var(--_muted); }
     .a { stroke: var(--_accent); fill: none; stroke-width: 1.8; }
     .b { stroke: var(--_muted); fill: none; stroke-width: 1.4; stroke-dasharray: 4 3; }
     .cursor { stroke: var(--_focus); stroke-width: 1.2; }
+    .band { fill: color-mix(in srgb, var(--_accent) 14%, transparent); }
     .key-a { color: var(--_accent); font-weight: 600; }
     .values { margin: 0.2rem 0 0.4rem; font-variant-numeric: tabular-nums; }
+    .charts + .hint { margin: 0; font-size: 0.85em; }
     .maps { display: grid; grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); gap: 0.3rem 0.8rem; --mha-cell-size: 3px; }
     @container (max-width: 520px) { .maps { grid-template-columns: repeat(2, minmax(0, 1fr)); --mha-cell-size: 2px; } }
     .maps h4 { margin: 0; font-size: 0.85em; font-weight: 600; }
-    .maps .kind { color: var(--_muted); font-weight: 400; }
+    .maps .kind { display: block; color: var(--_muted); font-weight: 400; }
     .map { overflow-x: auto; max-width: 100%; }
     input[type='text'] { max-width: 36rem; }
   `];
@@ -230,7 +232,10 @@ export class MhaPhaseChange extends TrainedModelElement {
   _chart(label, a, b, lo, hi, ticks, i) {
     const steps = this._ckpt.steps;
     const x = steps[i] / steps[steps.length - 1] * W;
+    const { from, to } = phaseChange(this._ckpt.table);
+    const x0 = from.step / steps[steps.length - 1] * W, x1 = to.step / steps[steps.length - 1] * W;
     return svg`<svg viewBox="-26 -6 ${W + 34} ${H + 22}" role="img" aria-label=${label}>
+      <rect class="band" x=${x0} y="0" width=${x1 - x0} height=${H}></rect>
       <line class="axis" x1="0" y1=${H} x2=${W} y2=${H}></line><line class="axis" x1="0" y1="0" x2="0" y2=${H}></line>
       ${ticks.map((t) => svg`<text class="tick" x="-4" y=${H - (t - lo) / (hi - lo) * H + 3} text-anchor="end">${t}</text>`)}
       <text class="tick" x="0" y=${H + 12}>0</text><text class="tick" x=${W} y=${H + 12} text-anchor="end">${stepText(steps[steps.length - 1])} steps</text>
@@ -249,6 +254,7 @@ export class MhaPhaseChange extends TrainedModelElement {
     const c = t[i];
     const top = Math.ceil(Math.max(...t.map((r) => r.firstCopyBpc), ...t.map((r) => r.secondCopyBpc)));
     const s = this.shown;
+    const band = phaseChange(t);
     const L = this.lm.config.num_layers, h = this.lm.config.num_heads;
     const heads = c.heads ?? [];
     const kind = (l, j) => heads.find((x) => x.layer === l && x.head === j);
@@ -270,6 +276,7 @@ export class MhaPhaseChange extends TrainedModelElement {
           t.map((r) => r.induction), t.map((r) => r.previous), 0, 1, [0, 0.5, 1], i)}
           <figcaption>Best head score: <span class="key-a">induction</span>, previous-token (dashed)</figcaption></figure>
       </div>
+      <p class="hint">Shaded: steps ${stepText(band.from.step)} to ${stepText(band.to.step)}, where the best induction score made 10 % to 90 % of its rise.</p>
       <p class="values" part="values" aria-live=${this.playing ? 'off' : 'polite'}>${values}</p>
       <label for="text">Text the heads read</label>
       <input id="text" part="text" type="text" spellcheck="false" .value=${this.text ?? ''} @input=${this._onText}>
@@ -278,7 +285,7 @@ export class MhaPhaseChange extends TrainedModelElement {
         const l = Math.floor(k / h), j = k % h;
         const hd = kind(l, j);
         const name = `Layer ${l + 1}, head ${j + 1}`;
-        return html`<div><h4>${name} <span class="kind">${hd ? `${hd.type}` : ''}</span></h4>
+        return html`<div><h4>${name} <span class="kind">${hd ? hd.type : '\u00a0'}</span></h4>
           <div class="map"><mha-heatmap part="heatmap" compact no-save scheme=${this._scheme}
             label=${`${name} at step ${stepText(s.step)}${hd ? ` (${hd.type}; induction ${f2(hd.scores.induction)}, previous-token ${f2(hd.scores.previous)})` : ''}`}
             .tokens=${s.tokens} .weights=${headView(s.attention[l], j)}></mha-heatmap></div></div>`;
