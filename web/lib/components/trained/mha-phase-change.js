@@ -289,7 +289,7 @@ export class MhaPhaseChange extends TrainedModelElement {
           <div class="map"><mha-heatmap part="heatmap" compact no-save scheme=${this._scheme}
             label=${`${name} at step ${stepText(s.step)}${hd ? ` (${hd.type}; induction ${f2(hd.scores.induction)}, previous-token ${f2(hd.scores.previous)})` : ''}`}
             .tokens=${s.tokens} .weights=${headView(s.attention[l], j)}></mha-heatmap></div></div>`;
-      })}</div>` : nothing}`;
+      })}</div>` : Array.from(this.text ?? '').length === 0 ? html`<p class="hint">Type a text for the heads to read.</p>` : nothing}`;
   }
 }
 
