@@ -108,6 +108,11 @@ test('fetched only when near; slider and keyboard pick checkpoints whose maps ar
   await page.evaluate(() => document.querySelector('mha-phase-change').shadowRoot.querySelector('[part="play"]').click());
   await stepShown(page, c.steps[c.steps.length - 1]);
   assert.equal(await page.evaluate(() => document.querySelector('mha-phase-change').playing), false);
+  // the step attribute: the nearest checkpoint is shown
+  await page.evaluate((s) => document.querySelector('mha-phase-change').setAttribute('step', String(s)), c.steps[10] + 1);
+  await stepShown(page, c.steps[10]);
+  c = await read(page);
+  assert.ok(c.maxErr < 1e-6 && c.sliderValue === 10, `${c.maxErr} ${c.sliderValue}`);
   assert.deepEqual(errors, []);
   await context.close();
 });

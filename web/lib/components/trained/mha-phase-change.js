@@ -137,6 +137,12 @@ export class MhaPhaseChange extends TrainedModelElement {
     return { config: JSON.parse(ck.metadata.config), checkpoints: ck.table };
   }
 
+  /** The inline message of a file that could not be read. */
+  errorMessage() {
+    return `The checkpoints file ${this.modelHref ?? this.modelName ?? '(none given)'} could not be read. ${errorLine(this.error)} `
+      + '(A checkpoints file is written by scripts/train/train.py --checkpoints: see docs/trained-models.md, "The phase-change checkpoints".)';
+  }
+
   _release() {
     this._stop();
     const models = [...this._models.values()];
@@ -155,11 +161,12 @@ export class MhaPhaseChange extends TrainedModelElement {
     this._attrs.end();
     const ck = this._ckpt;
     if (!ck || !this.lm) return;
+    let moved = changed.has('_index');
     if (changed.has('lm') || changed.has('step')) {
       const i = step === undefined ? ck.steps.length - 1 : nearest(ck.steps, step);
-      if (i !== this._index) this._index = i;
+      if (i !== this._index) { this._index = i; moved = true; }
     }
-    if (changed.has('lm') || changed.has('_index') || changed.has('text')) this._draw();
+    if (changed.has('lm') || moved || changed.has('text')) this._draw();
   }
 
   /** Computes the chosen checkpoint's attention weights on the text (the newest request wins). */
