@@ -88,6 +88,7 @@ export class MhaPhaseChange extends TrainedModelElement {
     .values { margin: 0.2rem 0 0.4rem; font-variant-numeric: tabular-nums; }
     .charts + .hint { margin: 0; font-size: 0.85em; }
     .maps { display: grid; grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); gap: 0.3rem 0.8rem; --mha-cell-size: 3px; }
+    @container (max-width: 520px) { svg { max-height: 6rem; } .charts { gap: 0.2rem; } }
     @container (max-width: 520px) { .maps { grid-template-columns: repeat(2, minmax(0, 1fr)); --mha-cell-size: 2px; } }
     .maps h4 { margin: 0; font-size: 0.85em; font-weight: 600; }
     .maps .kind { display: block; color: var(--_muted); font-weight: 400; }
@@ -283,7 +284,7 @@ export class MhaPhaseChange extends TrainedModelElement {
           t.map((r) => r.induction), t.map((r) => r.previous), 0, 1, [0, 0.5, 1], i)}
           <figcaption>Best head score: <span class="key-a">induction</span>, previous-token (dashed)</figcaption></figure>
       </div>
-      <p class="hint">Shaded: steps ${stepText(band.from.step)} to ${stepText(band.to.step)}, where the best induction score made 10 % to 90 % of its rise.</p>
+      <p class="hint">Shaded: steps ${stepText(band.from.step)}–${stepText(band.to.step)}, 10 % to 90 % of the induction score's rise.</p>
       <p class="values" part="values" aria-live=${this.playing ? 'off' : 'polite'}>${values}</p>
       <label for="text">Text the heads read</label>
       <input id="text" part="text" type="text" spellcheck="false" .value=${this.text ?? ''} @input=${this._onText}>
