@@ -1,4 +1,4 @@
-"""Training checkpoints of one model in one safetensors file (docs/trained-models.md, "Checkpoints").
+"""Training checkpoints of one model in one safetensors file (docs/trained-models.md, "The phase-change checkpoints").
 
 train.py --checkpoints N keeps the float16-rounded weights every --checkpoint-every steps while it
 trains; afterwards this module measures each kept checkpoint, picks N of them spread over training

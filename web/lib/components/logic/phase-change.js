@@ -1,5 +1,5 @@
 // The phase change, replayed: the training checkpoints of one model in one file
-// (docs/trained-models.md, "Checkpoints"), each checkpoint given back as an ordinary model file
+// (docs/trained-models.md, "The phase-change checkpoints"), each checkpoint given back as an ordinary model file
 // that mha.loadModel reads, and the figures the lesson states about them. Pure: no DOM, no Lit.
 import { MHAError } from '../../src/index.js';
 

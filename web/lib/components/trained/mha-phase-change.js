@@ -15,7 +15,7 @@ const W = 240, H = 88;   // a chart's plotting box (SVG user units)
 
 /**
  * `<mha-phase-change>` — the phase change, replayed: one two-layer character model saved at
- * checkpoints through its training (docs/trained-models.md, "Checkpoints"). A slider (and Play)
+ * checkpoints through its training (docs/trained-models.md, "The phase-change checkpoints"). A slider (and Play)
  * picks a checkpoint; two small charts show, over the training steps, the bits per character on
  * the first and on the second copy of random-letter spans written twice, and the best head's
  * previous-token and induction scores (the values training measured, stored in the file); below,
@@ -23,7 +23,7 @@ const W = 240, H = 88;   // a chart's plotting box (SVG user units)
  * the engine. Olsson et al. (2022) found that induction heads form in a short window of training,
  * and that the loss on repeated text falls in the same window.
  *
- * The checkpoints are one file (default: the shipped `phase-change.safetensors`, about 1.9 MB),
+ * The checkpoints are one file (default: the shipped `phase-change.safetensors`, 1,996,036 bytes),
  * fetched when the element comes near the viewport (`loading`, as the other trained-model elements);
  * each checkpoint becomes a model (mha.loadModel) the first time it is shown.
  *
