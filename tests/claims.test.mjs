@@ -16,6 +16,7 @@ import { copyingScores, inductionVerdict } from '../web/lib/src/lm/copying.js';
 import { HEAD_TYPES } from '../web/lib/src/lm/heads.js';
 import { compositionExperiment } from '../web/lib/components/logic/composition.js';
 import { eigenPositivity } from '../web/lib/src/lm/ov-eigen.js';
+import { readCheckpoints, phaseChange, phaseSentence } from '../web/lib/components/logic/phase-change.js';
 
 const PAGE = readFileSync(new URL('../web/site/index.html', import.meta.url), 'utf8');
 const TRAINED_JS = readFileSync(new URL('../web/site/lesson/trained.js', import.meta.url), 'utf8');
@@ -131,6 +132,7 @@ export function backers(html) {
     },
     ...compositionBackers(html),
     ...ovBackers(html),
+    ...phaseBackers(html),
     'widget.seqLen': () => String(T),
     'widget.dModel': () => String(d),
     'widget.wQ': () => {
@@ -224,6 +226,34 @@ function compositionBackers(html) {
       assert.ok(m.controlOff.induction < m.whole.induction, 'but it hurts');
       return `${f2(m.controlOff.induction)} and ${f2(m.controlOff.bits)}`;
     },
+  };
+}
+
+/**
+ * The claims of section 10's phase-change sentence, from the training checkpoints <mha-phase-change>
+ * shows (the default file): the model's size, how many checkpoints, and where the best induction
+ * score rose (logic/phase-change.js phaseChange: from the last checkpoint below 10 % of its rise to
+ * the first at 90 %) with both copies' bits per character there.
+ */
+function phaseBackers(html) {
+  assert.equal(attrs(html, 'phase-change').model, undefined, 'the element shows the default checkpoints, the ones read here');
+  const ck = readCheckpoints(readFileSync(new URL('../web/lib/models/phase-change.safetensors', import.meta.url)));
+  const cfg = JSON.parse(ck.metadata.config);
+  const s = phaseSentence(ck.table);
+  const { from, to } = phaseChange(ck.table);
+  return {
+    'phase.model': () => `d<sub>model</sub> = ${cfg.d_model} and ${cfg.num_heads} heads per layer`,
+    'phase.count': () => `${ck.steps.length} checkpoints`,
+    'phase.steps': () => s.steps,
+    'phase.induction': () => {
+      assert.ok(to.induction - from.induction > 0.3, 'the score jumps');
+      return s.induction;
+    },
+    'phase.secondCopy': () => {
+      assert.ok(from.secondCopyBpc - to.secondCopyBpc > 1, 'the second copy\'s loss falls');
+      return s.secondCopy;
+    },
+    'phase.firstCopy': () => s.firstCopy,
   };
 }
 

@@ -17,6 +17,7 @@ import time
 import torch
 
 import charlm
+import checkpoints
 
 p = argparse.ArgumentParser()
 p.add_argument('--heads', type=int, default=4)
@@ -55,6 +56,10 @@ p.add_argument('--late-letters-fraction', type=float, default=0.5,
 p.add_argument('--eval-window', type=int, default=96, help='window of the held-out loss')
 p.add_argument('--watch', type=int, default=0, help='every this many steps, print the best induction scores '
                'on a few prose and letter repeats (printing only: the training is the same)')
+p.add_argument('--checkpoints', type=int, default=0,
+               help='write N training checkpoints (float16, denser where the head scores and the second-copy loss '
+               'change fastest) into --out instead of the final weights alone (checkpoints.py)')
+p.add_argument('--checkpoint-every', type=int, default=25, help='steps between the checkpoints kept to choose from')
 p.add_argument('--out', required=True)
 args = p.parse_args()
 if args.late_step and (args.late_repeat_fraction is None or args.late_copy_fraction is None):
@@ -160,7 +165,10 @@ sched = torch.optim.lr_scheduler.LambdaLR(
     opt, lambda s: min(1.0, (s + 1) / warm) * (0.1 + 0.9 * 0.5 * (1 + torch.cos(torch.tensor(s / args.steps * 3.14159265)).item())))
 t0 = time.time()
 model.train()
+kept = []  # (step, float16 state dict): the candidates of --checkpoints, weights after `step` updates
 for step in range(args.steps):
+    if args.checkpoints and step % args.checkpoint_every == 0:
+        kept.append((step, {k: v.detach().half().clone() for k, v in model.state_dict().items()}))
     ids = batch(step)
     logits, _ = model(ids[:, :-1])
     loss = torch.nn.functional.cross_entropy(logits.reshape(-1, cfg['vocab_size']), ids[:, 1:].reshape(-1))
@@ -228,5 +236,15 @@ training = {
 tensors = {k: v.detach().half() for k, v in model.state_dict().items()}
 metadata = {'format': charlm.FORMAT, 'config': json.dumps(cfg), 'vocab': json.dumps(vocab_list),
             'training': json.dumps(training), 'probes': json.dumps(probes), 'heads': json.dumps(heads)}
-charlm.save_safetensors(args.out, tensors, metadata)
+if args.checkpoints:
+    kept.append((args.steps, tensors))
+    t1 = time.time()
+    training['checkpoints'] = (f'{args.checkpoints} of the {len(kept)} states kept every {args.checkpoint_every} steps '
+                               '(and the last), chosen equally spaced along the path of step, best induction score, '
+                               'second-copy loss and best previous-token score, each scaled to its range')
+    metadata['training'] = json.dumps(training)
+    checkpoints.write(args.out, model, kept, args.checkpoints, index, probes, held_ids, W, len(held_ids), metadata)
+    print(f'checkpoints measured and written in {time.time() - t1:.0f} s')
+else:
+    charlm.save_safetensors(args.out, tensors, metadata)
 print('wrote', args.out)

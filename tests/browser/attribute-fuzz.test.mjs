@@ -80,6 +80,7 @@ const ELEMENTS = [
   { tag: 'mha-induction', trained: true, attrs: { scheme: 'enum', loading: 'enum' } },
   { tag: 'mha-composition', trained: true, attrs: { scheme: 'enum', loading: 'enum' } },
   { tag: 'mha-ov-circuit', trained: true, ready: 'rows', attrs: { scheme: 'enum', loading: 'enum' } },
+  { tag: 'mha-phase-change', trained: true, attrs: { step: 'int', scheme: 'enum', loading: 'enum' } },
   { tag: 'mha-generate', trained: true, attrs: { temperature: 'num', seed: 'int', ablate: 'heads', scheme: 'enum', loading: 'enum' } },
   { tag: 'mha-surprisal', trained: true, attrs: { ablate: 'heads', scheme: 'enum', loading: 'enum' } },
   { tag: 'mha-model-view', trained: true, attrs: { layer: 'int', head: 'int', scheme: 'enum', loading: 'enum' } },

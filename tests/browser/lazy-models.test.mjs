@@ -67,7 +67,7 @@ test('the lesson: at most 1.5 MB before the reader scrolls and no model; each mo
     await page.waitForTimeout(150);
     if (done) break;
   }
-  const tags = ['#explorer', '#surprisal', '#induction', '#generate', '#twins', '#gqa-twins', '#gqa-story'];
+  const tags = ['#explorer', '#surprisal', '#induction', '#phase-change', '#generate', '#twins', '#gqa-twins', '#gqa-story'];
   await page.waitForFunction((ts) => ts.every((s) => !document.querySelector(s).shadowRoot.querySelector('[part="placeholder"]')), tags, { timeout: 60_000 });
   await page.waitForFunction(() => document.querySelector('#gqa-twins').rows && document.querySelector('#twins').rows && document.querySelector('#gqa-story').lm, null, { timeout: 120_000 });
   await page.waitForLoadState('networkidle');

@@ -475,7 +475,7 @@ test('screenshots show every heatmap cell in the viridis colour of its engine we
 test('the whole lesson fits a 390 px wide phone: no horizontal scrolling of the page', async () => {
   const { page, errors, context } = await openLesson({ viewport: { width: 390, height: 844 } });
   // the trained-model elements fetch their models when seen: scroll to each, so every one is drawn
-  await reveal(page, ['#explorer', '#surprisal', '#induction', '#composition', '#ov-circuit', '#generate', '#twins', '#gqa-twins', '#gqa-story']);
+  await reveal(page, ['#explorer', '#surprisal', '#induction', '#composition', '#ov-circuit', '#phase-change', '#generate', '#twins', '#gqa-twins', '#gqa-story']);
   await page.waitForFunction(() => document.querySelector('#twins')?.rows && document.querySelector('#explorer')?.textScores, null, { timeout: 90_000 });
   // the composition experiment's results drawn too (its widest view)
   await page.evaluate(() => { const el = document.querySelector('#composition'); el.revealed = true; return el.updateComplete; });

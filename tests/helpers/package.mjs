@@ -141,6 +141,7 @@ export const ELEMENTS = {
   'mha-induction': ['mha-induction', '<mha-induction></mha-induction>', 'measured'],
   'mha-composition': ['mha-composition', '<mha-composition></mha-composition>', 'measured'],
   'mha-ov-circuit': ['mha-ov-circuit', '<mha-ov-circuit></mha-ov-circuit>', 'rows'],
+  'mha-phase-change': ['mha-phase-change', '<mha-phase-change></mha-phase-change>', 'shown'],
   'mha-generate': ['mha-generate', '<mha-generate></mha-generate>', 'lm'],
   'mha-twins': ['mha-twins', '<mha-twins></mha-twins>', 'rows'],
   'mha-gqa-story': ['mha-gqa-story', '<mha-gqa-story></mha-gqa-story>', 'measured'],

@@ -38,6 +38,7 @@ const READY = {
   'mha-trained-heads': 'textScores', 'mha-model-view': 'summaries', 'mha-induction': 'measured', 'mha-generate': 'lm', 'mha-twins': 'rows',
   'mha-gqa-story': 'measured', 'mha-gqa-twins': 'rows', 'mha-surprisal': 'measured',
   'mha-flash-attention': 'replay', 'mha-composition': 'measured', 'mha-ov-circuit': 'rows',
+  'mha-phase-change': 'shown',
 };
 
 let tmp, app, browser;

@@ -33,12 +33,15 @@ const SHIPPED = {
   'gqa-kv8-s0.safetensors': () => new URL('../models/gqa-kv8-s0.safetensors', import.meta.url),
   'gqa-kv8-s1.safetensors': () => new URL('../models/gqa-kv8-s1.safetensors', import.meta.url),
   'stories260K.safetensors': () => new URL('../models/stories260K.safetensors', import.meta.url),
+  'phase-change.safetensors': () => new URL('../models/phase-change.safetensors', import.meta.url),
 };
 /** URL of the model the trained-model elements load when they have no `model` attribute. */
 export const DEFAULT_MODEL_URL = here(SHIPPED['charlm-h4-s0.safetensors']);
 /** URL of stories260K (Karpathy's tinyllamas model, MIT; its licence is stories260K.LICENSE beside it), the
  * default model of `<mha-gqa-story>`. */
 export const DEFAULT_STORIES_URL = here(SHIPPED['stories260K.safetensors']);
+/** URL of the training checkpoints `<mha-phase-change>` loads without a `model` attribute. */
+export const DEFAULT_PHASE_URL = here(SHIPPED['phase-change.safetensors']);
 /** URL of the shipped models' manifest (`index.json`: file, numHeads, seed, heldoutBpc, bytes) beside the
  * module: an identifier of the shipped manifest for modelIndex and modelFileURL (its content is
  * imported, never fetched; a bundled app need not keep the file, and the URL is made at run time so
