@@ -253,11 +253,6 @@ export class MhaPhaseChange extends TrainedModelElement {
     </svg>`;
   }
 
-  // A base class with renderView() draws the placeholder and calls it; one without wraps render().
-  render() {
-    return Object.hasOwn(TrainedModelElement.prototype, 'renderView') ? super.render() : this.renderView();
-  }
-
   /** The element's view once it has come near (the base class shows the placeholder before). */
   renderView() {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
