@@ -212,6 +212,16 @@ test('example page, strict CSP: the greedy story, the cache\'s tokens and bytes 
   checkAgainstNode(got, ablated, [[0, 0]]);
   assert.equal(await sw.getAttribute('aria-checked'), 'false');
   assert.ok(got.table[0].off && !got.table[1].off);
+  // one short line is announced once the switch settles, with the list test's strongest induction
+  // head (checked against Node above); the summary and the search's paragraphs are not live regions
+  const said = await page.waitForFunction(() => {
+    const el = document.querySelector('mha-gqa-story');
+    const t = el.shadowRoot.querySelector('[part="announcement"]').textContent;
+    return t && { t, best: el.copy.best, live: [...el.shadowRoot.querySelectorAll('[part="summary"], [part="copying"]')].map((e) => e.getAttribute('aria-live')) };
+  }, null, { timeout: 10_000 }).then((h) => h.jsonValue());
+  const b = said.best;
+  assert.equal(said.t, `Layer 1 shown; 1 head switched off; strongest induction score ${b.induction.toFixed(2)}, layer ${b.layer + 1} head ${b.head + 1}.`);
+  assert.deepEqual(said.live, [null, null]);
   await page.screenshot({ path: path.join(ARTIFACTS, 'element-mha-gqa-story-ablated.png'), fullPage: true });
   // back on: the unablated story again
   await sw.click();

@@ -195,10 +195,10 @@ export function tableView(el) {
       &lt;s&gt;; induction: on the token after an earlier copy of the last ${INDUCTION_MIN_SPAN} tokens), else “broad” when its
       attention is spread out (normalised entropy e ≥ ${BROAD_THRESHOLD}), else “mixed”. “ind” is the induction score on the
       repeated sentence${el.repeat?.sentence ? html`: “${el.repeat.sentence}”` : '.'}</p>
-    <div class="summary" part="summary" aria-live="polite">
+    <div class="summary" part="summary">
       <ul>${lines.map((s) => html`<li>${s}</li>`)}</ul>
     </div>
-    ${el.copy ? html`<div class="copying" part="copying" aria-live="polite"
+    ${el.copy ? html`<div class="copying" part="copying"
       data-first=${el.copy.first} data-second=${el.copy.second} data-best=${el.copy.best?.induction ?? ''} data-even=${el.copy.even ?? ''}>
       <h4>Looking for an induction head</h4>
       ${explainCopying(m, el.copy, c, el.repeat).map((s) => html`<p>${s}</p>`)}

@@ -346,7 +346,13 @@ export class MhaGqaStory extends AblatableModelElement {
       detail: { prompt: this.prompt, temperature: this._c.temperature, layer: this._layer(), ablate: this.ablation },
       bubbles: true, composed: true,
     }));
-    this._announcer.say(`Layer ${this._layer()} shown; ${off ? `${off} head${off > 1 ? 's' : ''} switched off` : 'every head on'}.`);
+    // one short line once the choice settles, with the list test's strongest induction head
+    // measured again (the summary and the search's paragraphs are read where they are, not announced)
+    this._announcer.say(() => {
+      const best = this.copy?.best;
+      return `Layer ${this._layer()} shown; ${off ? `${off} head${off > 1 ? 's' : ''} switched off` : 'every head on'}${
+        best ? `; strongest induction score ${f2(best.induction)}, layer ${best.layer + 1} head ${best.head + 1}` : ''}.`;
+    });
   }
 
   _layer() {
