@@ -121,6 +121,12 @@ test('Docusaurus 3 (React 19): a page that imports the elements shows them, one 
   assert.equal(await p.evaluate(() => customElements.get('mha-widget') === undefined), true, 'the intro page defines no element');
   await p.waitForTimeout(500);
   assert.deepEqual(wasm, [], 'the intro page fetches no wasm');
+  const kb = (from) => (srv.sent.slice(from).filter((f) => /\.(js|wasm)$/.test(f.url)).reduce((a, f) => a + f.body.length, 0) / 1024).toFixed(0);
+  const introSent = srv.sent.length;
+  timing.introKB = kb(0);
+  // the package's code, told by the definition of one of its elements
+  const withPackage = (from) => srv.sent.slice(from).filter((f) => f.url.endsWith('.js') && f.body.includes("'mha-widget'")).map((f) => f.url);
+  assert.deepEqual(withPackage(0), [], 'the intro page fetches none of the package\'s code');
   await p.goto(`${srv.url}/week-6`, { waitUntil: 'domcontentloaded' });
   await p.waitForFunction(() => document.querySelector('mha-widget')?.result?.heads === 4
     && document.querySelector('mha-passport')?.shadowRoot?.querySelector('[part="error"]'), null, { timeout: 90_000 });
@@ -131,6 +137,8 @@ test('Docusaurus 3 (React 19): a page that imports the elements shows them, one 
   }));
   assert.deepEqual(shown, { widgets: 1, heatmaps: 4, errors: ['heads: expected a whole number from 1 to 24, got "four"'] });
   assert.ok(wasm.length > 0, 'the page with elements fetched the engine');
+  timing.pageKB = kb(introSent);
+  assert.ok(withPackage(introSent).length > 0, 'the page with elements fetched the package\'s code');
   // Docusaurus starts light whatever the system (its default colorMode): light elements on a dark
   // system; its navbar switch, both ways
   const fg = () => p.evaluate(() => getComputedStyle(document.querySelector('mha-widget')).color);
@@ -146,5 +154,16 @@ test('Docusaurus 3 (React 19): a page that imports the elements shows them, one 
   assert.equal(await fg(), 'rgb(27, 31, 36)', 'light again');
   assert.deepEqual(errors, []);
   timing.browser = seconds(t0);
-  t.diagnostic(`Docusaurus host: npm pack + unpack ${timing.pack} s, docusaurus build ${timing.build} s, in Chromium ${timing.browser} s`);
+  t.diagnostic(`Docusaurus host (unminified build): npm pack + unpack ${timing.pack} s, docusaurus build ${timing.build} s, in Chromium ${timing.browser} s; `
+    + `JS and wasm fetched: ${timing.introKB} KB loading the page without elements, ${timing.pageKB} KB loading the page with them`);
+});
+
+test('docs/guide.md gives the recipe this suite builds: the page\'s import and tags, the theme line in src/css/custom.css', () => {
+  const guide = readFileSync(path.join(ROOT, 'docs', 'guide.md'), 'utf8');
+  const block = guide.match(/\*\*Docusaurus 3\*\*[\s\S]*?```mdx\n([\s\S]*?)```/)?.[1];
+  assert.ok(block, 'the guide\'s Docusaurus .mdx block');
+  const body = PAGE.replace(/^---[\s\S]*?---\n/, '');
+  for (const line of block.split('\n').filter(Boolean)) assert.ok(body.includes(line), `the test's page has the guide's line ${line}`);
+  assert.ok(guide.includes(`| Docusaurus | \`src/css/custom.css\` | \`${CUSTOM_CSS.trim()}\` |`), 'the theme line');
+  assert.match(CONFIG, /customCss: '\.\/src\/css\/custom\.css'/);
 });
