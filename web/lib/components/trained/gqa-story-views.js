@@ -83,7 +83,7 @@ export function cacheView(el) {
   const b = el.kvBytes;
   const ratio = b.fullPerToken / b.perToken;
   return html`
-    <div class="cache" part="cache" aria-live="polite" data-tokens=${b.tokens} data-per-token=${b.perToken}
+    <div class="cache" part="cache" data-tokens=${b.tokens} data-per-token=${b.perToken}
       data-full-per-token=${b.fullPerToken} data-total=${b.total} data-full-total=${b.fullTotal}>
       <p>KV cache: <span class="big tokens">${int(b.tokens)}</span> token${b.tokens === 1 ? '' : 's'} cached in each of the
         ${b.layers} layers${b.tokens ? '' : ' (the prompt goes in at the first step)'}. Each token's keys and values, in float32:</p>
