@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, idempotently: Debian packages (emscripten, Eigen, clang-16 for the
-# relaxed-SIMD build, Chromium for the browser tests, MkDocs + Material for the host test) and the npm dependencies (npm ci when node_modules is stale).
+# relaxed-SIMD build, Chromium for the browser tests, MkDocs + Material for the host test), the npm
+# dependencies (npm ci when node_modules is stale) and the Docusaurus host's own pinned tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,4 +30,17 @@ fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: npm ci"
   npm ci --no-audit --no-fund --loglevel=error
+fi
+
+# The Docusaurus 3 host of tests/browser/hosts-docusaurus.test.mjs: a pinned tree of its own (its
+# package.json and lock), outside the project's dependencies; npm ci there when it is missing or stale.
+host=tests/hosts/docusaurus
+if [ ! -d "$host/node_modules" ] || [ "$host/package-lock.json" -nt "$host/node_modules/.package-lock.json" ]; then
+  echo "setup: npm ci in $host (Docusaurus 3, for its host test)"
+  start=$SECONDS
+  if ! npm ci --prefix "$host" --no-audit --no-fund --loglevel=error; then
+    echo "setup: failed to install Docusaurus 3 (npm ci in $host, for tests/browser/hosts-docusaurus.test.mjs): see npm's message above" >&2
+    exit 1
+  fi
+  echo "setup: Docusaurus 3 installed in $((SECONDS - start)) s"
 fi

@@ -1,4 +1,4 @@
-// The course-page embedding example under a strict Content-Security-Policy.
+// The course-page embedding example under a strict Content-Security-Policy, and the framed embed.html page.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
@@ -67,3 +67,31 @@ test('axe-core on the embedded widget: no serious or critical violations', async
   assert.deepEqual(violations, []);
   await context.close();
 });
+
+// embed.html, the page a course host frames (one element, its attributes from the query): WCAG 2.1
+// A/AA of every impact, light and dark, with an element drawn, with refused and bad attributes
+// (the page's own message and the element's), and with an unknown element.
+const EMBEDS = [
+  ['embed.html?el=mha-widget&heads=4', () => document.querySelector('mha-widget')?.result],
+  ['embed.html?el=mha-widget&heads=four&onclick=x', () => document.querySelector('mha-widget')?.shadowRoot?.querySelector('[part="error"]')
+    && document.querySelector('.embed-error')],
+  ['embed.html?el=script', () => document.querySelector('.embed-error')],
+  ['embed.html?el=mha-stepper&step=3', () => document.querySelector('mha-stepper')?.shadowRoot?.querySelector('table')],
+];
+for (const colorScheme of ['light', 'dark']) {
+  test(`axe-core WCAG 2.1 A/AA on embed.html (the framed page), ${colorScheme}: no violation`, { timeout: 180_000 }, async () => {
+    const { page, errors, context } = await env.newPage({ colorScheme, viewport: { width: 700, height: 900 } });
+    const found = {};
+    for (const [url, ready] of EMBEDS) {
+      await page.goto(env.url + url);
+      await page.waitForFunction(ready, null, { timeout: 60_000 });
+      await page.addScriptTag({ content: readFileSync(path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8') });
+      found[url] = await page.evaluate(async () => (await window.axe.run(document, {
+        runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'],
+      })).violations.map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' >> ')).join(', ')}`));
+    }
+    assert.deepEqual(found, Object.fromEntries(EMBEDS.map(([u]) => [u, []])));
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+}

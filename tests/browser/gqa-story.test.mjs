@@ -198,7 +198,18 @@ test('example page, strict CSP: the greedy story, the cache\'s tokens and bytes 
   await page.locator('mha-gqa-story button.step1').click();
   const story41 = greedy(STEPS + 1);
   await ready(page, 'mha-gqa-story', story41.cacheLength);
-  checkAgainstNode(await shown(page, 'mha-gqa-story'), story41);
+  got = await shown(page, 'mha-gqa-story');
+  checkAgainstNode(got, story41);
+  // the step is announced in one short line (the story and the cache box are not live regions)
+  const stepSaid = await page.waitForFunction(() => {
+    const root = document.querySelector('mha-gqa-story').shadowRoot;
+    const t = root.querySelector('[part="announcement"]').textContent;
+    return t.includes('written') && { t, live: [...root.querySelectorAll('[part="text"], [part="cache"]')].map((e) => e.getAttribute('aria-live')) };
+  }, null, { timeout: 10_000 }).then((h) => h.jsonValue());
+  const m = stepSaid.t.match(/^(\d+) tokens written, the last “.+”; KV cache ([\d,]+) tokens, ([\d,]+) bytes\.$/);
+  assert.ok(m, stepSaid.t);
+  assert.deepEqual(m.slice(2).map((x) => Number(x.replace(/,/g, ''))), [Number(got.cache.tokens), Number(got.cache.total)]);
+  assert.deepEqual(stepSaid.live, [null, null]);
 
   // a switch: layer 1's head 1 off writes Node's ablated story (the same number of tokens)
   const sw = page.locator('mha-gqa-story button[role="switch"][data-layer="0"][data-head="0"]');
@@ -212,6 +223,16 @@ test('example page, strict CSP: the greedy story, the cache\'s tokens and bytes 
   checkAgainstNode(got, ablated, [[0, 0]]);
   assert.equal(await sw.getAttribute('aria-checked'), 'false');
   assert.ok(got.table[0].off && !got.table[1].off);
+  // one short line is announced once the switch settles, with the list test's strongest induction
+  // head (checked against Node above); the summary and the search's paragraphs are not live regions
+  const said = await page.waitForFunction(() => {
+    const el = document.querySelector('mha-gqa-story');
+    const t = el.shadowRoot.querySelector('[part="announcement"]').textContent;
+    return t.startsWith('Layer') && { t, best: el.copy.best, live: [...el.shadowRoot.querySelectorAll('[part="summary"], [part="copying"]')].map((e) => e.getAttribute('aria-live')) };
+  }, null, { timeout: 10_000 }).then((h) => h.jsonValue());
+  const b = said.best;
+  assert.equal(said.t, `Layer 1 shown; 1 head switched off; strongest induction score ${b.induction.toFixed(2)}, layer ${b.layer + 1} head ${b.head + 1}.`);
+  assert.deepEqual(said.live, [null, null]);
   await page.screenshot({ path: path.join(ARTIFACTS, 'element-mha-gqa-story-ablated.png'), fullPage: true });
   // back on: the unablated story again
   await sw.click();

@@ -338,3 +338,49 @@ test('a 5 × 5 heatmap keeps a DOM node per cell (grid, roving focus, data-value
 });
 
 /** Legend ends and the scale note of every map in a root (a heatmap's shadow root, or <mha-heads>'). */
+
+test('a DOM-mode map on small cells: labels of 11 px or more whatever the page sets, one every step-th token, every row and column still with its header', async () => {
+  const { page, errors, context } = await openPage();
+  const n = 14;   // 196 cells: the DOM rendering
+  const measure = () => page.evaluate(() => {
+    const el = document.querySelector('#tiny');
+    const root = el.shadowRoot;
+    const shown = [...root.querySelectorAll('[part="label"]')].filter((l) => getComputedStyle(l).position !== 'absolute');
+    const cells = [...root.querySelectorAll('[role="gridcell"][data-c="0"]')].map((c) => c.getBoundingClientRect().top);
+    return {
+      mode: el.mode, shown: shown.length, px: Math.min(...shown.map((l) => parseFloat(getComputedStyle(l).fontSize))),
+      rowheaders: [...root.querySelectorAll('[role="rowheader"]')].map((h) => h.textContent),
+      columnheaders: root.querySelectorAll('[role="columnheader"]').length,
+      rowPitch: [...new Set(cells.slice(1).map((t, i) => Math.round((t - cells[i]) * 10) / 10))],
+    };
+  });
+  await page.evaluate(({ w, tokens }) => {
+    const style = document.createElement('style');
+    style.textContent = '#tiny { --mha-cell-size: 8px; } #tiny::part(label) { font-size: 7px; }';
+    document.head.append(style);
+    const el = document.createElement('mha-heatmap');
+    el.id = 'tiny';
+    el.label = 'small cells';
+    el.tokens = tokens;
+    el.weights = w;
+    document.querySelector('#host').append(el);
+  }, { w: weights(n, 3), tokens: TOKENS.slice(0, n) });
+  await page.waitForFunction(() => document.querySelector('#tiny')?.shadowRoot?.querySelector('.rl.spaced'));
+  const small = await measure();
+  assert.equal(small.mode, 'dom');
+  assert.ok(small.px >= 11, `labels of ${small.px} px`);
+  const step = Math.ceil((small.px * 1.1) / 9);
+  assert.ok(step > 1);
+  assert.equal(small.shown, 2 * Math.ceil(n / step), 'one row and one column label every step-th token');
+  assert.deepEqual(small.rowheaders, TOKENS.slice(0, n), 'a header for every row, for screen readers');
+  assert.equal(small.columnheaders, n + 1, 'a header for every column and the corner');
+  assert.deepEqual(small.rowPitch, [9], 'rows stay one cell and a gap apart');
+  // on cells of a line of text or more, every token is labelled again
+  await page.evaluate(() => { document.querySelector('#tiny').style.setProperty('--mha-cell-size', '20px'); });
+  await page.waitForFunction(() => !document.querySelector('#tiny').shadowRoot.querySelector('.rl.spaced'));
+  const large = await measure();
+  assert.equal(large.shown, 2 * n);
+  assert.deepEqual(large.rowPitch, [21]);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -41,7 +41,7 @@ The restaurant example, step by step:
 <mha-passport seq-len="5" d-model="24" heads="four"></mha-passport>
 `;
 
-let env, tmp, srv;
+let env, tmp, srv, buildSeconds;
 before(async () => {
   env = await setup();
   tmp = mkdtempSync(path.join(os.tmpdir(), 'mha-mkdocs-'));
@@ -51,7 +51,9 @@ before(async () => {
   writeFileSync(path.join(tmp, 'docs', 'index.md'), PAGE);
   // the recipe: dist/, wasm/ and models/ of the package's web/lib/, nothing else of it
   for (const f of ['dist', 'wasm', 'models']) cpSync(path.join(ROOT, 'web', 'lib', f), path.join(tmp, 'docs', 'mha', f), { recursive: true });
+  const t0 = performance.now();
   execFileSync('mkdocs', ['build', '--quiet', '--site-dir', 'site'], { cwd: tmp, stdio: ['ignore', 'pipe', 'pipe'] });
+  buildSeconds = ((performance.now() - t0) / 1000).toFixed(1);
   srv = await serve(path.join(tmp, 'site'));
 });
 after(async () => {
@@ -60,7 +62,8 @@ after(async () => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-test('MkDocs + Material: the built page shows every element, one message for the bad attribute, no console error, no README page', { timeout: 180_000 }, async () => {
+test('MkDocs + Material: the built page shows every element, one message for the bad attribute, no console error, no README page', { timeout: 180_000 }, async (t) => {
+  const t0 = performance.now();
   const pages = readdirSync(path.join(tmp, 'site'), { recursive: true }).filter((f) => f.endsWith('index.html'));
   assert.deepEqual(pages.sort(), ['index.html'], 'only the course page is published');
   const { page: p, errors } = await env.newPage({ colorScheme: 'dark' });
@@ -84,4 +87,5 @@ test('MkDocs + Material: the built page shows every element, one message for the
   await p.evaluate(() => document.body.setAttribute('data-md-color-scheme', 'slate'));
   assert.equal(await fg(), 'rgb(230, 237, 243)');
   assert.deepEqual(errors, []);
+  t.diagnostic(`MkDocs host: mkdocs build ${buildSeconds} s, in Chromium ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 });

@@ -38,7 +38,7 @@ onMounted(() => import('mha-wasm/components'));
 <mha-passport seq-len="5" d-model="24" heads="four"></mha-passport>
 `;
 
-let env, tmp, srv;
+let env, tmp, srv, buildSeconds;
 before(async () => {
   env = await setup();
   tmp = mkdtempSync(path.join(os.tmpdir(), 'mha-vitepress-'));
@@ -51,8 +51,10 @@ before(async () => {
   writeFileSync(path.join(tmp, 'docs', '.vitepress', 'theme', 'index.js'), THEME);
   writeFileSync(path.join(tmp, 'docs', '.vitepress', 'theme', 'style.css'), STYLE);
   writeFileSync(path.join(tmp, 'docs', 'index.md'), PAGE);
+  const t0 = performance.now();
   execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'vitepress', 'bin', 'vitepress.js'), 'build', 'docs'],
     { cwd: tmp, stdio: ['ignore', 'pipe', 'pipe'] });
+  buildSeconds = ((performance.now() - t0) / 1000).toFixed(1);
   srv = await serve(path.join(tmp, 'docs', '.vitepress', 'dist'));
 });
 after(async () => {
@@ -61,7 +63,8 @@ after(async () => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-test('VitePress: the prerendered page keeps the tags; in Chromium the elements show content and one message for the bad attribute, no console error; .dark darkens them', { timeout: 180_000 }, async () => {
+test('VitePress: the prerendered page keeps the tags; in Chromium the elements show content and one message for the bad attribute, no console error; .dark darkens them', { timeout: 180_000 }, async (t) => {
+  const t0 = performance.now();
   const html = readFileSync(path.join(tmp, 'docs', '.vitepress', 'dist', 'index.html'), 'utf8');
   assert.match(html, /<mha-widget heads="4"><\/mha-widget>/, 'prerendered as a custom element, not an empty component');
   const { page: p, errors } = await env.newPage();
@@ -80,4 +83,5 @@ test('VitePress: the prerendered page keeps the tags; in Chromium the elements s
   await p.evaluate(() => document.documentElement.classList.add('dark'));
   assert.equal(await fg(), 'rgb(230, 237, 243)');
   assert.deepEqual(errors, []);
+  t.diagnostic(`VitePress host: vitepress build ${buildSeconds} s, in Chromium ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 });

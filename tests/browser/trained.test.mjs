@@ -87,6 +87,11 @@ test('every head of every layer is shown with its measured label; loss, predicti
   const [one, four] = [at(1), at(4)];
   assert.ok(verdict.includes(`On the whole held-out set, measured at training: h = 1 ${mean(one).toFixed(3)}, h = 4 ${mean(four).toFixed(3)}; `), verdict);
   assert.ok(verdict.includes(`better by ${(mean(one) - mean(four)).toFixed(3)} bits`), verdict);
+  // the verdict is read in place; one short line is announced once every model is scored
+  assert.equal(await page.locator('#twins .verdict').getAttribute('aria-live'), null);
+  await page.waitForFunction(() => document.querySelector('#twins').shadowRoot.querySelector('[part="announcement"]').textContent !== '', null, { timeout: 10_000 });
+  assert.equal(await page.locator('#twins [part="announcement"]').textContent(),
+    `${manifest.models.length} models scored on the held-out passages; the verdict follows the table.`);
   // the section's elements and the widget above share two engines (the page's, and the engine worker
   // where the explorer and the generator compute) and one copy of each file
   const count = (re) => fetched.filter((f) => re.test(f)).length;

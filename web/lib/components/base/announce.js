@@ -22,14 +22,16 @@ export class Announcer {
   }
 
   /**
-   * Announces `text` once no other `say` has come for `delay` ms (the newest text wins). Saying the
+   * Announces the line once no other `say` has come for `delay` ms (the newest text wins). Saying the
    * same text twice in a row announces it again (a zero-width space tells the two apart).
-   * @param {string} text one short sentence
+   * @param {string|(() => string)} line one short sentence, or a function that gives it when the
+   *   input has settled (for a sentence about a result the element computes after the edit)
    */
-  say(text) {
+  say(line) {
     clearTimeout(this._timer);
     this._timer = setTimeout(() => {
       this._timer = null;
+      const text = typeof line === 'function' ? line() : line;
       this.text = text === this.text.replace(/\u200b$/, '') && !this.text.endsWith('\u200b') ? `${text}\u200b` : text;
       this.host.requestUpdate();
     }, this.delay);

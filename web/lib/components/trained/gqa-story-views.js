@@ -83,7 +83,7 @@ export function cacheView(el) {
   const b = el.kvBytes;
   const ratio = b.fullPerToken / b.perToken;
   return html`
-    <div class="cache" part="cache" aria-live="polite" data-tokens=${b.tokens} data-per-token=${b.perToken}
+    <div class="cache" part="cache" data-tokens=${b.tokens} data-per-token=${b.perToken}
       data-full-per-token=${b.fullPerToken} data-total=${b.total} data-full-total=${b.fullTotal}>
       <p>KV cache: <span class="big tokens">${int(b.tokens)}</span> token${b.tokens === 1 ? '' : 's'} cached in each of the
         ${b.layers} layers${b.tokens ? '' : ' (the prompt goes in at the first step)'}. Each token's keys and values, in float32:</p>
@@ -195,10 +195,10 @@ export function tableView(el) {
       &lt;s&gt;; induction: on the token after an earlier copy of the last ${INDUCTION_MIN_SPAN} tokens), else “broad” when its
       attention is spread out (normalised entropy e ≥ ${BROAD_THRESHOLD}), else “mixed”. “ind” is the induction score on the
       repeated sentence${el.repeat?.sentence ? html`: “${el.repeat.sentence}”` : '.'}</p>
-    <div class="summary" part="summary" aria-live="polite">
+    <div class="summary" part="summary">
       <ul>${lines.map((s) => html`<li>${s}</li>`)}</ul>
     </div>
-    ${el.copy ? html`<div class="copying" part="copying" aria-live="polite"
+    ${el.copy ? html`<div class="copying" part="copying"
       data-first=${el.copy.first} data-second=${el.copy.second} data-best=${el.copy.best?.induction ?? ''} data-even=${el.copy.even ?? ''}>
       <h4>Looking for an induction head</h4>
       ${explainCopying(m, el.copy, c, el.repeat).map((s) => html`<p>${s}</p>`)}

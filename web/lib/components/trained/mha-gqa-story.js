@@ -8,6 +8,7 @@ import { storyStyles, cacheView, layersView, tableView, aboutView, creditView } 
 import { DEFAULT_STORIES_URL } from '../models.js';
 import { numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
+import { int } from '../base/shared.js';
 import '../views/mha-heatmap.js';
 
 const DEFAULT_PROMPT = 'Once upon a time';
@@ -282,12 +283,19 @@ export class MhaGqaStory extends AblatableModelElement {
   step(n = 1) {
     if (!this._gen) return;
     this._advance(n);
+    // one short line once the clicks settle (the story and the cache box are read where they are)
+    this._announcer.say(() => {
+      const b = this.kvBytes;
+      return `${this._written} token${this._written === 1 ? '' : 's'} written, the last “${showPiece(this._last?.token ?? '')}”; `
+        + `KV cache ${int(b?.tokens ?? 0)} tokens, ${int(b?.total ?? 0)} bytes.`;
+    });
   }
 
   /** Back to the prompt alone (the sampler's seed from the start). */
   restart() {
     if (!this.lm) return;
     this._start(this._genKey, 0);
+    this._announcer.say('Started again from the prompt: the KV cache is empty.');
   }
 
   /** The per-layer attention [h, T, T] of the T tokens whose rows are known. */
@@ -346,7 +354,13 @@ export class MhaGqaStory extends AblatableModelElement {
       detail: { prompt: this.prompt, temperature: this._c.temperature, layer: this._layer(), ablate: this.ablation },
       bubbles: true, composed: true,
     }));
-    this._announcer.say(`Layer ${this._layer()} shown; ${off ? `${off} head${off > 1 ? 's' : ''} switched off` : 'every head on'}.`);
+    // one short line once the choice settles, with the list test's strongest induction head
+    // measured again (the summary and the search's paragraphs are read where they are, not announced)
+    this._announcer.say(() => {
+      const best = this.copy?.best;
+      return `Layer ${this._layer()} shown; ${off ? `${off} head${off > 1 ? 's' : ''} switched off` : 'every head on'}${
+        best ? `; strongest induction score ${f2(best.induction)}, layer ${best.layer + 1} head ${best.head + 1}` : ''}.`;
+    });
   }
 
   _layer() {
@@ -389,7 +403,7 @@ export class MhaGqaStory extends AblatableModelElement {
         </select></label>
       </div>
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
-      <p class="text" part="text" aria-live="polite"><span class="prompt-text">${prompt}</span>${text.length > prompt.length
+      <p class="text" part="text"><span class="prompt-text">${prompt}</span>${text.length > prompt.length
         ? html`<mark>${text.slice(prompt.length)}</mark>` : nothing}</p>
       <p class="hint last">${s ? `Last token written: “${showPiece(s.token)}” (p = ${f2(s.p)}); ${this._written} token${this._written === 1 ? '' : 's'} written` : 'Nothing written yet'}${
         full ? `; the element stops at ${this._maxTokens} tokens` : ''}.</p>

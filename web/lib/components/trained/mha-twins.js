@@ -4,6 +4,7 @@ import { STALE } from './model-element.js';
 import { TrainedModelElement, trainedStyles, f3, mean, range, heldoutLoss, downloadSizes } from './trained-shared.js';
 import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
 import { scrollCueStyles } from '../base/scroll-cue.js';
+import { Announcer } from '../base/announce.js';
 
 export { heldoutLoss };
 
@@ -100,12 +101,14 @@ export class MhaTwins extends TrainedModelElement {
     super();
     this.index = null;
     this.rows = null;
+    this._announcer = new Announcer(this);   // one short line once every model is scored; the verdict is read in place
     // scores every model of the manifest on this model's passages, again when the model or the manifest changes
     this._scoreTask = new Task(this, {
       args: () => [this.lm, this._indexHref],
       task: ([lm, base], { signal }) => (lm ? this._score(lm, base, signal) : initialState),
       onComplete: (rows) => {
         this.rows = rows;
+        this._announcer.say(`${rows.length} models scored on the held-out passages; the verdict follows the table.`);
         this.dispatchEvent(new CustomEvent('mha-computed', { detail: { rows }, bubbles: true, composed: true }));
       },
       onError: (e) => {
@@ -180,7 +183,8 @@ export class MhaTwins extends TrainedModelElement {
       </div>
       <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
-      <p class="verdict" part="verdict" aria-live="polite">${rows ? twinsVerdict(rows, this._probes.length, chars) : ''}</p>`;
+      <p class="verdict" part="verdict">${rows ? twinsVerdict(rows, this._probes.length, chars) : ''}</p>
+      ${this._announcer.view()}`;
   }
 }
 

@@ -339,8 +339,11 @@ export class MhaHeatmap extends LitElement {
       this._drawn = null;
       this._focused = false;
       this._ro?.disconnect();
+      this._watchGrid();
       return;
     }
+    this._gridRo?.disconnect();
+    this._gridObserved = null;
     const canvas = this.renderRoot.querySelector('canvas[part="canvas"]');
     if (!canvas) return;
     const plot = canvas.parentElement;
@@ -376,11 +379,31 @@ export class MhaHeatmap extends LitElement {
   }
 
   /**
-   * How many cells one token label spans in canvas mode: 1 when a line of label text fits in a cell,
-   * else enough cells for one (the labels keep their legible size; every step-th token is labelled).
+   * DOM mode: the label step follows the cell size, measured whenever the grid's box changes (a
+   * new shape, `compact`, a page's --mha-cell-size from a container query; the observer also
+   * reports once on observing), after layout, so no update forces a style recalculation.
+   */
+  _watchGrid() {
+    const grid = this.renderRoot.querySelector('.grid');
+    if (!grid || this._gridObserved === grid) return;
+    this._gridRo ??= new ResizeObserver(() => {
+      const g = this._gridObserved;
+      const cell = g?.isConnected && g.querySelector('.cell');
+      if (!cell) return;
+      const v = getComputedStyle(this).getPropertyValue('--_cell').trim();
+      this._fitLabels(/^[\d.]+px$/.test(v) ? parseFloat(v) : cell.getBoundingClientRect().height);
+    });
+    this._gridRo.disconnect();
+    this._gridRo.observe(grid);
+    this._gridObserved = grid;
+  }
+
+  /**
+   * How many cells one token label spans: 1 when a line of label text fits in a cell, else enough
+   * cells for one (the labels keep their legible size; every step-th token is labelled).
    */
   _fitLabels(cell) {
-    const label = this.renderRoot.querySelector('.rows .rl');
+    const label = this.renderRoot.querySelector('.rl');
     const px = label ? parseFloat(getComputedStyle(label).fontSize) : 0;
     const step = px > 0 ? Math.max(1, Math.ceil((px * 1.1) / (cell + 1))) : 1;
     if (step !== (this._labelStep ?? 1)) {
@@ -403,6 +426,8 @@ export class MhaHeatmap extends LitElement {
     super.disconnectedCallback();
     this._ro?.disconnect();
     this._observed = null;
+    this._gridRo?.disconnect();
+    this._gridObserved = null;
     this._dprQuery?.removeEventListener('change', this._dprChange);
     this._dprWatched = null;
   }

@@ -20,6 +20,21 @@ export function renderDomGrid(el, m) {
   const digits = el._digits;
   const [ar, ac] = el._active;
   const cellText = (v) => (el.showValues ? fmt(v, digits >= 3 && el.compact ? 2 : digits) : nothing);
+  // labels stay legible (11 px or more) on cells smaller than a line of text: then every step-th
+  // token's label spans `step` cells and the others are headers for screen readers only (taken out
+  // of the grid's placement), so every row and column keeps its header
+  const step = el._labelStep ?? 1;
+  const span = (i, n) => Math.min(step, n - i);
+  const spaced = step > 1 ? ' spaced' : '';
+  const colHeader = (t, c) => (c % step
+    ? html`<span class="cl sr-only" part="label" role="columnheader">${t}</span>`
+    : html`<span class=${`cl${spaced}`} part="label" role="columnheader" title=${t}
+        style=${step > 1 ? `grid-column: span ${span(c, k.length)}` : nothing}>${t}</span>`);
+  const rowHeader = (t, r) => (r % step
+    ? html`<span class="rl sr-only" part="label" role="rowheader">${t}</span>`
+    : html`<span class=${`rl${spaced}`} part="label" role="rowheader" title=${t}
+        style=${step > 1 ? `grid-row: span ${span(r, q.length)}` : nothing}
+        @mouseenter=${() => el._rowHover(r)}>${t}</span>`);
   const cell = (v, r, c) => {
     const bg = color(v);
     const active = r === ar && c === ac;
@@ -42,12 +57,11 @@ export function renderDomGrid(el, m) {
            @mouseleave=${() => el._rowHover(-1)}>
         <div class="row" role="row">
           <span class="corner" role="columnheader"><span class="sr-only">query</span><span aria-hidden="true">q / k</span></span>
-          ${k.map((t) => html`<span class="cl" part="label" role="columnheader" title=${t}>${t}</span>`)}
+          ${k.map(colHeader)}
         </div>
         ${m.map((row, r) => html`
           <div class=${r === el.highlightRow ? 'row hl' : 'row'} role="row">
-            <span class="rl" part="label" role="rowheader" title=${q[r]}
-                  @mouseenter=${() => el._rowHover(r)}>${q[r]}</span>
+            ${rowHeader(q[r], r)}
             ${row.map((v, c) => cell(v, r, c))}
           </div>`)}
       </div>

@@ -25,6 +25,10 @@ export const heatmapStyles = css`
     max-height: 6em; overflow: hidden; text-overflow: ellipsis;
   }
   .hl .rl { font-weight: 700; text-decoration: underline; }
+  /* token labels of 11 px or more, whatever a page sets on ::part(label) for small cells; on cells
+     smaller than that, one label per step cells (the element picks the step) */
+  .grid .rl, .grid .cl { font-size: max(11px, 1em) !important; }
+  .grid .spaced { line-height: 1.1; }
   .cell {
     width: var(--_cell); height: var(--_cell); box-sizing: border-box; display: flex;
     align-items: center; justify-content: center; font-variant-numeric: tabular-nums;
