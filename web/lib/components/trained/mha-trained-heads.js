@@ -170,9 +170,13 @@ export class MhaTrainedHeads extends AblatableModelElement {
       (e, r, { lm, ablate }) => this._computed(e, r, lm, ablate));
   }
 
-  /** Resolves once the model has computed the current text and ablation (no run running or waiting). */
+  /**
+   * Resolves once the model has computed the current text and ablation (no run running or waiting)
+   * and its maps are painted (canvas maps take turns across tasks: views/heatmap/turns.js).
+   */
   get computeComplete() {
-    return this.updateComplete.then(() => this._runs.settled).then(() => this.updateComplete);
+    return this.updateComplete.then(() => this._runs.settled).then(() => this.updateComplete)
+      .then(() => Promise.all(Array.from(this.renderRoot.querySelectorAll('mha-heatmap, mha-model-view'), (m) => m.updateComplete)));
   }
 
   modelReleasing() {
