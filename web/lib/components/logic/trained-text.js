@@ -121,6 +121,25 @@ export function heldoutLoss(lm, texts) {
   return sum / n;
 }
 
+/**
+ * heldoutLoss over a model whose `run` returns a promise (a RemoteModel of the engine worker, or
+ * that surface on the main thread): the texts run one after another, only their losses cross.
+ * @param {{run(text: string, opts?: object): Promise<{loss: number|null}>}} lm
+ * @param {string[]} texts
+ * @returns {Promise<number>} bits per character
+ */
+export async function heldoutLossAsync(lm, texts) {
+  let sum = 0;
+  let n = 0;
+  for (const t of texts) {
+    const k = Array.from(t).length - 1;
+    if (k < 1) continue;
+    sum += (await lm.run(t, { logProbs: false, layers: [] })).loss * k;
+    n += k;
+  }
+  return sum / n;
+}
+
 /** The file name at the end of a URL or path ("…/models/charlm-h4-s0.safetensors" → "charlm-h4-s0.safetensors"). */
 export const baseName = (s) => {
   let path = String(s).split(/[?#]/)[0];
@@ -165,4 +184,24 @@ export function copiesSentence(first, second, unit) {
   if (Number(b) <= 0) return `${head} — under 0.005 bits per ${unit} the second time: almost nothing is left to guess.`;
   const r = Number(a) / Number(b);
   return `${head} — ${a} / ${b} = ${r >= 100 ? Math.round(r).toLocaleString('en-US') : r.toFixed(1)} times less surprise the second time.`;
+}
+
+/**
+ * Runs a measurement written as steps (a generator that yields each call of the model, `run` or
+ * `encode`, and takes back its answer) over a model whose calls answer at once (a LanguageModel).
+ * @param {Generator} steps
+ * @returns {any} the measurement
+ */
+export function runSteps(steps) {
+  for (let s = steps.next(); ; s = steps.next(s.value)) if (s.done) return s.value;
+}
+
+/**
+ * The same over a model whose calls return promises (a RemoteModel of the engine worker, or that
+ * surface on the main thread): each answer is awaited before the next step.
+ * @param {Generator} steps
+ * @returns {Promise<any>} the measurement
+ */
+export async function awaitSteps(steps) {
+  for (let s = steps.next(); ; s = steps.next(await s.value)) if (s.done) return s.value;
 }
