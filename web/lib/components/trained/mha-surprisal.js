@@ -146,6 +146,8 @@ export class MhaSurprisal extends TrainedModelElement {
       this._measured(e, null);
       return;
     }
+    // a valid ablate clears its message at once; a text's message waits for the measurement that judges it
+    if (this.inputError?.argument === 'ablate') this.inputError = null;
     this._runs.push({ lm, text: this.text ?? '', ablate, repeat: this.repeat });
   }
 
