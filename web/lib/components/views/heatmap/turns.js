@@ -33,22 +33,33 @@ function reset() {
   nextTask(() => { resetPosted = false; started = null; });
 }
 
+/** Milliseconds after which waiting maps wake even if no frame came (a frame whose rendering is throttled). */
+const FRAME_WAIT_MS = 100;
+
 /**
  * The waiting maps wake in a task after the next frame (so the maps of this turn are laid out and
- * painted before more are added; a hidden page, which paints no frames, wakes them in the next task).
+ * painted before more are added), or after FRAME_WAIT_MS where no frame comes (a hidden page, which
+ * paints none, wakes them in the next task).
  */
 function postWake() {
   if (wakePosted) return;
   wakePosted = true;
-  const go = () => nextTask(() => {
-    wakePosted = false;
-    started = null;
-    const w = wake;
-    wake = null;
-    w?.resolve();
-  });
-  if (typeof requestAnimationFrame === 'function' && typeof document !== 'undefined' && !document.hidden) requestAnimationFrame(go);
-  else go();
+  let gone = false;
+  const go = () => {
+    if (gone) return;
+    gone = true;
+    nextTask(() => {
+      wakePosted = false;
+      started = null;
+      const w = wake;
+      wake = null;
+      w?.resolve();
+    });
+  };
+  if (typeof requestAnimationFrame === 'function' && typeof document !== 'undefined' && !document.hidden) {
+    requestAnimationFrame(go);
+    setTimeout(go, FRAME_WAIT_MS);
+  } else go();
 }
 
 /**
