@@ -66,10 +66,20 @@ export const SCORE_MEANS = Object.freeze({
   entropy: 'spread out (normalised entropy)',
 });
 
-/** Head j of a per-layer attention tensor [h, T, K] as a `{data, shape: [T, K]}` view (no copy). */
+const headViews = new WeakMap();   // tensor → its heads' views, so that a view is the same object on every render
+
+/**
+ * Head j of a per-layer attention tensor [h, T, K] as a `{data, shape: [T, K]}` view (no copy); the
+ * same object for the same tensor and head, so that a heatmap given it again does not redraw.
+ */
 export function headView(t, j) {
-  const [, T, K] = t.shape;
-  return { data: t.data.subarray(j * T * K, (j + 1) * T * K), shape: [T, K] };
+  let views = headViews.get(t);
+  if (!views) headViews.set(t, (views = []));
+  if (!views[j]) {
+    const [, T, K] = t.shape;
+    views[j] = { data: t.data.subarray(j * T * K, (j + 1) * T * K), shape: [T, K] };
+  }
+  return views[j];
 }
 
 /**

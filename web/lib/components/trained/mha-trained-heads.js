@@ -378,7 +378,9 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const r = this.result;
     const off = this.ablation;
     const isOff = (l, j) => off.some(([a, b]) => a === l && b === j);
-    const tokens = r ? r.tokens.map(unit === 'token' ? showToken : showChar) : [];
+    // the same labels (the same array) while the result is the same: its maps do not redraw as the reader types
+    if (this._tokensOf?.r !== r || this._tokensOf.unit !== unit) this._tokensOf = { r, unit, tokens: r ? r.tokens.map(unit === 'token' ? showToken : showChar) : [] };
+    const tokens = this._tokensOf.tokens;
     const explained = r && this.textScores && reference ? explainHeads(reference, this.textScores, copying, off) : null;
     const layers = this._layer === 'all' ? Array.from({ length: c.numLayers }, (_, l) => l) : [this._layer];
     const heads = this._head === 'all' ? Array.from({ length: c.numHeads }, (_, j) => j) : [this._head];
