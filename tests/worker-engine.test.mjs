@@ -5,7 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { createMHA, scoreText } from '../web/lib/src/index.js';
+import { createMHA, scoreText, copyingScores, eigenPositivity, ovLogits } from '../web/lib/src/index.js';
+import { measureSurprisal, measureSurprisalAsync } from '../web/lib/components/logic/surprisal.js';
+import { compositionExperiment, compositionExperimentAsync } from '../web/lib/components/logic/composition.js';
+import { heldoutLoss, heldoutLossAsync } from '../web/lib/components/logic/trained-text.js';
 import { createWorkerMHA, mainThreadEngine } from '../web/lib/src/worker.js';
 import { LatestRun } from '../web/lib/components/base/worker-engine.js';
 
@@ -62,7 +65,7 @@ test('createWorkerMHA where no Worker exists: the same surface on this thread, i
   w.dispose();
 });
 
-test('mainThreadEngine: run, text scores, cut to `most`, generator steps equal the synchronous API', async () => {
+test('mainThreadEngine: run, text scores, cut to `most`, generator steps, the OV circuit, and the elements\' measurements over it equal the synchronous API', async () => {
   const mha = await createMHA();
   const ref = await mha.loadModel(MODEL);
   const e = mainThreadEngine(mha, 'test');
@@ -85,6 +88,21 @@ test('mainThreadEngine: run, text scores, cut to `most`, generator steps equal t
   assert.equal(s.text, ref.generate('A friend ', 5, { temperature: 0 }).text);
   assert.equal(g.text, s.text);
   assert.equal(s.steps[4].attention[0].shape[1], s.steps[4].cacheLength);
+  // the OV circuit's numbers, as <mha-ov-circuit> asks them
+  const ov = await lm.ovCircuit();
+  assert.deepEqual(ov.copying, copyingScores(ref));
+  assert.deepEqual(ov.positivity, eigenPositivity(ref));
+  assert.deepEqual((await lm.ovLogits(1))[2], ovLogits(ref, 1)[2]);
+  // the measurements the elements make over the asynchronous surface equal the synchronous ones
+  const ablate = [[1, 0], [1, 1]];
+  assert.deepEqual(await measureSurprisalAsync(lm, text, { ablate }), measureSurprisal(ref, text, { ablate }));
+  assert.deepEqual(await measureSurprisalAsync(lm, 'purple kites', { repeat: true }), measureSurprisal(ref, 'purple kites', { repeat: true }));
+  await assert.rejects(measureSurprisalAsync(lm, 'x'), (e) => e.code === 'INVALID_ARGUMENT' && e.argument === 'text');
+  const strip = (m) => ({ ...m, whole: { ...m.whole, attention: null }, writersOff: { ...m.writersOff, attention: null }, controlOff: { ...m.controlOff, attention: null } });
+  const comp = await compositionExperimentAsync(lm, 'purple kites drift north');
+  assert.deepEqual(strip(comp), strip(compositionExperiment(ref, 'purple kites drift north')));
+  assert.deepEqual(Array.from(comp.whole.attention[1].data), Array.from(compositionExperiment(ref, 'purple kites drift north').whole.attention[1].data));
+  assert.equal(await heldoutLossAsync(lm, ['The cat sat.', 'A friend asked.']), heldoutLoss(ref, ['The cat sat.', 'A friend asked.']));
   g.dispose();
   lm.dispose();
   ref.dispose();

@@ -9,7 +9,7 @@
  * error's name, code, message, argument, bytes and index, rebuilt as an MHAError by worker.js).
  * @module engine-worker
  */
-import { createMHA, scoreText, copyingScores } from './index.js';
+import { createMHA, scoreText, copyingScores, eigenPositivity, ovLogits } from './index.js';
 
 let engine = null;            // Promise of the engine (init)
 const models = new Map();     // model id → LanguageModel
@@ -72,6 +72,10 @@ const METHODS = {
   encode: (lm, [text]) => lm.encode(text),
   decode: (lm, [ids]) => lm.decode(ids),
   generate: (lm, [prompt, n, o]) => lm.generate(prompt, n, o),
+  /** ovCircuit() → every head's copying score and eigenvalue positivity (copyingScores, eigenPositivity). */
+  ovCircuit: (lm) => ({ copying: copyingScores(lm), positivity: eigenPositivity(lm) }),
+  /** ovLogits(layer) → ovLogits(lm, layer): per head a [V, V] Float64Array (transferred). */
+  ovLogits: (lm, [layer]) => ovLogits(lm, layer),
   generator(lm, [prompt, o], mid) {
     const g = lm.generator(prompt, o);
     const gid = nextId++;

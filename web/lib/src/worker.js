@@ -17,7 +17,7 @@
  * `info.fallback` why). `mainThreadEngine(mha)` gives that surface over an engine of your own.
  * @module mha-wasm/worker
  */
-import { createMHA, MHAError, Tensor, scoreText, copyingScores } from './index.js';
+import { createMHA, MHAError, Tensor, scoreText, copyingScores, eigenPositivity, ovLogits } from './index.js';
 
 /** Rebuilds an error posted by the worker (an MHAError keeps its code, argument, bytes and index). */
 function rebuild(f) {
@@ -213,6 +213,22 @@ export class RemoteModel {
   generate(prompt, n, opts = {}) { return this._call('generate', [prompt, n, opts]); }
 
   /**
+   * copyingScores(model) and eigenPositivity(model), computed in the worker.
+   * @returns {Promise<{copying: Array<{layer: number, head: number, score: number, copied: number, total: number}>,
+   *   positivity: Array<{layer: number, head: number, positivity: number|null, sum: number, absSum: number}>}>}
+   * @throws {MHAError} as copyingScores and eigenPositivity
+   */
+  ovCircuit() { return this._call('ovCircuit', []); }
+
+  /**
+   * ovLogits(model, layer) in the worker.
+   * @param {number} layer 0-based
+   * @returns {Promise<Float64Array[]>} per head j, [V, V] row-major (transferred)
+   * @throws {MHAError} as ovLogits
+   */
+  ovLogits(layer) { return this._call('ovLogits', [layer]); }
+
+  /**
    * LanguageModel.generator in the worker.
    * @returns {Promise<RemoteGenerator>}
    */
@@ -296,6 +312,8 @@ class LocalModel {
   async encode(text) { return this._lm.encode(text); }
   async decode(ids) { return this._lm.decode(ids); }
   async generate(prompt, n, o) { return this._lm.generate(prompt, n, o); }
+  async ovCircuit() { return { copying: copyingScores(this._lm), positivity: eigenPositivity(this._lm) }; }
+  async ovLogits(layer) { return ovLogits(this._lm, layer); }
 
   async generator(prompt, o = {}) {
     const g = this._lm.generator(prompt, o);

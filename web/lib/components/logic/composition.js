@@ -5,20 +5,22 @@
 // residual stream ("the character before me"), so without that head the keys no longer say where
 // the earlier copy continues. Pure: the model calls are the JS API's (run, heads, copyingScores).
 import { scoreText, copyingScores, inductionVerdict } from '../../src/index.js';
+import { runSteps, awaitSteps } from './trained-text.js';
 
 /**
  * The heads the experiment uses: the writers, layer 1's previous-token heads (by their label on
  * the model's probes; when layer 1 has none, its head with the highest previous-token score), the
  * control, layer 1's other heads, and the readers, the heads of later layers that pass both of
  * Olsson et al.'s tests (inductionVerdict: attention and copying).
- * @param {object} lm a loaded character model (LanguageModel) whose file carries probes
+ * @param {object} lm a loaded character model (LanguageModel) whose file carries probes, or a
+ *   RemoteModel of the engine worker (its `copying`, measured there, is used)
  * @returns {{writers: Array<[number, number]>, control: Array<[number, number]>,
  *   readers: Array<[number, number]>, labelled: boolean}} 0-based [layer, head] pairs; labelled:
  *   false when no layer-1 head is labelled previous-token (the writer is then the best by score)
  */
 export function compositionHeads(lm) {
   const heads = lm.heads;
-  const copying = copyingScores(lm);
+  const copying = lm.remote !== undefined && lm.copying ? lm.copying : copyingScores(lm);
   const first = heads.filter((h) => h.layer === 0);
   let writers = first.filter((h) => h.type === 'previous-token');
   const labelled = writers.length > 0;
@@ -50,9 +52,9 @@ export function secondCopyBits(r, n, V) {
  * the current 4 characters) and the second copy's bits per character.
  * @returns {{induction: number|null, bits: number, attention: object[], tokens: string[]}}
  */
-function arm(lm, text, n, readers, ablate) {
-  const r = lm.run(text, { ablate });
-  const scores = scoreText(r.attention, r.ids);
+function* arm(lm, text, n, readers, ablate) {
+  const r = yield lm.run(text, { ablate, scores: true });
+  const scores = r.textScores ?? scoreText(r.attention, r.ids);
   const h = lm.config.numHeads;
   const vals = readers.map(([l, j]) => scores[l * h + j].scores.induction);
   const induction = vals.length && vals.every((v) => v !== null) ? vals.reduce((a, b) => a + b, 0) / vals.length : null;
@@ -71,6 +73,22 @@ function arm(lm, text, n, readers, ablate) {
  *   `{induction, bits, attention, tokens}`; controlOff null when layer 1 has no other head
  */
 export function compositionExperiment(lm, phrase) {
+  return runSteps(experiment(lm, phrase));
+}
+
+/**
+ * compositionExperiment over a model whose `run` returns a promise (a RemoteModel of the engine
+ * worker, or that surface on the main thread).
+ * @param {object} lm
+ * @param {string} phrase
+ * @returns {Promise<ReturnType<typeof compositionExperiment>>}
+ */
+export function compositionExperimentAsync(lm, phrase) {
+  return awaitSteps(experiment(lm, phrase));
+}
+
+/** The experiment as steps: each `yield` hands out a run of the model and takes back its result. */
+function* experiment(lm, phrase) {
   const p = Array.from(phrase ?? '').slice(0, Math.floor((lm.config.context - 1) / 2)).join('');
   const n = Array.from(p).length;
   if (n < 5) return null;
@@ -78,9 +96,9 @@ export function compositionExperiment(lm, phrase) {
   const heads = compositionHeads(lm);
   return {
     phrase: p, heads,
-    whole: arm(lm, text, n, heads.readers, []),
-    writersOff: arm(lm, text, n, heads.readers, heads.writers),
-    controlOff: heads.control.length ? arm(lm, text, n, heads.readers, heads.control) : null,
+    whole: yield* arm(lm, text, n, heads.readers, []),
+    writersOff: yield* arm(lm, text, n, heads.readers, heads.writers),
+    controlOff: heads.control.length ? yield* arm(lm, text, n, heads.readers, heads.control) : null,
   };
 }
 

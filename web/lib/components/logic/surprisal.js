@@ -3,7 +3,7 @@
 // and the whole measurement of a text (per-position bits, the mean per copy, the uniform and
 // unigram baselines, the same with heads switched off).
 import { MHAError } from '../../src/index.js';
-import { modelInput, unitOf } from './trained-text.js';
+import { modelInput, unitOf, runSteps, awaitSteps } from './trained-text.js';
 
 const invalid = (msg) => new MHAError('INVALID_ARGUMENT', msg, { argument: msg.split(':')[0] });
 
@@ -122,9 +122,28 @@ const meanOf = (bits, from, to) => {
  *   model's context)
  */
 export function measureSurprisal(lm, text, opts = {}) {
+  return runSteps(measure(lm, text, opts));
+}
+
+/**
+ * measureSurprisal over a model whose `run` and `encode` return promises (a RemoteModel of the
+ * engine worker, or that surface on the main thread): the same result, resolved once its runs are
+ * answered.
+ * @param {object} lm the model
+ * @param {string} text
+ * @param {{ablate?: Array<[number, number]>, repeat?: boolean}} [opts]
+ * @returns {Promise<object>} measureSurprisal's result
+ * @throws {MHAError} as measureSurprisal (the promise rejects)
+ */
+export function measureSurprisalAsync(lm, text, opts = {}) {
+  return awaitSteps(measure(lm, text, opts));
+}
+
+/** The measurement as steps: each `yield` hands out a call of the model (run, encode) and takes back its answer. */
+function* measure(lm, text, opts) {
   const { context, vocabSize: V } = lm.config;
   if (typeof text !== 'string') throw invalid(`text: expected a string, got ${typeof text}`);
-  if (unitOf(lm.config) === 'token') return measureTokens(lm, text, opts);
+  if (unitOf(lm.config) === 'token') return yield* measureTokens(lm, text, opts);
   const given = Array.from(text);
   if (opts.repeat) {
     const most = Math.floor((context - 1) / 2);
@@ -138,7 +157,7 @@ export function measureSurprisal(lm, text, opts = {}) {
   const full = opts.repeat ? `${text} ${text}` : text;
   const chars = Array.from(full);
   const T = chars.length;
-  const r = lm.run(full);
+  const r = yield lm.run(full);
   const bits = surprisalBits(r, V);
   const rep = opts.repeat ? { n: given.length, start2: given.length + 1 } : findRepeat(chars);
   const split = (b) => (rep ? { first: meanOf(b, 1, rep.n), second: meanOf(b, rep.start2 + 1, rep.start2 + rep.n) } : { first: null, second: null });
@@ -152,7 +171,7 @@ export function measureSurprisal(lm, text, opts = {}) {
   const ablate = opts.ablate ?? [];
   let ablated = null;
   if (ablate.length) {
-    const ra = lm.run(full, { ablate });
+    const ra = yield lm.run(full, { ablate });
     const b = surprisalBits(ra, V);
     ablated = { bits: b, mean: ra.loss, ...split(b) };
   }
@@ -176,16 +195,16 @@ export function measureSurprisal(lm, text, opts = {}) {
  * differently, as GPT-2 does a word after a space).
  * @throws {MHAError} INVALID_ARGUMENT naming `text` (fewer than 2 tokens, more than the context)
  */
-function measureTokens(lm, text, opts) {
+function* measureTokens(lm, text, opts) {
   const { context, vocabSize: V } = lm.config;
   const full = opts.repeat ? `${text} ${text}` : text;
-  const ids = modelInput(lm, full, Infinity);
+  const ids = lm.config.tokenizer === 'none' ? modelInput(lm, full, Infinity) : yield lm.encode(full);
   const T = ids.length;
   if (T < 2 || T > context) {
     throw invalid(`text: expected 2 to ${context} tokens (a token is scored from the tokens before it; the model's context is ${context} tokens)` +
       `${opts.repeat ? ', the phrase read twice' : ''}; got ${T}`);
   }
-  const r = lm.run(ids);
+  const r = yield lm.run(ids);
   const bits = surprisalBits(r, V);
   const rep = findRepeat(r.tokens);
   const split = (b) => (rep ? { first: meanOf(b, 1, rep.n), second: meanOf(b, rep.start2 + 1, rep.start2 + rep.n) } : { first: null, second: null });
@@ -197,12 +216,12 @@ function measureTokens(lm, text, opts) {
   const ablate = opts.ablate ?? [];
   let ablated = null;
   if (ablate.length) {
-    const ra = lm.run(ids, { ablate });
+    const ra = yield lm.run(ids, { ablate });
     const b = surprisalBits(ra, V);
     ablated = { bits: b, mean: ra.loss, ...split(b) };
   }
   return {
-    unit: 'token', text: typeof full === 'string' ? full : lm.decode(ids), tokens: r.tokens, ids: r.ids, vocabSize: V, unknown: 0,
+    unit: 'token', text: full, tokens: r.tokens, ids: r.ids, vocabSize: V, unknown: 0,
     bits, mean: r.loss, copies: rep ? { ...rep, ...split(bits) } : null,
     uniform: Math.log2(V), unigram: { whole: H, ...split(uni) }, ablate, ablated,
   };

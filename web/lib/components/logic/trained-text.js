@@ -66,10 +66,20 @@ export const SCORE_MEANS = Object.freeze({
   entropy: 'spread out (normalised entropy)',
 });
 
-/** Head j of a per-layer attention tensor [h, T, K] as a `{data, shape: [T, K]}` view (no copy). */
+const headViews = new WeakMap();   // tensor → its heads' views, so that a view is the same object on every render
+
+/**
+ * Head j of a per-layer attention tensor [h, T, K] as a `{data, shape: [T, K]}` view (no copy); the
+ * same object for the same tensor and head, so that a heatmap given it again does not redraw.
+ */
 export function headView(t, j) {
-  const [, T, K] = t.shape;
-  return { data: t.data.subarray(j * T * K, (j + 1) * T * K), shape: [T, K] };
+  let views = headViews.get(t);
+  if (!views) headViews.set(t, (views = []));
+  if (!views[j]) {
+    const [, T, K] = t.shape;
+    views[j] = { data: t.data.subarray(j * T * K, (j + 1) * T * K), shape: [T, K] };
+  }
+  return views[j];
 }
 
 /**
@@ -121,6 +131,25 @@ export function heldoutLoss(lm, texts) {
   return sum / n;
 }
 
+/**
+ * heldoutLoss over a model whose `run` returns a promise (a RemoteModel of the engine worker, or
+ * that surface on the main thread): the texts run one after another, only their losses cross.
+ * @param {{run(text: string, opts?: object): Promise<{loss: number|null}>}} lm
+ * @param {string[]} texts
+ * @returns {Promise<number>} bits per character
+ */
+export async function heldoutLossAsync(lm, texts) {
+  let sum = 0;
+  let n = 0;
+  for (const t of texts) {
+    const k = Array.from(t).length - 1;
+    if (k < 1) continue;
+    sum += (await lm.run(t, { logProbs: false, layers: [] })).loss * k;
+    n += k;
+  }
+  return sum / n;
+}
+
 /** The file name at the end of a URL or path ("…/models/charlm-h4-s0.safetensors" → "charlm-h4-s0.safetensors"). */
 export const baseName = (s) => {
   let path = String(s).split(/[?#]/)[0];
@@ -165,4 +194,24 @@ export function copiesSentence(first, second, unit) {
   if (Number(b) <= 0) return `${head} — under 0.005 bits per ${unit} the second time: almost nothing is left to guess.`;
   const r = Number(a) / Number(b);
   return `${head} — ${a} / ${b} = ${r >= 100 ? Math.round(r).toLocaleString('en-US') : r.toFixed(1)} times less surprise the second time.`;
+}
+
+/**
+ * Runs a measurement written as steps (a generator that yields each call of the model, `run` or
+ * `encode`, and takes back its answer) over a model whose calls answer at once (a LanguageModel).
+ * @param {Generator} steps
+ * @returns {any} the measurement
+ */
+export function runSteps(steps) {
+  for (let s = steps.next(); ; s = steps.next(s.value)) if (s.done) return s.value;
+}
+
+/**
+ * The same over a model whose calls return promises (a RemoteModel of the engine worker, or that
+ * surface on the main thread): each answer is awaited before the next step.
+ * @param {Generator} steps
+ * @returns {Promise<any>} the measurement
+ */
+export async function awaitSteps(steps) {
+  for (let s = steps.next(); ; s = steps.next(await s.value)) if (s.done) return s.value;
 }

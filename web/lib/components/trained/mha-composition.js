@@ -2,7 +2,8 @@ import { html, css, nothing } from 'lit';
 import { TrainedModelElement, trainedStyles, showChar, headView, f2 } from './trained-shared.js';
 import '../views/mha-heatmap.js';
 import { enumAttr } from '../base/attr-check.js';
-import { compositionExperiment, supportedPrediction, PREDICTIONS } from '../logic/composition.js';
+import { compositionExperimentAsync, supportedPrediction, PREDICTIONS } from '../logic/composition.js';
+import { LatestRun } from '../base/worker-engine.js';
 
 /** Width in CSS pixels of each heatmap's grid, whatever the phrase's length. */
 const MAP_PX = 200;
@@ -45,6 +46,8 @@ const headsOf = (pairs) => `${pairs.length > 1 ? 'heads' : 'head'} ${names(pairs
  * @csspart error - The error message.
  */
 export class MhaComposition extends TrainedModelElement {
+  static worker = true;
+
   static properties = {
     ...TrainedModelElement.properties,
     phrase: { type: String },
@@ -78,6 +81,17 @@ export class MhaComposition extends TrainedModelElement {
     this.revealed = false;
     this.measured = null;
     this._scheme = 'viridis';
+    // the model runs in the engine worker: the newest phrase wins, at most one experiment waits
+    this._runs = new LatestRun(({ lm, phrase }) => compositionExperimentAsync(lm, phrase), (e, m, { lm }) => { if (lm === this.lm) this._measured(e, m); });
+  }
+
+  /** Resolves once the current phrase is measured (no run running or waiting) and drawn. */
+  get computeComplete() {
+    return this.updateComplete.then(() => this._runs.settled).then(() => this.updateComplete);
+  }
+
+  modelReleasing() {
+    this._runs.cancel();
   }
 
   willUpdate(changed) {
@@ -89,13 +103,17 @@ export class MhaComposition extends TrainedModelElement {
   }
 
   _compute() {
-    try {
-      this.measured = compositionExperiment(this.lm, this.phrase);
-    } catch (e) {
+    this._runs.push({ lm: this.lm, phrase: this.phrase });
+  }
+
+  /** The experiment on the newest phrase (null: too short), or its error, arrives. */
+  _measured(e, m) {
+    if (e) {
       this.measured = null;
       this.error = e;
       return;
     }
+    this.measured = m;
     this.error = null;
     if (this.measured) this.dispatchEvent(new CustomEvent('mha-computed', { detail: this.measured, bubbles: true, composed: true }));
   }

@@ -4,6 +4,7 @@ import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, modelI
 import '../views/mha-heatmap.js';
 import { enumAttr } from '../base/attr-check.js';
 import { copiesSentence } from '../logic/trained-text.js';
+import { LatestRun } from '../base/worker-engine.js';
 
 /**
  * Bits per character the model spends on each copy of a phrase written twice ("p p"): copy 1 is
@@ -22,6 +23,39 @@ export function copyBits(r, n, V) {
   };
   // predictions of characters 2..n of each copy: copy 1 = ids 1..n−1, copy 2 = ids n+2..2n
   return { first: bits(0, n - 1), second: bits(n + 1, 2 * n) };
+}
+
+/**
+ * The induction probe's measurement: the phrase written twice, run by the model (a RemoteModel of
+ * the engine worker, or the same surface on the main thread), each copy's bits, and the run.
+ * @param {object} lm the model (its `run`, `encode`, `decode` return promises)
+ * @param {string} phrase
+ * @returns {Promise<{p: string, r: object, first: number, second: number}|null>} null: fewer than 2
+ *   characters (tokens) in the phrase
+ */
+async function measureCopies(lm, phrase) {
+  const c = lm.config;
+  if (unitOf(c) !== 'token') {
+    const p = Array.from(phrase ?? '').slice(0, Math.floor((c.context - 1) / 2)).join('');
+    if (Array.from(p).length < 2) return null;
+    const r = await lm.run(`${p} ${p}`, { scores: true });
+    return { p, r, ...copyBits(r, Array.from(p).length, c.vocabSize) };
+  }
+  // a byte-pair model: the phrase's tokens read twice, token for token (BOS, if the tokenizer adds one, once in front)
+  const ids = Array.from(c.tokenizer === 'none' ? modelInput(lm, phrase ?? '', Infinity) : await lm.encode(String(phrase ?? '')));
+  const o = c.bos !== null && c.bos !== undefined && ids[0] === c.bos ? 1 : 0;
+  const body = ids.slice(o, o + Math.floor((c.context - o) / 2));
+  if (body.length < 2) return null;
+  const p = await lm.decode(body);
+  const n = body.length;
+  const r = await lm.run([...ids.slice(0, o), ...body, ...body], { scores: true });
+  const V = c.vocabSize;
+  const bits = (from, to) => {
+    let s = 0;
+    for (let t = from; t < to; t++) s -= r.logProbs.data[t * V + r.ids[t + 1]];
+    return s / (to - from) / Math.LN2;
+  };
+  return { p, r, first: bits(o, o + n - 1), second: bits(o + n, o + 2 * n - 1) };
 }
 
 /**
@@ -55,6 +89,8 @@ export function copyBits(r, n, V) {
  * @cssprop --mha-cell-size - Side of a heatmap cell (default 9px here).
  */
 export class MhaInduction extends TrainedModelElement {
+  static worker = true;
+
   static properties = {
     ...TrainedModelElement.properties,
     phrase: { type: String },
@@ -76,6 +112,18 @@ export class MhaInduction extends TrainedModelElement {
     this._scheme = 'viridis';
     this.measured = null;
     this._run = null;
+    // the model runs in the engine worker: the newest phrase wins, at most one measurement waits
+    this._runs = new LatestRun(({ lm, phrase }) => measureCopies(lm, phrase), (e, m, { lm }) => { if (lm === this.lm) this._measured(e, m); });
+  }
+
+  /** Resolves once the current phrase is measured (no run running or waiting) and drawn. */
+  get computeComplete() {
+    return this.updateComplete.then(() => this._runs.settled).then(() => this.updateComplete)
+      .then(() => this.renderRoot.querySelector('mha-heatmap')?.updateComplete);
+  }
+
+  modelReleasing() {
+    this._runs.cancel();
   }
 
   willUpdate(changed) {
@@ -87,54 +135,34 @@ export class MhaInduction extends TrainedModelElement {
   }
 
   _compute() {
-    const lm = this.lm;
-    const c = lm.config;
-    this._run = null;
-    this.measured = null;
-    const tok = unitOf(c) === 'token';
-    let p, r, first, second;
-    try {
-      if (!tok) {
-        p = Array.from(this.phrase ?? '').slice(0, Math.floor((c.context - 1) / 2)).join('');
-        if (Array.from(p).length < 2) return;
-        r = lm.run(`${p} ${p}`);
-        ({ first, second } = copyBits(r, Array.from(p).length, c.vocabSize));
-      } else {
-        // a byte-pair model: the phrase's tokens read twice, token for token (BOS, if the tokenizer adds one, once in front)
-        const ids = Array.from(modelInput(lm, this.phrase ?? '', Infinity));
-        const o = c.bos !== null && c.bos !== undefined && ids[0] === c.bos ? 1 : 0;
-        const body = ids.slice(o, o + Math.floor((c.context - o) / 2));
-        if (body.length < 2) return;
-        p = lm.decode(body);
-        const n = body.length;
-        r = lm.run([...ids.slice(0, o), ...body, ...body]);
-        const V = c.vocabSize;
-        const bits = (from, to) => {
-          let s = 0;
-          for (let t = from; t < to; t++) s -= r.logProbs.data[t * V + r.ids[t + 1]];
-          return s / (to - from) / Math.LN2;
-        };
-        first = bits(o, o + n - 1);
-        second = bits(o + n, o + 2 * n - 1);
-      }
-    } catch (e) {
+    this._runs.push({ lm: this.lm, phrase: this.phrase });
+  }
+
+  /** A measurement (or its error) arrives; null: the phrase is too short. The last one stays while the next runs. */
+  _measured(e, m) {
+    if (e || !m) {
+      this._run = null;
+      this.measured = null;
       this.error = e;
       return;
     }
     this.error = null;
+    const { p, r, first, second } = m;
+    const lm = this.lm;
+    const c = lm.config;
     // the strongest induction head: by its probe score, or (a model without probes) by its score on this text
     let heads = null;
     try { heads = lm.headsProbes === 'file' ? lm.heads : null; } catch { heads = null; }
+    const onText = r.textScores ?? scoreText(r.attention, r.ids);
     let best;
     if (heads) {
       best = heads.filter((h) => h.layer > 0).sort((a, b) => b.scores.induction - a.scores.induction)[0] ?? heads[0];
     } else {
-      const onText = scoreText(r.attention, r.ids);
       const cand = onText.filter((h) => h.layer > 0 || c.numLayers === 1);
       const s = cand.sort((a, b) => (b.scores.induction ?? -1) - (a.scores.induction ?? -1))[0];
       best = { layer: s.layer, head: s.head, type: 'on this text', scores: { induction: s.scores.induction }, onText: true };
     }
-    const textScore = scoreText([r.attention[best.layer]], r.ids)[best.head].scores.induction;
+    const textScore = onText.find((h) => h.layer === best.layer && h.head === best.head).scores.induction;
     this._run = r;
     this.measured = { first, second, head: best, textScore };
     this.dispatchEvent(new CustomEvent('mha-computed', { detail: { phrase: p, first, second }, bubbles: true, composed: true }));

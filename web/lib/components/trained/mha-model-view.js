@@ -6,6 +6,7 @@ import { headSummaries, headLabel, scoreEntries, cellName, gridMove, TYPE_ABBR }
 import { enumAttr, attrError } from '../base/attr-check.js';
 import { interpolatorFor } from '../base/color.js';
 import { paintThumb, colourTable, modelViewStyles } from './model-view-paint.js';
+import { LatestRun } from '../base/worker-engine.js';
 import '../views/mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
@@ -50,8 +51,8 @@ const openCell = (T) => Math.max(3, Math.min(20, Math.floor(600 / T) - 1));
  * the focus returns to the head it came from.
  *
  * Two ways to feed it: a `model` (the attributes of the trained-model elements) and a `text`, run
- * in the page's shared engine as `<mha-trained-heads>` runs them (`lm.run`, `scoreText`, the probes'
- * labels and copying scores); or, from script, a run result set as the `result` property (what
+ * in the page's engine worker as `<mha-trained-heads>` runs them (`lm.run`, `scoreText`, the probes'
+ * labels and copying scores; the newest text wins, at most one run waits); or, from script, a run result set as the `result` property (what
  * `LanguageModel.run` returns), with `reference` and `copying` if the page has them: then nothing is
  * fetched unless `model` is set too.
  *
@@ -102,6 +103,8 @@ const openCell = (T) => Math.max(3, Math.min(20, Math.floor(600 / T) - 1));
  * @cssprop --mha-fg, --mha-bg, --mha-border, --mha-muted, --mha-focus - Theme.
  */
 export class MhaModelView extends TrainedModelElement {
+  static worker = true;
+
   static properties = {
     ...TrainedModelElement.properties,
     text: { type: String },
@@ -134,7 +137,6 @@ export class MhaModelView extends TrainedModelElement {
     this.textScores = null;
     this.off = [];
     this._own = null;          // the run this element made (result === _own: not set from script)
-    this._seq = 0;
     this._scheme = 'viridis';
     this._layer = 'all';
     this._head = 'all';
@@ -145,6 +147,18 @@ export class MhaModelView extends TrainedModelElement {
     this._probed = null;       // {lm, value: probeHeads(lm)} once measured
     this._scoreSeq = 0;
     this._scratch = new Float32Array(64 * 64);
+    // the model runs in the engine worker: the newest text wins, at most one run waits
+    this._runs = new LatestRun(({ lm, input }) => lm.run(input, { most: lm.config.context, scores: true, logProbs: false }),
+      (e, r, { lm }) => { if (lm === this.lm) this._ran(e, r); });
+  }
+
+  /** Resolves once the model has run the current text (no run running or waiting) and it is drawn. */
+  get computeComplete() {
+    return this.updateComplete.then(() => this._runs.settled).then(() => this.updateComplete);
+  }
+
+  modelReleasing() {
+    this._runs.cancel();
   }
 
   /** Whether the run shown was set from script rather than made by this element. */
@@ -192,31 +206,35 @@ export class MhaModelView extends TrainedModelElement {
     }
   }
 
-  /** Runs the model on the text, as <mha-trained-heads> does (lm.run); a promise of a run is awaited, the latest wins. */
+  /**
+   * Runs the model on the text, as <mha-trained-heads> does (lm.run in the engine worker, with the
+   * heads' scores on the text computed there); the latest text wins.
+   */
   _compute() {
     const lm = this.lm;
-    const seq = ++this._seq;
-    const done = (r) => {
-      if (seq !== this._seq) return;
-      this._own = r;
-      this.result = r;
-      this.error = null;
-      this.dispatchEvent(new CustomEvent('mha-computed', { detail: { text: this.text, loss: r.loss, next: r.next }, bubbles: true, composed: true }));
-    };
-    const fail = (e) => {
-      if (seq !== this._seq) return;
+    try {
+      // a byte-pair model's text is encoded (and cut to the context) where the model is
+      const input = unitOf(lm.config) === 'token' && lm.config.tokenizer !== 'none' ? String(this.text ?? '') : modelInput(lm, this.text ?? '');
+      if (input.length < 1) { this._runs.cancel(); this._ran(null, null); return; }
+      this._runs.push({ lm, input });
+    } catch (e) {
+      this._runs.cancel();
+      this._ran(e, null);
+    }
+  }
+
+  /** A run's result (or error, or neither: no text) arrives. */
+  _ran(e, r) {
+    if (e || !r) {
       this._own = null;
       this.result = null;
       this.error = e;
-    };
-    try {
-      const input = modelInput(lm, this.text ?? '');
-      if (input.length < 1) { fail(null); return; }
-      const r = lm.run(input);
-      if (typeof r?.then === 'function') r.then(done, fail); else done(r);
-    } catch (e) {
-      fail(e);
+      return;
     }
+    this._own = r;
+    this.result = r;
+    this.error = null;
+    this.dispatchEvent(new CustomEvent('mha-computed', { detail: { text: this.text, loss: r.loss, next: r.next }, bubbles: true, composed: true }));
   }
 
   /**
@@ -237,7 +255,7 @@ export class MhaModelView extends TrainedModelElement {
     const unprobed = lm && this._probed?.lm !== lm;
     const big = shape.numLayers * shape.numHeads * shape.T * shape.T > SYNC_SCORES;
     const seq = ++this._scoreSeq;
-    if (!unprobed && (!big || this.textScores)) { this._score(r, shape, lm); return; }
+    if (!unprobed && (!big || this.textScores || r.textScores)) { this._score(r, shape, lm); return; }
     if (this._summaries?.length !== shape.numLayers * shape.numHeads) this._summaries = null;
     requestAnimationFrame(() => setTimeout(() => {
       if (seq !== this._scoreSeq || this.result !== r) return;
@@ -251,7 +269,7 @@ export class MhaModelView extends TrainedModelElement {
     const probed = lm ? this._probed?.value : null;
     const reference = lm ? probed?.heads ?? null : this.reference;
     const copying = lm ? probed?.copying ?? null : this.copying;
-    const onText = this.textScores ?? scoreText(r.attention, r.ids);
+    const onText = this.textScores ?? r.textScores ?? scoreText(r.attention, r.ids);
     this._summaries = headSummaries(shape, onText, reference, copying);
   }
 

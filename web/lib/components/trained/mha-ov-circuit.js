@@ -1,5 +1,5 @@
 import { html, css, nothing } from 'lit';
-import { copyingScores, ovLogits, copyingOf, eigenPositivity } from '../../src/index.js';
+import { copyingOf } from '../../src/index.js';
 import { TrainedModelElement, trainedStyles, showChar, f2 } from './trained-shared.js';
 import '../views/mha-heatmap.js';
 import { enumAttr } from '../base/attr-check.js';
@@ -56,6 +56,8 @@ export function rowScaled(M, V) {
  * @csspart error - The error message.
  */
 export class MhaOvCircuit extends TrainedModelElement {
+  static worker = true;
+
   static properties = {
     ...TrainedModelElement.properties,
     scheme: { type: String },
@@ -83,7 +85,7 @@ export class MhaOvCircuit extends TrainedModelElement {
     this.selected = null;
     this.rows = null;
     this._scheme = 'viridis';
-    this._ov = new Map();   // layer → its heads' [V, V] OV logits
+    this._ov = new Map();   // layer → its heads' [V, V] OV logits, or the promise of them (from the engine worker)
   }
 
   willUpdate(changed) {
@@ -94,31 +96,44 @@ export class MhaOvCircuit extends TrainedModelElement {
     if (changed.has('lm')) this._compute();
   }
 
+  /** Resolves once the table and the selected head's map are computed (in the engine worker) and drawn. */
+  get computeComplete() {
+    return this.updateComplete.then(() => this._circuit).then(() => this.updateComplete)
+      .then(() => (this.selected ? this._ov.get(this.selected[0]) : null)).then(() => this.updateComplete);
+  }
+
+  /** The table's numbers (copyingScores, eigenPositivity), computed in the engine worker. */
   _compute() {
     this._ov = new Map();
     this.rows = null;
-    if (!this.lm) return;
-    try {
-      const copying = copyingScores(this.lm);
-      const pos = eigenPositivity(this.lm);
+    const lm = this.lm;
+    if (!lm) return;
+    this._circuit = lm.ovCircuit().then(({ copying, positivity }) => {
+      if (lm !== this.lm) return;
       let heads = null;
-      try { heads = this.lm.heads; } catch { heads = null; }
-      this.rows = copying.map((c, i) => ({ layer: c.layer, head: c.head, type: heads ? heads[i].type : '—', copying: c.score, positivity: pos[i].positivity }));
-    } catch (e) {
-      this.error = e;
-      return;
-    }
-    if (!this.selected) {
-      const best = this.rows.reduce((a, b) => (b.copying > a.copying ? b : a));
-      this.selected = [best.layer, best.head];
-    }
-    this.dispatchEvent(new CustomEvent('mha-computed', { detail: { rows: this.rows }, bubbles: true, composed: true }));
+      try { heads = lm.heads; } catch { heads = null; }
+      this.rows = copying.map((c, i) => ({ layer: c.layer, head: c.head, type: heads ? heads[i].type : '—', copying: c.score, positivity: positivity[i].positivity }));
+      if (!this.selected) {
+        const best = this.rows.reduce((a, b) => (b.copying > a.copying ? b : a));
+        this.selected = [best.layer, best.head];
+      }
+      this.dispatchEvent(new CustomEvent('mha-computed', { detail: { rows: this.rows }, bubbles: true, composed: true }));
+    }, (e) => { if (lm === this.lm) this.error = e; });
   }
 
-  /** The selected head's OV logits (computed once per layer). */
+  /** The selected head's OV logits (asked of the engine worker once per layer; null until they arrive). */
   _matrix(l, j) {
-    if (!this._ov.has(l)) this._ov.set(l, ovLogits(this.lm, l));
-    return this._ov.get(l)[j];
+    const lm = this.lm;
+    if (!this._ov.has(l)) {
+      const ov = this._ov;
+      ov.set(l, lm.ovLogits(l).then((m) => {
+        if (this._ov !== ov) return;
+        ov.set(l, m);
+        this.requestUpdate();
+      }, (e) => { if (this._ov === ov) this.error = e; }));
+    }
+    const m = this._ov.get(l);
+    return typeof m?.then === 'function' ? null : m[j];
   }
 
   _table() {
@@ -142,6 +157,7 @@ export class MhaOvCircuit extends TrainedModelElement {
     const [l, j] = this.selected;
     const V = this.lm.config.vocabSize;
     const M = this._matrix(l, j);
+    if (!M) return html`<div class="side">${this._table()}<p class="loading" role="status">Computing layer ${l + 1}'s OV paths…</p></div>`;
     const c = copyingOf(M, V);
     const row = this.rows.find((r) => r.layer === l && r.head === j);
     const tokens = this.lm.vocab.map(showChar);

@@ -1,6 +1,7 @@
 import { html, css, nothing } from 'lit';
 import { TrainedModelElement, trainedStyles, showChar, showToken, formatAblate } from './trained-shared.js';
-import { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal, copyPart } from '../logic/surprisal.js';
+import { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal, measureSurprisalAsync, copyPart } from '../logic/surprisal.js';
+import { LatestRun } from '../base/worker-engine.js';
 
 export { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal, copyPart };
 import { interpolatorFor, colorFor, textOn, fmt } from '../base/shared.js';
@@ -57,6 +58,8 @@ const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
  * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-muted, --mha-mono - Theme.
  */
 export class MhaSurprisal extends TrainedModelElement {
+  static worker = true;
+
   static properties = {
     ...TrainedModelElement.properties,
     text: { type: String },
@@ -111,6 +114,18 @@ export class MhaSurprisal extends TrainedModelElement {
     this.measured = null;
     this.inputError = null;
     this._cursor = 1;
+    // the model runs in the engine worker: the newest text and ablation win, at most one measurement waits
+    this._runs = new LatestRun(({ lm, text, ablate, repeat }) => measureSurprisalAsync(lm, text, { ablate, repeat }),
+      (e, m, { lm }) => { if (lm === this.lm) this._measured(e, m); });
+  }
+
+  /** Resolves once the current text and ablation are measured (no run running or waiting) and drawn. */
+  get computeComplete() {
+    return this.updateComplete.then(() => this._runs.settled).then(() => this.updateComplete);
+  }
+
+  modelReleasing() {
+    this._runs.cancel();
   }
 
   willUpdate(changed) {
@@ -123,18 +138,30 @@ export class MhaSurprisal extends TrainedModelElement {
 
   _compute() {
     const lm = this.lm;
+    let ablate;
     try {
-      const ablate = parseAblateStrict(this.ablate, lm.config);
-      const m = measureSurprisal(lm, this.text ?? '', { ablate, repeat: this.repeat });
-      this.measured = m;
-      this.inputError = null;
-      if (this._cursor >= m.tokens.length) this._cursor = 1;
-      this.dispatchEvent(new CustomEvent('mha-computed', { detail: m, bubbles: true, composed: true }));
+      ablate = parseAblateStrict(this.ablate, lm.config);
     } catch (e) {
-      // the last good strips stay; the message names the attribute
+      this._runs.cancel();
+      this._measured(e, null);
+      return;
+    }
+    // a valid ablate clears its message at once; a text's message waits for the measurement that judges it
+    if (this.inputError?.argument === 'ablate') this.inputError = null;
+    this._runs.push({ lm, text: this.text ?? '', ablate, repeat: this.repeat });
+  }
+
+  /** A measurement (or the error of a bad attribute) arrives: the last good strips stay on an error, whose message names the attribute. */
+  _measured(e, m) {
+    if (e) {
       this.inputError = e;
       this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
+      return;
     }
+    this.measured = m;
+    this.inputError = null;
+    if (this._cursor >= m.tokens.length) this._cursor = 1;
+    this.dispatchEvent(new CustomEvent('mha-computed', { detail: m, bubbles: true, composed: true }));
   }
 
   _onKey(e) {

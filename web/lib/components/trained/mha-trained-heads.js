@@ -170,9 +170,13 @@ export class MhaTrainedHeads extends AblatableModelElement {
       (e, r, { lm, ablate }) => this._computed(e, r, lm, ablate));
   }
 
-  /** Resolves once the model has computed the current text and ablation (no run running or waiting). */
+  /**
+   * Resolves once the model has computed the current text and ablation (no run running or waiting)
+   * and its maps are painted (canvas maps take turns across tasks: views/heatmap/turns.js).
+   */
   get computeComplete() {
-    return this.updateComplete.then(() => this._runs.settled).then(() => this.updateComplete);
+    return this.updateComplete.then(() => this._runs.settled).then(() => this.updateComplete)
+      .then(() => Promise.all(Array.from(this.renderRoot.querySelectorAll('mha-heatmap, mha-model-view'), (m) => m.updateComplete)));
   }
 
   modelReleasing() {
@@ -374,7 +378,9 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const r = this.result;
     const off = this.ablation;
     const isOff = (l, j) => off.some(([a, b]) => a === l && b === j);
-    const tokens = r ? r.tokens.map(unit === 'token' ? showToken : showChar) : [];
+    // the same labels (the same array) while the result is the same: its maps do not redraw as the reader types
+    if (this._tokensOf?.r !== r || this._tokensOf.unit !== unit) this._tokensOf = { r, unit, tokens: r ? r.tokens.map(unit === 'token' ? showToken : showChar) : [] };
+    const tokens = this._tokensOf.tokens;
     const explained = r && this.textScores && reference ? explainHeads(reference, this.textScores, copying, off) : null;
     const layers = this._layer === 'all' ? Array.from({ length: c.numLayers }, (_, l) => l) : [this._layer];
     const heads = this._head === 'all' ? Array.from({ length: c.numHeads }, (_, j) => j) : [this._head];

@@ -1,7 +1,7 @@
 import { html, css, nothing } from 'lit';
 import { Task, initialState } from '@lit/task';
 import { STALE } from './model-element.js';
-import { TrainedModelElement, trainedStyles, f3, mean, range, heldoutLoss, downloadSizes } from './trained-shared.js';
+import { TrainedModelElement, trainedStyles, f3, mean, range, heldoutLoss, heldoutLossAsync, downloadSizes } from './trained-shared.js';
 import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
 import { scrollCueStyles } from '../base/scroll-cue.js';
 import { Announcer } from '../base/announce.js';
@@ -84,6 +84,8 @@ export function twinsVerdict(rows, passages, chars) {
  * @csspart error - The error message.
  */
 export class MhaTwins extends TrainedModelElement {
+  static worker = true;
+
   static properties = {
     ...TrainedModelElement.properties,
     index: { type: String },
@@ -119,6 +121,11 @@ export class MhaTwins extends TrainedModelElement {
     });
   }
 
+  /** Resolves once every model of the manifest is scored (in the engine worker) and the table drawn. */
+  get computeComplete() {
+    return this.updateComplete.then(() => this._scoreTask.taskComplete).catch(() => {}).then(() => this.updateComplete);
+  }
+
   get _indexHref() {
     return this.index ? new URL(this.index, document.baseURI).href : MODEL_INDEX_URL;
   }
@@ -148,7 +155,7 @@ export class MhaTwins extends TrainedModelElement {
       const href = modelFileURL(m.file, base);
       const other = await acquireModel(mha, href);
       try {
-        rows.push({ ...m, live: heldoutLoss(other, probes) });
+        rows.push({ ...m, live: await heldoutLossAsync(other, probes) });
       } finally {
         releaseModel(mha, href);
       }

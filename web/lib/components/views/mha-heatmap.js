@@ -7,6 +7,7 @@ import { CANVAS_ABOVE, SHARED_DOMAIN, parseScale, perMapDomain } from './heatmap
 import { renderDomGrid } from './heatmap/dom-grid.js';
 import { renderCanvasGrid, cellAt } from './heatmap/canvas-grid.js';
 import { drawBase, drawOverlay } from './heatmap/paint.js';
+import { turnNow, nextTurn, waitingTurn } from './heatmap/turns.js';
 import { toPNG, toSVG, download } from './heatmap/export.js';
 import { ScrollCue } from '../base/scroll-cue.js';
 
@@ -247,6 +248,23 @@ export class MhaHeatmap extends LitElement {
       const cell = this.renderRoot.querySelector(`.cell[data-r="${r}"][data-c="${c}"]`);
       cell?.focus();
     });
+  }
+
+  /**
+   * A canvas map updates in its turn (heatmap/turns.js): the maps updating in one task share a
+   * time budget, the others wait for a later task, so a dozen new maps at once do not make one long
+   * main-thread task. A map's first canvas paint (its labels laid out, its cell size read) always
+   * waits for a turn: the page's own changes that came with its weights are laid out first, in
+   * another task. `updateComplete` still resolves once the map is painted.
+   */
+  scheduleUpdate() {
+    if (this.mode !== 'canvas' || (this._drawn && !waitingTurn() && turnNow())) return super.scheduleUpdate();
+    return this._inTurn();
+  }
+
+  async _inTurn() {
+    do await nextTurn(); while (!turnNow());
+    super.scheduleUpdate();
   }
 
   willUpdate(changed) {
