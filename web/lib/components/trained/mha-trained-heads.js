@@ -4,8 +4,8 @@ import {
   AblatableModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, SCORE_OF, f2, f3,
 } from './trained-shared.js';
 import { modelIndex, modelChoices, MODEL_INDEX_URL } from '../models.js';
-import { probeHeads, explainHeads } from '../logic/trained-heads.js';
-import { enumAttr, headListAttr, attrError } from '../base/attr-check.js';
+import { probeHeads, explainHeads, fixedCells } from '../logic/trained-heads.js';
+import { enumAttr, headListAttr, intAttr, attrError } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
 import { pickAttr } from './mha-model-view.js';
 import { LatestRun } from '../base/worker-engine.js';
@@ -57,6 +57,10 @@ export const ALL_HEADS_MAX = 16;
  * @attr {string} head - The head drawn within the layer: a 1-based number, or "all" (default). A
  *   `<select>` (part `head`) picks it. A bad `layer` or `head` keeps the last valid pick, shows one
  *   message and fires `mha-error`.
+ * @attr {number} map-size - Every head's map at most this many CSS pixels square whatever the text length
+ *   (fixedCells; 112 px at most in a container under 520 px), the heads of a layer in a grid of equal cards
+ *   (switch, scores and map kept). 48 to 512; absent: fixed cells, maps that grow with the text. A bad
+ *   value keeps the last valid one, with one message and `mha-error`.
  * @attr {boolean} no-picker - Hide the model picker (a select over the shipped models of `index.json`, its
  *   `models` and `gqa` lists, shown when the manifest can be fetched); picking a model sets `model`.
  *
@@ -108,6 +112,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     layer: { converter: { fromAttribute: (v) => v, toAttribute: (v) => (v === null || v === undefined ? null : String(v)) }, reflect: true },
     head: { converter: { fromAttribute: (v) => v, toAttribute: (v) => (v === null || v === undefined ? null : String(v)) }, reflect: true },
     noPicker: { type: Boolean, attribute: 'no-picker' },
+    mapSize: { attribute: 'map-size' },
     result: { state: true },
     textScores: { state: true },
     _choices: { state: true },
@@ -146,6 +151,11 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .pick { display: flex; flex-wrap: wrap; gap: 0.4rem 1.2rem; align-items: center; margin: 0.4rem 0; }
     .grid.one { --mha-cell-size: 12px; }
     .picker select { max-width: 100%; }
+    /* map-size: equal cards, maps of a fixed side whatever the text length (fixedCells sets the cells) */
+    .grid.fixed { --mha-cell-size: var(--_cell-wide); --_card: 13.5rem; }
+    .grid.fixed .layer { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, var(--_card)), 1fr)); gap: 0.6rem; }
+    .grid.fixed .layer-name { grid-column: 1 / -1; }
+    @container (max-width: 520px) { .grid.fixed { --mha-cell-size: var(--_cell-narrow); --_card: 9.5rem; } }
   `];
 
   constructor() {
@@ -156,6 +166,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this.result = null;
     this.textScores = null;
     this.noPicker = false;
+    this.mapSize = null;
+    this._mapSize = null;
     this._choices = null;
     this._abl = [];
     this._scheme = 'viridis';
@@ -199,6 +211,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const g = this._attrs;
     g.begin();
     this._scheme = g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
+    this._mapSize = g.take('map-size', intAttr('map-size', this.mapSize, { dflt: null, min: 48, max: 512, what: 'CSS pixels' }));
     const cfg = this.lm?.config;
     if (cfg) {
       this._abl = g.take('ablate', headListAttr('ablate', this.ablate, { layers: cfg.numLayers, heads: cfg.numHeads, dflt: [] }));
@@ -412,7 +425,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
       ${this._layer === 'all' && c.numLayers * c.numHeads > ALL_HEADS_MAX ? (r ? html`<mha-model-view part="model-view" no-filters
         scheme=${this._scheme} head=${this._head === 'all' ? 'all' : this._head + 1} .result=${r} .reference=${reference}
         .copying=${copying} .textScores=${this.textScores} .off=${off}></mha-model-view>` : nothing) : html`
-      <div class=${heads.length === 1 && layers.length === 1 ? 'grid one' : 'grid'} part="heads">
+      <div class=${heads.length === 1 && layers.length === 1 ? 'grid one' : this._mapSize ? 'grid fixed' : 'grid'} part="heads"
+        style=${this._mapSize && tokens.length ? fixedCells(this._mapSize, tokens.length) : nothing}>
         ${layers.map((l) => html`
           <div class="layer" role="group" aria-label=${`Layer ${l + 1}`}>
             <span class="layer-name" aria-hidden="true">Layer ${l + 1}</span>
