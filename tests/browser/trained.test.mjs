@@ -102,9 +102,20 @@ test('every head of every layer is shown with its measured label; loss, predicti
 
 test('typing updates the heatmaps and the loss; switching off the induction heads raises it and carries over to generation', async () => {
   const { page, errors, context } = await openTrained();
+  // the page's map-size: every map's plot at most that side whatever the text length (fixedCells' cells)
+  const side = Number(await page.evaluate(() => document.querySelector('#explorer').getAttribute('map-size')));
+  const plots = () => page.evaluate(() => [...document.querySelector('#explorer').shadowRoot.querySelectorAll('mha-heatmap')]
+    .map((m) => m.shadowRoot.querySelector('.plot').getBoundingClientRect().width));
+  const cellFor = (T) => Math.max(1, Math.floor((side + 1) / T) - 1);
+  const before = await plots();
+  const T0 = await page.evaluate(() => document.querySelector('#explorer').result.tokens.length);
   const text = 'The quick fox naps. The quick fox naps.';
   await typeText(page, text);
   assert.deepEqual(await page.evaluate(() => document.querySelector('#explorer').shadowRoot.querySelector('mha-heatmap').weights.shape), [text.length, text.length]);
+  const after = await plots();
+  for (const [w, T] of [...before.map((w) => [w, T0]), ...after.map((w) => [w, text.length])]) {
+    assert.ok(Math.abs(w - (T * cellFor(T) + T - 1)) < 0.5 && w <= side, `a map of ${T} tokens is ${w} px (map-size ${side})`);
+  }
   assert.equal(await page.evaluate(() => document.querySelector('#generate').prompt), text, 'the explorer\'s text is the prompt');
   const base = await pageLoss(page);
   assert.ok(Math.abs(base - lm.run(text).loss) < 1e-9);
