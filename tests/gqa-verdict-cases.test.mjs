@@ -5,7 +5,8 @@
 // of order (the figures sort K/V heads and seeds themselves). The expected sentences were checked
 // number by number against the rows (means, gaps, the largest seed spread, multiples, cache ratios
 // 1,536 / 768 / 384 / 192 bytes per token). tests/gqa-verdict.test.mjs covers the shipped manifest's
-// numbers. Mutation testing (StrykerJS) measures gqa-verdict.js with both.
+// numbers. Each gap is also given seed by seed (the twins of one seed saw the same batches), and
+// two seeds end the summary with "suggestive, not a test". Mutation testing (StrykerJS) measures gqa-verdict.js with both.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gqaVerdict, gqaFigures } from '../web/lib/components/logic/gqa-verdict.js';
@@ -33,17 +34,17 @@ const CASES = {
 const EXPECTED = {
   both: [
     "On the whole held-out set, measured at training (mean of seeds 0 and 1, the seeds’ range in brackets; lower is better): 8 K/V heads 2.505 (2.500–2.510), 2 K/V heads 2.543 (2.540–2.546), 1 K/V head 2.602 (2.600–2.604) bits per character.",
-    "Grouped-query attention (2 K/V heads, 4 query heads each) cuts the KV cache 4× (1,536 → 384 bytes per token) and costs 0.038 bits per character more than multi-head attention, 3.8 times the 0.010 bits by which two seeds of one model differ at most, so a cost beyond seed noise.",
-    "Multi-query attention (1 K/V head for all 8 query heads) cuts the KV cache 8× (1,536 → 192 bytes per token) and costs 0.097 bits per character more than multi-head attention, 9.7 times the 0.010 bits by which two seeds of one model differ at most, so a cost beyond seed noise.",
-    "On the whole held-out set, both sharing schemes cost more than seed noise: grouped-query attention 0.038 bits per character (3.8 times the seed spread) for a cache 4× smaller and multi-query attention 0.097 bits per character (9.7 times) for a cache 8× smaller. Multi-query attention costs 2.6 times what grouped-query attention costs.",
+    "Grouped-query attention (2 K/V heads, 4 query heads each) cuts the KV cache 4× (1,536 → 384 bytes per token) and costs 0.038 bits per character more than multi-head attention (seed 0: +0.040, seed 1: +0.036), 3.8 times the 0.010 bits by which two seeds of one model differ at most, so a cost beyond seed noise.",
+    "Multi-query attention (1 K/V head for all 8 query heads) cuts the KV cache 8× (1,536 → 192 bytes per token) and costs 0.097 bits per character more than multi-head attention (seed 0: +0.100, seed 1: +0.094), 9.7 times the 0.010 bits by which two seeds of one model differ at most, so a cost beyond seed noise.",
+    "On the whole held-out set, both sharing schemes cost more than seed noise: grouped-query attention 0.038 bits per character (3.8 times the seed spread) for a cache 4× smaller and multi-query attention 0.097 bits per character (9.7 times) for a cache 8× smaller. Multi-query attention costs 2.6 times what grouped-query attention costs. With 2 seeds per model, this is suggestive, not a test.",
     "On this page’s text, the 8 held-out passages stored in the files (768 characters) scored here (mean of seeds 0 and 1): 2.702, 2.720, 2.800 bits per character for 8, 2, 1 K/V heads, a difference from multi-head attention of +0.018 with 2 K/V heads and +0.098 with 1 K/V head. On these characters two seeds of one model differ by up to 0.004 bits (40 % of the whole set’s 0.010), so those differences are 4.6 times and 24 times the seed spread here; the judgement above is made on the whole set.",
   ],
   mixed: [
     "On the whole held-out set, measured at training (mean of seeds 0 and 1, the seeds’ range in brackets; lower is better): 8 K/V heads 2.505 (2.500–2.510), 4 K/V heads 2.505 (2.500–2.510), 2 K/V heads 2.473 (2.470–2.476), 1 K/V head 2.532 (2.530–2.534) bits per character.",
-    "Grouped-query attention (4 K/V heads, 2 query heads each) cuts the KV cache 2× (1,536 → 768 bytes per token) and scores the same as multi-head attention, within the 0.010 bits by which two seeds of one model differ at most: no cost this experiment can tell from seed noise.",
-    "Grouped-query attention (2 K/V heads, 4 query heads each) cuts the KV cache 4× (1,536 → 384 bytes per token) and scores 0.032 bits per character better than multi-head attention, 3.2 times the 0.010 bits by which two seeds of one model differ at most: here sharing K and V did better.",
-    "Multi-query attention (1 K/V head for all 8 query heads) cuts the KV cache 8× (1,536 → 192 bytes per token) and costs 0.027 bits per character more than multi-head attention, 2.7 times the 0.010 bits by which two seeds of one model differ at most, so a cost beyond seed noise.",
-    "On the whole held-out set, multi-query attention cost more than seed noise: multi-query attention 0.027 bits per character (2.7 times the seed spread) for a cache 8× smaller. Grouped-query attention with 4 K/V heads and Grouped-query attention with 2 K/V heads stayed within seed noise.",
+    "Grouped-query attention (4 K/V heads, 2 query heads each) cuts the KV cache 2× (1,536 → 768 bytes per token) and scores the same as multi-head attention (seed 0: +0.000, seed 1: +0.000), within the 0.010 bits by which two seeds of one model differ at most: no cost this experiment can tell from seed noise.",
+    "Grouped-query attention (2 K/V heads, 4 query heads each) cuts the KV cache 4× (1,536 → 384 bytes per token) and scores 0.032 bits per character better than multi-head attention (seed 0: −0.030, seed 1: −0.034), 3.2 times the 0.010 bits by which two seeds of one model differ at most: here sharing K and V did better.",
+    "Multi-query attention (1 K/V head for all 8 query heads) cuts the KV cache 8× (1,536 → 192 bytes per token) and costs 0.027 bits per character more than multi-head attention (seed 0: +0.030, seed 1: +0.024), 2.7 times the 0.010 bits by which two seeds of one model differ at most, so a cost beyond seed noise.",
+    "On the whole held-out set, multi-query attention cost more than seed noise: multi-query attention 0.027 bits per character (2.7 times the seed spread) for a cache 8× smaller. Grouped-query attention with 4 K/V heads and Grouped-query attention with 2 K/V heads stayed within seed noise. With 2 seeds per model, this is suggestive, not a test.",
     "On this page’s text, the 5 held-out passages stored here (1,234 characters) scored here (mean of seeds 0 and 1): 2.725, 2.695, 2.810 bits per character for 8, 2, 1 K/V heads, a difference from multi-head attention of −0.030 with 2 K/V heads and +0.085 with 1 K/V head. On these characters two seeds of one model differ by up to 0.050 bits (5.0 times the whole set’s 0.010), so those differences are 0.6 times and 1.7 times the seed spread here; the judgement above is made on the whole set.",
   ],
   oneSeed: [
@@ -53,14 +54,14 @@ const EXPECTED = {
   ],
   pageOnly: [
     "On the 8 held-out passages stored in the files (768 characters), measured here (mean of seeds 0 and 1, the seeds’ range in brackets; lower is better): 8 K/V heads 2.705 (2.700–2.710), 2 K/V heads 2.755 (2.750–2.760) bits per character.",
-    "Grouped-query attention (2 K/V heads, 4 query heads each) cuts the KV cache 4× (1,536 → 384 bytes per token) and costs 0.050 bits per character more than multi-head attention, 4.8 times the 0.010 bits by which two seeds of one model differ at most, so a cost beyond seed noise.",
-    "On these passages, grouped-query attention cost more than seed noise: grouped-query attention 0.050 bits per character (4.8 times the seed spread) for a cache 4× smaller.",
+    "Grouped-query attention (2 K/V heads, 4 query heads each) cuts the KV cache 4× (1,536 → 384 bytes per token) and costs 0.050 bits per character more than multi-head attention (seed 0: +0.050, seed 1: +0.050), 4.8 times the 0.010 bits by which two seeds of one model differ at most, so a cost beyond seed noise.",
+    "On these passages, grouped-query attention cost more than seed noise: grouped-query attention 0.050 bits per character (4.8 times the seed spread) for a cache 4× smaller. With 2 seeds per model, this is suggestive, not a test.",
   ],
   oneFree: [
     "On the whole held-out set, measured at training (mean of seeds 0 and 1, the seeds’ range in brackets; lower is better): 8 K/V heads 2.505 (2.500–2.510), 2 K/V heads 2.530 (2.530–2.531), 1 K/V head 2.506 (2.505–2.508) bits per character.",
-    "Grouped-query attention (2 K/V heads, 4 query heads each) cuts the KV cache 4× (1,536 → 384 bytes per token) and costs 0.026 bits per character more than multi-head attention, 2.6 times the 0.010 bits by which two seeds of one model differ at most, so a cost beyond seed noise.",
-    "Multi-query attention (1 K/V head for all 8 query heads) cuts the KV cache 8× (1,536 → 192 bytes per token) and costs 0.002 bits per character more than multi-head attention, within the 0.010 bits by which two seeds of one model differ at most: no cost this experiment can tell from seed noise.",
-    "On the whole held-out set, grouped-query attention cost more than seed noise: grouped-query attention 0.026 bits per character (2.6 times the seed spread) for a cache 4× smaller. Multi-query attention stayed within seed noise.",
+    "Grouped-query attention (2 K/V heads, 4 query heads each) cuts the KV cache 4× (1,536 → 384 bytes per token) and costs 0.026 bits per character more than multi-head attention (seed 0: +0.030, seed 1: +0.021), 2.6 times the 0.010 bits by which two seeds of one model differ at most, so a cost beyond seed noise.",
+    "Multi-query attention (1 K/V head for all 8 query heads) cuts the KV cache 8× (1,536 → 192 bytes per token) and costs 0.002 bits per character more than multi-head attention (seed 0: +0.005, seed 1: −0.002), within the 0.010 bits by which two seeds of one model differ at most: no cost this experiment can tell from seed noise.",
+    "On the whole held-out set, grouped-query attention cost more than seed noise: grouped-query attention 0.026 bits per character (2.6 times the seed spread) for a cache 4× smaller. Multi-query attention stayed within seed noise. With 2 seeds per model, this is suggestive, not a test.",
     "On this page’s text, the 8 held-out passages stored in the files (768 characters) scored here (seed 0 only): 2.700, 2.800 bits per character for 8, 1 K/V heads, a difference from multi-head attention of +0.100 with 1 K/V head. Scored on one seed, these passages do not show how much two seeds differ; the judgement above is made on the whole set.",
   ],
   single: [
@@ -87,7 +88,8 @@ test('gqaFigures: K/V heads descending, seeds ascending, no spread unless every 
   assert.equal(f.h, 8);
   assert.equal(f.both, false);
   assert.equal(f.spread, null);
-  assert.deepEqual(f.by.get(2), { mean: 2.6, lo: 2.6, hi: 2.6, n: 1, perToken: 384 });
+  assert.deepEqual(f.by.get(2), { mean: 2.6, lo: 2.6, hi: 2.6, n: 1, perToken: 384, bySeed: new Map([[0, 2.6]]) });
+  assert.deepEqual([...f.by.get(8).bySeed].sort((a, b) => a[0] - b[0]), [[0, 2.5], [1, 2.51]]);
   const g = gqaFigures(rows({ 8: [2.5, 2.51], 2: [2.6, 2.62] }), 'heldoutBpc');
   assert.equal(g.both, true);
   assert.ok(Math.abs(g.spread - 0.02) < 1e-12);

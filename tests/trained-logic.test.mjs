@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createMHA, MHAError } from '../web/lib/src/index.js';
 import {
-  progressText, parseAblate, formatAblate, showToken, showChar, unitOf, modelInput, heldoutLoss, baseName,
+  progressText, parseAblate, formatAblate, showToken, showChar, unitOf, modelInput, heldoutLoss, baseName, aboutModel,
 } from '../web/lib/components/logic/trained-text.js';
 import { kvName, pickTwins, storedProbes, twinRow } from '../web/lib/components/logic/gqa-twins.js';
 import { findRepeat, surprisalBits, parseAblateStrict, measureSurprisal, copyPart } from '../web/lib/components/logic/surprisal.js';
-import { probeHeads, explainHeads } from '../web/lib/components/logic/trained-heads.js';
+import { probeHeads, explainHeads, fixedCells, NARROW_MAP } from '../web/lib/components/logic/trained-heads.js';
 import { scoreText } from '../web/lib/src/lm/heads.js';
 
 const MODELS = new URL('../web/lib/models/', import.meta.url);
@@ -147,4 +147,35 @@ test('copiesSentence: the ratio is the quotient of the two numbers it prints', a
   }
   assert.match(copiesSentence(2, 2.5, 'character'), /no easier the second time/);
   assert.match(copiesSentence(2, 0.001, 'character'), /Second copy: 0\.00 bits per character — under 0\.005 bits/);
+});
+
+test('fixedCells: the largest whole cell whose map (T cells and T − 1 gaps of 1 px) fits the side, at least 1 px, narrow at most NARROW_MAP', () => {
+  const parse = (str) => Object.fromEntries(str.split('; ').map((kv) => kv.split(': ')).map(([k, v]) => [k, Number(v.replace('px', ''))]));
+  for (const side of [48, 112, 176, 512]) {
+    for (let T = 1; T <= 128; T++) {
+      const c = parse(fixedCells(side, T));
+      for (const [key, s] of [['--_cell-wide', side], ['--_cell-narrow', Math.min(side, NARROW_MAP)]]) {
+        const cell = c[key];
+        assert.ok(Number.isInteger(cell) && cell >= 1, `${side}/${T}: ${cell}`);
+        const px = (k) => T * k + T - 1;
+        // fits, and one more pixel a cell would not (unless the 1 px floor already overflows)
+        if (px(1) <= s) assert.ok(px(cell) <= s && px(cell + 1) > s, `${key} ${side}/${T}: ${cell}`);
+        else assert.equal(cell, 1);
+      }
+    }
+  }
+  assert.equal(fixedCells(176, 49), '--_cell-wide: 2px; --_cell-narrow: 1px');
+});
+
+test('aboutModel: the line above the heads, from the grouped-query twin\'s config and training record', async () => {
+  const lm = await load('gqa-kv2-s0.safetensors');
+  try {
+    assert.equal(aboutModel(lm.config, lm.training),
+      'This model: 2 layers, h = 8 heads of d_k = 12 sharing 2 K/V heads (grouped-query attention), d_model = 96, rotary positions (RoPE), ' +
+      'a context of 96 characters. Trained for 6,000 steps (20 minutes on 1 CPU thread) on Debian package fortunes text; ' +
+      `${lm.training.curriculum}. Held-out loss: 2.59 bits per character.`);
+    // a folder without a training record: its shape only, in tokens
+    assert.equal(aboutModel({ family: 'gpt2', numLayers: 12, numHeads: 12, dK: 64, dModel: 768, context: 1024, vocabSize: 50257, tokenizer: 'bpe' }, null),
+      'This model, GPT-2 (Hugging Face folder): 12 layers, h = 12 heads of d_k = 64, d_model = 768, a byte-pair vocabulary of 50,257 tokens, a context of 1024 tokens.');
+  } finally { lm.dispose(); }
 });

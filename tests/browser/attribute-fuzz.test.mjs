@@ -76,7 +76,7 @@ const ELEMENTS = [
   { tag: 'mha-cross-attention', attrs: { heads: 'int', 'd-model': 'int', seed: 'int', scheme: 'enum' } },
   { tag: 'mha-heatmap', attrs: { scale: 'enum', scheme: 'enum', digits: 'int' } },
   { tag: 'mha-heads', attrs: { scale: 'enum', scheme: 'enum', expanded: 'int' } },
-  { tag: 'mha-trained-heads', trained: true, attrs: { ablate: 'heads', scheme: 'enum', loading: 'enum' } },
+  { tag: 'mha-trained-heads', trained: true, attrs: { ablate: 'heads', scheme: 'enum', 'map-size': 'int', loading: 'enum' } },
   { tag: 'mha-induction', trained: true, attrs: { scheme: 'enum', loading: 'enum' } },
   { tag: 'mha-composition', trained: true, attrs: { scheme: 'enum', loading: 'enum' } },
   { tag: 'mha-ov-circuit', trained: true, ready: 'rows', attrs: { scheme: 'enum', loading: 'enum' } },

@@ -21,12 +21,21 @@ async function lessonHeight(viewport) {
     els.forEach((e, i) => { e.dataset.heightIndex = String(i); });
     return els.length;
   });
+  // last to first, each scrolled to until it has drawn: an element above that loads meanwhile can push
+  // the one waited for out of the loading margin again (the browser keeps the anchor in view), so it
+  // is scrolled to once more, as a reader would
   for (let i = n - 1; i >= 0; i--) {
-    await page.locator(`[data-height-index="${i}"]`).scrollIntoViewIfNeeded();
-    await page.waitForFunction((i) => {
-      const el = document.querySelector(`[data-height-index="${i}"]`);
-      return el.shadowRoot && !el.shadowRoot.querySelector('[part="placeholder"]');
-    }, i, { timeout: 90_000 });
+    const el = page.locator(`[data-height-index="${i}"]`);
+    const drawn = () => page.waitForFunction((i) => {
+      const e = document.querySelector(`[data-height-index="${i}"]`);
+      return e.shadowRoot && !e.shadowRoot.querySelector('[part="placeholder"]');
+    }, i, { timeout: 5_000 }).then(() => true, () => false);
+    const until = Date.now() + 90_000;
+    for (;;) {
+      await el.scrollIntoViewIfNeeded();
+      if (await drawn()) break;
+      if (Date.now() > until) throw new Error(`element ${i} (${await el.evaluate((e) => `${e.localName}#${e.id}`)}) not drawn in 90 s`);
+    }
   }
   // the composition experiment's results drawn too (it shows them after the reader's prediction)
   await page.evaluate(() => { const el = document.querySelector('#composition'); if (el) { el.revealed = true; return el.updateComplete; } });
@@ -40,7 +49,7 @@ async function lessonHeight(viewport) {
 /** The heights the lesson should reach (px), by viewport width. */
 const TARGET = { 1280: 18_000, 390: 36_000 };
 /** The heights it is held to today (px), by viewport width. */
-const LIMIT = { 1280: 37_900, 390: 68_550 };
+const LIMIT = { 1280: 32_300, 390: 58_500 };
 
 for (const width of [1280, 390]) {
   const limit = LIMIT[width];

@@ -47,15 +47,16 @@ export function storedProbes(lm) {
 /**
  * One twin's row: its manifest entry, K/V and query heads, its KV cache's bytes per token (as
  * given, from the KV-bytes formula of its config) and with one K/V head per query head, and its
- * mean loss on the passages (bits per character, heldoutLoss).
+ * mean loss on the passages (bits per character, heldoutLoss), and the size of the whole held-out set
+ * it was measured on at training (`heldoutChars`, characters, from its training record; null if absent).
  * @param {object} entry the manifest's entry
  * @param {object} lm the loaded CharModel
  * @param {string[]} probes the passages
  * @param {{perToken: number, fullPerToken: number}} kv the cache's bytes per token for its config
- * @returns {object} `{...entry, kvHeads, numHeads, live, perToken, fullPerToken}`
+ * @returns {object} `{...entry, kvHeads, numHeads, live, perToken, fullPerToken, heldoutChars}`
  */
 export function twinRow(entry, lm, probes, kv) {
   const c = lm.config;
   return { ...entry, kvHeads: c.kvHeads ?? c.numHeads, numHeads: c.numHeads, live: heldoutLoss(lm, probes),
-    perToken: kv.perToken, fullPerToken: kv.fullPerToken };
+    perToken: kv.perToken, fullPerToken: kv.fullPerToken, heldoutChars: lm.training?.heldout_chars ?? null };
 }

@@ -8,6 +8,34 @@ const int = (v) => Number(v).toLocaleString('en-US');
 /** "1.5 times", "14 times": one decimal under 10. */
 const times = (m) => `${m < 9.95 ? m.toFixed(1) : Math.round(m)} times`;
 const ratioText = (r) => (Number.isInteger(r) ? `${r}` : r.toFixed(1));
+/** A signed gap in bits: "+0.023", "−0.004". */
+const signed = (d) => `${d >= 0 ? '+' : '−'}${f3(Math.abs(d))}`;
+
+/**
+ * Seeds per model from which a gap could be tested (a spread estimated from fewer is too rough to
+ * set a threshold with). Below it the sentences call a verdict suggestive, not a test.
+ */
+export const TEST_SEEDS = 5;
+
+/**
+ * The caveat of a comparison on few seeds, or '' from TEST_SEEDS on.
+ * @param {number} n seeds per model (the fewest any model has)
+ * @returns {string} a sentence, or ''
+ */
+export function seedCaveat(n) {
+  if (n >= TEST_SEEDS) return '';
+  return `With ${n === 1 ? 'one seed' : `${n} seeds`} per model, this is suggestive, not a test.`;
+}
+
+/**
+ * The held-out set's size in characters, when every row that carries one agrees (else null).
+ * @param {Array<{heldoutChars?: number|null}>} rows
+ * @returns {number|null}
+ */
+export function heldoutSize(rows) {
+  const sizes = [...new Set(rows.map((r) => r.heldoutChars).filter((v) => Number.isFinite(v)))];
+  return sizes.length === 1 ? sizes[0] : null;
+}
 
 /**
  * One figure of the twins (`heldoutBpc`: the whole held-out set, measured at training, as the
@@ -19,7 +47,7 @@ const ratioText = (r) => (Number.isInteger(r) ? `${r}` : r.toFixed(1));
  * @param {Array<{kvHeads: number, numHeads: number, seed: number, perToken: number}>} rows one per model
  * @param {'heldoutBpc'|'live'} key the figure, bits per character (rows without a finite value are left out)
  * @returns {{gs: number[], h: number, seeds: number[], both: boolean, by: Map<number, {mean: number, lo: number,
- *   hi: number, n: number, perToken: number}>, spread: number|null}} gs in descending order (gs[0]: the
+ *   hi: number, n: number, perToken: number, bySeed: Map<number, number>}>, spread: number|null}} gs in descending order (gs[0]: the
  *   multi-head reference); `both` when every variant has every seed (≥ 2); spread null unless `both`
  */
 export function gqaFigures(rows, key) {
@@ -29,7 +57,8 @@ export function gqaFigures(rows, key) {
   const by = new Map(gs.map((g) => {
     const of = have.filter((r) => r.kvHeads === g);
     const v = of.map((r) => r[key]);
-    return [g, { mean: mean(v), lo: Math.min(...v), hi: Math.max(...v), n: v.length, perToken: of[0].perToken }];
+    return [g, { mean: mean(v), lo: Math.min(...v), hi: Math.max(...v), n: v.length, perToken: of[0].perToken,
+      bySeed: new Map(of.map((r) => [r.seed, r[key]])) }];
   }));
   const both = seeds.length > 1 && gs.every((g) => by.get(g).n === seeds.length);
   const spread = both ? Math.max(...gs.map((g) => by.get(g).hi - by.get(g).lo)) : null;
@@ -48,8 +77,14 @@ function judge(fig, g) {
   const it = fig.by.get(g);
   const d = it.mean - ref.mean;
   const multiple = fig.spread ? Math.abs(d) / fig.spread : fig.spread === 0 ? Infinity : null;
-  return { g, d, multiple, cost: fig.spread !== null && d > fig.spread, ratio: ref.perToken / it.perToken };
+  // the gap seed by seed: twins of one seed saw the same training batches (the seed draws the data too)
+  const paired = [...it.bySeed.keys()].filter((s) => ref.bySeed.has(s)).sort((a, b) => a - b)
+    .map((s) => [s, it.bySeed.get(s) - ref.bySeed.get(s)]);
+  return { g, d, multiple, cost: fig.spread !== null && d > fig.spread, ratio: ref.perToken / it.perToken, paired };
 }
+
+/** " (seed 0: +0.015, seed 1: +0.032)": a gap seed by seed, when two or more seeds pair up. */
+const pairedText = (j) => (j.paired.length > 1 ? ` (${j.paired.map(([s, d]) => `seed ${s}: ${signed(d)}`).join(', ')})` : '');
 
 const variantName = (g, h) => (g === 1 ? `Multi-query attention (1 K/V head for all ${h} query heads)`
   : `Grouped-query attention (${g} K/V heads, ${h / g} query heads each)`);
@@ -57,10 +92,12 @@ const variantName = (g, h) => (g === 1 ? `Multi-query attention (1 K/V head for 
 /**
  * The sentences that say what sharing keys and values cost in the grouped-query twins, made from
  * the numbers:
- * 1. the whole held-out set (`heldoutBpc`, every seed in the manifest): each variant's mean and seed
- *    interval; then, for each variant with fewer K/V heads, how many times smaller its KV cache is,
- *    the gap to multi-head attention and that gap as a multiple of the seed spread (called a cost
- *    only beyond the spread); then one summary line comparing the variants;
+ * 1. the whole held-out set (`heldoutBpc`, every seed in the manifest; its size in characters when the
+ *    rows carry `heldoutChars`): each variant's mean and seed interval; then, for each variant with
+ *    fewer K/V heads, how many times smaller its KV cache is, the gap to multi-head attention with
+ *    the gap of each seed (twins of one seed saw the same batches) and the gap as a multiple of the
+ *    seed spread (called a cost only beyond the spread); then one summary line comparing the
+ *    variants, ending, below TEST_SEEDS seeds per model, with "suggestive, not a test";
  * 2. this page's text (`live`: the passages scored in the page, `chars` characters), stated as the
  *    smaller sample it is: its means, gaps and seed spread, and how that spread compares with the
  *    whole set's.
@@ -68,7 +105,8 @@ const variantName = (g, h) => (g === 1 ? `Multi-query attention (1 K/V head for 
  * alone, the same way. With one seed of a figure, only the gaps are stated: the seed noise is unknown.
  * With fewer than two variants on either figure, one sentence says there is nothing to compare.
  * @param {Array<{kvHeads: number, numHeads: number, seed: number, perToken: number, heldoutBpc?: number,
- *   live?: number|null}>} rows every model of the manifest's `gqa` list (`live` where scored in the page)
+ *   live?: number|null, heldoutChars?: number|null}>} rows every model of the manifest's `gqa` list (`live`
+ *   where scored in the page; `heldoutChars`: the held-out set's characters, from the model's training record)
  * @param {number} passages passages scored in the page
  * @param {number} chars their characters
  * @param {string} [where] where the passages are stored ("in the files")
@@ -85,7 +123,8 @@ export function gqaVerdict(rows, passages, chars, where = 'in the files') {
   const kv = (g) => `${g} K/V head${g > 1 ? 's' : ''}`;
   const seedsText = (fig) => (fig.seeds.length > 1 ? `mean of seeds ${fig.seeds.join(' and ')}` : `seed ${fig.seeds[0]}`);
   const interval = (fig, g) => (fig.by.get(g).n > 1 ? ` (${f3(fig.by.get(g).lo)}–${f3(fig.by.get(g).hi)})` : '');
-  const scope = onWhole ? 'On the whole held-out set, measured at training'
+  const size = heldoutSize(rows);
+  const scope = onWhole ? `On the whole held-out set${size ? ` (${int(size)} characters)` : ''}, measured at training`
     : `On the ${passages} held-out passages stored ${where} (${int(chars)} characters), measured here`;
   out.push(`${scope} (${seedsText(main)}${main.seeds.length > 1 ? ', the seeds’ range in brackets' : ''}; lower is better): ` +
     main.gs.map((g) => `${kv(g)} ${f3(main.by.get(g).mean)}${interval(main, g)}`).join(', ') + ' bits per character.');
@@ -104,9 +143,12 @@ export function gqaVerdict(rows, passages, chars, where = 'in the files') {
     } else {
       judged = `${times(j.multiple)} the ${f3(main.spread)} bits by which two seeds of one model differ at most: here sharing K and V did better.`;
     }
-    out.push(`${variantName(j.g, h)} ${cache} and ${diff}, ${judged}`);
+    out.push(`${variantName(j.g, h)} ${cache} and ${diff}${pairedText(j)}, ${judged}`);
   }
-  if (main.spread !== null) out.push(summary(js, main, onWhole));
+  if (main.spread !== null) {
+    const caveat = seedCaveat(Math.min(...main.gs.map((g) => main.by.get(g).n)));
+    out.push(`${summary(js, main, onWhole)}${caveat ? ` ${caveat}` : ''}`);
+  }
   if (onWhole) {
     const p = pageSentence(page, whole, passages, chars, where);
     if (p) out.push(p);

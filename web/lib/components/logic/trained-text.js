@@ -215,3 +215,30 @@ export function runSteps(steps) {
 export async function awaitSteps(steps) {
   for (let s = steps.next(); ; s = steps.next(await s.value)) if (s.done) return s.value;
 }
+
+/**
+ * The line that describes a loaded model above its heads: its shape (layers, h, d_k, grouped-query
+ * K/V heads, d_model, rotary positions, the vocabulary of a byte-pair model, the context) and, where
+ * the file records its training, the steps, time, corpus and curriculum and the held-out loss.
+ * @param {object} c the model's config (`lm.config`)
+ * @param {object|null} [training] the file's training record (`lm.training`), if any
+ * @returns {string}
+ */
+export function aboutModel(c, training) {
+  const tr = training ?? {};
+  // grouped-query K/V heads and rotary positions, where a file has them (the twins, stories260K)
+  const kv = c.kvHeads && c.kvHeads < c.numHeads ? ` sharing ${c.kvHeads} K/V head${c.kvHeads > 1 ? 's' : ''} (grouped-query attention)` : '';
+  const rope = c.positions === 'rope' ? ', rotary positions (RoPE)' : '';
+  const family = c.family === 'gpt2' ? 'GPT-2 (Hugging Face folder)' : c.family === 'llama' ? 'Llama (Hugging Face folder)' : '';
+  const vocab = unitOf(c) === 'token' ? `, a byte-pair vocabulary of ${c.vocabSize.toLocaleString('en-US')} tokens` : '';
+  const parts = [`This model${family ? `, ${family}` : ''}: ${c.numLayers} layers, h = ${c.numHeads} heads of d_k = ${c.dK}${kv}, d_model = ${c.dModel}${rope}${vocab}, ` +
+    `a context of ${c.context} ${unitOf(c)}s.`];
+  if (tr.steps) {
+    // the file records the threads it trained on (1 or 2); older files do not: then no count
+    const on = tr.threads ? ` on ${tr.threads} CPU thread${tr.threads > 1 ? 's' : ''}` : ' on a CPU';
+    parts.push(`Trained for ${tr.steps.toLocaleString('en-US')} steps${tr.seconds ? ` (${Math.round(tr.seconds / 60)} minutes${on})` : ''}` +
+      `${tr.corpus ? ` on ${String(tr.corpus).split(' (')[0]} text` : ''}${tr.curriculum ? `; ${tr.curriculum}` : ''}.`);
+  }
+  if (typeof tr.heldout_bpc === 'number') parts.push(`Held-out loss: ${f2(tr.heldout_bpc)} bits per character.`);
+  return parts.join(' ');
+}

@@ -230,9 +230,10 @@ export class MhaGqaTwins extends LitElement {
    * Every twin of the manifest as the verdict judges it: its whole-held-out-set loss as index.json
    * records it (`heldoutBpc`, every seed, whether loaded here or not), its loss on the page's
    * passages where scored here (`live`, else null) and its KV-cache bytes per token from the loaded
-   * config of a model with as many K/V heads (empty before the models are scored).
+   * config of a model with as many K/V heads, and the held-out set's size from a loaded model's training
+   * record (`heldoutChars`; empty before the models are scored).
    * @returns {Array<{file: string, kvHeads: number, numHeads: number, seed: number, heldoutBpc: number|null,
-   *   live: number|null, perToken: number}>}
+   *   live: number|null, perToken: number, heldoutChars: number|null}>}
    */
   get verdictRows() {
     if (!this.rows) return [];
@@ -243,7 +244,8 @@ export class MhaGqaTwins extends LitElement {
       const like = r ?? shape.get(m.kvHeads);
       if (!like) return [];
       return [{ file: m.file, kvHeads: like.kvHeads, numHeads: like.numHeads, seed: m.seed,
-        heldoutBpc: typeof m.heldoutBpc === 'number' ? m.heldoutBpc : null, live: r ? r.live : null, perToken: like.perToken }];
+        heldoutBpc: typeof m.heldoutBpc === 'number' ? m.heldoutBpc : null, live: r ? r.live : null, perToken: like.perToken,
+        heldoutChars: like.heldoutChars ?? null }];
     });
   }
 

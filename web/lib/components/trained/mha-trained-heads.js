@@ -4,8 +4,9 @@ import {
   AblatableModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, SCORE_OF, f2, f3,
 } from './trained-shared.js';
 import { modelIndex, modelChoices, MODEL_INDEX_URL } from '../models.js';
-import { probeHeads, explainHeads } from '../logic/trained-heads.js';
-import { enumAttr, headListAttr, attrError } from '../base/attr-check.js';
+import { probeHeads, explainHeads, fixedCells } from '../logic/trained-heads.js';
+import { aboutModel } from '../logic/trained-text.js';
+import { enumAttr, headListAttr, intAttr, attrError } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
 import { pickAttr } from './mha-model-view.js';
 import { LatestRun } from '../base/worker-engine.js';
@@ -57,6 +58,10 @@ export const ALL_HEADS_MAX = 16;
  * @attr {string} head - The head drawn within the layer: a 1-based number, or "all" (default). A
  *   `<select>` (part `head`) picks it. A bad `layer` or `head` keeps the last valid pick, shows one
  *   message and fires `mha-error`.
+ * @attr {number} map-size - Every head's map at most this many CSS pixels square whatever the text length
+ *   (fixedCells; 112 px at most in a container under 520 px), the heads of a layer in a grid of equal cards
+ *   (switch, scores and map kept). 48 to 512; absent: fixed cells, maps that grow with the text. A bad
+ *   value keeps the last valid one, with one message and `mha-error`.
  * @attr {boolean} no-picker - Hide the model picker (a select over the shipped models of `index.json`, its
  *   `models` and `gqa` lists, shown when the manifest can be fetched); picking a model sets `model`.
  *
@@ -108,6 +113,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     layer: { converter: { fromAttribute: (v) => v, toAttribute: (v) => (v === null || v === undefined ? null : String(v)) }, reflect: true },
     head: { converter: { fromAttribute: (v) => v, toAttribute: (v) => (v === null || v === undefined ? null : String(v)) }, reflect: true },
     noPicker: { type: Boolean, attribute: 'no-picker' },
+    mapSize: { attribute: 'map-size' },
     result: { state: true },
     textScores: { state: true },
     _choices: { state: true },
@@ -146,6 +152,11 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .pick { display: flex; flex-wrap: wrap; gap: 0.4rem 1.2rem; align-items: center; margin: 0.4rem 0; }
     .grid.one { --mha-cell-size: 12px; }
     .picker select { max-width: 100%; }
+    /* map-size: equal cards, maps of a fixed side whatever the text length (fixedCells sets the cells) */
+    .grid.fixed { --mha-cell-size: var(--_cell-wide); --_card: 13.5rem; }
+    .grid.fixed .layer { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, var(--_card)), 1fr)); gap: 0.6rem; }
+    .grid.fixed .layer-name { grid-column: 1 / -1; }
+    @container (max-width: 520px) { .grid.fixed { --mha-cell-size: var(--_cell-narrow); --_card: 9.5rem; } }
   `];
 
   constructor() {
@@ -156,6 +167,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this.result = null;
     this.textScores = null;
     this.noPicker = false;
+    this.mapSize = null;
+    this._mapSize = null;
     this._choices = null;
     this._abl = [];
     this._scheme = 'viridis';
@@ -203,6 +216,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const g = this._attrs;
     g.begin();
     this._scheme = g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
+    this._mapSize = g.take('map-size', intAttr('map-size', this.mapSize, { dflt: null, min: 48, max: 512, what: 'CSS pixels' }));
     const cfg = this.lm?.config;
     if (cfg) {
       this._abl = g.take('ablate', headListAttr('ablate', this.ablate, { layers: cfg.numLayers, heads: cfg.numHeads, dflt: [] }));
@@ -339,27 +353,6 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this._changed();
   }
 
-  _about() {
-    const lm = this.lm;
-    const c = lm.config;
-    const tr = lm.training ?? {};
-    // grouped-query K/V heads and rotary positions, where a file has them (the twins, stories260K)
-    const kv = c.kvHeads && c.kvHeads < c.numHeads ? ` sharing ${c.kvHeads} K/V head${c.kvHeads > 1 ? 's' : ''} (grouped-query attention)` : '';
-    const rope = c.positions === 'rope' ? ', rotary positions (RoPE)' : '';
-    const family = c.family === 'gpt2' ? 'GPT-2 (Hugging Face folder)' : c.family === 'llama' ? 'Llama (Hugging Face folder)' : '';
-    const vocab = unitOf(c) === 'token' ? `, a byte-pair vocabulary of ${c.vocabSize.toLocaleString('en-US')} tokens` : '';
-    const parts = [`This model${family ? `, ${family}` : ''}: ${c.numLayers} layers, h = ${c.numHeads} heads of d_k = ${c.dK}${kv}, d_model = ${c.dModel}${rope}${vocab}, ` +
-      `a context of ${c.context} ${unitOf(c)}s.`];
-    if (tr.steps) {
-      // the file records the threads it trained on (1 or 2); older files do not: then no count
-      const on = tr.threads ? ` on ${tr.threads} CPU thread${tr.threads > 1 ? 's' : ''}` : ' on a CPU';
-      parts.push(`Trained for ${tr.steps.toLocaleString('en-US')} steps${tr.seconds ? ` (${Math.round(tr.seconds / 60)} minutes${on})` : ''}` +
-        `${tr.corpus ? ` on ${String(tr.corpus).split(' (')[0]} text` : ''}${tr.curriculum ? `; ${tr.curriculum}` : ''}.`);
-    }
-    if (typeof tr.heldout_bpc === 'number') parts.push(`Held-out loss: ${f2(tr.heldout_bpc)} bits per character.`);
-    return parts.join(' ');
-  }
-
   renderView() {
     // one template around the picker whatever follows it: the <select> stays the same node while the
     // model it chose loads, and keeps focus (a reader going through the models with the arrow keys)
@@ -386,7 +379,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const heads = this._head === 'all' ? Array.from({ length: c.numHeads }, (_, j) => j) : [this._head];
     const noTok = c.tokenizer === 'none';
     return html`
-      <p class="hint" part="about">${this._about()}</p>
+      <p class="hint" part="about">${aboutModel(this.lm.config, this.lm.training)}</p>
       <div class="controls">
         <label for="text">${noTok ? `Token ids the model reads (this folder has no tokenizer: ids 0–${c.vocabSize - 1}, separated by spaces)`
           : `Text the model reads (one query row per ${unit}${unit === 'token' ? `; the first ${c.context} tokens are read` : ''})`}</label>
@@ -418,7 +411,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
       ${this._layer === 'all' && c.numLayers * c.numHeads > ALL_HEADS_MAX ? (r ? html`<mha-model-view part="model-view" no-filters
         scheme=${this._scheme} head=${this._head === 'all' ? 'all' : this._head + 1} .result=${r} .reference=${reference}
         .copying=${copying} .textScores=${this.textScores} .off=${off}></mha-model-view>` : nothing) : html`
-      <div class=${heads.length === 1 && layers.length === 1 ? 'grid one' : 'grid'} part="heads">
+      <div class=${heads.length === 1 && layers.length === 1 ? 'grid one' : this._mapSize ? 'grid fixed' : 'grid'} part="heads"
+        style=${this._mapSize && tokens.length ? fixedCells(this._mapSize, tokens.length) : nothing}>
         ${layers.map((l) => html`
           <div class="layer" role="group" aria-label=${`Layer ${l + 1}`}>
             <span class="layer-name" aria-hidden="true">Layer ${l + 1}</span>

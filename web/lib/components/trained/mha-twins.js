@@ -1,69 +1,21 @@
 import { html, css, nothing } from 'lit';
 import { Task, initialState } from '@lit/task';
 import { STALE } from './model-element.js';
-import { TrainedModelElement, trainedStyles, f3, mean, range, heldoutLoss, heldoutLossAsync, downloadSizes } from './trained-shared.js';
+import { TrainedModelElement, trainedStyles, f3, heldoutLoss, heldoutLossAsync, downloadSizes } from './trained-shared.js';
+import { twinsVerdict } from '../logic/twins-verdict.js';
 import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
 import { scrollCueStyles } from '../base/scroll-cue.js';
 import { Announcer } from '../base/announce.js';
 
-export { heldoutLoss };
-
-/**
- * How h = lo and h = hi compare on one figure of the rows (`live`: the page's passages; `heldoutBpc`:
- * the whole held-out set at training): the mean of each over its seeds, the gap (h = lo minus h = hi,
- * positive when more heads are better) and the largest difference between two seeds of one model.
- * @param {Array<object>} rows
- * @param {number} lo
- * @param {number} hi
- * @param {'live'|'heldoutBpc'} key
- */
-function compare(rows, lo, hi, key) {
-  const by = (h) => rows.filter((m) => m.numHeads === h).map((m) => m[key]);
-  const one = by(lo);
-  const many = by(hi);
-  return { one: mean(one), many: mean(many), gap: mean(one) - mean(many), spread: Math.max(range(one), range(many)),
-    seeds: one.length === many.length ? `${one.length} seeds each` : `${one.length} and ${many.length} seeds` };
-}
-
-/** The judgement of one comparison: a gap smaller than the seed spread is called noise. */
-function judge({ gap, spread }, hi) {
-  return gap > spread
-    ? `${hi} heads are better by ${f3(gap)} bits, more than the ${f3(spread)} bits that separate two seeds of the same model.`
-    : gap > 0
-      ? `${hi} heads are better by ${f3(gap)} bits, but two seeds of one model differ by up to ${f3(spread)}, so this gap is within the noise.`
-      : `${hi} heads are not better here (${f3(-gap)} bits worse); seeds differ by up to ${f3(spread)}.`;
-}
-
-/**
- * The sentences that compare the mean loss of the h = 1 and h = 4 models, honest about seeds:
- * a gap smaller than the spread between two seeds of one model is called noise. First on the
- * passages scored in the page; then, when every row has it, on the whole held-out set as measured
- * at training (`heldoutBpc` of the manifest), which has far more characters and so less noise.
- * @param {Array<{numHeads: number, live: number, heldoutBpc?: number}>} rows
- * @param {number} passages how many texts were scored, and `chars` their characters
- * @param {number} chars
- * @returns {string}
- */
-export function twinsVerdict(rows, passages, chars) {
-  const hs = [...new Set(rows.map((r) => r.numHeads))].sort((a, b) => a - b);
-  if (hs.length < 2) return `Only models with h = ${hs.join(', ')} are listed: nothing to compare.`;
-  const [lo, hi] = [hs[0], hs[hs.length - 1]];
-  const page = compare(rows, lo, hi, 'live');
-  let text = `On these ${passages} held-out passages (${chars} characters), h = ${lo} scores ${f3(page.one)} and h = ${hi} ` +
-    `scores ${f3(page.many)} bits per character (mean of ${page.seeds}): ${judge(page, hi)}`;
-  if (rows.every((m) => typeof m.heldoutBpc === 'number')) {
-    const whole = compare(rows, lo, hi, 'heldoutBpc');
-    text += ` On the whole held-out set, measured at training: h = ${lo} ${f3(whole.one)}, h = ${hi} ${f3(whole.many)}; ` +
-      judge(whole, hi);
-  }
-  return text;
-}
+export { heldoutLoss, twinsVerdict };
 
 /**
  * `<mha-twins>` — one head or several: the shipped twins (the same architecture, data, steps and
  * parameter count, h = 1 against h = 4, two seeds each) scored by the engine, live, on the
  * held-out passages stored in the model file, beside the loss each had on the whole held-out set
- * at training. The verdict sentence is computed, and says when a gap is within seed noise.
+ * at training. The verdict sentence is computed (twinsVerdict, logic/twins-verdict.js): it states
+ * the held-out set's size, each gap seed by seed, says when a gap is within seed noise, and calls a
+ * comparison on fewer than five seeds per model suggestive, not a test.
  *
  * @element mha-twins
  *
@@ -190,7 +142,7 @@ export class MhaTwins extends TrainedModelElement {
       </div>
       <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
-      <p class="verdict" part="verdict">${rows ? twinsVerdict(rows, this._probes.length, chars) : ''}</p>
+      <p class="verdict" part="verdict">${rows ? twinsVerdict(rows, this._probes.length, chars, this.lm?.training?.heldout_chars ?? null) : ''}</p>
       ${this._announcer.view()}`;
   }
 }
