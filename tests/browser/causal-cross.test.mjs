@@ -132,6 +132,10 @@ test('<mha-causal-mask> under the CSP: the engine’s weights and scores, the tr
   await el.locator('[part="head-button"][data-head="1"]').click();
   close((await tableValues(page, 'weights')).map((r) => r.map(Number)), ref.w[1], 'head 2 shown weights');
   assert.match(await el.locator('[part="explain"]').textContent(), /In head 2, with the mask/);
+  // the sentences are not a live region; the change says their first line, once, when it settles
+  assert.equal(await el.locator('[part="explain"]').getAttribute('aria-live'), null);
+  await page.waitForFunction(() => /^In head 2, with the mask, token 1 \(“the”\) can only attend to itself: weight 1\.00\.\u200b?$/
+    .test(document.querySelector('mha-causal-mask').shadowRoot.querySelector('[part="announcement"]').textContent), null, { timeout: 5_000 });
 
   // attributes: another text and size run through the engine
   await page.evaluate(() => { const e = document.querySelector('mha-causal-mask'); e.setAttribute('text', 'a b c d'); e.setAttribute('d-model', '12'); e.setAttribute('heads', '3'); });
@@ -221,6 +225,9 @@ test('<mha-cross-attention> under the CSP: Tq × Tk weights equal the JS API’s
   assert.match(explain, /“le” → “the”: 0\.50 \+ 0\.50 split equally over the 2 copies/);
   assert.match(await el.evaluate((e) => e.shadowRoot.textContent), /hand-set to align meanings, not trained/);
   assert.equal(await el.locator('[part="unknown"]').count(), 0);
+  // the sentences are not a live region, and the first result is read with the page, not announced
+  assert.equal(await el.locator('[part="explain"]').getAttribute('aria-live'), null);
+  assert.equal(await el.locator('[part="announcement"]').textContent(), '');
   await page.screenshot({ path: path.join(ARTIFACTS, 'cross-attention.png'), fullPage: true });
 
   // the author's sentences: unknown words are named, the map is Tq × Tk for any lengths

@@ -6,6 +6,7 @@ import { pickLayerAttrs, settleConfig, taskHandlers, errorsView } from './demo-l
 import '../views/mha-heads.js';
 import { ScrollCue } from '../base/scroll-cue.js';
 import { radioKeys } from '../base/choice.js';
+import { Announcer } from '../base/announce.js';
 
 /** Default sentence of `<mha-causal-mask>` (6 tokens). */
 export const CAUSAL_DEFAULT_TEXT = 'the cat sat on the mat';
@@ -180,6 +181,8 @@ export class MhaCausalMask extends LitElement {
     this.result = null;
     this.error = null;
     this._head = 0;
+    // the sentences are read in place; a change of mask or head says their first line once it settles
+    this._announcer = new Announcer(this);
     this._attrErrors = [];
     this._cfg = null;
     this._cfgKey = '';
@@ -224,7 +227,16 @@ export class MhaCausalMask extends LitElement {
   /** Switch the causal mask on or off (as the toggle button does) and re-run the engine. */
   toggle() {
     this.causal = !this.causal;
+    this._announceFirst();
     this.dispatchEvent(new CustomEvent('change', { detail: { causal: this.causal }, bubbles: true, composed: true }));
+  }
+
+  /** Announces the first sentence about the head shown, once the input has settled. */
+  _announceFirst() {
+    this._announcer.say(() => {
+      const r = this.result;
+      return r ? causalSentences(r.heads3[this._head], r.tokens, r.causal, this._head)[0] ?? '' : '';
+    });
   }
 
   _table(kind, caption, label, r, cell, extra = null) {
@@ -264,13 +276,14 @@ export class MhaCausalMask extends LitElement {
         ${r && r.heads > 1 ? html`<span class="lbl" id="hl">tables show</span>
           <span role="radiogroup" aria-labelledby="hl" @keydown=${radioKeys}>${Array.from({ length: r.heads }, (_, i) => html`<button type="button"
             part="head-button" data-head=${i} role="radio" aria-checked=${i === this._head ? 'true' : 'false'} tabindex=${i === this._head ? 0 : -1}
-            @click=${() => { this._head = i; }}>head ${i + 1}</button>`)}</span>` : nothing}
+            @click=${() => { this._head = i; this._announceFirst(); }}>head ${i + 1}</button>`)}</span>` : nothing}
       </div>
       ${errorsView(this, r)}
+      ${this._announcer.view()}
       ${r ? html`
         <mha-heads part="heads" .weights=${r.weights} .tokens=${r.tokens} .dK=${r.dK} scheme=${this._scheme ?? 'viridis'}></mha-heads>
         ${this._details(r)}
-        <div class="explain" part="explain" aria-live="polite">${causalSentences(r.heads3[this._head], r.tokens, r.causal, this._head).map((s) => html`<p>${s}</p>`)}</div>
+        <div class="explain" part="explain">${causalSentences(r.heads3[this._head], r.tokens, r.causal, this._head).map((s) => html`<p>${s}</p>`)}</div>
         <p class="note">One self-attention layer, d<sub>model</sub> = ${r.dModel}, h = ${r.heads}, d<sub>k</sub> = ${r.dK}, computed by the wasm engine with <code>causal: ${r.causal}</code>.
           X and the weights are seeded random (seed ${r.seed}), not trained: the pattern inside the triangle is arbitrary, the triangle is the mask.</p>`
         : this._attrErrors.length || this.error ? nothing : html`<p class="loading">Loading the engine…</p>`}`;

@@ -6,6 +6,7 @@ import { pickLayerAttrs, settleConfig, taskHandlers, errorsView } from './demo-l
 import { shapeText } from '../views/mha-passport.js';
 import '../views/mha-heads.js';
 import { ScrollCue } from '../base/scroll-cue.js';
+import { Announcer } from '../base/announce.js';
 
 /** Default source (encoder) sentence of `<mha-cross-attention>`. */
 export const CROSS_DEFAULT_SOURCE = 'the cat sat on the mat';
@@ -236,6 +237,8 @@ export class MhaCrossAttention extends LitElement {
   constructor() {
     super();
     new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
+    this._announcer = new Announcer(this);
+    this._shown = false;   // the first result is read with the page, not announced
     this.source = undefined;
     this.target = undefined;
     this.headsAttr = undefined;
@@ -269,7 +272,11 @@ export class MhaCrossAttention extends LitElement {
           layer.dispose();
         }
       },
-      ...taskHandlers(this),
+      // the sentences are read in place; a new result (new tokens) says head 1's first line once it settles
+      ...taskHandlers(this, (r) => {
+        if (this._shown) this._announcer.say(() => `Head 1: ${crossSentences(r.heads3[0], r.target, r.source)[0] ?? ''}`);
+        this._shown = true;
+      }),
     });
   }
 
@@ -311,10 +318,11 @@ export class MhaCrossAttention extends LitElement {
         a word and its translation share a "meaning" dimension, and head 1 compares only those dimensions.
         ${r && r.heads > 1 ? 'The other heads keep seeded random weights, for contrast.' : nothing}</p>
       ${errorsView(this, r)}
+      ${this._announcer.view()}
       ${r ? html`
         <mha-heads part="heads" .weights=${r.weights} .tokens=${r.target} .keyTokens=${r.source} .dK=${r.dK} .headNames=${names} scheme=${this._scheme ?? 'viridis'}></mha-heads>
         <p class="note">Rows: target (decoder) tokens, the queries. Columns: source (encoder) tokens, the keys and values. ${r.target.length} × ${r.source.length}: not square, and no mask.</p>
-        <div class="explain" part="explain" aria-live="polite">
+        <div class="explain" part="explain">
           <p>Head 1, where each target word looks:</p>
           <ul>${crossSentences(r.heads3[0], r.target, r.source).map((s) => html`<li>${s}</li>`)}</ul>
           ${r.unknown.length ? html`<p part="unknown">No meaning in the lexicon for ${r.unknown.map(q).join(', ')}: ${r.unknown.length > 1 ? 'they get' : 'it gets'} a seeded random vector, so head 1 has nothing to align.</p>` : nothing}
