@@ -16,6 +16,18 @@ const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
 export { explainHeads, pickAttr, modelChoices };
 
 /**
+ * The side of a map's cells (CSS custom properties of the heads' grid) for `T` tokens, so that a map is
+ * about 200 px wide (150 px in a narrow element) whatever the text's length: a cell and its 1 px gap
+ * make one pitch; at least 2 px, at most 16 px.
+ * @param {number} T tokens (rows and columns of a map)
+ * @returns {string} `--_cell-wide: …px; --_cell-narrow: …px`
+ */
+export function cellSides(T) {
+  const side = (px) => Math.min(16, Math.max(2, Math.floor(px / Math.max(1, T)) - 1));
+  return `--_cell-wide: ${side(200)}px; --_cell-narrow: ${side(150)}px`;
+}
+
+/**
  * Models with at most this many heads in all (layers × heads) show every head's map at once by
  * default; bigger ones (stories260K's 5 × 8, GPT-2's 12 × 12) show one layer, picked with a select,
  * and "all" of them as thumbnails (`<mha-model-view>`).
@@ -91,10 +103,11 @@ export const ALL_HEADS_MAX = 16;
  * @csspart copying - A head's copying score (copyingScores) and what its two tests say (`data-verdict`:
  *   induction, attends-only, copies-only, neither).
  * @csspart heatmap - A head's `<mha-heatmap>`.
- * @csspart explanation - The computed explanation under the heads.
+ * @csspart explanation - The computed explanation under the heads (its summary, then a disclosure of one line per head).
  * @csspart error - The error message.
  *
- * @cssprop --mha-cell-size - Side of a heatmap cell (default 8px here).
+ * @cssprop --mha-cell-size - Side of a heatmap cell (default: picked from the text's length, so that a map is about
+ *   200 px wide, 150 px in an element narrower than 520 px).
  * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-field-border, --mha-muted, --mha-mono - Theme.
  */
 export class MhaTrainedHeads extends AblatableModelElement {
@@ -124,11 +137,14 @@ export class MhaTrainedHeads extends AblatableModelElement {
       margin: 0.2em 0; font-variant-numeric: tabular-nums; }
     .next li { white-space: nowrap; max-width: 100%; overflow: hidden; text-overflow: ellipsis; }
     .next code { background: var(--_surface); padding: 0 0.3em; border-radius: 4px; font-family: var(--_mono); }
-    .grid { display: flex; flex-direction: column; gap: 1rem; --mha-cell-size: 8px; }
-    @container (max-width: 520px) { .grid { --mha-cell-size: 6px; } }
-    .layer { display: flex; flex-wrap: wrap; gap: 0.8rem; align-items: flex-start; }
-    .layer-name { flex-basis: 100%; font-weight: 700; margin: 0.2rem 0 0; }
-    .head { position: relative; border: 1px solid var(--_border); border-radius: 8px; padding: 0.4rem; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
+    /* every map is about the same size whatever the text's length: the element picks the cells' side
+       from the number of tokens (--_cell-wide, --_cell-narrow: a plot of about 200 px, 150 px under 520 px) */
+    .grid { display: flex; flex-direction: column; gap: 0.6rem; --mha-cell-size: var(--_cell-wide, 8px); }
+    @container (max-width: 520px) { .grid { --mha-cell-size: var(--_cell-narrow, 6px); } }
+    .layer { display: grid; grid-template-columns: repeat(auto-fill, minmax(13.5rem, 1fr)); gap: 0.5rem; align-items: start; }
+    @container (max-width: 520px) { .layer { grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); } }
+    .layer-name { grid-column: 1 / -1; font-weight: 700; margin: 0.2rem 0 0; }
+    .head { position: relative; border: 1px solid var(--_border); border-radius: 8px; padding: 0.3rem; overflow-x: auto; max-width: 100%; min-width: 0; box-sizing: border-box; }
     .head.off { border-style: dashed; }
     /* a switched-off head: its map in grey (the text keeps its full contrast), its switch struck through */
     .head.off mha-heatmap { filter: grayscale(1); }
@@ -137,8 +153,15 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .name { font-weight: 600; }
     .badge { padding: 0 0.4em; border-radius: 999px; background: var(--_bg); border: 1px solid var(--_border); }
     .badge.t-induction, .badge.t-previous-token { border-color: var(--_accent); font-weight: 600; }
-    .scores { margin: 0.25rem 0; font-size: 0.8rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
-    .copying { margin: 0.25rem 0; font-size: 0.8rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
+    .scores { margin: 0.15rem 0; font-size: 0.75rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
+    .copying { margin: 0.15rem 0; font-size: 0.75rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
+    details.how, details.lines { margin: 0.4rem 0; }
+    .how-row { display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 1rem; margin: 0.4rem 0; }
+    .how-row details.how { margin: 0; }
+    .how-row details.how[open] { flex-basis: 100%; }
+    details.how > summary, details.lines > summary { cursor: pointer; }
+    details.how > summary { color: var(--_muted); font-size: 0.9em; }
+    .how p { margin: 0.3rem 0; }
     .copying.v-induction { color: var(--_fg); font-weight: 600; }
     .explanation ul { padding-left: 1.2em; margin: 0.3em 0; }
     .explanation li { margin: 0.15em 0; }
@@ -400,19 +423,20 @@ export class MhaTrainedHeads extends AblatableModelElement {
         pattern on the text above (${TYPE_THRESHOLD} or more of its attention on one kind of position), else "broad" or "mixed";
         the copying score is not computed for it.
         <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></p>`}
-      ${!reference ? nothing : html`<p class="hint">Each head carries the type measured on held-out probes stored with the model: its strongest
+      ${!reference ? nothing : html`<div class="how-row"><details class="how"><summary>How each head is labelled, and what its copying score measures</summary>
+        <p class="hint">Each head carries the type measured on held-out probes stored with the model: its strongest
         pattern when that score reaches ${TYPE_THRESHOLD}, else "broad" when its attention is spread out (normalised
         entropy ≥ ${BROAD_THRESHOLD}), else "mixed". Beside it, the same score measured on the text above. That label
         says only where a head looks. Its copying score (Olsson et al. 2022) asks what its output does: let the head attend
         to one character alone, and see whether that same character's logit comes out highest; the score is the share of
         the ${c.vocabSize} characters for which it does (chance: 1 in ${c.vocabSize}). A head is called an induction head
-        only when its attention is labelled induction and its copying score reaches ${COPYING_THRESHOLD}.
-        <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></p>`}
+        only when its attention is labelled induction and its copying score reaches ${COPYING_THRESHOLD}.</p></details>
+        <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></div>`}
       ${this._layerPicker(c)}
       ${this._layer === 'all' && c.numLayers * c.numHeads > ALL_HEADS_MAX ? (r ? html`<mha-model-view part="model-view" no-filters
         scheme=${this._scheme} head=${this._head === 'all' ? 'all' : this._head + 1} .result=${r} .reference=${reference}
         .copying=${copying} .textScores=${this.textScores} .off=${off}></mha-model-view>` : nothing) : html`
-      <div class=${heads.length === 1 && layers.length === 1 ? 'grid one' : 'grid'} part="heads">
+      <div class=${heads.length === 1 && layers.length === 1 ? 'grid one' : 'grid'} part="heads" style=${cellSides(tokens.length || c.context)}>
         ${layers.map((l) => html`
           <div class="layer" role="group" aria-label=${`Layer ${l + 1}`}>
             <span class="layer-name" aria-hidden="true">Layer ${l + 1}</span>
@@ -420,8 +444,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
           </div>`)}
       </div>`}
       ${explained ? html`<div class="explanation" part="explanation">
-        <p>${explained.summary}</p>
-        <ul>${explained.lines.map((t) => html`<li>${t}</li>`)}</ul>
+        <details class="lines"><summary>${explained.summary}</summary>
+        <ul>${explained.lines.map((t) => html`<li>${t}</li>`)}</ul></details>
       </div>` : nothing}`;
   }
 
