@@ -106,8 +106,7 @@ export class MhaStepper extends LitElement {
   static styles = [baseStyles, matrixStyles, css`
     :host { display: block; max-width: 100%; min-width: 0; container-type: inline-size; }
     /* wide: both heads' weights beside the final output */
-    .blocks { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0 1.5rem; align-items: start; }
-    @container (min-width: 760px) { .blocks { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); } }
+    @container (min-width: 760px) { .blocks { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 0 1.5rem; align-items: start; } }
     .block { min-width: 0; }
     .x-editor { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: flex-end; margin: 0.8rem 0; }
     .x-editor .scroll { flex: 0 1 auto; }
