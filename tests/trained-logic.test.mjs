@@ -12,7 +12,7 @@ import {
 } from '../web/lib/components/logic/trained-text.js';
 import { kvName, pickTwins, storedProbes, twinRow } from '../web/lib/components/logic/gqa-twins.js';
 import { findRepeat, surprisalBits, parseAblateStrict, measureSurprisal, copyPart } from '../web/lib/components/logic/surprisal.js';
-import { probeHeads, explainHeads } from '../web/lib/components/logic/trained-heads.js';
+import { probeHeads, explainHeads, cellSides } from '../web/lib/components/logic/trained-heads.js';
 import { scoreText } from '../web/lib/src/lm/heads.js';
 
 const MODELS = new URL('../web/lib/models/', import.meta.url);
@@ -147,4 +147,20 @@ test('copiesSentence: the ratio is the quotient of the two numbers it prints', a
   }
   assert.match(copiesSentence(2, 2.5, 'character'), /no easier the second time/);
   assert.match(copiesSentence(2, 0.001, 'character'), /Second copy: 0\.00 bits per character — under 0\.005 bits/);
+});
+
+test('cellSides: the explorer\'s maps stay about 200 px (150 px narrow) whatever the number of tokens', () => {
+  const read = (T) => Object.fromEntries(cellSides(T).split(';').map((p) => p.split(':').map((x) => x.trim()))
+    .map(([k, v]) => [k, Number(v.replace('px', ''))]));
+  assert.deepEqual(read(47), { '--_cell-wide': 3, '--_cell-narrow': 2 });   // 47 · 4 − 1 = 187 px; 47 · 3 − 1 = 140 px
+  assert.deepEqual(read(5), { '--_cell-wide': 16, '--_cell-narrow': 16 });  // a short text: cells capped at 16 px
+  assert.deepEqual(read(96), { '--_cell-wide': 2, '--_cell-narrow': 2 });   // the context: cells at their 2 px floor
+  // a plot is T cells and T − 1 gaps of 1 px: within the target, and one more pixel a cell would pass it
+  for (const [key, px] of [['--_cell-wide', 200], ['--_cell-narrow', 150]]) {
+    for (let T = 1; T <= 96; T++) {
+      const c = read(T)[key];
+      if (c > 2) assert.ok(T * (c + 1) - 1 <= px, `${key} T = ${T}: ${T * (c + 1) - 1} px`);
+      if (c > 2 && c < 16) assert.ok(T * (c + 2) - 1 > px, `${key} T = ${T}: a cell of ${c + 1} px would still fit`);
+    }
+  }
 });

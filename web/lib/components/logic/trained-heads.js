@@ -117,3 +117,14 @@ export function explainHeads(reference, onText, copying = null, off = []) {
   return { summary, lines, matches, labelled };
 }
 
+/**
+ * The side of a map's cells (CSS custom properties of the heads' grid) for `T` tokens, so that a map is
+ * about 200 px wide (150 px in a narrow element) whatever the text's length: a cell and its 1 px gap
+ * make one pitch; at least 2 px, at most 16 px.
+ * @param {number} T tokens (rows and columns of a map)
+ * @returns {string} `--_cell-wide: …px; --_cell-narrow: …px`
+ */
+export function cellSides(T) {
+  const side = (px) => Math.min(16, Math.max(2, Math.floor(px / Math.max(1, T)) - 1));
+  return `--_cell-wide: ${side(200)}px; --_cell-narrow: ${side(150)}px`;
+}

@@ -4,7 +4,7 @@ import {
   AblatableModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, SCORE_OF, f2, f3,
 } from './trained-shared.js';
 import { modelIndex, modelChoices, MODEL_INDEX_URL } from '../models.js';
-import { probeHeads, explainHeads } from '../logic/trained-heads.js';
+import { probeHeads, explainHeads, cellSides } from '../logic/trained-heads.js';
 import { enumAttr, headListAttr, attrError } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
 import { pickAttr } from './mha-model-view.js';
@@ -13,19 +13,7 @@ import '../views/mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
 
-export { explainHeads, pickAttr, modelChoices };
-
-/**
- * The side of a map's cells (CSS custom properties of the heads' grid) for `T` tokens, so that a map is
- * about 200 px wide (150 px in a narrow element) whatever the text's length: a cell and its 1 px gap
- * make one pitch; at least 2 px, at most 16 px.
- * @param {number} T tokens (rows and columns of a map)
- * @returns {string} `--_cell-wide: …px; --_cell-narrow: …px`
- */
-export function cellSides(T) {
-  const side = (px) => Math.min(16, Math.max(2, Math.floor(px / Math.max(1, T)) - 1));
-  return `--_cell-wide: ${side(200)}px; --_cell-narrow: ${side(150)}px`;
-}
+export { explainHeads, pickAttr, modelChoices, cellSides };
 
 /**
  * Models with at most this many heads in all (layers × heads) show every head's map at once by
