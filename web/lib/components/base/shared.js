@@ -157,13 +157,13 @@ export function defaultTokens(T) {
 /** The labelled controls of a calculator element (KV calculator, cost ledger): one flowing row of
  * labels, each a caption above its select or number field. */
 export const formStyles = css`
-  form { display: flex; flex-wrap: wrap; gap: 0.6rem 1.2rem; margin: 0.7rem 0; font-size: 0.92rem; }
+  form { display: flex; flex-wrap: wrap; gap: 0.6rem 1rem; margin: 0.7rem 0; font-size: 0.92rem; }
   label { display: flex; flex-direction: column; gap: 0.2em; color: var(--_muted); }
   select, input {
     font: inherit; color: var(--_fg); background: var(--_bg); border: 1px solid var(--_field-border);
     border-radius: var(--_radius); padding: 0.25em 0.4em; max-width: 100%;
   }
-  input { width: 8em; }
+  input { width: 6.5em; }
   input[aria-invalid='true'] { outline: 2px solid var(--_error); }
 `;
 

@@ -147,13 +147,16 @@ export class MhaCausalMask extends LitElement {
     }
     .controls { display: flex; flex-wrap: wrap; align-items: center; gap: 0.4rem; margin-bottom: 0.8rem; }
     .controls .lbl { color: var(--_muted); font-size: 0.9em; margin-left: 0.6rem; }
-    .tables { display: flex; flex-wrap: wrap; gap: 0.5rem 1.2rem; margin-top: 1rem; }
+    /* the heads' maps, then the mask, scores and weights tables, side by side as the width allows */
+    .tables { display: flex; flex-wrap: wrap; gap: 0.8rem 1.2rem; align-items: flex-start; }
+    .tables mha-heads { flex: 0 1 auto; min-width: 0; max-width: 100%; }
+    mha-heads::part(scale-note) { contain: inline-size; }   /* the maps set the width; the scale's note wraps to it */
     .scroll {
       overflow-x: auto; max-width: 100%; padding-bottom: 0.3rem;
     }
     table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 0.82rem; }
     .tbl { min-width: 0; max-width: 100%; }
-    .cap { font-weight: 600; font-size: 0.82rem; margin: 0 0 0.25em; max-width: 36em; }
+    .cap { font-weight: 600; font-size: 0.82rem; margin: 0 0 0.25em; max-width: 36em; contain: inline-size; }   /* wraps to its table's width */
     th { font-weight: 500; color: var(--_muted); padding: 0.15em 0.4em; white-space: nowrap; font-size: 0.78rem; }
     th[scope='row'] { text-align: right; color: var(--_fg); }
     td { border: 1px solid var(--_border); padding: 0.2em 0.45em; text-align: right; min-width: 2.6em; }
@@ -251,11 +254,11 @@ export class MhaCausalMask extends LitElement {
       </table></div></div>`;
   }
 
-  _details(r) {
+  _details(r, lead = nothing) {
     const k = this._head;
     const masked = (i, j) => r.causal && j > i;
     const S = r.scores[k], W = r.heads3[k];
-    return html`<div class="tables">
+    return html`<div class="tables">${lead}
       ${this._table('mask', `Mask in use (${r.causal ? 'causal: key j > query i is masked' : 'none: every key allowed'})`, 'mask', r, (i, j) => (masked(i, j)
         ? html`<td class="masked" data-r=${i} data-c=${j} data-masked="true"><span aria-hidden="true">✕</span><span class="sr-only">masked</span></td>`
         : html`<td class="ok" data-r=${i} data-c=${j} data-masked="false"><span aria-hidden="true">✓</span><span class="sr-only">allowed</span></td>`))}
@@ -281,8 +284,7 @@ export class MhaCausalMask extends LitElement {
       ${errorsView(this, r)}
       ${this._announcer.view()}
       ${r ? html`
-        <mha-heads part="heads" .weights=${r.weights} .tokens=${r.tokens} .dK=${r.dK} scheme=${this._scheme ?? 'viridis'}></mha-heads>
-        ${this._details(r)}
+        ${this._details(r, html`<mha-heads part="heads" .weights=${r.weights} .tokens=${r.tokens} .dK=${r.dK} scheme=${this._scheme ?? 'viridis'}></mha-heads>`)}
         <div class="explain" part="explain">${causalSentences(r.heads3[this._head], r.tokens, r.causal, this._head).map((s) => html`<p>${s}</p>`)}</div>
         <p class="note">One self-attention layer, d<sub>model</sub> = ${r.dModel}, h = ${r.heads}, d<sub>k</sub> = ${r.dK}, computed by the wasm engine with <code>causal: ${r.causal}</code>.
           X and the weights are seeded random (seed ${r.seed}), not trained: the pattern inside the triangle is arbitrary, the triangle is the mask.</p>`

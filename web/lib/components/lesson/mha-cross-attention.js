@@ -228,6 +228,13 @@ export class MhaCrossAttention extends LitElement {
     td.how { color: var(--_muted); font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); font-size: 0.92em; }
     td.shape { white-space: nowrap; font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); }
     .explain { margin: 0.8rem 0 0; padding: 0.5em 0.9em; background: var(--_surface); border-radius: var(--_radius); }
+    /* wide: the maps beside where head 1's target words look */
+    :host { container-type: inline-size; }
+    .side { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0 1.2rem; align-items: start; }
+    .maps { min-width: 0; }
+    .maps .note { contain: inline-size; }   /* the column is as wide as the maps; the note wraps to it */
+    mha-heads::part(scale-note) { contain: inline-size; }   /* the maps set the width; the scale's note wraps to it */
+    @container (min-width: 760px) { .side { grid-template-columns: max-content minmax(0, 1fr); } .side .explain { margin-top: 0; } }
     .explain p, .explain li { margin: 0.2em 0; }
     .explain ul { margin: 0.2em 0; padding-left: 1.2em; }
     .note { font-size: 0.88em; color: var(--_muted); margin: 0.6rem 0 0; }
@@ -320,14 +327,15 @@ export class MhaCrossAttention extends LitElement {
       ${errorsView(this, r)}
       ${this._announcer.view()}
       ${r ? html`
-        <mha-heads part="heads" .weights=${r.weights} .tokens=${r.target} .keyTokens=${r.source} .dK=${r.dK} .headNames=${names} scheme=${this._scheme ?? 'viridis'}></mha-heads>
-        <p class="note">Rows: target (decoder) tokens, the queries. Columns: source (encoder) tokens, the keys and values. ${r.target.length} × ${r.source.length}: not square, and no mask.</p>
+        <div class="side">
+        <div class="maps"><mha-heads part="heads" .weights=${r.weights} .tokens=${r.target} .keyTokens=${r.source} .dK=${r.dK} .headNames=${names} scheme=${this._scheme ?? 'viridis'}></mha-heads>
+        <p class="note">Rows: target (decoder) tokens, the queries. Columns: source (encoder) tokens, the keys and values. ${r.target.length} × ${r.source.length}: not square, and no mask.</p></div>
         <div class="explain" part="explain">
           <p>Head 1, where each target word looks:</p>
           <ul>${crossSentences(r.heads3[0], r.target, r.source).map((s) => html`<li>${s}</li>`)}</ul>
           ${r.unknown.length ? html`<p part="unknown">No meaning in the lexicon for ${r.unknown.map(q).join(', ')}: ${r.unknown.length > 1 ? 'they get' : 'it gets'} a seeded random vector, so head 1 has nothing to align.</p>` : nothing}
           ${r.dropped.length ? html`<p part="unknown">Only d<sub>k</sub> = ${r.dK} meanings fit in head 1; no dimension for ${r.dropped.map(q).join(', ')} (raise d-model or lower heads).</p>` : nothing}
-        </div>
+        </div></div>
         ${this._shapes(r)}
         <p class="note">In an encoder–decoder Transformer, this is the decoder's cross-attention: its queries come from the decoder's tokens,
           its keys and values from the encoder's outputs over the source, and no mask is needed because the whole source is known.

@@ -237,19 +237,21 @@ export class MhaLayerMap extends LitElement {
 
   _glyph(t, d) {
     const { h, g, T } = d;
+    // glyphs small enough that a row of stages stays short
+    const z = (v) => Math.round(v * 0.7);
     switch (t.name) {
       case 'x': case 'ln1': case 'attn': case 'resid': case 'ln2': case 'mlp': case 'y':
-        return block(76, 26, { lines: T });
+        return block(z(76), z(26), { lines: T });
       case 'wq': case 'wk': case 'wv':
-        return html`<span part="slices" data-slices=${t.n}>${block(64, 56, { n: t.n, colors: t.name === 'wq' ? undefined : (i) => headColor(i * (h / g), h), head: t.name === 'wq' ? undefined : (i) => i * (h / g) })}</span>`;
-      case 'q': return deck(h, 30, 30);
-      case 'k': case 'v': return deck(g, 30, 30, (i) => headColor(i * (h / g), h), (i) => i * (h / g));
-      case 'heads': return deck(h, 26, 30);
-      case 'concat': return block(80, 26, { n: h, lines: T });
-      case 'wo': return html`<span part="slices" data-slices=${h}>${block(56, 64, { n: h, dir: 'rows' })}</span>`;
-      case 'w1': return block(96, 28);
-      case 'hidden': return block(110, 26, { lines: T });
-      case 'w2': return block(28, 96);
+        return html`<span part="slices" data-slices=${t.n}>${block(z(64), z(56), { n: t.n, colors: t.name === 'wq' ? undefined : (i) => headColor(i * (h / g), h), head: t.name === 'wq' ? undefined : (i) => i * (h / g) })}</span>`;
+      case 'q': return deck(h, z(30), z(30));
+      case 'k': case 'v': return deck(g, z(30), z(30), (i) => headColor(i * (h / g), h), (i) => i * (h / g));
+      case 'heads': return deck(h, z(26), z(30));
+      case 'concat': return block(z(80), z(26), { n: h, lines: T });
+      case 'wo': return html`<span part="slices" data-slices=${h}>${block(z(56), z(64), { n: h, dir: 'rows' })}</span>`;
+      case 'w1': return block(z(96), z(28));
+      case 'hidden': return block(z(110), z(26), { lines: T });
+      case 'w2': return block(z(28), z(72));
       default: return nothing;
     }
   }
@@ -295,11 +297,12 @@ export class MhaLayerMap extends LitElement {
     </section>`;
   }
 
-  /** The buttons of one row, then the detail panel if the selected tensor is in it. */
-  _row(names, byName, d, cls = 'row') {
+  /** One stage: `lead` (the step's arrow and label) and the buttons of its tensors, then the detail panel
+   * if the selected tensor is among them (when the panel is not beside the map). */
+  _row(names, byName, d, lead = nothing) {
     const ts = names.map((n) => byName.get(n));
     const sel = ts.find((t) => t.name === this._lastSelected);
-    return html`<div class=${cls}>${ts.map((t) => this._button(t, this._glyph(t, d), t.row === 'scores' || t.row === 'weights' ? 'maps' : ''))}</div>${this._detail(sel)}`;
+    return html`<div class="step">${lead}<div class="row">${ts.map((t) => this._button(t, this._glyph(t, d), t.row === 'scores' || t.row === 'weights' ? 'maps' : ''))}</div></div>${this._detail(sel)}`;
   }
 
   /** One `<p part="error" role="alert">` per bad attribute (`data-attr`), or the engine's refusal. */
@@ -320,11 +323,12 @@ export class MhaLayerMap extends LitElement {
     const h = byName.get('q').n, g = byName.get('k').n;
     const T = cfg.seqLen;
     const d = { h, g, T };
-    const mapsBtn = (name, size) => {
+    const mapsBtn = (name, size, lead) => {
       const t = byName.get(name);
-      return html`<div class="row">${this._button(t, this._maps(t, T, causal, size, name), 'maps')}</div>${this._detail(t.name === this._lastSelected ? t : null)}`;
+      return html`<div class="step">${lead}<div class="row">${this._button(t, this._maps(t, T, causal, size, name), 'maps')}</div></div>${this._detail(t.name === this._lastSelected ? t : null)}`;
     };
-    const op = (text) => html`<div class="op"><span class="arrow" aria-hidden="true">↓</span>${text}</div>`;
+    // the stages flow left to right in rows that wrap (the block stays short), each step's label under a →
+    const op = (text) => html`<div class="op"><span class="arrow" aria-hidden="true">→</span>${text}</div>`;
     const colours = Math.min(h, 10);
     const sel = this._lastSelected ? byName.get(this._lastSelected) : null;
     const hint = html`<p class="hint">Select a tensor (click, or Tab to it and press Enter) to see its shape, formula and a PyTorch line.</p>`;
@@ -338,41 +342,30 @@ export class MhaLayerMap extends LitElement {
         <span><svg class="sw" width=${colours * 9} height="12" aria-hidden="true">${[...Array(colours).keys()].map((i) => svg`<rect x=${i * 9} width="8" height="12" fill=${headColor(i, h)}></rect>`)}</svg> one colour per head${h > colours ? ` (${colours} of ${h} shown)` : ''}</span>
         <span><span class="dash">[dashed]</span> shape derived, not in the engine’s passport</span>
         ${causal ? html`<span><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" class="mask"></rect></svg> masked (future keys)</span>` : nothing}
-        <span>select a tensor for its shape, formula and PyTorch line</span>
+        ${this._wide ? nothing : html`<span>select a tensor for its shape, formula and PyTorch line</span>`}
       </div>
       <div class=${this._wide ? 'layout wide' : 'layout'}>
       <div class="block">
-        <div class="rail start"></div><div>${this._row(['x'], byName, d)}</div>
+        <div class="rail start"></div><div class="io">${this._row(['x'], byName, d)}</div>
         <div class="rail"></div>
         <div class="sub" part="attention"><h3>multi-head attention sub-layer</h3>
-          ${op('LayerNorm')}
-          ${this._row(['ln1'], byName, d)}
-          ${op(html`× the packed projections; column slice i (colour i) is head i’s W<sub>Q</sub><sup>(i)</sup>, W<sub>K</sub><sup>(i)</sup>, W<sub>V</sub><sup>(i)</sup>`)}
-          ${this._row(['wq', 'wk', 'wv'], byName, d)}
-          ${op(html`x̂·W, then .view(…, ${h === g ? 'h' : 'h or g'}, d<sub>k</sub>) and .transpose: the head axis moves before T`)}
-          ${this._row(['q', 'k', 'v'], byName, d)}
-          ${op(html`per head: Q<sub>i</sub>·K<sub>i</sub><sup>T</sup> / √d<sub>k</sub>${causal ? ' + causal mask' : ''}`)}
-          ${mapsBtn('scores', T <= 16 && h <= 8 ? 44 : 34)}
-          ${op('softmax over each row')}
-          ${mapsBtn('weights', 22)}
-          ${op(html`per head: A<sub>i</sub>·V<sub>i</sub>`)}
-          ${this._row(['heads'], byName, d)}
-          ${op('transpose back, concatenate the heads; then × W_O')}
-          ${this._row(['concat', 'wo'], byName, d)}
-          ${op(html`concat·W<sub>O</sub>`)}
-          ${this._row(['attn'], byName, d)}
+          ${this._row(['ln1'], byName, d, op('LayerNorm'))}
+          ${this._row(['wq', 'wk', 'wv'], byName, d, op(html`× the packed projections; column slice i (colour i) is head i’s W<sub>Q</sub><sup>(i)</sup>, W<sub>K</sub><sup>(i)</sup>, W<sub>V</sub><sup>(i)</sup>`))}
+          ${this._row(['q', 'k', 'v'], byName, d, op(html`x̂·W, then .view(…, ${h === g ? 'h' : 'h or g'}, d<sub>k</sub>) and .transpose: the head axis moves before T`))}
+          ${mapsBtn('scores', T <= 16 && h <= 8 ? 32 : 26, op(html`per head: Q<sub>i</sub>·K<sub>i</sub><sup>T</sup> / √d<sub>k</sub>${causal ? ' + causal mask' : ''}`))}
+          ${mapsBtn('weights', 18, op('softmax over each row'))}
+          ${this._row(['heads'], byName, d, op(html`per head: A<sub>i</sub>·V<sub>i</sub>`))}
+          ${this._row(['concat', 'wo'], byName, d, op('transpose back, concatenate the heads; then × W_O'))}
+          ${this._row(['attn'], byName, d, op(html`concat·W<sub>O</sub>`))}
         </div>
-        <div class="rail"><span class="plus" aria-hidden="true">+</span></div><div>${op('add to the residual stream')}${this._row(['resid'], byName, d)}</div>
+        <div class="rail"><span class="plus" aria-hidden="true">+</span></div><div class="io">${this._row(['resid'], byName, d, op('add to the residual stream'))}</div>
         <div class="rail"></div>
         <div class="sub" part="mlp"><h3>MLP sub-layer (d<sub>ff</sub> = ${MLP_RATIO}·d<sub>model</sub>, derived)</h3>
-          ${op('LayerNorm')}
-          ${this._row(['ln2'], byName, d)}
-          ${op(html`× W<sub>1</sub>, GELU`)}
-          ${this._row(['w1', 'hidden'], byName, d)}
-          ${op(html`× W<sub>2</sub>`)}
-          ${this._row(['w2', 'mlp'], byName, d)}
+          ${this._row(['ln2'], byName, d, op('LayerNorm'))}
+          ${this._row(['w1', 'hidden'], byName, d, op(html`× W<sub>1</sub>, GELU`))}
+          ${this._row(['w2', 'mlp'], byName, d, op(html`× W<sub>2</sub>`))}
         </div>
-        <div class="rail end"><span class="plus" aria-hidden="true">+</span></div><div>${op('add to the residual stream')}${this._row(['y'], byName, d)}</div>
+        <div class="rail end"><span class="plus" aria-hidden="true">+</span></div><div class="io">${this._row(['y'], byName, d, op('add to the residual stream'))}</div>
       </div>
       ${this._wide ? html`<div class="side">${sel ? this._detail(sel, true) : hint}</div>` : sel ? nothing : hint}
       </div>

@@ -104,7 +104,10 @@ export class MhaStepper extends LitElement {
   };
 
   static styles = [baseStyles, matrixStyles, css`
-    :host { display: block; max-width: 100%; min-width: 0; }
+    :host { display: block; max-width: 100%; min-width: 0; container-type: inline-size; }
+    /* wide: both heads' weights beside the final output */
+    @container (min-width: 760px) { .blocks { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 0 1.5rem; align-items: start; } }
+    .block { min-width: 0; }
     .x-editor { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: flex-end; margin: 0.8rem 0; }
     .x-editor .scroll { flex: 0 1 auto; }
     table.input td { padding: 0; }
@@ -361,6 +364,7 @@ export class MhaStepper extends LitElement {
             @click=${() => { if (s < STEPS.length - 1) this._go(s + 1); }}>Next →</button>
         </div>
       </div>
+      <div class="blocks">
       <div class="block">
         <slot name="heads-intro"><h3>Attention weights of both heads</h3></slot>
         ${tr ? html`<div class="heads-wrap"><mha-heads part="heads" .weights=${tr.heads.map((h) => h.weights)} .tokens=${PEOPLE}
@@ -372,6 +376,7 @@ export class MhaStepper extends LitElement {
           ${matrixTable({ caption: html`output = concat · W<sub>O</sub> (engine values)`, rows: PEOPLE, cols: FEATURES,
             values: tr.output, kind: 'result', part: 'output', cellClass: (r, c) => (r === 0 && c === 1 ? 'key' : '') })}
         </div>` : nothing}
+      </div>
       </div>`;
   }
 }

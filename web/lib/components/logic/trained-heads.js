@@ -118,19 +118,21 @@ export function explainHeads(reference, onText, copying = null, off = []) {
 }
 
 
-/** The largest map side (px) in a narrow container (under 520 px), whatever map-size asks. */
-export const NARROW_MAP = 112;
+/** The side (CSS px) of a head's map when `map-size` is not given. */
+export const DEFAULT_MAP = 200;
+/** The largest map side (CSS px) in a narrow container (under 520 px), whatever map-size asks. */
+export const NARROW_MAP = 150;
 
 /**
- * The cell sides that draw a map of T tokens at most `side` CSS px square (cells plus 1 px gaps:
- * T · cell + T − 1 ≤ side), at least 1 px a cell (a text too long for the side then draws 2T − 1 px):
- * in a wide container, and in a narrow one (at most NARROW_MAP px), as the custom properties
- * `<mha-trained-heads map-size>` sets on its grid.
- * @param {number} side the map's side in CSS px (map-size)
+ * The cell sides that draw a map of T tokens at most `side` CSS px square (T cells and T − 1 gaps of
+ * 1 px: T · cell + T − 1 ≤ side), 2 to 16 px a cell (below 2 px a map is mostly gaps: a text too long
+ * for the side then draws 3T − 1 px, and its card scrolls), in a wide container and in a narrow one
+ * (at most NARROW_MAP px), as the custom properties the explorer sets on its grid of heads.
+ * @param {number} side the map's side in CSS px (map-size, or DEFAULT_MAP)
  * @param {number} T tokens in the map
  * @returns {string} `--_cell-wide: …px; --_cell-narrow: …px`
  */
 export function fixedCells(side, T) {
-  const cell = (s) => Math.max(1, Math.floor((s + 1) / T) - 1);
+  const cell = (s) => Math.min(16, Math.max(2, Math.floor((s + 1) / Math.max(1, T)) - 1));
   return `--_cell-wide: ${cell(side)}px; --_cell-narrow: ${cell(Math.min(side, NARROW_MAP))}px`;
 }

@@ -45,10 +45,16 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     td .s { display: block; color: var(--_muted); }
     td.off { text-decoration: line-through; }
     td.t-previous-token, td.t-induction, td.t-first-token, td.t-current-token, td.t-two-back { background: var(--_surface); }
+    /* wide: the table of every head beside the sentences about them; the search for an induction head in two columns */
+    .measures { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0 1.5rem; align-items: start; }
+    @container (min-width: 800px) { .measures { grid-template-columns: max-content minmax(0, 1fr); } .measures .summary ul { margin-top: 2.2rem; } }
+    .copying .cols { columns: 24rem 2; column-gap: 1.5rem; }
+    .copying .cols p { margin: 0 0 0.5em; break-inside: avoid; }
     .summary ul { padding-left: 1.2em; margin: 0.3em 0; }
     .summary li { margin: 0.15em 0; }
     .credit a { color: var(--_accent); }
-    .copying h4 { margin: 0.8rem 0 0.2rem; font-size: 0.95rem; }
+    .copying h4 { margin: 0.8rem 0 0.2rem; font-size: 0.95rem; display: inline; }
+    .copying summary { cursor: pointer; margin: 0.6rem 0 0.3rem; }
     .copying p { margin: 0.35em 0; }
   `];
 
@@ -164,6 +170,7 @@ export function tableView(el) {
   const T = el._att?.[0].shape[1] ?? 0;
   const lines = describeHeads(m, el.repeat, per);
   return html`
+    <div class="measures"><div class="table-box">
     <div class="scroll" tabindex="0" role="region" aria-label="Table of every head's measured type">
       <table part="table">
         <caption>What each head does: position scores on the story (${T} tokens), induction on a sentence of it written twice</caption>
@@ -189,19 +196,19 @@ export function tableView(el) {
         </tbody>
       </table>
     </div>
-    <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
+    <p class="scroll-hint" aria-hidden="true">scroll sideways →</p></div>
+    <div class="summary" part="summary">
+      <ul>${lines.map((s) => html`<li>${s}</li>`)}</ul>
+    </div></div>
     <p class="hint">A head gets the name of its strongest pattern when that score reaches ${TYPE_THRESHOLD} (previous, two-back,
       current: attention on the token one or two before the query or on the query itself; first: on the start marker
       &lt;s&gt;; induction: on the token after an earlier copy of the last ${INDUCTION_MIN_SPAN} tokens), else “broad” when its
       attention is spread out (normalised entropy e ≥ ${BROAD_THRESHOLD}), else “mixed”. “ind” is the induction score on the
       repeated sentence${el.repeat?.sentence ? html`: “${el.repeat.sentence}”` : '.'}</p>
-    <div class="summary" part="summary">
-      <ul>${lines.map((s) => html`<li>${s}</li>`)}</ul>
-    </div>
     ${el.copy ? html`<div class="copying" part="copying"
       data-first=${el.copy.first} data-second=${el.copy.second} data-best=${el.copy.best?.induction ?? ''} data-even=${el.copy.even ?? ''}>
-      <h4>Looking for an induction head</h4>
-      ${explainCopying(m, el.copy, c, el.repeat).map((s) => html`<p>${s}</p>`)}
+      <details><summary><h4>Looking for an induction head: a second test, where only copying can help</h4></summary>
+      <div class="cols">${explainCopying(m, el.copy, c, el.repeat).map((s) => html`<p>${s}</p>`)}</div></details>
     </div>` : nothing}`;
 }
 

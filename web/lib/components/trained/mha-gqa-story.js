@@ -99,7 +99,8 @@ export const MAX_STORY_TOKENS = 256;
  * @csspart heatmap - A head's `<mha-heatmap>`.
  * @csspart table - The table of every head's measured type.
  * @csspart summary - The sentences about the measured heads.
- * @csspart copying - The induction-head search: the list test and what the heads do instead (with `data-*` numbers).
+ * @csspart copying - The induction-head search: the list test and what the heads do instead (with `data-*` numbers), in a
+ *   disclosure that starts closed.
  * @csspart error - The error message.
  *
  * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-field-border, --mha-muted, --mha-mono - Theme.

@@ -127,7 +127,9 @@ export class MhaGqaTwins extends LitElement {
     .chart .pt { fill: var(--_accent); stroke: var(--_bg); stroke-width: 1.5; }
     .chart .pt.other { fill: var(--_bg); stroke: var(--_accent); stroke-width: 2; }
     .row-controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: center; margin: 0.6rem 0; }
-    .verdict p { margin: 0.35em 0; }
+    /* the verdict's sentences in two columns where the element is wide enough (each at least 24rem) */
+    .verdict { columns: 24rem 2; column-gap: 1.5rem; }
+    .verdict p { margin: 0 0 0.5em; break-inside: avoid; }
     .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.8rem 0 0.4rem; }
     .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
     .texts { display: grid; grid-template-columns: repeat(auto-fit, minmax(15rem, 1fr)); gap: 0.6rem; }

@@ -102,6 +102,10 @@ export class MhaSurprisal extends TrainedModelElement {
     tr.model th, tr.model td { font-weight: 700; }
     .scroll { overflow-x: auto; max-width: 100%; }
     .summary { margin: 0.4rem 0; }
+    /* wide: the table beside what it says */
+    .result { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0 1.5rem; align-items: start; }
+    .result > * { min-width: 0; }
+    @container (min-width: 800px) { .result { grid-template-columns: max-content minmax(0, 1fr); } }
   `];
 
   constructor() {
@@ -318,9 +322,9 @@ export class MhaSurprisal extends TrainedModelElement {
       ${m.copies ? html`<p class="hint" part="copy-rule">Each copy's mean counts its ${unit}s from the second to the last, the ones
         underlined. Its first ${unit} is in neither mean: copy 1's has nothing before it, and before copy 2's nothing says that
         the phrase starts again, so no head can copy it yet.</p>` : nothing}
-      ${this._table()}
+      <div class="result">${this._table()}<div>
       <p class="summary" part="summary" aria-live="polite">${this._summary()}</p>
-      ${this._unigramNote(m)}`;
+      ${this._unigramNote(m)}</div></div>`;
   }
 }
 

@@ -4,7 +4,7 @@ import {
   AblatableModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, SCORE_OF, f2, f3,
 } from './trained-shared.js';
 import { modelIndex, modelChoices, MODEL_INDEX_URL } from '../models.js';
-import { probeHeads, explainHeads, fixedCells } from '../logic/trained-heads.js';
+import { probeHeads, explainHeads, fixedCells, DEFAULT_MAP } from '../logic/trained-heads.js';
 import { aboutModel } from '../logic/trained-text.js';
 import { enumAttr, headListAttr, intAttr, attrError } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
@@ -59,8 +59,8 @@ export const ALL_HEADS_MAX = 16;
  *   `<select>` (part `head`) picks it. A bad `layer` or `head` keeps the last valid pick, shows one
  *   message and fires `mha-error`.
  * @attr {number} map-size - Every head's map at most this many CSS pixels square whatever the text length
- *   (fixedCells; 112 px at most in a container under 520 px), the heads of a layer in a grid of equal cards
- *   (switch, scores and map kept). 48 to 512; absent: fixed cells, maps that grow with the text. A bad
+ *   (fixedCells; 150 px at most in a container under 520 px; cells of 2 to 16 px), the heads of a layer in a
+ *   grid of equal cards (switch, scores and map). 48 to 512; default 200. A bad
  *   value keeps the last valid one, with one message and `mha-error`.
  * @attr {boolean} no-picker - Hide the model picker (a select over the shipped models of `index.json`, its
  *   `models` and `gqa` lists, shown when the manifest can be fetched); picking a model sets `model`.
@@ -96,10 +96,11 @@ export const ALL_HEADS_MAX = 16;
  * @csspart copying - A head's copying score (copyingScores) and what its two tests say (`data-verdict`:
  *   induction, attends-only, copies-only, neither).
  * @csspart heatmap - A head's `<mha-heatmap>`.
- * @csspart explanation - The computed explanation under the heads.
+ * @csspart explanation - The computed explanation under the heads (its summary, then a disclosure of one line per head).
  * @csspart error - The error message.
  *
- * @cssprop --mha-cell-size - Side of a heatmap cell (default 8px here).
+ * @cssprop --mha-cell-size - Side of a heatmap cell (default: picked from the text's length, so that a map is about
+ *   map-size px wide).
  * @cssprop --mha-accent, --mha-fg, --mha-bg, --mha-surface, --mha-border, --mha-field-border, --mha-muted, --mha-mono - Theme.
  */
 export class MhaTrainedHeads extends AblatableModelElement {
@@ -130,11 +131,14 @@ export class MhaTrainedHeads extends AblatableModelElement {
       margin: 0.2em 0; font-variant-numeric: tabular-nums; }
     .next li { white-space: nowrap; max-width: 100%; overflow: hidden; text-overflow: ellipsis; }
     .next code { background: var(--_surface); padding: 0 0.3em; border-radius: 4px; font-family: var(--_mono); }
-    .grid { display: flex; flex-direction: column; gap: 1rem; --mha-cell-size: 8px; }
-    @container (max-width: 520px) { .grid { --mha-cell-size: 6px; } }
-    .layer { display: flex; flex-wrap: wrap; gap: 0.8rem; align-items: flex-start; }
-    .layer-name { flex-basis: 100%; font-weight: 700; margin: 0.2rem 0 0; }
-    .head { position: relative; border: 1px solid var(--_border); border-radius: 8px; padding: 0.4rem; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
+    /* every map is about the same size whatever the text's length: the element picks the cells' side
+       from the number of tokens (--_cell-wide, --_cell-narrow: a plot of about map-size px, at most 150 px under 520 px) */
+    .grid { display: flex; flex-direction: column; gap: 0.6rem; --mha-cell-size: var(--_cell-wide, 8px); }
+    @container (max-width: 520px) { .grid { --mha-cell-size: var(--_cell-narrow, 6px); } }
+    .layer { display: grid; grid-template-columns: repeat(auto-fill, minmax(13.5rem, 1fr)); gap: 0.5rem; align-items: start; }
+    @container (max-width: 520px) { .layer { grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); } }
+    .layer-name { grid-column: 1 / -1; font-weight: 700; margin: 0.2rem 0 0; }
+    .head { position: relative; border: 1px solid var(--_border); border-radius: 8px; padding: 0.3rem; overflow-x: auto; max-width: 100%; min-width: 0; box-sizing: border-box; }
     .head.off { border-style: dashed; }
     /* a switched-off head: its map in grey (the text keeps its full contrast), its switch struck through */
     .head.off mha-heatmap { filter: grayscale(1); }
@@ -143,8 +147,15 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .name { font-weight: 600; }
     .badge { padding: 0 0.4em; border-radius: 999px; background: var(--_bg); border: 1px solid var(--_border); }
     .badge.t-induction, .badge.t-previous-token { border-color: var(--_accent); font-weight: 600; }
-    .scores { margin: 0.25rem 0; font-size: 0.8rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
-    .copying { margin: 0.25rem 0; font-size: 0.8rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
+    .scores { margin: 0.15rem 0; font-size: 0.75rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
+    .copying { margin: 0.15rem 0; font-size: 0.75rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
+    details.how, details.lines { margin: 0.4rem 0; }
+    .how-row { display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 1rem; margin: 0.4rem 0; }
+    .how-row details.how { margin: 0; }
+    .how-row details.how[open] { flex-basis: 100%; }
+    details.how > summary, details.lines > summary { cursor: pointer; }
+    details.how > summary { color: var(--_muted); font-size: 0.9em; }
+    .how p { margin: 0.3rem 0; }
     .copying.v-induction { color: var(--_fg); font-weight: 600; }
     .explanation ul { padding-left: 1.2em; margin: 0.3em 0; }
     .explanation li { margin: 0.15em 0; }
@@ -152,11 +163,6 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .pick { display: flex; flex-wrap: wrap; gap: 0.4rem 1.2rem; align-items: center; margin: 0.4rem 0; }
     .grid.one { --mha-cell-size: 12px; }
     .picker select { max-width: 100%; }
-    /* map-size: equal cards, maps of a fixed side whatever the text length (fixedCells sets the cells) */
-    .grid.fixed { --mha-cell-size: var(--_cell-wide); --_card: 13.5rem; }
-    .grid.fixed .layer { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, var(--_card)), 1fr)); gap: 0.6rem; }
-    .grid.fixed .layer-name { grid-column: 1 / -1; }
-    @container (max-width: 520px) { .grid.fixed { --mha-cell-size: var(--_cell-narrow); --_card: 9.5rem; } }
   `];
 
   constructor() {
@@ -399,20 +405,21 @@ export class MhaTrainedHeads extends AblatableModelElement {
         pattern on the text above (${TYPE_THRESHOLD} or more of its attention on one kind of position), else "broad" or "mixed";
         the copying score is not computed for it.
         <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></p>`}
-      ${!reference ? nothing : html`<p class="hint">Each head carries the type measured on held-out probes stored with the model: its strongest
+      ${!reference ? nothing : html`<div class="how-row"><details class="how"><summary>How each head is labelled, and what its copying score measures</summary>
+        <p class="hint">Each head carries the type measured on held-out probes stored with the model: its strongest
         pattern when that score reaches ${TYPE_THRESHOLD}, else "broad" when its attention is spread out (normalised
         entropy ≥ ${BROAD_THRESHOLD}), else "mixed". Beside it, the same score measured on the text above. That label
         says only where a head looks. Its copying score (Olsson et al. 2022) asks what its output does: let the head attend
         to one character alone, and see whether that same character's logit comes out highest; the score is the share of
         the ${c.vocabSize} characters for which it does (chance: 1 in ${c.vocabSize}). A head is called an induction head
-        only when its attention is labelled induction and its copying score reaches ${COPYING_THRESHOLD}.
-        <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></p>`}
+        only when its attention is labelled induction and its copying score reaches ${COPYING_THRESHOLD}.</p></details>
+        <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></div>`}
       ${this._layerPicker(c)}
       ${this._layer === 'all' && c.numLayers * c.numHeads > ALL_HEADS_MAX ? (r ? html`<mha-model-view part="model-view" no-filters
         scheme=${this._scheme} head=${this._head === 'all' ? 'all' : this._head + 1} .result=${r} .reference=${reference}
         .copying=${copying} .textScores=${this.textScores} .off=${off}></mha-model-view>` : nothing) : html`
-      <div class=${heads.length === 1 && layers.length === 1 ? 'grid one' : this._mapSize ? 'grid fixed' : 'grid'} part="heads"
-        style=${this._mapSize && tokens.length ? fixedCells(this._mapSize, tokens.length) : nothing}>
+      <div class=${heads.length === 1 && layers.length === 1 ? 'grid one' : 'grid'} part="heads"
+        style=${fixedCells(this._mapSize ?? DEFAULT_MAP, tokens.length || c.context)}>
         ${layers.map((l) => html`
           <div class="layer" role="group" aria-label=${`Layer ${l + 1}`}>
             <span class="layer-name" aria-hidden="true">Layer ${l + 1}</span>
@@ -420,8 +427,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
           </div>`)}
       </div>`}
       ${explained ? html`<div class="explanation" part="explanation">
-        <p>${explained.summary}</p>
-        <ul>${explained.lines.map((t) => html`<li>${t}</li>`)}</ul>
+        <details class="lines"><summary>${explained.summary}</summary>
+        <ul>${explained.lines.map((t) => html`<li>${t}</li>`)}</ul></details>
       </div>` : nothing}`;
   }
 

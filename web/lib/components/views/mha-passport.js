@@ -86,6 +86,23 @@ export class MhaPassport extends LitElement {
     tbody.summary tr:first-child > * { border-top: 2px solid var(--_border); }
     .num { white-space: nowrap; font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); }
     .loading { color: var(--_muted); font-size: 0.9em; }
+    /* a phone: each step a card (its name, its shape, then its formula on a line of its own), no column cut off at the side */
+    :host { container-type: inline-size; }
+    @container (max-width: 30rem) {
+      .scroll { overflow-x: visible; }
+      table, tbody, tr, caption { display: block; }
+      thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+      tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.8em; align-items: baseline; justify-content: space-between;
+        padding: 0.3em 0.2em; border-bottom: 1px solid var(--_border); }
+      th, td { display: block; box-sizing: border-box; border: 0; padding: 0; min-width: 0; }
+      tbody th { flex: 1 1 7em; }
+      td.shape, td.num { white-space: normal; overflow-wrap: anywhere; text-align: right; flex: 0 1 auto; }
+      td.formula { flex: 1 0 100%; min-width: 0; overflow-x: auto; overflow-y: hidden; }
+      td.formula:empty { display: none; }
+      tbody.summary tr { background: var(--_surface); }
+      tbody.summary tr:first-child { border-top: 2px solid var(--_border); }
+      tbody.summary tr:first-child > * { border-top: 0; }
+    }
   `];
 
   constructor() {

@@ -69,10 +69,29 @@ export const layerMapStyles = css`
   @media (prefers-reduced-motion: no-preference) {
     button.t { transition: border-color 120ms ease, background-color 120ms ease; }
   }
-  .layout.wide { display: grid; grid-template-columns: minmax(0, 27rem) minmax(0, 1fr); gap: 1.2rem; align-items: start; }
+  .layout.wide { display: grid; grid-template-columns: minmax(0, 1fr) minmax(15rem, 17.5rem); gap: 0.8rem; align-items: start; }
   .layout.wide .side { position: sticky; top: 0.5rem; }
   .layout.wide .side .detail { margin-top: 0; }
-  @container (min-width: 640px) {
-    .row { gap: 0.5rem 1.2rem; }
+  /* every sub-layer's stages flow left to right and wrap, a → and the step's label between them, so that
+     the block stays short; the selected tensor's detail opens on a line of its own under its stage, or
+     (wide) in the side panel */
+  .block > div:not(.rail), .sub { display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.6rem; }
+  .sub > h3 { flex-basis: 100%; margin: 0; }
+  .sub { margin: 0.25rem 0; padding: 0.3rem 0.4rem 0.4rem; }
+  .block .detail { flex-basis: 100%; box-sizing: border-box; min-width: 0; }
+  .name { font-size: 0.8em; }
+  .shape { font-size: 0.74em; }
+  .step { display: flex; align-items: center; gap: 0.3rem; max-width: 100%; min-width: 0; }
+  .row { flex-wrap: nowrap; gap: 0.3rem; min-width: 0; }
+  .op { width: max-content; max-width: 6.6rem; margin: 0; font-size: 0.72em; line-height: 1.15; }
+  .op .arrow { font-size: 1.3em; }
+  /* the residual stream's tensors (X, X + MHA, Y): glyph beside name and shape, one short line */
+  .io button.t { display: grid; grid-template-columns: auto auto; column-gap: 0.4rem; align-items: center; }
+  .io button.t > svg, .io button.t > span:first-child { grid-row: span 2; }
+  .io .op { display: flex; align-items: center; gap: 0.3rem; max-width: none; }
+  button.t { padding: 0.2rem 0.3rem; min-width: 3.6rem; gap: 0.1rem; }
+  @container (max-width: 26rem) {
+    .op { max-width: 5rem; }
+    .row { flex-wrap: wrap; }
   }
 `;
