@@ -186,6 +186,13 @@ test('example page, strict CSP: each twin\'s loss, bytes per token, greedy text 
   await ready(page, 'mha-gqa-twins', STEPS + 1);
   got = await shown(page, 'mha-gqa-twins');
   checkAgainstNode(got, nodeNumbers(0, STEPS + 1, true), 0);
+  // the verdict and the texts are read in place (no live region); the step says one short line, each cache's length
+  await page.waitForFunction(() => {
+    const el = document.querySelector('mha-gqa-twins');
+    const lens = el.twins.map((t) => `${t.kvHeads} K/V head${t.kvHeads > 1 ? 's' : ''}, ${t.cacheLength} tokens cached`).join('; ');
+    return el.shadowRoot.querySelector('[part="announcement"]').textContent.replace(/\u200b$/, '') === `Each model wrote 1 more character: ${lens}.`;
+  }, null, { timeout: 5_000 });
+  assert.deepEqual(await page.evaluate(() => ['verdict', 'texts'].map((p) => document.querySelector('mha-gqa-twins').shadowRoot.querySelector(`[part="${p}"]`).getAttribute('aria-live'))), [null, null]);
 
   // the heads: the grouped model by default, 2 frames of 4 query heads; its weights are a full forward over its text
   const kv2 = twinsOf(0).find((m) => lms.get(m.file).config.kvHeads === 2);

@@ -58,7 +58,7 @@ export function scoreView(el) {
       </div>
       ${chartView(el, rows, seed)}
     </div>
-    <div class="verdict" part="verdict" aria-live="polite">
+    <div class="verdict" part="verdict">
       ${lines.map((s) => html`<p>${s}</p>`)}
       ${el.bothSeeds ? nothing : html`<p class="hint">Press “Score both seeds” to score the other seed’s twins on this
         page’s text too, and see how much two training runs of the same model differ there.</p>`}
@@ -127,7 +127,7 @@ export function generateView(el) {
     <p class="hint">Each model writes its own text, one character per step: the step feeds the newest character
       through the model, its keys and values are appended to every layer's cache${c ? `, and after ${c.context} characters the cache
       is refilled with the last ${Math.floor(c.context / 2)}` : ''}.</p>
-    <div class="texts" part="texts" aria-live="polite">
+    <div class="texts" part="texts">
       ${twins.map((x) => {
         const b = x.kvBytes;
         return html`<div class="twin" data-kv-heads=${b.kvHeads}>

@@ -11,6 +11,7 @@ import { kvName, pickTwins, storedProbes, twinRow } from '../logic/gqa-twins.js'
 import { seedsView, scoreView, generateView, headsView } from './gqa-twins-views.js';
 import { scrollCueStyles, ScrollCue } from '../base/scroll-cue.js';
 import { AttrGuard, numberAttr, intAttr, enumAttr, rawAttr } from '../base/attr-check.js';
+import { Announcer } from '../base/announce.js';
 import '../views/mha-heatmap.js';
 
 const DEFAULT_PROMPT = 'The cat sat on the mat. ';
@@ -161,6 +162,8 @@ export class MhaGqaTwins extends LitElement {
   constructor() {
     super();
     new ScrollCue(this);   // the sideways-scroll cue of the table (base/scroll-cue.js)
+    // the verdict and the texts are read in place; a choice or a step says one short line once it settles
+    this._announcer = new Announcer(this);
     this.index = null;
     /** @type {number|string} */ this.seed = 0;
     this.bothSeeds = false;
@@ -416,6 +419,7 @@ export class MhaGqaTwins extends LitElement {
     if (this._phase !== 'ready' || !this._twins.length) return;
     try {
       this._advance(n);
+      this._announcer.say(() => `Each model wrote ${n} more character${n > 1 ? 's' : ''}: ${this.twins.map((x) => `${x.kvBytes.kvHeads} K/V head${x.kvBytes.kvHeads > 1 ? 's' : ''}, ${x.cacheLength} tokens cached`).join('; ')}.`);
     } catch (e) {
       this.error = e;
     }
@@ -427,10 +431,9 @@ export class MhaGqaTwins extends LitElement {
   }
 
   _changed() {
-    this.dispatchEvent(new CustomEvent('change', {
-      detail: { seed: this._c.seed, bothSeeds: !!this.bothSeeds, shown: this._shownTwin()?.lm.config.kvHeads ?? null, layer: this._layer(), temperature: this._c.temperature },
-      bubbles: true, composed: true,
-    }));
+    const detail = { seed: this._c.seed, bothSeeds: !!this.bothSeeds, shown: this._shownTwin()?.lm.config.kvHeads ?? null, layer: this._layer(), temperature: this._c.temperature };
+    this._announcer.say(() => `Seed ${detail.seed}${detail.bothSeeds ? ' (both seeds scored)' : ''}; maps of the ${detail.shown} K/V head model, layer ${detail.layer}; temperature ${detail.temperature}.`);
+    this.dispatchEvent(new CustomEvent('change', { detail, bubbles: true, composed: true }));
   }
 
   _shownTwin() {
@@ -456,6 +459,7 @@ export class MhaGqaTwins extends LitElement {
     // one template whether the twins are loading or scored: the seed buttons stay the same nodes (and keep focus)
     return html`
       ${seedsView(this)}
+      ${this._announcer.view()}
       ${!this.rows ? html`<p class="loading" role="status">Loading and scoring the twins…</p>` : html`
       ${scoreView(this)}
       ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
