@@ -425,10 +425,8 @@ inline HalfConsts load_half_consts() {
 /// right by 3 of h and a mask; lower: the 3 low bits of em at the top, by a shift left by 13) and
 /// interleaved, then a multiply by 2^112 that rebiases the exponent from float16's 15 to float32's
 /// 127 (exact, subnormals included). Finite values only: the weights are checked when packed.
-/// f16_to_float (half.hpp) is the scalar twin. kUnscaled (float16 only) leaves out the multiply:
-/// the lanes then hold w·2^-112, exactly (a float16 subnormal becomes a float32 subnormal), for a
-/// caller that multiplies A by 2^112 instead.
-template <int T, bool kUnscaled = false>
+/// f16_to_float (half.hpp) is the scalar twin.
+template <int T>
 inline void widen8(v128_t raw, const HalfConsts& k, v128_t& lo, v128_t& hi) {
   v128_t low = wasm_i32x4_splat(0), high = raw;  // the 16-bit halves of each lane
   if (T == kHalfF16) {
@@ -438,10 +436,8 @@ inline void widen8(v128_t raw, const HalfConsts& k, v128_t& lo, v128_t& hi) {
   lo = wasm_i16x8_shuffle(low, high, 0, 8, 1, 9, 2, 10, 3, 11);  // interleave: V8 emits one punpcklwd
   hi = wasm_i16x8_shuffle(low, high, 4, 12, 5, 13, 6, 14, 7, 15);  // punpckhwd
   if (T == kHalfF16) {
-    if (!kUnscaled) {
-      lo = wasm_f32x4_mul(lo, k.scale);
-      hi = wasm_f32x4_mul(hi, k.scale);
-    }
+    lo = wasm_f32x4_mul(lo, k.scale);
+    hi = wasm_f32x4_mul(hi, k.scale);
   }
 }
 
@@ -463,33 +459,35 @@ void widen_panels(int kc, int np, const uint16_t* src, size_t sstride, float* ds
 }
 
 /// The constants of widen8_split, loaded like HalfConsts: the pmaddwd multipliers that pick the
-/// even or the odd 16-bit value of each 32-bit lane times 2^13, the float16 mask of sign, exponent
-/// and mantissa in float32 position (0x8FFFE000), the bfloat16 mask of the upper half.
+/// even 16-bit value of each 32-bit lane times 2^13, the float16 mask of sign, exponent and
+/// mantissa in float32 position (0x8FFFE000), the bfloat16 mask of the upper half, 2^112.
 struct SplitConsts {
-  v128_t even, odd, f16mask, bf16mask, scale;
+  v128_t even, f16mask, bf16mask, scale;
 };
-alignas(16) const uint32_t kSplitTable[5] = {0x00002000u, 0x20000000u, 0x8FFFE000u, 0xFFFF0000u, 0x77800000u};
+alignas(16) const uint32_t kSplitTable[4] = {0x00002000u, 0x8FFFE000u, 0xFFFF0000u, 0x77800000u};
 
 inline SplitConsts load_split_consts() {
   const uint32_t* volatile opaque = kSplitTable;  // a volatile read: its value is unknown to the optimizer
   const uint32_t* t = opaque;
   return {wasm_v128_load32_splat(t), wasm_v128_load32_splat(t + 1), wasm_v128_load32_splat(t + 2),
-          wasm_v128_load32_splat(t + 3), wasm_v128_load32_splat(t + 4)};
+          wasm_v128_load32_splat(t + 3)};
 }
 
 /// Widens one panel row of 16-bit values (8 columns) to float32 without shuffles: columns 0, 2, 4,
-/// 6 into even and 1, 3, 5, 7 into odd (each 32-bit lane holds an even and an odd column).
-/// float16: i32x4.dot_i16x8_s (one pmaddwd on x64) with the multipliers (2^13, 0) or (0, 2^13)
-/// gives the sign-extended value shifted left by 13 (bits 31..28 the sign, 27..13 exponent and
-/// mantissa), and the mask 0x8FFFE000 keeps the sign in bit 31 and clears bits 30..28: the float32
-/// w·2^-112, exactly, as widen8<kHalfF16, true> (its caller multiplies A by 2^112). bfloat16: a
-/// shift left by 16 (even) and the mask of the upper half (odd). Two vector operations per four
-/// values, none of them on the shuffle ports V8's interleaves would use.
+/// 6 into even and 1, 3, 5, 7 into odd (each 32-bit lane holds an even column in its low half and
+/// an odd one in its high half). float16, even: i32x4.dot_i16x8_s (one pmaddwd on x64) with the
+/// multipliers (2^13, 0) gives the sign-extended value shifted left by 13 (bits 31..28 the sign,
+/// 27..13 exponent and mantissa); odd: an arithmetic shift right by 3 of the lane gives the same
+/// layout (bits 12..0 are the even value's, cleared next); the mask 0x8FFFE000 keeps the sign in
+/// bit 31 and clears bits 30..28 and 12..0: the float32 w·2^-112, exactly, as widen8<kHalfF16, true>
+/// (without its multiply; the caller multiplies A by 2^112). The multiply and the shift run on different x64 ports, and
+/// neither uses the shuffle port of widen8's interleaves. bfloat16: a shift left by 16 (even) and
+/// the mask of the upper half (odd).
 template <int T>
 inline void widen8_split(v128_t raw, const SplitConsts& k, v128_t& even, v128_t& odd) {
   if (T == kHalfF16) {
     even = wasm_v128_and(wasm_i32x4_dot_i16x8(raw, k.even), k.f16mask);
-    odd = wasm_v128_and(wasm_i32x4_dot_i16x8(raw, k.odd), k.f16mask);
+    odd = wasm_v128_and(wasm_i32x4_shr(raw, 3), k.f16mask);
   } else {
     even = wasm_i32x4_shl(raw, 16);
     odd = wasm_v128_and(raw, k.bf16mask);
