@@ -118,7 +118,7 @@ void softmax_suite(Rng& rng) {
 
   // gelu_tanh: x in [-12, 12] by 1/1024 (and 1–3 value tails) against the float64 formula. Error
   // bound: 1e-6 relative plus, in the SIMD builds, the float rounding of 2u carried by e^(-2|u|)
-  // (|2u|·1.2e-7 relative) and 1e-30 absolute (e^(-2|u|) is 0 below e^-88),
+  // (|2u|·3e-7 relative: u takes up to five roundings) and 1e-30 absolute (e^(-2|u|) is 0 below e^-88),
   // in the portable build 4e-8·|x| (its float 1 + tanh(u) cancels for x < 0: half an ulp of 1
   // times |x|/2); ±inf and large values by the formula's limits.
   for (int tail : {0, 1, 2, 3}) {
@@ -134,7 +134,7 @@ void softmax_suite(Rng& rng) {
       const double u2 = 2.0 * 0.7978845608028654 * (v + 0.044715 * v * v * v);
       const double want = v / (1.0 + std::exp(-u2));
 #ifdef MHA_SIMD128
-      const double tol = (1e-6 + 1.2e-7 * std::fabs(u2)) * std::fabs(want) + 1e-30;
+      const double tol = (1e-6 + 3e-7 * std::fabs(u2)) * std::fabs(want) + 1e-30;
 #else
       const double tol = 1e-6 * std::fabs(want) + 4e-8 * std::fabs(v);
 #endif
