@@ -1,6 +1,9 @@
 // Row-wise block operations (block_ops.hpp). Plain loops: clang vectorizes the element-wise ones;
-// erf, tanh and exp come from the C library (a few per element of a lesson-sized MLP).
+// erf and exp come from the C library (a few per element of a lesson-sized MLP); the tanh GELU of
+// GPT-2's MLP is a kernel (kernels.hpp: vectors and the softmax's exp in the SIMD builds).
 #include "block_ops.hpp"
+
+#include "kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -45,13 +48,7 @@ void gelu_erf(size_t n, float* x) {
   for (size_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.f + std::erf(x[i] * inv_sqrt2));
 }
 
-void gelu_tanh(size_t n, float* x) {
-  const float k = 0.79788456080286536f;  // √(2/π)
-  for (size_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    x[i] = 0.5f * v * (1.f + std::tanh(k * (v + 0.044715f * v * v * v)));
-  }
-}
+void gelu_tanh(size_t n, float* x) { kernels::gelu_tanh(n, x); }
 
 void silu_mul(size_t n, float* gate, const float* up) {
   for (size_t i = 0; i < n; ++i) {

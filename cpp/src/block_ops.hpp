@@ -25,6 +25,7 @@ void gelu_erf(size_t n, float* x);
 
 /// x ← x/2·(1 + tanh(√(2/π)·(x + 0.044715·x³))) over n floats, GELU's tanh approximation
 /// (Hendrycks & Gimpel 2016; GPT-2; torch's approximate='tanh').
+/// kernels::gelu_tanh (the SIMD builds: x·σ(2u) with a vector exp).
 void gelu_tanh(size_t n, float* x);
 
 /// gate ← silu(gate) ⊙ up over n floats, silu(z) = z·σ(z): the SwiGLU product (Shazeer 2020).

@@ -151,6 +151,14 @@ void gemm_abt(int M, int N, int K, float alpha, const float* A, int lda, const f
 void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
              int ldc, bool accumulate);
 
+/// In place, x[i] = GELU(x[i]) with the tanh approximation (Hendrycks & Gimpel 2016; GPT-2's
+/// "gelu_new"): 0.5·x·(1 + tanh(u)), u = √(2/π)·(x + 0.044715·x³), for n floats. The SIMD build
+/// computes the same function as x·σ(2u) = x / (1 + e^(-2u)) with e^(-2|u|) from the softmax's
+/// exp (u < 0 as x·e^(2u) / (1 + e^(2u)); relative error ≲ 1e-6 + |2u|·3e-7, the second term the
+/// float rounding of u); the portable build calls tanh.
+/// Infinities and NaN follow the formula (+inf → +inf, -inf and NaN → NaN).
+void gelu_tanh(size_t n, float* x);
+
 /// In-place softmax of each of the `rows` rows of S [rows, n] (leading dimension lds):
 /// subtracts the row maximum first, so logits of any finite size give finite weights.
 /// Entries equal to -infinity are masked (weight exactly 0). A row whose entries are all

@@ -127,6 +127,14 @@ void gemm_ab(int M, int N, int K, const float* A, int lda, const float* B, int l
   if (accumulate) c.noalias() += a * b; else c.noalias() = a * b;
 }
 
+void gelu_tanh(size_t n, float* x) {
+  const float k = 0.79788456080286536f;  // √(2/π)
+  for (size_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    x[i] = 0.5f * v * (1.f + std::tanh(k * (v + 0.044715f * v * v * v)));
+  }
+}
+
 void softmax_rows(int rows, int n, float* S, int lds) {
   for (int r = 0; r < rows; ++r) softmax_row_scalar(n, S + static_cast<size_t>(r) * lds);
 }

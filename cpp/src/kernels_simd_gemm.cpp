@@ -402,6 +402,22 @@ __attribute__((noinline)) void sweep_3x12(int kc, int mfull, const float* a0, co
   }
 }
 
+/// The constants of widen8 (the float16 mask 0x8FFF on 16-bit lanes, the scale 2^112), as vectors
+/// held in variables: read once per kernel call through a volatile pointer (load_half_consts), so
+/// that clang cannot turn them back into v128.const, which V8 rebuilds at every use inside a loop
+/// ("The exp's constants under V8 13", docs/performance.md).
+struct HalfConsts {
+  v128_t mask, scale;
+};
+alignas(16) const uint32_t kHalfTable[2] = {0x8FFF8FFFu, 0x77800000u};  // mask pairs; 2^112 as float32 bits
+
+/// HalfConsts from kHalfTable, once per kernel call (not per vector).
+inline HalfConsts load_half_consts() {
+  const uint32_t* volatile opaque = kHalfTable;  // a volatile read: its value is unknown to the optimizer
+  const uint32_t* t = opaque;
+  return {wasm_v128_load32_splat(t), wasm_v128_load32_splat(t + 1)};
+}
+
 /// Widens one panel row of 16-bit values (8 columns) to float32, columns 0–3 into lo and 4–7 into
 /// hi. bfloat16: each value moved into the upper half of a 32-bit lane (one interleave with zeros).
 /// float16 h = sign s, exponent and mantissa em (15 bits): the float32 bits s·2^31 + em·2^13, built
@@ -409,24 +425,19 @@ __attribute__((noinline)) void sweep_3x12(int kc, int mfull, const float* a0, co
 /// right by 3 of h and a mask; lower: the 3 low bits of em at the top, by a shift left by 13) and
 /// interleaved, then a multiply by 2^112 that rebiases the exponent from float16's 15 to float32's
 /// 127 (exact, subnormals included). Finite values only: the weights are checked when packed.
-/// f16_to_float (half.hpp) is the scalar twin. kUnscaled (float16 only) leaves out the multiply:
-/// the lanes then hold w·2^-112, exactly (a float16 subnormal becomes a float32 subnormal), for a
-/// caller that multiplies A by 2^112 instead.
-template <int T, bool kUnscaled = false>
-inline void widen8(v128_t raw, v128_t& lo, v128_t& hi) {
+/// f16_to_float (half.hpp) is the scalar twin.
+template <int T>
+inline void widen8(v128_t raw, const HalfConsts& k, v128_t& lo, v128_t& hi) {
   v128_t low = wasm_i32x4_splat(0), high = raw;  // the 16-bit halves of each lane
   if (T == kHalfF16) {
-    high = wasm_v128_and(wasm_i16x8_shr(raw, 3), wasm_i16x8_splat(int16_t(0x8FFF)));
+    high = wasm_v128_and(wasm_i16x8_shr(raw, 3), k.mask);
     low = wasm_i16x8_shl(raw, 13);
   }
   lo = wasm_i16x8_shuffle(low, high, 0, 8, 1, 9, 2, 10, 3, 11);  // interleave: V8 emits one punpcklwd
   hi = wasm_i16x8_shuffle(low, high, 4, 12, 5, 13, 6, 14, 7, 15);  // punpckhwd
   if (T == kHalfF16) {
-    if (!kUnscaled) {
-      const v128_t scale = wasm_f32x4_splat(0x1p112f);
-      lo = wasm_f32x4_mul(lo, scale);
-      hi = wasm_f32x4_mul(hi, scale);
-    }
+    lo = wasm_f32x4_mul(lo, k.scale);
+    hi = wasm_f32x4_mul(hi, k.scale);
   }
 }
 
@@ -434,30 +445,69 @@ inline void widen8(v128_t raw, v128_t& lo, v128_t& hi) {
 /// same layout at dst (panel q at dst + q·kc·kNR).
 template <int T>
 void widen_panels(int kc, int np, const uint16_t* src, size_t sstride, float* dst) {
+  const HalfConsts hk = load_half_consts();
   for (int q = 0; q < np; ++q) {
     const uint16_t* s = src + q * sstride;
     float* d = dst + static_cast<size_t>(q) * kc * kNR;
     for (int k = 0; k < kc; ++k) {
       v128_t lo, hi;
-      widen8<T>(wasm_v128_load(s + k * kNR), lo, hi);
+      widen8<T>(wasm_v128_load(s + k * kNR), hk, lo, hi);
       wasm_v128_store(d + k * kNR, lo);
       wasm_v128_store(d + k * kNR + 4, hi);
     }
   }
 }
 
+/// The constants of widen8_split, loaded like HalfConsts: the pmaddwd multipliers that pick the
+/// even 16-bit value of each 32-bit lane times 2^13, the float16 mask of sign, exponent and
+/// mantissa in float32 position (0x8FFFE000), the bfloat16 mask of the upper half, 2^112.
+struct SplitConsts {
+  v128_t even, f16mask, bf16mask, scale;
+};
+alignas(16) const uint32_t kSplitTable[4] = {0x00002000u, 0x8FFFE000u, 0xFFFF0000u, 0x77800000u};
+
+inline SplitConsts load_split_consts() {
+  const uint32_t* volatile opaque = kSplitTable;  // a volatile read: its value is unknown to the optimizer
+  const uint32_t* t = opaque;
+  return {wasm_v128_load32_splat(t), wasm_v128_load32_splat(t + 1), wasm_v128_load32_splat(t + 2),
+          wasm_v128_load32_splat(t + 3)};
+}
+
+/// Widens one panel row of 16-bit values (8 columns) to float32 without shuffles: columns 0, 2, 4,
+/// 6 into even and 1, 3, 5, 7 into odd (each 32-bit lane holds an even column in its low half and
+/// an odd one in its high half). float16, even: i32x4.dot_i16x8_s (one pmaddwd on x64) with the
+/// multipliers (2^13, 0) gives the sign-extended value shifted left by 13 (bits 31..28 the sign,
+/// 27..13 exponent and mantissa); odd: an arithmetic shift right by 3 of the lane gives the same
+/// layout (bits 12..0 are the even value's, cleared next); the mask 0x8FFFE000 keeps the sign in
+/// bit 31 and clears bits 30..28 and 12..0: the float32 w·2^-112, exactly, as widen8<kHalfF16, true>
+/// (without its multiply; the caller multiplies A by 2^112). The multiply and the shift run on different x64 ports, and
+/// neither uses the shuffle port of widen8's interleaves. bfloat16: a shift left by 16 (even) and
+/// the mask of the upper half (odd).
+template <int T>
+inline void widen8_split(v128_t raw, const SplitConsts& k, v128_t& even, v128_t& odd) {
+  if (T == kHalfF16) {
+    even = wasm_v128_and(wasm_i32x4_dot_i16x8(raw, k.even), k.f16mask);
+    odd = wasm_v128_and(wasm_i32x4_shr(raw, 3), k.f16mask);
+  } else {
+    even = wasm_i32x4_shl(raw, 16);
+    odd = wasm_v128_and(raw, k.bf16mask);
+  }
+}
+
 /// One row of C, NP panels: c[0 .. ncols) = a[0 .. K)·B (+ bias) for 16-bit panels bp (panel q at
 /// bp + q·pstride), widened in registers as they are read (the matrix–vector product of a
-/// generation step reads each weight once, 2 bytes instead of 4). 2·NP accumulator chains. Depth
-/// blocks of kKC, each chain from 0, stored through the epilogue of gemm_panelled (bias on the
-/// first block, added to C on the later ones): every element is the chain the float32 kernels
-/// compute for it, so the bits equal those of the widened matrix. kScaledA (float16): a holds
-/// A·2^112 and B is widened without its multiply by 2^112: (a·2^112)·(w·2^-112) is a·w exactly, so
-/// each multiply-add rounds the same value and the bits are the same, two operations fewer per
-/// 8 weights (gemv_half_rows makes sure a·2^112 cannot overflow).
-template <int NP, int T, bool kScaledA = false>
+/// generation step reads each weight once, 2 bytes instead of 4) by widen8_split: the accumulators
+/// hold the even and the odd columns of each panel, interleaved back once per depth block.
+/// 2·NP accumulator chains. Depth blocks of kKC, each chain from 0, stored through the epilogue of
+/// gemm_panelled (bias on the first block, added to C on the later ones): every element is the
+/// chain the float32 kernels compute for it, so the bits equal those of the widened matrix.
+/// Float16 takes A·2^112 (gemv_half_rows makes sure it cannot overflow): (a·2^112)·(w·2^-112) is
+/// a·w exactly, so each multiply-add rounds the same value and the bits are the same; kScaleB
+/// instead multiplies each widened vector by 2^112 (for rows of A that could overflow).
+template <int NP, int T, bool kScaleB = false>
 __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const uint16_t* __restrict bp, size_t pstride,
                                          float* __restrict c, int ncols, const float* bias) {
+  const SplitConsts sk = load_split_consts();
   for (int pc = 0; pc < K; pc += kKC) {
     const int kc = std::min(kKC, K - pc);
     v128_t acc[NP][2];
@@ -468,10 +518,14 @@ __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const
     for (int k = 0; k < kc; ++k) {
       const v128_t av = wasm_v128_load32_splat(ak + k);
       for (int q = 0; q < NP; ++q) {
-        v128_t lo, hi;
-        widen8<T, kScaledA>(wasm_v128_load(b + q * pstride), lo, hi);
-        acc[q][0] = madd(av, lo, acc[q][0]);
-        acc[q][1] = madd(av, hi, acc[q][1]);
+        v128_t even, odd;
+        widen8_split<T>(wasm_v128_load(b + q * pstride), sk, even, odd);
+        if (T == kHalfF16 && kScaleB) {
+          even = wasm_f32x4_mul(even, sk.scale);
+          odd = wasm_f32x4_mul(odd, sk.scale);
+        }
+        acc[q][0] = madd(av, even, acc[q][0]);
+        acc[q][1] = madd(av, odd, acc[q][1]);
       }
       b += kNR;
     }
@@ -479,12 +533,15 @@ __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const
     e.accumulate = pc > 0;
     e.bias = (bias && pc == 0) ? bias : nullptr;
 #pragma clang loop unroll(full)
-    for (int q = 0; q < NP; ++q)
+    for (int q = 0; q < NP; ++q) {
+      const v128_t cols[2] = {wasm_i32x4_shuffle(acc[q][0], acc[q][1], 0, 4, 1, 5),
+                              wasm_i32x4_shuffle(acc[q][0], acc[q][1], 2, 6, 3, 7)};
 #pragma clang loop unroll(full)
       for (int v = 0; v < 2; ++v) {
-        const int cols = ncols - 8 * q - 4 * v;
-        if (cols > 0) store_vec(c + 8 * q + 4 * v, acc[q][v], std::min(cols, 4), e, 8 * q + 4 * v);
+        const int n = ncols - 8 * q - 4 * v;
+        if (n > 0) store_vec(c + 8 * q + 4 * v, cols[v], std::min(n, 4), e, 8 * q + 4 * v);
       }
+    }
   }
 }
 
@@ -492,20 +549,21 @@ __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const
 /// kGemvPanels panels, then one group of the panels left.
 template <int T, bool kScaledA = false>
 void gemv_half_row(int N, int K, const float* a, const PanelSrc& B, float* c, const float* bias) {
+  constexpr bool S = T == kHalfF16 && !kScaledA;  // float16 with A as it is: B times 2^112
   constexpr int G = T == kHalfF16 ? 3 : 4;  // panels per call (float16 widening needs more registers)
   const int P = (N + kNR - 1) / kNR;
   int p = 0;
   for (; p + G <= P; p += G)
-    gemv_half<G, T, kScaledA>(K, a, B.half + p * B.stride, B.stride, c + p * kNR, std::min(G * kNR, N - p * kNR),
+    gemv_half<G, T, S>(K, a, B.half + p * B.stride, B.stride, c + p * kNR, std::min(G * kNR, N - p * kNR),
                               bias ? bias + p * kNR : nullptr);
   const int left = P - p, n0 = p * kNR;
   const float* b0 = bias ? bias + n0 : nullptr;
-  if (left == 3) gemv_half<3, T, kScaledA>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
-  else if (left == 2) gemv_half<2, T, kScaledA>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
-  else if (left == 1) gemv_half<1, T, kScaledA>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
+  if (left == 3) gemv_half<3, T, S>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
+  else if (left == 2) gemv_half<2, T, S>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
+  else if (left == 1) gemv_half<1, T, S>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
 }
 
-/// float16 rows whose every |a| < 2^15 run with a·2^112 (gemv_half's kScaledA: no overflow, a
+/// float16 rows whose every |a| < 2^15 run with a·2^112 (gemv_half without kScaleB: no overflow, a
 /// float32 holds up to 2^128), copied into the A scratch (unused on this path); the others, and
 /// every row when that scratch cannot be had, as they are.
 template <int T>

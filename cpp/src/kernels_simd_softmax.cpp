@@ -82,6 +82,16 @@ inline v128_t exp_nonpositive(v128_t x, const ExpConsts& k) {
   return wasm_f32x4_mul(p, pow2n);
 }
 
+/// GELU (tanh approximation) of 4 lanes as x·σ(2u): e = e^(-2|u|) ≤ 1, then x / (1 + e) where
+/// u ≥ 0 and x·e / (1 + e) where u < 0 (no overflow, no cancellation).
+/// c = (√(2/π), 0.044715, -2, 0) splatted.
+inline v128_t gelu_tanh4(v128_t x, const ExpConsts& k, const v128_t (&c)[4]) {
+  const v128_t u = wasm_f32x4_mul(c[0], madd(wasm_f32x4_mul(x, x), wasm_f32x4_mul(c[1], x), x));
+  const v128_t e = exp_nonpositive(wasm_f32x4_mul(wasm_f32x4_abs(u), c[2]), k);
+  const v128_t num = wasm_v128_bitselect(wasm_f32x4_mul(x, e), x, wasm_f32x4_lt(u, c[3]));
+  return wasm_f32x4_div(num, wasm_f32x4_add(k.one, e));
+}
+
 /// Maxima of each of 4 vectors, as one vector (the pmax analogue of hsum4).
 inline v128_t hmax4(v128_t s0, v128_t s1, v128_t s2, v128_t s3) {
   const v128_t t0 = wasm_f32x4_pmax(wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5), wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7));
@@ -224,6 +234,23 @@ void scale_rows(int rows, int cols, float* X, int ldx, const float* f) {
 
 /// Row-wise stable softmax of S[rows, n] (leading dimension lds) in place: rows of up to 8 four at
 /// a time (softmax_short_rows), longer ones one at a time (softmax_row_simd). See kernels.hpp.
+void gelu_tanh(size_t n, float* x) {
+  const ExpConsts k = load_exp_consts();
+  alignas(16) static const float kGelu[4] = {0.79788456080286536f, 0.044715f, -2.f, 0.f};
+  const float* volatile opaque = kGelu;  // loaded once, not rebuilt as v128.const in the loop
+  const float* t = opaque;
+  const v128_t c[4] = {wasm_v128_load32_splat(t), wasm_v128_load32_splat(t + 1), wasm_v128_load32_splat(t + 2),
+                       wasm_v128_load32_splat(t + 3)};
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) wasm_v128_store(x + i, gelu_tanh4(wasm_v128_load(x + i), k, c));
+  if (i < n) {  // the last 1–3 values through a zero-padded vector
+    alignas(16) float tail[4] = {0.f, 0.f, 0.f, 0.f};
+    std::memcpy(tail, x + i, sizeof(float) * (n - i));
+    wasm_v128_store(tail, gelu_tanh4(wasm_v128_load(tail), k, c));
+    std::memcpy(x + i, tail, sizeof(float) * (n - i));
+  }
+}
+
 void softmax_rows(int rows, int n, float* S, int lds) {
   if (n <= 0) return;
   if (n <= 4) return softmax_short_rows<1>(rows, n, S, lds);

@@ -2,7 +2,7 @@
 // CMake target kernel_bench three times: kernels_bench.js (wasm SIMD kernels, mul + add),
 // kernels_bench_relaxed.js (the same kernels with f32x4.relaxed_madd, clang 16) and
 // kernels_bench_eigen.js (the portable Eigen kernels at -O3 -msimd128, the baseline).
-// Run with node: node build-wasm/kernel-tests/kernels_bench.js [seconds per measurement, default 0.5] [tsv]
+// Run with node: node build-wasm/kernel-tests/kernels_bench.js [seconds per measurement, default 0.5] [tsv] [gemv]
 // (the relaxed build needs Node ≥ 22 or --experimental-wasm-relaxed-simd); scripts/bench/kernels.mjs
 // runs the SIMD and relaxed builds alternately and prints one table.
 //
@@ -13,7 +13,8 @@
 // the time of softmax_rows over 512×512 scores, and two measured peaks, each in independent chains:
 // f32x4 mul + add (the best any wasm kernel without FMA can do) and, in the relaxed build,
 // f32x4.relaxed_madd (one fused multiply-add), with each GEMM's fraction of both.
-// With "tsv" as the second argument every line is `name<TAB>GFLOP/s<TAB>ms` (peaks: ms = 0).
+// With "tsv" as the second argument every line is `name<TAB>GFLOP/s<TAB>ms` (peaks: ms = 0); "gemv"
+// as the third (e.g. `0.5 - gemv`) times the matrix–vector products of the first tile alone.
 // Times are process CPU time (see now()). Each figure is the best of 11 timed runs after warm-up
 // calls (V8 tiers wasm up from Liftoff to TurboFan only for later calls, so the first call of a
 // long kernel runs baseline code).
@@ -39,6 +40,7 @@ double g_seconds = 0.5;
 #ifdef __EMSCRIPTEN__
 extern "C" double bench_cpu_seconds();  // cpp/tests/bench_host.js
 extern "C" double bench_arg(int i);     // cpp/tests/bench_host.js
+extern "C" int host_arg_equals(int i, const char* s);  // cpp/tests/bench_host.js
 #endif
 
 /// Seconds of CPU time of this process (user + system, via Node's process.cpuUsage()) under
@@ -165,8 +167,9 @@ int main() {
 #ifdef __EMSCRIPTEN__
   if (bench_arg(0) > 0) g_seconds = bench_arg(0);
   const bool tsv = bench_arg(1) == 1;
+  const bool gemv_only = host_arg_equals(2, "gemv") == 1;  // third argument "gemv": the first tile's GEMVs alone
 #else
-  const bool tsv = false;
+  const bool tsv = false, gemv_only = false;
 #endif
 #if defined(MHA_RELAXED_SIMD)
   const char* impl = "wasm relaxed-SIMD kernels (kernels_simd_*.cpp, f32x4.relaxed_madd)";
@@ -241,6 +244,7 @@ int main() {
   const Proj projs[] = {{128, 768, 768, "gemm_packed [128x768]·[768x768]+b"},
                         {512, 768, 2304, "gemm_packed [512x768]·[768x2304]+b"}};
   for (const auto& p : projs) {
+    if (gemv_only) break;
     auto A = random_vec(static_cast<size_t>(p.M) * p.K, 1);
     auto W = random_vec(static_cast<size_t>(p.K) * p.N, 2);
     auto b = random_vec(p.N, 3);
@@ -279,6 +283,7 @@ int main() {
     }
   }
 
+  if (gemv_only) return 0;
   // Attention per head: T = 512, d_k = d_v = 64, slices of [T, 768] activations.
   const int dk = 64, ld = 768;
   auto Q = random_vec(static_cast<size_t>(T) * ld, 4);

@@ -1,6 +1,7 @@
 // Kernel tests of softmax_rows against a float64 softmax (part of the kernels_test program:
 // cpp/tests/kernels_test.cpp): rows with -inf entries, all -inf, huge, tiny, mixed and wide-range
 // logits, ±3e38 extremes, a dense accuracy sweep and zero-size calls; masked entries exactly 0.
+// gelu_tanh against the float64 formula over a dense range, every tail length, ±inf.
 #include "support/kernel_check.hpp"
 
 namespace kt {
@@ -114,6 +115,40 @@ void softmax_suite(Rng& rng) {
   softmax_rows(0, 4, dummy, 4);
   softmax_rows(1, 0, dummy, 4);
   KT_CHECK(dummy[0] == 1 && dummy[3] == 4, "softmax with zero rows or zero length wrote data");
+
+  // gelu_tanh: x in [-12, 12] by 1/1024 (and 1–3 value tails) against the float64 formula. Error
+  // bound: 1e-6 relative plus, in the SIMD builds, the float rounding of 2u carried by e^(-2|u|)
+  // (|2u|·3e-7 relative: u takes up to five roundings) and 1e-30 absolute (e^(-2|u|) is 0 below e^-88),
+  // in the portable build 4e-8·|x| (its float 1 + tanh(u) cancels for x < 0: half an ulp of 1
+  // times |x|/2); ±inf and large values by the formula's limits.
+  for (int tail : {0, 1, 2, 3}) {
+    std::vector<float> x;
+    for (int i = -12 * 1024; i <= 12 * 1024; ++i) x.push_back(static_cast<float>(i) / 1024.f);
+    for (int t = 0; t < tail; ++t) x.push_back(0.37f * static_cast<float>(t + 1));
+    std::vector<float> y = x;
+    gelu_tanh(y.size(), y.data());
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double v = x[i];
+      // 0.5·v·(1 + tanh(u)) = v / (1 + e^(-2u)), the form that does not cancel in float64 either
+      const double u2 = 2.0 * 0.7978845608028654 * (v + 0.044715 * v * v * v);
+      const double want = v / (1.0 + std::exp(-u2));
+#ifdef MHA_SIMD128
+      const double tol = (1e-6 + 3e-7 * std::fabs(u2)) * std::fabs(want) + 1e-30;
+#else
+      const double tol = 1e-6 * std::fabs(want) + 4e-8 * std::fabs(v);
+#endif
+      if (!(std::fabs(y[i] - want) <= tol) && bad++ == 0) first = i;
+    }
+    KT_CHECK(bad == 0, "gelu_tanh (tail %d): %zu of %zu values off (first x=%.9g: got %.9g)", tail, bad, x.size(),
+             static_cast<double>(x[first]), static_cast<double>(y[first]));
+  }
+  float ext[5] = {std::numeric_limits<float>::infinity(), 1e30f, 50.f, -50.f, -1e30f};
+  gelu_tanh(5, ext);
+  KT_CHECK(std::isinf(ext[0]) && ext[0] > 0 && ext[1] == 1e30f && ext[2] == 50.f && ext[3] <= 0.f && ext[3] > -1e-30f &&
+               ext[4] <= 0.f && ext[4] > -1e-30f,
+           "gelu_tanh extremes: %g %g %g %g %g", static_cast<double>(ext[0]), static_cast<double>(ext[1]),
+           static_cast<double>(ext[2]), static_cast<double>(ext[3]), static_cast<double>(ext[4]));
 }
 
 }  // namespace kt

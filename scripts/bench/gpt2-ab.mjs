@@ -7,6 +7,8 @@
  * the KV cache after a 16-token prompt. Prints each side's wasm heap after load, the median prompt
  * time and step time (wall and process CPU time), and the medians of the per-round ratios
  * other / this. On a machine other work shares, the CPU-time ratios are the figures to read.
+ * AB_OTHER_STORAGE=float32 loads the other side with that `weightStorage` (with `.` as the other
+ * tree: this tree's 16-bit storage against the same file widened to float32 at load).
  *
  *   node --experimental-wasm-relaxed-simd scripts/bench/gpt2-ab.mjs ../other-tree [rounds (6)] [--dir DIR]
  *
@@ -31,7 +33,8 @@ const base = await import(pathToFileURL(path.join(libDir(path.resolve(other)), '
 const sides = [];
 for (const [name, create] of [['this', createMHA], ['other', base.createMHA]]) {
   const mha = await create({ tier: 'relaxed-simd', threads });
-  const lm = await mha.loadModel(dir);
+  const storage = name === 'other' ? process.env.AB_OTHER_STORAGE : undefined;
+  const lm = await mha.loadModel(dir, storage ? { weightStorage: storage } : undefined);
   sides.push({ name, lm, heap: mha.memory().heapBytes, gen: [], prompt: [] });
 }
 const TEXT = 'The quick brown fox jumps over the lazy dog. In 1066, William crossed the Channel; the rest is history. ';
