@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setup, openExample, ROOT } from './helpers.mjs';
+import { setup, openExample, revealUntil, ROOT } from './helpers.mjs';
 
 const FIRST_PAINT_LIMIT = 1.5e6;   // bytes, uncompressed response bodies
 const manifest = JSON.parse(readFileSync(path.join(ROOT, 'web', 'lib', 'models', 'index.json'), 'utf8'));
@@ -68,7 +68,9 @@ test('the lesson: at most 1.5 MB before the reader scrolls and no model; each mo
     if (done) break;
   }
   const tags = ['#explorer', '#surprisal', '#induction', '#phase-change', '#generate', '#twins', '#gqa-twins', '#gqa-story'];
-  await page.waitForFunction((ts) => ts.every((s) => !document.querySelector(s).shadowRoot.querySelector('[part="placeholder"]')), tags, { timeout: 60_000 });
+  // an element the quick scroll passed before it had held still near the viewport (whenNear) is
+  // scrolled back to, as a reader who stops there would
+  for (const s of tags) await revealUntil(page, s, (el) => !el.shadowRoot.querySelector('[part="placeholder"]'), 60_000);
   await page.waitForFunction(() => document.querySelector('#gqa-twins').rows && document.querySelector('#twins').rows && document.querySelector('#gqa-story').lm, null, { timeout: 120_000 });
   await page.waitForLoadState('networkidle');
   await rec.settle();
