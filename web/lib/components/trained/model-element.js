@@ -132,7 +132,10 @@ export class TrainedModelElement extends LitElement {
     return html`${this._attrs.view()}${this._near || !this.needsModel ? this.renderView() : lazyPlaceholder(this._downloads, () => this.load())}${this._lazyGuard.view()}`;
   }
 
-  /** The element's own view, from `this.lm` and `this.error` (each subclass overrides it). */
+  /**
+   * The element's own view, from `this.lm` and `this.error` (each subclass overrides it).
+   * @returns {unknown} what Lit can render (a template, `nothing`, …), as `render()` returns
+   */
   renderView() {
     return nothing;
   }
