@@ -3,7 +3,6 @@ import { TrainedModelElement, trainedStyles, showChar, headView, f2 } from './tr
 import '../views/mha-heatmap.js';
 import { enumAttr } from '../base/attr-check.js';
 import { compositionExperimentAsync, supportedPrediction, PREDICTIONS } from '../logic/composition.js';
-import { LatestRun } from '../base/worker-engine.js';
 
 /** Width in CSS pixels of each heatmap's grid, whatever the phrase's length. */
 const MAP_PX = 200;
@@ -82,16 +81,7 @@ export class MhaComposition extends TrainedModelElement {
     this.measured = null;
     this._scheme = 'viridis';
     // the model runs in the engine worker: the newest phrase wins, at most one experiment waits
-    this._runs = new LatestRun(({ lm, phrase }) => compositionExperimentAsync(lm, phrase), (e, m, { lm }) => { if (lm === this.lm) this._measured(e, m); });
-  }
-
-  /** Resolves once the current phrase is measured (no run running or waiting) and drawn. */
-  get computeComplete() {
-    return this.updateComplete.then(() => this._runs.settled).then(() => this.updateComplete);
-  }
-
-  modelReleasing() {
-    this._runs.cancel();
+    this.runsOnModel(({ lm, phrase }) => compositionExperimentAsync(lm, phrase), (e, m) => this._measured(e, m));
   }
 
   willUpdate(changed) {

@@ -4,7 +4,6 @@ import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, modelI
 import '../views/mha-heatmap.js';
 import { enumAttr } from '../base/attr-check.js';
 import { copiesSentence } from '../logic/trained-text.js';
-import { LatestRun } from '../base/worker-engine.js';
 
 /**
  * Bits per character the model spends on each copy of a phrase written twice ("p p"): copy 1 is
@@ -113,17 +112,13 @@ export class MhaInduction extends TrainedModelElement {
     this.measured = null;
     this._run = null;
     // the model runs in the engine worker: the newest phrase wins, at most one measurement waits
-    this._runs = new LatestRun(({ lm, phrase }) => measureCopies(lm, phrase), (e, m, { lm }) => { if (lm === this.lm) this._measured(e, m); });
+    this.runsOnModel(({ lm, phrase }) => measureCopies(lm, phrase), (e, m) => this._measured(e, m));
   }
 
   /** Resolves once the current phrase is measured (no run running or waiting) and drawn. */
   get computeComplete() {
-    return this.updateComplete.then(() => this._runs.settled).then(() => this.updateComplete)
+    return super.computeComplete
       .then(() => this.renderRoot.querySelector('mha-heatmap')?.updateComplete);
-  }
-
-  modelReleasing() {
-    this._runs.cancel();
   }
 
   willUpdate(changed) {

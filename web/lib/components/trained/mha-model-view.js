@@ -6,7 +6,6 @@ import { headSummaries, headLabel, scoreEntries, cellName, gridMove, TYPE_ABBR }
 import { enumAttr, attrError } from '../base/attr-check.js';
 import { interpolatorFor } from '../base/color.js';
 import { paintThumb, colourTable, modelViewStyles } from './model-view-paint.js';
-import { LatestRun } from '../base/worker-engine.js';
 import '../views/mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
@@ -148,17 +147,8 @@ export class MhaModelView extends TrainedModelElement {
     this._scoreSeq = 0;
     this._scratch = new Float32Array(64 * 64);
     // the model runs in the engine worker: the newest text wins, at most one run waits
-    this._runs = new LatestRun(({ lm, input }) => lm.run(input, { most: lm.config.context, scores: true, logProbs: false }),
-      (e, r, { lm }) => { if (lm === this.lm) this._ran(e, r); });
-  }
-
-  /** Resolves once the model has run the current text (no run running or waiting) and it is drawn. */
-  get computeComplete() {
-    return this.updateComplete.then(() => this._runs.settled).then(() => this.updateComplete);
-  }
-
-  modelReleasing() {
-    this._runs.cancel();
+    this.runsOnModel(({ lm, input }) => lm.run(input, { most: lm.config.context, scores: true, logProbs: false }),
+      (e, r) => this._ran(e, r));
   }
 
   /** Whether the run shown was set from script rather than made by this element. */

@@ -1,7 +1,6 @@
 import { html, css, nothing } from 'lit';
 import { TrainedModelElement, trainedStyles, showChar, showToken, formatAblate } from './trained-shared.js';
 import { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal, measureSurprisalAsync, copyPart } from '../logic/surprisal.js';
-import { LatestRun } from '../base/worker-engine.js';
 
 export { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal, copyPart };
 import { interpolatorFor, colorFor, textOn, fmt } from '../base/shared.js';
@@ -119,17 +118,8 @@ export class MhaSurprisal extends TrainedModelElement {
     this.inputError = null;
     this._cursor = 1;
     // the model runs in the engine worker: the newest text and ablation win, at most one measurement waits
-    this._runs = new LatestRun(({ lm, text, ablate, repeat }) => measureSurprisalAsync(lm, text, { ablate, repeat }),
-      (e, m, { lm }) => { if (lm === this.lm) this._measured(e, m); });
-  }
-
-  /** Resolves once the current text and ablation are measured (no run running or waiting) and drawn. */
-  get computeComplete() {
-    return this.updateComplete.then(() => this._runs.settled).then(() => this.updateComplete);
-  }
-
-  modelReleasing() {
-    this._runs.cancel();
+    this.runsOnModel(({ lm, text, ablate, repeat }) => measureSurprisalAsync(lm, text, { ablate, repeat }),
+      (e, m) => this._measured(e, m));
   }
 
   willUpdate(changed) {

@@ -9,7 +9,6 @@ import { aboutModel } from '../logic/trained-text.js';
 import { enumAttr, headListAttr, intAttr, attrError } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
 import { pickAttr } from './mha-model-view.js';
-import { LatestRun } from '../base/worker-engine.js';
 import '../views/mha-heatmap.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
@@ -185,7 +184,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this._announcer = new Announcer(this);   // the loss, said once typing or switching settles
     // the model runs in the engine worker: the newest text and ablation win, at most one run waits
     // only the layer drawn crosses from the worker (a model's 144 maps at 128 tokens are 9.4 MB a run)
-    this._runs = new LatestRun(({ lm, text, ablate, layers }) => lm.run(text, { ablate, most: lm.config.context, scores: true, logProbs: false, layers }),
+    this.runsOnModel(({ lm, text, ablate, layers }) => lm.run(text, { ablate, most: lm.config.context, scores: true, logProbs: false, layers }),
       (e, r, { lm, ablate }) => this._computed(e, r, lm, ablate));
   }
 
@@ -194,12 +193,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
    * and its maps are painted (canvas maps take turns across tasks: views/heatmap/turns.js).
    */
   get computeComplete() {
-    return this.updateComplete.then(() => this._runs.settled).then(() => this.updateComplete)
+    return super.computeComplete
       .then(() => Promise.all(Array.from(this.renderRoot.querySelectorAll('mha-heatmap, mha-model-view'), (m) => m.updateComplete)));
-  }
-
-  modelReleasing() {
-    this._runs.cancel();
   }
 
   /** The switched-off heads as 0-based [layer, head] pairs: the last valid `ablate`. */
@@ -267,7 +262,6 @@ export class MhaTrainedHeads extends AblatableModelElement {
 
   /** A run's result (or error) arrives: shown when it is the newest and its model is still the one held. */
   _computed(e, r, lm, ablate) {
-    if (lm !== this.lm) return;
     if (e) {
       this.result = null;
       this.textScores = null;

@@ -6,7 +6,7 @@ import { LitElement, html, css, nothing } from 'lit';
 import { Task, initialState } from '@lit/task';
 import { baseStyles, taskEngine, errorText, getEngine } from '../base/shared.js';
 import { acquireModel, releaseModel, modelURL, DEFAULT_MODEL_URL } from '../models.js';
-import { taskModelEngine, getModelEngine } from '../base/worker-engine.js';
+import { taskModelEngine, getModelEngine, LatestRun } from '../base/worker-engine.js';
 import { enumAttr, AttrGuard } from '../base/attr-check.js';
 import { ScrollCue } from '../base/scroll-cue.js';
 import { parseAblate, formatAblate, progressText } from '../logic/trained-text.js';
@@ -298,8 +298,29 @@ export class TrainedModelElement extends LitElement {
   /** Called once the model is loaded (this.lm is set). */
   modelChanged() {}
 
-  /** Called before the model is given back: free what was made from it (generators). */
-  modelReleasing() {}
+  /**
+   * The element's computations on its model, the newest input winning (LatestRun, at most one
+   * waiting): `measure(job)` runs on `job.lm` (a RemoteModel in the engine worker, or the model
+   * itself); `done(error, result, job)` is called only while `job.lm` is still the element's model.
+   * The runs are cancelled when the model is given back, and `computeComplete` waits for them.
+   * @param {(job: {lm: object}) => Promise<unknown>} measure
+   * @param {(error: Error|null, result: unknown, job: {lm: object}) => void} done
+   * @returns {LatestRun} push a job `{lm, …}` to it for each new input
+   */
+  runsOnModel(measure, done) {
+    this._runs = new LatestRun(measure, (e, r, job) => { if (job.lm === this.lm) done(e, r, job); });
+    return this._runs;
+  }
+
+  /** Resolves once the current input is computed (no run running or waiting: runsOnModel) and drawn. */
+  get computeComplete() {
+    return this.updateComplete.then(() => this._runs?.settled).then(() => this.updateComplete);
+  }
+
+  /** Called before the model is given back: free what was made from it (runs under way, generators). */
+  modelReleasing() {
+    this._runs?.cancel();
+  }
 
   /** The inline message of a model that could not be loaded. */
   errorMessage() {
