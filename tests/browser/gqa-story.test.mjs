@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setup, ARTIFACTS, ROOT, axeSeriousViolations, checkNarrowPage, elementError, openExample } from './helpers.mjs';
+import { setup, ARTIFACTS, ROOT, axeSeriousViolations, checkNarrowPage, elementError, openExample, revealUntil } from './helpers.mjs';
 import { createMHA, scoreText, headType, inductionTargets } from '../../web/lib/src/index.js';
 
 const MODEL = path.join(ROOT, 'web', 'lib', 'models', 'stories260K.safetensors');
@@ -86,8 +86,9 @@ const shown = (page, sel) => page.evaluate((s) => {
 }, sel);
 
 async function ready(page, sel, cacheLength) {
-  // a trained-model element fetches its model when it comes near the viewport: scroll to it as a reader would
-  await page.locator(sel).first().scrollIntoViewIfNeeded();
+  // a trained-model element fetches its model when it has held still near the viewport: scroll to it
+  // as a reader would, and back again if the elements above grew and pushed it away before that
+  await revealUntil(page, sel, (el) => el.error || !el.shadowRoot.querySelector('[part="placeholder"]'), 150_000);
   await page.waitForFunction(([s, n]) => {
     const el = document.querySelector(s);
     return el && (el.error || (el.measured && el.cacheLength === n));
