@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setup, deepFocus, ROOT, allRendered, revealUntil } from './helpers.mjs';
+import { setup, deepFocus, ROOT, allRendered, revealUntil, recordErrors } from './helpers.mjs';
 
 const AXE = readFileSync(path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
@@ -25,8 +25,7 @@ async function openLesson(viewport, colorScheme) {
   const context = await env.browser.newContext({ bypassCSP: true, viewport, colorScheme, reducedMotion: 'reduce' });
   const page = await context.newPage();
   const errors = [];
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
-  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  recordErrors(page, errors, { console: 'console: ', pageerror: 'pageerror: ' });
   await page.goto(env.url);
   await page.waitForSelector('body[data-ready="true"]', { state: 'attached', timeout: 60_000 });
   const n = await page.evaluate(() => {

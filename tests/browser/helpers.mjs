@@ -31,6 +31,26 @@ export function ensureBuilt() {
   mkdirSync(ARTIFACTS, { recursive: true });
 }
 
+/** Playwright's waitForFunction can evaluate its predicate again in a later task, where a page's CSP
+ * refuses the eval: the refusal names no script of the page (the protocol's script has no URL). */
+const harnessEval = (text, where) => /Refused to evaluate a string as JavaScript/.test(text) && !/https?:\/\//.test(where);
+
+/**
+ * Pushes the page's console errors and uncaught exceptions onto `errors` (prefixed by kind), leaving
+ * out the test harness's own refused evals.
+ * @param {object} page a playwright page
+ * @param {string[]} errors
+ * @param {{console?: string, pageerror?: string}} [prefix]
+ */
+export function recordErrors(page, errors, prefix = {}) {
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !harnessEval(m.text(), m.location()?.url ?? '')) errors.push(`${prefix.console ?? ''}${m.text()}`);
+  });
+  page.on('pageerror', (e) => {
+    if (!harnessEval(e.message, e.stack ?? '')) errors.push(`${prefix.pageerror ?? ''}${e.message}`);
+  });
+}
+
 /** Start server + browser; returns {server, browser, url, newPage, close}. */
 export async function setup() {
   ensureBuilt();
@@ -47,16 +67,13 @@ export async function setup() {
       const context = await browser.newContext({ colorScheme, viewport, reducedMotion: 'reduce' });
       const page = await context.newPage();
       const errors = [];
-      page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
-      page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+      recordErrors(page, errors, { console: 'console: ', pageerror: 'pageerror: ' });
       page.on('requestfailed', (r) => errors.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`));
       page.on('response', (r) => { if (r.status() >= 400) errors.push(`http ${r.status()}: ${r.url()}`); });
       await page.addInitScript(() => {
         window.__csp = [];
         document.addEventListener('securitypolicyviolation', (e) => {
-          // Playwright's waitForFunction can evaluate its predicate again in a later task, where
-          // the page's CSP refuses the eval: such a violation has no source file (the protocol's
-          // script); one from the page's own code names its script.
+          // the harness's refused evals (see harnessEval) have no source file; the page's own name their script
           if (e.blockedURI === 'eval' && e.sourceFile === '') return;
           window.__csp.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}`.trim());
         });
@@ -138,8 +155,7 @@ export async function checkNarrowPage(env, { page: pagePath, tag, ready }) {
     const context = await env.browser.newContext({ bypassCSP: true, colorScheme, viewport: { width: 390, height: 800 } });
     const page = await context.newPage();
     const errors = [];
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    page.on('pageerror', (e) => errors.push(e.message));
+    recordErrors(page, errors);
     await page.goto(`${env.url}${pagePath}`);
     await ready(page);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
