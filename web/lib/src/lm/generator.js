@@ -85,7 +85,12 @@ export class TokenGenerator extends WasmObject {
     this._rand = mulberry32(seed);
     this._prompt = prompt;
     this._headMask = headMask;
-    this._cache = model._decoder.createCache(model.config.context, 1, { parent: this, what: 'generator' });
+    try {
+      this._cache = model._decoder.createCache(model.config.context, 1, { parent: this, what: 'generator' });
+    } catch (e) {
+      this.dispose();   // leaves its model's children as they were
+      throw e;
+    }
     this._pending = pending;   // ids not yet in the caches
     this._ids = Array.from(this._pending);   // every id of the text (byte-pair models decode them together)
     /** The prompt and the text of every token generated so far (a prompt of ids: their decoded text). */
