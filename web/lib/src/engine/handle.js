@@ -100,7 +100,9 @@ export class WasmObject {
     /** Wasm memory reused across this object's calls (inputs, results, argument structs). */
     this._staging = new Staging(core);
     this._release = releaser(handle, this._staging);
-    registry?.register(this, this._release, this);
+    // An object without a handle stages through its children (its own staging stays empty): they
+    // are registered themselves, so it needs no entry of its own.
+    if (handle !== null) registry?.register(this, this._release, this);
     parent?._children.add(this);
   }
 
@@ -143,7 +145,7 @@ export class WasmObject {
     if (this._disposed) return;
     for (const c of [...this._children].reverse()) c.dispose();
     this._children.clear();
-    registry?.unregister(this);
+    if (this._handle !== null) registry?.unregister(this);
     this._release.release();
     this._handle = null;
     this._disposed = true;

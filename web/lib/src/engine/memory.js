@@ -126,8 +126,9 @@ export function stageLayout(args, regions) {
   const lay = new Layout();
   for (const [name, layout] of args) lay.add(name, layout.bytes);
   for (const [name, c] of regions) {
-    if (c && typeof c === 'object' && 'alias' in c) lay.alias(name, c.alias);
-    else lay.add(name, !c ? 0 : typeof c === 'number' ? c : c.byteLength);
+    if (ArrayBuffer.isView(c)) lay.add(name, c.byteLength);
+    else if (c && typeof c === 'object') lay.alias(name, c.alias);
+    else lay.add(name, c || 0);
   }
   return lay;
 }
