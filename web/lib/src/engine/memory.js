@@ -124,8 +124,9 @@ export function writeArgs(core, layout, at, values, what) {
  */
 export function stageLayout(args, regions) {
   const lay = new Layout();
-  for (const [name, layout] of args) lay.add(name, layout.bytes);
-  for (const [name, c] of regions) {
+  for (let i = 0; i < args.length; i++) lay.add(args[i][0], args[i][1].bytes);
+  for (let i = 0; i < regions.length; i++) {
+    const name = regions[i][0], c = regions[i][1];
     if (ArrayBuffer.isView(c)) lay.add(name, c.byteLength);
     else if (c && typeof c === 'object') lay.alias(name, c.alias);
     else lay.add(name, c || 0);
@@ -154,10 +155,11 @@ export function stage(core, staging, args, regions, what, opts = {}) {
   const base = staging.ensure(lay.total, what);
   const P = (name) => lay.ptr(base, name);
   const { u8 } = heapViews(core).fresh();
-  for (const [name, c] of regions) {
-    if (ArrayBuffer.isView(c) && c.byteLength) u8.set(new Uint8Array(c.buffer, c.byteOffset, c.byteLength), P(name));
+  for (let i = 0; i < regions.length; i++) {
+    const c = regions[i][1];
+    if (ArrayBuffer.isView(c) && c.byteLength) u8.set(new Uint8Array(c.buffer, c.byteOffset, c.byteLength), P(regions[i][0]));
   }
-  for (const [name, layout, values] of args) writeArgs(core, layout, P(name), values(P), what);
+  for (let i = 0; i < args.length; i++) writeArgs(core, args[i][1], P(args[i][0]), args[i][2](P), what);
   return { base, lay, P };
 }
 
