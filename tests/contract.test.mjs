@@ -1,13 +1,13 @@
 // The JS API's side of the contract with the core, value by value: every passport option reaches
 // the core (checked against the passport's formulas computed here), the resolved head geometry and
-// the forward's argument block (cross-attention, grouped-query and per-head widths against a
+// the forward's argument struct (cross-attention, grouped-query and per-head widths against a
 // float64 reference of the trace), option and shape errors with their exact messages, the
 // lifecycle getters. Written to kill the mutants of `npm run mutation` that the other suites let live.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createMHA, MHAError } from '../web/lib/src/index.js';
-import { writeBlock } from '../web/lib/src/engine/memory.js';
+import { writeArgs } from '../web/lib/src/engine/memory.js';
 import { tierOptions } from './helpers/tier.mjs';
 import { throwsMHA } from './helpers/errors.mjs';
 
@@ -45,12 +45,17 @@ test('passport: every option reaches the core (counts from the formulas)', () =>
   assert.ok(q.steps.some((s) => s.shape.join() === '3,4,4'));
 });
 
-test("argument blocks: the core's layouts of init, passport and a KV-cache step, written by field name", () => {
+test("argument structs: the core's layouts of init, passport, a forward and a KV-cache step, written by field name", () => {
   const core = mha._core;
-  const layer = core.layerLayout(), passport = core.passportLayout(), kvStep = core.kvStepLayout();
+  const layer = core.layerLayout(), passport = core.passportLayout(), kvStep = core.kvStepLayout(), forward = core.forwardLayout();
   assert.deepEqual(Object.keys(kvStep.fields), ['x', 'n', 'output', 'weights', 'head_mask']);
   assert.equal(kvStep.kinds.n, 'i32');
-  for (const [name, l] of [['layer', layer], ['passport', passport], ['kvStep', kvStep]]) {
+  assert.equal(forward.kinds.attn_mask_kind, 'i32');
+  assert.equal(forward.kinds.query, 'ptr');
+  const decoder = core.decoderLayout();
+  assert.deepEqual(Object.keys(decoder).sort(), ['block', 'call', 'init']);
+  for (const [name, l] of [['layer', layer], ['passport', passport], ['kvStep', kvStep], ['forward', forward],
+    ['decoder.init', decoder.init], ['decoder.block', decoder.block], ['decoder.call', decoder.call]]) {
     const fields = Object.entries(l.fields).sort((a, b) => a[1] - b[1]);
     assert.deepEqual(Object.keys(l.kinds).sort(), Object.keys(l.fields).sort(), `${name}: a kind per field`);
     assert.ok(Object.values(l.kinds).every((k) => ['i32', 'f32', 'ptr'].includes(k)), `${name}: kinds`);
@@ -61,23 +66,25 @@ test("argument blocks: the core's layouts of init, passport and a KV-cache step,
   const config = Object.keys(layer.fields).filter((k) => k in passport.fields);
   assert.ok(['d_model', 'num_heads', 'scale', 'head_dims', 'softcap', 'alibi_slopes', 'rope_base'].every((k) => config.includes(k)));
   assert.deepEqual(Object.keys(layer.fields).filter((k) => !config.includes(k)), ['w_q', 'w_k', 'w_v', 'w_o', 'b_q', 'b_k', 'b_v', 'b_o']);
-  // one spelling per weight in every block: the decoder's block names its attention weights alike
-  const decoderLayer = core.decoderLayout().layer;
-  for (const k of ['w_q', 'w_k', 'w_v', 'w_o', 'b_q', 'b_k', 'b_v', 'b_o']) assert.ok(k in decoderLayer.fields, k);
+  // one spelling per weight in every argument struct: a transformer block's names its attention
+  // weights alike, and its MLP's: w_fc for ReLU/GELU, SwiGLU's gate as w_gate
+  for (const k of ['w_q', 'w_k', 'w_v', 'w_o', 'b_q', 'b_k', 'b_v', 'b_o', 'w_fc', 'b_fc', 'w_gate', 'b_gate', 'w_up', 'b_up', 'w_proj', 'b_proj']) {
+    assert.ok(k in decoder.block.fields, k);
+  }
   assert.deepEqual(Object.keys(passport.fields).filter((k) => !config.includes(k)), ['seq_len', 'key_len', 'batch']);
   assert.equal(layer.kinds.scale, 'f32');
   assert.equal(layer.kinds.w_q, 'ptr');
-  // writeBlock writes each kind and refuses a field one side lacks
+  // writeArgs writes each kind and refuses a field one side lacks
   const at = core._malloc(passport.bytes);
   try {
     const values = Object.fromEntries(Object.keys(passport.fields).map((k) => [k, 0]));
-    writeBlock(core, passport, at, { ...values, scale: 0.5, window_left: -1, head_dims: 2 ** 31 }, 'test');
+    writeArgs(core, passport, at, { ...values, scale: 0.5, window_left: -1, head_dims: 2 ** 31 }, 'test');
     assert.equal(core.HEAPF32[(at + passport.fields.scale) >> 2], 0.5);
     assert.equal(core.HEAP32[(at + passport.fields.window_left) >> 2], -1);
     assert.equal(core.HEAPU32[(at + passport.fields.head_dims) >> 2], 2 ** 31);
     const { d_model: _, ...missing } = values;
-    assert.throws(() => writeBlock(core, passport, at, missing, 'test'), /has a field d_model this API does not fill/);
-    assert.throws(() => writeBlock(core, passport, at, { ...values, extra: 1 }, 'test'), /has no field extra/);
+    assert.throws(() => writeArgs(core, passport, at, missing, 'test'), /has a field d_model this API does not fill/);
+    assert.throws(() => writeArgs(core, passport, at, { ...values, extra: 1 }, 'test'), /has no field extra/);
   } finally {
     core._free(at);
   }

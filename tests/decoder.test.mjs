@@ -139,10 +139,11 @@ test('refusals: the core\'s message under the call\'s name; the decoder keeps wo
 });
 
 function refusals() {
-  throwsExactly(() => lm._decoder.forward(Int32Array.of(1, 12), 1), 'INVALID_ARGUMENT', 'run: ids[0, 1] is 12; expected a token id in [0, 12)');
-  throwsExactly(() => lm._decoder.forward(new Int32Array(17), 1), 'SHAPE_MISMATCH', 'run: ids holds 17 tokens per sequence, more than the 16 positions of the learned position table (context)');
-  throwsExactly(() => lm._decoder.createCache(17), 'INVALID_ARGUMENT', 'generator: maxLen = 17 exceeds the 16 positions of the learned position table (context)');
-  throwsExactly(() => lm._decoder.createCache(0), 'INVALID_ARGUMENT', 'generator: maxLen must be a positive integer, got 0');
+  throwsExactly(() => lm._decoder.forward(Int32Array.of(1, 12), 1), 'INVALID_ARGUMENT', 'forward: ids[0, 1] is 12; expected a token id in [0, 12)');
+  throwsExactly(() => lm._decoder.forward(Int32Array.of(1, 12), 1, {}, 'run'), 'INVALID_ARGUMENT', 'run: ids[0, 1] is 12; expected a token id in [0, 12)');  // the API call it serves
+  throwsExactly(() => lm._decoder.forward(new Int32Array(17), 1), 'SHAPE_MISMATCH', 'forward: ids holds 17 tokens per sequence, more than the 16 positions of the learned position table (context)');
+  throwsExactly(() => lm._decoder.createCache(17), 'INVALID_ARGUMENT', 'createCache: maxLen = 17 exceeds the 16 positions of the learned position table (context)');
+  throwsExactly(() => lm._decoder.createCache(0), 'INVALID_ARGUMENT', 'createCache: maxLen must be a positive integer, got 0');
   const cache = lm._decoder.createCache(4);
   throwsExactly(() => cache.step(Int32Array.of(1, 2, 3, 4, 5)), 'INVALID_ARGUMENT', 'step: the cache holds 0 of maxLen = 4 tokens; 5 more would exceed it (reset() or a larger maxLen)');
   throwsExactly(() => cache.step(Int32Array.of(1, 12)), 'INVALID_ARGUMENT', 'step: ids[0, 1] is 12; expected a token id in [0, 12)');
@@ -182,14 +183,14 @@ test('dispose: a decoder frees its caches; calls after dispose are refused; disp
   c2.dispose();
   c2.dispose();
   assert.equal(c2.length, 0);
-  throwsExactly(() => c2.step(Int32Array.of(1)), 'DISPOSED', 'step: this generator was disposed');
-  throwsExactly(() => c2.reset(), 'DISPOSED', 'reset: this generator was disposed');  // as every method once disposed
+  throwsExactly(() => c2.step(Int32Array.of(1)), 'DISPOSED', 'step: this decoder cache was disposed');
+  throwsExactly(() => c2.reset(), 'DISPOSED', 'reset: this decoder cache was disposed');  // as every method once disposed
   assert.equal(c1.length, 3);
   d.dispose();
   assert.equal(c1.length, 0, 'the decoder disposed its cache');
-  throwsExactly(() => c1.step(Int32Array.of(1)), 'DISPOSED', 'step: this generator was disposed');
-  throwsExactly(() => d.forward(Int32Array.of(1), 1), 'DISPOSED', 'run: this model was disposed');
-  throwsExactly(() => d.createCache(4), 'DISPOSED', 'generator: this model was disposed');
+  throwsExactly(() => c1.step(Int32Array.of(1)), 'DISPOSED', 'step: this decoder cache was disposed');
+  throwsExactly(() => d.forward(Int32Array.of(1), 1), 'DISPOSED', 'forward: this decoder was disposed');
+  throwsExactly(() => d.createCache(4), 'DISPOSED', 'createCache: this decoder was disposed');
   d.dispose();
   c1.dispose();
   assert.equal(inUse(), before);

@@ -26,7 +26,7 @@ test('coreTables: read once per module (the same frozen object), every layout an
   assert.equal(coreTables(core), t);
   assert.ok(Object.isFrozen(t));
   for (const k of ['layer', 'passport', 'forward', 'kvStep']) assert.ok(t[k].bytes > 0 && Object.keys(t[k].fields).length > 0, k);
-  for (const k of ['init', 'layer', 'call']) assert.ok(t.decoder[k].bytes > 0, `decoder.${k}`);
+  for (const k of ['init', 'block', 'call']) assert.ok(t.decoder[k].bytes > 0, `decoder.${k}`);
   assert.deepEqual(t.enums.codes, core.enums().codes);
   assert.equal(t.enums.codes[0], 'OK');
 });

@@ -1,20 +1,23 @@
-// One lifecycle for every object that owns a wasm object (engine/handle.js, WasmObject): Layer,
-// KVCache, the decoder and its cache. After dispose() every method throws MHAError DISPOSED whose
-// message starts with the call's name, dispose() is idempotent, the properties stay readable
-// (disposed true, a cache's length 0), and a parent's dispose() disposes its caches. The methods
-// are enumerated from each class's prototype, so a method added later is held to the same rule.
+// One lifecycle for every object that owns wasm memory (engine/handle.js, WasmObject): Layer,
+// KVCache, LanguageModel, TokenGenerator, the decoder and its cache. After dispose() every method
+// throws MHAError DISPOSED whose message starts with the call's name, dispose() is idempotent, the
+// properties stay readable (disposed true, a cache's length 0), and a parent's dispose() disposes
+// its children (a layer's caches; a model's decoder and generators; a generator's cache). The
+// methods are enumerated from each class's prototype, so a method added later is held to the same rule.
 // Below the JS API, every embind handle refuses a call before a successful init with DISPOSED
 // (lastError() says so) instead of dereferencing a null object.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { createMHA, MHAError, Layer, KVCache } from '../web/lib/src/index.js';
+import { createMHA, MHAError, Layer, KVCache, LanguageModel } from '../web/lib/src/index.js';
+import { TokenGenerator } from '../web/lib/src/lm/generator.js';
 import { Decoder, DecoderCache } from '../web/lib/src/lm/decoder.js';
 import { WasmObject } from '../web/lib/src/engine/handle.js';
 
 const mha = await createMHA();
 const core = mha._core;
-const lm = await mha.loadModel(fs.readFileSync(new URL('./golden-decoder/default.safetensors', import.meta.url)));
+const modelBytes = fs.readFileSync(new URL('./golden-decoder/default.safetensors', import.meta.url));
+const lm = await mha.loadModel(modelBytes);
 const spec = lm._decoder.spec;
 
 /** The public methods of a class (own prototype, not dispose, not _internal). */
@@ -29,10 +32,12 @@ const cases = [
     calls: { forward: [(o) => o.forward(x), 'forward'], trace: [(o) => o.trace(x), 'trace'], createKVCache: [(o) => o.createKVCache({ maxLen: 4 }), 'createKVCache'] } },
   { C: KVCache, noun: 'KV cache', make: () => mha.createLayer({ dModel: 4, numHeads: 2, seed: 1 }).createKVCache({ maxLen: 4 }),
     calls: { step: [(o) => o.step(x), 'step'], reset: [(o) => o.reset(), 'reset'] } },
-  { C: Decoder, noun: 'model', make: () => new Decoder(core, spec),
-    calls: { forward: [(o) => o.forward(ids, 1), 'run'], createCache: [(o) => o.createCache(4), 'generator'] } },
-  { C: DecoderCache, noun: 'generator', make: () => new Decoder(core, spec).createCache(4),
+  { C: Decoder, noun: 'decoder', make: () => new Decoder(core, spec),
+    calls: { forward: [(o) => o.forward(ids, 1), 'forward'], createCache: [(o) => o.createCache(4), 'createCache'] } },
+  { C: DecoderCache, noun: 'decoder cache', make: () => new Decoder(core, spec).createCache(4),
     calls: { step: [(o) => o.step(ids), 'step'], reset: [(o) => o.reset(), 'reset'] } },
+  { C: TokenGenerator, noun: 'generator', make: () => lm.generator(ids),
+    calls: { step: [(o) => o.step(), 'step'], reset: [(o) => o.reset(), 'reset'] } },
 ];
 
 for (const { C, noun, make, calls } of cases) {
@@ -76,7 +81,34 @@ test("a parent's dispose() disposes its caches; a cache's dispose() leaves its p
   d.dispose();
   assert.equal(c.disposed, true);
   assert.equal(c.length, 0);
-  assert.throws(() => c.reset(), { code: 'DISPOSED', message: 'reset: this generator was disposed' });
+  assert.throws(() => c.reset(), { code: 'DISPOSED', message: 'reset: this decoder cache was disposed' });
+});
+
+test('a LanguageModel owns its decoder and generators, a TokenGenerator its cache: one dispose() frees them all', async () => {
+  const before = mha.memory().inUseBytes;
+  const m = await mha.loadModel(modelBytes);
+  assert.ok(m instanceof WasmObject && m.generator(ids) instanceof WasmObject, 'both are WasmObjects');
+  const g1 = m.generator(ids), g2 = m.generator(ids);
+  assert.equal(g1.step().cacheLength, 3);
+  g2.dispose();
+  assert.equal(g2.disposed, true);
+  assert.equal(g1.disposed, false, "a generator's dispose() leaves its model and the other generators");
+  assert.equal(m.run(ids).ids.length, 3);
+  const decoder = m._decoder, cache = g1._cache;
+  assert.equal(cache.disposed, false);
+  m.dispose();
+  for (const o of [m, decoder, g1, cache]) assert.equal(o.disposed, true, o.constructor.name);
+  assert.equal(g1.cacheLength, 0);
+  const calls = { run: () => m.run(ids), generator: () => m.generator(ids), generate: () => m.generate(ids, 1), heads: () => m.heads };
+  for (const [name, call] of Object.entries(calls)) {
+    assert.throws(call, (e) => e instanceof MHAError && e.code === 'DISPOSED' && e.message === `${name}: this model was disposed`, name);
+  }
+  assert.throws(() => g1.step(), { code: 'DISPOSED', message: 'step: this generator was disposed' });
+  // the tokenizer is JS alone: encode and decode keep working
+  assert.deepEqual(m.decode(m.encode('ab')), lm.decode(lm.encode('ab')));
+  m.dispose();  // idempotent
+  assert.ok(LanguageModel.prototype instanceof WasmObject);
+  assert.equal(mha.memory().inUseBytes, before, "the model's decoder, caches and staging are freed");
 });
 
 test('every embind handle refuses a call before a successful init with DISPOSED (lastError says why), and the module keeps working', () => {

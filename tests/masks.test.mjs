@@ -87,7 +87,7 @@ const dims = { B: 2, Tq: 3, Tk: 4, h: 2, batched: true };
 
 test('prepareMasks: no masks → the shared empty answer', () => {
   const none = prepareMasks({}, dims);
-  assert.deepEqual(none, { kpm: null, kpmAdd: null, attn: null, attnKind: 0 });
+  assert.deepEqual(none, { kpm: null, kpmAdd: null, attn: null, attnKind: 'none' });
   assert.ok(Object.isFrozen(none));
   assert.equal(prepareMasks({ keyPaddingMask: null, attnMask: undefined }, dims), none);
 });
@@ -98,7 +98,7 @@ test('prepareMasks: key padding mask [B, Tk] (or [Tk] unbatched), boolean or add
   assert.deepEqual([...r1.kpm], [0, 0, 1, 1, 0, 1, 0, 0]);
   assert.equal(r1.kpmAdd, null);
   assert.equal(r1.attn, null);
-  assert.equal(r1.attnKind, 0);
+  assert.equal(r1.attnKind, 'none');
   const r2 = prepareMasks({ keyPaddingMask: [[0, 0, -1, -2], [0, -3, 0, 0]] }, dims);
   assert.equal(r2.kpm, null);
   assert.deepEqual([...r2.kpmAdd], [0, 0, -1, -2, 0, -3, 0, 0]);
@@ -118,22 +118,22 @@ test('prepareMasks: key padding mask [B, Tk] (or [Tk] unbatched), boolean or add
 test('prepareMasks: attention mask [Tq, Tk] shared, or per head [B·h, Tq, Tk] / [B, h, Tq, Tk]; booleans become −∞', () => {
   const shared = [[false, true, true, true], [false, false, true, true], [false, false, false, true]];
   const r1 = prepareMasks({ attnMask: shared }, dims);
-  assert.equal(r1.attnKind, 1);
+  assert.equal(r1.attnKind, 'shared');
   assert.ok(r1.attn instanceof Float32Array);
   assert.deepEqual([...r1.attn], shared.flat().map((m) => (m ? -Infinity : 0)));
   assert.equal(r1.kpm, null);
   assert.equal(r1.kpmAdd, null);
   const add = Float32Array.from({ length: 4 * 3 * 4 }, (_, i) => -i);
   const r2 = prepareMasks({ attnMask: { data: add, shape: [4, 3, 4] } }, dims);
-  assert.equal(r2.attnKind, 2);
+  assert.equal(r2.attnKind, 'perHead');
   assert.equal(r2.attn, add, 'an additive Float32Array reaches the core uncopied');
   const r3 = prepareMasks({ attnMask: { data: add, shape: [2, 2, 3, 4] } }, dims);
-  assert.equal(r3.attnKind, 2);
+  assert.equal(r3.attnKind, 'perHead');
   const r4 = prepareMasks({ attnMask: { data: new Uint8Array(48).fill(1, 0, 5), shape: [2, 2, 3, 4] } }, dims);
   assert.deepEqual([...r4.attn.slice(0, 6)], [-Infinity, -Infinity, -Infinity, -Infinity, -Infinity, 0]);
   // both masks at once
   const r5 = prepareMasks({ attnMask: shared, keyPaddingMask: [[0, 0, 0, -1], [0, 0, 0, 0]] }, dims);
-  assert.equal(r5.attnKind, 1);
+  assert.equal(r5.attnKind, 'shared');
   assert.deepEqual([...r5.kpmAdd], [0, 0, 0, -1, 0, 0, 0, 0]);
   for (const shape of [[3, 3], [4, 3], [2, 3, 4], [4, 3, 4, 1], [1, 2, 2, 3, 4]]) {
     const n = shape.reduce((a, b) => a * b, 1);

@@ -56,7 +56,7 @@ test('a layer whose staged weights and packed copy just fit is created: no tempo
   // d = 7200: the weights are 829 MB, so the JS check (2× the weights) passes. Layer::create used
   // to assemble W_Q | W_K | W_V in a temporary before packing it (0.75× the weights more, 2.28 GB
   // with the staged weights), so its heap probe refused this layer with OUT_OF_MEMORY. It now packs
-  // the three matrices straight into the fused panels (kernels::pack_b_blocks): the staged weights
+  // the three matrices straight into the fused panels (kernels::pack_b_slices): the staged weights
   // and the packed copy are all it needs.
   const d = 7200;
   const mem0 = mha.memory();

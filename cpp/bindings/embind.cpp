@@ -5,7 +5,7 @@
 // into buffers it malloc'd and reads outputs from them); nothing is marshaled element by element.
 // Errors come back as an integer code (mha::Code); lastError() gives the whole mha::Status as a
 // plain object {code, message, argument, index, batchFirst, bytes}, from which the JS API composes
-// its message (errors.js). Facts the JS API needs from the core (the layouts of the argument blocks
+// its message (errors.js). Facts the JS API needs from the core (the layouts of the argument structs
 // of init, passport and forward, the resolved head geometry, the passport) cross as typed values,
 // not as text.
 #include <emscripten/bind.h>
@@ -49,10 +49,10 @@ int mha_boundary::fail(const mha::Status& s) {
 
 namespace {
 
-// Argument blocks (boundary.hpp): LayerBlock (init) and PassportBlock (passport) with kinds;
-// ForwardBlock, below, holds only uint32 fields and its layout has no kinds.
+// Argument structs (boundary.hpp): LayerArgs (init), PassportArgs (passport), LayerForwardArgs
+// (forward) and KVStepArgs (a KV-cache step).
 
-/// The configuration of a layer (mha::Config), shared by LayerBlock and PassportBlock. Widths 0 take
+/// The configuration of a layer (mha::Config), shared by LayerArgs and PassportArgs. Widths 0 take
 /// the core's defaults; scale 0 = 1/√d_k per head; head_dims: int32 [2·h] (d_k of every head, then
 /// d_v of every head) for the per-head form, else 0. Score modifiers and RoPE as mha::Config:
 /// softcap_on 0/1 and its cap; alibi 0 off, 1 the default slopes, 2 the alibi_count slopes at
@@ -65,21 +65,21 @@ namespace {
   X(rope_dim, i32) X(rope_base, f32) X(rope_interleaved, i32)
 /// The weights of LayerHandle::init (mha::WeightsView), float32 row-major [in, out]; biases 0 when
 /// bias is 0.
-/// (Spelled as every block and the core's error messages spell them: w_q … b_o.)
+/// (Spelled as every argument struct and the core's error messages spell them: w_q … b_o.)
 #define MHA_WEIGHT_FIELDS(X) \
   X(w_q, ptr) X(w_k, ptr) X(w_v, ptr) X(w_o, ptr) X(b_q, ptr) X(b_k, ptr) X(b_v, ptr) X(b_o, ptr)
 /// The sizes of a passport: seq_len query tokens, key_len key tokens (0 = seq_len), batch (0 =
 /// unbatched).
 #define MHA_PASSPORT_FIELDS(X) X(seq_len, i32) X(key_len, i32) X(batch, i32)
 
-#define MHA_FIELD(name, k) MHA_BLOCK_MEMBER(name, k)
+#define MHA_FIELD(name, k) MHA_ARGS_MEMBER(name, k)
 /// The arguments of LayerHandle::init.
-struct LayerBlock {
+struct LayerArgs {
   MHA_CONFIG_FIELDS(MHA_FIELD)
   MHA_WEIGHT_FIELDS(MHA_FIELD)
 };
 /// The arguments of passport().
-struct PassportBlock {
+struct PassportArgs {
   MHA_CONFIG_FIELDS(MHA_FIELD)
   MHA_PASSPORT_FIELDS(MHA_FIELD)
 };
@@ -88,23 +88,23 @@ struct PassportBlock {
 using mha_boundary::layout_object;
 val layer_layout() {
   val fields = val::object(), kinds = val::object();
-#define MHA_LAYOUT(name, k) MHA_LAYOUT_FIELD(LayerBlock, name, k)
+#define MHA_LAYOUT(name, k) MHA_LAYOUT_FIELD(LayerArgs, name, k)
   MHA_CONFIG_FIELDS(MHA_LAYOUT)
   MHA_WEIGHT_FIELDS(MHA_LAYOUT)
 #undef MHA_LAYOUT
-  return layout_object(sizeof(LayerBlock), fields, kinds);
+  return layout_object(sizeof(LayerArgs), fields, kinds);
 }
 val passport_layout() {
   val fields = val::object(), kinds = val::object();
-#define MHA_LAYOUT(name, k) MHA_LAYOUT_FIELD(PassportBlock, name, k)
+#define MHA_LAYOUT(name, k) MHA_LAYOUT_FIELD(PassportArgs, name, k)
   MHA_CONFIG_FIELDS(MHA_LAYOUT)
   MHA_PASSPORT_FIELDS(MHA_LAYOUT)
 #undef MHA_LAYOUT
-  return layout_object(sizeof(PassportBlock), fields, kinds);
+  return layout_object(sizeof(PassportArgs), fields, kinds);
 }
 
-/// The mha::Config of a block's MHA_CONFIG_FIELDS.
-template <class Block> mha::Config make_config(const Block& b) {
+/// The mha::Config of an argument struct's MHA_CONFIG_FIELDS.
+template <class Args> mha::Config make_config(const Args& b) {
   mha::Config c;
   c.d_model = b.d_model; c.num_heads = b.num_heads; c.kv_heads = b.kv_heads;
   c.d_k = b.d_k; c.d_v = b.d_v; c.k_dim = b.k_dim; c.v_dim = b.v_dim; c.bias = b.bias != 0; c.scale = b.scale;
@@ -130,7 +130,7 @@ template <class Block> mha::Config make_config(const Block& b) {
 
 }  // namespace
 
-mha::Config mha_boundary::layer_config(uintptr_t block) { return make_config(*ptr<const LayerBlock>(block)); }
+mha::Config mha_boundary::layer_config(uintptr_t args) { return make_config(*ptr<const LayerArgs>(args)); }
 
 namespace {
 
@@ -146,36 +146,30 @@ val float_array(const std::vector<float>& v) {
   return a;
 }
 
-/// The arguments of one forward as the JS API writes them into wasm memory: one uint32 per field,
-/// a tensor as its byte offset (0 = absent), a flag as 0/1, attn_mask_kind an mha::MaskKind. The
-/// field list is written once (MHA_FORWARD_FIELDS); JS learns each field's byte offset from
-/// forwardLayout(), so the layout exists only here.
-#define MHA_FORWARD_FIELDS(X)                                                                            \
-  X(batch) X(tq) X(tk) X(query) X(key) X(value) X(causal) X(key_padding_mask) X(key_padding_add)        \
-  X(attn_mask) X(attn_mask_kind) X(output) X(weights) X(average_weights) X(trace_q) X(trace_k) X(trace_v) \
-  X(trace_scores) X(trace_concat) X(head_mask)
-struct ForwardBlock {
-#define MHA_FIELD(name) uint32_t name;
-  MHA_FORWARD_FIELDS(MHA_FIELD)
+/// The arguments of one forward (mha::ForwardArgs) as the JS API writes them into wasm memory: a
+/// tensor as its byte offset (0 = absent), a flag as 0/1, attn_mask_kind an mha::MaskKind.
+#define MHA_FORWARD_FIELDS(X)                                                                           \
+  X(batch, i32) X(tq, i32) X(tk, i32) X(query, ptr) X(key, ptr) X(value, ptr) X(causal, i32)            \
+  X(key_padding_mask, ptr) X(key_padding_add, ptr) X(attn_mask, ptr) X(attn_mask_kind, i32)             \
+  X(output, ptr) X(weights, ptr) X(average_weights, i32) X(trace_q, ptr) X(trace_k, ptr) X(trace_v, ptr) \
+  X(trace_scores, ptr) X(trace_concat, ptr) X(head_mask, ptr)
+#define MHA_FIELD(name, k) MHA_ARGS_MEMBER(name, k)
+struct LayerForwardArgs { MHA_FORWARD_FIELDS(MHA_FIELD) };
 #undef MHA_FIELD
-};
 
-/// {bytes, fields: {batch: byte offset, tq: …, …}} of ForwardBlock.
+/// {bytes, fields, kinds} of LayerForwardArgs.
 val forward_layout() {
-  val fields = val::object();
-#define MHA_OFFSET(name) fields.set(#name, static_cast<int>(offsetof(ForwardBlock, name)));
-  MHA_FORWARD_FIELDS(MHA_OFFSET)
-#undef MHA_OFFSET
-  val o = val::object();
-  o.set("bytes", static_cast<int>(sizeof(ForwardBlock)));
-  o.set("fields", fields);
-  return o;
+  val fields = val::object(), kinds = val::object();
+#define MHA_LAYOUT(name, k) MHA_LAYOUT_FIELD(LayerForwardArgs, name, k)
+  MHA_FORWARD_FIELDS(MHA_LAYOUT)
+#undef MHA_LAYOUT
+  return layout_object(sizeof(LayerForwardArgs), fields, kinds);
 }
 
 /// Shape passport as a plain object {dK, dV, steps: [{name, shape, formula}], params, flops, memory}
-/// (counts as numbers), or null with lastError() set. block: byte offset of a PassportBlock.
-val passport(uintptr_t block) {
-  const PassportBlock& b = *ptr<const PassportBlock>(block);
+/// (counts as numbers), or null with lastError() set. args: byte offset of a PassportArgs.
+val passport(uintptr_t args) {
+  const PassportArgs& b = *ptr<const PassportArgs>(args);
   mha::Passport p;
   mha::Status s = mha::passport(make_config(b), b.seq_len, b.key_len, b.batch, p);
   if (!s.ok()) {
@@ -228,10 +222,10 @@ val passport(uintptr_t block) {
 
 class LayerHandle {
  public:
-  /// Builds the layer from a LayerBlock at byte offset `block` (its configuration and the byte
+  /// Builds the layer from a LayerArgs at byte offset `args` (its configuration and the byte
   /// offsets of its weights). Returns 0 or a Code (message in lastError()).
-  int init(uintptr_t block) {
-    const LayerBlock& b = *ptr<const LayerBlock>(block);
+  int init(uintptr_t args) {
+    const LayerArgs& b = *ptr<const LayerArgs>(args);
     mha::WeightsView w;
     w.wq = ptr<const float>(b.w_q); w.wk = ptr<const float>(b.w_k); w.wv = ptr<const float>(b.w_v); w.wo = ptr<const float>(b.w_o);
     w.bq = ptr<const float>(b.b_q); w.bk = ptr<const float>(b.b_k); w.bv = ptr<const float>(b.b_v); w.bo = ptr<const float>(b.b_o);
@@ -239,13 +233,13 @@ class LayerHandle {
     return s.ok() ? 0 : fail(s);
   }
 
-  /// One forward, its arguments read from a ForwardBlock at byte offset `block` in wasm memory.
+  /// One forward, its arguments read from a LayerForwardArgs at byte offset `args` in wasm memory.
   /// JS calls it through the plain export mha_layer_forward below.
-  int forward(uintptr_t block) {
+  int forward(uintptr_t args) {
     if (!layer_) return fail(mha::Status::Error(mha::Code::kDisposed, "layer is not initialized (its init failed or was never called)"));
-    const ForwardBlock& f = *ptr<const ForwardBlock>(block);
+    const LayerForwardArgs& f = *ptr<const LayerForwardArgs>(args);
     mha::ForwardArgs a;
-    a.batch = int(f.batch); a.tq = int(f.tq); a.tk = int(f.tk);
+    a.batch = f.batch; a.tq = f.tq; a.tk = f.tk;
     a.query = ptr<const float>(f.query); a.key = ptr<const float>(f.key); a.value = ptr<const float>(f.value);
     a.causal = f.causal != 0;
     a.key_padding_mask = ptr<const uint8_t>(f.key_padding_mask);
@@ -329,7 +323,7 @@ class LayerHandle {
 /// The per-call path of Layer.forward and Layer.trace: LayerHandle::forward as a plain wasm
 /// export (`_mha_layer_forward(handle.address(), args)`), which costs a fraction of an embind
 /// method call (argument wire types, handle checks); that difference is a tenth of a small
-/// forward. handle: a live LayerHandle's address(); args: byte offset of a ForwardBlock.
+/// forward. handle: a live LayerHandle's address(); args: byte offset of a LayerForwardArgs.
 /// Returns 0 or an mha::Code (message in lastError()).
 extern "C" EMSCRIPTEN_KEEPALIVE int mha_layer_forward(uintptr_t handle, uintptr_t args) {
   return reinterpret_cast<LayerHandle*>(handle)->forward(args);
@@ -340,17 +334,17 @@ namespace {
 /// The arguments of one KV-cache step (mha::KVCache::step): n new tokens x [B, n, d_model];
 /// output [B, n, d_model]; weights [B, h, n, length + n] or 0; head_mask [h] or 0.
 #define MHA_KV_STEP_FIELDS(X) X(x, ptr) X(n, i32) X(output, ptr) X(weights, ptr) X(head_mask, ptr)
-#define MHA_FIELD(name, k) MHA_BLOCK_MEMBER(name, k)
-struct KVStepBlock { MHA_KV_STEP_FIELDS(MHA_FIELD) };
+#define MHA_FIELD(name, k) MHA_ARGS_MEMBER(name, k)
+struct KVStepArgs { MHA_KV_STEP_FIELDS(MHA_FIELD) };
 #undef MHA_FIELD
 
-/// {bytes, fields, kinds} of KVStepBlock.
+/// {bytes, fields, kinds} of KVStepArgs.
 val kv_step_layout() {
   val fields = val::object(), kinds = val::object();
-#define MHA_LAYOUT(name, k) MHA_LAYOUT_FIELD(KVStepBlock, name, k)
+#define MHA_LAYOUT(name, k) MHA_LAYOUT_FIELD(KVStepArgs, name, k)
   MHA_KV_STEP_FIELDS(MHA_LAYOUT)
 #undef MHA_LAYOUT
-  return mha_boundary::layout_object(sizeof(KVStepBlock), fields, kinds);
+  return mha_boundary::layout_object(sizeof(KVStepArgs), fields, kinds);
 }
 
 /// kDisposed for a call on a handle whose object does not exist (never created, or its init failed).
@@ -365,10 +359,10 @@ class KVCacheHandle {
     mha::Status s = mha::KVCache::create(layer.get(), max_len, batch, cache_);
     return s.ok() ? 0 : fail(s);
   }
-  /// One step from a KVStepBlock at byte offset `block`. Returns 0 or a Code.
-  int step(uintptr_t block) {
+  /// One step from a KVStepArgs at byte offset `args`. Returns 0 or a Code.
+  int step(uintptr_t args) {
     if (!cache_) return not_initialized("KV cache");
-    const KVStepBlock& b = *ptr<const KVStepBlock>(block);
+    const KVStepArgs& b = *ptr<const KVStepArgs>(args);
     mha::Status s = cache_->step(ptr<const float>(b.x), b.n, ptr<float>(b.output), ptr<float>(b.weights), ptr<const float>(b.head_mask));
     return s.ok() ? 0 : fail(s);
   }

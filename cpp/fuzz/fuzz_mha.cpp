@@ -143,7 +143,7 @@ void run(const uint8_t* data, size_t size) {
     const uint8_t fm = rd.u8();
     const int B = rd.range(1, 3);
     const int Tq = (fm & 1) ? rd.range(1, 80) : rd.range(1, 12);
-    // fm & 64 adds 400 keys: 401..755 crosses the streaming path's key block of 512.
+    // fm & 64 adds 400 keys: 401..755 crosses the streaming path's key tile of 512.
     int Tk = cross ? ((fm & 2) ? rd.range(1, 255) + rd.range(0, 100) + ((fm & 64) ? 400 : 0) : rd.range(1, 12)) : Tq;
     xgen.special = (fm & 4) ? rd.u8() : 0;
     xgen.saw_nonfinite = xgen.saw_large = false;

@@ -31,10 +31,10 @@ Layer::~Layer() = default;
 // ---- K/V packs ---------------------------------------------------------------------------------
 // For one batch element, every kv head g gets (kernels.hpp, "panelled operands"):
 //   Kᵀ [d_k, Tk] in panels of 8 keys (panel stride 8·d_k): the B operand of S = Q_i·K_gᵀ, a key
-//      block k0.. (k0 a multiple of 8) is the panels from k0 / 8 on;
+//      tile k0.. (k0 a multiple of 8) is the panels from k0 / 8 on;
 //   V [Tk, d_v] in panels of 8 value columns with panel stride 8·round8(Tk): the B operand of
-//      O += P·V, a key block is rows k0.. of every panel.
-// They are packed once per (batch element, kv head) and read by every query block and key block
+//      O += P·V, a key tile is rows k0.. of every panel.
+// They are packed once per (batch element, kv head) and read by every query tile and key tile
 // (and by the h/g query heads that share the kv head), so no GEMM repacks B in the attention loop.
 // Their size is Tk·(Σ_kv d_k + Σ_kv d_v) floats plus padding to multiples of 8: the only O(T·d)
 // working memory of a forward besides its input and output.
@@ -103,12 +103,12 @@ Status Layer::create(const Config& config, const WeightsView& w, std::unique_ptr
     // Packed straight from the three matrices: no assembled copy (0.75× the weights of peak heap).
     L->wqkv_.reset(new kernels::PackedB());
     if (half)
-      kernels::pack_b_blocks16(r.d_model, L->qkv_n_, half,
+      kernels::pack_b_slices16(r.d_model, L->qkv_n_, half,
                                {{bits(w.wq), r.q_width, 0, r.q_width}, {bits(w.wk), r.k_width, L->qkv_k0_, r.k_width},
                                 {bits(w.wv), r.v_width, L->qkv_v0_, r.v_width}},
                                *L->wqkv_);
     else
-      kernels::pack_b_blocks(r.d_model, L->qkv_n_,
+      kernels::pack_b_slices(r.d_model, L->qkv_n_,
                              {{w.wq, r.q_width, 0, r.q_width}, {w.wk, r.k_width, L->qkv_k0_, r.k_width},
                               {w.wv, r.v_width, L->qkv_v0_, r.v_width}},
                              *L->wqkv_);
@@ -155,10 +155,10 @@ size_t Layer::workspace_bytes(int batch, int tq, int tk, bool self_attention) co
   const Resolved& r = cfg_;
   if (self_attention) tk = tq;
   // Upper bound over needWeights / averageWeights / trace: the larger of the non-streaming scores
-  // block and the streaming one (when that path can be taken).
-  // One block per thread of the pool.
+  // tile and the streaming one (when that path can be taken).
+  // One tile per thread of the pool.
   const size_t scores = size_t(num_threads()) *
-                        std::max(scores_floats(tq, tk, false, false), tk > kKeyBlock ? scores_floats(tq, tk, true, false) : 0);
+                        std::max(scores_floats(tq, tk, false, false), tk > kKeyTile ? scores_floats(tq, tk, true, false) : 0);
   // A trace never fuses; counting the fused layout for it only over-estimates.
   const bool fused = fuses(batch, tq, self_attention);
   return sizeof(float) * (ws_floats(r, fused, qkv_n_, batch, tq, tk) +
@@ -201,8 +201,8 @@ struct Layer::ForwardPlan {
   int batch = 1, tq = 0, tk = 0;
   bool self = true;       // key = value = query
   bool fused = false;     // Q | K | V of every row in one GEMM, kept in ws_ for the whole call
-  bool kv_fused = false;  // K | V of a row block in one GEMM over their column range
-  AttendArgs attend;      // sizes, masks and weight outputs (Q/K/V are set block by block)
+  bool kv_fused = false;  // K | V of a run of rows in one GEMM over their column range
+  AttendArgs attend;      // sizes, masks and weight outputs (Q/K/V are set tile by tile)
 };
 
 Layer::ForwardPlan Layer::plan_forward(const ForwardArgs& a) const {
@@ -257,7 +257,7 @@ Status Layer::check_forward(const ForwardArgs& a) const {
 void Layer::project_keys_values(const ForwardArgs& a, const ForwardPlan& p, int b, AttentionPlan& att) {
   const Resolved& r = cfg_;
   float* F = ws_.data();
-  if (p.fused) {  // already projected: rows of b in the fused block, read in place or packed from there
+  if (p.fused) {  // already projected: rows of b in the fused Q|K|V rows, read in place or packed from there
     const float* f = F + size_t(b) * p.tq * qkv_n_;
     att.k = f + qkv_k0_; att.v = f + qkv_v0_; att.ldk = att.ldv = qkv_n_;
     if (!att.direct) pack_kv(att.k, att.ldk, att.v, att.ldv, 0, p.tk, p.tk);
@@ -288,7 +288,7 @@ void Layer::project_keys_values(const ForwardArgs& a, const ForwardPlan& p, int 
 
 const float* Layer::project_queries(const ForwardArgs& a, const ForwardPlan& p, size_t row, int rows, int pos0, int& ldq) {
   const Resolved& r = cfg_;
-  if (p.fused) {  // already projected in the fused block
+  if (p.fused) {  // already projected in the fused Q|K|V rows
     ldq = qkv_n_;
     return ws_.data() + row * qkv_n_;
   }
@@ -302,7 +302,7 @@ const float* Layer::project_queries(const ForwardArgs& a, const ForwardPlan& p, 
 float* Layer::concat_rows(const ForwardArgs& a, const ForwardPlan& p, size_t row) {
   const Resolved& r = cfg_;
   if (a.trace.concat) return a.trace.concat + row * r.o_width;
-  // after the fused Q|K|V rows, or after the Q block (which reuses the K/V block's space)
+  // after the fused Q|K|V rows, or after the Q rows (which reuse the K/V rows' space)
   return ws_.data() + (p.fused ? size_t(p.batch) * p.tq * qkv_n_ : size_t(std::min(kQRows, p.tq)) * r.q_width);
 }
 
@@ -336,7 +336,7 @@ Status Layer::forward(const ForwardArgs& a) {
   for (int b = 0; b < p.batch; ++b) {
     // K = X_k·W_K + b_K  [Tk, Σ_kv d_k],  V = X_v·W_V + b_V  [Tk, Σ_kv d_v], packed per kv head
     project_keys_values(a, p, b, att);
-    for (int r0 = 0; r0 < p.tq; r0 += kQRows) {  // query rows in blocks: O(kQRows·d) working memory
+    for (int r0 = 0; r0 < p.tq; r0 += kQRows) {  // query rows in runs of kQRows: O(kQRows·d) working memory
       const int rows = std::min(kQRows, p.tq - r0);
       const size_t row = size_t(b) * p.tq + r0;
       int ldq;

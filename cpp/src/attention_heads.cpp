@@ -1,6 +1,6 @@
-// The attention of the heads of a multi-head attention layer: per (batch element, head, block of
+// The attention of the heads of a multi-head attention layer: per (batch element, head, tile of
 // query rows), scores Q_i·K_gᵀ·scale, score modifiers, masks, a stable softmax (whole rows, or an
-// online softmax over key blocks), ·V_g; the K/V packs and the workspace of one attention call.
+// online softmax over key tiles), ·V_g; the K/V packs and the workspace of one attention call.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -78,7 +78,7 @@ __attribute__((noinline)) void apply_mods(const HeadMasks& hm, int r0, int rows,
 /// Applies the masks to scores S [rows, n] of queries r0.. and keys k0.. (leading dimension lds):
 /// adds the additive attention mask and the additive key padding mask, then sets padded (boolean
 /// mask) and (causal) future keys to -inf.
-/// Not inlined: it runs once per block of scores, and inlined into attend_rows it makes that
+/// Not inlined: it runs once per tile of scores, and inlined into attend_rows it makes that
 /// function's optimizing compile (V8 tiers it up during the first long forward) about 8 MB larger,
 /// which a long forward's peak memory pays (docs/performance.md).
 __attribute__((noinline)) void apply_masks(const HeadMasks& hm, int r0, int rows, int k0, int n, float* S, int lds) {
@@ -131,10 +131,10 @@ struct Head {
   }
 };
 
-/// One block of query rows r0 .. r0+rows of a head: Q_i rows at q (leading dimension ldq), head
+/// One tile of query rows r0 .. r0+rows of a head: Q_i rows at q (leading dimension ldq), head
 /// output rows at o (leading dimension ldo), keys kbeg .. kend attended (causal rows and windows
 /// skip the rest; kbeg is a multiple of 8 unless K/V are read in place).
-struct RowBlock {
+struct QueryTile {
   int r0 = 0, rows = 0, kbeg = 0, kend = 0;
   const float* q = nullptr; int ldq = 0;
   float* o = nullptr; int ldo = 0;
@@ -142,7 +142,7 @@ struct RowBlock {
 
 /// head_i rows = softmax(Q_i·K_gᵀ·scale + M)·V_g with every score row held at once ([rows, Tk] in
 /// S, or straight in the returned weights). Averaged weights are added to avg ([rows, Tk]).
-void attend_block(const Head& hd, const RowBlock& blk, int tk, float* S, float* avg, float inv_h) {
+void attend_tile(const Head& hd, const QueryTile& blk, int tk, float* S, float* avg, float inv_h) {
   const int rows = blk.rows, kbeg = blk.kbeg, kend = blk.kend, lds = tk, n = kend - kbeg;
   float* Sb = S + kbeg;                                                       // keys kbeg .. kend
   hd.scores(blk.q, blk.ldq, rows, kbeg, n, Sb, lds);                         // S = Q_i·K_gᵀ·scale [rows, n]
@@ -163,25 +163,25 @@ void attend_block(const Head& hd, const RowBlock& blk, int tk, float* S, float* 
       for (int j = kbeg; j < kend; ++j) avg[size_t(rr) * tk + j] += inv_h * S[size_t(rr) * lds + j];
 }
 
-/// The same over key blocks of kKeyBlock with an online softmax (Milakov & Gimelshein 2018; the
+/// The same over key tiles of kKeyTile with an online softmax (Milakov & Gimelshein 2018; the
 /// FlashAttention recurrence): running max m and sum l per row, earlier output rescaled by alpha.
-/// scratch: S [blk, kKeyBlock], then m, l, alpha [blk] each (scores_floats), blk = min(kRowBlock, Tq).
-void attend_block_streaming(const Head& hd, const RowBlock& blk, int blk_rows, float* scratch) {
+/// scratch: S [blk, kKeyTile], then m, l, alpha [blk] each (scores_floats), blk = min(kQueryTile, Tq).
+void attend_tile_streaming(const Head& hd, const QueryTile& blk, int blk_rows, float* scratch) {
   const int rows = blk.rows;
   float* S = scratch;
-  float* m = S + size_t(blk_rows) * kKeyBlock;
+  float* m = S + size_t(blk_rows) * kKeyTile;
   float* l = m + blk_rows;
   float* alpha = l + blk_rows;
   std::fill(m, m + rows, kNegInf);
   std::fill(l, l + rows, 0.f);
-  for (int k0 = blk.kbeg; k0 < blk.kend; k0 += kKeyBlock) {  // key blocks outside a window are skipped
-    const int n = std::min(kKeyBlock, blk.kend - k0);
-    hd.scores(blk.q, blk.ldq, rows, k0, n, S, kKeyBlock);                                // S = Q_i·K_gᵀ·scale
-    if (hd.masks.mods()) apply_mods(hd.masks, blk.r0, rows, k0, n, S, kKeyBlock);       // soft-cap, ALiBi
-    if (hd.masks.any()) apply_masks(hd.masks, blk.r0, rows, k0, n, S, kKeyBlock);       // S += M
-    kernels::softmax_online_block(rows, n, S, kKeyBlock, m, l, alpha);                  // P = exp(S − m)
+  for (int k0 = blk.kbeg; k0 < blk.kend; k0 += kKeyTile) {  // key tiles outside a window are skipped
+    const int n = std::min(kKeyTile, blk.kend - k0);
+    hd.scores(blk.q, blk.ldq, rows, k0, n, S, kKeyTile);                                // S = Q_i·K_gᵀ·scale
+    if (hd.masks.mods()) apply_mods(hd.masks, blk.r0, rows, k0, n, S, kKeyTile);       // soft-cap, ALiBi
+    if (hd.masks.any()) apply_masks(hd.masks, blk.r0, rows, k0, n, S, kKeyTile);       // S += M
+    kernels::softmax_online_tile(rows, n, S, kKeyTile, m, l, alpha);                  // P = exp(S − m)
     if (k0 > blk.kbeg) kernels::scale_rows(rows, hd.dv, blk.o, blk.ldo, alpha);
-    hd.weigh(rows, k0, n, S, kKeyBlock, blk.o, blk.ldo, k0 > blk.kbeg);                      // O += P·V_g
+    hd.weigh(rows, k0, n, S, kKeyTile, blk.o, blk.ldo, k0 > blk.kbeg);                      // O += P·V_g
   }
   for (int rr = 0; rr < rows; ++rr) alpha[rr] = l[rr] > 0.f ? 1.f / l[rr] : 0.f;  // all masked: 0
   kernels::scale_rows(rows, hd.dv, blk.o, blk.ldo, alpha);                        // head_i = O / l
@@ -220,11 +220,11 @@ Head head_of(const Resolved& r, const AttentionPlan& a, const float* packs, cons
 }
 
 /// The keys rows r0 .. r0+rows of a head attend, [kbeg, kend): keys beyond the causal limit of the
-/// block's last row are never attended (unless the trace wants every unmasked score; only the key
-/// block on the diagonal is partly masked, the ones above it are never computed); likewise keys
-/// outside the window of every row of the block (Longformer / Mistral sliding window): never
+/// tile's last row are never attended (unless the trace wants every unmasked score; only the key
+/// tile on the diagonal is partly masked, the ones above it are never computed); likewise keys
+/// outside the window of every row of the tile (Longformer / Mistral sliding window): never
 /// computed, and in a KV-cache step never read.
-void key_range(const AttentionPlan& a, const Head& hd, RowBlock& blk) {
+void key_range(const AttentionPlan& a, const Head& hd, QueryTile& blk) {
   const HeadMasks& hm = hd.masks;
   const int Tk = a.tk;
   blk.kend = Tk;
@@ -239,13 +239,13 @@ void key_range(const AttentionPlan& a, const Head& hd, RowBlock& blk) {
   }
 }
 
-/// Rows rb .. rb + kRowBlock of the `rows` query rows r0q.. of head i of batch element b (Q rows at
+/// Rows rb .. rb + kQueryTile of the `rows` query rows r0q.. of head i of batch element b (Q rows at
 /// q, head outputs at o), with this thread's scores scratch; then head_mask[i] on its output.
 void attend_head_rows(const Resolved& r, const AttentionPlan& a, const Head& hd, int b, int i, int r0q, int rb,
                       int nrows, const float* q, int ldq, float* o, int ldo, float* scratch) {
   const int Tq = a.tq, Tk = a.tk;
-  RowBlock blk;
-  blk.rows = std::min(kRowBlock, nrows - rb);
+  QueryTile blk;
+  blk.rows = std::min(kQueryTile, nrows - rb);
   blk.r0 = r0q + rb;
   blk.q = q + size_t(rb) * ldq + r.q_off[i]; blk.ldq = ldq;
   blk.o = o + size_t(rb) * ldo + r.o_off[i]; blk.ldo = ldo;
@@ -254,12 +254,12 @@ void attend_head_rows(const Resolved& r, const AttentionPlan& a, const Head& hd,
     for (int rr = 0; rr < blk.rows; ++rr) std::fill(blk.o + size_t(rr) * ldo, blk.o + size_t(rr) * ldo + hd.dv, 0.f);
     if (hd.weights) std::fill(hd.weights + size_t(blk.r0) * Tk, hd.weights + size_t(blk.r0 + blk.rows) * Tk, 0.f);
   } else if (a.streaming) {
-    attend_block_streaming(hd, blk, std::min(kRowBlock, Tq), scratch);
+    attend_tile_streaming(hd, blk, std::min(kQueryTile, Tq), scratch);
   } else {
     float* S = hd.weights ? hd.weights + size_t(blk.r0) * Tk : scratch;
     const bool avg_weights = a.weights && a.average_weights;
     float* avg = avg_weights ? a.weights + (size_t(b) * Tq + blk.r0) * Tk : nullptr;
-    attend_block(hd, blk, Tk, S, avg, 1.f / r.num_heads);
+    attend_tile(hd, blk, Tk, S, avg, 1.f / r.num_heads);
   }
   // head_mask: head i's output (its columns of the concat) times head_mask[i]; 0 = ablated.
   if (a.head_mask && a.head_mask[i] != 1.f) {
@@ -277,20 +277,20 @@ void Layer::attend_rows(const AttentionPlan& a, int b, int r0q, int nrows, const
   const Resolved& r = cfg_;
   const int h = r.num_heads;
   const bool avg_weights = a.weights && a.average_weights;
-  auto block = [&](int i, int rb, float* scratch) {
+  auto tile = [&](int i, int rb, float* scratch) {
     const Head hd = head_of(r, a, packs_.data(), kp_off_.data(), vp_off_.data(), b, i);
     attend_head_rows(r, a, hd, b, i, r0q, rb, nrows, q, ldq, o, ldo, scratch);
   };
-  // Tasks: (head, row block), or a row block with every head in order when the averaged weights
+  // Tasks: (head, query tile), or a query tile with every head in order when the averaged weights
   // sum the heads into the same rows. Each task writes only its own rows and columns, and adds
   // the heads to the average in the same order as one thread, so any thread count gives the same
   // bits. Small calls run on this thread (waking the pool costs more than they do).
-  const int blocks = (nrows + kRowBlock - 1) / kRowBlock;
-  const int tasks = avg_weights ? blocks : h * blocks;
+  const int tiles = (nrows + kQueryTile - 1) / kQueryTile;
+  const int tasks = avg_weights ? tiles : h * tiles;
   auto task = [&](int t, int thread) {
     float* scratch = scores_.data() + size_t(thread) * a.scratch_floats;
-    if (!avg_weights) return block(t / blocks, (t % blocks) * kRowBlock, scratch);
-    for (int i = 0; i < h; ++i) block(i, t * kRowBlock, scratch);
+    if (!avg_weights) return tile(t / tiles, (t % tiles) * kQueryTile, scratch);
+    for (int i = 0; i < h; ++i) tile(i, t * kQueryTile, scratch);
   };
   const long macs = long(nrows) * (a.direct ? a.tk : round8(a.tk)) * (r.q_width + r.o_width);
   if (macs < kernels::kParallelMacs) {
@@ -303,13 +303,13 @@ void Layer::attend_rows(const AttentionPlan& a, int b, int r0q, int nrows, const
 Status Layer::prepare_attention(const AttendArgs& a, size_t nws, bool kv_in_place, const char* who, AttentionPlan& m) {
   const Resolved& r = cfg_;
   static_cast<AttendArgs&>(m) = a;
-  m.streaming = !a.weights && !a.trace_scores && a.tk > kKeyBlock;
+  m.streaming = !a.weights && !a.trace_scores && a.tk > kKeyTile;
   m.direct = kv_in_place && (a.tk <= kDirectKeys || a.tq <= kDirectQueries);
   const size_t npk = m.direct ? 0 : packs_floats(r, a.tk, kp_off_.data(), vp_off_.data());
-  // One scores block per thread of the pool (attend_rows runs head row-blocks in parallel).
+  // One scores tile per thread of the pool (attend_rows runs the heads' query tiles in parallel).
   m.scratch_floats = scores_floats(a.tq, a.tk, m.streaming, a.weights && !a.average_weights);
   const size_t nsc = m.scratch_floats * size_t(num_threads());
-  // The K/V packs (the largest) first: malloc places a block in a freed hole that fits before it
+  // The K/V packs (the largest) first: malloc places an allocation in a freed hole that fits before it
   // grows the heap, and a hole left by freed staging (the weights at creation) that can hold the
   // packs then does; the smaller ws_ taken first could leave it too small and push the packs
   // above the heap's top, onto pages never written before (more RSS).

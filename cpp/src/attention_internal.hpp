@@ -1,5 +1,5 @@
 // Internal to the core: what the attention layer (attention.cpp, attention_heads.cpp, rope.cpp) and
-// the KV cache (kv_cache.cpp) share beyond mha/attention.hpp's public API: the block sizes, the
+// the KV cache (kv_cache.cpp) share beyond mha/attention.hpp's public API: the tile sizes, the
 // projections, the arguments and plan of one attention call, and the sizes of the workspaces.
 #pragma once
 #include <algorithm>
@@ -13,15 +13,15 @@
 
 namespace mha {
 
-// Block sizes; overridable at build time only for tuning experiments (em++ -DMHA_ROW_BLOCK=…).
-#ifndef MHA_ROW_BLOCK
-#define MHA_ROW_BLOCK 64
+// Tile sizes; overridable at build time only for tuning experiments (em++ -DMHA_QUERY_TILE=…).
+#ifndef MHA_QUERY_TILE
+#define MHA_QUERY_TILE 64
 #endif
-#ifndef MHA_KEY_BLOCK
-#define MHA_KEY_BLOCK 512
+#ifndef MHA_KEY_TILE
+#define MHA_KEY_TILE 512
 #endif
-constexpr int kRowBlock = MHA_ROW_BLOCK;  // query rows whose scores are held at once: O(kRowBlock·Tk) per head
-constexpr int kKeyBlock = MHA_KEY_BLOCK;  // keys per step of the streaming (online-softmax) path (multiple of 8)
+constexpr int kQueryTile = MHA_QUERY_TILE;  // query rows whose scores are held at once: O(kQueryTile·Tk) per head
+constexpr int kKeyTile = MHA_KEY_TILE;  // keys per step of the streaming (online-softmax) path (multiple of 8)
 constexpr int kProjRows = 256;  // rows of K/V projected at once before packing (multiple of 8)
 constexpr int kQRows = 128;     // query rows projected, attended and output-projected at once
 constexpr int kFuseRows = 128;  // self-attention with ≤ this many rows (B·T): one fused Q|K|V GEMM
@@ -30,7 +30,7 @@ constexpr int kFuseRows = 128;  // self-attention with ≤ this many rows (B·T)
 // and attend(). Cross-attention, traced and larger forwards always pack.
 constexpr int kDirectKeys = 64;
 constexpr int kDirectQueries = 8;
-static_assert(kKeyBlock % 8 == 0 && kProjRows % 8 == 0, "K/V packs are addressed in panels of 8 keys");
+static_assert(kKeyTile % 8 == 0 && kProjRows % 8 == 0, "K/V packs are addressed in panels of 8 keys");
 inline int round8(int n) { return (n + 7) & ~7; }
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
@@ -57,7 +57,7 @@ struct AttendArgs {
 /// How the attention of one call runs, fixed before any work: its arguments (sizes, masks, weight
 /// and trace outputs; k/v, ldk/ldv: see `direct`) and the choices below.
 struct AttentionPlan : AttendArgs {
-  // streaming: keys in blocks of kKeyBlock with an online softmax (long key sequences whose
+  // streaming: keys in tiles of kKeyTile with an online softmax (long key sequences whose
   // weights are not returned), so scores never need O(Tq·Tk) memory.
   bool streaming = false;
   // direct: K/V are read in place (rows of batch element b at k / v, set by the caller before each
@@ -83,12 +83,12 @@ inline size_t packs_floats(const Resolved& r, int tk, size_t* kp = nullptr, size
 
 /// Floats of the scores scratch of attend_rows for these sizes.
 inline size_t scores_floats(int tq, int tk, bool streaming, bool per_head_weights) {
-  const size_t blk = std::min(kRowBlock, tq);
-  return streaming ? blk * (kKeyBlock + 3) : per_head_weights ? 0 : blk * tk;
+  const size_t blk = std::min(kQueryTile, tq);
+  return streaming ? blk * (kKeyTile + 3) : per_head_weights ? 0 : blk * tk;
 }
 
-/// Floats of ws_ for a forward: the fused Q|K|V rows, or the larger of the K/V block (phase 1) and
-/// the Q and head-output blocks (phase 2), which share it. Trace buffers only make it smaller.
+/// Floats of ws_ for a forward: the fused Q|K|V rows, or the larger of the K/V rows (phase 1) and
+/// the Q and head-output rows (phase 2), which share it. Trace buffers only make it smaller.
 inline size_t ws_floats(const Resolved& r, bool fused, int qkv_n, int batch, int tq, int tk) {
   if (fused)
     return size_t(batch) * tq * qkv_n + size_t(std::min(kQRows, tq)) * r.o_width;

@@ -15,8 +15,9 @@ namespace mha {
 /// One block's non-attention parameters, packed for the GEMM kernels.
 struct Decoder::Block {
   std::vector<float> n1w, n1b, n2w, n2b;
-  kernels::PackedB fc, up, proj;     // W_fc (or W_gate), W_up (SwiGLU), W_proj
-  std::vector<float> bfc, bup, bproj;
+  kernels::PackedB in;               // the MLP's input map: W_fc, or SwiGLU's gate W_gate
+  kernels::PackedB up, proj;         // W_up (SwiGLU), W_proj
+  std::vector<float> bin, bup, bproj;
 };
 
 Decoder::Decoder() = default;
@@ -193,10 +194,10 @@ Status Decoder::add_block(const DecoderLayerWeights& lw) {
   if (s.ok() && ln && lw.norm1.bias) s = take("layers.norm1.bias", l, lw.norm1.bias, {d}, b.n1b);
   if (s.ok()) s = take("layers.norm2.weight", l, lw.norm2.weight, {d}, b.n2w);
   if (s.ok() && ln && lw.norm2.bias) s = take("layers.norm2.bias", l, lw.norm2.bias, {d}, b.n2b);
-  if (s.ok()) s = take_packed("layers.w_fc", l, lw.w_fc, d, F, b.fc, half);
+  if (s.ok()) s = swiglu ? take_packed("layers.w_gate", l, lw.w_gate, d, F, b.in, half) : take_packed("layers.w_fc", l, lw.w_fc, d, F, b.in, half);
   if (s.ok() && swiglu) s = take_packed("layers.w_up", l, lw.w_up, d, F, b.up, half);
   if (s.ok()) s = take_packed("layers.w_proj", l, lw.w_proj, F, d, b.proj, half);
-  if (s.ok() && cfg_.bias) s = take("layers.b_fc", l, lw.b_fc, {F}, b.bfc);
+  if (s.ok() && cfg_.bias) s = swiglu ? take("layers.b_gate", l, lw.b_gate, {F}, b.bin) : take("layers.b_fc", l, lw.b_fc, {F}, b.bin);
   if (s.ok() && cfg_.bias && swiglu) s = take("layers.b_up", l, lw.b_up, {F}, b.bup);
   if (s.ok() && cfg_.bias) s = take("layers.b_proj", l, lw.b_proj, {d}, b.bproj);
   if (!s.ok()) return s;
@@ -256,7 +257,7 @@ void Decoder::mlp(int l, int rows, float* x, float* h, float* f) const {
   const int d = attention().d_model, F = cfg_.d_ff;
   const size_t n = size_t(rows) * F;
   norm(b.n2w, b.n2b, rows, x, h);
-  kernels::gemm_packed_mt(rows, h, d, b.fc, b.bfc.empty() ? nullptr : b.bfc.data(), f, F);
+  kernels::gemm_packed_mt(rows, h, d, b.in, b.bin.empty() ? nullptr : b.bin.data(), f, F);  // W_fc·x, or W_gate·x
   switch (cfg_.mlp) {
     case MlpKind::kReLU: ops::relu(n, f); break;
     case MlpKind::kGELU: ops::gelu_erf(n, f); break;

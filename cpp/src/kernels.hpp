@@ -14,9 +14,9 @@ namespace mha {
 namespace kernels {
 
 /// A right-hand matrix B [K, N] repacked once (at layer creation) into the layout the GEMM
-/// micro-kernel streams fastest. Build it with pack_b() / pack_b_blocks(), use it with
+/// micro-kernel streams fastest. Build it with pack_b() / pack_b_slices(), use it with
 /// gemm_packed() / gemm_packed_cols(). Its layout is the implementation's, except that column
-/// ranges are addressed in panels of kPanel columns (n0 of pack_b_blocks and gemm_packed_cols).
+/// ranges are addressed in panels of kPanel columns (n0 of pack_b_slices and gemm_packed_cols).
 /// A PackedB holds float32 (`data`), or 16-bit values (`bits`: half = 1 float16, 2 bfloat16,
 /// the values of mha::WeightType) in the SIMD panel layout in every implementation; the kernels
 /// widen 16-bit values to float32 as they read them (exactly: the products are those of the
@@ -30,19 +30,19 @@ struct PackedB {
   size_t bytes() const { return data.size() * sizeof(float) + bits.size() * sizeof(uint16_t); }
 };
 
-/// Columns n0 .. n0+n of a 16-bit matrix to pack (ColumnBlock of 16-bit values).
-struct ColumnBlock16 {
+/// Columns n0 .. n0+n of a 16-bit matrix to pack (ColumnSlice of 16-bit values).
+struct ColumnSlice16 {
   const uint16_t* b;
   int ld, n0, n;
 };
 
-/// pack_b_blocks of a matrix of 16-bit values of storage `half` (1 float16, 2 bfloat16): the
+/// pack_b_slices of a matrix of 16-bit values of storage `half` (1 float16, 2 bfloat16): the
 /// PackedB keeps them 16-bit (in panels of kPanel columns, zero-padded, in every implementation).
-void pack_b_blocks16(int K, int N, int half, std::initializer_list<ColumnBlock16> blocks, PackedB& out);
+void pack_b_slices16(int K, int N, int half, std::initializer_list<ColumnSlice16> slices, PackedB& out);
 
 /// pack_b of a 16-bit B [K, N] (leading dimension ldb).
 inline void pack_b16(int K, int N, int half, const uint16_t* B, int ldb, PackedB& out) {
-  pack_b_blocks16(K, N, half, {{B, ldb, 0, N}}, out);
+  pack_b_slices16(K, N, half, {{B, ldb, 0, N}}, out);
 }
 
 /// pack_b_t of a 16-bit Bt [N, K]: the tied output head straight from a 16-bit embedding.
@@ -53,18 +53,18 @@ void packed_column16(const PackedB& B, int n, float* out);
 
 /// Columns n0 .. n0+n of a matrix to pack, given as their own row-major B [K, n] (leading
 /// dimension ld).
-struct ColumnBlock {
+struct ColumnSlice {
   const float* b;
   int ld, n0, n;
 };
 
-/// Packs the K×N matrix made of `blocks` side by side (columns no block covers are zero; every n0
+/// Packs the K×N matrix made of `slices` side by side (columns no slice covers are zero; every n0
 /// a multiple of kPanel) for gemm_packed(), without assembling it first: the fused
 /// [W_Q | W_K | W_V] straight from the three matrices.
-void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, PackedB& out);
+void pack_b_slices(int K, int N, std::initializer_list<ColumnSlice> slices, PackedB& out);
 
 /// Packs B [K, N] (row-major, leading dimension ldb) for gemm_packed().
-inline void pack_b(int K, int N, const float* B, int ldb, PackedB& out) { pack_b_blocks(K, N, {{B, ldb, 0, N}}, out); }
+inline void pack_b(int K, int N, const float* B, int ldb, PackedB& out) { pack_b_slices(K, N, {{B, ldb, 0, N}}, out); }
 
 /// Packs B = Btᵀ [K, N], given Bt [N, K] (row-major, leading dimension ldbt), for gemm_packed(): the
 /// same PackedB as pack_b() of the transposed matrix, without assembling it (the tied output head
@@ -81,7 +81,7 @@ void packed_column(const PackedB& B, int n, float* out);
 /// column range of a packed B (e.g. the Q, K or V columns of a fused [W_Q | W_K | W_V]). n0 must be
 /// a multiple of kPanel (the range starts on a panel). Overwrites C. A 16-bit B gives the bits of
 /// the float32 B holding its widened values (SIMD: one row of A widens B in registers, more rows
-/// widen a block of panels once per block of rows; portable: blocks of columns widened, then Eigen).
+/// widen a tile of panels once per tile of rows; portable: slices of columns widened, then Eigen).
 void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,
                       float* C, int ldc);
 
@@ -92,9 +92,9 @@ inline void gemm_packed(int M, const float* A, int lda, const PackedB& B, const 
 }
 
 /// gemm_packed_cols split over the threads of the pool (parallel.hpp) when the product is large
-/// enough to pay for waking them (M·n·K ≥ kParallelMacs): by blocks of kRowSplit rows when there
+/// enough to pay for waking them (M·n·K ≥ kParallelMacs): by splits of kRowSplit rows when there
 /// are at least two, else by groups of column panels. Every micro-kernel computes an element of C
-/// as one multiply-add chain over k, depth block after depth block, whatever rows and panels it is
+/// as one multiply-add chain over k, depth slice after depth slice, whatever rows and panels it is
 /// given, so each element is computed exactly as by gemm_packed_cols on one thread: the result is
 /// bit-identical for any thread count. Same arguments and contract as gemm_packed_cols.
 void gemm_packed_cols_mt(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,
@@ -105,8 +105,8 @@ inline void gemm_packed_mt(int M, const float* A, int lda, const PackedB& B, con
   gemm_packed_cols_mt(M, A, lda, B, 0, B.n, bias, C, ldc);
 }
 
-/// Rows per block of a row split (a multiple of the register tile's rows). Row splits scale better
-/// than column splits (no A block packed twice); 64 lets the 128-row blocks of attention's query
+/// Rows per row split (a multiple of the register tile's rows). Row splits scale better
+/// than column splits (no A tile packed twice); 64 lets the 128-row runs of attention's query
 /// rows and of the lesson-sized fused projections split in two.
 constexpr int kRowSplit = 64;
 /// Multiply-adds below which a product stays on the calling thread.
@@ -114,7 +114,7 @@ constexpr long kParallelMacs = 1L << 18;
 
 // ---- panelled operands (packed once, used many times) ------------------------------------------
 // A "panelled" B [K, N] (used for the per-head Kᵀ and V of attention, packed once per (batch, kv
-// head) and reused by every query block and key block): columns in panels of kPanel = 8; panel p
+// head) and reused by every query tile and key tile): columns in panels of kPanel = 8; panel p
 // (columns 8p .. 8p+8, columns ≥ N zero) starts at Bp + p·stride and holds B[k, 8p + j] at
 // [k·8 + j], k = 0..K-1 (stride ≥ 8·K floats; a larger stride leaves room below). Sub-matrices
 // need no copy: rows k0.. of B are Bp + 8·k0 (same stride), columns from 8p.. are Bp + p·stride.
@@ -133,7 +133,7 @@ void pack_panels_t(int K, int N, const float* Bt, int ldbt, float* out, size_t s
 
 /// C[M, N] = alpha·A[M, K]·B[K, N] (accumulate = false) or C += alpha·A·B (true), with B panelled
 /// (panel p at Bp + p·stride, row k at [8k]). Used for S = Q_i·K_iᵀ·scale (B = Kᵀ panels of a key
-/// block) and O += P·V (B = rows of a key block of the V panels).
+/// tile) and O += P·V (B = rows of a key tile of the V panels).
 void gemm_panels(int M, int N, int K, float alpha, const float* A, int lda, const float* Bp, size_t stride,
                  float* C, int ldc, bool accumulate);
 
@@ -167,13 +167,13 @@ void gelu_tanh(size_t n, float* x);
 void softmax_rows(int rows, int n, float* S, int lds);
 
 /// One step of the online softmax (Milakov & Gimelshein 2018, "Online normalizer calculation
-/// for softmax"; FlashAttention, Dao et al. 2022) over a block S [rows, n] of one row-block's
-/// scores, given the running row maxima m[rows] and sums l[rows] of the blocks before it:
+/// for softmax"; FlashAttention, Dao et al. 2022) over a tile S [rows, n] of one query tile's
+/// scores, given the running row maxima m[rows] and sums l[rows] of the tiles before it:
 ///   m' = max(m, max_j S[r, j]);  alpha[r] = exp(m - m');  S[r, j] = exp(S[r, j] - m');
 ///   l = l·alpha + Σ_j S[r, j];  m = m'.
 /// The caller rescales its output accumulator rows by alpha before adding S·V. -inf entries give
 /// 0; a row that has seen only -inf keeps m = -inf, l = 0 and gets alpha = 1.
-void softmax_online_block(int rows, int n, float* S, int lds, float* m, float* l, float* alpha);
+void softmax_online_tile(int rows, int n, float* S, int lds, float* m, float* l, float* alpha);
 
 #ifdef MHA_SIMD128
 /// For tests: requests for packing scratch above `floats` fail as a failed allocation would

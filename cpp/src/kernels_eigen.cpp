@@ -19,11 +19,11 @@ using MMap = Eigen::Map<RowMat, 0, Eigen::OuterStride<>>;
 }  // namespace
 
 #ifndef MHA_SIMD128
-void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, PackedB& out) {
+void pack_b_slices(int K, int N, std::initializer_list<ColumnSlice> slices, PackedB& out) {
   out.k = K;
   out.n = N;
   out.data.assign(static_cast<size_t>(K) * N, 0.f);
-  for (const ColumnBlock& blk : blocks)
+  for (const ColumnSlice& blk : slices)
     for (int r = 0; r < K; ++r)
       for (int c = 0; c < blk.n; ++c)
         out.data[static_cast<size_t>(r) * N + blk.n0 + c] = blk.b[static_cast<size_t>(r) * blk.ld + c];
@@ -50,7 +50,7 @@ void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, 
   if (B.k == 0) {
     c.setZero();
   } else if (B.half) {
-    // 16-bit panels: blocks of kHalfCols columns widened into a row-major float32 block, then Eigen.
+    // 16-bit panels: slices of kHalfCols columns widened into a row-major float32 copy, then Eigen.
     constexpr int kHalfCols = 64;
     thread_local std::vector<float> wide;
     wide.resize(static_cast<size_t>(B.k) * kHalfCols);
@@ -139,7 +139,7 @@ void softmax_rows(int rows, int n, float* S, int lds) {
   for (int r = 0; r < rows; ++r) softmax_row_scalar(n, S + static_cast<size_t>(r) * lds);
 }
 
-void softmax_online_block(int rows, int n, float* S, int lds, float* m, float* l, float* alpha) {
+void softmax_online_tile(int rows, int n, float* S, int lds, float* m, float* l, float* alpha) {
   for (int r = 0; r < rows; ++r) softmax_online_row_scalar(n, S + static_cast<size_t>(r) * lds, m[r], l[r], alpha[r]);
 }
 #endif

@@ -1,4 +1,4 @@
-// 16-bit packed weights (kernels.hpp: pack_b_blocks16, pack_b_t16, packed_column16), the same in
+// 16-bit packed weights (kernels.hpp: pack_b_slices16, pack_b_t16, packed_column16), the same in
 // every implementation: panels of kPanel columns (row k of panel p at p·kPanel·K + k·kPanel,
 // columns past N zero), 16-bit values as given (float16 or bfloat16 bits; PackedB::half says which).
 #include <algorithm>
@@ -9,14 +9,14 @@
 namespace mha {
 namespace kernels {
 
-void pack_b_blocks16(int K, int N, int half, std::initializer_list<ColumnBlock16> blocks, PackedB& out) {
+void pack_b_slices16(int K, int N, int half, std::initializer_list<ColumnSlice16> slices, PackedB& out) {
   out.k = K;
   out.n = N;
   out.half = half;
   out.data.clear();
   out.bits.assign(panels_size(K, N), 0);
   const size_t stride = size_t(kPanel) * K;
-  for (const ColumnBlock16& blk : blocks)
+  for (const ColumnSlice16& blk : slices)
     for (int k = 0; k < K; ++k) {  // row by row: contiguous reads, 8 contiguous writes per panel
       const uint16_t* src = blk.b + size_t(k) * blk.ld;
       uint16_t* dst = out.bits.data() + size_t(k) * kPanel;

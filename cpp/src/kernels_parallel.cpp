@@ -12,11 +12,11 @@ void gemm_packed_cols_mt(int M, const float* A, int lda, const PackedB& B, int n
                          float* C, int ldc) {
   const int T = num_threads();
   if (T == 1 || long(M) * n * B.k < kParallelMacs) return gemm_packed_cols(M, A, lda, B, n0, n, bias, C, ldc);
-  const int row_blocks = (M + kRowSplit - 1) / kRowSplit;
-  if (row_blocks >= 2) {  // contiguous runs of whole row blocks, one run per task
-    const int tasks = std::min(T, row_blocks);
+  const int row_splits = (M + kRowSplit - 1) / kRowSplit;
+  if (row_splits >= 2) {  // contiguous runs of whole row splits, one run per task
+    const int tasks = std::min(T, row_splits);
     parallel::for_each(tasks, [&](int t, int) {
-      const int b0 = row_blocks * t / tasks, b1 = row_blocks * (t + 1) / tasks;
+      const int b0 = row_splits * t / tasks, b1 = row_splits * (t + 1) / tasks;
       const int r0 = b0 * kRowSplit, r1 = std::min(M, b1 * kRowSplit);
       gemm_packed_cols(r1 - r0, A + size_t(r0) * lda, lda, B, n0, n, bias, C + size_t(r0) * ldc, ldc);
     });

@@ -24,10 +24,11 @@
 // measured). All tiles compute each element of C as the same chain, so the bits do not depend on
 // the tile (docs/performance.md has the measurements).
 //
-// Blocking (Goto): rows of A in blocks of kMC (rounded down to whole tiles), depth in blocks of
-// kKC; every B panel's kKC×8 slice stays in L1 across the row tiles of a block. A block of 32 rows
+// Cache tiling (Goto): rows of A in cache tiles of kMC (rounded down to whole register tiles), depth
+// in slices of kKC; every B panel's kKC×8 slice stays in L1 across the register tiles of a cache
+// tile. A cache tile of 32 rows
 // or more is packed once into tiles of 4 or 6 rows (A[i, k] at [k·MR + i]: one sequential stream per tile, no L1 set conflicts between
-// rows of a wide A); smaller blocks read A in place through one pointer per tile row, as XNNPACK's
+// rows of a wide A); smaller cache tiles read A in place through one pointer per tile row, as XNNPACK's
 // GEMMs do, since there the packing copy costs more than it saves (a tenth of the lesson's
 // 5-token forward).
 //
@@ -61,7 +62,7 @@ namespace mha {
 namespace kernels {
 namespace {
 
-// Tile and block sizes; overridable at build time only for tuning experiments (em++ -DMHA_KERNEL_MR=…).
+// Register and cache tile sizes; overridable at build time only for tuning experiments (em++ -DMHA_KERNEL_MR=…).
 #ifndef MHA_KERNEL_MR
 #define MHA_KERNEL_MR 4
 #endif
@@ -79,8 +80,8 @@ constexpr int kMaxMR = 6;           // largest register tile of packed A (set_ti
 constexpr int kNV = MHA_KERNEL_NV;  // f32x4 vectors per tile row (kMR·kNV accumulators)
 constexpr int kNR = 4 * kNV;        // panel width (columns of B per panel)
 static_assert(kMR >= 1 && kMR <= 8 && kNV >= 1 && kNV <= 4, "tile of 1..8 rows × 1..4 vectors");
-constexpr int kMC = MHA_KERNEL_MC;  // rows of A per cache block (kMC × kKC floats stay in L2)
-constexpr int kKC = MHA_KERNEL_KC;  // depth per cache block (a kKC × kNR B panel slice stays in L1)
+constexpr int kMC = MHA_KERNEL_MC;  // rows of A per cache tile (kMC × kKC floats stay in L2)
+constexpr int kKC = MHA_KERNEL_KC;  // depth per cache tile (a kKC × kNR B panel slice stays in L1)
 static_assert(kNR == kPanel, "the fixed-width panels of kernels.hpp are one register tile wide");
 static_assert(kRowSplit % kMR == 0, "a row split of gemm_packed_cols_mt starts on a register tile");
 
@@ -261,7 +262,7 @@ inline MicroKernel pick_kernel(int mr, int w) {
   }
 }
 
-/// Transposes the 4×4 block at s (rows s + r·ld, r = 0..3) into d (rows d + r·dstride).
+/// Transposes the 4×4 tile at s (rows s + r·ld, r = 0..3) into d (rows d + r·dstride).
 inline void transpose4x4(const float* s, size_t ld, float* d, size_t dstride) {
   const v128_t r0 = wasm_v128_load(s);
   const v128_t r1 = wasm_v128_load(s + ld);
@@ -306,7 +307,7 @@ int g_tile_rows = kMR;  // rows of the register tile over packed A (set_tile_row
 size_t g_scratch_limit = 0;  // set_scratch_limit (tests); 0 = none
 
 /// Scratch buffers for on-the-fly packing, one pair per thread. They grow as a std::vector does
-/// (a new block of twice the size, or of the request if larger; the old one freed), but a growth
+/// (a new allocation of twice the size, or of the request if larger; the old one freed), but a growth
 /// that cannot be had returns nullptr instead of aborting the module (the wasm build has no
 /// exceptions); callers then compute without packing, with the same bits.
 float* scratch(int which, size_t n) {
@@ -330,9 +331,9 @@ float* scratch(int which, size_t n) {
 }
 enum { kScratchA = 0, kScratchB = 1 };
 
-/// Row blocks of at least this many rows pack A (pack_a): a block swept over the panels many
+/// Cache tiles of at least this many rows pack A (pack_a): a tile swept over the panels many
 /// times then reads one contiguous buffer, where rows of a wide A (e.g. Q rows 3 KB apart) would
-/// fall into a few L1 sets. Smaller blocks read A in place: packing them costs more than it saves
+/// fall into a few L1 sets. Smaller tiles read A in place: packing them costs more than it saves
 /// (a tenth of a 5-token forward).
 constexpr int kPackRows = 32;
 constexpr int kRowsMaxK = 16;  // gemm_ab with K ≤ this and ≤ 2·kMR rows runs rows_ab (no panels)
@@ -344,7 +345,7 @@ struct PanelSrc {
   const float* base;
   size_t stride = 0;  // packed: floats (or 16-bit values) from one panel to the next
   int ld = 0;         // > 0: B unpacked, row-major with this leading dimension (N % 4 == 0)
-  const uint16_t* half = nullptr;  // 16-bit panels (PackedB::bits) instead of base, widened per block
+  const uint16_t* half = nullptr;  // 16-bit panels (PackedB::bits) instead of base, widened per cache tile
   int type = 0;                    // their storage: kHalfF16 or kHalfBF16
   const float* panel(int p) const { return ld ? base + p * kNR : base + p * stride; }
   /// Distance between rows k and k+1 of a panel.
@@ -353,9 +354,9 @@ struct PanelSrc {
   size_t panel_step() const { return ld ? kNR : stride; }
 };
 
-/// One depth block of gemm_panelled with the 3 × 12 tile: the mfull rows of a block packed in
+/// One depth slice of gemm_panelled with the 3 × 12 tile: the mfull rows of a cache tile packed in
 /// 6-row tiles (a0, kc floats per row), times every panel of B from depth pc on, into C (the
-/// block's first row; bias and epilogue as in gemm_panelled). Each triple of full panels is two
+/// cache tile's first row; bias and epilogue as in gemm_panelled). Each triple of full panels is two
 /// 12-column tiles per half of a 6-row tile; two full panels after the last triple run 2 × 16
 /// tiles, any other panels after it 3 × 8 tiles.
 /// Out of line so that the 4 × 8 and 6 × 8 sweeps keep their own register allocation.
@@ -497,9 +498,9 @@ inline void widen8_split(v128_t raw, const SplitConsts& k, v128_t& even, v128_t&
 /// One row of C, NP panels: c[0 .. ncols) = a[0 .. K)·B (+ bias) for 16-bit panels bp (panel q at
 /// bp + q·pstride), widened in registers as they are read (the matrix–vector product of a
 /// generation step reads each weight once, 2 bytes instead of 4) by widen8_split: the accumulators
-/// hold the even and the odd columns of each panel, interleaved back once per depth block.
-/// 2·NP accumulator chains. Depth blocks of kKC, each chain from 0, stored through the epilogue of
-/// gemm_panelled (bias on the first block, added to C on the later ones): every element is the
+/// hold the even and the odd columns of each panel, interleaved back once per depth slice.
+/// 2·NP accumulator chains. Depth slices of kKC, each chain from 0, stored through the epilogue of
+/// gemm_panelled (bias on the first slice, added to C on the later ones): every element is the
 /// chain the float32 kernels compute for it, so the bits equal those of the widened matrix.
 /// Float16 takes A·2^112 (gemv_half_rows makes sure it cannot overflow): (a·2^112)·(w·2^-112) is
 /// a·w exactly, so each multiply-add rounds the same value and the bits are the same; kScaleB
@@ -590,18 +591,18 @@ void gemv_half_rows(int M, int N, int K, const float* A, int lda, const PanelSrc
 }
 
 /// Panels of a 16-bit B widened at a time by gemm_panelled (a multiple of 3 for the 3 × 12 sweep):
-/// 12 panels of up to kKC rows are 384 KB of float32, reused by every row tile of a row block.
+/// 12 panels of up to kKC rows are 384 KB of float32, reused by every register tile of a cache tile.
 constexpr int kHalfPanels = 12;
 
 /// C[M, N] (=|+=) alpha·A[M, K]·B[K, N] (+ bias) with B in panels (PanelSrc).
-/// Cache blocking: rows in blocks of kMC, depth in blocks of kKC; each block of A (packed when it
+/// Cache tiling: rows in tiles of kMC, depth in slices of kKC; each tile of A (packed when it
 /// has kPackRows rows or more, else read in place) is swept over every B panel; the first depth
-/// block applies the caller's epilogue, later ones accumulate.
+/// slice applies the caller's epilogue, later ones accumulate.
 void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc& B, float* C, int ldc,
                    float alpha, const float* bias, bool accumulate) {
   const bool t312 = g_tile_rows == 3;  // 3 × 12 tiles over 6-row packs
   const int mr_packed = t312 ? 6 : g_tile_rows;
-  const int mcb = kMC / mr_packed * mr_packed;  // a row block is whole tiles
+  const int mcb = kMC / mr_packed * mr_packed;  // a cache tile is whole register tiles
   for (int ic = 0; ic < M; ic += mcb) {
     const int mc = std::min(mcb, M - ic);
     for (int pc = 0; pc < K; pc += kKC) {
@@ -618,7 +619,7 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
       e0.scale = alpha != 1.f;
       e0.accumulate = accumulate || pc > 0;
       const int mfull = mc - mc % mr, rem = mc - mfull;
-      // The row block times the N columns of panels Bs from depth pcs on, into Cb (the block's first
+      // The cache tile times the N columns of panels Bs from depth pcs on, into Cb (the tile's first
       // row) with bias bb.
       auto sweep = [&](const PanelSrc& Bs, int pcs, int N, float* Cb, const float* bb) {
         const int P = (N + kNR - 1) / kNR;  // panels
@@ -757,14 +758,14 @@ void rows_ab(int M, int K, const float* A, int lda, const float* B, int ldb, flo
 }  // namespace
 
 /// Packs B[K, N] into the panels described at the top of this file (panels_size(K, N) floats,
-/// zero-padded last panel), block by block: each block is pack_panels of its columns from its
+/// zero-padded last panel), slice by slice: each slice is pack_panels of its columns from its
 /// first panel on. See kernels.hpp.
-void pack_b_blocks(int K, int N, std::initializer_list<ColumnBlock> blocks, PackedB& out) {
+void pack_b_slices(int K, int N, std::initializer_list<ColumnSlice> slices, PackedB& out) {
   out.k = K;
   out.n = N;
-  out.data.assign(panels_size(K, N), 0.f);  // panels no block touches stay zero
+  out.data.assign(panels_size(K, N), 0.f);  // panels no slice touches stay zero
   const size_t stride = size_t(kNR) * K;
-  for (const ColumnBlock& blk : blocks) pack_panels(K, blk.n, blk.b, blk.ld, out.data.data() + blk.n0 / kNR * stride, stride);
+  for (const ColumnSlice& blk : slices) pack_panels(K, blk.n, blk.b, blk.ld, out.data.data() + blk.n0 / kNR * stride, stride);
 }
 
 /// pack_b of Btᵀ: the panels straight from Bt by pack_panels_t (4×4 transposes). See kernels.hpp.
@@ -783,7 +784,7 @@ void packed_column(const PackedB& B, int n, float* out) {
 }
 
 /// C[M, n] = A[M, K]·B[K, n0 .. n0+n) (+ bias) with B from pack_b (panels from n0 / kNR on): the
-/// blocked 4×8 micro-kernel, bias added in the store. K = 0 gives C = bias (or 0). See kernels.hpp.
+/// cache-tiled 4×8 micro-kernel, bias added in the store. K = 0 gives C = bias (or 0). See kernels.hpp.
 void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, int n, const float* bias,
                       float* C, int ldc) {
   if (M <= 0 || n <= 0) return;
@@ -793,8 +794,8 @@ void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, 
     PanelSrc src{nullptr, stride};
     src.half = B.bits.data() + n0 / kNR * stride;
     src.type = B.half;
-    // One row (a generation step): widened in registers. More rows: blocks of panels widened once
-    // per row block into scratch; without that scratch, row by row (the same bits either way).
+    // One row (a generation step): widened in registers. More rows: tiles of panels widened once
+    // per cache tile into scratch; without that scratch, row by row (the same bits either way).
     if (M == 1 || !scratch(kScratchB, size_t(std::min(B.k, kKC)) * kNR * kHalfPanels)) {
       if (B.half == kHalfBF16) return gemv_half_rows<kHalfBF16>(M, n, B.k, A, lda, src, C, ldc, bias ? bias + n0 : nullptr);
       return gemv_half_rows<kHalfF16>(M, n, B.k, A, lda, src, C, ldc, bias ? bias + n0 : nullptr);
@@ -824,7 +825,7 @@ void pack_panels(int K, int N, const float* B, int ldb, float* out, size_t strid
   }
 }
 
-/// Panels of Btᵀ: 8 rows of Bt at a time, transposed in 4×4 blocks (see kernels.hpp).
+/// Panels of Btᵀ: 8 rows of Bt at a time, transposed in 4×4 tiles (see kernels.hpp).
 void pack_panels_t(int K, int N, const float* Bt, int ldbt, float* out, size_t stride) {
   for (int p = 0, n0 = 0; n0 < N; ++p, n0 += kNR) {
     const int nc = std::min(kNR, N - n0);
@@ -853,8 +854,8 @@ void gemm_panels(int M, int N, int K, float alpha, const float* A, int lda, cons
 
 /// C[M, N] (=|+=) alpha·A[M, K]·B[K, N] with B read through b(k, j), one element at a time: what
 /// gemm_abt and gemm_ab do when the scratch for B's panels cannot be had. The same operations in
-/// the same order as gemm_panelled (per depth block of kKC a multiply-add chain from 0, times
-/// alpha, then added to C after the first block), so the bits are those of the packed path.
+/// the same order as gemm_panelled (per depth slice of kKC a multiply-add chain from 0, times
+/// alpha, then added to C after the first slice), so the bits are those of the packed path.
 template <class BAt>
 void gemm_elementwise(int M, int N, int K, float alpha, const float* A, int lda, BAt b, float* C, int ldc,
                       bool accumulate) {
@@ -877,7 +878,7 @@ void gemm_elementwise(int M, int N, int K, float alpha, const float* A, int lda,
 /// C[M, N] = alpha·A[M, K]·B[N, K]ᵀ. See kernels.hpp. Small products with K % 4 == 0 (attention
 /// over a few keys or for a few query rows) run as direct dot products, reading B in place;
 /// larger ones transpose B into panels (4×4 shuffles) in a scratch buffer of ~K·N floats first,
-/// then run the blocked micro-kernel with alpha applied in the store.
+/// then run the cache-tiled micro-kernel with alpha applied in the store.
 void gemm_abt(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
               float* C, int ldc) {
   if (M <= 0 || N <= 0) return;

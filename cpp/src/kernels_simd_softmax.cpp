@@ -201,9 +201,9 @@ void softmax_row_simd(int n, float* x) {
 
 }  // namespace
 
-/// Online-softmax step over a block of scores (see kernels.hpp): vector max and exp-sum passes
+/// Online-softmax step over a tile of scores (see kernels.hpp): vector max and exp-sum passes
 /// per row, the running max m, sum l and the rescale factor alpha per row.
-void softmax_online_block(int rows, int n, float* S, int lds, float* m, float* l, float* alpha) {
+void softmax_online_tile(int rows, int n, float* S, int lds, float* m, float* l, float* alpha) {
   const float ninf = -std::numeric_limits<float>::infinity();
   for (int r = 0; r < rows; ++r) {
     float* x = S + static_cast<size_t>(r) * lds;

@@ -26,7 +26,7 @@ inline void softmax_row_scalar(int n, float* x) {
   for (int j = 0; j < n; ++j) x[j] *= inv;
 }
 
-/// Online-softmax step of one row (see kernels.hpp, softmax_online_block).
+/// Online-softmax step of one row (see kernels.hpp, softmax_online_tile).
 inline void softmax_online_row_scalar(int n, float* x, float& m, float& l, float& alpha) {
   float mb = m;
   for (int j = 0; j < n; ++j) mb = x[j] > mb ? x[j] : mb;
@@ -35,7 +35,7 @@ inline void softmax_online_row_scalar(int n, float* x, float& m, float& l, float
     alpha = 1.f;
     return;
   }
-  alpha = std::exp(m - mb);  // m = -inf on the first finite block: alpha = 0
+  alpha = std::exp(m - mb);  // m = -inf on the first finite tile: alpha = 0
   float sum = 0.f;
   for (int j = 0; j < n; ++j) {
     const float e = std::exp(x[j] - mb);

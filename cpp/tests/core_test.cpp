@@ -73,7 +73,7 @@ TEST(Layer, MatchesFloat64ReferenceOnRandomConfigs) {
     ASSERT_TRUE(s.ok()) << s.message;
     for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref.output[i], 2e-4 * (1 + std::abs(ref.output[i]))) << "it " << it << " out " << i;
     for (size_t i = 0; i < weights.size(); ++i) ASSERT_NEAR(weights[i], ref.weights[i], 2e-5) << "it " << it << " w " << i;
-    // Without weights (the block path) the output is the same.
+    // Without weights (the whole-row path) the output is the same.
     a.weights = nullptr;
     std::vector<float> out2(out.size());
     a.output = out2.data();
@@ -82,9 +82,9 @@ TEST(Layer, MatchesFloat64ReferenceOnRandomConfigs) {
   }
 }
 
-TEST(Layer, StreamingPathEqualsBlockPathForLongKeys) {
-  // needWeights = false with more than one key block (512 keys) takes the online-softmax path.
-  // (The causal iterations attend to at most Tq < 512 keys, one block: they check the causal cut.)
+TEST(Layer, StreamingPathEqualsWholeRowPathForLongKeys) {
+  // needWeights = false with more than one key tile (512 keys) takes the online-softmax path.
+  // (The causal iterations attend to at most Tq < 512 keys, one tile: they check the causal cut.)
   std::mt19937 rng(99);
   for (int it = 0; it < 12; ++it) {
     mha::Config cfg;
@@ -92,14 +92,14 @@ TEST(Layer, StreamingPathEqualsBlockPathForLongKeys) {
     RandomLayer L;
     ASSERT_NO_FATAL_FAILURE(make_random_layer(rng, cfg, L));
     auto& [R, W, layer] = L;
-    const int B = 2, Tq = it % 3 == 0 ? 1 + it : 70 + it * 13, Tk = 513 + it * 97;  // Tq < 64: a short scores block
+    const int B = 2, Tq = it % 3 == 0 ? 1 + it : 70 + it * 13, Tk = 513 + it * 97;  // Tq < 64: a short scores tile
     auto q = rnd(rng, size_t(B) * Tq * 24, 3.f), k = rnd(rng, size_t(B) * Tk * 24, 3.f), v = rnd(rng, size_t(B) * Tk * 24);
     std::vector<uint8_t> kpm(size_t(B) * Tk, 0);
     for (int j = 0; j < Tk; ++j) kpm[Tk + j] = j % 3 == 0 || j > Tk - 40;  // second sequence padded
     if (it % 3 == 2) for (int j = 0; j < Tk; ++j) kpm[j] = 1;            // first sequence fully masked
     std::vector<float> mask = rnd(rng, size_t(Tq) * Tk, 2.f);
     const int lossy = std::min(5, Tq - 1);                                   // a row that loses its later keys
-    for (int j = 556; j < Tk; ++j) mask[size_t(lossy) * Tk + j] = -INFINITY;  // from inside the 2nd block
+    for (int j = 556; j < Tk; ++j) mask[size_t(lossy) * Tk + j] = -INFINITY;  // from inside the 2nd tile
     mha::ForwardArgs a;
     a.batch = B; a.tq = Tq; a.tk = Tk; a.query = q.data(); a.key = k.data(); a.value = v.data();
     a.causal = it % 4 == 1;
@@ -119,8 +119,8 @@ TEST(Layer, StreamingPathEqualsBlockPathForLongKeys) {
 }
 
 TEST(Layer, LongSelfAttentionMatchesReference) {
-  // Self-attention past the fused small-input path: K/V projected and packed in several row
-  // blocks, queries in several blocks, odd head widths (panel padding in the fused W_Q|W_K|W_V),
+  // Self-attention past the fused small-input path: K/V projected and packed in several runs
+  // of rows, queries in several tiles, odd head widths (panel padding in the fused W_Q|W_K|W_V),
   // batch > 1, causal and padding masks; with and without weights (streaming path for T > 512).
   std::mt19937 rng(2024);
   const int Ts[] = {129, 600, 1100};
@@ -139,7 +139,7 @@ TEST(Layer, LongSelfAttentionMatchesReference) {
     std::vector<uint8_t> kpm(size_t(c.B) * c.Tk);
     for (auto& m : kpm) m = rng() % 5 == 0;
     std::vector<float> mask;
-    const bool kpm_additive = it == 5;  // the additive form over several key blocks
+    const bool kpm_additive = it == 5;  // the additive form over several key tiles
     std::vector<float> kpm_add = rnd(rng, kpm.size(), 2.f);
     for (size_t j = 0; j < kpm.size(); ++j) if (kpm[j]) kpm_add[j] = -std::numeric_limits<float>::infinity();
     const mha_test::ReferenceResult ref = reference(c, R, W, q, q, q, kpm, mask, kpm_additive ? kpm_add.data() : nullptr);
@@ -161,7 +161,7 @@ TEST(Layer, LongSelfAttentionMatchesReference) {
 
 TEST(Layer, OutputOverTheQueryGivesTheSameBits) {
   // ForwardArgs::output may be the query buffer (the JS API writes the output over its staged
-  // query): the fused small path, K/V and queries in several row blocks over two batch elements,
+  // query): the fused small path, K/V and queries in several tiles over two batch elements,
   // cross-attention, RoPE on the queries, with and without weights. Same bits as separate buffers.
   std::mt19937 rng(7);
   const int Ts[] = {40, 300, 700};

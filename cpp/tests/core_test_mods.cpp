@@ -1,6 +1,6 @@
 // Native unit tests of the core (GoogleTest), part of the program core_test: the score modifiers
 // (soft-cap, ALiBi, sliding window: defaults, refusals, the streaming path and the KV cache against
-// the block path), RoPE (refusals, both layouts with GQA and the modifiers), and the passport's
+// the whole-row path), RoPE (refusals, both layouts with GQA and the modifiers), and the passport's
 // softmax FLOPs and memory by hand. The Layer, the KV cache and configuration errors: core_test.cpp.
 #include <gtest/gtest.h>
 
@@ -83,7 +83,7 @@ TEST(ScoreMods, SoftcapWhoseReciprocalOverflowsGivesTheReference) {
   }
 }
 
-// One long input through a layer three ways: the block path with weights (written to w [h, T, T]),
+// One long input through a layer three ways: the whole-row path with weights (written to w [h, T, T]),
 // the streaming path without weights (> 512 keys), and, when causal, the KV cache in steps of 1 to 7
 // tokens; the outputs must agree.
 static void expect_paths_agree(mha::Layer* layer, const std::vector<float>& x, int T, int d, int h, bool causal,
@@ -108,9 +108,9 @@ static void expect_paths_agree(mha::Layer* layer, const std::vector<float>& x, i
   }
 }
 
-// With every modifier: the streaming path (no weights, > 512 keys, key blocks skipped by the window)
-// equals the block path with weights; the KV cache's steps equal the causal forward.
-TEST(ScoreMods, StreamingAndKVCacheEqualTheBlockPath) {
+// With every modifier: the streaming path (no weights, > 512 keys, key tiles skipped by the window)
+// equals the whole-row path with weights; the KV cache's steps equal the causal forward.
+TEST(ScoreMods, StreamingAndKVCacheEqualTheWholeRowPath) {
   std::mt19937 rng(5);
   for (int it = 0; it < 6; ++it) {
     mha::Config cfg;
@@ -165,10 +165,10 @@ TEST(Rope, BadValuesAreInvalidConfigNamingTheField) {
   EXPECT_FALSE(r.has_rope());
 }
 
-// With RoPE (both layouts, GQA, with the score modifiers): the streaming path equals the block path
+// With RoPE (both layouts, GQA, with the score modifiers): the streaming path equals the whole-row path
 // with weights, and the KV cache's steps (keys cached rotated, queries at cache.length + i) equal
 // the causal forward.
-TEST(Rope, StreamingAndKVCacheEqualTheBlockPath) {
+TEST(Rope, StreamingAndKVCacheEqualTheWholeRowPath) {
   std::mt19937 rng(7);
   for (int it = 0; it < 4; ++it) {
     mha::Config cfg;

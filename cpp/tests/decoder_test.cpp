@@ -53,10 +53,10 @@ struct Model {
         lw.attention.bq = add(rnd(r, d)); lw.attention.bk = add(rnd(r, kv * dk));
         lw.attention.bv = add(rnd(r, kv * dk)); lw.attention.bo = add(rnd(r, d));
       }
-      lw.w_fc = add(rnd(r, size_t(d) * F));
+      (sw ? lw.w_gate : lw.w_fc) = add(rnd(r, size_t(d) * F));
       if (sw) lw.w_up = add(rnd(r, size_t(d) * F));
       lw.w_proj = add(rnd(r, size_t(F) * d));
-      if (cfg.bias) { lw.b_fc = add(rnd(r, F)); lw.b_proj = add(rnd(r, d)); if (sw) lw.b_up = add(rnd(r, F)); }
+      if (cfg.bias) { (sw ? lw.b_gate : lw.b_fc) = add(rnd(r, F)); lw.b_proj = add(rnd(r, d)); if (sw) lw.b_up = add(rnd(r, F)); }
       w.layers.push_back(lw);
     }
     w.norm_f.weight = add(ones(d));
@@ -185,7 +185,7 @@ TEST(Decoder, ErrorsNameTheArgumentTheExpectedAndTheActualValue) {
   EXPECT_EQ(s.code, mha::Code::kInvalidArgument);
   EXPECT_EQ(s.argument, "max_len");
 
-  // weights: a NaN in block 1's W_fc is named with the block as its first index; a missing W_up of a SwiGLU model names it
+  // weights: a NaN in block 1's W_fc is named with the block as its first index; a missing W_up or W_gate of a SwiGLU model names it
   Model n;
   configure(n, false);
   n.build(r);
@@ -201,6 +201,15 @@ TEST(Decoder, ErrorsNameTheArgumentTheExpectedAndTheActualValue) {
   s = q.create();
   EXPECT_EQ(s.code, mha::Code::kInvalidArgument);
   EXPECT_NE(s.render().find("layers.w_up of block 0"), std::string::npos) << s.render();
+  // a SwiGLU block's gate is w_gate (w_fc is the input map of a ReLU or GELU MLP only)
+  Model gq;
+  configure(gq, true);
+  gq.build(r);
+  gq.w.layers[1].w_fc = gq.w.layers[1].w_gate;
+  gq.w.layers[1].w_gate = nullptr;
+  s = gq.create();
+  EXPECT_EQ(s.code, mha::Code::kInvalidArgument);
+  EXPECT_NE(s.render().find("layers.w_gate of block 1"), std::string::npos) << s.render();
   Model e;
   configure(e, true);
   e.build(r);

@@ -12,10 +12,10 @@
 // Covered: gemm_packed / gemm_abt / gemm_ab on every M 1..9 × N 1..35 × K 1..40 with random
 // leading dimensions (ld > width), bias on/off, alpha, accumulate on/off, K = 0 and M or N = 0,
 // remainder rows over 5..13 panels (N 40..104),
-// plus large shapes (128×768·768×768, head sizes T = 512, d_k = 64, blocks past the cache block
-// sizes); gemm_panels on row/column sub-blocks of panels packed by pack_panels / pack_panels_t
+// plus large shapes (128×768·768×768, head sizes T = 512, d_k = 64, shapes past the cache tile
+// sizes); gemm_panels on row/column sub-ranges of panels packed by pack_panels / pack_panels_t
 // (with the packed layout checked element by element), gemm_packed_cols on column ranges,
-// scale_rows; pack_b_blocks (three blocks, through gemm_packed); pack_b_t against pack_b of the
+// scale_rows; pack_b_slices (three slices, through gemm_packed); pack_b_t against pack_b of the
 // transpose and packed_column against the rows it was packed from (bitwise); 16-bit (float16,
 // bfloat16) packs against the decoded matrix (kernels_test_half.cpp); softmax_rows on rows with -inf entries, all -inf, huge (1e3..1e30), tiny and mixed
 // logits. GEMM tolerance: |c - ref| ≤ 1e-5·Σ_k|a_ik·b_kj| (·|alpha|, + |C_old|·1e-6 when
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
       }
   const long small_checks = g_checks;
 
-  // Panelled operands (pack once, multiply sub-blocks): every small M × N × K, both packings.
+  // Panelled operands (pack once, multiply sub-ranges): every small M × N × K, both packings.
   for (int M = 1; M <= 9; ++M)
     for (int N = 1; N <= 27; N += (quick ? 5 : 1))
       for (int K = 1; K <= 20; K += (quick ? 3 : 1)) {
@@ -76,11 +76,11 @@ int main(int argc, char** argv) {
   for (int rows = 1; rows <= 5; ++rows)
     for (int cols = 0; cols <= 13; ++cols) test_scale_rows(rng, rows, cols);
   for (int n1 = 1; n1 <= 17; n1 += 2)
-    for (int n3 = 1; n3 <= 13; n3 += 3) test_pack_b_blocks(rng, 1 + n1 % 6, 1 + (n1 + n3) % 7, n1, n1 % 5 + 3, n3);
+    for (int n3 = 1; n3 <= 13; n3 += 3) test_pack_b_slices(rng, 1 + n1 % 6, 1 + (n1 + n3) % 7, n1, n1 % 5 + 3, n3);
   for (int K : {1, 3, 4, 7, 8, 13, 64})
     for (int N : {1, 5, 8, 9, 16, 23, 61}) test_pack_b_t(rng, K, N);
 
-  // Larger shapes: past the SIMD kernels' cache blocks (128 rows, 1024 deep: 2100 = 1024 + 1024 +
+  // Larger shapes: past the SIMD kernels' cache tiles (128 rows, 1024 deep: 2100 = 1024 + 1024 +
   // 52 exercises the depth split, which must add the bias once and keep accumulating), odd edges,
   // and the model shapes.
   struct Shape { int M, N, K; };
@@ -103,8 +103,8 @@ int main(int argc, char** argv) {
     test_gemm_abt(rng, 100, 77, 128, true);              // d_k = 128
     test_gemm_abt(rng, 33, 45, 2, true);                 // d_k = 2
     test_gemm_abt(rng, 21, 13, 1500, true);              // depth split with alpha
-    test_gemm_panels(rng, 64, 512, 64, true, false);     // S = Q·Kᵀ of a key block, d_k = 64
-    test_gemm_panels(rng, 64, 64, 512, false, true);     // O += P·V of a key block
+    test_gemm_panels(rng, 64, 512, 64, true, false);     // S = Q·Kᵀ of a key tile, d_k = 64
+    test_gemm_panels(rng, 64, 64, 512, false, true);     // O += P·V of a key tile
     test_gemm_panels(rng, 67, 61, 1100, false, true);    // depth split, edges
     test_gemm_packed_cols(rng, 70, 2304, 768, true);     // Q / K / V columns of fused W_QKV
   }

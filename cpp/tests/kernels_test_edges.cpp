@@ -66,7 +66,7 @@ void scratch_failure_suite(Rng& rng) {
 
 /// The 6 × 8 register tile (set_tile_rows(6)) gives the bits of the default 4 × 8 tile on every
 /// product: row counts around the packing threshold (32) with every remainder mod 6 and mod 4,
-/// row blocks past the cache block (126 / 128 rows), depth splits, bias, alpha and accumulate.
+/// cache tiles past the cache tile size (126 / 128 rows), depth splits, bias, alpha and accumulate.
 void tile_rows_suite(Rng& rng) {
   struct Shape { int M, N, K; };
   const Shape shapes[] = {{31, 24, 20}, {32, 40, 33}, {33, 45, 7}, {34, 64, 64}, {35, 72, 90}, {36, 17, 300},

@@ -1,6 +1,6 @@
 // Kernel tests of the GEMMs and packings against float64 references (part of the kernels_test
 // program: cpp/tests/kernels_test.cpp lists what it covers): gemm_packed, gemm_abt, gemm_ab,
-// gemm_panels on sub-blocks of packed panels, pack_b_blocks, pack_b_t / packed_column,
+// gemm_panels on sub-ranges of packed panels, pack_b_slices, pack_b_t / packed_column,
 // gemm_packed_cols and scale_rows, each with strides, bias, alpha and accumulate as it takes them.
 #include "support/kernel_check.hpp"
 
@@ -64,7 +64,7 @@ void test_gemm_ab(Rng& rng, int M, int N, int K, bool strided, bool accumulate) 
 }
 
 /// gemm_panels on sub-matrices of a panelled matrix, as attention uses them: a big B [Kt, Nt] is
-/// packed once (pack_panels, or pack_panels_t from Bᵀ) with a padded panel stride, then the block
+/// packed once (pack_panels, or pack_panels_t from Bᵀ) with a padded panel stride, then the sub-range
 /// rows k0..k0+K, columns n0..n0+N (n0 a multiple of kPanel) are multiplied without repacking:
 /// C (=|+=) alpha·A·B[k0.., n0..].
 void test_gemm_panels(Rng& rng, int M, int N, int K, bool transposed, bool accumulate) {
@@ -104,10 +104,10 @@ void test_gemm_panels(Rng& rng, int M, int N, int K, bool transposed, bool accum
           M, N, K, C, ldc, orig, ref, bound);
 }
 
-/// pack_b_blocks of three column blocks (each starting on a panel, zero columns between them: the
+/// pack_b_slices of three column slices (each starting on a panel, zero columns between them: the
 /// fused W_Q | W_K | W_V layout): gemm_packed with it equals the reference product with the
-/// assembled matrix (so the check does not go through pack_b, which shares pack_b_blocks' code).
-void test_pack_b_blocks(Rng& rng, int M, int K, int n1, int n2, int n3) {
+/// assembled matrix (so the check does not go through pack_b, which shares pack_b_slices' code).
+void test_pack_b_slices(Rng& rng, int M, int K, int n1, int n2, int n3) {
   auto up8 = [](int n) { return (n + kPanel - 1) / kPanel * kPanel; };
   const int o2 = up8(n1), o3 = o2 + up8(n2), N = o3 + n3;
   auto b1 = random_matrix(rng, K, n1), b2 = random_matrix(rng, K, n2), b3 = random_matrix(rng, K, n3);
@@ -118,14 +118,14 @@ void test_pack_b_blocks(Rng& rng, int M, int K, int n1, int n2, int n3) {
     return 0.0;  // the gap columns
   };
   PackedB pb;
-  pack_b_blocks(K, N, {{b1.data(), n1, 0, n1}, {b2.data(), n2, o2, n2}, {b3.data(), n3, o3, n3}}, pb);
+  pack_b_slices(K, N, {{b1.data(), n1, 0, n1}, {b2.data(), n2, o2, n2}, {b3.data(), n3, o3, n3}}, pb);
   auto A = random_matrix(rng, M, K);
   std::vector<float> C(static_cast<size_t>(M) * N + 1, kSentinel);
   const auto orig = C;
   gemm_packed(M, A.data(), K, pb, nullptr, C.data(), N);
   std::vector<double> ref, bound;
   reference_gemm(M, N, K, 1.0, A, K, whole, [](int, int) { return 0.0; }, ref, bound);
-  compare("pack_b_blocks + gemm_packed", M, N, K, C, N, orig, ref, bound);
+  compare("pack_b_slices + gemm_packed", M, N, K, C, N, orig, ref, bound);
 }
 
 /// pack_b_t of Bt [N, K] (leading dimension ldbt > K) is pack_b of B = Btᵀ, float for float (so

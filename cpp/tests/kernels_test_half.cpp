@@ -1,5 +1,5 @@
 // Kernel tests of 16-bit weights (part of the kernels_test program: cpp/tests/kernels_test.cpp
-// lists what it covers): pack_b16 / pack_b_blocks16 / pack_b_t16 of float16 and bfloat16 bit
+// lists what it covers): pack_b16 / pack_b_slices16 / pack_b_t16 of float16 and bfloat16 bit
 // patterns, packed_column16 against values decoded here from the bits by their definition (IEEE
 // 754 binary16; bfloat16 = the upper half of a float32), and gemm_packed / gemm_packed_cols on the
 // 16-bit pack against the float64 reference of the decoded matrix and, in the SIMD builds, bit for
@@ -41,7 +41,7 @@ std::vector<uint16_t> random16s(Rng& rng, size_t n, int type) {
 }
 
 /// C = A·B16[:, n0 .. n0+n) (+ bias) against the float64 reference of the decoded B and (SIMD) the
-/// bits of the float32 pack of the decoded B. Built by pack_b16, or from three column blocks, or
+/// bits of the float32 pack of the decoded B. Built by pack_b16, or from three column slices, or
 /// transposed (pack_b_t16), by `how` = 0, 1, 2.
 void test_gemm_half(Rng& rng, int type, int M, int N, int K, int how, bool with_bias, float a_scale = 1.f) {
   const int ldb = N + (how == 0 ? 3 : 0), lda = K + 1, ldc = N + 2;
@@ -55,9 +55,9 @@ void test_gemm_half(Rng& rng, int type, int M, int N, int K, int how, bool with_
     for (int k = 0; k < K; ++k)
       for (int j = 0; j < N; ++j) Bt[static_cast<size_t>(j) * K + k] = B16[static_cast<size_t>(k) * ldb + j];
     pack_b_t16(K, N, type, Bt.data(), K, ph);
-  } else if (how == 1 && N >= 3 * kPanel) {  // three blocks at panel boundaries, the last to N
+  } else if (how == 1 && N >= 3 * kPanel) {  // three slices at panel boundaries, the last to N
     const int c1 = kPanel, c2 = 2 * kPanel;
-    pack_b_blocks16(K, N, type, {{B16.data(), ldb, 0, c1}, {B16.data() + c1, ldb, c1, c2 - c1}, {B16.data() + c2, ldb, c2, N - c2}}, ph);
+    pack_b_slices16(K, N, type, {{B16.data(), ldb, 0, c1}, {B16.data() + c1, ldb, c1, c2 - c1}, {B16.data() + c2, ldb, c2, N - c2}}, ph);
   } else {
     pack_b16(K, N, type, B16.data(), ldb, ph);
   }

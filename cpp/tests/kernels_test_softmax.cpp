@@ -88,8 +88,8 @@ void softmax_suite(Rng& rng) {
       mixed.push_back(f);
       wide.push_back(g);
     }
-    // A block with an all-masked row between normal rows.
-    std::vector<std::vector<float>> block = {normal[0], allmasked[0], masked[0], allmasked[1]};
+    // A set of rows with an all-masked row between normal rows.
+    std::vector<std::vector<float>> rows = {normal[0], allmasked[0], masked[0], allmasked[1]};
     test_softmax("normal", n, normal, pad);
     test_softmax("masked", n, masked, pad);
     test_softmax("all -inf", n, allmasked, pad);
@@ -97,7 +97,7 @@ void softmax_suite(Rng& rng) {
     test_softmax("tiny", n, tiny, pad);
     test_softmax("mixed", n, mixed, pad);
     test_softmax("wide range", n, wide, pad);
-    test_softmax("rows with all -inf", n, block, pad);
+    test_softmax("rows with all -inf", n, rows, pad);
   }
   // Extremes: ±FLT_MAX-scale logits, a single huge value, equal values.
   for (int n : {1, 2, 5, 8, 13}) {

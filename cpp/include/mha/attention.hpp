@@ -134,11 +134,11 @@ class Layer {
   /// Chooses how a (checked) forward runs: fused, K|V-fused or separate projections; the
   /// attention's sizes, masks and outputs.
   ForwardPlan plan_forward(const ForwardArgs& a) const;
-  /// K and V of batch element b, projected in row blocks and packed per kv head (or, fused, located
-  /// in the fused block); sets att.k / att.v for direct attention.
+  /// K and V of batch element b, projected in runs of rows and packed per kv head (or, fused, located
+  /// in the fused Q|K|V rows); sets att.k / att.v for direct attention.
   void project_keys_values(const ForwardArgs& a, const ForwardPlan& p, int b, AttentionPlan& att);
   /// Q rows `row` .. +rows (row = b·Tq + r0): projected into ws_ (or the trace), or located in the
-  /// fused block; returns them and their leading dimension in ldq.
+  /// fused Q|K|V rows; returns them and their leading dimension in ldq.
   const float* project_queries(const ForwardArgs& a, const ForwardPlan& p, size_t row, int rows, int pos0, int& ldq);
   /// Where the head outputs (the concat) of query rows `row`.. go: the trace, or ws_.
   float* concat_rows(const ForwardArgs& a, const ForwardPlan& p, size_t row);
@@ -146,7 +146,7 @@ class Layer {
   /// attention.cpp, "K/V packs"); t0 is a multiple of 8.
   void pack_kv(const float* K, int ldk, const float* V, int ldv, int t0, int n, int tk);
   /// Fills m from a's sizes, masks and outputs, reserves the workspace (nws floats of ws_, the K/V
-  /// packs, the scores block), lays out the packs and zeroes averaged weights. kv_in_place: the
+  /// packs, the scores tile), lays out the packs and zeroes averaged weights. kv_in_place: the
   /// caller's K/V rows stay readable during attention, so few keys or few queries skip the packs
   /// (m.direct). Errors: kOutOfMemory naming `who` and the bytes.
   Status prepare_attention(const AttendArgs& a, size_t nws, bool kv_in_place, const char* who, AttentionPlan& m);
@@ -166,9 +166,9 @@ class Layer {
   std::vector<float> bqkv_, bq_, bk_, bv_, bo_;
   int qkv_k0_ = 0, qkv_v0_ = 0, qkv_n_ = 0;
   std::vector<size_t> kp_off_, vp_off_;  // per kv head: offsets of its K and V packs in packs_
-  Buffer ws_;      // projection blocks (K/V rows, Q rows, head outputs)
+  Buffer ws_;      // projected rows (K/V rows, Q rows, head outputs)
   Buffer packs_;   // packed Kᵀ and V of every kv head of one batch element
-  Buffer scores_;  // one block of scores rows
+  Buffer scores_;  // one tile of scores rows
   // RoPE: cos/sin table [rope_npos_][rope_stride_]: for each distinct rotated width w (one unless
   // per-head widths differ), cos of pos·θ^(−2p/w) for p < w/2, then their sin; rope_col_[head]: its column.
   Buffer rope_tab_;

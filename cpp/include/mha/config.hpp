@@ -122,7 +122,7 @@ struct Params {
 /// FLOP counts, one multiply-add = 2 FLOPs (bias adds not counted).
 /// score_mods counts the score modifiers of dense attention: soft-capping 3 per score (a multiply, a
 /// tanh counted as one, a multiply), ALiBi 2 per score (one multiply-add); a window only masks (the
-/// other counts stay those of dense attention, an upper bound when a window skips key blocks).
+/// other counts stay those of dense attention, an upper bound when a window skips key tiles).
 ///
 /// softmax counts the scaling and the numerically stable softmax of the B·h·Tq·Tk scores, by this
 /// convention: per score 6 FLOPs — 1 multiply by the scale 1/√d_k, 1 compare for the row maximum,

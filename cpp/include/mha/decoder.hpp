@@ -8,7 +8,7 @@
 //   log_probs = log_softmax(Norm_f(x)·W_lm_head + b_lm_head)   W_lm_head = tok_embᵀ when tied
 //
 // MLP: W_proj·act(W_fc·x + b_fc) + b_proj with act = ReLU or GELU (erf or tanh), or SwiGLU
-// W_proj·(silu(W_gate·x) ⊙ (W_up·x)). Sources: the pre-LayerNorm GPT-2 block (Radford et al. 2019;
+// W_proj·(silu(W_gate·x + b_gate) ⊙ (W_up·x + b_up)) + b_proj. Sources: the pre-LayerNorm GPT-2 block (Radford et al. 2019;
 // Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture"); LayerNorm (Ba et
 // al. 2016); RMSNorm (Zhang & Sennrich 2019); GELU (Hendrycks & Gimpel 2016); SwiGLU (Shazeer 2020)
 // and the Llama block (Touvron et al. 2023); tied embeddings (Press & Wolf 2017).
@@ -36,7 +36,7 @@ enum class MlpKind : int {
   kReLU = 0,      ///< W_proj·relu(W_fc·x + b_fc) + b_proj
   kGELU = 1,      ///< GELU, exact (erf)
   kGELUTanh = 2,  ///< GELU, tanh approximation
-  kSwiGLU = 3,    ///< W_proj·(silu(W_gate·x + b) ⊙ (W_up·x + b)) + b
+  kSwiGLU = 3,    ///< W_proj·(silu(W_gate·x + b_gate) ⊙ (W_up·x + b_up)) + b_proj
 };
 
 /// Hyper-parameters of a decoder. d_model, the heads, biases of attention and RoPE are those of
@@ -52,8 +52,8 @@ struct DecoderConfig {
   MlpKind mlp = MlpKind::kReLU;
   bool bias = true;     ///< the MLP's and lm_head's linear maps have biases
   bool tied = false;    ///< lm_head is the token embedding (W_lm_head = tok_embᵀ)
-  /// The storage of the matrices (tok_emb, lm_head, every block's W_Q, W_K, W_V, W_O, W_fc, W_up,
-  /// W_proj): with kFloat16 or kBFloat16 their pointers in DecoderWeights point at 16-bit values
+  /// The storage of the matrices (tok_emb, lm_head, every block's W_Q, W_K, W_V, W_O, W_fc or
+  /// W_gate, W_up, W_proj): with kFloat16 or kBFloat16 their pointers in DecoderWeights point at 16-bit values
   /// (uint16_t bit patterns cast to const float*), kept 16-bit in the decoder (half the bytes) and
   /// widened exactly in the kernels, so the results equal those of the widened float32 matrices.
   /// pos_emb, the norms and the biases are float32 always.
@@ -71,8 +71,10 @@ struct NormWeights {
 struct DecoderLayerWeights {
   NormWeights norm1, norm2;
   WeightsView attention;          ///< as mha::Layer::create
-  const float* w_fc = nullptr;    ///< [d_model, d_ff]: W_fc, or W_gate for SwiGLU
-  const float* b_fc = nullptr;    ///< [d_ff] when bias
+  const float* w_fc = nullptr;    ///< [d_model, d_ff]: W_fc of a ReLU or GELU MLP (not read for SwiGLU)
+  const float* b_fc = nullptr;    ///< [d_ff] when bias (ReLU, GELU)
+  const float* w_gate = nullptr;  ///< [d_model, d_ff]: SwiGLU's gate W_gate only
+  const float* b_gate = nullptr;  ///< [d_ff] when bias (SwiGLU)
   const float* w_up = nullptr;    ///< [d_model, d_ff]: SwiGLU's W_up only
   const float* b_up = nullptr;    ///< [d_ff] when bias (SwiGLU)
   const float* w_proj = nullptr;  ///< [d_ff, d_model]
@@ -155,7 +157,7 @@ class Decoder {
   /// y = Norm(x) with the given parameters, for `rows` rows.
   void norm(const std::vector<float>& w, const std::vector<float>& b, int rows, const float* x, float* y) const;
   /// Floats of workspace a call of `rows` rows needs: x, the norm output, the attention output,
-  /// the MLP hidden (2·d_ff for SwiGLU) and one lm_head row block.
+  /// the MLP hidden (2·d_ff for SwiGLU) and one lm_head tile of rows.
   size_t workspace_floats(size_t rows) const;
   /// Ok if complete(), else the kInvalidArgument naming `what` and the blocks missing.
   Status check_complete(const char* what) const;

@@ -2,8 +2,8 @@
 //
 // Builds without threads (the single-thread wasm modules, or MHA_THREADS undefined) run every
 // call on the calling thread and report 1. Threaded builds (native; the wasm `_mt` modules built
-// with Emscripten's -pthread) split the projection GEMMs by row blocks or column panels and the
-// attention by (head × query block); small calls stay on the calling thread. Every split computes
+// with Emscripten's -pthread) split the projection GEMMs by row splits or column panels and the
+// attention by (head × query tile); small calls stay on the calling thread. Every split computes
 // each output element with the same operations in the same order as one thread does, so results
 // are bit-identical for every thread count.
 #pragma once

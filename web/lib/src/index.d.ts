@@ -45,7 +45,7 @@ export type MHAErrorCode =
  * - `NON_FINITE`: an input or weight holds NaN or ±Infinity (the message gives its index).
  * - `OUT_OF_MEMORY`: the call needs more than the wasm heap (2 GiB at most) can give;
  *   refused up front, `bytes` is what it would need.
- * - `DISPOSED`: the layer or KV cache was disposed.
+ * - `DISPOSED`: the layer, KV cache, model or generator was disposed.
  * - `INVALID_ARGUMENT`: any other bad argument (wrong type, missing weight, cache full, …).
  */
 export class MHAError extends Error {

@@ -17,10 +17,11 @@ import { Tensor } from './engine/tensor.js';
 import { fromTorch } from './engine/torch.js';
 import { VERSION } from './version.js';
 import { resolveLayer, intOption, biasOption } from './engine/weights.js';
-import { Staging, Layout, checkFits, writeBlock, heapViews } from './engine/memory.js';
+import { checkFits, stage, heapViews } from './engine/memory.js';
+import { initHandle, withStaging } from './engine/handle.js';
 import { parseSafetensors } from './formats/safetensors.js';
 import { scoreModsOption } from './engine/scoremods.js';
-import { blockLayout, configFields, layerWeightFields } from './engine/blocks.js';
+import { argsLayout, configFields, layerWeightFields } from './engine/args.js';
 import { loadModel, LanguageModel, CharModel, MODEL_FORMAT } from './lm/model.js';
 
 export { MHAError, Tensor, Layer, KVCache, VERSION, parseSafetensors, LanguageModel, CharModel, MODEL_FORMAT };
@@ -29,28 +30,18 @@ export { copyingScores, ovLogits, copyingOf, inductionVerdict, COPYING_THRESHOLD
 export { eigenvalues } from './lm/eigen.js';
 export { ovEigenvalues, eigenPositivity, positivityOf } from './lm/ov-eigen.js';
 
-/** Calls the core's passport (the one place the configuration rules live) with a PassportBlock;
+/** Calls the core's passport (the one place the configuration rules live) with a PassportArgs;
  * o.mods: the score modifiers (scoreModsOption). */
 function corePassport(core, o) {
-  const layout = blockLayout(core, 'passport');
-  const slopes = o.mods?.slopes ?? null;
-  const lay = new Layout();
-  lay.add('block', layout.bytes);
-  lay.add('slopes', slopes ? slopes.length * 4 : 0);
-  const staging = new Staging(core);
-  try {
-    const base = staging.ensure(lay.total, 'passport');
-    if (slopes) heapViews(core).fresh().f32.set(slopes, lay.ptr(base, 'slopes') / 4);
-    writeBlock(core, layout, base, {
-      ...configFields({ ...o, scale: 0 }, o.mods ?? null, 0, lay.ptr(base, 'slopes')),
+  return withStaging(core, (staging) => {
+    const { base } = stage(core, staging, [['args', argsLayout(core, 'passport'), (P) => ({
+      ...configFields({ ...o, scale: 0 }, o.mods ?? null, 0, P('slopes')),
       seq_len: o.seqLen || 1, key_len: o.keyLen || 0, batch: o.batch || 0,
-    }, 'passport');
+    })]], [['slopes', o.mods?.slopes]], 'passport');
     const p = core.passport(base);
     if (p === null) throw coreError(core);
     return p;
-  } finally {
-    staging.free();
-  }
+  });
 }
 
 /** An instance of the wasm module with the API on top. Create it with createMHA(). */
@@ -154,7 +145,7 @@ class MHA {
    *   (length numHeads; turns ALiBi on)
    * @param {[number, number]} [opts.window] sliding window (Longformer, Beltagy et al. 2020; Mistral
    *   7B), FlashAttention's window_size: query i attends keys j with i − left ≤ j ≤ i + right;
-   *   −1 = unbounded on that side ([w, 0] with causal: Mistral's window of w + 1 tokens). Key blocks
+   *   −1 = unbounded on that side ([w, 0] with causal: Mistral's window of w + 1 tokens). Key tiles
    *   outside the window are not computed, and a KV cache's step does not read them. A query whose
    *   keys are all masked gets weights 0 and output 0.
    *   Positions: query i is at i in a forward, at cache.length + i in a KV-cache step; key j at j.
@@ -185,39 +176,15 @@ class MHA {
       checkFits(core, p.params.total * 4 * 2 + 64, 'createLayer');
       return p;
     });
-    const staging = new Staging(core);
-    try {
-      // The core's LayerBlock, then every array it points to (weights, per-head widths, ALiBi slopes).
-      const layout = blockLayout(core, 'layer');
-      const names = ['wQ', 'wK', 'wV', 'wO', 'bQ', 'bK', 'bV', 'bO'];
-      const slopes = mods?.slopes ?? null;
-      const lay = new Layout();
-      lay.add('block', layout.bytes);
-      for (const k of names) lay.add(k, packed[k] ? packed[k].length * 4 : 0);
-      lay.add('headDims', headDims ? headDims.length * 4 : 0);
-      lay.add('slopes', slopes ? slopes.length * 4 : 0);
-      const base = staging.ensure(lay.total, 'createLayer');
-      const P = (k) => lay.ptr(base, k);
-      const { f32, i32 } = heapViews(core).fresh();
-      for (const k of names) if (packed[k]) f32.set(packed[k], P(k) / 4);
-      if (headDims) i32.set(headDims, P('headDims') / 4);
-      if (slopes) f32.set(slopes, P('slopes') / 4);
-      writeBlock(core, layout, base, {
-        ...configFields({ ...config, dK: headDims ? 0 : config.dK, dV: headDims ? 0 : config.dV },
-          mods, P('headDims'), P('slopes')),
+    // The core's LayerArgs, then every array it points to (weights, per-head widths, ALiBi slopes).
+    const names = ['wQ', 'wK', 'wV', 'wO', 'bQ', 'bK', 'bV', 'bO'];
+    return withStaging(core, (staging) => {
+      const { base } = stage(core, staging, [['args', argsLayout(core, 'layer'), (P) => ({
+        ...configFields({ ...config, dK: headDims ? 0 : config.dK, dV: headDims ? 0 : config.dV }, mods, P('headDims'), P('slopes')),
         ...layerWeightFields(P),
-      }, 'createLayer');
-      const handle = new core.LayerHandle();
-      const status = handle.init(base);
-      if (status !== 0) {
-        const err = coreError(core, 'createLayer');
-        handle.delete();
-        throw err;
-      }
-      return new Layer(core, handle, config);
-    } finally {
-      staging.free();
-    }
+      })]], [...names.map((k) => [k, packed[k]]), ['headDims', headDims], ['slopes', mods?.slopes]], 'createLayer');
+      return new Layer(core, initHandle(core, core.LayerHandle, (hd) => hd.init(base), 'createLayer'), config);
+    });
   }
 
   /**

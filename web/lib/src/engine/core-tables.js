@@ -1,8 +1,8 @@
 /**
- * What the core says about itself, asked once per wasm module: the layouts of its argument blocks
+ * What the core says about itself, asked once per wasm module: the layouts of its argument structs
  * (cpp/bindings/embind.cpp: layerLayout, passportLayout, forwardLayout, kvStepLayout;
  * embind_decoder.cpp: decoderLayout) and its enumerations (embind.cpp, enums(): the error codes, the
- * mask, norm and MLP kinds). The JS side keeps no copy of any of them: every block field, offset,
+ * mask, norm and MLP kinds). The JS side keeps no copy of any of them: every argument field, offset,
  * kind and enumeration value comes from here.
  * @module core-tables
  */
@@ -13,9 +13,9 @@ const tablesOf = new WeakMap();
  * The core's self-description, read on first use and kept per module.
  * @param {object} core the Emscripten module
  * @returns {{layer: object, passport: object, forward: object, kvStep: object, decoder: {init: object,
- *   layer: object, call: object}, enums: {codes: string[], maskKinds: object, normKinds: object,
- *   mlpKinds: object}}} layouts {bytes, fields: {name: byte offset}, kinds?: {name: 'i32'|'f32'|'ptr'}}
- *   (a layout without kinds holds uint32 fields); enumerations {name: value} (codes: name by value)
+ *   block: object, call: object}, enums: {codes: string[], maskKinds: object, normKinds: object,
+ *   mlpKinds: object}}} layouts {bytes, fields: {name: byte offset}, kinds: {name: 'i32'|'f32'|'ptr'}};
+ *   enumerations {name: value} (codes: name by value)
  */
 export function coreTables(core) {
   let t = tablesOf.get(core);

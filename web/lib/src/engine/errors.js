@@ -5,10 +5,11 @@
 import { coreTables } from './core-tables.js';
 
 /**
- * The codes an MHAError may carry, the public `ERROR_CODES` (available before any module loads).
- * The core's numeric codes are mapped through the core's own table (enums().codes, written once in
- * cpp/include/mha/status.hpp); the contract test checks that this list names the same codes in
- * the same order.
+ * The codes an MHAError may carry, the public `ERROR_CODES`: the one JS copy of the core's list,
+ * kept because it exists before any module loads. The core's numeric codes are mapped through the
+ * core's own table (enums().codes, written once in cpp/include/mha/status.hpp), never through this
+ * list; tests/contract.test.mjs checks it against that table and tests/errors-unit.test.mjs
+ * against status.hpp.
  */
 export const CODES = Object.freeze([
   'OK', 'INVALID_CONFIG', 'SHAPE_MISMATCH', 'NON_FINITE', 'OUT_OF_MEMORY', 'DISPOSED', 'INVALID_ARGUMENT',

@@ -6,11 +6,12 @@
  * @module layer
  */
 import { MHAError } from './errors.js';
-import { Layout, checkFits, heapViews, readFloats as copyOut } from './memory.js';
+import { checkFits, heapViews, readFloats as copyOut } from './memory.js';
 import { prepareMasks } from './masks.js';
 import { Tensor, toFloat32, formatShape as fmt } from './tensor.js';
 import { WasmObject, initHandle } from './handle.js';
-import { blockLayout } from './blocks.js';
+import { argsLayout } from './args.js';
+import { enumValue } from './core-tables.js';
 import { checkOptions, boolOption, headMaskOption, checkOut, intoOrCopy } from './forward-options.js';
 
 const F32 = 4;
@@ -94,38 +95,38 @@ function samePlan(plan, key, base) {
 }
 
 /**
- * The regions of a forward in the layer's staging memory: the ForwardBlock, the inputs, the masks,
- * the results (the output written over the query: the core reads each query row before it writes
- * that row's output, ForwardArgs::output) and, for a trace, the intermediates (trace_q … trace_concat).
+ * The regions of a forward in the layer's staging memory after its LayerForwardArgs, in bytes (the
+ * inputs are written per call): the inputs, the masks, the results (the output written over the
+ * query: the core reads each query row before it writes that row's output, ForwardArgs::output)
+ * and, for a trace, the intermediates (trace_q … trace_concat).
  */
-function forwardRegions(key, inp, o, h, g, blockBytes) {
+function forwardRegions(key, inp, o, h, g) {
   const { B, Tq, Tk, q, k, v } = inp;
-  const lay = new Layout();
-  lay.add('args', blockBytes);
-  lay.add('query', q.data.length * F32);
-  lay.add('key', k ? k.data.length * F32 : 0);
-  lay.add('value', k && v !== k ? v.data.length * F32 : 0);
-  lay.add('kpm', o.masks.kpm ? o.masks.kpm.length : o.masks.kpmAdd ? o.masks.kpmAdd.length * F32 : 0);
-  lay.add('mask', o.masks.attn ? o.masks.attn.length * F32 : 0);
-  lay.add('headMask', o.headMask ? h * F32 : 0);
-  lay.alias('output', 'query');
-  lay.add('weights', key.needWeights ? (key.average ? B * Tq * Tk : B * h * Tq * Tk) * F32 : 0);
   const trace = key.mode === 'trace' ? F32 : 0;   // the intermediates are absent outside a trace
-  lay.add('trace_q', B * Tq * g.qWidth * trace);
-  lay.add('trace_k', B * Tk * g.kWidth * trace);
-  lay.add('trace_v', B * Tk * g.vWidth * trace);
-  lay.add('trace_scores', B * h * Tq * Tk * trace);
-  lay.add('trace_concat', B * Tq * g.oWidth * trace);
-  return lay;
+  return [
+    ['query', q.data.length * F32],
+    ['key', k ? k.data.length * F32 : 0],
+    ['value', k && v !== k ? v.data.length * F32 : 0],
+    ['kpm', o.masks.kpm ? o.masks.kpm.length : o.masks.kpmAdd ? o.masks.kpmAdd.length * F32 : 0],
+    ['mask', o.masks.attn ? o.masks.attn.length * F32 : 0],
+    ['headMask', o.headMask ? h * F32 : 0],
+    ['output', { alias: 'query' }],
+    ['weights', key.needWeights ? (key.average ? B * Tq * Tk : B * h * Tq * Tk) * F32 : 0],
+    ['trace_q', B * Tq * g.qWidth * trace],
+    ['trace_k', B * Tk * g.kWidth * trace],
+    ['trace_v', B * Tk * g.vWidth * trace],
+    ['trace_scores', B * h * Tq * Tk * trace],
+    ['trace_concat', B * Tq * g.oWidth * trace],
+  ];
 }
 
-/** The ForwardBlock's fields (embind.cpp) for a plan; P(region) is a region's byte offset (0 = absent). */
-function forwardFields(P, key, inp) {
+/** The LayerForwardArgs' fields (embind.cpp) for a plan; P(region) is a region's byte offset (0 = absent). */
+function forwardFields(core, P, key, inp) {
   const { kv, kpm } = key;
   return {
     batch: inp.B, tq: inp.Tq, tk: inp.Tk, query: P('query'), key: P('key'), value: kv === 2 ? P('value') : kv === 1 ? P('key') : 0,
     causal: 0, key_padding_mask: kpm === 1 ? P('kpm') : 0, key_padding_add: kpm === 2 ? P('kpm') : 0,
-    attn_mask: P('mask'), attn_mask_kind: key.attnKind, output: P('output'), weights: P('weights'),
+    attn_mask: P('mask'), attn_mask_kind: enumValue(core, 'maskKinds', key.attnKind), output: P('output'), weights: P('weights'),
     average_weights: key.average ? 1 : 0, trace_q: P('trace_q'), trace_k: P('trace_k'), trace_v: P('trace_v'),
     trace_scores: P('trace_scores'), trace_concat: P('trace_concat'), head_mask: P('headMask'),
   };
@@ -202,7 +203,7 @@ export class Layer extends WasmObject {
 
   /**
    * The memory plan of a call: reused (with no heap check) while sizes and flags repeat, so a steady
-   * stream of same-shaped calls allocates no wasm memory; else laid out anew, its ForwardBlock
+   * stream of same-shaped calls allocates no wasm memory; else laid out anew, its LayerForwardArgs
    * written once (per call only the causal flag changes).
    * @throws {MHAError} OUT_OF_MEMORY
    */
@@ -210,14 +211,12 @@ export class Layer extends WasmObject {
     const key = planKey(mode, inp, o);
     if (samePlan(this._plan, key, this._staging.ptr)) return this._plan;
     const { B, Tq, Tk } = inp;
-    const block = blockLayout(this._core, 'forward');
-    const lay = forwardRegions(key, inp, o, this.config.numHeads, this._geometry, block.bytes);
-    checkFits(this._core, lay.total + this._handle.workspaceBytes(B, Tq, Tk, !inp.k) - this._staging.bytes, `${name} (B = ${B}, Tq = ${Tq}, Tk = ${Tk})`);
-    const base = this._staging.ensure(lay.total, name);
-    const P = (n) => lay.ptr(base, n);
-    this._writeBlock(block, P('args'), forwardFields(P, key, inp), name);
+    const layout = argsLayout(this._core, 'forward');
+    const { base, P } = this._stage([['args', layout, (p) => forwardFields(this._core, p, key, inp)]],
+      forwardRegions(key, inp, o, this.config.numHeads, this._geometry), name,
+      { fits: `${name} (B = ${B}, Tq = ${Tq}, Tk = ${Tk})`, extraBytes: this._handle.workspaceBytes(B, Tq, Tk, !inp.k) });
     this._plan = {
-      ...key, base, P, args: P('args'), causalAt: (P('args') + block.fields.causal) >>> 2, output: P('output'), weights: P('weights'),
+      ...key, base, P, args: P('args'), causalAt: (P('args') + layout.fields.causal) >>> 2, output: P('output'), weights: P('weights'),
       at: { query: P('query') / F32, key: P('key') / F32, value: P('value') / F32, kpm: P('kpm'), mask: P('mask') / F32, headMask: P('headMask') / F32 },
       batched: inp.batched, out: null, outputView: null, weightsView: null,  // views: set by forward()
     };
@@ -431,21 +430,11 @@ export class KVCache extends WasmObject {
     const lead = batched ? [B] : [];
     const out = opts.out == null ? null : checkOut(opts.out, B * n * c.dModel, needWeights ? B * h * n * len : 0,
       (key) => (key === 'output' ? [...lead, n, c.dModel] : [...lead, h, n, len]), 'step');
-    const block = blockLayout(this._core, 'kvStep');
-    const lay = new Layout();
-    lay.add('args', block.bytes);
-    lay.add('x', t.data.length * F32);
-    lay.add('output', B * n * c.dModel * F32);
-    lay.add('weights', needWeights ? B * h * n * len * F32 : 0);
-    lay.add('headMask', headMask ? h * F32 : 0);
-    const base = this._staging.ensure(lay.total, 'step');
-    const P = (name) => lay.ptr(base, name);
-    const views = this._layer._heap;
-    views.fresh().f32.set(t.data, P('x') / F32);
-    if (headMask) views.f32.set(headMask, P('headMask') / F32);
-    this._writeBlock(block, P('args'), { x: P('x'), n, output: P('output'), weights: P('weights'), head_mask: P('headMask') }, 'step');
+    const { P } = this._stage([['args', argsLayout(this._core, 'kvStep'),
+      (p) => ({ x: p('x'), n, output: p('output'), weights: p('weights'), head_mask: p('headMask') })]],
+    [['x', t.data], ['output', B * n * c.dModel * F32], ['weights', needWeights ? B * h * n * len * F32 : 0], ['headMask', headMask]], 'step');
     this._check(this._handle.step(P('args')), 'step', batched);
-    views.fresh();  // the step may have grown the memory
+    const views = this._layer._heap.fresh();  // the step may have grown the memory
     const result = { output: Tensor.wrap(intoOrCopy(views.floats(P('output'), B * n * c.dModel), out?.output), [...lead, n, c.dModel]) };
     if (needWeights) result.weights = Tensor.wrap(intoOrCopy(views.floats(P('weights'), B * h * n * len), out?.weights), [...lead, h, n, len]);
     return result;

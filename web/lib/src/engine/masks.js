@@ -71,15 +71,16 @@ export function toMask(x, name) {
 const sameShape = (a, b) => a.length === b.length && a.every((d, i) => d === b[i]);
 
 /** What prepareMasks returns for a call without masks (shared: the per-call path allocates nothing). */
-const NO_MASKS = Object.freeze({ kpm: null, kpmAdd: null, attn: null, attnKind: 0 });
+const NO_MASKS = Object.freeze({ kpm: null, kpmAdd: null, attn: null, attnKind: 'none' });
 
 /**
  * Turns the mask options of a forward into what the core takes.
  * @param {{keyPaddingMask?: any, attnMask?: any}} opts
  * @param {{B: number, Tq: number, Tk: number, h: number, batched: boolean}} dims
- * @returns {{kpm: Uint8Array|null, kpmAdd: Float32Array|null, attn: Float32Array|null, attnKind: 0|1|2}}
+ * @returns {{kpm: Uint8Array|null, kpmAdd: Float32Array|null, attn: Float32Array|null, attnKind: 'none'|'shared'|'perHead'}}
  *   kpm: boolean key padding mask [B, Tk] (1 = padded); kpmAdd: additive one [B, Tk] (at most one
- *   of the two); attnKind 1 = [Tq, Tk] shared, 2 = [B·h, Tq, Tk] per head (index b·h + head)
+ *   of the two); attnKind as the core's maskKinds name it (enums(), mha::MaskKind): 'shared' =
+ *   [Tq, Tk], 'perHead' = [B·h, Tq, Tk] (index b·h + head)
  * @throws {MHAError} SHAPE_MISMATCH naming the mask, the expected and the actual shape;
  *   INVALID_ARGUMENT when a mask is not nested arrays or {data, shape} of booleans or numbers (or
  *   mixes them). NaN/+Infinity in an additive mask is reported by the core (NON_FINITE, naming
@@ -98,11 +99,11 @@ export function prepareMasks(opts, { B, Tq, Tk, h, batched }) {
     if (m.bool) kpm = m.data; else kpmAdd = m.data;
   }
   let attn = null;
-  let attnKind = 0;
+  let attnKind = 'none';
   if (opts.attnMask != null) {
     const m = toMask(opts.attnMask, 'attnMask');
-    if (sameShape(m.shape, [Tq, Tk])) attnKind = 1;
-    else if (sameShape(m.shape, [B * h, Tq, Tk]) || sameShape(m.shape, [B, h, Tq, Tk])) attnKind = 2;
+    if (sameShape(m.shape, [Tq, Tk])) attnKind = 'shared';
+    else if (sameShape(m.shape, [B * h, Tq, Tk]) || sameShape(m.shape, [B, h, Tq, Tk])) attnKind = 'perHead';
     else {
       throw new MHAError('SHAPE_MISMATCH', `attnMask: expected shape ${fmt([Tq, Tk])} or ${fmt([B * h, Tq, Tk])} ([batch·numHeads, queryLen, keyLen]), got ${fmt(m.shape)}`);
     }

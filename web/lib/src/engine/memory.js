@@ -1,6 +1,7 @@
 /**
- * Wasm memory for the JS side: one growable staging block per owner (layer or cache), reused
- * across calls, with an up-front out-of-memory check.
+ * Wasm memory for the JS side: one growable staging area per owner (layer, cache, decoder), reused
+ * across calls, with an up-front out-of-memory check; stage(), which lays out, copies in and writes
+ * the argument structs of every core call.
  * @module memory
  */
 import { MHAError } from './errors.js';
@@ -27,7 +28,7 @@ export function checkFits(core, bytes, what) {
   }
 }
 
-/** A malloc'd block of wasm memory that grows on demand and is freed by free(). */
+/** A malloc'd area of wasm memory that grows on demand and is freed by free(). */
 export class Staging {
   /** @param {object} core the Emscripten module */
   constructor(core) {
@@ -52,7 +53,7 @@ export class Staging {
     return ptr;
   }
 
-  /** Frees the block. */
+  /** Frees the area. */
   free() {
     if (this.ptr) this.core._free(this.ptr);
     this.ptr = 0;
@@ -62,7 +63,7 @@ export class Staging {
 
 /**
  * Lays out consecutive 16-byte-aligned regions: `plan.add(name, bytes)` returns the offset
- * relative to the block start; `plan.total` is the size to ensure.
+ * relative to the area's start; `plan.total` is the size to ensure.
  */
 export class Layout {
   constructor() { this.total = 0; this.at = {}; }
@@ -86,31 +87,80 @@ export class Layout {
 }
 
 /**
- * Writes an argument block of the core (embind.cpp, embind_decoder.cpp; layouts from core-tables.js)
- * at byte offset `at`: every field of the core's layout {bytes, fields: {name: byte offset}, kinds?:
- * {name: 'i32' | 'f32' | 'ptr'}} (no kinds: every field a uint32) from `values` (numbers, booleans as 0/1), so the field list and the layout live only in
- * the core. A field the core has and `values` lacks, or the other way round, is a bug of this
- * package (the two sides disagree) and throws a plain Error.
+ * Writes an argument struct of the core (cpp/bindings: embind.cpp, embind_decoder.cpp; layouts from
+ * core-tables.js) at byte offset `at`: every field of the core's layout {bytes, fields: {name: byte
+ * offset}, kinds: {name: 'i32' | 'f32' | 'ptr'}} from `values` (numbers, booleans as 0/1), so the
+ * field list and the layout live only in the core. A field the core has and `values` lacks, or the
+ * other way round, is a bug of this package (the two sides disagree) and throws a plain Error.
  * @param {object} core the Emscripten module
- * @param {{bytes: number, fields: object, kinds?: object}} layout
+ * @param {{bytes: number, fields: object, kinds: object}} layout
  * @param {number} at byte offset (4-byte aligned)
  * @param {object} values {field name: value}
- * @param {string} what names the block in the error
+ * @param {string} what names the call in the error
  */
-export function writeBlock(core, layout, at, values, what) {
+export function writeArgs(core, layout, at, values, what) {
   const { i32, u32, f32 } = heapViews(core).fresh();
   for (const name of Object.keys(layout.fields)) {
-    if (!(name in values)) throw new Error(`${what}: the core's argument block has a field ${name} this API does not fill`);
+    if (!(name in values)) throw new Error(`${what}: the core's argument struct has a field ${name} this API does not fill`);
     const i = (at + layout.fields[name]) >> 2;
     const v = +values[name];
-    const kind = layout.kinds === undefined ? 'ptr' : layout.kinds[name];
+    const kind = layout.kinds[name];
     if (kind === 'f32') f32[i] = v;
     else if (kind === 'ptr') u32[i] = v;
     else i32[i] = v;
   }
   for (const name of Object.keys(values)) {
-    if (!(name in layout.fields)) throw new Error(`${what}: the core's argument block has no field ${name}`);
+    if (!(name in layout.fields)) throw new Error(`${what}: the core's argument struct has no field ${name}`);
   }
+}
+
+/**
+ * Lays out one call's wasm memory: its argument structs first, then its regions.
+ * @param {Array<[string, {bytes: number}]>} args [name, layout] of each argument struct
+ * @param {Array<[string, ArrayBufferView|number|{alias: string}|null|undefined]>} regions [name,
+ *   content]: a typed array (its bytes, written by stage), a byte count (reserved: an output), an
+ *   alias of an earlier region, or null/undefined/0 (absent: address 0)
+ * @returns {Layout}
+ */
+export function stageLayout(args, regions) {
+  const lay = new Layout();
+  for (let i = 0; i < args.length; i++) lay.add(args[i][0], args[i][1].bytes);
+  for (let i = 0; i < regions.length; i++) {
+    const name = regions[i][0], c = regions[i][1];
+    if (ArrayBuffer.isView(c)) lay.add(name, c.byteLength);
+    else if (c && typeof c === 'object') lay.alias(name, c.alias);
+    else lay.add(name, c || 0);
+  }
+  return lay;
+}
+
+/**
+ * Stages one core call in `staging` (the one way every call of this package reaches the core):
+ * lays out its argument structs and regions (stageLayout), grows the staging memory when needed,
+ * copies the typed arrays of `regions` in, and writes each argument struct from its values.
+ * @param {object} core the Emscripten module
+ * @param {Staging} staging the memory reused across the owner's calls
+ * @param {Array<[string, {bytes: number, fields: object, kinds: object}, (P: (name: string) => number) => object]>} args
+ *   [name, layout from coreTables, values of its fields given P(region) → byte offset (0 = absent)]
+ * @param {Array} regions as stageLayout
+ * @param {string} what names the call in OUT_OF_MEMORY and layout errors
+ * @param {{fits?: string, extraBytes?: number}} [opts] fits: check first that the call fits in the
+ *   heap with `extraBytes` more (the core's workspace), naming it so in OUT_OF_MEMORY
+ * @returns {{base: number, lay: Layout, P: (name: string) => number}} P: a region's byte offset
+ * @throws {MHAError} OUT_OF_MEMORY
+ */
+export function stage(core, staging, args, regions, what, opts = {}) {
+  const lay = stageLayout(args, regions);
+  if (opts.fits) checkFits(core, lay.total + (opts.extraBytes ?? 0) - staging.bytes, opts.fits);
+  const base = staging.ensure(lay.total, what);
+  const P = (name) => lay.ptr(base, name);
+  const { u8 } = heapViews(core).fresh();
+  for (let i = 0; i < regions.length; i++) {
+    const c = regions[i][1];
+    if (ArrayBuffer.isView(c) && c.byteLength) u8.set(new Uint8Array(c.buffer, c.byteOffset, c.byteLength), P(regions[i][0]));
+  }
+  for (let i = 0; i < args.length; i++) writeArgs(core, args[i][1], P(args[i][0]), args[i][2](P), what);
+  return { base, lay, P };
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The score modifiers of a layer: logit soft-capping, ALiBi and a sliding window, and the rotary
- * position embedding (`rope`, see ropeOption), carried to the core in the same argument block. Options of
+ * position embedding (`rope`, see ropeOption), carried to the core in the same argument struct. Options of
  * createLayer (layer properties, as in Gemma 2, BLOOM/MPT and Mistral); a KV cache of the layer
  * inherits them. On the scaled scores S = Q_i·K_gᵀ·scale of query i (at position i, or
  * cache.length + i in a KV-cache step) and key j, in this order, before the masks and the softmax:
@@ -97,7 +97,7 @@ function describe(v) {
 }
 
 /**
- * The score-modifier and RoPE fields of the core's argument blocks (embind.cpp,
+ * The score-modifier and RoPE fields of the core's argument structs (embind.cpp,
  * MHA_CONFIG_FIELDS) for these options (null: none).
  * @param {ReturnType<typeof scoreModsOption>} mods
  * @param {number} slopesAt byte offset of mods.slopes in wasm memory (0 without slopes)

@@ -157,12 +157,12 @@ export function resolveLayer(opts, checkConfig) {
   };
 }
 
-/** Packs column blocks [rows, w_i] side by side into [rows, Σw_i]. */
-function packColumns(blocks, rows) {
-  const total = blocks.reduce((a, b) => a + b.cols, 0);
+/** Packs column slices [rows, w_i] side by side into [rows, Σw_i] (kernels.hpp's pack_b_slices in JS). */
+function packColumns(slices, rows) {
+  const total = slices.reduce((a, b) => a + b.cols, 0);
   const out = new Float32Array(rows * total);
   let off = 0;
-  for (const b of blocks) {
+  for (const b of slices) {
     for (let r = 0; r < rows; r++) out.set(b.data.subarray(r * b.cols, (r + 1) * b.cols), r * total + off);
     off += b.cols;
   }

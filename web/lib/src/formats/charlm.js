@@ -194,11 +194,15 @@ function layerWeights(c, g, inProj) {
   }
   lw.wO = transposed(g('attn.out_proj.weight'), d);
   lw.bO = g('attn.out_proj.bias');
-  const fc = c.mlp === 'swiglu' ? 'mlp.gate' : 'mlp.fc';
-  lw.wFc = transposed(g(`${fc}.weight`), d);
-  lw.bFc = g(`${fc}.bias`);
-  lw.wUp = c.mlp === 'swiglu' ? transposed(g('mlp.up.weight'), d) : null;
-  lw.bUp = c.mlp === 'swiglu' ? g('mlp.up.bias') : null;
+  if (c.mlp === 'swiglu') {   // silu(W_gate·x) ⊙ (W_up·x)
+    lw.wGate = transposed(g('mlp.gate.weight'), d);
+    lw.bGate = g('mlp.gate.bias');
+    lw.wUp = transposed(g('mlp.up.weight'), d);
+    lw.bUp = g('mlp.up.bias');
+  } else {
+    lw.wFc = transposed(g('mlp.fc.weight'), d);
+    lw.bFc = g('mlp.fc.bias');
+  }
   lw.wProj = transposed(g('mlp.proj.weight'), c.dFF);
   lw.bProj = g('mlp.proj.bias');
   return lw;

@@ -92,7 +92,7 @@ export function toFloat16(a, name) {
 
 /** The matrices of a decoder's weights (decoder.js spec): the ones the core may hold 16-bit. */
 const GLOBAL_MATRICES = ['tokEmb', 'lmHead'];
-const LAYER_MATRICES = ['wQ', 'wK', 'wV', 'wO', 'wFc', 'wUp', 'wProj'];
+const LAYER_MATRICES = ['wQ', 'wK', 'wV', 'wO', 'wFc', 'wGate', 'wUp', 'wProj'];
 
 /** The storages loadModel's `weightStorage` takes. */
 export const WEIGHT_STORAGES = ['file', 'float16', 'float32'];
@@ -114,7 +114,7 @@ export function applyWeightStorage(weights, storage, fileType) {
   slots.push([weights, 'posEmb', false], [weights.normF, 'weight', false], [weights.normF, 'bias', false], [weights, 'lmHeadBias', false]);
   for (const lw of weights.layers) {
     for (const k of LAYER_MATRICES) slots.push([lw, k, true]);
-    for (const k of ['bQ', 'bK', 'bV', 'bO', 'bFc', 'bUp', 'bProj']) slots.push([lw, k, false]);
+    for (const k of ['bQ', 'bK', 'bV', 'bO', 'bFc', 'bGate', 'bUp', 'bProj']) slots.push([lw, k, false]);
     slots.push([lw.norm1, 'weight', false], [lw.norm1, 'bias', false], [lw.norm2, 'weight', false], [lw.norm2, 'bias', false]);
   }
   const present = slots.filter(([o, k]) => o && o[k]);

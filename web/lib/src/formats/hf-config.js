@@ -133,7 +133,7 @@ export function hfConfig(json) {
     }
     k.only('scale_attn_weights', true, 'the core scales scores by 1/sqrt(d_k)');
     k.only('scale_attn_by_inverse_layer_idx', false, 'the core has no per-layer score scaling');
-    k.only('add_cross_attention', false, 'cross-attention blocks are not part of the decoder');
+    k.only('add_cross_attention', false, 'cross-attention layers are not part of the decoder');
     cfg = {
       vocabSize: k.int('vocab_size', L.vocab), dModel: d, numHeads: h, kvHeads: h, numLayers: k.int('n_layer', L.numLayers),
       dFF: k.int('n_inner', L.dFF, 4 * d), context: k.int('n_positions', L.context, k.has('n_ctx') ? k.int('n_ctx', L.context) : undefined),

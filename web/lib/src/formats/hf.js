@@ -74,7 +74,7 @@ const TENSORS = {
       ...linear('self_attn.k_proj', 'K', (c) => c.kvHeads * c.dK, (c) => c.dModel, (c) => c.attnBias),
       ...linear('self_attn.v_proj', 'V', (c) => c.kvHeads * c.dK, (c) => c.dModel, (c) => c.attnBias),
       ...linear('self_attn.o_proj', 'O', (c) => c.dModel, (c) => c.dModel, (c) => c.attnBias),
-      ...linear('mlp.gate_proj', 'Fc', (c) => c.dFF, (c) => c.dModel, (c) => c.bias),   // SwiGLU's gate
+      ...linear('mlp.gate_proj', 'Gate', (c) => c.dFF, (c) => c.dModel, (c) => c.bias),
       ...linear('mlp.up_proj', 'Up', (c) => c.dFF, (c) => c.dModel, (c) => c.bias),
       ...linear('mlp.down_proj', 'Proj', (c) => c.dModel, (c) => c.dFF, (c) => c.bias),
     ],
@@ -114,7 +114,7 @@ function tensorName(family, stored) {
 function emptyWeights(c) {
   const norm = () => ({ weight: null, bias: null });
   const layer = () => ({ norm1: norm(), norm2: norm(), wQ: null, wK: null, wV: null, bQ: null, bK: null, bV: null, wO: null, bO: null,
-    wFc: null, bFc: null, wUp: null, bUp: null, wProj: null, bProj: null });
+    wFc: null, bFc: null, wGate: null, bGate: null, wUp: null, bUp: null, wProj: null, bProj: null });
   // the core's `bias` covers the MLP's maps and the output projection; neither family has a bias on the latter: zeros
   return { tokEmb: null, posEmb: null, normF: norm(), lmHead: null, lmHeadBias: c.bias ? new Float32Array(c.vocabSize) : null,
     layers: Array.from({ length: c.numLayers }, layer) };

@@ -1,32 +1,99 @@
 /**
  * The JS side of the core's decoder-only language model (cpp/include/mha/decoder.hpp): a model's
- * configuration and weights go into wasm memory once (block by block), then each forward or KV-cache step is one
- * call that takes token ids and returns next-token log-probabilities (and, on request, every
- * layer's attention weights). Used by model.js; every layer numeric runs in the core.
+ * configuration and weights go into wasm memory once (transformer block by transformer block),
+ * then each forward or KV-cache step is one call that takes token ids and returns next-token
+ * log-probabilities (and, on request, every layer's attention weights). Owned by a LanguageModel
+ * (language-model.js); every layer numeric runs in the core.
  * @module decoder
  */
 import { MHAError, coreError } from '../engine/errors.js';
-import { Staging, Layout, checkFits, heapViews, writeBlock } from '../engine/memory.js';
+import { checkFits, stage, stageLayout, heapViews } from '../engine/memory.js';
 import { scoreModsOption } from '../engine/scoremods.js';
-import { blockLayout, configFields, layerWeightFields } from '../engine/blocks.js';
+import { argsLayout, configFields, layerWeightFields } from '../engine/args.js';
 import { enumValue } from '../engine/core-tables.js';
-import { WasmObject, initHandle } from '../engine/handle.js';
+import { WasmObject, initHandle, withStaging } from '../engine/handle.js';
 
 const F32 = 4;
 /** Bytes of a weight array: 2 per value of a Uint16Array (16-bit weights), else 4. */
 const bytesOf = (a) => a.length * (a instanceof Uint16Array ? 2 : F32);
-/** Writes a weight array (Float32Array, or Uint16Array of 16-bit values) at byte offset `at`. */
-function writeArray(views, at, a) {
-  if (a instanceof Uint16Array) new Uint16Array(views.f32.buffer, at, a.length).set(a);
-  else views.f32.set(a, at / F32);
-}
+/** Bytes the staging of these regions takes (16-byte aligned, as stageLayout lays them out). */
+const stagedBytes = (regions) => regions.reduce((n, [, a]) => n + (a ? Math.ceil(bytesOf(a) / 16) * 16 : 0), 0);
 /** The core's mha::WeightType values. */
 const WEIGHT_TYPES = { float32: 0, float16: 1, bfloat16: 2 };
+/** The weights of a transformer block besides its norms, by the API's names; DecoderBlockArgs spells them w_q … b_proj. */
+const BLOCK_WEIGHTS = { wQ: 'w_q', wK: 'w_k', wV: 'w_v', wO: 'w_o', bQ: 'b_q', bK: 'b_k', bV: 'b_v', bO: 'b_o',
+  wFc: 'w_fc', bFc: 'b_fc', wGate: 'w_gate', bGate: 'b_gate', wUp: 'w_up', bUp: 'b_up', wProj: 'w_proj', bProj: 'b_proj' };
+
+/** The regions of the weights outside the transformer blocks. */
+function globalRegions(w) {
+  return [['tokEmb', w.tokEmb], ['posEmb', w.posEmb], ['normFW', w.normF.weight], ['normFB', w.normF.bias],
+    ['lmHead', w.lmHead], ['lmHeadBias', w.lmHeadBias]];
+}
+
+/** The regions of one transformer block's weights (lw: spec.weights.layers[l]). */
+function blockRegions(lw) {
+  return [['n1w', lw.norm1.weight], ['n1b', lw.norm1.bias], ['n2w', lw.norm2.weight], ['n2b', lw.norm2.bias],
+    ...Object.keys(BLOCK_WEIGHTS).map((k) => [k, lw[k]])];
+}
+
+/** The argument structs of the decoder's init: its attention's LayerArgs and the DecoderInitArgs. */
+function initArgs(core, spec) {
+  const mods = spec.rope ? scoreModsOption({ rope: { base: spec.rope.base, interleaved: spec.rope.interleaved } }) : null;
+  return [
+    // the attention's configuration (its weight fields unused: the blocks carry them)
+    ['attention', argsLayout(core, 'layer'), () => ({
+      ...configFields({ dModel: spec.dModel, numHeads: spec.numHeads, kvHeads: spec.kvHeads, bias: spec.attnBias }, mods, 0, 0),
+      ...layerWeightFields(),
+    })],
+    ['init', argsLayout(core, 'decoder').init, (P) => ({
+      vocab_size: spec.vocabSize, num_layers: spec.numLayers, d_ff: spec.dFF, context: spec.context,
+      norm: enumValue(core, 'normKinds', spec.norm), norm_eps: spec.normEps, mlp: enumValue(core, 'mlpKinds', spec.mlp), bias: spec.bias ? 1 : 0,
+      tied: spec.tied ? 1 : 0, attention: P('attention'), tok_emb: P('tokEmb'), pos_emb: P('posEmb'),
+      norm_f_weight: P('normFW'), norm_f_bias: P('normFB'), lm_head: P('lmHead'), lm_head_bias: P('lmHeadBias'), layers: 0,
+      weight_type: WEIGHT_TYPES[spec.weightType ?? 'float32'],
+    })],
+  ];
+}
+
+/** The DecoderBlockArgs of one transformer block, pointing at its regions. */
+function blockArgs(core) {
+  return [['args', argsLayout(core, 'decoder').block, (P) => {
+    const values = { norm1_weight: P('n1w'), norm1_bias: P('n1b'), norm2_weight: P('n2w'), norm2_bias: P('n2b') };
+    for (const [k, field] of Object.entries(BLOCK_WEIGHTS)) values[field] = P(k);
+    return values;
+  }]];
+}
 
 /**
- * A decoder in wasm memory. Its lifecycle is WasmObject's (engine/handle.js): after dispose() every
- * method throws DISPOSED naming the call (forward: "run", createCache: "generator").
- * @internal created by model.js
+ * Stages a forward or KV-cache step of `owner` (a Decoder or DecoderCache): its DecoderCallArgs and
+ * inputs; returns the byte offsets of the results. n tokens per sequence, B sequences, `len` keys
+ * (the cache length after a step; n in a forward).
+ */
+function stageCall(owner, spec, ids, B, n, len, opts, what) {
+  const { numLayers: nl, numHeads: h, vocabSize: V } = spec;
+  const lastOnly = !!opts.lastOnly;
+  const nLogp = (lastOnly ? B : B * n) * V;
+  const nW = opts.weights ? nl * B * h * n * len : 0;
+  const { P } = owner._stage([['call', argsLayout(owner._core, 'decoder').call, (p) => ({
+    batch: B, seq_len: n, ids: p('ids'), head_mask: p('headMask'), log_probs: p('logp'), last_only: lastOnly ? 1 : 0, weights: p('w'),
+  })]], [['ids', ids], ['headMask', opts.headMask], ['logp', nLogp * F32], ['w', nW * F32]], what, { fits: `${what} (B = ${B}, T = ${n})` });
+  return { args: P('call'), logp: P('logp'), nLogp, w: P('w'), nW };
+}
+
+/** The results of a staged call (stageCall), copied out of wasm memory. */
+function callResults(core, r) {
+  const views = heapViews(core).fresh();  // the call may have grown the memory
+  return {
+    logProbs: views.floats(r.logp, r.nLogp).slice(),
+    weights: r.nW ? views.floats(r.w, r.nW).slice() : null,
+  };
+}
+
+/**
+ * A decoder in wasm memory. Its lifecycle is WasmObject's (engine/handle.js): disposed with the
+ * model that owns it; after dispose() every method throws DISPOSED ("this decoder was disposed").
+ * Errors of the core carry the name of the API call a method serves (`what`: "run", "generator").
+ * @internal created by LanguageModel
  */
 export class Decoder extends WasmObject {
   /**
@@ -36,182 +103,110 @@ export class Decoder extends WasmObject {
    *   of 'layernorm', 'rmsnorm'; mlp one of 'relu', 'gelu', 'gelu_tanh', 'swiglu'; rope null or
    *   {base, interleaved}; weights {tokEmb [V·d], posEmb [C·d] | null, normF {weight, bias}, lmHead
    *   [d·V] | null, lmHeadBias [V] | null, layers: [{norm1, norm2, wQ, wK, wV, wO, bQ, bK, bV, bO,
-   *   wFc, bFc, wUp, bUp, wProj, bProj}]}: matrices row-major [in, out]; weightType 'float32'
-   *   (default: every array a Float32Array), 'float16' or 'bfloat16': the matrices (tokEmb, lmHead,
-   *   wQ, wK, wV, wO, wFc, wUp, wProj) are Uint16Arrays of 16-bit values, which the core keeps
-   *   16-bit (half the memory) and widens exactly as it computes; every other array is a Float32Array
-   * @throws {MHAError} the core's errors (INVALID_CONFIG, NON_FINITE, OUT_OF_MEMORY …)
+   *   wFc, bFc, wGate, bGate, wUp, bUp, wProj, bProj}]}: one entry per transformer block, matrices
+   *   row-major [in, out]; wFc/bFc the input map of a ReLU or GELU MLP, wGate/bGate (SwiGLU's gate)
+   *   and wUp/bUp those of SwiGLU; weightType 'float32' (default: every array a Float32Array),
+   *   'float16' or 'bfloat16': the matrices (tokEmb, lmHead, wQ, wK, wV, wO, wFc, wGate, wUp, wProj)
+   *   are Uint16Arrays of 16-bit values, which the core keeps 16-bit (half the memory) and widens
+   *   exactly as it computes; every other array is a Float32Array
+   * @param {WasmObject|null} [parent] disposes this decoder with itself (its LanguageModel)
+   * @throws {MHAError} the core's errors (INVALID_CONFIG, NON_FINITE, OUT_OF_MEMORY …), named "loadModel"
    */
-  constructor(core, spec) {
-    super(core, Decoder._build(core, spec), 'model');
+  constructor(core, spec, parent = null) {
+    super(core, Decoder._build(core, spec), 'decoder', parent);
     this.spec = spec;
   }
 
   /**
-   * Creates the core's decoder from `spec` (see the constructor), staging the weights outside the
-   * blocks, then each block.
+   * Creates the core's decoder from `spec` (see the constructor): the weights outside the
+   * transformer blocks with the init, then each block (addBlock). Staged so that the heap (which
+   * never shrinks) holds the core's copy and at most one stage: the globals, then each block in
+   * one reused staging area sized for the largest.
    * @returns {object} the initialized DecoderHandle
    * @throws {MHAError} the core's errors; INVALID_ARGUMENT (numLayers ≠ the blocks given)
    */
   static _build(core, spec) {
-    const L = blockLayout(core, 'decoder');
-    const mods = spec.rope ? scoreModsOption({ rope: { base: spec.rope.base, interleaved: spec.rope.interleaved } }) : null;
     const w = spec.weights;
-    // The weights go into wasm memory in stages, so that the heap (which never shrinks) holds the
-    // core's copy and at most one stage: the weights outside the blocks with the init block, then
-    // each block in one reused staging area sized for the largest.
-    const plan = () => {
-      const lay = new Layout(), arrays = [];
-      return { lay, arrays, add(name, a) { lay.add(name, a ? bytesOf(a) : 0); if (a) arrays.push([name, a]); } };   // absent: address 0
-    };
-    const globals = plan();
-    globals.add('tokEmb', w.tokEmb); globals.add('posEmb', w.posEmb);
-    globals.add('normFW', w.normF.weight); globals.add('normFB', w.normF.bias);
-    globals.add('lmHead', w.lmHead); globals.add('lmHeadBias', w.lmHeadBias);
-    const attention = blockLayout(core, 'layer');
-    globals.lay.add('attention', attention.bytes);
-    globals.lay.add('init', L.init.bytes);
-    const layerKeys = ['wQ', 'wK', 'wV', 'wO', 'bQ', 'bK', 'bV', 'bO', 'wFc', 'bFc', 'wUp', 'bUp', 'wProj', 'bProj'];
-    const blockPlan = (lw) => {
-      const b = plan();
-      b.add('n1w', lw.norm1.weight); b.add('n1b', lw.norm1.bias); b.add('n2w', lw.norm2.weight); b.add('n2b', lw.norm2.bias);
-      for (const k of layerKeys) b.add(k, lw[k]);
-      b.lay.add('layer', L.layer.bytes);
-      return b;
-    };
+    const init = initArgs(core, spec), globals = globalRegions(w), block = blockArgs(core);
     let blockBytes = 0, weightBytes = 0;
-    for (const [, a] of globals.arrays) weightBytes += bytesOf(a);
+    for (const [, a] of globals) weightBytes += a ? bytesOf(a) : 0;
     for (const lw of w.layers) {
-      const b = blockPlan(lw);
-      blockBytes = Math.max(blockBytes, b.lay.total);
-      for (const [, a] of b.arrays) weightBytes += bytesOf(a);
+      const regions = blockRegions(lw);
+      blockBytes = Math.max(blockBytes, stageLayout(block, []).total + stagedBytes(regions));
+      for (const [, a] of regions) weightBytes += a ? bytesOf(a) : 0;
     }
     // The core's copy of every weight (a tied head is the embedding's only copy; panel padding is
     // under 1 %, its own check is exact), the staged globals and one staged block.
-    checkFits(core, globals.lay.total + weightBytes + blockBytes, 'loadModel');
-    const staging = new Staging(core);
-    const handle = new core.DecoderHandle();
-    try {
-      const write = (p, base) => {
-        const views = heapViews(core).fresh();  // a core call may have grown the memory
-        for (const [name, a] of p.arrays) writeArray(views, p.lay.ptr(base, name), a);
-        return (name) => p.lay.ptr(base, name);
-      };
-      const G = write(globals, staging.ensure(globals.lay.total, 'loadModel'));
-      // the attention's configuration as a LayerBlock (its weight fields unused: the blocks carry them)
-      writeBlock(core, attention, G('attention'), {
-        ...configFields({ dModel: spec.dModel, numHeads: spec.numHeads, kvHeads: spec.kvHeads, bias: spec.attnBias }, mods, 0, 0),
-        ...layerWeightFields(),
-      }, 'loadModel');
-      writeBlock(core, L.init, G('init'), {
-        vocab_size: spec.vocabSize, num_layers: spec.numLayers, d_ff: spec.dFF, context: spec.context,
-        norm: enumValue(core, 'normKinds', spec.norm), norm_eps: spec.normEps, mlp: enumValue(core, 'mlpKinds', spec.mlp), bias: spec.bias ? 1 : 0,
-        tied: spec.tied ? 1 : 0, attention: G('attention'), tok_emb: G('tokEmb'), pos_emb: G('posEmb'),
-        norm_f_weight: G('normFW'), norm_f_bias: G('normFB'), lm_head: G('lmHead'), lm_head_bias: G('lmHeadBias'), layers: 0,
-        weight_type: WEIGHT_TYPES[spec.weightType ?? 'float32'],
-      }, 'loadModel');
-      if (handle.init(G('init')) !== 0) throw coreError(core, 'loadModel');
-      if (w.layers.length !== spec.numLayers)
-        throw new MHAError('INVALID_ARGUMENT', `loadModel: weights: ${spec.numLayers} blocks expected (numLayers), got ${w.layers.length}`);
-      staging.free();  // the globals are in the core: their staging area takes the blocks
-      const base = staging.ensure(blockBytes, 'loadModel');
-      for (const lw of w.layers) {
-        const b = blockPlan(lw);
-        const p = write(b, base);
-        writeBlock(core, L.layer, p('layer'), {
-          norm1_weight: p('n1w'), norm1_bias: p('n1b'), norm2_weight: p('n2w'), norm2_bias: p('n2b'),
-          w_q: p('wQ'), w_k: p('wK'), w_v: p('wV'), w_o: p('wO'), b_q: p('bQ'), b_k: p('bK'), b_v: p('bV'), b_o: p('bO'),
-          w_fc: p('wFc'), b_fc: p('bFc'), w_up: p('wUp'), b_up: p('bUp'), w_proj: p('wProj'), b_proj: p('bProj'),
-        }, 'loadModel');
-        if (handle.addBlock(p('layer')) !== 0) throw coreError(core, 'loadModel');
+    checkFits(core, stageLayout(init, []).total + stagedBytes(globals) + weightBytes + blockBytes, 'loadModel');
+    return withStaging(core, (staging) => {
+      const { P } = stage(core, staging, init, globals, 'loadModel');
+      const handle = initHandle(core, core.DecoderHandle, (hd) => hd.init(P('init')), 'loadModel');
+      try {
+        if (w.layers.length !== spec.numLayers)
+          throw new MHAError('INVALID_ARGUMENT', `loadModel: weights: ${spec.numLayers} blocks expected (numLayers), got ${w.layers.length}`);
+        staging.free();  // the globals are in the core: their staging area takes the blocks
+        staging.ensure(blockBytes, 'loadModel');
+        for (const lw of w.layers) {
+          const { P: p } = stage(core, staging, block, blockRegions(lw), 'loadModel');
+          if (handle.addBlock(p('args')) !== 0) throw coreError(core, 'loadModel');
+        }
+      } catch (e) {
+        handle.delete();
+        throw e;
       }
-    } catch (e) {
-      handle.delete();
-      throw e;
-    } finally {
-      staging.free();
-    }
-    return handle;
-  }
-
-  /**
-   * Writes a call block and its inputs into `staging`; returns the byte offsets of the results.
-   * n tokens per sequence, B sequences, `len` keys (the cache length after a step; n in a forward).
-   */
-  static _call(core, staging, ids, B, n, len, opts, spec, what) {
-    const L = blockLayout(core, 'decoder');
-    const { numLayers: nl, numHeads: h, vocabSize: V } = spec;
-    const lastOnly = !!opts.lastOnly;
-    const lay = new Layout();
-    lay.add('call', L.call.bytes);
-    lay.add('ids', ids.length * 4);
-    lay.add('headMask', opts.headMask ? nl * h * F32 : 0);
-    const nLogp = (lastOnly ? B : B * n) * V;
-    lay.add('logp', nLogp * F32);
-    const nW = opts.weights ? nl * B * h * n * len : 0;
-    lay.add('w', nW * F32);
-    checkFits(core, lay.total - staging.bytes, `${what} (B = ${B}, T = ${n})`);
-    const base = staging.ensure(lay.total, what);
-    const P = (name) => lay.ptr(base, name);
-    const views = heapViews(core).fresh();
-    new Int32Array(views.u32.buffer, P('ids'), ids.length).set(ids);
-    if (opts.headMask) views.f32.set(opts.headMask, P('headMask') / F32);
-    writeBlock(core, L.call, P('call'), {
-      batch: B, seq_len: n, ids: P('ids'), head_mask: P('headMask'), log_probs: P('logp'), last_only: lastOnly ? 1 : 0, weights: P('w'),
-    }, what);
-    return { block: P('call'), logp: P('logp'), nLogp, w: P('w'), nW };
-  }
-
-  static _results(core, r) {
-    const views = heapViews(core).fresh();  // the call may have grown the memory
-    return {
-      logProbs: views.floats(r.logp, r.nLogp).slice(),
-      weights: r.nW ? views.floats(r.w, r.nW).slice() : null,
-    };
+      return handle;
+    });
   }
 
   /**
    * Runs the model over B sequences of n ids (causal, positions from 0).
    * @param {Int32Array} ids [B·n]
    * @param {number} B sequences
-   * @param {{headMask?: Float32Array|null, weights?: boolean, lastOnly?: boolean}} opts headMask
+   * @param {{headMask?: Float32Array|null, weights?: boolean, lastOnly?: boolean}} [opts] headMask
    *   [L·h]; weights: return every layer's attention weights [L, B, h, n, n]; lastOnly: log-probs of
    *   the last position only
+   * @param {string} [what='forward'] the API call this serves, prefixed to the core's errors
    * @returns {{logProbs: Float32Array, weights: Float32Array|null}} logProbs [B, n, V] (or [B, V])
    * @throws {MHAError} the core's errors (an id outside [0, V), too long for the position table …), DISPOSED
    */
-  forward(ids, B, opts = {}) {
-    this._alive('run');
+  forward(ids, B, opts = {}, what = 'forward') {
+    this._alive(what);
     const n = ids.length / B;
-    const r = Decoder._call(this._core, this._staging, ids, B, n, n, opts, this.spec, 'run');
-    this._check(this._handle.forward(r.block), 'run');
-    return Decoder._results(this._core, r);
+    const r = stageCall(this, this.spec, ids, B, n, n, opts, what);
+    this._check(this._handle.forward(r.args), what);
+    return callResults(this._core, r);
   }
 
   /**
    * A KV cache of maxLen tokens for `batch` sequences (see DecoderCache).
+   * @param {number} maxLen
+   * @param {number} [batch=1]
+   * @param {{parent?: WasmObject, what?: string}} [opts] parent: disposes the cache with itself
+   *   (default this decoder; a generator owns its cache); what: the API call, prefixed to errors
    * @throws {MHAError} INVALID_ARGUMENT (maxLen beyond the position table), OUT_OF_MEMORY, DISPOSED
    */
-  createCache(maxLen, batch = 1) {
-    this._alive('generator');
-    const handle = initHandle(this._core, this._core.DecoderCacheHandle, (hd) => hd.init(this._handle, maxLen, batch), 'generator');
-    return new DecoderCache(this, handle, batch);
+  createCache(maxLen, batch = 1, { parent = this, what = 'createCache' } = {}) {
+    this._alive(what);
+    const handle = initHandle(this._core, this._core.DecoderCacheHandle, (hd) => hd.init(this._handle, maxLen, batch), what);
+    return new DecoderCache(this, handle, batch, parent);
   }
 }
 
 /**
- * The KV caches of every block of a Decoder, stepped together (mha::DecoderCache). Lifecycle as
- * WasmObject's: disposed with its decoder; after dispose() step and reset throw DISPOSED.
+ * The KV caches of every transformer block of a Decoder, stepped together (mha::DecoderCache).
+ * Lifecycle as WasmObject's: disposed with its parent (its generator, or its decoder); after
+ * dispose() step and reset throw DISPOSED ("this decoder cache was disposed").
  */
 export class DecoderCache extends WasmObject {
   /**
    * @internal created by Decoder.createCache
-   * @param {Decoder} decoder the decoder (disposes this cache with itself)
+   * @param {Decoder} decoder the decoder whose blocks the cache serves
    * @param {object} handle an initialized DecoderCacheHandle (owned from now on)
    * @param {number} batch sequences
+   * @param {WasmObject} parent disposes this cache with itself
    */
-  constructor(decoder, handle, batch) {
-    super(decoder._core, handle, 'generator', decoder);
+  constructor(decoder, handle, batch, parent) {
+    super(decoder._core, handle, 'decoder cache', parent);
     this._dec = decoder;
     this._batch = batch;
   }
@@ -224,7 +219,7 @@ export class DecoderCache extends WasmObject {
   /**
    * Feeds n new ids per sequence at positions length … length+n−1.
    * @param {Int32Array} ids [B·n]
-   * @param {{headMask?: Float32Array|null, weights?: boolean, lastOnly?: boolean}} opts as Decoder.forward;
+   * @param {{headMask?: Float32Array|null, weights?: boolean, lastOnly?: boolean}} [opts] as Decoder.forward;
    *   weights [L, B, h, n, length+n]
    * @returns {{logProbs: Float32Array, weights: Float32Array|null}}
    * @throws {MHAError} INVALID_ARGUMENT (past maxLen, a bad id), DISPOSED
@@ -233,9 +228,9 @@ export class DecoderCache extends WasmObject {
     this._alive('step');
     const n = ids.length / this._batch;
     this._check(this._handle.checkStep(n), 'step');
-    const r = Decoder._call(this._core, this._staging, ids, this._batch, n, this.length + n, opts, this._dec.spec, 'step');
-    this._check(this._handle.step(r.block), 'step');
-    return Decoder._results(this._core, r);
+    const r = stageCall(this, this._dec.spec, ids, this._batch, n, this.length + n, opts, 'step');
+    this._check(this._handle.step(r.args), 'step');
+    return callResults(this._core, r);
   }
 
   /** Forgets every token; keeps the memory. @throws {MHAError} DISPOSED */

@@ -38,7 +38,7 @@ function hessenberg(H, n) {
   }
 }
 
-/** One double-shift QR sweep on rows/columns m … n of the active block (JAMA's hqr2, values only). */
+/** One double-shift QR sweep on rows/columns m … n of the active submatrix (JAMA's hqr2, values only). */
 function francisSweep(H, nn, l, m, n, p0, q0, r0, x0) {
   let p = p0, q = q0, r = r0, x = x0, y, z;
   for (let k = m; k <= n - 1; k++) {
@@ -99,7 +99,7 @@ export function eigenvalues(A, n) {
     while (l > 0) {
       let s = Math.abs(H[l - 1][l - 1]) + Math.abs(H[l][l]);
       if (s === 0) s = norm;
-      if (Math.abs(H[l][l - 1]) <= eps * s) break;   // ≤: a zero block (norm 0) deflates too
+      if (Math.abs(H[l][l - 1]) <= eps * s) break;   // ≤: a zero submatrix (norm 0) deflates too
       l--;
     }
     if (l === hi) {                       // one root

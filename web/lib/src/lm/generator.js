@@ -2,11 +2,11 @@
  * Generation with a KV cache per layer (LanguageModel.generator): each step feeds the pending
  * tokens through the caches and samples the next token from the last row of log-probabilities —
  * greedy at temperature 0, else softmax(logits / temperature), optionally truncated to the nucleus
- * (top-p).
+ * (top-p). A generator is a WasmObject (engine/handle.js) owning its caches, owned by its model.
  * @module generator
  */
-import { MHAError } from '../engine/errors.js';
 import { Tensor } from '../engine/tensor.js';
+import { WasmObject } from '../engine/handle.js';
 import { mulberry32 } from '../engine/weights.js';
 
 /**
@@ -69,10 +69,15 @@ function newestRows(weights, L, h, n, len) {
   return attention;
 }
 
-/** One generation in progress; create with LanguageModel.generator(). */
-export class TokenGenerator {
+/**
+ * One generation in progress; create with LanguageModel.generator(). Disposed with its model;
+ * after dispose() step and reset throw DISPOSED ("this generator was disposed").
+ */
+export class TokenGenerator extends WasmObject {
   /** @internal */
   constructor(model, prompt, { temperature, topP, seed, headMask }) {
+    const pending = model._input(prompt, 'generator');   // checked before anything is allocated
+    super(model._core, null, 'generator', model);
     this._m = model;
     this._temperature = temperature;
     this._topP = topP;
@@ -80,8 +85,13 @@ export class TokenGenerator {
     this._rand = mulberry32(seed);
     this._prompt = prompt;
     this._headMask = headMask;
-    this._cache = model._decoder.createCache(model.config.context);
-    this._pending = model._input(prompt, 'generator');   // ids not yet in the caches
+    try {
+      this._cache = model._decoder.createCache(model.config.context, 1, { parent: this, what: 'generator' });
+    } catch (e) {
+      this.dispose();   // leaves its model's children as they were
+      throw e;
+    }
+    this._pending = pending;   // ids not yet in the caches
     this._ids = Array.from(this._pending);   // every id of the text (byte-pair models decode them together)
     /** The prompt and the text of every token generated so far (a prompt of ids: their decoded text). */
     this.text = typeof prompt === 'string' ? prompt : model.decode(this._ids);
@@ -89,7 +99,7 @@ export class TokenGenerator {
 
   /** Tokens in each layer's KV cache. */
   get cacheLength() {
-    return this._cache ? this._cache.length : 0;
+    return this._cache.length;
   }
 
   /**
@@ -102,7 +112,7 @@ export class TokenGenerator {
    * @throws {MHAError} DISPOSED
    */
   step() {
-    if (!this._cache) throw new MHAError('DISPOSED', 'step: this generator was disposed');
+    this._alive('step');
     const m = this._m;
     const { context: C, numHeads: h, numLayers: L } = m.config;
     if (this.cacheLength + this._pending.length > C) {
@@ -122,19 +132,11 @@ export class TokenGenerator {
 
   /** Back to the prompt alone, with the sampler's seed from the start. */
   reset() {
-    if (!this._cache) throw new MHAError('DISPOSED', 'reset: this generator was disposed');
+    this._alive('reset');
     this._cache.reset();
     this._pending = this._m._input(this._prompt, 'reset');
     this._ids = Array.from(this._pending);
     this.text = typeof this._prompt === 'string' ? this._prompt : this._m.decode(this._ids);
     this._rand = mulberry32(this._seed);
-  }
-
-  /** Frees the KV caches. Idempotent. */
-  dispose() {
-    if (!this._cache) return;
-    this._cache.dispose();
-    this._cache = null;
-    this._m._generators.delete(this);
   }
 }

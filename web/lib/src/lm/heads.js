@@ -36,7 +36,7 @@ export function headType(scores) {
  * previous character, the character two back (t ≥ 2), the query itself and the first character,
  * and the normalised entropy of the row; each value goes to `add(key, value)`.
  * @param {Float32Array} data the layer's attention [h, T, T]
- * @param {number} base offset of the head's [T, T] block
+ * @param {number} base offset of the head's [T, T] matrix
  * @param {number} T text length
  * @param {(key: string, value: number) => void} add
  */

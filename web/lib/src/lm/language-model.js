@@ -4,8 +4,9 @@
  * and byte-pair models (stories260K, Hugging Face folders) alike: `config.tokenizer` says which.
  *
  * Every layer numeric (embeddings, norms, attention, MLP, output projection, log-softmax) runs in
- * the wasm core's decoder (decoder.js, cpp/include/mha/decoder.hpp); this class tokenizes, checks
- * arguments and shapes results. Architecture: a pre-norm decoder (GPT-2, Radford et al. 2019; the
+ * the wasm core's decoder (decoder.js, cpp/include/mha/decoder.hpp), which the model owns as a
+ * WasmObject (engine/handle.js) with its generators; this class tokenizes, checks arguments and
+ * shapes results. Architecture: a pre-norm decoder (GPT-2, Radford et al. 2019; the
  * residual stream view of Elhage et al. 2021, "A Mathematical Framework for Transformer
  * Circuits"), with the options of current models (RMSNorm, GELU/SwiGLU MLPs, RoPE, grouped-query
  * K/V heads, a tied output projection) as the model's config says. Reading model files is
@@ -18,6 +19,7 @@ import { analyzeHeads, tokenProbes } from './heads.js';
 import { Decoder } from './decoder.js';
 import { widen16 } from '../formats/half.js';
 import { TokenGenerator } from './generator.js';
+import { WasmObject } from '../engine/handle.js';
 
 /**
  * Models whose weights take more than this many bytes (as float32) do not keep a JS copy of them
@@ -54,7 +56,7 @@ function widenedWeightsInJS(spec, weightType) {
       if (!wide) {
         wide = { ...raw, tokEmb: widen(raw.tokEmb), lmHead: widen(raw.lmHead),
           layers: raw.layers.map((lw) => ({ ...lw, wQ: widen(lw.wQ), wK: widen(lw.wK), wV: widen(lw.wV), wO: widen(lw.wO),
-            wFc: widen(lw.wFc), wUp: widen(lw.wUp), wProj: widen(lw.wProj) })) };
+            wFc: widen(lw.wFc), wGate: widen(lw.wGate), wUp: widen(lw.wUp), wProj: widen(lw.wProj) })) };
       }
       return wide;
     },
@@ -68,7 +70,7 @@ function widenedWeightsInJS(spec, weightType) {
  */
 function releaseLargeWeights(spec, vocabSize) {
   const w = spec.weights;
-  const floats = [w.tokEmb, w.posEmb, w.lmHead, ...w.layers.flatMap((lw) => [lw.wQ, lw.wK, lw.wV, lw.wO, lw.wFc, lw.wUp, lw.wProj])]
+  const floats = [w.tokEmb, w.posEmb, w.lmHead, ...w.layers.flatMap((lw) => [lw.wQ, lw.wK, lw.wV, lw.wO, lw.wFc, lw.wGate, lw.wUp, lw.wProj])]
     .reduce((n, a) => n + (a ? a.length : 0), 0);
   if (4 * floats <= KEEP_JS_WEIGHTS_BYTES) return false;
   const mb = (4 * floats / 2 ** 20).toFixed(0);
@@ -82,10 +84,11 @@ function releaseLargeWeights(spec, vocabSize) {
 
 /**
  * A loaded language model (character-level or byte-pair). Create with `mha.loadModel(source)`;
- * free with `dispose()`. Also exported as `CharModel`, its name from when every model it ran was
- * character-level.
+ * free with `dispose()` (its decoder and every generator's KV caches; a model dropped without it is
+ * freed by the FinalizationRegistry, as every WasmObject). Also exported as `CharModel`, its name
+ * from when every model it ran was character-level.
  */
-export class LanguageModel {
+export class LanguageModel extends WasmObject {
   /**
    * @internal loadModel (model.js) reads the source and gives its parts
    * @param {object} mha an instance from createMHA()
@@ -95,6 +98,7 @@ export class LanguageModel {
    *   character-level model (one id per character of vocab); weights: decoder.js's spec weights
    */
   constructor(mha, { config, vocab, tokenizer, weights, weightType = 'float32', metadata = {}, training = {}, probes = null }) {
+    super(mha._core, null, 'model');
     this._mha = mha;
     this._tok = tokenizer;
     /**
@@ -110,17 +114,11 @@ export class LanguageModel {
     this.training = training;
     this._probes = probes;
     this._index = new Map(vocab.map((ch, i) => [ch, i]));
-    this._generators = new Set();
     this._heads = null;
-    this._disposed = false;
     /** How the weight matrices are held in wasm memory: 'float32', 'float16' or 'bfloat16' (loadModel's weightStorage). */
     this.weightType = weightType;
-    this._decoder = new Decoder(mha._core, decoderSpec(config, weights, weightType));
+    this._decoder = new Decoder(mha._core, decoderSpec(config, weights, weightType), this);
     if (!releaseLargeWeights(this._decoder.spec, config.vocabSize) && weightType !== 'float32') widenedWeightsInJS(this._decoder.spec, weightType);
-  }
-
-  _alive(what) {
-    if (this._disposed) throw new MHAError('DISPOSED', `${what}: this model was disposed`);
   }
 
   /**
@@ -224,7 +222,7 @@ export class LanguageModel {
     const { context, vocabSize: V, numLayers: L, numHeads: h } = this.config;
     if (T < 1 || T > context) throw invalid(`run: text must have 1 to ${context} ${this._tok ? 'tokens' : 'characters'} (the model's context), got ${T}`);
     const headMask = this._headMask(opts && opts.ablate, 'run');
-    const r = this._decoder.forward(ids, 1, { headMask, weights: true });
+    const r = this._decoder.forward(ids, 1, { headMask, weights: true }, 'run');
     const logp = r.logProbs;
     const attention = [];
     for (let l = 0; l < L; l++) attention.push(Tensor.wrap(r.weights.subarray(l * h * T * T, (l + 1) * h * T * T), [h, T, T]));
@@ -300,9 +298,7 @@ export class LanguageModel {
     if (typeof topP !== 'number' || !(topP > 0 && topP <= 1)) {
       throw invalid(`generator: topP must be a number in (0, 1], got ${JSON.stringify(opts.topP)}`);
     }
-    const g = new TokenGenerator(this, prompt, { temperature, topP, seed: opts.seed ?? 0, headMask: this._headMask(opts.ablate, 'generator') });
-    this._generators.add(g);
-    return g;
+    return new TokenGenerator(this, prompt, { temperature, topP, seed: opts.seed ?? 0, headMask: this._headMask(opts.ablate, 'generator') });
   }
 
   /**
@@ -314,6 +310,7 @@ export class LanguageModel {
    *   char: string}>}} each step's token text and id (`char`: the same string as `token`, its former name)
    */
   generate(prompt, n, opts = {}) {
+    this._alive('generate');
     if (!Number.isInteger(n) || n < 0) throw invalid(`generate: n must be a non-negative integer, got ${JSON.stringify(n)}`);
     const g = this.generator(prompt, opts);
     try {
@@ -326,13 +323,5 @@ export class LanguageModel {
     } finally {
       g.dispose();
     }
-  }
-
-  /** Frees the model's decoder and KV caches in the engine. Idempotent. */
-  dispose() {
-    if (this._disposed) return;
-    for (const g of this._generators) g.dispose();
-    this._decoder.dispose();
-    this._disposed = true;
   }
 }

@@ -104,7 +104,7 @@ export interface LayerOptions {
   /**
    * Sliding window `[left, right]` (Longformer, Beltagy et al. 2020; Mistral 7B), as FlashAttention's
    * `window_size`: query `i` attends keys `j` with `i − left ≤ j ≤ i + right`; `−1` = unbounded on that
-   * side (`[w, 0]` with `causal`: a window of `w + 1` tokens). Key blocks outside it are not computed;
+   * side (`[w, 0]` with `causal`: a window of `w + 1` tokens). Key tiles outside it are not computed;
    * a KV-cache step does not read the keys that fell out of it. A query whose keys are all masked gets
    * weights 0 and output 0. Integers ≥ −1, else INVALID_CONFIG naming `window`.
    */

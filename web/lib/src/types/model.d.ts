@@ -152,6 +152,8 @@ export interface TokenGenerator {
   /** The prompt and the text of every token generated so far. */
   readonly text: string;
   readonly cacheLength: number;
+  /** True after dispose() (of the generator or of its model): step and reset then throw `DISPOSED`. */
+  readonly disposed: boolean;
   /** @throws {MHAError} `DISPOSED` */
   step(): GeneratorStep;
   /**
@@ -159,7 +161,7 @@ export interface TokenGenerator {
    * @throws {MHAError} `DISPOSED`
    */
   reset(): void;
-  /** Frees the KV caches. Idempotent. */
+  /** Frees the KV caches (a model's dispose() frees its generators' too). Idempotent. */
   dispose(): void;
 }
 
@@ -201,6 +203,11 @@ export class LanguageModel {
   /** What `heads` is measured on: the file's probe texts, random token ids, or nothing (`heads` throws). */
   readonly headsProbes: 'file' | 'random-tokens' | null;
   /**
+   * True after dispose(): run, generator, generate and heads then throw `DISPOSED` (encode and
+   * decode, JS alone, keep working).
+   */
+  readonly disposed: boolean;
+  /**
    * Token ids [T] of a text. Character models: one id per character, `config.unk` for one outside
    * the vocabulary; byte-pair models: their tokenizer's encode (llama2.c's puts BOS first).
    */
@@ -216,7 +223,10 @@ export class LanguageModel {
   generator(prompt: string | ArrayLike<number>, opts?: GeneratorOptions): TokenGenerator;
   /** Generates `n` tokens after a prompt (as `generator`): the whole text and each step's token. */
   generate(prompt: string | ArrayLike<number>, n: number, opts?: GeneratorOptions): { text: string; steps: Array<NextToken & { cacheLength: number }> };
-  /** Frees the model's decoder and KV caches in the engine. Idempotent. */
+  /**
+   * Frees the model's decoder and the KV caches of its generators in the engine (a model dropped
+   * without it is freed by a FinalizationRegistry). Idempotent.
+   */
   dispose(): void;
 }
 

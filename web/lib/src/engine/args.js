@@ -1,25 +1,27 @@
 /**
- * The core's argument blocks of a layer's configuration (embind.cpp: LayerBlock, PassportBlock):
- * their layouts, asked once per module, and the configuration fields as the blocks name them. Used
- * by createLayer and passport (index.js) and by the decoder (decoder.js), whose init block points
- * to a LayerBlock for its attention.
- * @module blocks
+ * The core's argument structs ("args": the arguments of one core call as fields in wasm memory,
+ * cpp/bindings/embind.cpp and embind_decoder.cpp): their layouts, asked once per module, and the
+ * fields of a layer's configuration and weights as LayerArgs and PassportArgs name them. Used by
+ * createLayer and passport (index.js) and by the decoder (decoder.js), whose DecoderInitArgs points
+ * to a LayerArgs for its attention.
+ * @module args
  */
 import { scoreModsFields } from './scoremods.js';
 import { coreTables } from './core-tables.js';
 
 /**
- * The layout of one of the core's argument blocks (core-tables.js: asked once per module).
+ * The layout of one of the core's argument structs (core-tables.js: asked once per module).
  * @param {object} core the Emscripten module
- * @param {'layer'|'passport'|'forward'|'kvStep'|'decoder'} name the block (decoder: {init, layer, call})
- * @returns {{bytes: number, fields: object, kinds?: object}}
+ * @param {'layer'|'passport'|'forward'|'kvStep'|'decoder'} name LayerArgs, PassportArgs,
+ *   LayerForwardArgs, KVStepArgs, or the decoder's {init, block, call}
+ * @returns {{bytes: number, fields: object, kinds: object}}
  */
-export function blockLayout(core, name) {
+export function argsLayout(core, name) {
   return coreTables(core)[name];
 }
 
 /**
- * The configuration fields of the core's argument blocks (MHA_CONFIG_FIELDS in embind.cpp).
+ * The configuration fields of LayerArgs and PassportArgs (MHA_CONFIG_FIELDS in embind.cpp).
  * @param {object} c {dModel, numHeads, kvHeads?, dK?, dV?, kDim?, vDim?, bias?, scale?} (0 or absent:
  *   the core's default)
  * @param {object|null} mods scoreModsOption's result
@@ -34,13 +36,13 @@ export function configFields(c, mods, headDims, slopes) {
   };
 }
 
-/** The weight fields of the core's LayerBlock and the API's names of the weights they point to. */
+/** The weight fields of LayerArgs and the API's names of the weights they point to. */
 const LAYER_WEIGHTS = Object.freeze({ w_q: 'wQ', w_k: 'wK', w_v: 'wV', w_o: 'wO', b_q: 'bQ', b_k: 'bK', b_v: 'bV', b_o: 'bO' });
 
 /**
- * The weight fields of a LayerBlock (MHA_WEIGHT_FIELDS in embind.cpp: w_q … b_o).
+ * The weight fields of a LayerArgs (MHA_WEIGHT_FIELDS in embind.cpp: w_q … b_o).
  * @param {(name: string) => number} ptrOf byte offset of the API's weight `name` (wQ … bO), 0 when
- *   absent; omitted: every field 0 (a block that carries only a configuration, as the decoder's)
+ *   absent; omitted: every field 0 (a LayerArgs that carries only a configuration, as the decoder's)
  * @returns {object} {w_q: byte offset, …}
  */
 export function layerWeightFields(ptrOf = () => 0) {
