@@ -1,6 +1,7 @@
-// The drawing of <mha-gqa-story> (mha-gqa-story.js): its styles and the parts of its view, as
-// functions of the element (its loaded model, cache and measurements); the numbers and sentences
-// come from ../logic/gqa-story.js.
+// The drawing of <mha-gqa-story> (mha-gqa-story.js): its styles and the parts of its view, each a
+// function of what it draws (the model's config, the cache's bytes, the attention and the
+// measurements), handed in by the element with the callbacks of its buttons; the numbers and
+// sentences come from ../logic/gqa-story.js.
 import { html, css, nothing } from 'lit';
 import { TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN } from '../../src/index.js';
 import { trainedStyles, SCORE_OF, f2, bytesFormula, kvGroups, kvGroupStyles } from './trained-shared.js';
@@ -58,23 +59,29 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     .copying p { margin: 0.35em 0; }
   `];
 
-/** The line describing the model: its training name, sizes, K/V sharing, vocabulary and context. */
-export function aboutView(el, c) {
-  const tr = el.lm.training ?? {};
+/**
+ * The line describing the model: its training name, sizes, K/V sharing, vocabulary and context.
+ * @param {object} c the model's config
+ * @param {object} [tr] its training record (`lm.training`)
+ */
+export function aboutView(c, tr = {}) {
   const g = c.kvHeads ?? c.numHeads;
   const per = c.numHeads / g;
   return `${tr.model ? `${tr.model}: ` : ''}${c.numLayers} layers, d_model = ${c.dModel}, ${c.numHeads} query heads of d_k = ${c.dK} ` +
     `sharing ${g} K/V heads (${per} query heads per K/V head), a vocabulary of ${c.vocabSize} tokens, a context of ${c.context} tokens.`;
 }
 
-/** The model's credit and licence (from its `training` metadata), or nothing. */
-export function creditView(el) {
-  const tr = el.lm.training ?? {};
+/**
+ * The model's credit and licence (from its `training` metadata), or nothing.
+ * @param {object} [tr] the training record (`lm.training`)
+ * @param {string|null} modelHref the model's URL, against which the licence file resolves
+ */
+export function creditView(tr = {}, modelHref = null) {
   if (!tr.author) return nothing;
   const lic = String(tr.license ?? '');
   const file = /see ([^\s;)]+)/.exec(lic)?.[1];
   let href = null;
-  try { href = file ? new URL(file, el.modelHref).href : null; } catch { href = null; }
+  try { href = file ? new URL(file, modelHref ?? undefined).href : null; } catch { href = null; }
   const licName = lic.split(' (')[0];
   const corpus = tr.corpus ? String(tr.corpus).replace(/, arXiv:[\d.]+/, '').replace(/,\s*(\d{4})\)/, ' $1)') : null;
   const model = String(tr.model ?? 'This model').replace(/ \((.*)\)$/, '');
@@ -84,9 +91,12 @@ export function creditView(el) {
     href ? html`<a href=${href} target="_blank" rel="noopener">${licName} licence</a>` : `${licName} licence`}.</p>`;
 }
 
-/** The KV-cache box: tokens cached, the bytes-per-token formulas (grouped and full multi-head), the total now. */
-export function cacheView(el) {
-  const b = el.kvBytes;
+/**
+ * The KV-cache box: tokens cached, the bytes-per-token formulas (grouped and full multi-head), the total now.
+ * @param {object} b the cache's bytes (kvCacheBytes)
+ * @param {number} context the model's context in tokens
+ */
+export function cacheView(b, context) {
   const ratio = b.fullPerToken / b.perToken;
   return html`
     <div class="cache" part="cache" data-tokens=${b.tokens} data-per-token=${b.perToken}
@@ -99,25 +109,32 @@ export function cacheView(el) {
       </div>
       <p>Now: <span class="big total">${int(b.total)} bytes</span> for ${int(b.tokens)} tokens, against ${int(b.fullTotal)} bytes
         with one K/V head per query head: ${ratio === 1 ? 'the same, this model does not share K/V heads' : `${ratio}× less`}.
-        The engine reserves room for the model's whole context of ${int(el.lm.config.context)} tokens when a story starts:
+        The engine reserves room for the model's whole context of ${int(context)} tokens when a story starts:
         ${int(b.reserved)} bytes.</p>
     </div>`;
 }
 
-/** The layer buttons and the shown layer's query heads, framed by their K/V heads, each with its switch and map. */
-export function layersView(el) {
-  const c = el.lm.config;
+/**
+ * The layer buttons and the shown layer's query heads, framed by their K/V heads, each with its switch and map.
+ * @param {object} v
+ * @param {object} v.config the model's config
+ * @param {number} v.layer the layer shown, 1-based
+ * @param {{data: Float32Array, shape: number[]}|null} v.attention that layer's attention [h, T, T]
+ * @param {string[]} v.tokens the pieces of the T tokens
+ * @param {Array<[number, number]>} v.ablation the switched-off heads, 0-based
+ * @param {Array<object>|null} v.measured every head's type and scores
+ * @param {number} v.promptTokens the prompt's length in tokens
+ * @param {string} v.scheme the heatmaps' colour scale
+ * @param {(layer: number) => void} v.onLayer a layer button pressed (1-based)
+ * @param {(l: number, j: number) => void} v.onToggle head j of layer l (0-based) switched
+ */
+export function layersView({ config: c, layer: L, attention: att, tokens, ablation: off, measured: m, promptTokens: prompt, scheme, onLayer, onToggle }) {
   const g = c.kvHeads ?? c.numHeads;
   const per = c.numHeads / g;
-  const L = el._layer();
   const l = L - 1;
-  const att = el._att?.[l];
   const T = att ? att.shape[1] : 0;
-  const labels = el.tokens.map(showPiece);
-  const off = el.ablation;
+  const labels = tokens.map(showPiece);
   const isOff = (j) => off.some(([a, b]) => a === l && b === j);
-  const m = el.measured;
-  const prompt = el._promptLen;
   // the maps keep one size as the story grows: about 170 px a side (110 px in a narrow element, so
   // that a K/V head's pair stays side by side), cells of 1 to 8 px
   const side = (px) => Math.max(1, Math.min(8, Math.floor(px / Math.max(T, 1))));
@@ -127,7 +144,7 @@ export function layersView(el) {
       <span aria-hidden="true">Layer</span>
       <span role="radiogroup" aria-label="Layer shown" @keydown=${radioKeys}>${Array.from({ length: c.numLayers }, (_, i) => html`<button
         type="button" class="layer" data-layer=${i + 1} role="radio" aria-checked=${String(i === l)} tabindex=${i === l ? 0 : -1}
-        @click=${() => { el.layer = i + 1; el._changed(); }}>${i + 1}</button>`)}</span>
+        @click=${() => onLayer(i + 1)}>${i + 1}</button>`)}</span>
     </div>
     <p class="hint">Layer ${L}: each map is one query head's attention over the ${T} cached tokens (queries down, keys
       across). ${prompt > 1 ? `Rows 1–${Math.min(prompt, T)} come from reading the prompt, each` : 'Each'} later row from one
@@ -139,12 +156,12 @@ export function layersView(el) {
         return html`
           <div class=${isOff(j) ? 'head off' : 'head'} part="head" data-layer=${l} data-head=${j}>
             <button type="button" role="switch" part="switch" aria-checked=${String(!isOff(j))} data-layer=${l} data-head=${j}
-              @click=${() => el._toggle(l, j)}>
+              @click=${() => onToggle(l, j)}>
               <span class="name">head ${j + 1}</span>
               ${h ? html`<span class=${`badge t-${h.type}`}>${h.type}</span>` : nothing}
             </button>
             ${h ? html`<p class="scores">${scoreLine(h)}</p>` : nothing}
-            <mha-heatmap part="heatmap" compact no-save scheme=${el._c.scheme} data-layer=${l} data-head=${j}
+            <mha-heatmap part="heatmap" compact no-save scheme=${scheme} data-layer=${l} data-head=${j}
               label=${`Layer ${L}, query head ${j + 1} (K/V head ${k + 1})${h ? `: ${h.type}` : ''}`}
               .tokens=${labels} .weights=${att ? { data: att.data.subarray(j * T * T, (j + 1) * T * T), shape: [T, T] } : null}></mha-heatmap>
           </div>`;
@@ -159,16 +176,21 @@ export function scoreLine(h) {
   return `${main} · induction ${h.scores.induction === null ? '—' : f2(h.scores.induction)}`;
 }
 
-/** The table of every head's type and scores, its legend, the sentences about the heads and the induction-head search. */
-export function tableView(el) {
-  const m = el.measured;
+/**
+ * The table of every head's type and scores, its legend, the sentences about the heads and the induction-head search.
+ * @param {object} v
+ * @param {object} v.config the model's config
+ * @param {Array<object>|null} v.measured every head's type and scores (nothing is drawn without them)
+ * @param {Array<[number, number]>} v.ablation the switched-off heads, 0-based
+ * @param {number} v.tokens the story's length in tokens (T of the position scores)
+ * @param {object|null} v.repeat the repeated sentence and its bits per token
+ * @param {object|null} v.copy the list test
+ */
+export function tableView({ config: c, measured: m, ablation: off, tokens: T, repeat, copy }) {
   if (!m) return nothing;
-  const c = el.lm.config;
   const g = c.kvHeads ?? c.numHeads;
   const per = c.numHeads / g;
-  const off = el.ablation;
-  const T = el._att?.[0].shape[1] ?? 0;
-  const lines = describeHeads(m, el.repeat, per);
+  const lines = describeHeads(m, repeat, per);
   return html`
     <div class="measures"><div class="table-box">
     <div class="scroll" tabindex="0" role="region" aria-label="Table of every head's measured type">
@@ -204,11 +226,11 @@ export function tableView(el) {
       current: attention on the token one or two before the query or on the query itself; first: on the start marker
       &lt;s&gt;; induction: on the token after an earlier copy of the last ${INDUCTION_MIN_SPAN} tokens), else “broad” when its
       attention is spread out (normalised entropy e ≥ ${BROAD_THRESHOLD}), else “mixed”. “ind” is the induction score on the
-      repeated sentence${el.repeat?.sentence ? html`: “${el.repeat.sentence}”` : '.'}</p>
-    ${el.copy ? html`<div class="copying" part="copying"
-      data-first=${el.copy.first} data-second=${el.copy.second} data-best=${el.copy.best?.induction ?? ''} data-even=${el.copy.even ?? ''}>
+      repeated sentence${repeat?.sentence ? html`: “${repeat.sentence}”` : '.'}</p>
+    ${copy ? html`<div class="copying" part="copying"
+      data-first=${copy.first} data-second=${copy.second} data-best=${copy.best?.induction ?? ''} data-even=${copy.even ?? ''}>
       <details><summary><h4>Looking for an induction head: a second test, where only copying can help</h4></summary>
-      <div class="cols">${explainCopying(m, el.copy, c, el.repeat).map((s) => html`<p>${s}</p>`)}</div></details>
+      <div class="cols">${explainCopying(m, copy, c, repeat).map((s) => html`<p>${s}</p>`)}</div></details>
     </div>` : nothing}`;
 }
 

@@ -174,7 +174,6 @@ export class MhaGqaStory extends AblatableModelElement {
     return this._pieces.slice(0, this._rows[0]?.length ?? 0);
   }
 
-  /** The switched-off heads as 0-based [layer, head] pairs. */
   /** The KV cache's bytes for this model (float32 keys and values of every layer's K/V heads). */
   get kvBytes() {
     const c = this.lm?.config;
@@ -391,8 +390,8 @@ export class MhaGqaStory extends AblatableModelElement {
     const full = this._ids.length >= this._maxTokens;
     const s = this._last;
     return html`
-      <p class="hint" part="about">${aboutView(this, c)}</p>
-      ${creditView(this)}
+      <p class="hint" part="about">${aboutView(c, lm.training ?? {})}</p>
+      ${creditView(lm.training ?? {}, this.modelHref)}
       <div class="controls" part="controls">
         <label class="prompt">Prompt <input type="text" part="prompt" maxlength="200" spellcheck="false"
           .value=${this.prompt ?? ''} @change=${this._onPrompt}></label>
@@ -408,9 +407,16 @@ export class MhaGqaStory extends AblatableModelElement {
         ? html`<mark>${text.slice(prompt.length)}</mark>` : nothing}</p>
       <p class="hint last">${s ? `Last token written: “${showPiece(s.token)}” (p = ${f2(s.p)}); ${this._written} token${this._written === 1 ? '' : 's'} written` : 'Nothing written yet'}${
         full ? `; the element stops at ${this._maxTokens} tokens` : ''}.</p>
-      ${cacheView(this)}
-      ${layersView(this)}
-      ${tableView(this)}
+      ${cacheView(this.kvBytes, c.context)}
+      ${layersView({
+        config: c, layer: this._layer(), attention: this._att?.[this._layer() - 1] ?? null, tokens: this.tokens,
+        ablation: this.ablation, measured: this.measured, promptTokens: this._promptLen, scheme: this._c.scheme,
+        onLayer: (n) => { this.layer = n; this._changed(); }, onToggle: (l, j) => this._toggle(l, j),
+      })}
+      ${tableView({
+        config: c, measured: this.measured, ablation: this.ablation, tokens: this._att?.[0].shape[1] ?? 0,
+        repeat: this.repeat, copy: this.copy,
+      })}
       ${this._announcer.view()}`;
   }
 

@@ -1,15 +1,13 @@
-import { LitElement, html, svg, css, nothing } from 'lit';
+import { LitElement, html, nothing } from 'lit';
 import { Task, initialState } from '@lit/task';
-import {
-  trainedStyles, kvGroupStyles, kvCacheBytes, whenNear, downloadSizes, lazyPlaceholder,
-} from './trained-shared.js';
+import { kvCacheBytes, whenNear, downloadSizes, lazyPlaceholder } from './trained-shared.js';
 import { STALE } from './model-element.js';
 import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
 import { taskEngine, errorText } from '../base/shared.js';
 import { gqaVerdict, gqaFigures } from '../logic/gqa-verdict.js';
 import { kvName, pickTwins, storedProbes, twinRow } from '../logic/gqa-twins.js';
-import { seedsView, scoreView, generateView, headsView } from './gqa-twins-views.js';
-import { scrollCueStyles, ScrollCue } from '../base/scroll-cue.js';
+import { twinsStyles, seedsView, scoreView, generateView, headsView } from './gqa-twins-views.js';
+import { ScrollCue } from '../base/scroll-cue.js';
 import { AttrGuard, numberAttr, intAttr, enumAttr, rawAttr } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
 import '../views/mha-heatmap.js';
@@ -111,53 +109,7 @@ export class MhaGqaTwins extends LitElement {
     _version: { state: true },
   };
 
-  static styles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
-    :host { container-type: inline-size; }
-    table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: 0.4rem 0; }
-    caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
-    th, td { border-bottom: 1px solid var(--_border); padding: 0.3em 0.8em 0.3em 0; text-align: left; }
-    td.num { text-align: right; }
-    .top { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; align-items: flex-start; }
-    .top > * { min-width: 0; max-width: 100%; }
-    .chart { margin: 0; flex: 1 1 18rem; max-width: 28rem; }
-    .chart svg { width: 100%; height: auto; display: block; overflow: visible; }
-    .chart .axis { stroke: var(--_muted); stroke-width: 1; }
-    .chart .grid { stroke: var(--_border); stroke-width: 1; }
-    .chart text { fill: var(--_fg); font-size: 12px; font-family: inherit; }
-    .chart .muted { fill: var(--_muted); }
-    .chart .pt { fill: var(--_accent); stroke: var(--_bg); stroke-width: 1.5; }
-    .chart .pt.other { fill: var(--_bg); stroke: var(--_accent); stroke-width: 2; }
-    .row-controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: center; margin: 0.6rem 0; }
-    /* the verdict's sentences in two columns where the element is wide enough (each at least 24rem) */
-    .verdict { columns: 24rem 2; column-gap: 1.5rem; }
-    .verdict p { margin: 0 0 0.5em; break-inside: avoid; }
-    .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.8rem 0 0.4rem; }
-    .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
-    .texts { display: grid; grid-template-columns: repeat(auto-fit, minmax(15rem, 1fr)); gap: 0.6rem; }
-    .twin { border: 1px solid var(--_border); border-radius: calc(var(--_radius) * 1.4); padding: 0.4em 0.7em; min-width: 0; }
-    .twin h4 { margin: 0.1em 0 0.3em; font-size: 0.95rem; }
-    .text { font-family: var(--_mono); white-space: pre-wrap; overflow-wrap: anywhere; background: var(--_surface);
-      padding: 0.4em 0.6em; border-radius: var(--_radius); margin: 0.3rem 0; font-size: 0.9rem; }
-    mark { background: var(--_accent); color: var(--_accent-fg); border-radius: 3px; }
-    .cache { margin: 0.3em 0; font-size: 0.9rem; font-variant-numeric: tabular-nums; }
-    .bar { height: 0.55rem; background: var(--_surface); border: 1px solid var(--_border); border-radius: 999px; overflow: hidden; }
-    .bar span { display: block; height: 100%; background: var(--_accent); }
-    .formula { overflow-x: auto; overflow-y: hidden; font-size: 0.9rem; }
-    .picker { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; margin: 0.9rem 0 0.4rem; }
-    .head .name { font-size: 0.8rem; font-weight: 600; display: block; margin-bottom: 0.2rem; }
-    .badge { font-weight: 400; padding: 0 0.4em; border-radius: 999px; border: 1px solid var(--_border); white-space: nowrap; }
-    .badge.t-induction, .badge.t-previous-token { border-color: var(--_accent); }
-    mha-heatmap::part(label) { font-size: 7px; line-height: 1; }
-    @container (max-width: 520px) {
-      .groups { --mha-cell-size: var(--_narrow); gap: 0.4rem; }
-      .groups mha-heatmap::part(label) { display: none; }
-      .group { padding: 0.2rem 0.25rem 0.3rem; }
-      .groups.shared .group { flex: 1 1 100%; }
-      .groups.shared .pair { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 0.3rem; }
-      .head { padding: 0.15rem; }
-      .head mha-heatmap::part(legend) { font-size: 0.65rem; }
-    }
-  `];
+  static styles = twinsStyles;
 
   constructor() {
     super();
@@ -457,14 +409,45 @@ export class MhaGqaTwins extends LitElement {
       return html`<p class="error" part="error" role="alert">The grouped-query twins could not be loaded. ${errorText(this.error)}</p>`;
     }
     // one template whether the twins are loading or scored: the seed buttons stay the same nodes (and keep focus)
+    const edit = (f) => (v) => { f(v); this._changed(); };
     return html`
-      ${seedsView(this)}
+      ${seedsView({
+        seed: this._c.seed, seeds: this._seeds, bothSeeds: !!this.bothSeeds,
+        onSeed: edit((s) => { this.seed = s; }), onBothSeeds: edit(() => { this.bothSeeds = !this.bothSeeds; }),
+      })}
       ${this._announcer.view()}
       ${!this.rows ? html`<p class="loading" role="status">Loading and scoring the twins…</p>` : html`
-      ${scoreView(this)}
+      ${scoreView({ rows: this.rows, verdictRows: this.verdictRows, verdict: this.verdict, seed: this._c.seed, bothSeeds: !!this.bothSeeds })}
       ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
-      ${generateView(this)}
-      ${headsView(this)}`}`;
+      ${generateView({
+        field: this.prompt ?? '', prompt: this._prompt(), temperature: this._c.temperature, twins: this.twins,
+        config: this._twins[0]?.lm.config ?? null, onPrompt: edit((p) => { this.prompt = p; }),
+        onTemperature: edit((t) => { this.temperature = t; }), onStep: (n) => this.step(n), onRestart: () => this.restart(),
+      })}
+      ${this._heads(edit)}`}`;
+  }
+
+  /** The shown model's heads over the text it wrote (one full forward per model and text, kept while neither changes). */
+  _heads(edit) {
+    const tw = this._shownTwin();
+    if (!tw) return nothing;
+    const c = tw.lm.config;
+    const text = Array.from(tw.gen?.text ?? this._prompt()).slice(-c.context).join('');
+    try {
+      if (this._run?.lm !== tw.lm || this._run.text !== text) this._run = { lm: tw.lm, text, r: tw.lm.run(text) };
+    } catch (e) {
+      return html`<p class="error" part="error" role="alert">${errorText(e)}</p>`;
+    }
+    const { r } = this._run;
+    // each head's type, measured by the runner on the probes stored in the file (none without probes)
+    let types = null;
+    try { types = tw.lm.heads; } catch { types = null; }
+    const kv = (x) => x.lm.config.kvHeads ?? x.lm.config.numHeads;
+    return headsView({
+      models: this._twins.map(kv), shown: kv(tw), config: c, layer: this._layer(), tokens: r.tokens,
+      attention: r.attention[this._layer() - 1], types, scheme: this._c.scheme,
+      onModel: edit((g) => { this.shown = g; }), onLayer: edit((n) => { this.layer = n; }),
+    });
   }
 
 }
