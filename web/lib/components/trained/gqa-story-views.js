@@ -4,7 +4,7 @@
 // sentences come from ../logic/gqa-story.js.
 import { html, css, nothing } from 'lit';
 import { TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN } from '../../src/index.js';
-import { trainedStyles, SCORE_OF, f2, bytesFormula, kvGroups, kvGroupStyles } from './trained-shared.js';
+import { trainedStyles, SCORE_OF, f2, bytesFormula, kvGroups, kvGroupStyles, mapCell } from './trained-shared.js';
 import { showPiece, SHORT, describeHeads, explainCopying } from '../logic/gqa-story.js';
 import { int } from '../base/shared.js';
 import { scrollCueStyles } from '../base/scroll-cue.js';
@@ -13,6 +13,24 @@ import { radioKeys } from '../base/choice.js';
 /** Styles of <mha-gqa-story>. */
 export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     :host { container-type: inline-size; }
+    /* wide: the story beside its KV cache; the shown layer's heads in one row, maps of about 100 px */
+    @container (min-width: 800px) {
+      .story { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 0 1.2rem; align-items: start; }
+      .story .cache { margin-top: 0.5rem; }
+      .story .layers { margin-top: 0.6rem; }
+      .groups { flex-wrap: nowrap; gap: 0.3rem; }
+      .groups .group { flex: 1 1 0; padding: 0.1rem 0.15rem 0.2rem; }
+      .groups .group legend { font-size: 0.75rem; }
+      .groups .pair { flex-wrap: nowrap; gap: 0.25rem; }
+      .groups .head { flex: 1 1 0; min-width: 0; padding: 0.1rem; }
+      /* cells of a pixel or two read as one picture: the gaps between them are not cut out */
+      .groups .head mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; }
+      .groups .head mha-heatmap::part(legend) { font-size: 0.6rem; gap: 0.2em; }
+      .groups .head mha-heatmap::part(table) { font-size: 0.75rem; }
+      .groups button[role='switch'] { font-size: 0.72rem; padding: 0.1rem 0.25rem; }
+      .groups .scores { font-size: 0.68rem; }
+    }
+    .rule summary { cursor: pointer; color: var(--_muted); font-size: 0.9em; }
     .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.6rem 0; }
     .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
     .text { font-family: var(--_mono); white-space: pre-wrap; overflow-wrap: anywhere; background: var(--_surface);
@@ -115,30 +133,18 @@ export function cacheView(b, context) {
 }
 
 /**
- * The layer buttons and the shown layer's query heads, framed by their K/V heads, each with its switch and map.
+ * The layer buttons and what the maps of the shown layer show.
  * @param {object} v
  * @param {object} v.config the model's config
  * @param {number} v.layer the layer shown, 1-based
- * @param {{data: Float32Array, shape: number[]}|null} v.attention that layer's attention [h, T, T]
- * @param {string[]} v.tokens the pieces of the T tokens
- * @param {Array<[number, number]>} v.ablation the switched-off heads, 0-based
- * @param {Array<object>|null} v.measured every head's type and scores
+ * @param {number} v.tokens T, the tokens whose attention rows are known
  * @param {number} v.promptTokens the prompt's length in tokens
- * @param {string} v.scheme the heatmaps' colour scale
  * @param {(layer: number) => void} v.onLayer a layer button pressed (1-based)
- * @param {(l: number, j: number) => void} v.onToggle head j of layer l (0-based) switched
  */
-export function layersView({ config: c, layer: L, attention: att, tokens, ablation: off, measured: m, promptTokens: prompt, scheme, onLayer, onToggle }) {
+export function layersView({ config: c, layer: L, tokens: T, promptTokens: prompt, onLayer }) {
   const g = c.kvHeads ?? c.numHeads;
   const per = c.numHeads / g;
   const l = L - 1;
-  const T = att ? att.shape[1] : 0;
-  const labels = tokens.map(showPiece);
-  const isOff = (j) => off.some(([a, b]) => a === l && b === j);
-  // the maps keep one size as the story grows: about 170 px a side (110 px in a narrow element, so
-  // that a K/V head's pair stays side by side), cells of 1 to 8 px
-  const side = (px) => Math.max(1, Math.min(8, Math.floor(px / Math.max(T, 1))));
-  const cell = side(170);
   return html`
     <div class="layers" part="layers">
       <span aria-hidden="true">Layer</span>
@@ -149,8 +155,32 @@ export function layersView({ config: c, layer: L, attention: att, tokens, ablati
     <p class="hint">Layer ${L}: each map is one query head's attention over the ${T} cached tokens (queries down, keys
       across). ${prompt > 1 ? `Rows 1–${Math.min(prompt, T)} come from reading the prompt, each` : 'Each'} later row from one
       generation step's query over the cache. The frames are the ${g} K/V heads: the ${per} query heads in a frame
-      score their queries against the same keys and mix the same values.</p>
-    <div class=${cell >= 6 ? 'groups labels' : 'groups'} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${side(110)}px`}>
+      score their queries against the same keys and mix the same values.</p>`;
+}
+
+/**
+ * The shown layer's query heads, framed by their K/V heads, each with its switch and map.
+ * @param {object} v
+ * @param {object} v.config the model's config
+ * @param {number} v.layer the layer shown, 1-based
+ * @param {{data: Float32Array, shape: number[]}|null} v.attention that layer's attention [h, T, T]
+ * @param {string[]} v.tokens the pieces of the T tokens
+ * @param {Array<[number, number]>} v.ablation the switched-off heads, 0-based
+ * @param {Array<object>|null} v.measured every head's type and scores
+ * @param {string} v.scheme the heatmaps' colour scale
+ * @param {(l: number, j: number) => void} v.onToggle head j of layer l (0-based) switched
+ */
+export function headsView({ config: c, layer: L, attention: att, tokens, ablation: off, measured: m, scheme, onToggle }) {
+  const g = c.kvHeads ?? c.numHeads;
+  const l = L - 1;
+  const T = att ? att.shape[1] : 0;
+  const labels = tokens.map(showPiece);
+  const isOff = (j) => off.some(([a, b]) => a === l && b === j);
+  // the maps keep one size as the story grows: about 100 px a side (the heads of a layer in one row
+  // of a wide element; two K/V heads' pairs side by side in a narrow one), cells of 1 to 8 px
+  const cell = mapCell(100, T);
+  return html`
+    <div class=${cell >= 6 ? 'groups labels' : 'groups'} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${mapCell(110, T)}px`}>
       ${kvGroups(c.numHeads, g, (j, k) => {
         const h = m?.find((x) => x.layer === l && x.head === j);
         return html`
@@ -218,15 +248,16 @@ export function tableView({ config: c, measured: m, ablation: off, tokens: T, re
         </tbody>
       </table>
     </div>
-    <p class="scroll-hint" aria-hidden="true">scroll sideways →</p></div>
-    <div class="summary" part="summary">
-      <ul>${lines.map((s) => html`<li>${s}</li>`)}</ul>
-    </div></div>
+    <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
+    <details class="rule"><summary>How a head gets its name, and what “ind” is</summary>
     <p class="hint">A head gets the name of its strongest pattern when that score reaches ${TYPE_THRESHOLD} (previous, two-back,
       current: attention on the token one or two before the query or on the query itself; first: on the start marker
       &lt;s&gt;; induction: on the token after an earlier copy of the last ${INDUCTION_MIN_SPAN} tokens), else “broad” when its
       attention is spread out (normalised entropy e ≥ ${BROAD_THRESHOLD}), else “mixed”. “ind” is the induction score on the
-      repeated sentence${repeat?.sentence ? html`: “${repeat.sentence}”` : '.'}</p>
+      repeated sentence${repeat?.sentence ? html`: “${repeat.sentence}”` : '.'}</p></details></div>
+    <div class="summary" part="summary">
+      <ul>${lines.map((s) => html`<li>${s}</li>`)}</ul>
+    </div></div>
     ${copy ? html`<div class="copying" part="copying"
       data-first=${copy.first} data-second=${copy.second} data-best=${copy.best?.induction ?? ''} data-even=${copy.even ?? ''}>
       <details><summary><h4>Looking for an induction head: a second test, where only copying can help</h4></summary>

@@ -3,7 +3,7 @@
 // function of what it draws, handed in by the element with the callbacks of its buttons and fields;
 // the numbers come from the files, the engine and ../logic/gqa-verdict.js.
 import { html, svg, css, nothing } from 'lit';
-import { trainedStyles, kvGroups, kvGroupStyles, bytesFormula, showChar, headView, f3 } from './trained-shared.js';
+import { trainedStyles, kvGroups, kvGroupStyles, mapCell, bytesFormula, showChar, headView, f3 } from './trained-shared.js';
 import { scrollCueStyles } from '../base/scroll-cue.js';
 import { int } from '../base/shared.js';
 import { kvName } from '../logic/gqa-twins.js';
@@ -27,9 +27,21 @@ export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     .chart .pt { fill: var(--_accent); stroke: var(--_bg); stroke-width: 1.5; }
     .chart .pt.other { fill: var(--_bg); stroke: var(--_accent); stroke-width: 2; }
     .row-controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: center; margin: 0.6rem 0; }
-    /* the verdict's sentences in two columns where the element is wide enough (each at least 24rem) */
-    .verdict { columns: 24rem 2; column-gap: 1.5rem; }
+    /* the numbers behind the verdict in two columns where the element is wide enough (each at least 24rem) */
+    .verdict .cols { columns: 24rem 2; column-gap: 1.5rem; }
     .verdict p { margin: 0 0 0.5em; break-inside: avoid; }
+    .verdict summary { cursor: pointer; color: var(--_muted); margin: 0.2rem 0 0.4rem; }
+    /* wide: the shown model's heads in one row, maps of about 100 px whose cells are not cut apart */
+    @container (min-width: 800px) {
+      .groups { flex-wrap: nowrap; gap: 0.4rem; }
+      .groups .group { flex: 1 1 0; padding: 0.1rem 0.2rem 0.2rem; }
+      .groups .pair { flex-wrap: nowrap; gap: 0.25rem; }
+      .groups .head { flex: 1 1 0; min-width: 0; padding: 0.15rem; }
+      .groups .head mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; }
+      .groups .head mha-heatmap::part(legend) { font-size: 0.6rem; gap: 0.2em; }
+      .groups .head .name { font-size: 0.75rem; }
+      .twin { padding: 0.3em 0.6em; }
+    }
     .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.8rem 0 0.4rem; }
     .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
     .texts { display: grid; grid-template-columns: repeat(auto-fit, minmax(15rem, 1fr)); gap: 0.6rem; }
@@ -42,6 +54,7 @@ export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     .bar { height: 0.55rem; background: var(--_surface); border: 1px solid var(--_border); border-radius: 999px; overflow: hidden; }
     .bar span { display: block; height: 100%; background: var(--_accent); }
     .formula { overflow-x: auto; overflow-y: hidden; font-size: 0.9rem; }
+    .pickers { display: flex; flex-wrap: wrap; gap: 0 1.5rem; }
     .picker { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; margin: 0.9rem 0 0.4rem; }
     .head .name { font-size: 0.8rem; font-weight: 600; display: block; margin-bottom: 0.2rem; }
     .badge { font-weight: 400; padding: 0 0.4em; border-radius: 999px; border: 1px solid var(--_border); white-space: nowrap; }
@@ -91,10 +104,11 @@ export function seedsView({ seed, seeds, bothSeeds, onSeed, onBothSeeds }) {
  * @param {Array<object>} v.rows every scored model (the element's `rows`)
  * @param {Array<object>} v.verdictRows every twin of the manifest as the verdict judges it
  * @param {string[]} v.verdict the verdict's sentences
+ * @param {number} v.lead the index of the sentence that carries the judgement (shown; the others in a disclosure)
  * @param {number} v.seed the seed shown
  * @param {boolean} v.bothSeeds whether every seed is scored
  */
-export function scoreView({ rows, verdictRows, verdict: lines, seed, bothSeeds }) {
+export function scoreView({ rows, verdictRows, verdict: lines, lead, seed, bothSeeds }) {
   const seeds = [...new Set(rows.map((r) => r.seed))];
   const whole = rows.every((r) => typeof r.heldoutBpc === 'number');
   return html`
@@ -120,7 +134,10 @@ export function scoreView({ rows, verdictRows, verdict: lines, seed, bothSeeds }
       ${chartView(verdictRows, rows, seed)}
     </div>
     <div class="verdict" part="verdict">
-      ${lines.map((s) => html`<p>${s}</p>`)}
+      <p data-i=${lead}>${lines[lead]}</p>
+      ${lines.length > 1 ? html`<details><summary>The numbers behind it: each model's loss, each sharing scheme against seed
+        noise${lines.length > lead + 1 ? ', this page’s text' : ''}</summary>
+        <div class="cols">${lines.map((s, i) => (i === lead ? nothing : html`<p data-i=${i}>${s}</p>`))}</div></details>` : nothing}
       ${bothSeeds ? nothing : html`<p class="hint">Press “Score both seeds” to score the other seed’s twins on this
         page’s text too, and see how much two training runs of the same model differ there.</p>`}
     </div>`;
@@ -235,10 +252,10 @@ export function headsView({ models, shown, config: c, layer: L, tokens, attentio
   const l = L - 1;
   const T = tokens.length;
   const labels = tokens.map(showChar);
-  const side = (px) => Math.max(1, Math.min(8, Math.floor(px / Math.max(T, 1))));
-  const cell = side(120);
+  // maps of about 100 px a side whatever the text's length (the heads in one row of a wide element)
+  const cell = mapCell(100, T);
   return html`
-    <div class="picker" part="models">
+    <div class="pickers"><div class="picker" part="models">
       <span aria-hidden="true">Heads of</span>
       <span role="radiogroup" aria-label="Model whose heads are drawn" @keydown=${radioKeys}>${models.map((gx) => html`<button type="button" class="model" data-kv-heads=${gx} role="radio"
         aria-checked=${String(gx === shown)} tabindex=${gx === shown ? 0 : -1} @click=${() => onModel(gx)}>${gx} K/V head${gx > 1 ? 's' : ''}</button>`)}</span>
@@ -248,13 +265,13 @@ export function headsView({ models, shown, config: c, layer: L, tokens, attentio
       <span role="radiogroup" aria-label="Layer shown" @keydown=${radioKeys}>${Array.from({ length: c.numLayers }, (_, i) => html`<button
         type="button" class="layer" data-layer=${i + 1} role="radio" aria-checked=${String(i === l)} tabindex=${i === l ? 0 : -1}
         @click=${() => onLayer(i + 1)}>${i + 1}</button>`)}</span>
-    </div>
+    </div></div>
     <p class="hint">Layer ${L} of the model with ${g} K/V head${g > 1 ? 's' : ''}, reading its text (the prompt and what it
       wrote, ${T} characters): one map per query head (queries down, keys across), labelled with the type the engine
       measures on the held-out probes stored in the file. ${g === c.numHeads
         ? 'Every query head has its own keys and values: each frame holds one.'
         : `The frames are the ${g} K/V head${g > 1 ? 's' : ''}: the ${c.numHeads / g} query heads in a frame score their own queries against the same keys and mix the same values.`}</p>
-    <div class=${`groups ${g === c.numHeads ? 'single' : 'shared'}${cell >= 6 ? ' labels' : ''}`} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${side(100)}px`}>
+    <div class=${`groups ${g === c.numHeads ? 'single' : 'shared'}${cell >= 6 ? ' labels' : ''}`} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${mapCell(100, T)}px`}>
       ${kvGroups(c.numHeads, g, (j, k) => {
         const type = types?.find((x) => x.layer === l && x.head === j)?.type;
         return html`

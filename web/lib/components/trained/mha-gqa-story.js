@@ -4,7 +4,7 @@ import { AblatableModelElement, formatAblate, f2, kvCacheBytes } from './trained
 import {
   showPiece, storySentence, measureRepeat, measureCopyList, labelHeads,
 } from '../logic/gqa-story.js';
-import { storyStyles, cacheView, layersView, tableView, aboutView, creditView } from './gqa-story-views.js';
+import { storyStyles, cacheView, layersView, headsView, tableView, aboutView, creditView } from './gqa-story-views.js';
 import { DEFAULT_STORIES_URL } from '../models.js';
 import { numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
@@ -403,15 +403,19 @@ export class MhaGqaStory extends AblatableModelElement {
         </select></label>
       </div>
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
+      <div class="story"><div>
       <p class="text" part="text"><span class="prompt-text">${prompt}</span>${text.length > prompt.length
         ? html`<mark>${text.slice(prompt.length)}</mark>` : nothing}</p>
       <p class="hint last">${s ? `Last token written: “${showPiece(s.token)}” (p = ${f2(s.p)}); ${this._written} token${this._written === 1 ? '' : 's'} written` : 'Nothing written yet'}${
         full ? `; the element stops at ${this._maxTokens} tokens` : ''}.</p>
-      ${cacheView(this.kvBytes, c.context)}
       ${layersView({
+        config: c, layer: this._layer(), tokens: this._att?.[0].shape[1] ?? 0, promptTokens: this._promptLen,
+        onLayer: (n) => { this.layer = n; this._changed(); },
+      })}</div>
+      ${cacheView(this.kvBytes, c.context)}</div>
+      ${headsView({
         config: c, layer: this._layer(), attention: this._att?.[this._layer() - 1] ?? null, tokens: this.tokens,
-        ablation: this.ablation, measured: this.measured, promptTokens: this._promptLen, scheme: this._c.scheme,
-        onLayer: (n) => { this.layer = n; this._changed(); }, onToggle: (l, j) => this._toggle(l, j),
+        ablation: this.ablation, measured: this.measured, scheme: this._c.scheme, onToggle: (l, j) => this._toggle(l, j),
       })}
       ${tableView({
         config: c, measured: this.measured, ablation: this.ablation, tokens: this._att?.[0].shape[1] ?? 0,

@@ -4,7 +4,7 @@ import { kvCacheBytes, whenNear, downloadSizes, lazyPlaceholder } from './traine
 import { STALE } from './model-element.js';
 import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
 import { taskEngine, errorText } from '../base/shared.js';
-import { gqaVerdict, gqaFigures } from '../logic/gqa-verdict.js';
+import { gqaVerdict, gqaFigures, verdictLead } from '../logic/gqa-verdict.js';
 import { kvName, pickTwins, storedProbes, twinRow } from '../logic/gqa-twins.js';
 import { twinsStyles, seedsView, scoreView, generateView, headsView } from './gqa-twins-views.js';
 import { ScrollCue } from '../base/scroll-cue.js';
@@ -74,7 +74,7 @@ export { gqaVerdict, gqaFigures, kvName };
  * @csspart load - The button that loads the models before the element is scrolled to.
  * @csspart table - The table of bytes per token and loss (on the whole held-out set, from index.json, and on the page's passages).
  * @csspart chart - The chart of loss against bytes per token (the whole held-out set's, when index.json lists it).
- * @csspart verdict - The computed sentences.
+ * @csspart verdict - The computed sentences: the judgement, then the numbers behind it in a disclosure that starts closed.
  * @csspart seeds - The seed switch and the "score both seeds" button.
  * @csspart controls - The prompt field and the generation buttons.
  * @csspart prompt - The prompt field.
@@ -417,7 +417,7 @@ export class MhaGqaTwins extends LitElement {
       })}
       ${this._announcer.view()}
       ${!this.rows ? html`<p class="loading" role="status">Loading and scoring the twins…</p>` : html`
-      ${scoreView({ rows: this.rows, verdictRows: this.verdictRows, verdict: this.verdict, seed: this._c.seed, bothSeeds: !!this.bothSeeds })}
+      ${scoreView({ rows: this.rows, verdictRows: this.verdictRows, verdict: this.verdict, lead: verdictLead(this.verdictRows), seed: this._c.seed, bothSeeds: !!this.bothSeeds })}
       ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
       ${generateView({
         field: this.prompt ?? '', prompt: this._prompt(), temperature: this._c.temperature, twins: this.twins,

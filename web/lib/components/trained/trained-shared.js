@@ -60,6 +60,14 @@ export function kvGroups(h, g, head) {
     </fieldset>`);
 }
 
+/**
+ * The side of a cell (CSS px, in half-pixel steps, 1 to 8) of a T × T map about `px` a side: the
+ * heatmap draws T cells and T − 1 gaps of 1 px.
+ */
+export function mapCell(px, T) {
+  return Math.max(1, Math.min(8, Math.floor(2 * ((px + 1) / Math.max(T, 1) - 1)) / 2));
+}
+
 /** Styles of kvGroups' frames inside a `.groups` box (cell size from --_wide). */
 export const kvGroupStyles = css`
   .groups { display: flex; flex-wrap: wrap; gap: 0.7rem; align-items: flex-start; --mha-cell-size: var(--_wide); }
