@@ -4,7 +4,7 @@
 // sentences come from ../logic/gqa-story.js.
 import { html, css, nothing } from 'lit';
 import { TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN } from '../../src/index.js';
-import { trainedStyles, SCORE_OF, f2, bytesFormula, kvGroups, kvGroupStyles, mapCell } from './trained-shared.js';
+import { trainedStyles, SCORE_OF, f2, bytesFormula, kvGroups, kvGroupStyles, mapCell, mapsLegend } from './trained-shared.js';
 import { showPiece, SHORT, describeHeads, explainCopying } from '../logic/gqa-story.js';
 import { int } from '../base/shared.js';
 import { scrollCueStyles } from '../base/scroll-cue.js';
@@ -42,12 +42,16 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     .big { font-weight: 700; font-variant-numeric: tabular-nums; }
     .layers { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; margin: 0.8rem 0 0.4rem; }
     .layers button[aria-checked='true'] { background: var(--_accent); color: var(--_accent-fg); border-color: var(--_accent); }
+    /* narrow: two K/V heads' frames to a row, four maps */
     @container (max-width: 520px) {
-      .groups { --mha-cell-size: var(--_narrow); }
-      .group { padding: 0.2rem 0.25rem 0.3rem; }
-      .pair { gap: 0.3rem; flex-wrap: nowrap; }
-      .head { padding: 0.15rem; flex: 1 1 0; min-width: 0; }
-      .head mha-heatmap::part(legend) { font-size: 0.65rem; }
+      .groups { --mha-cell-size: var(--_narrow); gap: 0.3rem; }
+      .group { padding: 0.1rem 0.15rem 0.2rem; flex: 1 1 calc(50% - 0.3rem); }
+      .group legend { font-size: 0.7rem; }
+      .pair { gap: 0.2rem; flex-wrap: nowrap; }
+      .head { flex: 1 1 0; min-width: 0; }
+      .groups button[role='switch'] { font-size: 0.68rem; padding: 0.1rem 0.2rem; }
+      .groups .badge { overflow-wrap: anywhere; }
+      .groups .scores { font-size: 0.62rem; }
     }
     button[role='switch'] { display: flex; flex-wrap: wrap; gap: 0.2rem 0.5rem; align-items: baseline; font-size: 0.82rem; text-align: left; }
     button[role='switch'][aria-checked='false'] { text-decoration: line-through; }
@@ -180,7 +184,8 @@ export function headsView({ config: c, layer: L, attention: att, tokens, ablatio
   // of a wide element; two K/V heads' pairs side by side in a narrow one), cells of 1 to 8 px
   const cell = mapCell(100, T);
   return html`
-    <div class=${cell >= 6 ? 'groups labels' : 'groups'} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${mapCell(110, T)}px`}>
+    ${mapsLegend(scheme)}
+    <div class=${cell >= 6 ? 'groups labels' : 'groups'} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${mapCell(60, T)}px`}>
       ${kvGroups(c.numHeads, g, (j, k) => {
         const h = m?.find((x) => x.layer === l && x.head === j);
         return html`

@@ -3,7 +3,7 @@
 // function of what it draws, handed in by the element with the callbacks of its buttons and fields;
 // the numbers come from the files, the engine and ../logic/gqa-verdict.js.
 import { html, svg, css, nothing } from 'lit';
-import { trainedStyles, kvGroups, kvGroupStyles, mapCell, bytesFormula, showChar, headView, f3 } from './trained-shared.js';
+import { trainedStyles, kvGroups, kvGroupStyles, mapCell, mapsLegend, bytesFormula, showChar, headView, f3 } from './trained-shared.js';
 import { scrollCueStyles } from '../base/scroll-cue.js';
 import { int } from '../base/shared.js';
 import { kvName } from '../logic/gqa-twins.js';
@@ -60,14 +60,17 @@ export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     .badge { font-weight: 400; padding: 0 0.4em; border-radius: 999px; border: 1px solid var(--_border); white-space: nowrap; }
     .badge.t-induction, .badge.t-previous-token { border-color: var(--_accent); }
     mha-heatmap::part(label) { font-size: 7px; line-height: 1; }
+    /* narrow: four maps to a row (a frame of four, four frames of one, or a frame of eight in two rows) */
     @container (max-width: 520px) {
-      .groups { --mha-cell-size: var(--_narrow); gap: 0.4rem; }
+      .groups { --mha-cell-size: var(--_narrow); gap: 0.3rem; }
       .groups mha-heatmap::part(label) { display: none; }
-      .group { padding: 0.2rem 0.25rem 0.3rem; }
+      .group { padding: 0.1rem 0.1rem 0.2rem; }
+      .groups.single .group { flex: 1 1 calc(25% - 0.3rem); }
       .groups.shared .group { flex: 1 1 100%; }
-      .groups.shared .pair { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 0.3rem; }
-      .head { padding: 0.15rem; }
-      .head mha-heatmap::part(legend) { font-size: 0.65rem; }
+      .groups.shared .pair { display: grid; grid-template-columns: repeat(4, minmax(0, 1fr)); gap: 0.15rem; }
+      .head { min-width: 0; }
+      .head .name { font-size: 0.68rem; }
+      .badge { white-space: normal; overflow-wrap: anywhere; }
     }
   `];
 
@@ -271,7 +274,8 @@ export function headsView({ models, shown, config: c, layer: L, tokens, attentio
       measures on the held-out probes stored in the file. ${g === c.numHeads
         ? 'Every query head has its own keys and values: each frame holds one.'
         : `The frames are the ${g} K/V head${g > 1 ? 's' : ''}: the ${c.numHeads / g} query heads in a frame score their own queries against the same keys and mix the same values.`}</p>
-    <div class=${`groups ${g === c.numHeads ? 'single' : 'shared'}${cell >= 6 ? ' labels' : ''}`} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${mapCell(100, T)}px`}>
+    ${mapsLegend(scheme)}
+    <div class=${`groups ${g === c.numHeads ? 'single' : 'shared'}${cell >= 6 ? ' labels' : ''}`} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${mapCell(60, T)}px`}>
       ${kvGroups(c.numHeads, g, (j, k) => {
         const type = types?.find((x) => x.layer === l && x.head === j)?.type;
         return html`

@@ -5,6 +5,7 @@
 // query heads framed by the K/V head they share.
 import { html, mathml, css, nothing } from 'lit';
 import { int } from '../base/shared.js';
+import { interpolatorFor } from '../base/color.js';
 import { kvCacheSize } from '../logic/kv-cache.js';
 
 export * from '../logic/trained-text.js';
@@ -65,7 +66,20 @@ export function kvGroups(h, g, head) {
  * heatmap draws T cells and T − 1 gaps of 1 px.
  */
 export function mapCell(px, T) {
-  return Math.max(1, Math.min(8, Math.floor(2 * ((px + 1) / Math.max(T, 1) - 1)) / 2));
+  return Math.max(0.5, Math.min(8, Math.floor(2 * ((px + 1) / Math.max(T, 1) - 1)) / 2));
+}
+
+/**
+ * One colour legend for a layer's causal attention maps, shown where their own legends are hidden
+ * (a narrow element): each map spans 0 to 1, since its first query attends to itself alone.
+ * @param {'viridis'|'cividis'} scheme
+ */
+export function mapsLegend(scheme) {
+  const interp = interpolatorFor(scheme);
+  const stops = Array.from({ length: 11 }, (_, i) => `${interp(i / 10)} ${i * 10}%`).join(', ');
+  return html`<p class="maps-legend"><span>0</span><span class="bar" role="img"
+    aria-label=${`color scale ${scheme} from 0 to 1, every map`} style=${`background: linear-gradient(to right, ${stops})`}></span><span>1</span>
+    <span class="hint">attention weight, every map (its first query sees only itself: 1)</span></p>`;
 }
 
 /** Styles of kvGroups' frames inside a `.groups` box (cell size from --_wide). */
@@ -81,5 +95,16 @@ export const kvGroupStyles = css`
   .head.off { border-style: dashed; }
   /* a switched-off head: its map in grey (the text keeps its full contrast), its switch struck through */
   .head.off mha-heatmap { filter: grayscale(1); }
+  .maps-legend { display: none; align-items: center; gap: 0.3em; font-size: 0.75rem; margin: 0.3rem 0; flex-wrap: wrap; }
+  .maps-legend .bar { width: 6rem; height: 10px; border: 1px solid var(--_border); border-radius: 2px; }
+  /* narrow: four maps of about 60 px to a row, one legend for them all, cells not cut apart */
+  @container (max-width: 520px) {
+    .maps-legend { display: flex; }
+    .groups mha-heatmap::part(legend) { display: none; }
+    .groups mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; }
+    .groups .head { padding: 0.1rem; }
+    .groups mha-heatmap { font-size: 10px; }
+    .groups mha-heatmap::part(table), .groups mha-heatmap::part(readout) { font-size: 0.65rem; }
+  }
 `;
 
