@@ -6,7 +6,7 @@ import {
 } from '../logic/gqa-story.js';
 import { storyStyles, cacheView, layersView, headsView, tableView, aboutView, creditView } from './gqa-story-views.js';
 import { DEFAULT_STORIES_URL } from '../models.js';
-import { numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from '../base/attr-check.js';
+import { numberAttr, intAttr, headListAttr, rawAttr } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
 import { int } from '../base/shared.js';
 import '../views/mha-heatmap.js';
@@ -116,7 +116,6 @@ export class MhaGqaStory extends AblatableModelElement {
     steps: { converter: rawAttr },
     layer: { reflect: true, converter: rawAttr },
     ablate: { type: String, reflect: true },
-    scheme: { type: String },
     measured: { state: true },
     repeat: { state: true },
     copy: { state: true },
@@ -133,7 +132,6 @@ export class MhaGqaStory extends AblatableModelElement {
     /** @type {number|string} */ this.steps = 40;
     /** @type {number|string} */ this.layer = 1;
     this.ablate = '';
-    this.scheme = 'viridis';
     this.measured = null;
     this.repeat = null;
     this.copy = null;
@@ -149,7 +147,7 @@ export class MhaGqaStory extends AblatableModelElement {
     this._written = 0;
     this._last = null;
     this._repeatKey = '';
-    this._c = { temperature: 0, seed: 7, steps: 40, layer: 1, scheme: 'viridis', ablate: [] };
+    this._c = { temperature: 0, seed: 7, steps: 40, layer: 1, ablate: [] };
   }
 
   /** The switched-off heads as 0-based [layer, head] pairs: the last valid `ablate`. */
@@ -193,7 +191,6 @@ export class MhaGqaStory extends AblatableModelElement {
       temperature: g.take('temperature', numberAttr('temperature', this.temperature, { dflt: 0, min: 0, max: 10 })),
       seed: g.take('seed', intAttr('seed', this.seed, { dflt: 7, min: 0, max: 2147483647 })),
       steps: g.take('steps', intAttr('steps', this.steps, { dflt: 40, min: 0, max: MAX_STORY_TOKENS })),
-      scheme: g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] })),
       layer: old.layer,
       ablate: old.ablate,
     };
@@ -415,7 +412,7 @@ export class MhaGqaStory extends AblatableModelElement {
       ${cacheView(this.kvBytes, c.context)}</div>
       ${headsView({
         config: c, layer: this._layer(), attention: this._att?.[this._layer() - 1] ?? null, tokens: this.tokens,
-        ablation: this.ablation, measured: this.measured, scheme: this._c.scheme, onToggle: (l, j) => this._toggle(l, j),
+        ablation: this.ablation, measured: this.measured, scheme: this._scheme, onToggle: (l, j) => this._toggle(l, j),
       })}
       ${tableView({
         config: c, measured: this.measured, ablation: this.ablation, tokens: this._att?.[0].shape[1] ?? 0,

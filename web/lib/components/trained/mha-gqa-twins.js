@@ -8,7 +8,7 @@ import { gqaVerdict, gqaFigures, verdictLead } from '../logic/gqa-verdict.js';
 import { kvName, pickTwins, storedProbes, twinRow } from '../logic/gqa-twins.js';
 import { twinsStyles, seedsView, scoreView, generateView, headsView } from './gqa-twins-views.js';
 import { ScrollCue } from '../base/scroll-cue.js';
-import { AttrGuard, numberAttr, intAttr, enumAttr, rawAttr } from '../base/attr-check.js';
+import { AttrGuard, numberAttr, intAttr, enumAttr, schemeAttr, rawAttr } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
 import '../views/mha-heatmap.js';
 
@@ -257,7 +257,7 @@ export class MhaGqaTwins extends LitElement {
       steps: g.take('steps', intAttr('steps', this.steps, { dflt: 24, min: 0, max: 1000 })),
       shown: g.take('shown', intAttr('shown', this.shown, { dflt: null, min: 1, max: 1024 })),
       layer: g.take('layer', intAttr('layer', this.layer, { dflt: 2, min: 1, max: L })),
-      scheme: g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] })),
+      scheme: g.take('scheme', schemeAttr(this.scheme)),
     };
     g.take('loading', enumAttr('loading', this.loading, { dflt: 'lazy', values: ['lazy', 'eager'] }));   // a bad value counts as "lazy"
     g.end();

@@ -4,7 +4,6 @@ import { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal, measure
 
 export { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal, copyPart };
 import { interpolatorFor, colorFor, textOn, fmt } from '../base/shared.js';
-import { enumAttr } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
@@ -51,7 +50,8 @@ const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
  * @csspart readout - The line describing the character under the cursor.
  * @csspart legend - The color scale.
  * @csspart table - The table of means and baselines.
- * @csspart summary - The sentence comparing the copies.
+ * @csspart summary - The sentence comparing the copies (read in place).
+ * @csspart announcement - The visually hidden line announced when a new measurement replaces the last (each copy's bits).
  * @csspart copy-rule - Which characters each copy's mean counts.
  * @csspart error - The error message.
  *
@@ -65,7 +65,6 @@ export class MhaSurprisal extends TrainedModelElement {
     text: { type: String },
     repeat: { type: Boolean },
     ablate: { type: String },
-    scheme: { type: String },
     measured: { state: true },
     inputError: { state: true },
     _cursor: { state: true },
@@ -113,8 +112,6 @@ export class MhaSurprisal extends TrainedModelElement {
     this.text = DEFAULT_TEXT;
     this.repeat = false;
     this.ablate = '';
-    this.scheme = 'viridis';
-    this._scheme = 'viridis';
     this.measured = null;
     this.inputError = null;
     this._cursor = 1;
@@ -127,9 +124,6 @@ export class MhaSurprisal extends TrainedModelElement {
 
   willUpdate(changed) {
     super.willUpdate(changed);
-    this._attrs.begin();
-    this._scheme = this._attrs.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
-    this._attrs.end();
     if (this.lm && (changed.has('lm') || changed.has('text') || changed.has('ablate') || changed.has('repeat'))) this._compute();
   }
 
