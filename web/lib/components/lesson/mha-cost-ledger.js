@@ -78,7 +78,8 @@ const ATTRS = [
  * @csspart form - The controls.
  * @csspart control - Each select and input.
  * @csspart ledger - The ledger table.
- * @csspart sentence - The computed comparison sentences.
+ * @csspart sentence - The computed comparison sentences, read in place.
+ * @csspart announcement - The visually hidden line announced once a choice settles (the largest memory item, the total FLOPs).
  * @csspart heads-table - The table of the same layer at every h.
  * @csspart input-error - The message of a refused typed number.
  * @csspart error - An attribute or engine error.

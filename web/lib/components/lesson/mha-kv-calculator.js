@@ -95,7 +95,8 @@ export function weightsSentence(r) {
  *
  * @csspart form - The controls.
  * @csspart control - Each select and input.
- * @csspart result - The result box (with `data-bytes`).
+ * @csspart result - The result box (with `data-bytes`), read in place.
+ * @csspart announcement - The visually hidden line announced once a choice settles (model, g, T, B and the size).
  * @csspart formula - The formula with the numbers filled in.
  * @csspart bytes - The size in bytes, in words.
  * @csspart weights - The model's weight bytes at the same dtype.
