@@ -4,7 +4,7 @@
 // events, and the error paragraph.
 import { html, nothing } from 'lit';
 import { errorText } from '../base/shared.js';
-import { intAttr, attrError, enumAttr, fireError } from '../base/attr-check.js';
+import { intAttr, attrError, schemeAttr, fireError } from '../base/attr-check.js';
 
 /** Largest d_model a demo layer accepts (one DOM node per heatmap cell stays cheap). */
 export const MAX_D_MODEL = 128;
@@ -40,7 +40,7 @@ export function pickLayerAttrs(host, pick, errors, { dModel: dfltD, dModelMin })
  */
 export function settleConfig(host, errors, cfg) {
   const cfgOk = !errors.length;
-  const sc = enumAttr('scheme', host.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] });
+  const sc = schemeAttr(host.scheme);
   if (sc.error) errors.push(sc.error); else host._scheme = sc.value;
   host._attrErrors = errors;
   if (cfgOk) {

@@ -1,5 +1,5 @@
 import { LitElement, html } from 'lit';
-import { AttrGuard, enumAttr, intAttr, rawAttr } from '../base/attr-check.js';
+import { AttrGuard, schemeAttr, intAttr, rawAttr } from '../base/attr-check.js';
 import { baseStyles, toMatrix, fmt } from '../base/shared.js';
 import { AttrSource } from '../base/attr-data.js';
 import { heatmapStyles } from './heatmap/styles.js';
@@ -274,7 +274,7 @@ export class MhaHeatmap extends LitElement {
       const g = this._attrs;
       g.begin();
       this._scale = g.take('scale', { dflt: 'per-map', ...parseScale(this.scale, 'per-map') });
-      this._scheme = g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
+      this._scheme = g.take('scheme', schemeAttr(this.scheme));
       this._digits = g.take('digits', intAttr('digits', this.digits, { dflt: 3, min: 0, max: 10 }));
       g.end();
     }
