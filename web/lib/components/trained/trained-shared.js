@@ -84,7 +84,7 @@ export function mapsLegend(scheme) {
 
 /** Styles of kvGroups' frames inside a `.groups` box (cell size from --_wide). */
 export const kvGroupStyles = css`
-  .groups { display: flex; flex-wrap: wrap; gap: 0.7rem; align-items: flex-start; --mha-cell-size: var(--_wide); }
+  .groups { display: flex; flex-wrap: wrap; gap: 0.7rem; align-items: stretch; --mha-cell-size: var(--_wide); }
   .groups:not(.labels) mha-heatmap::part(label) { display: none; }
   .group { border: 2px solid var(--_accent); border-radius: 10px; padding: 0.3rem 0.5rem 0.5rem; margin: 0; min-width: 0;
     max-width: 100%; box-sizing: border-box; }
@@ -93,6 +93,11 @@ export const kvGroupStyles = css`
   .pair { display: flex; flex-wrap: wrap; gap: 0.5rem; }
   .head { border: 1px solid var(--_border); border-radius: 8px; padding: 0.3rem; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
   .head.off { border-style: dashed; }
+  /* the maps of a row line up whatever the lines of text above them (frames and heads stretched to the row) */
+  .group { display: flex; flex-direction: column; }
+  .group > .pair { flex: 1 1 auto; }
+  .pair .head { display: flex; flex-direction: column; align-items: flex-start; }
+  .pair .head mha-heatmap { margin-top: auto; }
   /* a switched-off head: its map in grey (the text keeps its full contrast), its switch struck through */
   .head.off mha-heatmap { filter: grayscale(1); }
   .maps-legend { display: none; align-items: center; gap: 0.3em; font-size: 0.75rem; margin: 0.3rem 0; flex-wrap: wrap; }
