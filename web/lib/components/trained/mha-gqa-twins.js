@@ -1,5 +1,5 @@
 import { LitElement, html, nothing } from 'lit';
-import { Task, initialState } from '@lit/task';
+import { Task, TaskStatus, initialState } from '@lit/task';
 import { kvCacheBytes, whenNear, downloadSizes, lazyPlaceholder } from './trained-shared.js';
 import { STALE } from './model-element.js';
 import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
@@ -103,7 +103,6 @@ export class MhaGqaTwins extends LitElement {
     loading: { type: String },
     scheme: { type: String },
     engine: { attribute: false },
-    rows: { state: true },
     error: { state: true },
     _phase: { state: true },
     _version: { state: true },
@@ -131,7 +130,6 @@ export class MhaGqaTwins extends LitElement {
     const view = this.render;
     this.render = () => html`${this._attrs.view()}${view.call(this)}`;
     this.engine = undefined;
-    this.rows = null;
     this.error = null;
     this._phase = 'idle';    // idle (waiting to be seen) → loading → ready
     this._version = 0;
@@ -143,11 +141,11 @@ export class MhaGqaTwins extends LitElement {
         this.engine, this._connection],
       task: ([key, engine], { signal }) => (key === null ? initialState : this._loadTwins(engine, signal)),
       onComplete: ({ twins, rows }) => {
+        // the generators are the element's to run and give back; the scores stay the task's value (rows)
         this._twins = twins;
-        this.rows = rows;
         this._phase = 'ready';
         this._restartAll();
-        this.dispatchEvent(new CustomEvent('mha-computed', { detail: { rows, verdict: this.verdict }, bubbles: true, composed: true }));
+        this.dispatchEvent(new CustomEvent('mha-computed', { detail: { rows, verdict: this._verdictOf(rows) }, bubbles: true, composed: true }));
       },
       onError: (e) => {
         if (e === STALE) return;
@@ -176,11 +174,20 @@ export class MhaGqaTwins extends LitElement {
     }));
   }
 
+  /** Every scored model (the twins task's value; null until the models are scored). */
+  get rows() {
+    return this._twinsTask.status === TaskStatus.COMPLETE ? this._twinsTask.value.rows : null;
+  }
+
   /** The sentences computed from `rows` (empty before they are measured). */
   get verdict() {
-    if (!this.rows) return [];
+    return this._verdictOf(this.rows);
+  }
+
+  _verdictOf(rows) {
+    if (!rows) return [];
     const chars = this._probes.reduce((a, t) => a + Array.from(t).length, 0);
-    return gqaVerdict(this.verdictRows, this._probes.length, chars, this._probesFrom ? `in ${this._probesFrom}` : 'in the files');
+    return gqaVerdict(this._verdictRowsOf(rows), this._probes.length, chars, this._probesFrom ? `in ${this._probesFrom}` : 'in the files');
   }
 
   /**
@@ -193,9 +200,13 @@ export class MhaGqaTwins extends LitElement {
    *   live: number|null, perToken: number, heldoutChars: number|null}>}
    */
   get verdictRows() {
-    if (!this.rows) return [];
-    const scored = new Map(this.rows.map((r) => [r.file, r]));
-    const shape = new Map(this.rows.map((r) => [r.kvHeads, r]));
+    return this._verdictRowsOf(this.rows);
+  }
+
+  _verdictRowsOf(rows) {
+    if (!rows) return [];
+    const scored = new Map(rows.map((r) => [r.file, r]));
+    const shape = new Map(rows.map((r) => [r.kvHeads, r]));
     return (this._list ?? []).flatMap((m) => {
       const r = scored.get(m.file);
       const like = r ?? shape.get(m.kvHeads);
@@ -287,7 +298,6 @@ export class MhaGqaTwins extends LitElement {
    */
   async _loadTwins(engine, signal) {
     this._releaseAll();
-    this.rows = null;
     this.error = null;
     this._phase = 'loading';
     const stale = () => { if (signal.aborted) throw STALE; };
@@ -410,21 +420,23 @@ export class MhaGqaTwins extends LitElement {
     }
     // one template whether the twins are loading or scored: the seed buttons stay the same nodes (and keep focus)
     const edit = (f) => (v) => { f(v); this._changed(); };
+    const loading = () => html`<p class="loading" role="status">Loading and scoring the twins…</p>`;
     return html`
       ${seedsView({
         seed: this._c.seed, seeds: this._seeds, bothSeeds: !!this.bothSeeds,
         onSeed: edit((s) => { this.seed = s; }), onBothSeeds: edit(() => { this.bothSeeds = !this.bothSeeds; }),
       })}
       ${this._announcer.view()}
-      ${!this.rows ? html`<p class="loading" role="status">Loading and scoring the twins…</p>` : html`
-      ${scoreView({ rows: this.rows, verdictRows: this.verdictRows, verdict: this.verdict, lead: verdictLead(this.verdictRows), seed: this._c.seed, bothSeeds: !!this.bothSeeds })}
+      ${this._twinsTask.render({ initial: loading, pending: loading, error: loading, complete: ({ rows }) => html`
+      ${scoreView({ rows, verdictRows: this._verdictRowsOf(rows), verdict: this._verdictOf(rows), lead: verdictLead(this._verdictRowsOf(rows)),
+        seed: this._c.seed, bothSeeds: !!this.bothSeeds })}
       ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
       ${generateView({
         field: this.prompt ?? '', prompt: this._prompt(), temperature: this._c.temperature, twins: this.twins,
         config: this._twins[0]?.lm.config ?? null, onPrompt: edit((p) => { this.prompt = p; }),
         onTemperature: edit((t) => { this.temperature = t; }), onStep: (n) => this.step(n), onRestart: () => this.restart(),
       })}
-      ${this._heads(edit)}`}`;
+      ${this._heads(edit)}` })}`;
   }
 
   /** The shown model's heads over the text it wrote (one full forward per model and text, kept while neither changes). */
