@@ -70,24 +70,20 @@ export class LayerConfig {
 }
 
 /**
- * The `onComplete` / `onError` of a demo element's @lit/task: a result is kept and announced with
- * `mha-computed` (detail: the result), an error kept and fired as `mha-error`.
- * @param {HTMLElement & {result: object|null, error: Error|null}} host
+ * The `onComplete` / `onError` of a demo element's @lit/task: a new result is announced with
+ * `mha-computed` (detail: the result), an error fired as `mha-error`. The result and the error
+ * themselves are the task's `value` and `error`, which the element reads (its `result`, `error`).
+ * @param {HTMLElement} host
  * @param {(r: object) => void} [onResult] extra work on a new result
  */
 export function taskHandlers(host, onResult = () => {}) {
   return {
     onComplete: (r) => {
       if (!r) return;
-      host.result = r;
-      host.error = null;
       onResult(r);
       host.dispatchEvent(new CustomEvent('mha-computed', { detail: r, bubbles: true, composed: true }));
     },
-    onError: (err) => {
-      host.error = err;
-      fireError(host, err);
-    },
+    onError: (err) => fireError(host, err),
   };
 }
 

@@ -134,8 +134,6 @@ export class MhaCausalMask extends LitElement {
     scheme: { type: String },
     tokens: { attribute: false },
     engine: { attribute: false },
-    result: { state: true },
-    error: { state: true },
     _head: { state: true },
   };
 
@@ -180,8 +178,6 @@ export class MhaCausalMask extends LitElement {
     this.scheme = 'viridis';
     this.tokens = undefined;
     this.engine = undefined;
-    this.result = null;
-    this.error = null;
     this._head = 0;
     // the sentences are read in place; a change of mask or head says their first line once it settles
     this._announcer = new Announcer(this);
@@ -210,6 +206,16 @@ export class MhaCausalMask extends LitElement {
       },
       ...taskHandlers(this, (r) => { if (this._head >= r.heads) this._head = 0; }),
     });
+  }
+
+  /** The last run: the task's value (null before the first run and after an engine error). */
+  get result() {
+    return this._task.value ?? null;
+  }
+
+  /** The engine's error, if the last run failed. */
+  get error() {
+    return this._task.error ?? null;
   }
 
   /** Parse the attributes; on success they become the configuration, else the last good one stays. */

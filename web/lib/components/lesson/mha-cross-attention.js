@@ -208,8 +208,6 @@ export class MhaCrossAttention extends LitElement {
     seedAttr: { type: String, attribute: 'seed' },
     scheme: { type: String },
     engine: { attribute: false },
-    result: { state: true },
-    error: { state: true },
   };
 
   static styles = [baseStyles, css`
@@ -252,8 +250,6 @@ export class MhaCrossAttention extends LitElement {
     this.seedAttr = undefined;
     this.scheme = 'viridis';
     this.engine = undefined;
-    this.result = null;
-    this.error = null;
     this._layer = new LayerConfig(this);   // the last valid configuration, the scheme, the attribute errors
     this._task = new Task(this, {
       args: () => [this._layer.key, this.engine],
@@ -281,6 +277,16 @@ export class MhaCrossAttention extends LitElement {
         this._shown = true;
       }),
     });
+  }
+
+  /** The last run: the task's value (null before the first run and after an engine error). */
+  get result() {
+    return this._task.value ?? null;
+  }
+
+  /** The engine's error, if the last run failed. */
+  get error() {
+    return this._task.error ?? null;
   }
 
   /** Parse the attributes; on success they become the configuration, else the last good one stays. */
