@@ -2,7 +2,7 @@
 // value or an MHAError INVALID_ARGUMENT naming the attribute, what is allowed and the value written.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { intAttr, numberAttr, enumAttr, headListAttr, tokensAttr, attrError, AttrGuard } from '../web/lib/components/base/attr-check.js';
+import { intAttr, numberAttr, enumAttr, schemeAttr, SCHEMES, headListAttr, tokensAttr, attrError, AttrGuard } from '../web/lib/components/base/attr-check.js';
 
 const err = (r) => { assert.ok(r.error, `expected an error, got ${JSON.stringify(r)}`); assert.equal(r.error.code, 'INVALID_ARGUMENT'); return r.error; };
 
@@ -31,6 +31,16 @@ test('enumAttr: exact words only', () => {
   assert.deepEqual(enumAttr('scheme', 'cividis', { dflt: 'viridis', values: ['viridis', 'cividis'] }), { value: 'cividis' });
   assert.equal(err(enumAttr('model', 'GPT-5', { dflt: 'a', values: ['a', 'b'] })).message, 'model: expected one of "a", "b", got "GPT-5"');
   err(enumAttr('scheme', 'VIRIDIS', { dflt: 'viridis', values: ['viridis', 'cividis'] }));
+});
+
+test('schemeAttr: the one parser of a heatmap\'s scheme, viridis by default', () => {
+  assert.deepEqual(SCHEMES, ['viridis', 'cividis']);
+  assert.deepEqual(schemeAttr(null), { value: 'viridis' });
+  assert.deepEqual(schemeAttr('cividis'), { value: 'cividis' });
+  const r = schemeAttr('magma');
+  assert.equal(r.dflt, 'viridis');
+  assert.equal(r.error.argument, 'scheme');
+  assert.equal(r.error.message, 'scheme: expected one of "viridis", "cividis", got "magma"');
 });
 
 test('headListAttr: 1-based layer:head pairs inside the model; one bad entry refuses the whole value', () => {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gqaVerdict, gqaFigures } from '../web/lib/components/logic/gqa-verdict.js';
+import { gqaVerdict, gqaFigures, verdictLead } from '../web/lib/components/logic/gqa-verdict.js';
 import { createMHA } from '../web/lib/src/index.js';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -109,4 +109,10 @@ test('made-up rows: within the spread is no cost; a gain is stated; without held
   assert.equal(single.length, 3);
   assert.match(single[1], /costs 0\.030 bits per character more than multi-head attention, on one seed: how much two seeds of one model differ is not measured here\./);
   assert.deepEqual(gqaVerdict(live.filter((r) => r.kvHeads === 8), 8, 768), ['Only models with 8 K/V heads are listed: nothing to compare.']);
+  // the sentence the element shows first: the judgement against seed noise, else the first
+  assert.match(noise[verdictLead(rows([2.60, 2.70], [2.62, 2.66], [2.63, 2.65]))], /^On the whole held-out set, no sharing cost more than seed noise/);
+  assert.equal(verdictLead(rows([2.60, 2.70], [2.62, 2.66], [2.63, 2.65])), 3);
+  assert.equal(verdictLead(live), 3);
+  assert.equal(verdictLead(live.filter((r) => r.seed === 0)), 0);
+  assert.equal(verdictLead(live.filter((r) => r.kvHeads === 8)), 0);
 });

@@ -78,6 +78,11 @@ test('<mha-cost-ledger> h with d_model fixed: projections stay, softmax and scor
   assert.equal(await cell(page, 'scores'), scores64 / 8);
   assert.equal(await cell(page, 'kv'), 2 * 80 * 4096 * 1 * 1024 * 2);      // g = 1, d_k = 1024: the same KV bytes
   assert.deepEqual((await page.evaluate(() => window.__changes)).at(-1), { model: 'LLaMA-2 70B', heads: 8, kvHeads: 1, context: 4096, batch: 1, dModel: 8192, layers: 80, dtypeBytes: 2 });
+  // the sentences are not a live region: one short line is announced once the choice settles
+  assert.equal(await page.locator('mha-cost-ledger [part="sentence"]').getAttribute('aria-live'), null);
+  const line = `LLaMA-2 70B, h = 8, g = 1, T = 4,096, B = 1: largest the weights (138.0 GB); ${await cellText(page, 'total')} in total.`;
+  await page.waitForFunction((t) => document.querySelector('mha-cost-ledger').shadowRoot.querySelector('[part="announcement"]').textContent === t,
+    line, { timeout: 5_000 });
   assert.equal(await page.locator('mha-cost-ledger').getAttribute('heads'), null, 'the author’s attributes are not rewritten');
   // the h table: one row per offered h, the current one marked
   const rows = await page.locator('mha-cost-ledger table[part="heads-table"] tbody tr').evaluateAll((trs) => trs.map((tr) => ({
@@ -186,6 +191,10 @@ test('<mha-kv-calculator> shows the model’s weights beside the cache, with a c
   await page.locator('mha-kv-calculator input[name="batch"]').fill('128');
   await page.waitForFunction(() => document.querySelector('mha-kv-calculator').bytes === 2 * 80 * 128 * 4096 * 8 * 128 * 2);
   assert.match(await page.locator('mha-kv-calculator [part="comparison"]').textContent(), /^The KV cache is 1\.2× the weights: at this context and batch the cache, not the weights/);
+  // the long result is not a live region: one short line is announced once the edit settles
+  assert.equal(await page.locator('mha-kv-calculator [part="result"]').getAttribute('aria-live'), null);
+  await page.waitForFunction(() => document.querySelector('mha-kv-calculator').shadowRoot.querySelector('[part="announcement"]').textContent
+    === 'LLaMA-2 70B, g = 8, T = 4,096, B = 128: 171.8 GB (160.0 GiB) of KV cache.', null, { timeout: 5_000 });
   // GPT-2 small at float32: 124,439,808 × 4 bytes
   await page.locator('mha-kv-calculator select[name="model"]').selectOption({ label: 'GPT-2 (small) (12 layers)' });
   await page.locator('mha-kv-calculator select[name="dtype"]').selectOption('4');

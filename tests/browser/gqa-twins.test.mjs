@@ -68,7 +68,10 @@ const shown = (page, sel) => page.evaluate((s) => {
       file: tr.dataset.file, kvHeads: Number(tr.dataset.kvHeads), seed: Number(tr.dataset.seed),
       perToken: Number(tr.dataset.perToken), live: Number(tr.dataset.live), cells: [...tr.querySelectorAll('td')].map((td) => td.textContent.trim()),
     })),
-    verdict: [...root.querySelectorAll('[part="verdict"] p:not(.hint)')].map((p) => p.textContent.replace(/\s+/g, ' ').trim()),
+    // in gqaVerdict's order (data-i): the judgement is shown first, the numbers behind it in a disclosure
+    verdict: [...root.querySelectorAll('[part="verdict"] p:not(.hint)')].sort((a, b) => a.dataset.i - b.dataset.i)
+      .map((p) => p.textContent.replace(/\s+/g, ' ').trim()),
+    verdictFirst: root.querySelector('[part="verdict"] > p')?.textContent.replace(/\s+/g, ' ').trim(),
     verdictWeights: [...root.querySelectorAll('[part="verdict"] p:not(.hint)')].map((p) => getComputedStyle(p).fontWeight),
     twins: [...root.querySelectorAll('.twin')].map((t) => ({
       kvHeads: Number(t.dataset.kvHeads), text: t.querySelector('.text').textContent,
@@ -135,6 +138,7 @@ function checkAgainstNode(got, want, seed) {
     assert.ok(s.includes(`costs ${f3(d)} bits per character more than multi-head attention ${bySeed}, ${(d / spread).toFixed(1)} times the ${f3(spread)} bits`), s);
   }
   assert.match(got.verdict[3], /^On the whole held-out set, both sharing schemes cost more than seed noise: grouped-query attention 0\.023 bits per character \(1\.5 times the seed spread\)/);
+  assert.equal(got.verdictFirst, got.verdict[3], 'the judgement is the sentence shown first');
   const page = got.verdict[4];
   assert.ok(page.startsWith(`On this page’s text, the ${want.probes.length} held-out passages stored in the files (${int(want.probes.reduce((a, t) => a + Array.from(t).length, 0))} characters)`), page);
   assert.ok(page.includes(`: ${gs.map((g) => f3(live(g))).join(', ')} bits per character for 8, 2, 1 K/V heads`), page);

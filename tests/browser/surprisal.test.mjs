@@ -147,6 +147,11 @@ test('keyboard: Tab to the strips, arrows move the readout; a text written twice
   });
   await page.waitForFunction(() => document.querySelector('mha-surprisal').measured?.text === 'Hello there. Hello there.');
   c = await read(page);
+  // the summary is not a live region: one short line with each copy's bits is announced
+  assert.equal(await page.evaluate(() => document.querySelector('mha-surprisal').shadowRoot.querySelector('[part="summary"]').getAttribute('aria-live')), null);
+  const said = `Copy 1: ${c.copyBits.first.toFixed(2)}, copy 2: ${c.copyBits.second.toFixed(2)} bits per character.`;
+  await page.waitForFunction((t) => document.querySelector('mha-surprisal').shadowRoot.querySelector('[part="announcement"]').textContent === t,
+    said, { timeout: 5_000 });
   assert.deepEqual([c.copies.n, c.copies.start2], [12, 13]);
   near(c.mean, c.apiLoss, 'mean');
   assert.equal(c.ablated, null);

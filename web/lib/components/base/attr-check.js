@@ -81,6 +81,18 @@ export function enumAttr(name, raw, { dflt, values }) {
   return { value: s };
 }
 
+/** The heatmaps' colour scales: the values of a `scheme` attribute (the first is the default). */
+export const SCHEMES = ['viridis', 'cividis'];
+
+/**
+ * The `scheme` attribute of an element that draws heatmaps: one of SCHEMES.
+ * @param {string|null|undefined} raw (absent → "viridis")
+ * @returns {{value: string}|{error: MHAError, dflt: string}}
+ */
+export function schemeAttr(raw) {
+  return enumAttr('scheme', raw, { dflt: SCHEMES[0], values: SCHEMES });
+}
+
 /**
  * A list of attention heads as `layer:head` pairs, 1-based as pages show them, separated by spaces
  * or commas ("2:1 2:3" = layer 2's heads 1 and 3). Every entry must be a pair within the model:

@@ -4,7 +4,7 @@
 // events, and the error paragraph.
 import { html, nothing } from 'lit';
 import { errorText } from '../base/shared.js';
-import { intAttr, attrError, enumAttr, fireError } from '../base/attr-check.js';
+import { intAttr, attrError, schemeAttr, fireError } from '../base/attr-check.js';
 
 /** Largest d_model a demo layer accepts (one DOM node per heatmap cell stays cheap). */
 export const MAX_D_MODEL = 128;
@@ -30,60 +30,72 @@ export function pickLayerAttrs(host, pick, errors, { dModel: dfltD, dModelMin })
 }
 
 /**
- * Ends an attribute pass: with no error so far `cfg` becomes the host's configuration (`_cfg`, and
- * `_cfgKey` changes only when it does), else the last valid one stays; `scheme` is parsed on its own
- * (a bad scheme keeps the configuration); `_attrErrors` holds the pass's errors and each changed set
- * of messages fires one mha-error per error.
- * @param {HTMLElement & {scheme?: string, _scheme?: string, _attrErrors: Error[], _cfg: object|null, _cfgKey: string, _shownErrors: string}} host
- * @param {Error[]} errors
- * @param {object} cfg the parsed configuration (its values, in order, are its key)
+ * A demo layer's configuration, kept by its element: the last valid one (`cfg`, whose `key` changes
+ * only when it does), the colour scheme, and the attribute errors of the last pass.
  */
-export function settleConfig(host, errors, cfg) {
-  const cfgOk = !errors.length;
-  const sc = enumAttr('scheme', host.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] });
-  if (sc.error) errors.push(sc.error); else host._scheme = sc.value;
-  host._attrErrors = errors;
-  if (cfgOk) {
-    const key = JSON.stringify(Object.values(cfg));
-    if (key !== host._cfgKey) { host._cfg = cfg; host._cfgKey = key; }
+export class LayerConfig {
+  /** @param {HTMLElement} host the element (its `mha-error` events) */
+  constructor(host) {
+    this.host = host;
+    /** @type {object|null} */ this.cfg = null;
+    this.key = '';
+    /** @type {'viridis'|'cividis'} */ this.scheme = 'viridis';
+    /** @type {Error[]} */ this.errors = [];
+    this._shown = '';
   }
-  const shown = errors.map((e) => e.message).join('\n');
-  if (shown !== host._shownErrors) {
-    host._shownErrors = shown;
-    for (const e of errors) fireError(host, e);
+
+  /**
+   * Ends an attribute pass: with no error so far `cfg` becomes the configuration, else the last valid
+   * one stays; `scheme` is parsed on its own (a bad scheme keeps the configuration); `errors` holds
+   * the pass's errors and each changed set of messages fires one mha-error per error.
+   * @param {Error[]} errors
+   * @param {object} cfg the parsed configuration (its values, in order, are its key)
+   * @param {string|undefined} scheme the host's `scheme` attribute
+   */
+  settle(errors, cfg, scheme) {
+    const cfgOk = !errors.length;
+    const sc = schemeAttr(scheme);
+    if (sc.error) errors.push(sc.error); else this.scheme = sc.value;
+    this.errors = errors;
+    if (cfgOk) {
+      const key = JSON.stringify(Object.values(cfg));
+      if (key !== this.key) { this.cfg = cfg; this.key = key; }
+    }
+    const shown = errors.map((e) => e.message).join('\n');
+    if (shown !== this._shown) {
+      this._shown = shown;
+      for (const e of errors) fireError(this.host, e);
+    }
   }
 }
 
 /**
- * The `onComplete` / `onError` of a demo element's @lit/task: a result is kept and announced with
- * `mha-computed` (detail: the result), an error kept and fired as `mha-error`.
- * @param {HTMLElement & {result: object|null, error: Error|null}} host
+ * The `onComplete` / `onError` of a demo element's @lit/task: a new result is announced with
+ * `mha-computed` (detail: the result), an error fired as `mha-error`. The result and the error
+ * themselves are the task's `value` and `error`, which the element reads (its `result`, `error`).
+ * @param {HTMLElement} host
  * @param {(r: object) => void} [onResult] extra work on a new result
  */
 export function taskHandlers(host, onResult = () => {}) {
   return {
     onComplete: (r) => {
       if (!r) return;
-      host.result = r;
-      host.error = null;
       onResult(r);
       host.dispatchEvent(new CustomEvent('mha-computed', { detail: r, bubbles: true, composed: true }));
     },
-    onError: (err) => {
-      host.error = err;
-      fireError(host, err);
-    },
+    onError: (err) => fireError(host, err),
   };
 }
 
 /**
  * The error paragraph: every attribute error and the engine's, and, when a result is still shown,
  * that it is the last valid settings'.
- * @param {{_attrErrors: Error[], error: Error|null}} host
+ * @param {Error[]} attrErrors the attribute errors (LayerConfig's `errors`)
+ * @param {Error|null} error the engine's
  * @param {object|null} r the result shown
  */
-export function errorsView(host, r) {
-  const errs = [...host._attrErrors, ...(host.error ? [host.error] : [])];
+export function errorsView(attrErrors, error, r) {
+  const errs = [...attrErrors, ...(error ? [error] : [])];
   if (!errs.length) return nothing;
-  return html`<p class="error" part="error" role="alert">${errs.map((e, i) => html`${i ? html`<br>` : nothing}${errorText(e)}`)}${host._attrErrors.length && r ? html`<br>Showing the last valid settings.` : nothing}</p>`;
+  return html`<p class="error" part="error" role="alert">${errs.map((e, i) => html`${i ? html`<br>` : nothing}${errorText(e)}`)}${attrErrors.length && r ? html`<br>Showing the last valid settings.` : nothing}</p>`;
 }

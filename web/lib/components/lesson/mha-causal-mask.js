@@ -2,7 +2,7 @@ import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
 import { baseStyles, taskEngine, seededMatrix, toHeads, fmt } from '../base/shared.js';
 import { tokensAttr, tokensProp } from '../base/attr-check.js';
-import { pickLayerAttrs, settleConfig, taskHandlers, errorsView } from './demo-layer.js';
+import { pickLayerAttrs, LayerConfig, taskHandlers, errorsView } from './demo-layer.js';
 import '../views/mha-heads.js';
 import { ScrollCue } from '../base/scroll-cue.js';
 import { radioKeys } from '../base/choice.js';
@@ -134,10 +134,7 @@ export class MhaCausalMask extends LitElement {
     scheme: { type: String },
     tokens: { attribute: false },
     engine: { attribute: false },
-    result: { state: true },
-    error: { state: true },
     _head: { state: true },
-    _attrErrors: { state: true },
   };
 
   static styles = [baseStyles, css`
@@ -181,20 +178,15 @@ export class MhaCausalMask extends LitElement {
     this.scheme = 'viridis';
     this.tokens = undefined;
     this.engine = undefined;
-    this.result = null;
-    this.error = null;
     this._head = 0;
     // the sentences are read in place; a change of mask or head says their first line once it settles
     this._announcer = new Announcer(this);
-    this._attrErrors = [];
-    this._cfg = null;
-    this._cfgKey = '';
-    this._shownErrors = '';
+    this._layer = new LayerConfig(this);   // the last valid configuration, the scheme, the attribute errors
     this._task = new Task(this, {
-      args: () => [this._cfgKey, !!this.causal, this.engine],
+      args: () => [this._layer.key, !!this.causal, this.engine],
       task: async ([key, causal, engine], { signal }) => {
         if (!key) return null;
-        const cfg = this._cfg;
+        const cfg = this._layer.cfg;
         const mha = await taskEngine(engine, signal);
         const { x, weights } = causalMaskInputs({ T: cfg.tokens.length, dModel: cfg.dModel, seed: cfg.seed });
         const layer = mha.createLayer({ dModel: cfg.dModel, numHeads: cfg.heads, bias: false, weights });
@@ -216,6 +208,16 @@ export class MhaCausalMask extends LitElement {
     });
   }
 
+  /** The last run: the task's value (null before the first run and after an engine error). */
+  get result() {
+    return this._task.value ?? null;
+  }
+
+  /** The engine's error, if the last run failed. */
+  get error() {
+    return this._task.error ?? null;
+  }
+
   /** Parse the attributes; on success they become the configuration, else the last good one stays. */
   willUpdate() {
     const errors = [];
@@ -224,7 +226,7 @@ export class MhaCausalMask extends LitElement {
       fallback: tokensAttr('text', this.text, { dflt: CAUSAL_DEFAULT_TEXT.split(' '), max: CAUSAL_MAX_TOKENS }), max: CAUSAL_MAX_TOKENS,
     }));
     const { dModel, heads, seed } = pickLayerAttrs(this, pick, errors, { dModel: 16, dModelMin: 1 });
-    settleConfig(this, errors, { tokens, dModel, heads, seed });
+    this._layer.settle(errors, { tokens, dModel, heads, seed }, this.scheme);
   }
 
   /** Switch the causal mask on or off (as the toggle button does) and re-run the engine. */
@@ -281,14 +283,14 @@ export class MhaCausalMask extends LitElement {
             part="head-button" data-head=${i} role="radio" aria-checked=${i === this._head ? 'true' : 'false'} tabindex=${i === this._head ? 0 : -1}
             @click=${() => { this._head = i; this._announceFirst(); }}>head ${i + 1}</button>`)}</span>` : nothing}
       </div>
-      ${errorsView(this, r)}
+      ${errorsView(this._layer.errors, this.error, r)}
       ${this._announcer.view()}
       ${r ? html`
-        ${this._details(r, html`<mha-heads part="heads" .weights=${r.weights} .tokens=${r.tokens} .dK=${r.dK} scheme=${this._scheme ?? 'viridis'}></mha-heads>`)}
+        ${this._details(r, html`<mha-heads part="heads" .weights=${r.weights} .tokens=${r.tokens} .dK=${r.dK} scheme=${this._layer.scheme}></mha-heads>`)}
         <div class="explain" part="explain">${causalSentences(r.heads3[this._head], r.tokens, r.causal, this._head).map((s) => html`<p>${s}</p>`)}</div>
         <p class="note">One self-attention layer, d<sub>model</sub> = ${r.dModel}, h = ${r.heads}, d<sub>k</sub> = ${r.dK}, computed by the wasm engine with <code>causal: ${r.causal}</code>.
           X and the weights are seeded random (seed ${r.seed}), not trained: the pattern inside the triangle is arbitrary, the triangle is the mask.</p>`
-        : this._attrErrors.length || this.error ? nothing : html`<p class="loading">Loading the engine…</p>`}`;
+        : this._layer.errors.length || this.error ? nothing : html`<p class="loading">Loading the engine…</p>`}`;
   }
 }
 

@@ -5,6 +5,7 @@ import { AttrGuard, intAttr, numberAttr, enumAttr } from '../base/attr-check.js'
 import { DECODERS } from '../logic/models-data.js';
 import { costLedger, bytesText, flopsText, memorySentence, flopsSentence, LEDGER_LIMITS, headChoices, kvFor, ledgerByHeads } from '../logic/cost-ledger.js';
 import { ScrollCue } from '../base/scroll-cue.js';
+import { Announcer } from '../base/announce.js';
 
 const CUSTOM = 'none';
 
@@ -77,7 +78,8 @@ const ATTRS = [
  * @csspart form - The controls.
  * @csspart control - Each select and input.
  * @csspart ledger - The ledger table.
- * @csspart sentence - The computed comparison sentences.
+ * @csspart sentence - The computed comparison sentences, read in place.
+ * @csspart announcement - The visually hidden line announced once a choice settles (the largest memory item, the total FLOPs).
  * @csspart heads-table - The table of the same layer at every h.
  * @csspart input-error - The message of a refused typed number.
  * @csspart error - An attribute or engine error.
@@ -148,6 +150,8 @@ export class MhaCostLedger extends LitElement {
   constructor() {
     super();
     new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
+    // the ledger and its sentences are read where they are; a choice says one short line once it settles
+    this._announcer = new Announcer(this);
     this.model = undefined;
     this.heads = undefined;
     this.kvHeads = undefined;
@@ -230,6 +234,15 @@ export class MhaCostLedger extends LitElement {
     this._ui = { ...this._ui, ...patch };
     // the detail: the configuration the ledger will now use
     const c = this._resolve();
+    this._announcer.say(() => {
+      const r = this.result;
+      if (!r) return '';
+      const k = r.config;
+      const [big] = [['the weights', r.weights.bytes], ['the KV cache', r.kvCache.bytes], ["one layer's scores", r.scores.bytesPerLayer]]
+        .sort((a, b) => b[1] - a[1]);
+      return `${k.name}, h = ${k.heads}, g = ${k.kvHeads}, T = ${int(k.context)}, B = ${int(k.batch)}: largest ${big[0]} (${
+        bytesText(big[1])}); ${flopsText(r.flops.total)} in total.`;
+    });
     this.dispatchEvent(new CustomEvent('change', {
       detail: { model: c.name, heads: c.heads, kvHeads: c.kvHeads, context: c.context, batch: c.batch, dModel: c.dModel, layers: c.layers, dtypeBytes: c.dtypeBytes },
       bubbles: true, composed: true,
@@ -329,7 +342,7 @@ export class MhaCostLedger extends LitElement {
         </tbody>
       </table>
     </div>
-    <div class="sentence" part="sentence" aria-live="polite">
+    <div class="sentence" part="sentence">
       <p data-k="memory-sentence">${memorySentence(r)}</p>
       <p data-k="flops-sentence">${flopsSentence(r)}</p>
     </div>
@@ -364,6 +377,7 @@ export class MhaCostLedger extends LitElement {
     return html`
       ${c ? this._controls(c) : nothing}
       <div role="status" aria-live="polite">${this._inputError ? html`<p class="error" part="input-error">${this._inputError}</p>` : nothing}</div>
+      ${this._announcer.view()}
       ${this._attrs.view()}
       ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
       ${r && !this.error ? html`${this._ledger(r)}${this._headsTable(r)}`

@@ -2,7 +2,7 @@ import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
 import { baseStyles, taskEngine, seededMatrix, toHeads, fmt } from '../base/shared.js';
 import { tokensAttr } from '../base/attr-check.js';
-import { pickLayerAttrs, settleConfig, taskHandlers, errorsView } from './demo-layer.js';
+import { pickLayerAttrs, LayerConfig, taskHandlers, errorsView } from './demo-layer.js';
 import { shapeText } from '../views/mha-passport.js';
 import '../views/mha-heads.js';
 import { ScrollCue } from '../base/scroll-cue.js';
@@ -208,9 +208,6 @@ export class MhaCrossAttention extends LitElement {
     seedAttr: { type: String, attribute: 'seed' },
     scheme: { type: String },
     engine: { attribute: false },
-    result: { state: true },
-    error: { state: true },
-    _attrErrors: { state: true },
   };
 
   static styles = [baseStyles, css`
@@ -253,17 +250,12 @@ export class MhaCrossAttention extends LitElement {
     this.seedAttr = undefined;
     this.scheme = 'viridis';
     this.engine = undefined;
-    this.result = null;
-    this.error = null;
-    this._attrErrors = [];
-    this._cfg = null;
-    this._cfgKey = '';
-    this._shownErrors = '';
+    this._layer = new LayerConfig(this);   // the last valid configuration, the scheme, the attribute errors
     this._task = new Task(this, {
-      args: () => [this._cfgKey, this.engine],
+      args: () => [this._layer.key, this.engine],
       task: async ([key, engine], { signal }) => {
         if (!key) return null;
-        const cfg = this._cfg;
+        const cfg = this._layer.cfg;
         const mha = await taskEngine(engine, signal);
         const inp = crossAttentionInputs(cfg);
         const { dModel: d, heads: h } = cfg;
@@ -287,6 +279,16 @@ export class MhaCrossAttention extends LitElement {
     });
   }
 
+  /** The last run: the task's value (null before the first run and after an engine error). */
+  get result() {
+    return this._task.value ?? null;
+  }
+
+  /** The engine's error, if the last run failed. */
+  get error() {
+    return this._task.error ?? null;
+  }
+
   /** Parse the attributes; on success they become the configuration, else the last good one stays. */
   willUpdate() {
     const errors = [];
@@ -294,7 +296,7 @@ export class MhaCrossAttention extends LitElement {
     const source = pick(tokensAttr('source', this.source, { dflt: CROSS_DEFAULT_SOURCE.split(' '), max: CROSS_MAX_TOKENS }));
     const target = pick(tokensAttr('target', this.target, { dflt: CROSS_DEFAULT_TARGET.split(' '), max: CROSS_MAX_TOKENS }));
     const { dModel, heads, seed } = pickLayerAttrs(this, pick, errors, { dModel: 32, dModelMin: 2 });
-    settleConfig(this, errors, { source, target, dModel, heads, seed });
+    this._layer.settle(errors, { source, target, dModel, heads, seed }, this.scheme);
   }
 
   _shapes(r) {
@@ -324,11 +326,11 @@ export class MhaCrossAttention extends LitElement {
       <p class="hand">The embeddings and head 1's W<sub>Q</sub>, W<sub>K</sub> are <strong>hand-set to align meanings, not trained</strong>:
         a word and its translation share a "meaning" dimension, and head 1 compares only those dimensions.
         ${r && r.heads > 1 ? 'The other heads keep seeded random weights, for contrast.' : nothing}</p>
-      ${errorsView(this, r)}
+      ${errorsView(this._layer.errors, this.error, r)}
       ${this._announcer.view()}
       ${r ? html`
         <div class="side">
-        <div class="maps"><mha-heads part="heads" .weights=${r.weights} .tokens=${r.target} .keyTokens=${r.source} .dK=${r.dK} .headNames=${names} scheme=${this._scheme ?? 'viridis'}></mha-heads>
+        <div class="maps"><mha-heads part="heads" .weights=${r.weights} .tokens=${r.target} .keyTokens=${r.source} .dK=${r.dK} .headNames=${names} scheme=${this._layer.scheme}></mha-heads>
         <p class="note">Rows: target (decoder) tokens, the queries. Columns: source (encoder) tokens, the keys and values. ${r.target.length} × ${r.source.length}: not square, and no mask.</p></div>
         <div class="explain" part="explain">
           <p>Head 1, where each target word looks:</p>
@@ -340,7 +342,7 @@ export class MhaCrossAttention extends LitElement {
         <p class="note">In an encoder–decoder Transformer, this is the decoder's cross-attention: its queries come from the decoder's tokens,
           its keys and values from the encoder's outputs over the source, and no mask is needed because the whole source is known.
           The source attends to itself in the encoder (self-attention); the decoder's own self-attention is causal.</p>`
-        : this._attrErrors.length || this.error ? nothing : html`<p class="loading">Loading the engine…</p>`}`;
+        : this._layer.errors.length || this.error ? nothing : html`<p class="loading">Loading the engine…</p>`}`;
   }
 }
 

@@ -72,8 +72,6 @@ export class MhaFlashAttention extends LitElement {
     x: { attribute: false },
     engine: { attribute: false },
     step: { type: Number, attribute: false },
-    replay: { state: true },
-    error: { state: true },
     _playing: { state: true },
   };
 
@@ -104,15 +102,15 @@ export class MhaFlashAttention extends LitElement {
     this.x = X0;
     this.engine = undefined;
     this.step = 0;
-    this.replay = null;
-    this.error = null;
     this._playing = false;
     this._timer = null;
     this._attrs = new AttrGuard(this);
     this._h = 0;
     this._b = 1;
-    this._heads = null;
+    this._replayed = null;   // the replay of the task's heads for the head and tile size it was made for
     this._stepper = new StepperLink(this);
+    // the engine's Q, K, V and output of every head: the task's value, drawn with Task.render; the
+    // replay of the chosen head and tile size is made from it (`replay`)
     this._task = new Task(this, {
       args: () => [this.x, this.engine],
       task: async ([x, engine], { signal }) => {
@@ -127,17 +125,10 @@ export class MhaFlashAttention extends LitElement {
         }
       },
       onComplete: ({ X, heads }) => {
-        this._heads = heads;
-        this.error = null;
-        this._replay();
+        this.step = Math.min(this.step, this._replayOf({ heads }).tiles.length);
         this.dispatchEvent(new CustomEvent('mha-computed', { detail: { x: X, heads }, bubbles: true, composed: true }));
       },
-      onError: (err) => {
-        this._heads = null;
-        this.replay = null;
-        this.error = err;
-        fireError(this, err);
-      },
+      onError: (err) => fireError(this, err),
     });
   }
 
@@ -157,19 +148,32 @@ export class MhaFlashAttention extends LitElement {
     if (h !== this._h || b !== this._b) {
       this._h = h;
       this._b = b;
-      this._replay();
+      if (this.replay) this.step = Math.min(this.step, this.replay.tiles.length);
     }
   }
 
-  /** The replay of the current head and tile size on the engine's Q, K, V; the step kept in range. */
-  _replay() {
-    if (!this._heads) return;
-    const hd = this._heads[this._h];
+  /** The replay of the chosen head and tile size on the engine's last Q, K, V (null before them and after an error). */
+  get replay() {
+    const v = this._task.value;
+    return v ? this._replayOf(v) : null;
+  }
+
+  /** The engine's error, if the last computation failed. */
+  get error() {
+    return this._task.error ?? null;
+  }
+
+  /** The replay of the chosen head and tile size on `heads` (made once per heads, head and tile size). */
+  _replayOf({ heads }) {
+    const m = this._replayed;
+    if (m && m.heads === heads && m.h === this._h && m.b === this._b) return m.replay;
+    const hd = heads[this._h];
     const r = onlineSoftmax(hd.q, hd.k, hd.v, this._b);
     let maxDiff = 0;
     r.output.forEach((row, i) => row.forEach((v, c) => { maxDiff = Math.max(maxDiff, Math.abs(v - hd.output[i][c])); }));
-    this.replay = { ...r, reference: hd.output, maxDiff, head: this._h, tileSize: this._b };
-    this.step = Math.min(this.step, r.tiles.length);
+    const replay = { ...r, reference: hd.output, maxDiff, head: this._h, tileSize: this._b };
+    this._replayed = { heads, h: this._h, b: this._b, replay };
+    return replay;
   }
 
   /** Moves to tile count `s` (clamped) and tells listeners. */
@@ -304,11 +308,19 @@ export class MhaFlashAttention extends LitElement {
   }
 
   render() {
-    const attrs = this._attrs.view();
-    if (this.error) return html`${attrs}<p class="error" part="error" role="alert">${errorText(this.error)}</p>`;
-    const r = this.replay;
-    if (!r) return html`${attrs}<p class="loading">Computing with the engine…</p>`;
-    return html`${attrs}
+    const loading = () => html`<p class="loading">Computing with the engine…</p>`;
+    const view = (v) => (v ? this._view(this._replayOf(v)) : loading());
+    return html`${this._attrs.view()}${this._task.render({
+      initial: loading,
+      // a new X keeps the last replay until the engine's new Q, K, V arrive
+      pending: () => view(this._task.value),
+      complete: view,
+      error: (e) => html`<p class="error" part="error" role="alert">${errorText(e)}</p>`,
+    })}`;
+  }
+
+  _view(r) {
+    return html`
       ${this._controls(r.tiles.length)}
       <p class="status" part="status" role="status" aria-live="polite">${this._status(r)}</p>
       ${this._table(r)}

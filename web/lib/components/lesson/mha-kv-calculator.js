@@ -7,6 +7,7 @@ import { modelParams } from '../logic/cost-ledger.js';
 import '../views/mha-passport.js';
 import { kvCacheFactors, kvCacheSize, contextNote } from '../logic/kv-cache.js';
 import { ScrollCue } from '../base/scroll-cue.js';
+import { Announcer } from '../base/announce.js';
 
 const DTYPES = [[4, 'float32 (4 bytes)'], [2, 'float16 / bfloat16 (2 bytes)'], [1, 'int8 (1 byte)']];
 const MAX_CONTEXT = 1048576;
@@ -94,7 +95,8 @@ export function weightsSentence(r) {
  *
  * @csspart form - The controls.
  * @csspart control - Each select and input.
- * @csspart result - The result box (with `data-bytes`).
+ * @csspart result - The result box (with `data-bytes`), read in place.
+ * @csspart announcement - The visually hidden line announced once a choice settles (model, g, T, B and the size).
  * @csspart formula - The formula with the numbers filled in.
  * @csspart bytes - The size in bytes, in words.
  * @csspart weights - The model's weight bytes at the same dtype.
@@ -133,6 +135,8 @@ export class MhaKvCalculator extends LitElement {
   constructor() {
     super();
     new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
+    // the result is read where it is; a choice says one short line with the size once it settles
+    this._announcer = new Announcer(this);
     this.model = 'LLaMA-2 70B';
     /** @type {number|string|undefined} */ this.kvHeads = undefined;
     /** @type {number|string|undefined} */ this.context = undefined;   // the model's own context
@@ -208,6 +212,10 @@ export class MhaKvCalculator extends LitElement {
 
   _changed() {
     const c = this._c;
+    this._announcer.say(() => {
+      const r = this.result;
+      return r ? `${r.model.name}, g = ${r.g}, T = ${int(r.T)}, B = ${int(r.B)}: ${formatBytes(r.bytes)} of KV cache.` : '';
+    });
     this.dispatchEvent(new CustomEvent('change', {
       detail: { model: c.model?.name, kvHeads: c.g, context: c.T, batch: c.B, dtypeBytes: c.bytesPer },
       bubbles: true, composed: true,
@@ -277,7 +285,8 @@ export class MhaKvCalculator extends LitElement {
       </form>
       <div role="status" aria-live="polite">${this._inputError ? html`<p class="error" part="input-error">${this._inputError}</p>` : nothing}</div>
       ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
-      <div class="result" part="result" data-bytes=${r ? String(r.bytes) : ''} aria-live="polite">
+      ${this._announcer.view()}
+      <div class="result" part="result" data-bytes=${r ? String(r.bytes) : ''}>
         ${r ? html`
           <div class="tex" part="formula" tabindex="0" role="region" aria-label="KV cache formula with the numbers">${kvFormula(r)}</div>
           <p><strong part="bytes" class="bytes" data-bytes=${String(r.bytes)}>${formatBytes(r.bytes)}</strong> of KV cache for ${r.model.name}

@@ -35,8 +35,6 @@ export class MhaModelTable extends LitElement {
     caption: { type: String },
     models: { attribute: false },
     engine: { attribute: false },
-    rows: { state: true },
-    error: { state: true },
   };
 
   static styles = [baseStyles, css`
@@ -57,8 +55,7 @@ export class MhaModelTable extends LitElement {
     this.caption = 'Attention configuration of well-known models (one attention block)';
     this.models = MODELS;
     this.engine = undefined;
-    this.rows = null;
-    this.error = null;
+    // the rows are the task's value: rendered with Task.render, read through `rows` and `error`
     this._task = new Task(this, {
       args: () => [this.models, this.engine],
       task: async ([models, engine], { signal }) => {
@@ -77,27 +74,42 @@ export class MhaModelTable extends LitElement {
         });
       },
       onComplete: (rows) => {
-        this.rows = rows;
-        this.error = null;
         this.dispatchEvent(new CustomEvent('mha-computed', { detail: { rows }, bubbles: true, composed: true }));
       },
       onError: (err) => {
-        this.rows = null;
-        this.error = err;
         this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: err }, bubbles: true, composed: true }));
       },
     });
   }
 
+  /** The computed rows (the task's last value; null before the first and after an error). */
+  get rows() {
+    return this._task.value ?? null;
+  }
+
+  /** The engine's error, if the last computation failed. */
+  get error() {
+    return this._task.error ?? null;
+  }
+
   render() {
-    if (this.error) return html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>`;
-    if (!this.rows) return html`<p class="loading">Computing with the engine…</p>`;
+    const loading = () => html`<p class="loading">Computing with the engine…</p>`;
+    return this._task.render({
+      initial: loading,
+      // a new computation keeps the last table until its rows arrive
+      pending: () => (this.rows ? this._table(this.rows) : loading()),
+      complete: (rows) => this._table(rows),
+      error: (e) => html`<p class="error" part="error" role="alert">${errorText(e)}</p>`,
+    });
+  }
+
+  _table(rows) {
     return html`<div class="scroll" tabindex="0" role="region" aria-label=${this.caption}>
       <table part="table">
         <caption part="caption">${this.caption}</caption>
         <thead><tr><th scope="col">model</th><th scope="col">d<sub>model</sub></th><th scope="col">heads h</th>
           <th scope="col">K/V heads</th><th scope="col">d<sub>k</sub></th><th scope="col">W<sub>Q,K,V,O</sub> parameters</th></tr></thead>
-        <tbody>${this.rows.map((r) => html`<tr data-model=${r.name}>
+        <tbody>${rows.map((r) => html`<tr data-model=${r.name}>
           <th scope="row">${r.name}</th><td>${int(r.dModel)}</td><td>${r.heads}</td>
           <td>${r.kvHeads === r.heads ? `${r.kvHeads} (MHA)` : `${r.kvHeads} (GQA)`}</td>
           ${r.error

@@ -55,8 +55,6 @@ export class MhaWoMix extends LitElement {
     feature: { converter: rawAttr },
     x: { attribute: false },
     engine: { attribute: false },
-    contributions: { state: true },
-    error: { state: true },
   };
 
   static styles = [baseStyles, matrixStyles, css`
@@ -73,12 +71,12 @@ export class MhaWoMix extends LitElement {
     /** @type {number|string} */ this.feature = 1;
     this.x = X0;
     this.engine = undefined;
-    this.contributions = null;
-    this.error = null;
     this._attrs = new AttrGuard(this);
     this._p = 0;
     this._f = 1;
     this._stepper = new StepperLink(this);
+    // every person's output rows from each head alone and the whole layer: the task's value, drawn with
+    // Task.render; `contributions` picks the shown person's
     this._task = new Task(this, {
       args: () => [this.x, this.engine],
       task: async ([x, engine], { signal }) => {
@@ -96,30 +94,23 @@ export class MhaWoMix extends LitElement {
         return { X, rows };
       },
       onComplete: ({ X, rows }) => {
-        this._all = rows;
-        this.error = null;
-        this.contributions = this._pick();
         this.dispatchEvent(new CustomEvent('mha-computed', {
-          detail: { x: X, contributions: this.contributions }, bubbles: true, composed: true,
+          detail: { x: X, contributions: pick(rows, this._p) }, bubbles: true, composed: true,
         }));
       },
-      onError: (err) => {
-        this._all = null;
-        this.contributions = null;
-        this.error = err;
-        fireError(this, err);
-      },
+      onError: (err) => fireError(this, err),
     });
   }
 
-  get _person() { return this._p; }
-  get _feature() { return this._f; }
+  /** The shown person's output row from each head alone and from the whole layer (null before the first result and after an error). */
+  get contributions() {
+    const rows = this._task.value?.rows;
+    return rows ? pick(rows, this._p) : null;
+  }
 
-  _pick() {
-    if (!this._all) return null;
-    const p = this._person;
-    this._pickedFor = p;
-    return { heads: [this._all[0][p].slice(), this._all[1][p].slice()], full: this._all[2][p].slice() };
+  /** The engine's error, if the last computation failed. */
+  get error() {
+    return this._task.error ?? null;
   }
 
   willUpdate(changed) {
@@ -130,17 +121,24 @@ export class MhaWoMix extends LitElement {
     this._p = g.take('person', intAttr('person', this.person, { dflt: 0, min: 0, max: PEOPLE.length - 1 }));
     this._f = g.take('feature', intAttr('feature', this.feature, { dflt: 1, min: 0, max: FEATURES.length - 1 }));
     g.end();
-    if (this._all && (!this.contributions || this._pickedFor !== this._p)) this.contributions = this._pick();
   }
 
   render() {
-    const attrs = this._attrs.view();
-    if (this.error) return html`${attrs}<p class="error" part="error" role="alert">${errorText(this.error)}</p>`;
-    const k = this.contributions;
-    if (!k) return html`${attrs}<p class="loading">Computing with the engine…</p>`;
-    const p = this._person, f = this._feature;
+    const loading = () => html`<p class="loading">Computing with the engine…</p>`;
+    const table = (v) => (v ? this._table(pick(v.rows, this._p)) : loading());
+    return html`${this._attrs.view()}${this._task.render({
+      initial: loading,
+      // a new X keeps the last table until its rows arrive
+      pending: () => table(this._task.value),
+      complete: table,
+      error: (e) => html`<p class="error" part="error" role="alert">${errorText(e)}</p>`,
+    })}`;
+  }
+
+  _table(k) {
+    const p = this._p, f = this._f;
     const rows = HEADS.map((h, i) => `from head ${i + 1} (${h.name}) only`).concat('full layer');
-    return html`${attrs}
+    return html`
       <div class="scroll" tabindex="0" role="region" aria-label=${`${PEOPLE[p]}'s output, split by head`}>
         ${matrixTable({ caption: `${PEOPLE[p]}'s output, split by head`, rows, cols: FEATURES,
           values: [...k.heads, k.full], kind: 'result', part: 'table' })}
@@ -149,6 +147,11 @@ export class MhaWoMix extends LitElement {
         + ${fmt(k.heads[1][f])} from the ${HEADS[1].name} head = <strong>${fmt(k.full[f])}</strong>.
         Neither head alone explains the final number.</p>`;
   }
+}
+
+/** Person p's output row from each head alone (`heads`) and from the whole layer (`full`), out of every person's `rows`. */
+function pick(rows, p) {
+  return { heads: [rows[0][p].slice(), rows[1][p].slice()], full: rows[2][p].slice() };
 }
 
 customElements.get('mha-wo-mix') || customElements.define('mha-wo-mix', MhaWoMix);

@@ -89,6 +89,25 @@ const pairedText = (j) => (j.paired.length > 1 ? ` (${j.paired.map(([s, d]) => `
 const variantName = (g, h) => (g === 1 ? `Multi-query attention (1 K/V head for all ${h} query heads)`
   : `Grouped-query attention (${g} K/V heads, ${h / g} query heads each)`);
 
+/** The two figures of the twins and the one the verdict judges (the whole held-out set's when it lists two variants). */
+function judgedFigures(rows) {
+  const whole = gqaFigures(rows, 'heldoutBpc');
+  const page = gqaFigures(rows, 'live');
+  return { whole, page, main: whole.gs.length >= 2 ? whole : page };
+}
+
+/**
+ * Which of gqaVerdict's sentences carries the judgement: the one that weighs every sharing scheme
+ * against seed noise when the seeds' spread is known (after the means and one sentence per scheme),
+ * else the first.
+ * @param {Array<object>} rows the rows gqaVerdict is given
+ * @returns {number} an index into gqaVerdict(rows, …)
+ */
+export function verdictLead(rows) {
+  const { main } = judgedFigures(rows);
+  return main.gs.length >= 2 && main.spread !== null ? main.gs.length : 0;
+}
+
 /**
  * The sentences that say what sharing keys and values cost in the grouped-query twins, made from
  * the numbers:
@@ -113,9 +132,7 @@ const variantName = (g, h) => (g === 1 ? `Multi-query attention (1 K/V head for 
  * @returns {string[]} sentences
  */
 export function gqaVerdict(rows, passages, chars, where = 'in the files') {
-  const whole = gqaFigures(rows, 'heldoutBpc');
-  const page = gqaFigures(rows, 'live');
-  const main = whole.gs.length >= 2 ? whole : page;
+  const { whole, page, main } = judgedFigures(rows);
   if (main.gs.length < 2) return [nothingToCompare(whole.gs.length ? whole : page)];
   const onWhole = main === whole;
   const h = main.h;

@@ -1,9 +1,10 @@
-// The drawing of <mha-gqa-story> (mha-gqa-story.js): its styles and the parts of its view, as
-// functions of the element (its loaded model, cache and measurements); the numbers and sentences
-// come from ../logic/gqa-story.js.
+// The drawing of <mha-gqa-story> (mha-gqa-story.js): its styles and the parts of its view, each a
+// function of what it draws (the model's config, the cache's bytes, the attention and the
+// measurements), handed in by the element with the callbacks of its buttons; the numbers and
+// sentences come from ../logic/gqa-story.js.
 import { html, css, nothing } from 'lit';
 import { TYPE_THRESHOLD, BROAD_THRESHOLD, INDUCTION_MIN_SPAN } from '../../src/index.js';
-import { trainedStyles, SCORE_OF, f2, bytesFormula, kvGroups, kvGroupStyles } from './trained-shared.js';
+import { trainedStyles, SCORE_OF, f2, bytesFormula, kvGroups, kvGroupStyles, mapCell, mapsLegend } from './trained-shared.js';
 import { showPiece, SHORT, describeHeads, explainCopying } from '../logic/gqa-story.js';
 import { int } from '../base/shared.js';
 import { scrollCueStyles } from '../base/scroll-cue.js';
@@ -12,6 +13,24 @@ import { radioKeys } from '../base/choice.js';
 /** Styles of <mha-gqa-story>. */
 export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     :host { container-type: inline-size; }
+    /* wide: the story beside its KV cache; the shown layer's heads in one row, maps of about 100 px */
+    @container (min-width: 800px) {
+      .story { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 0 1.2rem; align-items: start; }
+      .story .cache { margin-top: 0.5rem; }
+      .story .layers { margin-top: 0.6rem; }
+      .groups { flex-wrap: nowrap; gap: 0.3rem; }
+      .groups .group { flex: 1 1 0; padding: 0.1rem 0.15rem 0.2rem; }
+      .groups .group legend { font-size: 0.75rem; }
+      .groups .pair { flex-wrap: nowrap; gap: 0.25rem; }
+      .groups .head { flex: 1 1 0; min-width: 0; padding: 0.1rem; }
+      /* cells of a pixel or two read as one picture: the gaps between them are not cut out */
+      .groups .head mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; }
+      .groups .head mha-heatmap::part(legend) { font-size: 0.6rem; gap: 0.2em; }
+      .groups .head mha-heatmap::part(table) { font-size: 0.75rem; }
+      .groups button[role='switch'] { font-size: 0.72rem; padding: 0.1rem 0.25rem; }
+      .groups .scores { font-size: 0.68rem; }
+    }
+    .rule summary { cursor: pointer; color: var(--_muted); font-size: 0.9em; }
     .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.6rem 0; }
     .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
     .text { font-family: var(--_mono); white-space: pre-wrap; overflow-wrap: anywhere; background: var(--_surface);
@@ -23,12 +42,16 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     .big { font-weight: 700; font-variant-numeric: tabular-nums; }
     .layers { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; margin: 0.8rem 0 0.4rem; }
     .layers button[aria-checked='true'] { background: var(--_accent); color: var(--_accent-fg); border-color: var(--_accent); }
+    /* narrow: two K/V heads' frames to a row, four maps */
     @container (max-width: 520px) {
-      .groups { --mha-cell-size: var(--_narrow); }
-      .group { padding: 0.2rem 0.25rem 0.3rem; }
-      .pair { gap: 0.3rem; flex-wrap: nowrap; }
-      .head { padding: 0.15rem; flex: 1 1 0; min-width: 0; }
-      .head mha-heatmap::part(legend) { font-size: 0.65rem; }
+      .groups { --mha-cell-size: var(--_narrow); gap: 0.3rem; }
+      .group { padding: 0.1rem 0.15rem 0.2rem; flex: 1 1 calc(50% - 0.3rem); }
+      .group legend { font-size: 0.7rem; }
+      .pair { gap: 0.2rem; flex-wrap: nowrap; }
+      .head { flex: 1 1 0; min-width: 0; }
+      .groups button[role='switch'] { font-size: 0.68rem; padding: 0.1rem 0.2rem; }
+      .groups .badge { overflow-wrap: anywhere; }
+      .groups .scores { font-size: 0.62rem; }
     }
     button[role='switch'] { display: flex; flex-wrap: wrap; gap: 0.2rem 0.5rem; align-items: baseline; font-size: 0.82rem; text-align: left; }
     button[role='switch'][aria-checked='false'] { text-decoration: line-through; }
@@ -58,23 +81,29 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     .copying p { margin: 0.35em 0; }
   `];
 
-/** The line describing the model: its training name, sizes, K/V sharing, vocabulary and context. */
-export function aboutView(el, c) {
-  const tr = el.lm.training ?? {};
+/**
+ * The line describing the model: its training name, sizes, K/V sharing, vocabulary and context.
+ * @param {object} c the model's config
+ * @param {object} [tr] its training record (`lm.training`)
+ */
+export function aboutView(c, tr = {}) {
   const g = c.kvHeads ?? c.numHeads;
   const per = c.numHeads / g;
   return `${tr.model ? `${tr.model}: ` : ''}${c.numLayers} layers, d_model = ${c.dModel}, ${c.numHeads} query heads of d_k = ${c.dK} ` +
     `sharing ${g} K/V heads (${per} query heads per K/V head), a vocabulary of ${c.vocabSize} tokens, a context of ${c.context} tokens.`;
 }
 
-/** The model's credit and licence (from its `training` metadata), or nothing. */
-export function creditView(el) {
-  const tr = el.lm.training ?? {};
+/**
+ * The model's credit and licence (from its `training` metadata), or nothing.
+ * @param {object} [tr] the training record (`lm.training`)
+ * @param {string|null} modelHref the model's URL, against which the licence file resolves
+ */
+export function creditView(tr = {}, modelHref = null) {
   if (!tr.author) return nothing;
   const lic = String(tr.license ?? '');
   const file = /see ([^\s;)]+)/.exec(lic)?.[1];
   let href = null;
-  try { href = file ? new URL(file, el.modelHref).href : null; } catch { href = null; }
+  try { href = file ? new URL(file, modelHref ?? undefined).href : null; } catch { href = null; }
   const licName = lic.split(' (')[0];
   const corpus = tr.corpus ? String(tr.corpus).replace(/, arXiv:[\d.]+/, '').replace(/,\s*(\d{4})\)/, ' $1)') : null;
   const model = String(tr.model ?? 'This model').replace(/ \((.*)\)$/, '');
@@ -84,9 +113,12 @@ export function creditView(el) {
     href ? html`<a href=${href} target="_blank" rel="noopener">${licName} licence</a>` : `${licName} licence`}.</p>`;
 }
 
-/** The KV-cache box: tokens cached, the bytes-per-token formulas (grouped and full multi-head), the total now. */
-export function cacheView(el) {
-  const b = el.kvBytes;
+/**
+ * The KV-cache box: tokens cached, the bytes-per-token formulas (grouped and full multi-head), the total now.
+ * @param {object} b the cache's bytes (kvCacheBytes)
+ * @param {number} context the model's context in tokens
+ */
+export function cacheView(b, context) {
   const ratio = b.fullPerToken / b.perToken;
   return html`
     <div class="cache" part="cache" data-tokens=${b.tokens} data-per-token=${b.perToken}
@@ -99,52 +131,72 @@ export function cacheView(el) {
       </div>
       <p>Now: <span class="big total">${int(b.total)} bytes</span> for ${int(b.tokens)} tokens, against ${int(b.fullTotal)} bytes
         with one K/V head per query head: ${ratio === 1 ? 'the same, this model does not share K/V heads' : `${ratio}× less`}.
-        The engine reserves room for the model's whole context of ${int(el.lm.config.context)} tokens when a story starts:
+        The engine reserves room for the model's whole context of ${int(context)} tokens when a story starts:
         ${int(b.reserved)} bytes.</p>
     </div>`;
 }
 
-/** The layer buttons and the shown layer's query heads, framed by their K/V heads, each with its switch and map. */
-export function layersView(el) {
-  const c = el.lm.config;
+/**
+ * The layer buttons and what the maps of the shown layer show.
+ * @param {object} v
+ * @param {object} v.config the model's config
+ * @param {number} v.layer the layer shown, 1-based
+ * @param {number} v.tokens T, the tokens whose attention rows are known
+ * @param {number} v.promptTokens the prompt's length in tokens
+ * @param {(layer: number) => void} v.onLayer a layer button pressed (1-based)
+ */
+export function layersView({ config: c, layer: L, tokens: T, promptTokens: prompt, onLayer }) {
   const g = c.kvHeads ?? c.numHeads;
   const per = c.numHeads / g;
-  const L = el._layer();
   const l = L - 1;
-  const att = el._att?.[l];
-  const T = att ? att.shape[1] : 0;
-  const labels = el.tokens.map(showPiece);
-  const off = el.ablation;
-  const isOff = (j) => off.some(([a, b]) => a === l && b === j);
-  const m = el.measured;
-  const prompt = el._promptLen;
-  // the maps keep one size as the story grows: about 170 px a side (110 px in a narrow element, so
-  // that a K/V head's pair stays side by side), cells of 1 to 8 px
-  const side = (px) => Math.max(1, Math.min(8, Math.floor(px / Math.max(T, 1))));
-  const cell = side(170);
   return html`
     <div class="layers" part="layers">
       <span aria-hidden="true">Layer</span>
       <span role="radiogroup" aria-label="Layer shown" @keydown=${radioKeys}>${Array.from({ length: c.numLayers }, (_, i) => html`<button
         type="button" class="layer" data-layer=${i + 1} role="radio" aria-checked=${String(i === l)} tabindex=${i === l ? 0 : -1}
-        @click=${() => { el.layer = i + 1; el._changed(); }}>${i + 1}</button>`)}</span>
+        @click=${() => onLayer(i + 1)}>${i + 1}</button>`)}</span>
     </div>
     <p class="hint">Layer ${L}: each map is one query head's attention over the ${T} cached tokens (queries down, keys
       across). ${prompt > 1 ? `Rows 1–${Math.min(prompt, T)} come from reading the prompt, each` : 'Each'} later row from one
       generation step's query over the cache. The frames are the ${g} K/V heads: the ${per} query heads in a frame
-      score their queries against the same keys and mix the same values.</p>
-    <div class=${cell >= 6 ? 'groups labels' : 'groups'} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${side(110)}px`}>
+      score their queries against the same keys and mix the same values.</p>`;
+}
+
+/**
+ * The shown layer's query heads, framed by their K/V heads, each with its switch and map.
+ * @param {object} v
+ * @param {object} v.config the model's config
+ * @param {number} v.layer the layer shown, 1-based
+ * @param {{data: Float32Array, shape: number[]}|null} v.attention that layer's attention [h, T, T]
+ * @param {string[]} v.tokens the pieces of the T tokens
+ * @param {Array<[number, number]>} v.ablation the switched-off heads, 0-based
+ * @param {Array<object>|null} v.measured every head's type and scores
+ * @param {string} v.scheme the heatmaps' colour scale
+ * @param {(l: number, j: number) => void} v.onToggle head j of layer l (0-based) switched
+ */
+export function headsView({ config: c, layer: L, attention: att, tokens, ablation: off, measured: m, scheme, onToggle }) {
+  const g = c.kvHeads ?? c.numHeads;
+  const l = L - 1;
+  const T = att ? att.shape[1] : 0;
+  const labels = tokens.map(showPiece);
+  const isOff = (j) => off.some(([a, b]) => a === l && b === j);
+  // the maps keep one size as the story grows: about 100 px a side (the heads of a layer in one row
+  // of a wide element; two K/V heads' pairs side by side in a narrow one), cells of 1 to 8 px
+  const cell = mapCell(100, T);
+  return html`
+    ${mapsLegend(scheme)}
+    <div class=${cell >= 6 ? 'groups labels' : 'groups'} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${mapCell(60, T)}px`}>
       ${kvGroups(c.numHeads, g, (j, k) => {
         const h = m?.find((x) => x.layer === l && x.head === j);
         return html`
           <div class=${isOff(j) ? 'head off' : 'head'} part="head" data-layer=${l} data-head=${j}>
             <button type="button" role="switch" part="switch" aria-checked=${String(!isOff(j))} data-layer=${l} data-head=${j}
-              @click=${() => el._toggle(l, j)}>
+              @click=${() => onToggle(l, j)}>
               <span class="name">head ${j + 1}</span>
               ${h ? html`<span class=${`badge t-${h.type}`}>${h.type}</span>` : nothing}
             </button>
             ${h ? html`<p class="scores">${scoreLine(h)}</p>` : nothing}
-            <mha-heatmap part="heatmap" compact no-save scheme=${el._c.scheme} data-layer=${l} data-head=${j}
+            <mha-heatmap part="heatmap" compact no-save scheme=${scheme} data-layer=${l} data-head=${j}
               label=${`Layer ${L}, query head ${j + 1} (K/V head ${k + 1})${h ? `: ${h.type}` : ''}`}
               .tokens=${labels} .weights=${att ? { data: att.data.subarray(j * T * T, (j + 1) * T * T), shape: [T, T] } : null}></mha-heatmap>
           </div>`;
@@ -159,16 +211,21 @@ export function scoreLine(h) {
   return `${main} · induction ${h.scores.induction === null ? '—' : f2(h.scores.induction)}`;
 }
 
-/** The table of every head's type and scores, its legend, the sentences about the heads and the induction-head search. */
-export function tableView(el) {
-  const m = el.measured;
+/**
+ * The table of every head's type and scores, its legend, the sentences about the heads and the induction-head search.
+ * @param {object} v
+ * @param {object} v.config the model's config
+ * @param {Array<object>|null} v.measured every head's type and scores (nothing is drawn without them)
+ * @param {Array<[number, number]>} v.ablation the switched-off heads, 0-based
+ * @param {number} v.tokens the story's length in tokens (T of the position scores)
+ * @param {object|null} v.repeat the repeated sentence and its bits per token
+ * @param {object|null} v.copy the list test
+ */
+export function tableView({ config: c, measured: m, ablation: off, tokens: T, repeat, copy }) {
   if (!m) return nothing;
-  const c = el.lm.config;
   const g = c.kvHeads ?? c.numHeads;
   const per = c.numHeads / g;
-  const off = el.ablation;
-  const T = el._att?.[0].shape[1] ?? 0;
-  const lines = describeHeads(m, el.repeat, per);
+  const lines = describeHeads(m, repeat, per);
   return html`
     <div class="measures"><div class="table-box">
     <div class="scroll" tabindex="0" role="region" aria-label="Table of every head's measured type">
@@ -196,19 +253,20 @@ export function tableView(el) {
         </tbody>
       </table>
     </div>
-    <p class="scroll-hint" aria-hidden="true">scroll sideways →</p></div>
-    <div class="summary" part="summary">
-      <ul>${lines.map((s) => html`<li>${s}</li>`)}</ul>
-    </div></div>
+    <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
+    <details class="rule"><summary>How a head gets its name, and what “ind” is</summary>
     <p class="hint">A head gets the name of its strongest pattern when that score reaches ${TYPE_THRESHOLD} (previous, two-back,
       current: attention on the token one or two before the query or on the query itself; first: on the start marker
       &lt;s&gt;; induction: on the token after an earlier copy of the last ${INDUCTION_MIN_SPAN} tokens), else “broad” when its
       attention is spread out (normalised entropy e ≥ ${BROAD_THRESHOLD}), else “mixed”. “ind” is the induction score on the
-      repeated sentence${el.repeat?.sentence ? html`: “${el.repeat.sentence}”` : '.'}</p>
-    ${el.copy ? html`<div class="copying" part="copying"
-      data-first=${el.copy.first} data-second=${el.copy.second} data-best=${el.copy.best?.induction ?? ''} data-even=${el.copy.even ?? ''}>
+      repeated sentence${repeat?.sentence ? html`: “${repeat.sentence}”` : '.'}</p></details></div>
+    <div class="summary" part="summary">
+      <ul>${lines.map((s) => html`<li>${s}</li>`)}</ul>
+    </div></div>
+    ${copy ? html`<div class="copying" part="copying"
+      data-first=${copy.first} data-second=${copy.second} data-best=${copy.best?.induction ?? ''} data-even=${copy.even ?? ''}>
       <details><summary><h4>Looking for an induction head: a second test, where only copying can help</h4></summary>
-      <div class="cols">${explainCopying(m, el.copy, c, el.repeat).map((s) => html`<p>${s}</p>`)}</div></details>
+      <div class="cols">${explainCopying(m, copy, c, repeat).map((s) => html`<p>${s}</p>`)}</div></details>
     </div>` : nothing}`;
 }
 

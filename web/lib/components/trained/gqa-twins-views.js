@@ -1,11 +1,78 @@
 // The drawing of <mha-gqa-twins> (mha-gqa-twins.js): the table, chart and verdict of the scored
-// twins, their generation side by side, and one model's heads framed by their K/V heads, as
-// functions of the element; the numbers come from the files, the engine and ../logic/gqa-verdict.js.
-import { html, svg, nothing } from 'lit';
-import { kvGroups, bytesFormula, showChar, headView, f3 } from './trained-shared.js';
-import { errorText, int } from '../base/shared.js';
+// twins, their generation side by side, and one model's heads framed by their K/V heads, each a
+// function of what it draws, handed in by the element with the callbacks of its buttons and fields;
+// the numbers come from the files, the engine and ../logic/gqa-verdict.js.
+import { html, svg, css, nothing } from 'lit';
+import { trainedStyles, kvGroups, kvGroupStyles, mapCell, mapsLegend, bytesFormula, showChar, headView, f3 } from './trained-shared.js';
+import { scrollCueStyles } from '../base/scroll-cue.js';
+import { int } from '../base/shared.js';
 import { kvName } from '../logic/gqa-twins.js';
 import { radioKeys } from '../base/choice.js';
+
+/** Styles of <mha-gqa-twins>. */
+export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
+    :host { container-type: inline-size; }
+    table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: 0.4rem 0; }
+    caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
+    th, td { border-bottom: 1px solid var(--_border); padding: 0.3em 0.8em 0.3em 0; text-align: left; }
+    td.num { text-align: right; }
+    .top { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; align-items: flex-start; }
+    .top > * { min-width: 0; max-width: 100%; }
+    .chart { margin: 0; flex: 1 1 18rem; max-width: 28rem; }
+    .chart svg { width: 100%; height: auto; display: block; overflow: visible; }
+    .chart .axis { stroke: var(--_muted); stroke-width: 1; }
+    .chart .grid { stroke: var(--_border); stroke-width: 1; }
+    .chart text { fill: var(--_fg); font-size: 12px; font-family: inherit; }
+    .chart .muted { fill: var(--_muted); }
+    .chart .pt { fill: var(--_accent); stroke: var(--_bg); stroke-width: 1.5; }
+    .chart .pt.other { fill: var(--_bg); stroke: var(--_accent); stroke-width: 2; }
+    .row-controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: center; margin: 0.6rem 0; }
+    /* the numbers behind the verdict in two columns where the element is wide enough (each at least 24rem) */
+    .verdict .cols { columns: 24rem 2; column-gap: 1.5rem; }
+    .verdict p { margin: 0 0 0.5em; break-inside: avoid; }
+    .verdict summary { cursor: pointer; color: var(--_muted); margin: 0.2rem 0 0.4rem; }
+    /* wide: the shown model's heads in one row, maps of about 100 px whose cells are not cut apart */
+    @container (min-width: 800px) {
+      .groups { flex-wrap: nowrap; gap: 0.4rem; }
+      .groups .group { flex: 1 1 0; padding: 0.1rem 0.2rem 0.2rem; }
+      .groups .pair { flex-wrap: nowrap; gap: 0.25rem; }
+      .groups .head { flex: 1 1 0; min-width: 0; padding: 0.15rem; }
+      .groups .head mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; }
+      .groups .head mha-heatmap::part(legend) { font-size: 0.6rem; gap: 0.2em; }
+      .groups .head .name { font-size: 0.75rem; }
+      .twin { padding: 0.3em 0.6em; }
+    }
+    .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.8rem 0 0.4rem; }
+    .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
+    .texts { display: grid; grid-template-columns: repeat(auto-fit, minmax(15rem, 1fr)); gap: 0.6rem; }
+    .twin { border: 1px solid var(--_border); border-radius: calc(var(--_radius) * 1.4); padding: 0.4em 0.7em; min-width: 0; }
+    .twin h4 { margin: 0.1em 0 0.3em; font-size: 0.95rem; }
+    .text { font-family: var(--_mono); white-space: pre-wrap; overflow-wrap: anywhere; background: var(--_surface);
+      padding: 0.4em 0.6em; border-radius: var(--_radius); margin: 0.3rem 0; font-size: 0.9rem; }
+    mark { background: var(--_accent); color: var(--_accent-fg); border-radius: 3px; }
+    .cache { margin: 0.3em 0; font-size: 0.9rem; font-variant-numeric: tabular-nums; }
+    .bar { height: 0.55rem; background: var(--_surface); border: 1px solid var(--_border); border-radius: 999px; overflow: hidden; }
+    .bar span { display: block; height: 100%; background: var(--_accent); }
+    .formula { overflow-x: auto; overflow-y: hidden; font-size: 0.9rem; }
+    .pickers { display: flex; flex-wrap: wrap; gap: 0 1.5rem; }
+    .picker { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; margin: 0.9rem 0 0.4rem; }
+    .head .name { font-size: 0.8rem; font-weight: 600; display: block; margin-bottom: 0.2rem; }
+    .badge { font-weight: 400; padding: 0 0.4em; border-radius: 999px; border: 1px solid var(--_border); white-space: nowrap; }
+    .badge.t-induction, .badge.t-previous-token { border-color: var(--_accent); }
+    mha-heatmap::part(label) { font-size: 7px; line-height: 1; }
+    /* narrow: four maps to a row (a frame of four, four frames of one, or a frame of eight in two rows) */
+    @container (max-width: 520px) {
+      .groups { --mha-cell-size: var(--_narrow); gap: 0.3rem; }
+      .groups mha-heatmap::part(label) { display: none; }
+      .group { padding: 0.1rem 0.1rem 0.2rem; }
+      .groups.single .group { flex: 1 1 calc(25% - 0.3rem); }
+      .groups.shared .group { flex: 1 1 100%; }
+      .groups.shared .pair { display: grid; grid-template-columns: repeat(4, minmax(0, 1fr)); gap: 0.15rem; }
+      .head { min-width: 0; }
+      .head .name { font-size: 0.68rem; }
+      .badge { white-space: normal; overflow-wrap: anywhere; }
+    }
+  `];
 
 /** The temperatures offered (with the `temperature` attribute's value when it is another). */
 const TEMPERATURES = [0, 0.7, 1];
@@ -13,28 +80,39 @@ const TEMPERATURES = [0, 0.7, 1];
 /**
  * The seed buttons and "Score both seeds": drawn while the twins load too, so that the button a reader
  * pressed keeps focus while its choice loads.
+ * @param {object} v
+ * @param {number} v.seed the seed shown
+ * @param {number[]|null} v.seeds the manifest's seeds (null before it is read)
+ * @param {boolean} v.bothSeeds whether every seed is scored
+ * @param {(seed: number) => void} v.onSeed a seed button pressed
+ * @param {() => void} v.onBothSeeds "Score both seeds" pressed
  */
-export function seedsView(el) {
-  const seed = el._c.seed;
-  const allSeeds = [...new Set([seed, ...(el._seeds ?? [])])].sort((a, b) => a - b);
+export function seedsView({ seed, seeds, bothSeeds, onSeed, onBothSeeds }) {
+  const allSeeds = [...new Set([seed, ...(seeds ?? [])])].sort((a, b) => a - b);
   return html`
     <div class="row-controls" part="seeds">
       <span id="seed-label">Seed shown</span>
       <span role="radiogroup" aria-labelledby="seed-label" @keydown=${radioKeys}>
         ${allSeeds.map((s) => html`<button type="button" class="seed" data-seed=${s} role="radio" aria-checked=${String(s === seed)}
-          tabindex=${s === seed ? 0 : -1} @click=${() => { el.seed = s; el._changed(); }}>seed ${s}</button> `)}
+          tabindex=${s === seed ? 0 : -1} @click=${() => onSeed(s)}>seed ${s}</button> `)}
       </span>
-      <button type="button" class="both" aria-pressed=${String(!!el.bothSeeds)}
-        @click=${() => { el.bothSeeds = !el.bothSeeds; el._changed(); }}>Score both seeds</button>
+      <button type="button" class="both" aria-pressed=${String(!!bothSeeds)}
+        @click=${onBothSeeds}>Score both seeds</button>
     </div>`;
 }
 
-/** The table of bytes per token and held-out loss, the chart and the verdict. */
-export function scoreView(el) {
-  const rows = el.rows;
-  const seed = el._c.seed;
+/**
+ * The table of bytes per token and held-out loss, the chart and the verdict.
+ * @param {object} v
+ * @param {Array<object>} v.rows every scored model (the element's `rows`)
+ * @param {Array<object>} v.verdictRows every twin of the manifest as the verdict judges it
+ * @param {string[]} v.verdict the verdict's sentences
+ * @param {number} v.lead the index of the sentence that carries the judgement (shown; the others in a disclosure)
+ * @param {number} v.seed the seed shown
+ * @param {boolean} v.bothSeeds whether every seed is scored
+ */
+export function scoreView({ rows, verdictRows, verdict: lines, lead, seed, bothSeeds }) {
   const seeds = [...new Set(rows.map((r) => r.seed))];
-  const lines = el.verdict;
   const whole = rows.every((r) => typeof r.heldoutBpc === 'number');
   return html`
     <div class="top">
@@ -56,19 +134,26 @@ export function scoreView(el) {
       </div>
       <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
       </div>
-      ${chartView(el, rows, seed)}
+      ${chartView(verdictRows, rows, seed)}
     </div>
     <div class="verdict" part="verdict">
-      ${lines.map((s) => html`<p>${s}</p>`)}
-      ${el.bothSeeds ? nothing : html`<p class="hint">Press “Score both seeds” to score the other seed’s twins on this
+      <p data-i=${lead}>${lines[lead]}</p>
+      ${lines.length > 1 ? html`<details><summary>The numbers behind it: each model's loss, each sharing scheme against seed
+        noise${lines.length > lead + 1 ? ', this page’s text' : ''}</summary>
+        <div class="cols">${lines.map((s, i) => (i === lead ? nothing : html`<p data-i=${i}>${s}</p>`))}</div></details>` : nothing}
+      ${bothSeeds ? nothing : html`<p class="hint">Press “Score both seeds” to score the other seed’s twins on this
         page’s text too, and see how much two training runs of the same model differ there.</p>`}
     </div>`;
 }
 
-/** Loss against bytes per token (a log scale: each halving of the cache one step): one dot per model scored (hollow: the other seed). */
-export function chartView(el, scored, seed) {
+/**
+ * Loss against bytes per token (a log scale: each halving of the cache one step): one dot per model scored (hollow: the other seed).
+ * @param {Array<object>} all every twin of the manifest as the verdict judges it (`verdictRows`)
+ * @param {Array<object>} scored the models scored here (`rows`)
+ * @param {number} seed the seed shown (filled dots)
+ */
+export function chartView(all, scored, seed) {
   // the figure the verdict judges: the whole held-out set (every seed of index.json) when listed, else the page's passages
-  const all = el.verdictRows;
   const onWhole = all.length > 0 && all.every((r) => typeof r.heldoutBpc === 'number');
   const rows = onWhole ? all.map((r) => ({ ...r, v: r.heldoutBpc })) : scored.map((r) => ({ ...r, v: r.v }));
   const W = 400, H = 220, left = 50, right = 18, top = 14, bottom = 42;
@@ -105,22 +190,30 @@ export function chartView(el, scored, seed) {
   </figure>`;
 }
 
-/** The prompt and buttons, and each twin's text and KV cache (bytes, bar, formula) as it generates. */
-export function generateView(el) {
-  const t = el._c.temperature;
+/**
+ * The prompt and buttons, and each twin's text and KV cache (bytes, bar, formula) as it generates.
+ * @param {object} v
+ * @param {string} v.field the prompt field's value (the `prompt` attribute as written)
+ * @param {string} v.prompt the prompt the models read
+ * @param {number} v.temperature the sampling temperature
+ * @param {Array<object>} v.twins the shown seed's models and their generation (the element's `twins`)
+ * @param {object|null} v.config a model's config (its context), null before one is loaded
+ * @param {(prompt: string) => void} v.onPrompt the prompt field changed
+ * @param {(t: number) => void} v.onTemperature a temperature chosen
+ * @param {(n: number) => void} v.onStep "Generate 1 character" or "Generate 16" pressed
+ * @param {() => void} v.onRestart "Start again" pressed
+ */
+export function generateView({ field, prompt, temperature: t, twins, config: c, onPrompt, onTemperature, onStep, onRestart }) {
   const temps = TEMPERATURES.includes(t) ? TEMPERATURES : [...TEMPERATURES, t].sort((a, b) => a - b);
-  const prompt = el._prompt();
-  const twins = el.twins;
   const maxTotal = Math.max(1, ...twins.map((x) => x.kvBytes.total));
-  const c = el._twins[0]?.lm.config;
   return html`
     <div class="controls" part="controls">
       <label class="prompt">Prompt of all three <input type="text" part="prompt" maxlength="60" spellcheck="false"
-        .value=${el.prompt ?? ''} @change=${(e) => { el.prompt = e.target.value; el._changed(); }}></label>
-      <button type="button" class="step1" @click=${() => el.step(1)}>Generate 1 character</button>
-      <button type="button" class="step16" @click=${() => el.step(16)}>Generate 16</button>
-      <button type="button" class="reset" @click=${() => el.restart()}>Start again</button>
-      <label>temperature <select @change=${(e) => { el.temperature = Number(e.target.value); el._changed(); }}>
+        .value=${field} @change=${(e) => onPrompt(e.target.value)}></label>
+      <button type="button" class="step1" @click=${() => onStep(1)}>Generate 1 character</button>
+      <button type="button" class="step16" @click=${() => onStep(16)}>Generate 16</button>
+      <button type="button" class="reset" @click=${onRestart}>Start again</button>
+      <label>temperature <select @change=${(e) => onTemperature(Number(e.target.value))}>
         ${temps.map((v) => html`<option value=${v} ?selected=${v === t}>${v === 0 ? '0 (most likely)' : v}</option>`)}
       </select></label>
     </div>
@@ -143,65 +236,54 @@ export function generateView(el) {
     </div>`;
 }
 
-/** The model and layer pickers and the shown model's query heads framed by their K/V heads. */
-export function headsView(el) {
-  const tw = el._shownTwin();
-  if (!tw) return nothing;
-  const c = tw.lm.config;
+/**
+ * The model and layer pickers and the shown model's query heads framed by their K/V heads.
+ * @param {object} v
+ * @param {number[]} v.models the K/V heads of each loaded model, in the pickers' order
+ * @param {number} v.shown the K/V heads of the model drawn
+ * @param {object} v.config its config
+ * @param {number} v.layer the layer shown, 1-based
+ * @param {string[]} v.tokens the characters of the text it read
+ * @param {{data: Float32Array, shape: number[]}} v.attention that layer's attention [h, T, T] over them
+ * @param {Array<{layer: number, head: number, type: string}>|null} v.types each head's measured type (null: none measured)
+ * @param {string} v.scheme the heatmaps' colour scale
+ * @param {(kvHeads: number) => void} v.onModel a model picked
+ * @param {(layer: number) => void} v.onLayer a layer button pressed (1-based)
+ */
+export function headsView({ models, shown, config: c, layer: L, tokens, attention, types, scheme, onModel, onLayer }) {
   const g = c.kvHeads ?? c.numHeads;
-  const L = el._layer();
   const l = L - 1;
-  const text = Array.from(tw.gen?.text ?? el._prompt()).slice(-c.context).join('');
-  let r;
-  try {
-    // one full forward per model and text, kept while neither changes
-    if (el._run?.lm !== tw.lm || el._run.text !== text) el._run = { lm: tw.lm, text, r: tw.lm.run(text), views: new Map() };
-    r = el._run.r;
-  } catch (e) {
-    return html`<p class="error" part="error" role="alert">${errorText(e)}</p>`;
-  }
-  const views = el._run.views;
-  const view = (j) => {
-    const k = `${l}:${j}`;
-    if (!views.has(k)) views.set(k, headView(r.attention[l], j));
-    return views.get(k);
-  };
-  const T = r.tokens.length;
-  const labels = r.tokens.map(showChar);
-  // each head's type, measured by the runner on the probes stored in the file (none without probes)
-  let types = null;
-  try { types = tw.lm.heads; } catch { types = null; }
-  const side = (px) => Math.max(1, Math.min(8, Math.floor(px / Math.max(T, 1))));
-  const cell = side(120);
+  const T = tokens.length;
+  const labels = tokens.map(showChar);
+  // maps of about 100 px a side whatever the text's length (the heads in one row of a wide element)
+  const cell = mapCell(100, T);
   return html`
-    <div class="picker" part="models">
+    <div class="pickers"><div class="picker" part="models">
       <span aria-hidden="true">Heads of</span>
-      <span role="radiogroup" aria-label="Model whose heads are drawn" @keydown=${radioKeys}>${el._twins.map((x) => {
-        const gx = x.lm.config.kvHeads ?? x.lm.config.numHeads;
-        return html`<button type="button" class="model" data-kv-heads=${gx} role="radio" aria-checked=${String(x === tw)}
-          tabindex=${x === tw ? 0 : -1} @click=${() => { el.shown = gx; el._changed(); }}>${gx} K/V head${gx > 1 ? 's' : ''}</button>`;
-      })}</span>
+      <span role="radiogroup" aria-label="Model whose heads are drawn" @keydown=${radioKeys}>${models.map((gx) => html`<button type="button" class="model" data-kv-heads=${gx} role="radio"
+        aria-checked=${String(gx === shown)} tabindex=${gx === shown ? 0 : -1} @click=${() => onModel(gx)}>${gx} K/V head${gx > 1 ? 's' : ''}</button>`)}</span>
     </div>
     <div class="picker" part="layers">
       <span aria-hidden="true">Layer</span>
       <span role="radiogroup" aria-label="Layer shown" @keydown=${radioKeys}>${Array.from({ length: c.numLayers }, (_, i) => html`<button
         type="button" class="layer" data-layer=${i + 1} role="radio" aria-checked=${String(i === l)} tabindex=${i === l ? 0 : -1}
-        @click=${() => { el.layer = i + 1; el._changed(); }}>${i + 1}</button>`)}</span>
-    </div>
+        @click=${() => onLayer(i + 1)}>${i + 1}</button>`)}</span>
+    </div></div>
     <p class="hint">Layer ${L} of the model with ${g} K/V head${g > 1 ? 's' : ''}, reading its text (the prompt and what it
       wrote, ${T} characters): one map per query head (queries down, keys across), labelled with the type the engine
       measures on the held-out probes stored in the file. ${g === c.numHeads
         ? 'Every query head has its own keys and values: each frame holds one.'
         : `The frames are the ${g} K/V head${g > 1 ? 's' : ''}: the ${c.numHeads / g} query heads in a frame score their own queries against the same keys and mix the same values.`}</p>
-    <div class=${`groups ${g === c.numHeads ? 'single' : 'shared'}${cell >= 6 ? ' labels' : ''}`} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${side(100)}px`}>
+    ${mapsLegend(scheme)}
+    <div class=${`groups ${g === c.numHeads ? 'single' : 'shared'}${cell >= 6 ? ' labels' : ''}`} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${mapCell(60, T)}px`}>
       ${kvGroups(c.numHeads, g, (j, k) => {
         const type = types?.find((x) => x.layer === l && x.head === j)?.type;
         return html`
         <div class="head" part="head" data-layer=${l} data-head=${j} data-type=${type ?? ''}>
           <span class="name">head ${j + 1}${type ? html` <span class=${`badge t-${type}`}>${type}</span>` : nothing}</span>
-          <mha-heatmap part="heatmap" compact no-save scheme=${el._c.scheme} data-layer=${l} data-head=${j}
+          <mha-heatmap part="heatmap" compact no-save scheme=${scheme} data-layer=${l} data-head=${j}
             label=${`Layer ${L}, query head ${j + 1} (K/V head ${k + 1})${type ? `: ${type}` : ''}`}
-            .tokens=${labels} .weights=${view(j)}></mha-heatmap>
+            .tokens=${labels} .weights=${headView(attention, j)}></mha-heatmap>
         </div>`;
       })}
     </div>`;

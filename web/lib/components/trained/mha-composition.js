@@ -1,7 +1,6 @@
 import { html, css, nothing } from 'lit';
 import { TrainedModelElement, trainedStyles, showChar, headView, f2 } from './trained-shared.js';
 import '../views/mha-heatmap.js';
-import { enumAttr } from '../base/attr-check.js';
 import { compositionExperimentAsync, supportedPrediction, PREDICTIONS } from '../logic/composition.js';
 
 /** Width in CSS pixels of each heatmap's grid, whatever the phrase's length. */
@@ -50,7 +49,6 @@ export class MhaComposition extends TrainedModelElement {
   static properties = {
     ...TrainedModelElement.properties,
     phrase: { type: String },
-    scheme: { type: String },
     prediction: { attribute: false },
     revealed: { attribute: false },
     measured: { state: true },
@@ -75,20 +73,15 @@ export class MhaComposition extends TrainedModelElement {
   constructor() {
     super();
     this.phrase = 'purple kites drift north';
-    this.scheme = 'viridis';
     this.prediction = null;
     this.revealed = false;
     this.measured = null;
-    this._scheme = 'viridis';
     // the model runs in the engine worker: the newest phrase wins, at most one experiment waits
     this.runsOnModel(({ lm, phrase }) => compositionExperimentAsync(lm, phrase), (e, m) => this._measured(e, m));
   }
 
   willUpdate(changed) {
     super.willUpdate(changed);
-    this._attrs.begin();
-    this._scheme = this._attrs.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
-    this._attrs.end();
     if (this.lm && (changed.has('lm') || changed.has('phrase'))) this._compute();
   }
 

@@ -1,6 +1,6 @@
 import { html, css, nothing } from 'lit';
 import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, f2 } from './trained-shared.js';
-import { numberAttr, intAttr, enumAttr, headListAttr, rawAttr, attrError } from '../base/attr-check.js';
+import { numberAttr, intAttr, headListAttr, rawAttr, attrError } from '../base/attr-check.js';
 import '../views/mha-heatmap.js';
 
 const TEMPERATURES = [0, 0.7, 1];
@@ -70,7 +70,6 @@ export class MhaGenerate extends TrainedModelElement {
     temperature: { converter: rawAttr },
     seed: { converter: rawAttr },
     ablate: { type: String },
-    scheme: { type: String },
     layer: { converter: { fromAttribute: (v) => v, toAttribute: (v) => (v === null || v === undefined ? null : String(v)) }, reflect: true },
     _last: { state: true },
   };
@@ -94,13 +93,12 @@ export class MhaGenerate extends TrainedModelElement {
     /** @type {number|string} */ this.temperature = 0.7;
     /** @type {number|string} */ this.seed = 7;
     this.ablate = '';
-    this.scheme = 'viridis';
     this.layer = null;
     this._layer = 'all';
     this._generator = null;
     this._genKey = '';
     this._last = null;
-    this._c = { temperature: 0.7, seed: 7, ablate: [], scheme: 'viridis' };
+    this._c = { temperature: 0.7, seed: 7, ablate: [] };
     this._busy = null;       // the work under way in the engine worker (a generator starting, steps)
     this._waiting = 0;       // steps asked for while it ran (at most one request waits)
   }
@@ -134,7 +132,6 @@ export class MhaGenerate extends TrainedModelElement {
     const c = {
       temperature: g.take('temperature', numberAttr('temperature', this.temperature, { dflt: 0.7, min: 0, max: 10 })),
       seed: g.take('seed', intAttr('seed', this.seed, { dflt: 7, min: 0, max: 2147483647 })),
-      scheme: g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] })),
       ablate: this._c.ablate,
     };
     const cfg = this.lm?.config;
@@ -272,7 +269,7 @@ export class MhaGenerate extends TrainedModelElement {
         looks in the cache: one row per head.</p>`}
       ${s ? html`<div class="rows">${shown.map((h) => html`
         <span class="lbl">L${h.layer + 1} · head ${h.head + 1}${h.type ? ` (${h.type})` : ''}</span>
-        <mha-heatmap part="heatmap" compact no-save scale="shared" scheme=${this._c.scheme} data-layer=${h.layer} data-head=${h.head}
+        <mha-heatmap part="heatmap" compact no-save scale="shared" scheme=${this._scheme} data-layer=${h.layer} data-head=${h.head}
           label=${`Layer ${h.layer + 1}, head ${h.head + 1}: newest query`}
           .tokens=${[query]} .keyTokens=${keys}
           .weights=${{ data: s.attention[h.layer].data.subarray(h.head * len, (h.head + 1) * len), shape: [1, len] }}></mha-heatmap>`)}

@@ -4,9 +4,9 @@ import { AblatableModelElement, formatAblate, f2, kvCacheBytes } from './trained
 import {
   showPiece, storySentence, measureRepeat, measureCopyList, labelHeads,
 } from '../logic/gqa-story.js';
-import { storyStyles, cacheView, layersView, tableView, aboutView, creditView } from './gqa-story-views.js';
+import { storyStyles, cacheView, layersView, headsView, tableView, aboutView, creditView } from './gqa-story-views.js';
 import { DEFAULT_STORIES_URL } from '../models.js';
-import { numberAttr, intAttr, enumAttr, headListAttr, rawAttr } from '../base/attr-check.js';
+import { numberAttr, intAttr, headListAttr, rawAttr } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
 import { int } from '../base/shared.js';
 import '../views/mha-heatmap.js';
@@ -116,7 +116,6 @@ export class MhaGqaStory extends AblatableModelElement {
     steps: { converter: rawAttr },
     layer: { reflect: true, converter: rawAttr },
     ablate: { type: String, reflect: true },
-    scheme: { type: String },
     measured: { state: true },
     repeat: { state: true },
     copy: { state: true },
@@ -133,7 +132,6 @@ export class MhaGqaStory extends AblatableModelElement {
     /** @type {number|string} */ this.steps = 40;
     /** @type {number|string} */ this.layer = 1;
     this.ablate = '';
-    this.scheme = 'viridis';
     this.measured = null;
     this.repeat = null;
     this.copy = null;
@@ -149,7 +147,7 @@ export class MhaGqaStory extends AblatableModelElement {
     this._written = 0;
     this._last = null;
     this._repeatKey = '';
-    this._c = { temperature: 0, seed: 7, steps: 40, layer: 1, scheme: 'viridis', ablate: [] };
+    this._c = { temperature: 0, seed: 7, steps: 40, layer: 1, ablate: [] };
   }
 
   /** The switched-off heads as 0-based [layer, head] pairs: the last valid `ablate`. */
@@ -174,7 +172,6 @@ export class MhaGqaStory extends AblatableModelElement {
     return this._pieces.slice(0, this._rows[0]?.length ?? 0);
   }
 
-  /** The switched-off heads as 0-based [layer, head] pairs. */
   /** The KV cache's bytes for this model (float32 keys and values of every layer's K/V heads). */
   get kvBytes() {
     const c = this.lm?.config;
@@ -194,7 +191,6 @@ export class MhaGqaStory extends AblatableModelElement {
       temperature: g.take('temperature', numberAttr('temperature', this.temperature, { dflt: 0, min: 0, max: 10 })),
       seed: g.take('seed', intAttr('seed', this.seed, { dflt: 7, min: 0, max: 2147483647 })),
       steps: g.take('steps', intAttr('steps', this.steps, { dflt: 40, min: 0, max: MAX_STORY_TOKENS })),
-      scheme: g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] })),
       layer: old.layer,
       ablate: old.ablate,
     };
@@ -391,8 +387,8 @@ export class MhaGqaStory extends AblatableModelElement {
     const full = this._ids.length >= this._maxTokens;
     const s = this._last;
     return html`
-      <p class="hint" part="about">${aboutView(this, c)}</p>
-      ${creditView(this)}
+      <p class="hint" part="about">${aboutView(c, lm.training ?? {})}</p>
+      ${creditView(lm.training ?? {}, this.modelHref)}
       <div class="controls" part="controls">
         <label class="prompt">Prompt <input type="text" part="prompt" maxlength="200" spellcheck="false"
           .value=${this.prompt ?? ''} @change=${this._onPrompt}></label>
@@ -404,13 +400,24 @@ export class MhaGqaStory extends AblatableModelElement {
         </select></label>
       </div>
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
+      <div class="story"><div>
       <p class="text" part="text"><span class="prompt-text">${prompt}</span>${text.length > prompt.length
         ? html`<mark>${text.slice(prompt.length)}</mark>` : nothing}</p>
       <p class="hint last">${s ? `Last token written: “${showPiece(s.token)}” (p = ${f2(s.p)}); ${this._written} token${this._written === 1 ? '' : 's'} written` : 'Nothing written yet'}${
         full ? `; the element stops at ${this._maxTokens} tokens` : ''}.</p>
-      ${cacheView(this)}
-      ${layersView(this)}
-      ${tableView(this)}
+      ${layersView({
+        config: c, layer: this._layer(), tokens: this._att?.[0].shape[1] ?? 0, promptTokens: this._promptLen,
+        onLayer: (n) => { this.layer = n; this._changed(); },
+      })}</div>
+      ${cacheView(this.kvBytes, c.context)}</div>
+      ${headsView({
+        config: c, layer: this._layer(), attention: this._att?.[this._layer() - 1] ?? null, tokens: this.tokens,
+        ablation: this.ablation, measured: this.measured, scheme: this._scheme, onToggle: (l, j) => this._toggle(l, j),
+      })}
+      ${tableView({
+        config: c, measured: this.measured, ablation: this.ablation, tokens: this._att?.[0].shape[1] ?? 0,
+        repeat: this.repeat, copy: this.copy,
+      })}
       ${this._announcer.view()}`;
   }
 

@@ -1,16 +1,14 @@
-import { LitElement, html, svg, css, nothing } from 'lit';
-import { Task, initialState } from '@lit/task';
-import {
-  trainedStyles, kvGroupStyles, kvCacheBytes, whenNear, downloadSizes, lazyPlaceholder,
-} from './trained-shared.js';
+import { LitElement, html, nothing } from 'lit';
+import { Task, TaskStatus, initialState } from '@lit/task';
+import { kvCacheBytes, whenNear, downloadSizes, lazyPlaceholder } from './trained-shared.js';
 import { STALE } from './model-element.js';
 import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
 import { taskEngine, errorText } from '../base/shared.js';
-import { gqaVerdict, gqaFigures } from '../logic/gqa-verdict.js';
+import { gqaVerdict, gqaFigures, verdictLead } from '../logic/gqa-verdict.js';
 import { kvName, pickTwins, storedProbes, twinRow } from '../logic/gqa-twins.js';
-import { seedsView, scoreView, generateView, headsView } from './gqa-twins-views.js';
-import { scrollCueStyles, ScrollCue } from '../base/scroll-cue.js';
-import { AttrGuard, numberAttr, intAttr, enumAttr, rawAttr } from '../base/attr-check.js';
+import { twinsStyles, seedsView, scoreView, generateView, headsView } from './gqa-twins-views.js';
+import { ScrollCue } from '../base/scroll-cue.js';
+import { AttrGuard, numberAttr, intAttr, enumAttr, schemeAttr, rawAttr } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
 import '../views/mha-heatmap.js';
 
@@ -76,7 +74,7 @@ export { gqaVerdict, gqaFigures, kvName };
  * @csspart load - The button that loads the models before the element is scrolled to.
  * @csspart table - The table of bytes per token and loss (on the whole held-out set, from index.json, and on the page's passages).
  * @csspart chart - The chart of loss against bytes per token (the whole held-out set's, when index.json lists it).
- * @csspart verdict - The computed sentences.
+ * @csspart verdict - The computed sentences: the judgement, then the numbers behind it in a disclosure that starts closed.
  * @csspart seeds - The seed switch and the "score both seeds" button.
  * @csspart controls - The prompt field and the generation buttons.
  * @csspart prompt - The prompt field.
@@ -105,59 +103,12 @@ export class MhaGqaTwins extends LitElement {
     loading: { type: String },
     scheme: { type: String },
     engine: { attribute: false },
-    rows: { state: true },
     error: { state: true },
     _phase: { state: true },
     _version: { state: true },
   };
 
-  static styles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
-    :host { container-type: inline-size; }
-    table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: 0.4rem 0; }
-    caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
-    th, td { border-bottom: 1px solid var(--_border); padding: 0.3em 0.8em 0.3em 0; text-align: left; }
-    td.num { text-align: right; }
-    .top { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; align-items: flex-start; }
-    .top > * { min-width: 0; max-width: 100%; }
-    .chart { margin: 0; flex: 1 1 18rem; max-width: 28rem; }
-    .chart svg { width: 100%; height: auto; display: block; overflow: visible; }
-    .chart .axis { stroke: var(--_muted); stroke-width: 1; }
-    .chart .grid { stroke: var(--_border); stroke-width: 1; }
-    .chart text { fill: var(--_fg); font-size: 12px; font-family: inherit; }
-    .chart .muted { fill: var(--_muted); }
-    .chart .pt { fill: var(--_accent); stroke: var(--_bg); stroke-width: 1.5; }
-    .chart .pt.other { fill: var(--_bg); stroke: var(--_accent); stroke-width: 2; }
-    .row-controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: center; margin: 0.6rem 0; }
-    /* the verdict's sentences in two columns where the element is wide enough (each at least 24rem) */
-    .verdict { columns: 24rem 2; column-gap: 1.5rem; }
-    .verdict p { margin: 0 0 0.5em; break-inside: avoid; }
-    .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.8rem 0 0.4rem; }
-    .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
-    .texts { display: grid; grid-template-columns: repeat(auto-fit, minmax(15rem, 1fr)); gap: 0.6rem; }
-    .twin { border: 1px solid var(--_border); border-radius: calc(var(--_radius) * 1.4); padding: 0.4em 0.7em; min-width: 0; }
-    .twin h4 { margin: 0.1em 0 0.3em; font-size: 0.95rem; }
-    .text { font-family: var(--_mono); white-space: pre-wrap; overflow-wrap: anywhere; background: var(--_surface);
-      padding: 0.4em 0.6em; border-radius: var(--_radius); margin: 0.3rem 0; font-size: 0.9rem; }
-    mark { background: var(--_accent); color: var(--_accent-fg); border-radius: 3px; }
-    .cache { margin: 0.3em 0; font-size: 0.9rem; font-variant-numeric: tabular-nums; }
-    .bar { height: 0.55rem; background: var(--_surface); border: 1px solid var(--_border); border-radius: 999px; overflow: hidden; }
-    .bar span { display: block; height: 100%; background: var(--_accent); }
-    .formula { overflow-x: auto; overflow-y: hidden; font-size: 0.9rem; }
-    .picker { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; margin: 0.9rem 0 0.4rem; }
-    .head .name { font-size: 0.8rem; font-weight: 600; display: block; margin-bottom: 0.2rem; }
-    .badge { font-weight: 400; padding: 0 0.4em; border-radius: 999px; border: 1px solid var(--_border); white-space: nowrap; }
-    .badge.t-induction, .badge.t-previous-token { border-color: var(--_accent); }
-    mha-heatmap::part(label) { font-size: 7px; line-height: 1; }
-    @container (max-width: 520px) {
-      .groups { --mha-cell-size: var(--_narrow); gap: 0.4rem; }
-      .groups mha-heatmap::part(label) { display: none; }
-      .group { padding: 0.2rem 0.25rem 0.3rem; }
-      .groups.shared .group { flex: 1 1 100%; }
-      .groups.shared .pair { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 0.3rem; }
-      .head { padding: 0.15rem; }
-      .head mha-heatmap::part(legend) { font-size: 0.65rem; }
-    }
-  `];
+  static styles = twinsStyles;
 
   constructor() {
     super();
@@ -179,7 +130,6 @@ export class MhaGqaTwins extends LitElement {
     const view = this.render;
     this.render = () => html`${this._attrs.view()}${view.call(this)}`;
     this.engine = undefined;
-    this.rows = null;
     this.error = null;
     this._phase = 'idle';    // idle (waiting to be seen) → loading → ready
     this._version = 0;
@@ -191,11 +141,11 @@ export class MhaGqaTwins extends LitElement {
         this.engine, this._connection],
       task: ([key, engine], { signal }) => (key === null ? initialState : this._loadTwins(engine, signal)),
       onComplete: ({ twins, rows }) => {
+        // the generators are the element's to run and give back; the scores stay the task's value (rows)
         this._twins = twins;
-        this.rows = rows;
         this._phase = 'ready';
         this._restartAll();
-        this.dispatchEvent(new CustomEvent('mha-computed', { detail: { rows, verdict: this.verdict }, bubbles: true, composed: true }));
+        this.dispatchEvent(new CustomEvent('mha-computed', { detail: { rows, verdict: this._verdictOf(rows) }, bubbles: true, composed: true }));
       },
       onError: (e) => {
         if (e === STALE) return;
@@ -224,11 +174,20 @@ export class MhaGqaTwins extends LitElement {
     }));
   }
 
+  /** Every scored model (the twins task's value; null until the models are scored). */
+  get rows() {
+    return this._twinsTask.status === TaskStatus.COMPLETE ? this._twinsTask.value.rows : null;
+  }
+
   /** The sentences computed from `rows` (empty before they are measured). */
   get verdict() {
-    if (!this.rows) return [];
+    return this._verdictOf(this.rows);
+  }
+
+  _verdictOf(rows) {
+    if (!rows) return [];
     const chars = this._probes.reduce((a, t) => a + Array.from(t).length, 0);
-    return gqaVerdict(this.verdictRows, this._probes.length, chars, this._probesFrom ? `in ${this._probesFrom}` : 'in the files');
+    return gqaVerdict(this._verdictRowsOf(rows), this._probes.length, chars, this._probesFrom ? `in ${this._probesFrom}` : 'in the files');
   }
 
   /**
@@ -241,9 +200,13 @@ export class MhaGqaTwins extends LitElement {
    *   live: number|null, perToken: number, heldoutChars: number|null}>}
    */
   get verdictRows() {
-    if (!this.rows) return [];
-    const scored = new Map(this.rows.map((r) => [r.file, r]));
-    const shape = new Map(this.rows.map((r) => [r.kvHeads, r]));
+    return this._verdictRowsOf(this.rows);
+  }
+
+  _verdictRowsOf(rows) {
+    if (!rows) return [];
+    const scored = new Map(rows.map((r) => [r.file, r]));
+    const shape = new Map(rows.map((r) => [r.kvHeads, r]));
     return (this._list ?? []).flatMap((m) => {
       const r = scored.get(m.file);
       const like = r ?? shape.get(m.kvHeads);
@@ -305,7 +268,7 @@ export class MhaGqaTwins extends LitElement {
       steps: g.take('steps', intAttr('steps', this.steps, { dflt: 24, min: 0, max: 1000 })),
       shown: g.take('shown', intAttr('shown', this.shown, { dflt: null, min: 1, max: 1024 })),
       layer: g.take('layer', intAttr('layer', this.layer, { dflt: 2, min: 1, max: L })),
-      scheme: g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] })),
+      scheme: g.take('scheme', schemeAttr(this.scheme)),
     };
     g.take('loading', enumAttr('loading', this.loading, { dflt: 'lazy', values: ['lazy', 'eager'] }));   // a bad value counts as "lazy"
     g.end();
@@ -335,7 +298,6 @@ export class MhaGqaTwins extends LitElement {
    */
   async _loadTwins(engine, signal) {
     this._releaseAll();
-    this.rows = null;
     this.error = null;
     this._phase = 'loading';
     const stale = () => { if (signal.aborted) throw STALE; };
@@ -457,14 +419,47 @@ export class MhaGqaTwins extends LitElement {
       return html`<p class="error" part="error" role="alert">The grouped-query twins could not be loaded. ${errorText(this.error)}</p>`;
     }
     // one template whether the twins are loading or scored: the seed buttons stay the same nodes (and keep focus)
+    const edit = (f) => (v) => { f(v); this._changed(); };
+    const loading = () => html`<p class="loading" role="status">Loading and scoring the twins…</p>`;
     return html`
-      ${seedsView(this)}
+      ${seedsView({
+        seed: this._c.seed, seeds: this._seeds, bothSeeds: !!this.bothSeeds,
+        onSeed: edit((s) => { this.seed = s; }), onBothSeeds: edit(() => { this.bothSeeds = !this.bothSeeds; }),
+      })}
       ${this._announcer.view()}
-      ${!this.rows ? html`<p class="loading" role="status">Loading and scoring the twins…</p>` : html`
-      ${scoreView(this)}
+      ${this._twinsTask.render({ initial: loading, pending: loading, error: loading, complete: ({ rows }) => html`
+      ${scoreView({ rows, verdictRows: this._verdictRowsOf(rows), verdict: this._verdictOf(rows), lead: verdictLead(this._verdictRowsOf(rows)),
+        seed: this._c.seed, bothSeeds: !!this.bothSeeds })}
       ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
-      ${generateView(this)}
-      ${headsView(this)}`}`;
+      ${generateView({
+        field: this.prompt ?? '', prompt: this._prompt(), temperature: this._c.temperature, twins: this.twins,
+        config: this._twins[0]?.lm.config ?? null, onPrompt: edit((p) => { this.prompt = p; }),
+        onTemperature: edit((t) => { this.temperature = t; }), onStep: (n) => this.step(n), onRestart: () => this.restart(),
+      })}
+      ${this._heads(edit)}` })}`;
+  }
+
+  /** The shown model's heads over the text it wrote (one full forward per model and text, kept while neither changes). */
+  _heads(edit) {
+    const tw = this._shownTwin();
+    if (!tw) return nothing;
+    const c = tw.lm.config;
+    const text = Array.from(tw.gen?.text ?? this._prompt()).slice(-c.context).join('');
+    try {
+      if (this._run?.lm !== tw.lm || this._run.text !== text) this._run = { lm: tw.lm, text, r: tw.lm.run(text) };
+    } catch (e) {
+      return html`<p class="error" part="error" role="alert">${errorText(e)}</p>`;
+    }
+    const { r } = this._run;
+    // each head's type, measured by the runner on the probes stored in the file (none without probes)
+    let types = null;
+    try { types = tw.lm.heads; } catch { types = null; }
+    const kv = (x) => x.lm.config.kvHeads ?? x.lm.config.numHeads;
+    return headsView({
+      models: this._twins.map(kv), shown: kv(tw), config: c, layer: this._layer(), tokens: r.tokens,
+      attention: r.attention[this._layer() - 1], types, scheme: this._c.scheme,
+      onModel: edit((g) => { this.shown = g; }), onLayer: edit((n) => { this.layer = n; }),
+    });
   }
 
 }

@@ -2,7 +2,6 @@ import { html, css, nothing } from 'lit';
 import { scoreText } from '../../src/index.js';
 import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, f2 } from './trained-shared.js';
 import '../views/mha-heatmap.js';
-import { enumAttr } from '../base/attr-check.js';
 import { copiesSentence } from '../logic/trained-text.js';
 
 /**
@@ -93,7 +92,6 @@ export class MhaInduction extends TrainedModelElement {
   static properties = {
     ...TrainedModelElement.properties,
     phrase: { type: String },
-    scheme: { type: String },
     measured: { state: true },
   };
 
@@ -107,8 +105,6 @@ export class MhaInduction extends TrainedModelElement {
   constructor() {
     super();
     this.phrase = 'zebra quilts vex jumpy';
-    this.scheme = 'viridis';
-    this._scheme = 'viridis';
     this.measured = null;
     this._run = null;
     // the model runs in the engine worker: the newest phrase wins, at most one measurement waits
@@ -123,9 +119,6 @@ export class MhaInduction extends TrainedModelElement {
 
   willUpdate(changed) {
     super.willUpdate(changed);
-    this._attrs.begin();
-    this._scheme = this._attrs.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
-    this._attrs.end();
     if (this.lm && (changed.has('lm') || changed.has('phrase'))) this._compute();
   }
 

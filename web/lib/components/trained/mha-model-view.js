@@ -3,7 +3,7 @@ import { TYPE_THRESHOLD, COPYING_THRESHOLD, scoreText } from '../../src/index.js
 import { TrainedModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView } from './trained-shared.js';
 import { probeHeads } from '../logic/trained-heads.js';
 import { headSummaries, headLabel, scoreEntries, cellName, gridMove, TYPE_ABBR } from '../logic/model-view.js';
-import { enumAttr, attrError } from '../base/attr-check.js';
+import { attrError } from '../base/attr-check.js';
 import { interpolatorFor } from '../base/color.js';
 import { paintThumb, colourTable, modelViewStyles } from './model-view-paint.js';
 import '../views/mha-heatmap.js';
@@ -107,7 +107,6 @@ export class MhaModelView extends TrainedModelElement {
   static properties = {
     ...TrainedModelElement.properties,
     text: { type: String },
-    scheme: { type: String },
     layer: { converter: pickConverter, reflect: true },
     head: { converter: pickConverter, reflect: true },
     noFilters: { type: Boolean, attribute: 'no-filters' },
@@ -126,7 +125,6 @@ export class MhaModelView extends TrainedModelElement {
   constructor() {
     super();
     this.text = DEFAULT_TEXT;
-    this.scheme = 'viridis';
     this.layer = null;
     this.head = null;
     this.noFilters = false;
@@ -136,7 +134,6 @@ export class MhaModelView extends TrainedModelElement {
     this.textScores = null;
     this.off = [];
     this._own = null;          // the run this element made (result === _own: not set from script)
-    this._scheme = 'viridis';
     this._layer = 'all';
     this._head = 'all';
     this._summaries = null;
@@ -181,7 +178,6 @@ export class MhaModelView extends TrainedModelElement {
     super.willUpdate(changed);
     const g = this._attrs;
     g.begin();
-    this._scheme = g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
     const cfg = this._shape ?? this.lm?.config;
     if (cfg) {
       this._layer = g.take('layer', pickAttr('layer', this.layer, { n: cfg.numLayers, dflt: 'all' }));

@@ -2,7 +2,6 @@ import { html, css, nothing } from 'lit';
 import { copyingOf } from '../../src/index.js';
 import { TrainedModelElement, trainedStyles, showChar, f2 } from './trained-shared.js';
 import '../views/mha-heatmap.js';
-import { enumAttr } from '../base/attr-check.js';
 
 /** Two decimals with a true minus sign (−0.20), as the lesson's prose writes them. */
 const signed = (v) => f2(v).replace('-', '−');
@@ -60,7 +59,6 @@ export class MhaOvCircuit extends TrainedModelElement {
 
   static properties = {
     ...TrainedModelElement.properties,
-    scheme: { type: String },
     selected: { attribute: false },
     rows: { state: true },
   };
@@ -81,18 +79,13 @@ export class MhaOvCircuit extends TrainedModelElement {
 
   constructor() {
     super();
-    this.scheme = 'viridis';
     this.selected = null;
     this.rows = null;
-    this._scheme = 'viridis';
     this._ov = new Map();   // layer → its heads' [V, V] OV logits, or the promise of them (from the engine worker)
   }
 
   willUpdate(changed) {
     super.willUpdate(changed);
-    this._attrs.begin();
-    this._scheme = this._attrs.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
-    this._attrs.end();
     if (changed.has('lm')) this._compute();
   }
 

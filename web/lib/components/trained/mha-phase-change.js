@@ -1,7 +1,7 @@
 import { html, svg, css, nothing } from 'lit';
 import { TrainedModelElement, trainedStyles, showChar, headView, f2, progressText } from './trained-shared.js';
 import '../views/mha-heatmap.js';
-import { enumAttr, intAttr, rawAttr } from '../base/attr-check.js';
+import { intAttr, rawAttr } from '../base/attr-check.js';
 import { taskEngine } from '../base/shared.js';
 import { fetchBytes, DEFAULT_PHASE_URL } from '../models.js';
 import { modelSource } from './model-source.js';
@@ -60,7 +60,6 @@ export class MhaPhaseChange extends TrainedModelElement {
     ...TrainedModelElement.properties,
     text: { type: String },
     step: { converter: rawAttr },
-    scheme: { type: String },
     shown: { state: true },
     playing: { state: true },
     _index: { state: true },
@@ -100,8 +99,6 @@ export class MhaPhaseChange extends TrainedModelElement {
     super();
     this.text = 'zebra quilts vex jumpy zebra quilts vex jumpy';
     this.step = null;
-    this.scheme = 'viridis';
-    this._scheme = 'viridis';
     this.shown = null;
     this.playing = false;
     this._index = -1;
@@ -157,7 +154,6 @@ export class MhaPhaseChange extends TrainedModelElement {
   willUpdate(changed) {
     super.willUpdate(changed);
     this._attrs.begin();
-    this._scheme = this._attrs.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
     const step = this._attrs.take('step', intAttr('step', this.step, { dflt: undefined, min: 0, what: 'a training step' }));
     this._attrs.end();
     const ck = this._ckpt;

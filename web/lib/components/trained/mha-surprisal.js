@@ -4,7 +4,7 @@ import { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal, measure
 
 export { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal, copyPart };
 import { interpolatorFor, colorFor, textOn, fmt } from '../base/shared.js';
-import { enumAttr } from '../base/attr-check.js';
+import { Announcer } from '../base/announce.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
 
@@ -50,7 +50,8 @@ const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
  * @csspart readout - The line describing the character under the cursor.
  * @csspart legend - The color scale.
  * @csspart table - The table of means and baselines.
- * @csspart summary - The sentence comparing the copies.
+ * @csspart summary - The sentence comparing the copies (read in place).
+ * @csspart announcement - The visually hidden line announced when a new measurement replaces the last (each copy's bits).
  * @csspart copy-rule - Which characters each copy's mean counts.
  * @csspart error - The error message.
  *
@@ -64,7 +65,6 @@ export class MhaSurprisal extends TrainedModelElement {
     text: { type: String },
     repeat: { type: Boolean },
     ablate: { type: String },
-    scheme: { type: String },
     measured: { state: true },
     inputError: { state: true },
     _cursor: { state: true },
@@ -112,11 +112,11 @@ export class MhaSurprisal extends TrainedModelElement {
     this.text = DEFAULT_TEXT;
     this.repeat = false;
     this.ablate = '';
-    this.scheme = 'viridis';
-    this._scheme = 'viridis';
     this.measured = null;
     this.inputError = null;
     this._cursor = 1;
+    // the summary and the table are read where they are; a new measurement says one short line
+    this._announcer = new Announcer(this);
     // the model runs in the engine worker: the newest text and ablation win, at most one measurement waits
     this.runsOnModel(({ lm, text, ablate, repeat }) => measureSurprisalAsync(lm, text, { ablate, repeat }),
       (e, m) => this._measured(e, m));
@@ -124,9 +124,6 @@ export class MhaSurprisal extends TrainedModelElement {
 
   willUpdate(changed) {
     super.willUpdate(changed);
-    this._attrs.begin();
-    this._scheme = this._attrs.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
-    this._attrs.end();
     if (this.lm && (changed.has('lm') || changed.has('text') || changed.has('ablate') || changed.has('repeat'))) this._compute();
   }
 
@@ -152,6 +149,7 @@ export class MhaSurprisal extends TrainedModelElement {
       this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
       return;
     }
+    if (this.measured) this._announcer.say(() => shortLine(this.measured));
     this.measured = m;
     this.inputError = null;
     if (this._cursor >= m.tokens.length) this._cursor = 1;
@@ -302,6 +300,7 @@ export class MhaSurprisal extends TrainedModelElement {
           ${this._strip(m.ablated.bits, true, color)}` : nothing}
       </div>
       <p class="readout" part="readout" id="readout" role="status" aria-live="polite">${this._readout()}</p>
+      ${this._announcer.view()}
       <div class="legend" part="legend">
         <span>0 bits</span>
         <span class="bar" role="img" aria-label=${`color scale ${this._scheme} from 0 to ${fmt(hi, 2)} bits (log₂ ${m.vocabSize}, the uniform guess) and above`}
@@ -313,9 +312,18 @@ export class MhaSurprisal extends TrainedModelElement {
         underlined. Its first ${unit} is in neither mean: copy 1's has nothing before it, and before copy 2's nothing says that
         the phrase starts again, so no head can copy it yet.</p>` : nothing}
       <div class="result">${this._table()}<div>
-      <p class="summary" part="summary" aria-live="polite">${this._summary()}</p>
+      <p class="summary" part="summary">${this._summary()}</p>
       ${this._unigramNote(m)}</div></div>`;
   }
+}
+
+/** The line announced when a measurement replaces the last: the bits of each copy (or of the whole text), with heads off too. */
+export function shortLine(m) {
+  const u = m.unit ?? 'character';
+  const a = m.ablated;
+  if (!m.copies) return `${fmt(m.mean, 2)} bits per ${u}${a ? `, ${fmt(a.mean, 2)} with heads ${formatAblate(m.ablate)} off` : ''}; no phrase written twice.`;
+  return `Copy 1: ${fmt(m.copies.first, 2)}, copy 2: ${fmt(m.copies.second, 2)} bits per ${u}${
+    a ? `; with heads ${formatAblate(m.ablate)} off ${fmt(a.first, 2)} and ${fmt(a.second, 2)}` : ''}.`;
 }
 
 customElements.get('mha-surprisal') || customElements.define('mha-surprisal', MhaSurprisal);

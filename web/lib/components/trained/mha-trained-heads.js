@@ -6,7 +6,7 @@ import {
 import { modelIndex, modelChoices, MODEL_INDEX_URL } from '../models.js';
 import { probeHeads, explainHeads, fixedCells, DEFAULT_MAP } from '../logic/trained-heads.js';
 import { aboutModel } from '../logic/trained-text.js';
-import { enumAttr, headListAttr, intAttr, attrError } from '../base/attr-check.js';
+import { headListAttr, intAttr, attrError } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
 import { pickAttr } from './mha-model-view.js';
 import '../views/mha-heatmap.js';
@@ -109,7 +109,6 @@ export class MhaTrainedHeads extends AblatableModelElement {
     ...AblatableModelElement.properties,
     text: { type: String },
     ablate: { type: String, reflect: true },
-    scheme: { type: String },
     layer: { converter: { fromAttribute: (v) => v, toAttribute: (v) => (v === null || v === undefined ? null : String(v)) }, reflect: true },
     head: { converter: { fromAttribute: (v) => v, toAttribute: (v) => (v === null || v === undefined ? null : String(v)) }, reflect: true },
     noPicker: { type: Boolean, attribute: 'no-picker' },
@@ -168,7 +167,6 @@ export class MhaTrainedHeads extends AblatableModelElement {
     super();
     this.text = DEFAULT_TEXT;
     this.ablate = '';
-    this.scheme = 'viridis';
     this.result = null;
     this.textScores = null;
     this.noPicker = false;
@@ -176,7 +174,6 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this._mapSize = null;
     this._choices = null;
     this._abl = [];
-    this._scheme = 'viridis';
     this.layer = null;
     this.head = null;
     this._layer = 0;
@@ -216,7 +213,6 @@ export class MhaTrainedHeads extends AblatableModelElement {
     super.willUpdate(changed);
     const g = this._attrs;
     g.begin();
-    this._scheme = g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
     this._mapSize = g.take('map-size', intAttr('map-size', this.mapSize, { dflt: null, min: 48, max: 512, what: 'CSS pixels' }));
     const cfg = this.lm?.config;
     if (cfg) {

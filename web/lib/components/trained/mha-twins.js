@@ -1,5 +1,5 @@
 import { html, css, nothing } from 'lit';
-import { Task, initialState } from '@lit/task';
+import { Task, TaskStatus, initialState } from '@lit/task';
 import { STALE } from './model-element.js';
 import { TrainedModelElement, trainedStyles, f3, heldoutLoss, heldoutLossAsync, downloadSizes } from './trained-shared.js';
 import { twinsVerdict } from '../logic/twins-verdict.js';
@@ -41,7 +41,6 @@ export class MhaTwins extends TrainedModelElement {
   static properties = {
     ...TrainedModelElement.properties,
     index: { type: String },
-    rows: { state: true },
   };
 
   static styles = [trainedStyles, scrollCueStyles, css`
@@ -54,14 +53,13 @@ export class MhaTwins extends TrainedModelElement {
   constructor() {
     super();
     this.index = null;
-    this.rows = null;
     this._announcer = new Announcer(this);   // one short line once every model is scored; the verdict is read in place
-    // scores every model of the manifest on this model's passages, again when the model or the manifest changes
+    // scores every model of the manifest on this model's passages, again when the model or the manifest changes;
+    // its value ({rows, probes}) is what the table and the verdict draw (Task.render)
     this._scoreTask = new Task(this, {
       args: () => [this.lm, this._indexHref],
       task: ([lm, base], { signal }) => (lm ? this._score(lm, base, signal) : initialState),
-      onComplete: (rows) => {
-        this.rows = rows;
+      onComplete: ({ rows }) => {
         this._announcer.say(`${rows.length} models scored on the held-out passages; the verdict follows the table.`);
         this.dispatchEvent(new CustomEvent('mha-computed', { detail: { rows }, bubbles: true, composed: true }));
       },
@@ -71,6 +69,11 @@ export class MhaTwins extends TrainedModelElement {
         this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
       },
     });
+  }
+
+  /** Every model of the manifest with its loss on the page's passages (`live`); null until they are scored. */
+  get rows() {
+    return this._scoreTask.status === TaskStatus.COMPLETE ? this._scoreTask.value.rows : null;
   }
 
   /** Resolves once every model of the manifest is scored (in the engine worker) and the table drawn. */
@@ -93,10 +96,10 @@ export class MhaTwins extends TrainedModelElement {
    * The score task's work: every model of the manifest loaded in turn (one at a time, the page
    * getting a turn between) and scored on the passages `lm` stores (heldoutLoss); a run made stale
    * (a new model or manifest, the model given back) ends with STALE.
-   * @returns {Promise<Array<object>>} the manifest's entries with `live`, by heads then seed
+   * @returns {Promise<{rows: Array<object>, probes: string[]}>} the manifest's entries with `live`, by heads then
+   *   seed, and the passages they were scored on
    */
   async _score(lm, base, signal) {
-    this.rows = null;
     const { mha } = this._held;
     const probes = lm.metadata.probes ? JSON.parse(lm.metadata.probes).text : null;
     if (!probes?.length) throw new Error(`the model ${this.modelHref} stores no held-out passages (__metadata__.probes)`);
@@ -116,33 +119,37 @@ export class MhaTwins extends TrainedModelElement {
     }
     if (signal.aborted) throw STALE;
     rows.sort((a, b) => a.numHeads - b.numHeads || a.seed - b.seed);
-    this._probes = probes;
-    return rows;
+    return { rows, probes };
   }
 
   modelReleasing() {
     this._scoreTask.abort(STALE);
   }
 
+  /** The verdict's sentence on the scored rows and the passages they were scored on. */
+  _verdict({ rows, probes }) {
+    const chars = probes.reduce((a, t) => a + Array.from(t).length, 0);
+    return twinsVerdict(rows, probes.length, chars, this.lm?.training?.heldout_chars ?? null);
+  }
+
 
   renderView() {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
-    const rows = this.rows;
-    const chars = this._probes ? this._probes.reduce((a, t) => a + Array.from(t).length, 0) : 0;
+    const waiting = () => html`<tr><td colspan="4">${this.error ? '—' : 'Computing…'}</td></tr>`;
+    const scored = (f) => this._scoreTask.render({ initial: waiting, pending: waiting, error: waiting, complete: f });
     return html`
       <div class="scroll" tabindex="0" role="region" aria-label="Held-out loss of the twins">
         <table part="table">
           <caption>Held-out loss in bits per character (lower is better)</caption>
           <thead><tr><th scope="col">heads</th><th scope="col">seed</th><th scope="col">on this page</th>
             <th scope="col">whole held-out set, at training</th></tr></thead>
-          <tbody>${rows ? rows.map((m) => html`<tr>
-            <td>h = ${m.numHeads}</td><td>${m.seed}</td><td class="num">${f3(m.live)}</td><td class="num">${f3(m.heldoutBpc)}</td></tr>`)
-            : html`<tr><td colspan="4">${this.error ? '—' : 'Computing…'}</td></tr>`}</tbody>
+          <tbody>${scored(({ rows }) => rows.map((m) => html`<tr>
+            <td>h = ${m.numHeads}</td><td>${m.seed}</td><td class="num">${f3(m.live)}</td><td class="num">${f3(m.heldoutBpc)}</td></tr>`))}</tbody>
         </table>
       </div>
       <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
-      <p class="verdict" part="verdict">${rows ? twinsVerdict(rows, this._probes.length, chars, this.lm?.training?.heldout_chars ?? null) : ''}</p>
+      <p class="verdict" part="verdict">${this._scoreTask.status === TaskStatus.COMPLETE ? this._verdict(this._scoreTask.value) : ''}</p>
       ${this._announcer.view()}`;
   }
 }

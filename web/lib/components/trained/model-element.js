@@ -7,7 +7,7 @@ import { Task, initialState } from '@lit/task';
 import { baseStyles, taskEngine, errorText, getEngine } from '../base/shared.js';
 import { acquireModel, releaseModel, modelURL, DEFAULT_MODEL_URL } from '../models.js';
 import { taskModelEngine, getModelEngine, LatestRun } from '../base/worker-engine.js';
-import { enumAttr, AttrGuard } from '../base/attr-check.js';
+import { enumAttr, schemeAttr, AttrGuard } from '../base/attr-check.js';
 import { ScrollCue } from '../base/scroll-cue.js';
 import { parseAblate, formatAblate, progressText } from '../logic/trained-text.js';
 import { downloadSizes, lazyPlaceholder, whenNear, LOADING_VALUES } from './lazy.js';
@@ -61,6 +61,7 @@ export const STALE = Object.freeze({ name: 'AbortError', message: 'a newer model
  * file's or folder's name.
  *
  * @attr {string} loading - "lazy" (default): fetch the model when the element comes near the viewport; "eager": at once.
+ * @attr {'viridis'|'cividis'} scheme - Color scale of the heatmaps, in the elements that draw them (default viridis).
  * @attr {string} tokenizer - A llama2.c model's tokenizer.bin (a URL relative to the page; the property also takes a `File`).
  * @csspart placeholder - The box shown before the model is fetched.
  * @csspart size - Its download size.
@@ -80,6 +81,7 @@ export class TrainedModelElement extends LitElement {
     model: { type: String },
     tokenizer: { type: String },
     loading: { type: String },
+    scheme: { type: String },
     engine: { attribute: false },
     lm: { state: true },
     error: { state: true },
@@ -94,6 +96,9 @@ export class TrainedModelElement extends LitElement {
     this.model = null;
     this.tokenizer = null;
     this.loading = null;
+    this.scheme = 'viridis';
+    this._scheme = 'viridis';  // the last valid `scheme`, the heatmaps' colour scale
+    this._schemeGuard = new AttrGuard(this);
     this.engine = undefined;
     this.lm = null;
     this.error = null;
@@ -129,7 +134,7 @@ export class TrainedModelElement extends LitElement {
    * stands in for it. The messages of bad attributes come first, that of a bad `loading` value last.
    */
   render() {
-    return html`${this._attrs.view()}${this._near || !this.needsModel ? this.renderView() : lazyPlaceholder(this._downloads, () => this.load())}${this._lazyGuard.view()}`;
+    return html`${this._attrs.view()}${this._schemeGuard.view()}${this._near || !this.needsModel ? this.renderView() : lazyPlaceholder(this._downloads, () => this.load())}${this._lazyGuard.view()}`;
   }
 
   /**
@@ -220,6 +225,11 @@ export class TrainedModelElement extends LitElement {
 
   willUpdate(changed) {
     super.willUpdate?.(changed);
+    if (changed.has('scheme') || !this.hasUpdated) {
+      this._schemeGuard.begin();
+      this._scheme = this._schemeGuard.take('scheme', schemeAttr(this.scheme));
+      this._schemeGuard.end();
+    }
     if (changed.has('loading') || !this.hasUpdated) {
       this._lazyGuard.begin();
       this._lazyGuard.take('loading', enumAttr('loading', this.loading, { dflt: 'lazy', values: LOADING_VALUES }));

@@ -5,6 +5,7 @@
 // query heads framed by the K/V head they share.
 import { html, mathml, css, nothing } from 'lit';
 import { int } from '../base/shared.js';
+import { interpolatorFor } from '../base/color.js';
 import { kvCacheSize } from '../logic/kv-cache.js';
 
 export * from '../logic/trained-text.js';
@@ -60,9 +61,30 @@ export function kvGroups(h, g, head) {
     </fieldset>`);
 }
 
+/**
+ * The side of a cell (CSS px, in half-pixel steps, 1 to 8) of a T × T map about `px` a side: the
+ * heatmap draws T cells and T − 1 gaps of 1 px.
+ */
+export function mapCell(px, T) {
+  return Math.max(0.5, Math.min(8, Math.floor(2 * ((px + 1) / Math.max(T, 1) - 1)) / 2));
+}
+
+/**
+ * One colour legend for a layer's causal attention maps, shown where their own legends are hidden
+ * (a narrow element): each map spans 0 to 1, since its first query attends to itself alone.
+ * @param {'viridis'|'cividis'} scheme
+ */
+export function mapsLegend(scheme) {
+  const interp = interpolatorFor(scheme);
+  const stops = Array.from({ length: 11 }, (_, i) => `${interp(i / 10)} ${i * 10}%`).join(', ');
+  return html`<p class="maps-legend"><span>0</span><span class="bar" role="img"
+    aria-label=${`color scale ${scheme} from 0 to 1, every map`} style=${`background: linear-gradient(to right, ${stops})`}></span><span>1</span>
+    <span class="hint">attention weight, every map (its first query sees only itself: 1)</span></p>`;
+}
+
 /** Styles of kvGroups' frames inside a `.groups` box (cell size from --_wide). */
 export const kvGroupStyles = css`
-  .groups { display: flex; flex-wrap: wrap; gap: 0.7rem; align-items: flex-start; --mha-cell-size: var(--_wide); }
+  .groups { display: flex; flex-wrap: wrap; gap: 0.7rem; align-items: stretch; --mha-cell-size: var(--_wide); }
   .groups:not(.labels) mha-heatmap::part(label) { display: none; }
   .group { border: 2px solid var(--_accent); border-radius: 10px; padding: 0.3rem 0.5rem 0.5rem; margin: 0; min-width: 0;
     max-width: 100%; box-sizing: border-box; }
@@ -71,7 +93,23 @@ export const kvGroupStyles = css`
   .pair { display: flex; flex-wrap: wrap; gap: 0.5rem; }
   .head { border: 1px solid var(--_border); border-radius: 8px; padding: 0.3rem; overflow-x: auto; max-width: 100%; box-sizing: border-box; }
   .head.off { border-style: dashed; }
+  /* the maps of a row line up whatever the lines of text above them (frames and heads stretched to the row) */
+  .group { display: flex; flex-direction: column; }
+  .group > .pair { flex: 1 1 auto; }
+  .pair .head { display: flex; flex-direction: column; align-items: flex-start; }
+  .pair .head mha-heatmap { margin-top: auto; }
   /* a switched-off head: its map in grey (the text keeps its full contrast), its switch struck through */
   .head.off mha-heatmap { filter: grayscale(1); }
+  .maps-legend { display: none; align-items: center; gap: 0.3em; font-size: 0.75rem; margin: 0.3rem 0; flex-wrap: wrap; }
+  .maps-legend .bar { width: 6rem; height: 10px; border: 1px solid var(--_border); border-radius: 2px; }
+  /* narrow: four maps of about 60 px to a row, one legend for them all, cells not cut apart */
+  @container (max-width: 520px) {
+    .maps-legend { display: flex; }
+    .groups mha-heatmap::part(legend) { display: none; }
+    .groups mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; }
+    .groups .head { padding: 0.1rem; }
+    .groups mha-heatmap { font-size: 10px; }
+    .groups mha-heatmap::part(table), .groups mha-heatmap::part(readout) { font-size: 0.65rem; }
+  }
 `;
 

@@ -1,5 +1,5 @@
 import { LitElement, html, css, nothing } from 'lit';
-import { AttrGuard, enumAttr, intAttr, rawAttr } from '../base/attr-check.js';
+import { AttrGuard, schemeAttr, intAttr, rawAttr } from '../base/attr-check.js';
 import { baseStyles, toHeads } from '../base/shared.js';
 import { parseScale, SHARED_DOMAIN } from './heatmap/scale.js';
 import './mha-heatmap.js';
@@ -133,7 +133,7 @@ export class MhaHeads extends LitElement {
       const g = this._attrs;
       g.begin();
       this._scale = g.take('scale', { dflt: 'shared', ...parseScale(this.scale, 'shared') });
-      this._scheme = g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
+      this._scheme = g.take('scheme', schemeAttr(this.scheme));
       this._expanded = g.take('expanded', intAttr('expanded', this.expanded, { dflt: -1, min: 0, max: 4096 }));
       g.end();
     }

@@ -1,15 +1,16 @@
 import { LitElement, html } from 'lit';
-import { AttrGuard, enumAttr, intAttr, rawAttr } from '../base/attr-check.js';
+import { AttrGuard, schemeAttr, intAttr, rawAttr } from '../base/attr-check.js';
 import { baseStyles, toMatrix, fmt } from '../base/shared.js';
 import { AttrSource } from '../base/attr-data.js';
 import { heatmapStyles } from './heatmap/styles.js';
-import { CANVAS_ABOVE, SHARED_DOMAIN, parseScale, perMapDomain } from './heatmap/scale.js';
+import { CANVAS_ABOVE, SHARED_DOMAIN, parseScale, perMapDomain, tokenLabels } from './heatmap/scale.js';
 import { renderDomGrid } from './heatmap/dom-grid.js';
-import { renderCanvasGrid, cellAt } from './heatmap/canvas-grid.js';
+import { renderCanvasGrid, cellAt, keyMove } from './heatmap/canvas-grid.js';
 import { drawBase, drawOverlay } from './heatmap/paint.js';
 import { turnNow, nextTurn, waitingTurn } from './heatmap/turns.js';
 import { toPNG, toSVG, download } from './heatmap/export.js';
 import { ScrollCue } from '../base/scroll-cue.js';
+import { themeColor, usedScheme } from '../base/color.js';
 
 export { SCALES, SHARED_DOMAIN, CANVAS_ABOVE, parseScale } from './heatmap/scale.js';
 
@@ -134,7 +135,15 @@ export class MhaHeatmap extends LitElement {
     this._tableOpen = false;
     this._focused = false;
     this._hover = null;
-    this._drawn = null;   // what the base canvas shows: {key, canvas, cssW, cssH}
+    this._drawn = null;   // what the base canvas shows (paint.js drawBase): {key, canvas, cssW, cssH, …}
+    this._bitmap = {};    // the base canvas's last bitmap, reused while its size holds (paint.js)
+    // what the renderers (heatmap/) call back
+    this._on = {
+      key: (e) => this._onKey(e), rowHover: (r) => this._rowHover(r), show: (r, c, focus) => this._show(r, c, focus),
+      pick: (r, c) => { this._active = [r, c]; }, toggle: (e) => this._onToggle(e), save: (f) => this.download(undefined, f),
+      plotFocus: () => this._onPlotFocus(), plotBlur: () => this._onPlotBlur(), plotMove: (e) => this._onPlotMove(e),
+      plotLeave: () => this._onPlotLeave(), plotClick: (e) => this._onPlotClick(e),
+    };
     this.src = null;
     this.model = null;
     this.text = null;
@@ -172,14 +181,8 @@ export class MhaHeatmap extends LitElement {
     const tq = m.length, tk = m[0]?.length ?? 0;
     const c = this._labelCache;
     if (c && c.tq === tq && c.tk === tk && c.tokens === this.tokens && c.keyTokens === this.keyTokens) return c.out;
-    const qt = this.tokens ?? [];
-    const kt = this.keyTokens ?? this.tokens ?? [];
-    const out = {
-      q: Array.from({ length: tq }, (_, i) => String(qt[i] ?? `q${i + 1}`)),
-      k: Array.from({ length: tk }, (_, i) => String(kt[i] ?? `k${i + 1}`)),
-    };
-    this._labelCache = { tq, tk, tokens: this.tokens, keyTokens: this.keyTokens, out };
-    return out;
+    this._labelCache = { tq, tk, tokens: this.tokens, keyTokens: this.keyTokens, out: tokenLabels(tq, tk, this.tokens, this.keyTokens) };
+    return this._labelCache.out;
   }
 
   /** The colour scale in use: `per-map` or `shared` (the last good value of `scale`). */
@@ -225,19 +228,9 @@ export class MhaHeatmap extends LitElement {
 
   _onKey(e) {
     const m = this.matrix;
-    const tq = m.length, tk = m[0]?.length ?? 0;
-    let [r, c] = this._active;
-    switch (e.key) {
-      case 'ArrowUp': r = Math.max(0, r - 1); break;
-      case 'ArrowDown': r = Math.min(tq - 1, r + 1); break;
-      case 'ArrowLeft': c = Math.max(0, c - 1); break;
-      case 'ArrowRight': c = Math.min(tk - 1, c + 1); break;
-      case 'Home': c = 0; if (e.ctrlKey) r = 0; break;
-      case 'End': c = tk - 1; if (e.ctrlKey) r = tq - 1; break;
-      case 'PageUp': r = 0; break;
-      case 'PageDown': r = tq - 1; break;
-      default: return;
-    }
+    const to = keyMove(e, this._active, m.length, m[0]?.length ?? 0);
+    if (!to) return;
+    const [r, c] = to;
     e.preventDefault();
     if (this.mode === 'canvas') {
       this._show(r, c, true);
@@ -274,7 +267,7 @@ export class MhaHeatmap extends LitElement {
       const g = this._attrs;
       g.begin();
       this._scale = g.take('scale', { dflt: 'per-map', ...parseScale(this.scale, 'per-map') });
-      this._scheme = g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
+      this._scheme = g.take('scheme', schemeAttr(this.scheme));
       this._digits = g.take('digits', intAttr('digits', this.digits, { dflt: 3, min: 0, max: 10 }));
       g.end();
     }
@@ -296,7 +289,25 @@ export class MhaHeatmap extends LitElement {
     if (!m.length || !m[0]?.length) {
       return html`<figure part="figure">${this._attrs.view()}<p class="empty">No attention weights yet.</p></figure>`;
     }
-    return this.mode === 'canvas' ? renderCanvasGrid(this, m) : renderDomGrid(this, m);
+    return this.mode === 'canvas' ? renderCanvasGrid(this._view(m)) : renderDomGrid(this._view(m));
+  }
+
+  /** What the renderers draw (heatmap/view.js): labels, colour range, options, state and the handlers. */
+  _view(m) {
+    const { q, k } = this._labels(m);
+    const [lo, hi] = this._domain(m);
+    return { m, q, k, lo, hi, label: this.label, scheme: this._scheme, digits: this._digits, active: this._active,
+      activeText: this.describe(...this._active), step: this._labelStep ?? 1, highlightRow: this.highlightRow,
+      showValues: this.showValues, compact: this.compact, noSave: this.noSave, tableOpen: this._tableOpen,
+      readout: this._readout, messages: this._attrs.view(), on: this._on };
+  }
+
+  /** What the exporters draw (heatmap/export.js): the cells, labels, colour range and theme. */
+  _picture() {
+    const m = this.matrix;
+    const [lo, hi] = this._domain(m);
+    return { label: this.label, m, ...this._labels(m), lo, hi, scheme: this._scheme,
+      fg: getComputedStyle(this).color || '#000', dark: usedScheme(this) === 'dark' };
   }
 
   // ---- canvas mode: events of the plot, painting after render ------------------------------------
@@ -321,14 +332,8 @@ export class MhaHeatmap extends LitElement {
     this._drawOverlay();
   }
 
-  /** The cell under a pointer event on the plot, or null. */
-  _cellAt(e) {
-    const m = this.matrix;
-    return cellAt(e, m.length, m[0]?.length ?? 0);
-  }
-
   _onPlotMove(e) {
-    const at = this._cellAt(e);
+    const at = cellAt(e, this.matrix.length, this.matrix[0]?.length ?? 0);
     if (!at || (this._hover && this._hover[0] === at[0] && this._hover[1] === at[1])) return;
     this._hover = at;
     this._show(at[0], at[1], false);
@@ -340,7 +345,7 @@ export class MhaHeatmap extends LitElement {
   }
 
   _onPlotClick(e) {
-    const at = this._cellAt(e);
+    const at = cellAt(e, this.matrix.length, this.matrix[0]?.length ?? 0);
     if (at) this._show(at[0], at[1], true);
   }
 
@@ -390,7 +395,9 @@ export class MhaHeatmap extends LitElement {
     const d = this._drawn;
     if (!d || d.canvas !== canvas || d.key !== key || d.m !== m || changed.has('domain') || changed.has('scheme') || changed.has('scale') ||
         changed.has('showValues') || changed.has('digits') || changed.has('compact')) {
-      this._drawBase(canvas, m, cell, dpr, key);
+      const [lo, hi] = this._domain(m);
+      const digits = this._digits >= 3 && this.compact ? 2 : this._digits;
+      this._drawn = drawBase(this._bitmap, canvas, m, { cell, dpr, key, lo, hi, scheme: this._scheme, showValues: this.showValues, digits });
       this._watchDpr(dpr);
     }
     this._drawOverlay();
@@ -450,13 +457,9 @@ export class MhaHeatmap extends LitElement {
     this._dprWatched = null;
   }
 
-  _drawBase(canvas, m, cell, dpr, key) {
-    drawBase(this, canvas, m, cell, dpr, key);
-  }
-
   /** The highlighted row and, while the plot has focus, the active cell's outline. */
   _drawOverlay() {
-    drawOverlay(this);
+    drawOverlay(this._drawn, { highlightRow: this.highlightRow, focused: this._focused, active: this._active, color: (n) => themeColor(this, n) });
   }
 
   /**
@@ -465,7 +468,7 @@ export class MhaHeatmap extends LitElement {
    * @returns {Promise<Blob>}
    */
   async toPNG(opts) {
-    return toPNG(this, opts);
+    return toPNG(this._picture(), opts);
   }
 
   /**
@@ -474,7 +477,7 @@ export class MhaHeatmap extends LitElement {
    * @returns {string} the SVG markup
    */
   toSVG() {
-    return toSVG(this);
+    return toSVG(this._picture());
   }
 
   /**
@@ -483,7 +486,7 @@ export class MhaHeatmap extends LitElement {
    * @param {'png'|'svg'} [format] default 'png'
    */
   async download(filename, format = 'png') {
-    return download(this, filename, format);
+    return download(this._picture(), filename, format);
   }
 }
 

@@ -66,8 +66,6 @@ export class MhaPassport extends LitElement {
     noBias: { type: Boolean, attribute: 'no-bias' },
     engine: { attribute: false },
     data: { attribute: false },
-    passport: { state: true },
-    error: { state: true },
   };
 
   static styles = [baseStyles, scrollCueStyles, css`
@@ -118,12 +116,11 @@ export class MhaPassport extends LitElement {
     this.noBias = false;
     this.engine = undefined;
     this.data = undefined;
-    this.passport = null;
-    this.error = null;
     this._attrs = new AttrGuard(this);
     this._cfg = { seqLen: 5, dModel: 24, numHeads: 2 };
     // The engine call, re-run when an attribute, the engine or `data` changes; a run that a newer
-    // one overtakes while the engine is still loading is aborted before it asks.
+    // one overtakes while the engine is still loading is aborted before it asks. Its value is the
+    // passport drawn (Task.render) and read through `passport`.
     this._passportTask = new Task(this, {
       args: () => [JSON.stringify(this.config), this.engine, this.data],
       task: async ([, engine, data], { signal }) => {
@@ -132,16 +129,22 @@ export class MhaPassport extends LitElement {
         return mha.passport(this.config);
       },
       onComplete: (passport) => {
-        this.passport = passport;
-        this.error = null;
         if (passport) this.dispatchEvent(new CustomEvent('mha-passport', { detail: passport, bubbles: true, composed: true }));
       },
       onError: (err) => {
-        this.passport = null;
-        this.error = err;
         fireError(this, err);
       },
     });
+  }
+
+  /** The passport drawn: the last computation's (or `data`); null before the first and after an error. */
+  get passport() {
+    return this._passportTask.value ?? null;
+  }
+
+  /** The engine's error, if the last computation failed. */
+  get error() {
+    return this._passportTask.error ?? null;
   }
 
   /** The options object this element passes to `mha.passport()`. */
@@ -181,12 +184,18 @@ export class MhaPassport extends LitElement {
   }
 
   render() {
-    const attrs = this._attrs.view();
-    if (this.error) {
-      return html`${attrs}<p class="error" part="error" role="alert">${errorText(this.error)}</p>`;
-    }
-    const p = this.passport;
-    if (!p) return html`${attrs}<p class="loading">Computing the shape passport…</p>`;
+    const loading = () => html`<p class="loading">Computing the shape passport…</p>`;
+    const table = (p) => (p ? this._table(p) : loading());
+    return html`${this._attrs.view()}${this._passportTask.render({
+      initial: loading,
+      // a new computation keeps the last table until its passport arrives
+      pending: () => table(this.passport),
+      complete: table,
+      error: (e) => html`<p class="error" part="error" role="alert">${errorText(e)}</p>`,
+    })}`;
+  }
+
+  _table(p) {
     const cfg = this.config;
     const d = cfg.dModel;
     const h = cfg.numHeads;
@@ -194,7 +203,7 @@ export class MhaPassport extends LitElement {
     const P = p.params ?? {};
     const F = p.flops ?? {};
     const counts = countFormulas(cfg);
-    return html`${attrs}<div class="scroll" part="scroll" tabindex="0" role="region" aria-label=${this.caption}><table part="table">
+    return html`<div class="scroll" part="scroll" tabindex="0" role="region" aria-label=${this.caption}><table part="table">
       <caption part="caption">${this.caption}: d<sub>model</sub> = ${d}, h = ${h}${g !== h ? html`, kv-heads = ${g}` : nothing},
         T = ${cfg.seqLen}${cfg.batch ? html`, batch = ${cfg.batch}` : nothing}
         → d<sub>k</sub> = <span data-k="dK">${p.dK}</span>${p.dV !== p.dK ? html`, d<sub>v</sub> = ${p.dV}` : nothing}</caption>

@@ -1,7 +1,7 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
 import { baseStyles, taskEngine, errorText, seededMatrix, defaultTokens } from '../base/shared.js';
-import { AttrGuard, intAttr, enumAttr, attrError, rawAttr, fireError } from '../base/attr-check.js';
+import { AttrGuard, intAttr, schemeAttr, attrError, rawAttr, fireError } from '../base/attr-check.js';
 import { radioKeys } from '../base/choice.js';
 import './mha-passport.js';
 import './mha-heads.js';
@@ -152,7 +152,7 @@ export class MhaWidget extends LitElement {
       h = d % this._c.h === 0 ? this._c.h : 1;
     }
     const seed = g.take('seed', intAttr('seed', this.seed, { dflt: 7, min: 0, max: 1000000 }));
-    const scheme = g.take('scheme', enumAttr('scheme', this.scheme, { dflt: 'viridis', values: ['viridis', 'cividis'] }));
+    const scheme = g.take('scheme', schemeAttr(this.scheme));
     let options = this._c.options;
     const spec = String(this.headOptions ?? '1 2 4 8').trim();
     if (spec === 'divisors') options = Array.from({ length: d }, (_, i) => i + 1).filter((k) => d % k === 0);

@@ -16,24 +16,21 @@ export function longest(labels) {
 /**
  * The labels, the plot (a base canvas and a focus/highlight overlay, painted after render), the
  * keyboard hint, readout, legend and the table disclosure.
- * @param {import('../mha-heatmap.js').MhaHeatmap} el the element
- * @param {number[][]} m the `[Tq][Tk]` weights (not empty)
+ * @param {import('./view.js').HeatmapView} v what the element draws (its `_view(m)`: labels, range, active cell, options, handlers)
  * @returns {import('lit').TemplateResult}
  */
-export function renderCanvasGrid(el, m) {
-  const { q, k } = el._labels(m);
-  const [lo, hi] = el._domain(m);
-  const [ar, ac] = el._active;
-  const hl = el.highlightRow;
-  const active = el.describe(ar, ac).replace(' \u2192 ', ' to ');
+export function renderCanvasGrid(v) {
+  const { m, q, k, on, label } = v;
+  const hl = v.highlightRow;
+  const active = v.activeText.replace(' \u2192 ', ' to ');
   // labels stay legible (11 px or more) on cells smaller than a line of text: then every step-th
   // token is labelled, its label spanning `step` cells (the readout and the table name every one)
-  const step = el._labelStep ?? 1;
+  const step = v.step;
   const span = (i, n) => Math.min(step, n - i);
   const spaced = step > 1 ? ' spaced' : '';
   const rowLabel = (t, r) => (r % step ? nothing : html`<span class=${`rl${r === hl ? ' hl' : ''}${spaced}`} part="label" title=${t}
         style=${step > 1 ? `grid-row: ${r + 1} / span ${span(r, q.length)}; --_span: ${span(r, q.length)}` : nothing}
-        @mouseenter=${() => el._rowHover(r)}>${t}</span>`);
+        @mouseenter=${() => on.rowHover(r)}>${t}</span>`);
   const colLabel = (t, c) => (c % step ? nothing : html`<span class=${`cl${spaced}`} part="label" title=${t}
         style=${step > 1 ? `grid-column: ${c + 1} / span ${span(c, k.length)}; --_span: ${span(c, k.length)}` : nothing}>${t}</span>`);
   return html`
@@ -44,18 +41,18 @@ export function renderCanvasGrid(el, m) {
         <div class="cols" aria-hidden="true">${guard([k, step], () => k.map(colLabel))}</div>
         <div class="rows" aria-hidden="true">${guard([q, hl, step], () => q.map(rowLabel))}</div>
         <div class="plot" tabindex="0" role="application" aria-roledescription="heatmap"
-             aria-label=${`${el.label}: ${q.length} queries by ${k.length} keys; active cell ${active}`}
+             aria-label=${`${label}: ${q.length} queries by ${k.length} keys; active cell ${active}`}
              aria-describedby="readout keys-hint"
-             @keydown=${el._onKey} @focus=${el._onPlotFocus} @blur=${el._onPlotBlur}
-             @pointermove=${el._onPlotMove} @pointerleave=${el._onPlotLeave} @click=${el._onPlotClick}>
-          <canvas part="canvas" class=${el.showValues ? 'hires' : 'lores'} aria-hidden="true"></canvas>
+             @keydown=${on.key} @focus=${on.plotFocus} @blur=${on.plotBlur}
+             @pointermove=${on.plotMove} @pointerleave=${on.plotLeave} @click=${on.plotClick}>
+          <canvas part="canvas" class=${v.showValues ? 'hires' : 'lores'} aria-hidden="true"></canvas>
           <canvas class="overlay" aria-hidden="true" hidden></canvas>
         </div>
       </div>
       <span class="sr-only" id="keys-hint">Arrow keys move between cells; Home and End go to the first and last key,
         Page Up and Page Down to the first and last query. Every value is in the table of values below.</span>
-      ${renderTail(el, lo, hi, el._tableOpen ? guard([m, q, k, el.digits, el.label], () => html`<div class="table-wrap" tabindex="0"
-        role="region" aria-label=${`${el.label}: table of values`}>${valuesTable(el.label, m, q, k, el._digits)}</div>`) : nothing)}
+      ${renderTail(v, v.tableOpen ? guard([m, q, k, v.digits, label], () => html`<div class="table-wrap" tabindex="0"
+        role="region" aria-label=${`${label}: table of values`}>${valuesTable(label, m, q, k, v.digits)}</div>`) : nothing)}
     </figure>`;
 }
 
@@ -74,4 +71,27 @@ export function cellAt(e, tq, tk) {
   const c = Math.min(tk - 1, Math.floor(x / ((box.width + 1) / tk)));
   const r = Math.min(tq - 1, Math.floor(y / ((box.height + 1) / tq)));
   return [r, c];
+}
+
+/**
+ * Where a key moves the active cell of a `tq × tk` map: the arrows one cell, Home/End to the first
+ * or last key (with Ctrl, of the first or last query), PageUp/PageDown to the first or last query.
+ * @param {{key: string, ctrlKey: boolean}} e the keyboard event
+ * @param {[number, number]} active the active cell `[row, col]`
+ * @param {number} tq queries
+ * @param {number} tk keys
+ * @returns {[number, number]|null} the new cell, or null for a key that moves nothing
+ */
+export function keyMove(e, [r, c], tq, tk) {
+  switch (e.key) {
+    case 'ArrowUp': return [Math.max(0, r - 1), c];
+    case 'ArrowDown': return [Math.min(tq - 1, r + 1), c];
+    case 'ArrowLeft': return [r, Math.max(0, c - 1)];
+    case 'ArrowRight': return [r, Math.min(tk - 1, c + 1)];
+    case 'Home': return [e.ctrlKey ? 0 : r, 0];
+    case 'End': return [e.ctrlKey ? tq - 1 : r, tk - 1];
+    case 'PageUp': return [0, c];
+    case 'PageDown': return [tq - 1, c];
+    default: return null;
+  }
 }

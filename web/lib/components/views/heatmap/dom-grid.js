@@ -9,21 +9,18 @@ import { renderTail } from './legend.js';
 /**
  * The grid of cells: rows are queries, columns are keys; each cell carries `data-r`, `data-c`,
  * `data-value` and an aria-label "query to key: value".
- * @param {import('../mha-heatmap.js').MhaHeatmap} el the element (labels, range, active cell, options)
- * @param {number[][]} m the `[Tq][Tk]` weights (not empty)
+ * @param {import('./view.js').HeatmapView} view what the element draws (its `_view(m)`: labels, range, active cell, options, handlers)
  * @returns {import('lit').TemplateResult}
  */
-export function renderDomGrid(el, m) {
-  const { q, k } = el._labels(m);
-  const [lo, hi] = el._domain(m);
-  const color = colorFor(el._scheme, lo, hi);
-  const digits = el._digits;
-  const [ar, ac] = el._active;
-  const cellText = (v) => (el.showValues ? fmt(v, digits >= 3 && el.compact ? 2 : digits) : nothing);
+export function renderDomGrid(view) {
+  const { m, q, k, lo, hi, digits, on } = view;
+  const color = colorFor(view.scheme, lo, hi);
+  const [ar, ac] = view.active;
+  const cellText = (v) => (view.showValues ? fmt(v, digits >= 3 && view.compact ? 2 : digits) : nothing);
   // labels stay legible (11 px or more) on cells smaller than a line of text: then every step-th
   // token's label spans `step` cells and the others are headers for screen readers only (taken out
   // of the grid's placement), so every row and column keeps its header
-  const step = el._labelStep ?? 1;
+  const step = view.step;
   const span = (i, n) => Math.min(step, n - i);
   const spaced = step > 1 ? ' spaced' : '';
   const colHeader = (t, c) => (c % step
@@ -34,7 +31,7 @@ export function renderDomGrid(el, m) {
     ? html`<span class="rl sr-only" part="label" role="rowheader">${t}</span>`
     : html`<span class=${`rl${spaced}`} part="label" role="rowheader" title=${t}
         style=${step > 1 ? `grid-row: span ${span(r, q.length)}` : nothing}
-        @mouseenter=${() => el._rowHover(r)}>${t}</span>`);
+        @mouseenter=${() => on.rowHover(r)}>${t}</span>`);
   const cell = (v, r, c) => {
     const bg = color(v);
     const active = r === ar && c === ac;
@@ -43,28 +40,28 @@ export function renderDomGrid(el, m) {
       tabindex=${active ? 0 : -1}
       aria-label=${`${q[r]} to ${k[c]}: ${fmt(v, digits)}`}
       style=${`background:${bg};color:${textOn(bg)}`}
-      @mouseenter=${() => el._show(r, c, false)}
-      @focus=${() => el._show(r, c, true)}
-      @click=${() => { el._active = [r, c]; }}
+      @mouseenter=${() => on.show(r, c, false)}
+      @focus=${() => on.show(r, c, true)}
+      @click=${() => on.pick(r, c)}
     >${cellText(v)}</div>`;
   };
   return html`
     <figure part="figure">
-      <div class="grid" part="grid" role="grid" aria-label=${`${el.label}: rows are queries, columns are keys`}
+      <div class="grid" part="grid" role="grid" aria-label=${`${view.label}: rows are queries, columns are keys`}
            aria-readonly="true"
            style=${`grid-template-columns: auto repeat(${k.length}, var(--_cell))`}
-           @keydown=${el._onKey}
-           @mouseleave=${() => el._rowHover(-1)}>
+           @keydown=${on.key}
+           @mouseleave=${() => on.rowHover(-1)}>
         <div class="row" role="row">
           <span class="corner" role="columnheader"><span class="sr-only">query</span><span aria-hidden="true">q / k</span></span>
           ${k.map(colHeader)}
         </div>
         ${m.map((row, r) => html`
-          <div class=${r === el.highlightRow ? 'row hl' : 'row'} role="row">
+          <div class=${r === view.highlightRow ? 'row hl' : 'row'} role="row">
             ${rowHeader(q[r], r)}
             ${row.map((v, c) => cell(v, r, c))}
           </div>`)}
       </div>
-      ${renderTail(el, lo, hi)}
+      ${renderTail(view)}
     </figure>`;
 }

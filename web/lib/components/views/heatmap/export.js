@@ -1,34 +1,35 @@
 // The exporters of <mha-heatmap>: the same picture (title, labels, cells with their values, legend)
 // as a PNG (canvas) or as a standalone SVG document, and the download of either.
 import { fmt } from '../../base/shared.js';
-import { colorFor, interpolatorFor, textOn, usedScheme } from '../../base/color.js';
+import { colorFor, interpolatorFor, textOn } from '../../base/color.js';
+
+/**
+ * What the exporters draw, handed in by the element (its `_picture()`).
+ * @typedef {{label: string, m: number[][], q: string[], k: string[], lo: number, hi: number,
+ *   scheme: 'viridis'|'cividis', fg: string, dark: boolean}} Picture
+ */
 
 /** The picture's geometry and colours, shared by toPNG() and toSVG(). */
-function picture(el) {
-  const m = el.matrix;
-  const { q, k } = el._labels(m);
-  const [lo, hi] = el._domain(m);
-  const color = colorFor(el._scheme, lo, hi);
-  const fg = getComputedStyle(el).color || '#000';
+function picture({ label, m, q, k, lo, hi, scheme, fg, dark }) {
+  const color = colorFor(scheme, lo, hi);
   const cell = 40, font = '13px system-ui, sans-serif';
   const probe = document.createElement('canvas').getContext('2d');
   probe.font = font;
   const left = 12 + Math.max(...q.map((t) => probe.measureText(t).width));
   const top = 34 + Math.max(...k.map((t) => probe.measureText(t).width));
   const w = left + k.length * cell + 16, h = top + q.length * cell + 48;
-  const dark = usedScheme(el) === 'dark';
-  return { m, q, k, lo, hi, color, fg, cell, font, left, top, w, h, bg: dark ? '#0d1117' : '#ffffff',
-    interp: interpolatorFor(el._scheme), legendY: top + q.length * cell + 14, legendW: k.length * cell };
+  return { label, m, q, k, lo, hi, color, fg, cell, font, left, top, w, h, bg: dark ? '#0d1117' : '#ffffff',
+    interp: interpolatorFor(scheme), legendY: top + q.length * cell + 14, legendW: k.length * cell };
 }
 
 /**
  * Draw the heatmap (labels, cells, legend) on a canvas and return it as a PNG Blob.
- * @param {import('../mha-heatmap.js').MhaHeatmap} el the element
+ * @param {Picture} p what to draw
  * @param {{scale?: number}} [opts] device pixels per CSS pixel (default 2)
  * @returns {Promise<Blob>}
  */
-export function toPNG(el, { scale = 2 } = {}) {
-  const { m, q, k, lo, hi, color, fg, cell, font, left, top, w, h, bg, interp, legendY: ly, legendW: lw } = picture(el);
+export function toPNG(p, { scale = 2 } = {}) {
+  const { label, m, q, k, lo, hi, color, fg, cell, font, left, top, w, h, bg, interp, legendY: ly, legendW: lw } = picture(p);
   const canvas = document.createElement('canvas');
   canvas.width = w * scale; canvas.height = h * scale;
   const g = canvas.getContext('2d');
@@ -36,7 +37,7 @@ export function toPNG(el, { scale = 2 } = {}) {
   g.fillStyle = bg;
   g.fillRect(0, 0, w, h);
   g.font = `600 ${font}`; g.fillStyle = fg; g.textBaseline = 'top';
-  g.fillText(el.label, 6, 6);
+  g.fillText(label, 6, 6);
   g.font = font;
   k.forEach((t, c) => {
     g.save(); g.translate(left + c * cell + cell / 2 + 4, top - 4); g.rotate(-Math.PI / 2);
@@ -64,16 +65,16 @@ const esc = (t) => String(t).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&l
 /**
  * The same picture as toPNG() as a standalone SVG document (vector: text stays text, scales
  * without blur), one <rect> per cell carrying its value in a <title>.
- * @param {import('../mha-heatmap.js').MhaHeatmap} el the element
+ * @param {Picture} p what to draw
  * @returns {string} the SVG markup
  */
-export function toSVG(el) {
-  const { m, q, k, lo, hi, color, fg, cell, left, top, w, h, bg, interp, legendY: ly, legendW: lw } = picture(el);
+export function toSVG(p) {
+  const { label, m, q, k, lo, hi, color, fg, cell, left, top, w, h, bg, interp, legendY: ly, legendW: lw } = picture(p);
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="system-ui, sans-serif" font-size="13">`,
-    `<title>${esc(el.label)}</title>`,
+    `<title>${esc(label)}</title>`,
     `<rect width="${w}" height="${h}" fill="${bg}"/>`,
-    `<text x="6" y="18" font-weight="600" fill="${fg}">${esc(el.label)}</text>`,
+    `<text x="6" y="18" font-weight="600" fill="${fg}">${esc(label)}</text>`,
     '<defs><linearGradient id="legend">',
     ...Array.from({ length: 11 }, (_, i) => `<stop offset="${i * 10}%" stop-color="${interp(i / 10)}"/>`),
     '</linearGradient></defs>',
@@ -94,15 +95,15 @@ export function toSVG(el) {
 
 /**
  * Save the picture as a file (an `<a download>` clicked once).
- * @param {import('../mha-heatmap.js').MhaHeatmap} el the element
+ * @param {Picture} p what to draw
  * @param {string} [filename] default: the label with every run of other characters than `\w.-` as `_`
  * @param {'png'|'svg'} [format] default 'png'
  */
-export async function download(el, filename, format = 'png') {
-  const blob = format === 'svg' ? new Blob([toSVG(el)], { type: 'image/svg+xml' }) : await toPNG(el);
+export async function download(p, filename, format = 'png') {
+  const blob = format === 'svg' ? new Blob([toSVG(p)], { type: 'image/svg+xml' }) : await toPNG(p);
   const a = document.createElement('a');
   a.href = URL.createObjectURL(blob);
-  a.download = filename || `${el.label.replace(/[^\w.-]+/g, '_')}.${format}`;
+  a.download = filename || `${p.label.replace(/[^\w.-]+/g, '_')}.${format}`;
   document.body.append(a);
   a.click();
   a.remove();

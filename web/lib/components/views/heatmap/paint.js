@@ -1,37 +1,37 @@
 // Painting the canvas rendering of <mha-heatmap>: the cells (base canvas) and the highlighted row and
 // focused cell (overlay canvas). Called from the element's `updated()`.
 import { fmt } from '../../base/shared.js';
-import { colorFor, textOn, packRGBA, themeColor } from '../../base/color.js';
+import { colorFor, textOn, packRGBA } from '../../base/color.js';
 
 /**
  * Paint every cell. Without printed values the bitmap has one pixel per cell, scaled up by CSS
  * with `image-rendering: pixelated` (crisp at any devicePixelRatio) and a CSS mask that cuts the
  * 1px gaps between cells: a 96 × 96 map is a 36 KB bitmap, cheap to fill, upload and composite.
  * With printed values (show-values) it is drawn at device resolution, text included.
- * Records what was drawn in `el._drawn` (`{key, canvas, plot, m, cell, pitch, cssW, cssH, dpr}`).
- * @param {import('../mha-heatmap.js').MhaHeatmap} el the element
+ * @param {{img?: ImageData, imgKey?: string}} cache the element's last bitmap, reused while its size holds (updated here)
  * @param {HTMLCanvasElement} canvas the base canvas
  * @param {number[][]} m the `[Tq][Tk]` weights
- * @param {number} cell side of one cell, CSS px
- * @param {number} dpr device pixels per CSS pixel
- * @param {string} key the geometry's key (`TqxTk@cell@dpr`)
+ * @param {{cell: number, dpr: number, key: string, lo: number, hi: number, scheme: 'viridis'|'cividis',
+ *   showValues: boolean, digits: number}} o side of one cell (CSS px), device pixels per CSS pixel, the
+ *   geometry's key (`TqxTk@cell@dpr`), the colour range and scale, and the printed values' decimals
+ * @returns {{key: string, canvas: HTMLCanvasElement, plot: Element, m: number[][], cell: number, pitch: number,
+ *   cssW: number, cssH: number, dpr: number}} what was drawn (drawOverlay's `d`)
  */
-export function drawBase(el, canvas, m, cell, dpr, key) {
+export function drawBase(cache, canvas, m, { cell, dpr, key, lo, hi, scheme, showValues, digits }) {
   const tq = m.length, tk = m[0].length;
   const pitch = cell + 1;
   const cssW = tk * pitch - 1, cssH = tq * pitch - 1;
-  const lores = !el.showValues;
+  const lores = !showValues;
   const W = lores ? tk : Math.max(1, Math.round(cssW * dpr)), H = lores ? tq : Math.max(1, Math.round(cssH * dpr));
   if (canvas.width !== W) canvas.width = W;
   if (canvas.height !== H) canvas.height = H;
   const g = canvas.getContext('2d');
-  let img = el._img;
-  const fresh = !img || img.width !== W || img.height !== H || el._imgKey !== `${key}/${lores}`;
-  if (!img || img.width !== W || img.height !== H) img = el._img = g.createImageData(W, H);
-  el._imgKey = `${key}/${lores}`;
+  let img = cache.img;
+  const fresh = !img || img.width !== W || img.height !== H || cache.imgKey !== `${key}/${lores}`;
+  if (!img || img.width !== W || img.height !== H) img = cache.img = g.createImageData(W, H);
+  cache.imgKey = `${key}/${lores}`;
   const px = new Uint32Array(img.data.buffer);
-  const [lo, hi] = el._domain(m);
-  const color = colorFor(el._scheme, lo, hi);
+  const color = colorFor(scheme, lo, hi);
   if (lores) {
     for (let r = 0, i = 0; r < tq; r++) {
       const row = m[r];
@@ -41,8 +41,8 @@ export function drawBase(el, canvas, m, cell, dpr, key) {
     paintCells(px, m, { W, H, cell, pitch, dpr, fresh, color });
   }
   g.putImageData(img, 0, 0);
-  if (!lores) printValues(el, g, m, { cell, pitch, dpr, color });
-  el._drawn = { key, canvas, plot: canvas.parentElement, m, cell, pitch, cssW, cssH, dpr };
+  if (!lores) printValues(g, m, { cell, pitch, dpr, color, digits });
+  return { key, canvas, plot: canvas.parentElement, m, cell, pitch, cssW, cssH, dpr };
 }
 
 /** Cells at device resolution; the 1px gaps stay transparent (cleared once per geometry). */
@@ -61,12 +61,11 @@ function paintCells(px, m, { W, H, cell, pitch, dpr, fresh, color }) {
 }
 
 /** The value of every cell, in black or white (whichever reads better on its colour). */
-function printValues(el, g, m, { cell, pitch, dpr, color }) {
-  const digits = el._digits;
-  const d = digits >= 3 && el.compact ? 2 : digits;
-  const size = parseFloat(getComputedStyle(g.canvas).fontSize) * 0.9 || 10;
+function printValues(g, m, { cell, pitch, dpr, color, digits: d }) {
+  const style = getComputedStyle(g.canvas);
+  const size = parseFloat(style.fontSize) * 0.9 || 10;
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
-  g.font = `${size}px ${getComputedStyle(el).fontFamily}`;
+  g.font = `${size}px ${style.fontFamily}`;
   g.textAlign = 'center'; g.textBaseline = 'middle';
   for (let r = 0; r < m.length; r++) {
     for (let c = 0; c < m[r].length; c++) {
@@ -80,19 +79,19 @@ function printValues(el, g, m, { cell, pitch, dpr, color }) {
 /**
  * The highlighted row (`highlightRow`) and, while the plot has focus, the active cell's outline,
  * on the overlay canvas (hidden when there is neither).
- * @param {import('../mha-heatmap.js').MhaHeatmap} el the element (after drawBase)
+ * @param {ReturnType<typeof drawBase>|null} d what drawBase drew (nothing to do without it)
+ * @param {{highlightRow: number, focused: boolean, active: [number, number], color: (name: string) => string}} o
+ *   the highlighted row, whether the plot has focus, the active cell and the element's theme colours
  */
-export function drawOverlay(el) {
-  const d = el._drawn;
+export function drawOverlay(d, { highlightRow: hl, focused, active, color }) {
   if (!d) return;
   const over = d.plot.querySelector('canvas.overlay');
   if (!over) return;
   const pad = 4;
   const W = Math.round((d.cssW + 2 * pad) * d.dpr), H = Math.round((d.cssH + 2 * pad) * d.dpr);
-  const hl = el.highlightRow;
   const showRow = Number.isInteger(hl) && hl >= 0 && hl < d.m.length;
   const g = over.getContext('2d');
-  if (!showRow && !el._focused) {
+  if (!showRow && !focused) {
     // nothing to draw: hide it (no layer to composite), read no style (a style recalc)
     if (!over.hidden) {
       over.hidden = true;
@@ -106,21 +105,20 @@ export function drawOverlay(el) {
   g.setTransform(1, 0, 0, 1, 0, 0);
   g.clearRect(0, 0, W, H);
   g.setTransform(d.dpr, 0, 0, d.dpr, d.dpr * pad, d.dpr * pad);
-  const style = getComputedStyle(el);
   if (showRow) {
-    g.strokeStyle = themeColor(el, '--_fg') || style.color;
+    g.strokeStyle = color('--_fg') || getComputedStyle(over).color;
     g.lineWidth = Math.min(2, d.cell / 3);
     const w = g.lineWidth;
     g.strokeRect(w / 2, hl * d.pitch + w / 2, d.cssW - w, d.cell - w);
   }
-  if (el._focused) {
-    const [r, c] = el._active;
+  if (focused) {
+    const [r, c] = active;
     const x = c * d.pitch, y = r * d.pitch;
     g.lineWidth = 3;
-    g.strokeStyle = themeColor(el, '--_focus') || 'orangered';
+    g.strokeStyle = color('--_focus') || 'orangered';
     g.strokeRect(x - 1.5, y - 1.5, d.cell + 3, d.cell + 3);
     g.lineWidth = 1;
-    g.strokeStyle = themeColor(el, '--_bg') || '#fff';
+    g.strokeStyle = color('--_bg') || '#fff';
     g.strokeRect(x - 3.5, y - 3.5, d.cell + 7, d.cell + 7);
   }
 }

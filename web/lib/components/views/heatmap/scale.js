@@ -40,3 +40,20 @@ export function perMapDomain(m) {
   for (const row of m) for (const v of row) if (v > hi) hi = v;
   return [0, hi || 1];
 }
+
+/**
+ * The labels of a map's rows and columns: the tokens given, else "q1", "q2", … and "k1", "k2", ….
+ * @param {number} tq queries
+ * @param {number} tk keys
+ * @param {string[]|null} tokens the queries' labels (and the keys' without keyTokens)
+ * @param {string[]|null} keyTokens the keys' labels
+ * @returns {{q: string[], k: string[]}}
+ */
+export function tokenLabels(tq, tk, tokens, keyTokens) {
+  const qt = tokens ?? [];
+  const kt = keyTokens ?? tokens ?? [];
+  return {
+    q: Array.from({ length: tq }, (_, i) => String(qt[i] ?? `q${i + 1}`)),
+    k: Array.from({ length: tk }, (_, i) => String(kt[i] ?? `k${i + 1}`)),
+  };
+}
