@@ -128,6 +128,9 @@ export class MhaKvCalculator extends LitElement {
     .tex math { font-size: 1.05em; }
     .loading { color: var(--_muted); font-size: 0.9em; }
     .context-note { border-left: 3px solid var(--_accent); padding-left: 0.6em; }
+    /* the controls in equal columns: one row on a wide page, two columns on a phone */
+    form { display: grid; grid-template-columns: repeat(auto-fit, minmax(9.5rem, 1fr)); align-items: end; }
+    form select, form input { width: 100%; box-sizing: border-box; }
   `];
 
   constructor() {
