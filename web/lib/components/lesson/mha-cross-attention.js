@@ -246,6 +246,7 @@ export class MhaCrossAttention extends LitElement {
     /* a phone: both maps side by side (smaller cells), each shape a card (its name and shape, then how on a line of its own) */
     @container (max-width: 480px) {
       mha-heads { --mha-cell-size: 16px; --mha-heads-gap: 0.4rem; }
+      mha-heads::part(head) { flex: 1 1 0; min-width: 0; }
       table, tbody, tr { display: block; }
       thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
       tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.8em; align-items: baseline; padding: 0.3em 0.2em; border-bottom: 1px solid var(--_border); }

@@ -145,6 +145,7 @@ export class MhaStepper extends LitElement {
     /* a phone: both heads' maps side by side (smaller cells) */
     @container (max-width: 480px) {
       .heads-wrap mha-heads { --mha-cell-size: 31px; --mha-heads-gap: 0.4rem; }
+      .heads-wrap mha-heads::part(head) { flex: 1 1 0; min-width: 0; }
       .seg button { padding: 0.25em 0.55em; }
       .stepper { padding: 0.7rem; }
     }

@@ -6,6 +6,8 @@ import { compositionExperimentAsync, supportedPrediction, PREDICTIONS } from '..
 
 /** Width in CSS pixels of each heatmap's grid, whatever the phrase's length. */
 const MAP_PX = 200;
+/** The same on a phone (two maps side by side in 352 px). */
+const MAP_PX_NARROW = 140;
 
 const names = (pairs) => pairs.map(([, j]) => j + 1).join(' and ');
 /** "head 2" or "heads 2 and 4". */
@@ -70,6 +72,18 @@ export class MhaComposition extends TrainedModelElement {
     .maps { display: flex; flex-wrap: wrap; gap: 1rem; }
     .maps figure { margin: 0; }
     .maps figcaption { font-size: 0.9em; color: var(--_muted); max-width: 16rem; }
+    :host { container-type: inline-size; }
+    .maps .scroll { --mha-cell-size: var(--_cell-wide); }
+    /* wide: the table beside the two maps; a phone: the two maps side by side (smaller cells) */
+    @container (min-width: 760px) {
+      [part='result'] { display: grid; grid-template-columns: minmax(0, 1fr) max-content; gap: 0 1.2rem; align-items: start; }
+      [part='result'] table { width: 100%; }
+    }
+    @container (max-width: 480px) {
+      .maps { gap: 0.5rem; }
+      .maps figure { flex: 1 1 0; min-width: 0; }
+      .maps .scroll { --mha-cell-size: var(--_cell-narrow); }
+    }
   `];
 
   constructor() {
@@ -140,7 +154,7 @@ export class MhaComposition extends TrainedModelElement {
   _maps(m) {
     const [l, j] = m.heads.readers[0];
     const T = m.whole.tokens.length;
-    const cell = `--mha-cell-size: ${Math.max(2, Math.floor(MAP_PX / T))}px`;
+    const cell = `--_cell-wide: ${Math.max(2, Math.floor(MAP_PX / T))}px; --_cell-narrow: ${Math.max(2, Math.floor(MAP_PX_NARROW / T))}px`;
     const map = (a, what) => html`<figure><div class="scroll" style=${cell}><mha-heatmap part="heatmap" compact no-save
         scale="shared" scheme=${this._scheme} label=${`Layer ${l + 1}, head ${j + 1}, ${what}`}
         .tokens=${a.tokens.map(showChar)} .weights=${headView(a.attention[l], j)}></mha-heatmap></div>
