@@ -137,7 +137,7 @@ export class MhaStepper extends LitElement {
     /* the selected cell's formula and Previous / Next on one row when both fit */
     .foot { display: flex; flex-wrap: wrap; align-items: center; gap: 0.6rem 1rem; margin-top: 0.6rem; }
     .foot .cell-formula { flex: 1 1 24rem; min-width: 0; margin: 0; }
-    .foot .nav { flex: 1 0 auto; }
+    .foot .nav { flex: 0 0 auto; margin-left: auto; }
     .title-row { display: flex; flex-wrap: wrap; align-items: center; gap: 0 1.5rem; margin: 0.7rem 0 0.2rem; }
     .title-row h3 { margin: 0; }
     .title-row .tex { flex: 0 1 auto; min-width: 0; }
@@ -150,7 +150,7 @@ export class MhaStepper extends LitElement {
       .stepper { padding: 0.7rem; }
     }
     .loading { color: var(--_muted); font-size: 0.9em; }
-    ::slotted(h3) { font-size: 1.15rem; margin: 1.6em 0 0.4em; }
+    ::slotted(h3) { font-size: 1.15rem; margin: 1em 0 0.3em; }
     .block { margin-top: 1rem; }
     /* room for the heatmaps' focus outlines */
     .heads-wrap { position: relative; overflow: hidden; padding: 4px; margin: -4px; }
