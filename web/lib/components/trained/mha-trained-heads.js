@@ -165,8 +165,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
     details.about { margin: 0.4rem 0; }
     details.about > summary { cursor: pointer; }
     /* a card's name and type on one line, its map's disclosure on one line */
-    .badge { font-size: 0.88em; }
-    .head mha-heatmap::part(table), .head mha-heatmap::part(downloads) { font-size: 0.8rem; }
+    .badge { font-size: 0.88em; padding: 0 0.35em; }
+    button[role='switch'] { column-gap: 0.4rem; padding-left: 0.5em; padding-right: 0.5em; }
   `];
 
   constructor() {

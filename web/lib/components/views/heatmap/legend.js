@@ -22,7 +22,8 @@ export function renderTail(el, lo, hi, table = null) {
                 aria-label=${`Save PNG of ${el.label}`}>Save PNG</button>
         <button part="save save-svg" type="button" @click=${() => el.download(undefined, 'svg')}
                 aria-label=${`Save SVG of ${el.label}`}>Save SVG</button></div>`;
-  const summary = table === null ? 'Save PNG or SVG' : el.noSave ? 'Table of values' : 'Table of values · save PNG or SVG';
+  // a compact map (one of many small multiples) says it in fewer words, on one line of a narrow card
+  const summary = table === null ? 'Save PNG or SVG' : el.noSave ? 'Table of values' : el.compact ? 'Values · PNG · SVG' : 'Table of values · save PNG or SVG';
   const interp = interpolatorFor(el._scheme);
   const stops = Array.from({ length: 11 }, (_, i) => `${interp(i / 10)} ${i * 10}%`).join(', ');
   return html`
