@@ -245,7 +245,7 @@ export class MhaCrossAttention extends LitElement {
     @container (min-width: 760px) { .bottom { grid-template-columns: max-content minmax(0, 1fr); } }
     /* a phone: both maps side by side (smaller cells), each shape a card (its name and shape, then how on a line of its own) */
     @container (max-width: 480px) {
-      mha-heads { --mha-cell-size: 16px; --mha-heads-gap: 0.4rem; --mha-head-flex: 1 1 9rem; --mha-head-min-width: 0; }
+      mha-heads { --mha-cell-size: 16px; --mha-heads-gap: 0.4rem; --mha-head-flex: 1 1 8rem; --mha-head-min-width: 0; }
       table, tbody, tr { display: block; }
       thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
       tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.8em; align-items: baseline; padding: 0.3em 0.2em; border-bottom: 1px solid var(--_border); }

@@ -52,7 +52,7 @@ import { AttrSource } from '../base/attr-data.js';
  * @csspart error - The message of a bad attribute.
  *
  * @cssprop --mha-heads-gap - Space between heads (default 1rem).
- * @cssprop --mha-head-flex - The `flex` of each head's card (default `0 1 auto`; e.g. `1 1 9rem` for cards that share a narrow row).
+ * @cssprop --mha-head-flex - The `flex` of each head's card (default `0 1 auto`; e.g. `1 1 8rem` for cards that share a narrow row).
  * @cssprop --mha-head-min-width - The `min-width` of each head's card (default auto; 0 lets a card narrower than its caption wrap it).
  */
 export class MhaHeads extends LitElement {

@@ -90,7 +90,7 @@ export class MhaWidget extends LitElement {
     .status { font-size: 0.8em; color: var(--_muted); margin: 0.6rem 0 0; }
     /* a phone: two maps to a row (smaller cells) */
     @container (max-width: 480px) {
-      mha-heads { --mha-cell-size: 16px; --mha-heads-gap: 0.4rem; --mha-head-flex: 1 1 9rem; --mha-head-min-width: 0; }
+      mha-heads { --mha-cell-size: 16px; --mha-heads-gap: 0.4rem; --mha-head-flex: 1 1 8rem; --mha-head-min-width: 0; }
     }
   `];
 
