@@ -124,9 +124,11 @@ export class MhaCostLedger extends LitElement {
     .note { color: var(--_muted); font-size: 0.88em; }
     .loading { color: var(--_muted); font-size: 0.9em; }
     details.heads > summary { cursor: pointer; font-weight: 600; font-size: 0.92rem; margin: 0.2rem 0; }
-    /* the controls in equal columns: one row on a wide page, two columns on a phone */
-    form { display: grid; grid-template-columns: repeat(auto-fit, minmax(9.5rem, 1fr)); align-items: end; }
-    form select, form input { width: 100%; box-sizing: border-box; }
+    /* a phone: the controls two to a row */
+    @container (max-width: 34rem) {
+      form { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); align-items: end; }
+      form select, form input { width: 100%; box-sizing: border-box; }
+    }
     th[scope='row'] { white-space: nowrap; }
     /* a phone: each row a card (label, then its values with their column names), nothing cut off at the side */
     :host { container-type: inline-size; }

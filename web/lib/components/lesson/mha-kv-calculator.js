@@ -121,16 +121,18 @@ export class MhaKvCalculator extends LitElement {
   };
 
   static styles = [baseStyles, formStyles, css`
-    :host { display: block; max-width: 100%; min-width: 0; }
+    :host { display: block; max-width: 100%; min-width: 0; container-type: inline-size; }
     .result { background: var(--_surface); border-radius: calc(var(--_radius) * 1.4); padding: 0.5em 1em; margin-bottom: 1rem; }
     .result p { margin: 0.3em 0; }
     .tex { overflow-x: auto; overflow-y: hidden; padding: 0.2em 0; }
     .tex math { font-size: 1.05em; }
     .loading { color: var(--_muted); font-size: 0.9em; }
     .context-note { border-left: 3px solid var(--_accent); padding-left: 0.6em; }
-    /* the controls in equal columns: one row on a wide page, two columns on a phone */
-    form { display: grid; grid-template-columns: repeat(auto-fit, minmax(9.5rem, 1fr)); align-items: end; }
-    form select, form input { width: 100%; box-sizing: border-box; }
+    /* a phone: the controls two to a row */
+    @container (max-width: 34rem) {
+      form { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); align-items: end; }
+      form select, form input { width: 100%; box-sizing: border-box; }
+    }
   `];
 
   constructor() {

@@ -81,6 +81,8 @@ export class MhaHeads extends LitElement {
       background: var(--_bg); flex: var(--mha-head-flex, 0 1 auto); min-width: var(--mha-head-min-width, auto);
     }
     .head.big { flex-basis: 100%; }
+    /* an enlarged head shows its values at the heatmap's own cell size, whatever size the small ones are given */
+    .head.big mha-heatmap { --mha-cell-size: initial; }
     .cap { display: block; font-size: 0.8em; margin-bottom: 0.35em; background: none; border: 0;
       padding: 0.1em 0.2em; color: var(--_fg); text-align: left; }
     .cap:hover { text-decoration: underline; }
