@@ -128,6 +128,8 @@ export class MhaCostLedger extends LitElement {
     @container (max-width: 34rem) {
       form { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); align-items: end; }
       form select, form input { width: 100%; box-sizing: border-box; }
+      /* the model and the dtype, whose names are long, on a row of their own: nothing cut off */
+      form label:has(select[name='model']), form label:has(select[name='dtype']) { grid-column: 1 / -1; }
     }
     th[scope='row'] { white-space: nowrap; }
     /* a phone: each row a card (label, then its values with their column names), nothing cut off at the side */
@@ -139,12 +141,14 @@ export class MhaCostLedger extends LitElement {
       thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
       tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.8em; align-items: baseline; padding: 0.35em 0.2em; border-bottom: 1px solid var(--_border); }
       th, td { display: block; box-sizing: border-box; border: 0; padding: 0; text-align: left; white-space: normal; }
+      /* the name and the value on the first line, the count and how it is counted on the second */
+      tbody tr::before { content: ''; flex: 0 0 100%; order: 1; height: 0; }
       th[scope='row'] { flex: 1 1 auto; white-space: normal; }
       th[scope='rowgroup'] { flex: 1 0 100%; }
-      td.bytes { flex: 0 0 auto; text-align: right; }
+      td.bytes { flex: 0 0 auto; text-align: right; margin-left: auto; }
       td.num:empty { display: none; }
-      td.num { flex: 0 0 auto; }
-      td.how { flex: 1 1 12em; }
+      td.num { flex: 0 0 auto; order: 2; }
+      td.how { flex: 1 1 12em; order: 2; }
       table[part='heads-table'] th[scope='row'] { flex: 1 0 100%; }
       tbody.group th[scope='rowgroup'] { padding: 0.2em 0.3em; }
       table[part='heads-table'] th[scope='row']::before { content: 'h = '; }

@@ -132,6 +132,8 @@ export class MhaKvCalculator extends LitElement {
     @container (max-width: 34rem) {
       form { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); align-items: end; }
       form select, form input { width: 100%; box-sizing: border-box; }
+      /* the model and the dtype, whose names are long, on a row of their own: nothing cut off */
+      form label:has(select[name='model']), form label:has(select[name='dtype']) { grid-column: 1 / -1; }
     }
   `];
 

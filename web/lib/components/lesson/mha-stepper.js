@@ -153,7 +153,7 @@ export class MhaStepper extends LitElement {
     .block { margin-top: 1rem; }
     /* room for the heatmaps' focus outlines */
     .heads-wrap { position: relative; overflow: hidden; padding: 4px; margin: -4px; }
-    .heads-wrap mha-heads { --mha-cell-size: 36px; }
+    @container (min-width: 481px) { .heads-wrap mha-heads { --mha-cell-size: 36px; } }
   `];
 
   constructor() {
