@@ -120,7 +120,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
   };
 
   static styles = [trainedStyles, css`
-    .controls { display: grid; grid-template-columns: minmax(0, 2fr) minmax(11rem, 1fr); gap: 0.4rem 1.5rem; margin: 0.8rem 0; }
+    .controls { display: grid; grid-template-columns: minmax(0, 3fr) minmax(11rem, 2fr); gap: 0.4rem 1.5rem; margin: 0.8rem 0; }
     .controls label { grid-column: 1 / -1; }
     .controls textarea { align-self: start; resize: vertical; }
     @container (max-width: 640px) { .controls { grid-template-columns: minmax(0, 1fr); } }
