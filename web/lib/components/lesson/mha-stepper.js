@@ -144,7 +144,7 @@ export class MhaStepper extends LitElement {
     .body > p { margin: 0.3rem 0 0.6rem; }
     /* a phone: both heads' maps side by side (smaller cells) */
     @container (max-width: 480px) {
-      .heads-wrap mha-heads { --mha-cell-size: 31px; --mha-heads-gap: 0.4rem; --mha-head-flex: 1 1 8rem; --mha-head-min-width: 0; }
+      .heads-wrap mha-heads { --mha-cell-size: 34px; --mha-heads-gap: 0.4rem; --mha-head-flex: 1 1 8rem; --mha-head-min-width: 0; }
       .seg button { padding: 0.25em 0.55em; }
       .stepper { padding: 0.7rem; }
     }
