@@ -80,6 +80,15 @@ export class MhaComposition extends TrainedModelElement {
       [part='result'] table { width: 100%; }
     }
     @container (max-width: 480px) {
+      /* each row of the table a card: the model, then its two numbers named */
+      table, tbody, tr { display: block; }
+      thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+      tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 1em; padding: 0.3em 0.2em; border-bottom: 1px solid var(--_border); }
+      th, td { display: block; border: 0; padding: 0; }
+      th[scope='row'] { flex: 1 0 100%; }
+      td.n::before { color: var(--_muted); }
+      td.n:nth-of-type(1)::before { content: 'induction attention '; }
+      td.n:nth-of-type(2)::before { content: 'second copy, bits per character '; }
       .maps { gap: 0.5rem; }
       .maps figure { flex: 1 1 0; min-width: 0; }
       .maps .scroll { --mha-cell-size: var(--_cell-narrow); }
