@@ -279,13 +279,14 @@ test('heads can be enlarged, heatmaps export PNG, and an invalid h shows the eng
   const { page, errors, context } = await openLesson();
   // "New weights" re-seeds: other attention weights, same passport
   const before = await page.evaluate(() => Array.from(document.querySelector('#widget').result.weights.data));
-  const passportBefore = await page.locator('#widget mha-passport table').textContent();
+  // the compact passport is two tables (the steps, the counts)
+  const passportBefore = await page.locator('#widget mha-passport table').allTextContents();
   await page.locator('#widget button[part="reseed"]').click();
   await page.waitForFunction((b) => {
     const w = document.querySelector('#widget').result?.weights?.data;
     return w && w.some((v, i) => Math.abs(v - b[i]) > 1e-6);
   }, before);
-  assert.equal(await page.locator('#widget mha-passport table').textContent(), passportBefore);
+  assert.deepEqual(await page.locator('#widget mha-passport table').allTextContents(), passportBefore);
   const cap = page.locator('#widget mha-heads button.cap').nth(1);
   await cap.click();
   assert.equal(await cap.getAttribute('aria-pressed'), 'true');

@@ -165,6 +165,8 @@ export class MhaCausalMask extends LitElement {
     .explain p { margin: 0.3em 0; }
     .note { font-size: 0.85em; color: var(--_muted); margin: 0.6rem 0 0; }
     .loading { color: var(--_muted); font-size: 0.9em; }
+    /* a phone: both maps side by side (smaller cells) */
+    @container (max-width: 480px) { mha-heads { --mha-cell-size: 17px; --mha-heads-gap: 0.4rem; --mha-head-flex: 1 1 8rem; --mha-head-min-width: 0; } }
   `];
 
   constructor() {

@@ -40,7 +40,7 @@ const ATTRS = [
  * memory), and the FLOPs of one forward over T tokens with the softmax counted (the engine's
  * convention: 6 FLOPs per score — scale, max, subtract, exp counted as ONE FLOP, add, multiply — and
  * 1 per row). Two sentences computed from the numbers say which memory is largest and what share
- * the softmax takes. A table of the same layer at every offered h, with d_model fixed and each K/V
+ * the softmax takes. A table behind a disclosure, of the same layer at every offered h, with d_model fixed and each K/V
  * head serving the same h/g query heads, shows the projection FLOPs staying while the score memory
  * and the softmax grow with h.
  *
@@ -80,6 +80,7 @@ const ATTRS = [
  * @csspart ledger - The ledger table.
  * @csspart sentence - The computed comparison sentences, read in place.
  * @csspart announcement - The visually hidden line announced once a choice settles (the largest memory item, the total FLOPs).
+ * @csspart heads-details - The disclosure (closed at first) holding the table at every h and its note.
  * @csspart heads-table - The table of the same layer at every h.
  * @csspart input-error - The message of a refused typed number.
  * @csspart error - An attribute or engine error.
@@ -124,6 +125,15 @@ export class MhaCostLedger extends LitElement {
     .sentence p { margin: 0.3em 0; }
     .note { color: var(--_muted); font-size: 0.88em; }
     .loading { color: var(--_muted); font-size: 0.9em; }
+    details.heads > summary { cursor: pointer; font-weight: 600; font-size: 0.92rem; margin: 0.2rem 0; }
+    /* a phone: the controls two to a row */
+    @container (max-width: 34rem) {
+      form { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); align-items: end; }
+      form select, form input { width: 100%; box-sizing: border-box; }
+      /* the model and the dtype, whose names are long, on a row of their own: nothing cut off */
+      form label:has(select[name='model']), form label:has(select[name='dtype']) { grid-column: 1 / -1; }
+    }
+    th[scope='row'] { white-space: nowrap; }
     /* a phone: each row a card (label, then its values with their column names), nothing cut off at the side */
     :host { container-type: inline-size; }
     @container (max-width: 34rem) {
@@ -133,9 +143,16 @@ export class MhaCostLedger extends LitElement {
       thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
       tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.8em; align-items: baseline; padding: 0.35em 0.2em; border-bottom: 1px solid var(--_border); }
       th, td { display: block; box-sizing: border-box; border: 0; padding: 0; text-align: left; white-space: normal; }
-      th[scope='row'], th[scope='rowgroup'] { flex: 1 0 100%; }
+      /* the name and the value on the first line, the count and how it is counted on the second */
+      tbody tr::before { content: ''; flex: 0 0 100%; order: 1; height: 0; }
+      th[scope='row'] { flex: 1 1 auto; white-space: normal; }
+      th[scope='rowgroup'] { flex: 1 0 100%; }
+      td.bytes { flex: 0 0 auto; text-align: right; margin-left: auto; }
+      td.num:empty { display: none; }
+      td.num { flex: 0 0 auto; order: 2; }
+      td.how { flex: 1 1 12em; order: 2; }
+      table[part='heads-table'] th[scope='row'] { flex: 1 0 100%; }
       tbody.group th[scope='rowgroup'] { padding: 0.2em 0.3em; }
-      td.how { flex: 1 0 100%; }
       table[part='heads-table'] th[scope='row']::before { content: 'h = '; }
       table[part='heads-table'] td:not([colspan])::before { color: var(--_muted); font-weight: 400; }
       table[part='heads-table'] td:nth-of-type(1)::before { content: 'g '; }
@@ -352,9 +369,12 @@ export class MhaCostLedger extends LitElement {
 
   _headsTable(r) {
     const c = r.config;
-    return html`<div class="scroll" tabindex="0" role="region" aria-label="One layer at every h">
+    // the same layers at every h: secondary to the ledger, so behind a disclosure (its rows are in the page either way)
+    return html`<details class="heads" part="heads-details"><summary>All ${c.layers} layer${c.layers === 1 ? '' : 's'} at d<sub>model</sub> = ${int(c.dModel)},
+      T = ${int(c.context)}, as h varies: projections, softmax, scores and KV cache at every h</summary>
+    <div class="scroll" tabindex="0" role="region" aria-label="One layer at every h">
       <table part="heads-table">
-        <caption>All ${c.layers} layer${c.layers === 1 ? '' : 's'} at d<sub>model</sub> = ${int(c.dModel)}, T = ${int(c.context)}, as h varies (pick h above)</caption>
+        <caption class="sr-only">All ${c.layers} layer${c.layers === 1 ? '' : 's'} at d<sub>model</sub> = ${int(c.dModel)}, T = ${int(c.context)}, as h varies</caption>
         <thead><tr><th scope="col">h</th><th scope="col">g</th><th scope="col">d<sub>k</sub></th><th scope="col">Q, K, V, O projections</th>
           <th scope="col">scaling + softmax</th><th scope="col">scores, one layer</th><th scope="col">KV cache</th></tr></thead>
         <tbody>${r.byHeads.map((x) => html`<tr data-h=${x.h} aria-current=${x.h === c.heads ? 'true' : 'false'}>
@@ -367,7 +387,7 @@ export class MhaCostLedger extends LitElement {
         </tr>`)}</tbody>
       </table>
     </div>
-    <p class="note" data-k="heads-note">${groupNote(r.group)}</p>`;
+    <p class="note" data-k="heads-note">${groupNote(r.group)}</p></details>`;
   }
 
   render() {

@@ -236,6 +236,21 @@ export class MhaCrossAttention extends LitElement {
     .explain ul { margin: 0.2em 0; padding-left: 1.2em; }
     .note { font-size: 0.88em; color: var(--_muted); margin: 0.6rem 0 0; }
     .loading { color: var(--_muted); font-size: 0.9em; }
+    /* wide: the closing note beside the shapes table */
+    .bottom { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0 1.5rem; align-items: end; }
+    .shapes { min-width: 0; }
+    @container (min-width: 760px) { .bottom { grid-template-columns: max-content minmax(0, 1fr); } }
+    /* a phone: both maps side by side (smaller cells), each shape a card (its name and shape, then how on a line of its own) */
+    @container (max-width: 480px) {
+      mha-heads { --mha-cell-size: 16px; --mha-heads-gap: 0.4rem; --mha-head-flex: 1 1 8rem; --mha-head-min-width: 0; }
+      table, tbody, tr { display: block; }
+      thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+      tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.8em; align-items: baseline; padding: 0.3em 0.2em; border-bottom: 1px solid var(--_border); }
+      th, td { display: block; border: 0; padding: 0; }
+      tbody th { flex: 1 1 10em; }
+      td.how { flex: 1 0 100%; overflow-wrap: anywhere; }
+      .scroll { overflow-x: visible; }
+    }
   `];
 
   constructor() {
@@ -338,10 +353,10 @@ export class MhaCrossAttention extends LitElement {
           ${r.unknown.length ? html`<p part="unknown">No meaning in the lexicon for ${r.unknown.map(q).join(', ')}: ${r.unknown.length > 1 ? 'they get' : 'it gets'} a seeded random vector, so head 1 has nothing to align.</p>` : nothing}
           ${r.dropped.length ? html`<p part="unknown">Only d<sub>k</sub> = ${r.dK} meanings fit in head 1; no dimension for ${r.dropped.map(q).join(', ')} (raise d-model or lower heads).</p>` : nothing}
         </div></div>
-        ${this._shapes(r)}
-        <p class="note">In an encoder–decoder Transformer, this is the decoder's cross-attention: its queries come from the decoder's tokens,
+        <div class="bottom"><div class="shapes">${this._shapes(r)}</div>
+        <p class="note closing">In an encoder–decoder Transformer, this is the decoder's cross-attention: its queries come from the decoder's tokens,
           its keys and values from the encoder's outputs over the source, and no mask is needed because the whole source is known.
-          The source attends to itself in the encoder (self-attention); the decoder's own self-attention is causal.</p>`
+          The source attends to itself in the encoder (self-attention); the decoder's own self-attention is causal.</p></div>`
         : this._layer.errors.length || this.error ? nothing : html`<p class="loading">Loading the engine…</p>`}`;
   }
 }

@@ -123,13 +123,20 @@ export class MhaKvCalculator extends LitElement {
   };
 
   static styles = [baseStyles, formStyles, css`
-    :host { display: block; max-width: 100%; min-width: 0; }
+    :host { display: block; max-width: 100%; min-width: 0; container-type: inline-size; }
     .result { background: var(--_surface); border-radius: calc(var(--_radius) * 1.4); padding: 0.5em 1em; margin-bottom: 1rem; }
     .result p { margin: 0.3em 0; }
     .tex { overflow-x: auto; overflow-y: hidden; padding: 0.2em 0; }
     .tex math { font-size: 1.05em; }
     .loading { color: var(--_muted); font-size: 0.9em; }
     .context-note { border-left: 3px solid var(--_accent); padding-left: 0.6em; }
+    /* a phone: the controls two to a row */
+    @container (max-width: 34rem) {
+      form { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); align-items: end; }
+      form select, form input { width: 100%; box-sizing: border-box; }
+      /* the model and the dtype, whose names are long, on a row of their own: nothing cut off */
+      form label:has(select[name='model']), form label:has(select[name='dtype']) { grid-column: 1 / -1; }
+    }
   `];
 
   constructor() {

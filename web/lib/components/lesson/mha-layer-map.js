@@ -69,7 +69,8 @@ const MAX_MAPS = 32;
  * @csspart mask - The causal mask of one map (only with `causal`).
  * @csspart attention - The attention sub-layer's frame.
  * @csspart mlp - The MLP sub-layer's frame.
- * @csspart detail - The panel of the selected tensor.
+ * @csspart detail - The panel of the selected tensor (beside the map when wide; under its stage when narrow, where the
+ *   reshape drawing and the PyTorch lines are behind a disclosure).
  * @csspart reshape - The view/transpose drawing of Q, K or V.
  * @csspart code - The PyTorch lines.
  * @csspart error - A bad attribute or engine error.
@@ -292,9 +293,15 @@ export class MhaLayerMap extends LitElement {
         <dt>shape from</dt><dd data-k="source">${src}</dd>
       </dl>
       <p data-k="purpose">${t.purpose}</p>
-      ${t.reshape ? this._reshape(t) : nothing}
-      <pre part="code"><code>${t.code.join('\n')}</code></pre>
+      ${beside ? this._how(t) : html`<details class="how"><summary>${t.reshape ? 'The view, drawn, and the PyTorch line' : 'The PyTorch line'}</summary>${this._how(t)}</details>`}
     </section>`;
+  }
+
+  /** The reshape drawn (Q, K, V, concat) and the PyTorch line of tensor `t`: in the side panel, or behind a
+   * disclosure in the panel under its stage (a narrow page, where the panel pushes the map down). */
+  _how(t) {
+    return html`${t.reshape ? this._reshape(t) : nothing}
+      <pre part="code"><code>${t.code.join('\n')}</code></pre>`;
   }
 
   /** One stage: `lead` (the step's arrow and label) and the buttons of its tensors, then the detail panel

@@ -129,16 +129,31 @@ export class MhaStepper extends LitElement {
     .matrices { display: flex; flex-wrap: wrap; gap: 0.6rem; align-items: center; }
     .op { font-size: 1.2rem; color: var(--_muted); padding: 0 0.2rem; }
     .cell-formula {
-      min-height: 2.6em; margin-top: 0.6rem; padding: 0.5em 0.7em; background: var(--_surface);
+      min-height: 2.6em; padding: 0.5em 0.7em; background: var(--_surface);
       border-radius: var(--_radius); overflow-x: auto;
     }
     .muted { color: var(--_muted); font-size: 0.9rem; }
-    .nav { display: flex; align-items: center; justify-content: space-between; margin-top: 0.8rem; color: var(--_muted); font-size: 0.9rem; }
+    .nav { display: flex; align-items: center; justify-content: space-between; gap: 0.8rem; color: var(--_muted); font-size: 0.9rem; }
+    /* the selected cell's formula and Previous / Next on one row when both fit */
+    .foot { display: flex; flex-wrap: wrap; align-items: center; gap: 0.6rem 1rem; margin-top: 0.6rem; }
+    .foot .cell-formula { flex: 1 1 24rem; min-width: 0; margin: 0; }
+    .foot .nav { flex: 0 0 auto; margin-left: auto; }
+    .title-row { display: flex; flex-wrap: wrap; align-items: center; gap: 0 1.5rem; margin: 0.7rem 0 0.2rem; }
+    .title-row h3 { margin: 0; }
+    .title-row .tex { flex: 0 1 auto; min-width: 0; }
+    .body > p { margin: 0.3rem 0 0.6rem; }
+    /* a phone: both heads' maps side by side (smaller cells) */
+    @container (max-width: 480px) {
+      .heads-wrap mha-heads { --mha-cell-size: 34px; --mha-heads-gap: 0.4rem; --mha-head-flex: 1 1 8rem; --mha-head-min-width: 0; }
+      .seg button { padding: 0.25em 0.55em; }
+      .stepper { padding: 0.7rem; }
+    }
     .loading { color: var(--_muted); font-size: 0.9em; }
-    ::slotted(h3) { font-size: 1.15rem; margin: 1.6em 0 0.4em; }
+    ::slotted(h3) { font-size: 1.15rem; margin: 1em 0 0.3em; }
     .block { margin-top: 1rem; }
     /* room for the heatmaps' focus outlines */
     .heads-wrap { position: relative; overflow: hidden; padding: 4px; margin: -4px; }
+    @container (min-width: 481px) { .heads-wrap mha-heads { --mha-cell-size: 36px; } }
   `];
 
   constructor() {
@@ -312,9 +327,12 @@ export class MhaStepper extends LitElement {
       focus: (r, c) => { this._sel = { r, c }; this._tab = { r, c }; },
       keydown: (e) => this._resultKey(e),
     };
+    // the title with the formula beside it when both fit (one line less on a wide page)
     return html`
-      <h3 part="title">Step ${s + 1} of ${STEPS.length} · ${STEPS[s].title}${s < 6 ? ` · head ${hi + 1} (${HEADS[hi].name})` : ''}</h3>
-      <div class="tex" part="formula" tabindex="0" role="region" aria-label="formula of this step">${tex(view.tex)}</div>
+      <div class="title-row">
+        <h3 part="title">Step ${s + 1} of ${STEPS.length} · ${STEPS[s].title}${s < 6 ? ` · head ${hi + 1} (${HEADS[hi].name})` : ''}</h3>
+        <div class="tex" part="formula" tabindex="0" role="region" aria-label="formula of this step">${tex(view.tex)}</div>
+      </div>
       <p part="explanation">${view.text}</p>
       <div class="scroll" tabindex="0" role="region" aria-label="matrices of this step">
         <div class="matrices" part="matrices">
@@ -323,8 +341,14 @@ export class MhaStepper extends LitElement {
           ${view.right ? html`${matrixTable({ ...drawn(view.right), hl: link.right })}<span class="op" aria-hidden="true">=</span>` : nothing}
           ${matrixTable({ ...drawn(view.result), kind: 'result', part: 'result', hl: sel ? { row: sel.r, col: sel.c } : null, tabCell: this._tab, on })}
         </div>
-      </div>
-      <div class="cell-formula" part="cell-formula" tabindex="0" role="region" aria-label="formula of the selected cell" aria-live="polite">${sel
+      </div>`;
+  }
+
+  /** The formula of the hovered or focused result cell (or how to get one). */
+  _renderCellFormula(tr) {
+    const sel = this._sel;
+    const view = stepView(this._s, this._h, this._x, tr);
+    return html`<div class="cell-formula" part="cell-formula" tabindex="0" role="region" aria-label="formula of the selected cell" aria-live="polite">${sel
         ? tex(view.explain(sel.r, sel.c), false)
         : html`<span class="muted">Hover or focus a number in the result to see which row and column produced it.</span>`}</div>`;
   }
@@ -357,11 +381,14 @@ export class MhaStepper extends LitElement {
         <div class="body">
           ${tr ? this._renderStep(tr) : this.error ? nothing : html`<p class="loading">Computing with the engine…</p>`}
         </div>
-        <div class="nav" part="nav">
-          <button type="button" part="prev" aria-disabled=${s === 0 ? 'true' : 'false'} @click=${() => { if (s > 0) this._go(s - 1); }}>← Previous</button>
-          <span>${s + 1} / ${STEPS.length}</span>
-          <button type="button" part="next" aria-disabled=${s === STEPS.length - 1 ? 'true' : 'false'}
-            @click=${() => { if (s < STEPS.length - 1) this._go(s + 1); }}>Next →</button>
+        <div class="foot">
+          ${tr ? this._renderCellFormula(tr) : nothing}
+          <div class="nav" part="nav">
+            <button type="button" part="prev" aria-disabled=${s === 0 ? 'true' : 'false'} @click=${() => { if (s > 0) this._go(s - 1); }}>← Previous</button>
+            <span>${s + 1} / ${STEPS.length}</span>
+            <button type="button" part="next" aria-disabled=${s === STEPS.length - 1 ? 'true' : 'false'}
+              @click=${() => { if (s < STEPS.length - 1) this._go(s + 1); }}>Next →</button>
+          </div>
         </div>
       </div>
       <div class="blocks">

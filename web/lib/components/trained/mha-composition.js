@@ -5,6 +5,8 @@ import { compositionExperimentAsync, supportedPrediction, PREDICTIONS } from '..
 
 /** Width in CSS pixels of each heatmap's grid, whatever the phrase's length. */
 const MAP_PX = 200;
+/** The same on a phone (two maps side by side in 352 px). */
+const MAP_PX_NARROW = 140;
 
 const names = (pairs) => pairs.map(([, j]) => j + 1).join(' and ');
 /** "head 2" or "heads 2 and 4". */
@@ -68,6 +70,27 @@ export class MhaComposition extends TrainedModelElement {
     .maps { display: flex; flex-wrap: wrap; gap: 1rem; }
     .maps figure { margin: 0; }
     .maps figcaption { font-size: 0.9em; color: var(--_muted); max-width: 16rem; }
+    :host { container-type: inline-size; }
+    .maps .scroll { --mha-cell-size: var(--_cell-wide); }
+    /* wide: the table beside the two maps; a phone: the two maps side by side (smaller cells) */
+    @container (min-width: 760px) {
+      [part='result'] { display: grid; grid-template-columns: minmax(0, 1fr) max-content; gap: 0 1.2rem; align-items: start; }
+      [part='result'] table { width: 100%; }
+    }
+    @container (max-width: 480px) {
+      /* each row of the table a card: the model, then its two numbers named */
+      table, tbody, tr { display: block; }
+      thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+      tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 1em; padding: 0.3em 0.2em; border-bottom: 1px solid var(--_border); }
+      th, td { display: block; border: 0; padding: 0; }
+      th[scope='row'] { flex: 1 0 100%; }
+      td.n::before { color: var(--_muted); }
+      td.n:nth-of-type(1)::before { content: 'induction attention '; }
+      td.n:nth-of-type(2)::before { content: 'second copy, bits per character '; }
+      .maps { gap: 0.5rem; }
+      .maps figure { flex: 1 1 0; min-width: 0; }
+      .maps .scroll { --mha-cell-size: var(--_cell-narrow); }
+    }
   `];
 
   constructor() {
@@ -133,7 +156,7 @@ export class MhaComposition extends TrainedModelElement {
   _maps(m) {
     const [l, j] = m.heads.readers[0];
     const T = m.whole.tokens.length;
-    const cell = `--mha-cell-size: ${Math.max(2, Math.floor(MAP_PX / T))}px`;
+    const cell = `--_cell-wide: ${Math.max(2, Math.floor(MAP_PX / T))}px; --_cell-narrow: ${Math.max(2, Math.floor(MAP_PX_NARROW / T))}px`;
     const map = (a, what) => html`<figure><div class="scroll" style=${cell}><mha-heatmap part="heatmap" compact no-save
         scale="shared" scheme=${this._scheme} label=${`Layer ${l + 1}, head ${j + 1}, ${what}`}
         .tokens=${a.tokens.map(showChar)} .weights=${headView(a.attention[l], j)}></mha-heatmap></div>

@@ -100,6 +100,9 @@ export class MhaInduction extends TrainedModelElement {
     :host { container-type: inline-size; }
     .map { position: relative; --mha-cell-size: 9px; overflow-x: auto; max-width: 100%; }
     @container (max-width: 520px) { .map { --mha-cell-size: 6px; } }
+    .layout { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0 1.5rem; align-items: start; }
+    .text { min-width: 0; }
+    @container (min-width: 760px) { .layout { grid-template-columns: minmax(16rem, 1fr) minmax(0, max-content); } }
   `];
 
   constructor() {
@@ -168,17 +171,19 @@ export class MhaInduction extends TrainedModelElement {
     const h = m?.head;
     const unit = unitOf(this.lm.config);
     const show = unit === 'token' ? showToken : showChar;
-    return html`
+    // wide: the phrase and what it measures beside the map
+    return html`<div class="layout"><div class="text">
       <label for="phrase">Phrase</label>
       <input id="phrase" part="phrase" type="text" spellcheck="false" .value=${this.phrase ?? ''} @input=${this._onInput}>
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
       <p class="result" part="result" aria-live="polite">${!m ? `Type a phrase of at least 2 ${unit}s.` : copiesSentence(m.first, m.second, unit)}</p>
       ${m ? html`<p class="hint">Layer ${h.layer + 1}, head ${h.head + 1}: ${h.onText ? 'the strongest induction head on this text (the model carries no probe texts), '
-        : `induction score ${f2(h.scores.induction)} on the probes, `}${m.textScore === null ? `not defined on this text (no span of 4 ${unit}s repeats)` : `${f2(m.textScore)} on this text`}.</p>
-        <div class="map"><mha-heatmap part="heatmap" compact scheme=${this._scheme}
+        : `induction score ${f2(h.scores.induction)} on the probes, `}${m.textScore === null ? `not defined on this text (no span of 4 ${unit}s repeats)` : `${f2(m.textScore)} on this text`}.</p>` : nothing}
+      </div>
+      ${m ? html`<div class="map"><mha-heatmap part="heatmap" compact scheme=${this._scheme}
           label=${`Layer ${h.layer + 1}, head ${h.head + 1} (${h.type}, induction score ${f2(h.scores.induction)})`}
           .tokens=${this._run.tokens.map(show)} .weights=${headView(this._run.attention[h.layer], h.head)}></mha-heatmap></div>`
-        : nothing}`;
+        : nothing}</div>`;
   }
 }
 

@@ -87,7 +87,7 @@ export class MhaPhaseChange extends TrainedModelElement {
     .values { margin: 0.2rem 0 0.4rem; font-variant-numeric: tabular-nums; }
     .charts + .hint { margin: 0; font-size: 0.85em; }
     .maps { display: grid; grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); gap: 0.3rem 0.8rem; --mha-cell-size: 3px; }
-    @container (max-width: 520px) { svg { max-height: 6rem; } .charts { gap: 0.2rem; } }
+    @container (max-width: 520px) { svg { max-height: 6rem; } .charts { gap: 0.2rem 0.6rem; grid-template-columns: repeat(2, minmax(0, 1fr)); } }
     @container (max-width: 520px) { .maps { grid-template-columns: repeat(2, minmax(0, 1fr)); --mha-cell-size: 2px; } }
     .maps h4 { margin: 0; font-size: 0.85em; font-weight: 600; }
     .maps .kind { display: block; color: var(--_muted); font-weight: 400; }

@@ -105,6 +105,21 @@ export class MhaSurprisal extends TrainedModelElement {
     .result { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0 1.5rem; align-items: start; }
     .result > * { min-width: 0; }
     @container (min-width: 800px) { .result { grid-template-columns: max-content minmax(0, 1fr); } }
+    details.unigram > summary { cursor: pointer; }
+    /* a phone: narrower cells (more to a row), and each row of the table a card (its name, then its values named) */
+    @container (max-width: 480px) {
+      .cell { width: 1.85rem; }
+      .tokens .cell { min-width: 1.85rem; }
+      table, tbody, tr { display: block; }
+      thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+      tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.9em; padding: 0.3em 0.2em; border-bottom: 1px solid var(--_border); }
+      th, td { display: block; border: 0; padding: 0; text-align: left; }
+      th[scope='row'] { flex: 1 0 100%; max-width: none; }
+      td::before { color: var(--_muted); font-weight: 400; }
+      td:nth-of-type(1)::before { content: 'whole text '; }
+      td:nth-of-type(2)::before { content: 'copy 1 '; }
+      td:nth-of-type(3)::before { content: 'copy 2 '; }
+    }
   `];
 
   constructor() {
@@ -270,10 +285,10 @@ export class MhaSurprisal extends TrainedModelElement {
   /** The note under a character model's table: where its unigram baseline comes from. */
   _unigramNote(m) {
     if (m.unit === 'token') return nothing;
-    return html`<p class="hint">The unigram guess gives each character the share of this text it makes up; on the whole text it
+    return html`<details class="hint unigram"><summary>How the unigram guess is fitted</summary>The unigram guess gives each character the share of this text it makes up; on the whole text it
         pays the entropy of those character frequencies. It is fitted to this very text (the model file carries no character counts of its
         training data), so it is a generous baseline: it already knows which characters the text uses.${m.unknown
-          ? ` ${m.unknown} character${m.unknown > 1 ? 's are' : ' is'} not in the model's vocabulary and ${m.unknown > 1 ? 'are' : 'is'} read as ‘${this.lm.vocab[this.lm.config.unk]}’.` : ''}</p>`;
+          ? ` ${m.unknown} character${m.unknown > 1 ? 's are' : ' is'} not in the model's vocabulary and ${m.unknown > 1 ? 'are' : 'is'} read as ‘${this.lm.vocab[this.lm.config.unk]}’.` : ''}</details>`;
   }
 
   renderView() {

@@ -78,7 +78,7 @@ export const ALL_HEADS_MAX = 16;
  * @fires mha-error - `{detail: {error}}`: a bad attribute (an MHAError INVALID_ARGUMENT, `argument` = the
  *   attribute, the attribute left as written) or a model that cannot be loaded (shown in place).
  *
- * @csspart about - The line describing the model.
+ * @csspart about - What the model is: its sizes, with how it was trained behind a disclosure (one `<details>`).
  * @csspart picker - The model picker (a `<select>`).
  * @csspart layer - The layer picker (a `<select>`).
  * @csspart head-picker - The head picker (a `<select>`).
@@ -119,7 +119,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
   };
 
   static styles = [trainedStyles, css`
-    .controls { display: grid; grid-template-columns: minmax(0, 2fr) minmax(11rem, 1fr); gap: 0.4rem 1.5rem; margin: 0.8rem 0; }
+    .controls { display: grid; grid-template-columns: minmax(0, 3fr) minmax(11rem, 2fr); gap: 0.4rem 1.5rem; margin: 0.8rem 0; }
     .controls label { grid-column: 1 / -1; }
     .controls textarea { align-self: start; resize: vertical; }
     @container (max-width: 640px) { .controls { grid-template-columns: minmax(0, 1fr); } }
@@ -161,6 +161,11 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .pick { display: flex; flex-wrap: wrap; gap: 0.4rem 1.2rem; align-items: center; margin: 0.4rem 0; }
     .grid.one { --mha-cell-size: 12px; }
     .picker select { max-width: 100%; }
+    details.about { margin: 0.4rem 0; }
+    details.about > summary { cursor: pointer; }
+    /* a card's name and type on one line, its map's disclosure on one line */
+    .badge { font-size: 0.88em; padding: 0 0.35em; }
+    button[role='switch'] { column-gap: 0.4rem; padding-left: 0.5em; padding-right: 0.5em; }
   `];
 
   constructor() {
@@ -375,7 +380,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     const heads = this._head === 'all' ? Array.from({ length: c.numHeads }, (_, j) => j) : [this._head];
     const noTok = c.tokenizer === 'none';
     return html`
-      <p class="hint" part="about">${aboutModel(this.lm.config, this.lm.training)}</p>
+      ${this._about()}
       <div class="controls">
         <label for="text">${noTok ? `Token ids the model reads (this folder has no tokenizer: ids 0–${c.vocabSize - 1}, separated by spaces)`
           : `Text the model reads (one query row per ${unit}${unit === 'token' ? `; the first ${c.context} tokens are read` : ''})`}</label>
@@ -420,6 +425,14 @@ export class MhaTrainedHeads extends AblatableModelElement {
         <details class="lines"><summary>${explained.summary}</summary>
         <ul>${explained.lines.map((t) => html`<li>${t}</li>`)}</ul></details>
       </div>` : nothing}`;
+  }
+
+  /** What the model is: its first sentence (the sizes) shown, how it was trained behind a disclosure. */
+  _about() {
+    const text = aboutModel(this.lm.config, this.lm.training);
+    const cut = text.indexOf('. ');
+    if (cut < 0) return html`<p class="hint" part="about">${text}</p>`;
+    return html`<details class="hint about" part="about"><summary>${text.slice(0, cut + 1)}</summary> ${text.slice(cut + 2)}</details>`;
   }
 
   /** A head of a model without probes (a Hugging Face folder): labelled by its strongest pattern on this text. */

@@ -52,6 +52,8 @@ import { AttrSource } from '../base/attr-data.js';
  * @csspart error - The message of a bad attribute.
  *
  * @cssprop --mha-heads-gap - Space between heads (default 1rem).
+ * @cssprop --mha-head-flex - The `flex` of each head's card (default `0 1 auto`; e.g. `1 1 8rem` for cards that share a narrow row).
+ * @cssprop --mha-head-min-width - The `min-width` of each head's card (default auto; 0 lets a card narrower than its caption wrap it).
  */
 export class MhaHeads extends LitElement {
   static properties = {
@@ -76,9 +78,11 @@ export class MhaHeads extends LitElement {
     .heads { display: flex; flex-wrap: wrap; gap: var(--mha-heads-gap, 1rem); align-items: flex-start; }
     .head {
       border: 1px solid var(--_border); border-radius: var(--_radius); padding: 0.4em 0.5em;
-      background: var(--_bg);
+      background: var(--_bg); flex: var(--mha-head-flex, 0 1 auto); min-width: var(--mha-head-min-width, auto);
     }
     .head.big { flex-basis: 100%; }
+    /* an enlarged head shows its values at the heatmap's own cell size, whatever size the small ones are given */
+    .head.big mha-heatmap { --mha-cell-size: initial; }
     .cap { display: block; font-size: 0.8em; margin-bottom: 0.35em; background: none; border: 0;
       padding: 0.1em 0.2em; color: var(--_fg); text-align: left; }
     .cap:hover { text-decoration: underline; }

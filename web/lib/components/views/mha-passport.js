@@ -30,7 +30,8 @@ export function shapeText(shape) {
  * @attr {number} batch - Batch size B, 1–1000000 (optional; omitted means an unbatched input).
  * @attr {number} key-len - Key length when it differs from seq-len (cross-attention), 1–1000000.
  * @attr {string} caption - Table caption (default "Shape passport").
- * @attr {boolean} compact - Hide the formula column.
+ * @attr {boolean} compact - Hide the formula column; the steps and the counts become two tables, side by side when
+ *   the element is wide enough (about 41rem).
  * @attr {boolean} no-bias - Count a layer without biases (default: with biases, as in PyTorch).
  *
  * @prop {object} engine - An engine from `createMHA()`; by default one shared engine is created.
@@ -84,6 +85,9 @@ export class MhaPassport extends LitElement {
     tbody.summary tr:first-child > * { border-top: 2px solid var(--_border); }
     .num { white-space: nowrap; font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); }
     .loading { color: var(--_muted); font-size: 0.9em; }
+    /* compact: the steps and the counts side by side when both fit */
+    .split { display: flex; flex-wrap: wrap; gap: 0 1.5rem; align-items: start; }
+    .split > div { flex: 1 1 20rem; min-width: 0; }
     /* a phone: each step a card (its name, its shape, then its formula on a line of its own), no column cut off at the side */
     :host { container-type: inline-size; }
     @container (max-width: 30rem) {
@@ -203,17 +207,17 @@ export class MhaPassport extends LitElement {
     const P = p.params ?? {};
     const F = p.flops ?? {};
     const counts = countFormulas(cfg);
-    return html`<div class="scroll" part="scroll" tabindex="0" role="region" aria-label=${this.caption}><table part="table">
-      <caption part="caption">${this.caption}: d<sub>model</sub> = ${d}, h = ${h}${g !== h ? html`, kv-heads = ${g}` : nothing},
+    const caption = html`<caption part="caption">${this.caption}: d<sub>model</sub> = ${d}, h = ${h}${g !== h ? html`, kv-heads = ${g}` : nothing},
         T = ${cfg.seqLen}${cfg.batch ? html`, batch = ${cfg.batch}` : nothing}
-        → d<sub>k</sub> = <span data-k="dK">${p.dK}</span>${p.dV !== p.dK ? html`, d<sub>v</sub> = ${p.dV}` : nothing}</caption>
+        → d<sub>k</sub> = <span data-k="dK">${p.dK}</span>${p.dV !== p.dK ? html`, d<sub>v</sub> = ${p.dV}` : nothing}</caption>`;
+    const steps = html`
       <thead><tr><th scope="col">step</th><th scope="col">shape</th>${this.compact ? nothing : html`<th scope="col">how</th>`}</tr></thead>
       <tbody>
         ${(p.steps ?? []).map((s) => html`<tr data-step=${s.name}>
           <th scope="row">${s.name}</th><td class="shape">${shapeText(s.shape)}</td>
           ${this.compact ? nothing : html`<td class="formula" data-formula=${s.formula ?? ''}>${formulaMath(s.formula)}</td>`}</tr>`)}
-      </tbody>
-      <tbody class="summary" part="summary">
+      </tbody>`;
+    const summary = html`      <tbody class="summary" part="summary">
         <tr data-k="wQPerHead"><th scope="row">W<sub>Q</sub> per head</th>
           <td class="num">${d} × ${p.dK} = ${int(P.wQPerHead)}</td>${this.compact ? nothing : html`<td></td>`}</tr>
         <tr data-k="wQ"><th scope="row">W<sub>Q</sub> all heads</th>
@@ -234,7 +238,18 @@ export class MhaPassport extends LitElement {
           <td class="num">${int(F.total)}</td>${this.compact ? nothing : html`<td class="formula">matrix products + softmax${F.scoreMods ? html` + score modifiers ${int(F.scoreMods)}` : nothing}${F.rope ? html` + RoPE ${int(F.rope)}` : nothing}</td>`}</tr>
         <tr data-k="scores"><th scope="row">scores held in memory</th>
           <td class="num">${int(p.memory?.scores)}</td>${this.compact ? nothing : html`<td class="formula">${formulaMath(counts.scores)} values (${int(p.memory?.scoreBytes)} bytes at float32)</td>`}</tr>
-      </tbody>
+      </tbody>`;
+    // compact: the steps and the counts as two tables, side by side when the element is wide enough
+    if (this.compact) {
+      const hint = html`<p class="scroll-hint" aria-hidden="true">scroll sideways →</p>`;
+      return html`<div class="split">
+        <div><div class="scroll" part="scroll" tabindex="0" role="region" aria-label=${this.caption}><table part="table">${caption}${steps}</table></div>${hint}</div>
+        <div><div class="scroll" part="scroll" tabindex="0" role="region" aria-label=${`${this.caption}: counts`}><table part="table counts">
+          <caption class="sr-only">Counts</caption>${summary}</table></div>${hint}</div>
+      </div>`;
+    }
+    return html`<div class="scroll" part="scroll" tabindex="0" role="region" aria-label=${this.caption}><table part="table">
+      ${caption}${steps}${summary}
     </table></div><p class="scroll-hint" aria-hidden="true">scroll sideways →</p>`;
   }
 }

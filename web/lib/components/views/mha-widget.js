@@ -88,6 +88,10 @@ export class MhaWidget extends LitElement {
       .layout { grid-template-columns: minmax(0, 25rem) minmax(0, 1fr); }
     }
     .status { font-size: 0.8em; color: var(--_muted); margin: 0.6rem 0 0; }
+    /* a phone: two maps to a row (smaller cells) */
+    @container (max-width: 480px) {
+      mha-heads { --mha-cell-size: 16px; --mha-heads-gap: 0.4rem; --mha-head-flex: 1 1 8rem; --mha-head-min-width: 0; }
+    }
   `];
 
   constructor() {

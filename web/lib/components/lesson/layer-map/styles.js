@@ -65,6 +65,7 @@ export const layerMapStyles = css`
   .reshape figcaption { font-size: 0.78em; margin: 0; text-align: center; }
   .reshape .to { font-size: 0.8em; color: var(--_muted); text-align: center; }
   .hint { color: var(--_muted); font-size: 0.85em; margin: 0.4rem 0; }
+  details.how > summary { cursor: pointer; color: var(--_muted); margin: 0.3rem 0; }
   .loading { color: var(--_muted); font-size: 0.9em; }
   @media (prefers-reduced-motion: no-preference) {
     button.t { transition: border-color 120ms ease, background-color 120ms ease; }

@@ -21,7 +21,8 @@ export function renderTail(v, table = null) {
                 aria-label=${`Save PNG of ${label}`}>Save PNG</button>
         <button part="save save-svg" type="button" @click=${() => on.save('svg')}
                 aria-label=${`Save SVG of ${label}`}>Save SVG</button></div>`;
-  const summary = table === null ? 'Save PNG or SVG' : v.noSave ? 'Table of values' : 'Table of values · save PNG or SVG';
+  // a compact map (one of many small multiples) says it in fewer words, on one line of a narrow card
+  const summary = table === null ? 'Save PNG or SVG' : v.noSave ? 'Table of values' : v.compact ? 'Values · PNG · SVG' : 'Table of values · save PNG or SVG';
   const interp = interpolatorFor(v.scheme);
   const stops = Array.from({ length: 11 }, (_, i) => `${interp(i / 10)} ${i * 10}%`).join(', ');
   return html`
