@@ -1,7 +1,7 @@
 // 16-bit packed weights (kernels.hpp: pack_b_blocks16, pack_b_t16, packed_column16), the same in
-// every implementation: panels of kPanel columns (row k of panel p at p·kPanel·K + k·kPanel, column
-// j of the panel at half_lane(j) of the row, columns past N zero), 16-bit values as given (float16
-// or bfloat16 bits; PackedB::half says which).
+// every implementation: panels of kPanel columns (row k of panel p at p·kPanel·K + k·kPanel,
+// column j of a panel at half_lane(j) of its row, columns past N zero), 16-bit values as given
+// (float16 or bfloat16 bits; PackedB::half says which).
 #include <algorithm>
 
 #include "half.hpp"

@@ -468,8 +468,9 @@ void widen_panels(int kc, int np, const uint16_t* src, size_t sstride, float* ds
 /// One row of C, NP panels: c[0 .. ncols) = a[0 .. K)·B (+ bias) for 16-bit panels bp (panel q at
 /// bp + q·pstride), widened in registers as they are read (the matrix–vector product of a
 /// generation step reads each weight once, 2 bytes instead of 4) by widen8_split: columns 0–3 and
-/// 4–7 of each panel in two accumulators. 2·NP accumulator chains. Depth blocks of kKC, each chain from 0, stored through the epilogue of
-/// gemm_panelled (bias on the first block, added to C on the later ones): every element is the
+/// 4–7 of each panel in two accumulators. 2·NP accumulator chains. Depth slices of kKC, each chain
+/// from 0, stored through the epilogue of gemm_panelled (bias on the first slice, added to C on the
+/// later ones): every element is the
 /// chain the float32 kernels compute for it, so the bits equal those of the widened matrix.
 /// Float16 takes A·2^112 (gemv_half_rows makes sure it cannot overflow): (a·2^112)·(w·2^-112) is
 /// a·w exactly, so each multiply-add rounds the same value and the bits are the same; kScaleB
@@ -557,20 +558,21 @@ void gemv_half_rows(int M, int N, int K, const float* A, int lda, const PanelSrc
 }
 
 /// Panels of a 16-bit B widened at a time by gemm_panelled (a multiple of 3 for the 3 × 12 sweep):
-/// 3 panels of up to kKC rows are 96 KB of float32, reused by every row tile of a row block; the
-/// packed block of A (kMC rows × kKC) and they stay in a 512 KB L2 together.
+/// 3 panels of up to kKC rows are 96 KB of float32, reused by every register tile of a cache tile;
+/// the packed cache tile of A (kMC rows × kKC) and they stay in a 512 KB L2 together.
 constexpr int kHalfPanels = 3;
 
 /// C[M, N] (=|+=) alpha·A[M, K]·B[K, N] (+ bias) with B in panels (PanelSrc).
-/// Cache blocking: rows in blocks of kMC (whole tiles; fewer than two tiles' rows left after a
-/// block join it, so that no block of a few rows reads, or widens, all of B again), depth in blocks
-/// of kKC; each block of A (packed when it has kPackRows rows or more, else read in place) is swept
-/// over every B panel; the first depth block applies the caller's epilogue, later ones accumulate.
+/// Cache tiling: rows in tiles of kMC (whole register tiles; fewer than two register tiles' rows
+/// left after a cache tile join it, so that no cache tile of a few rows reads, or widens, all of B
+/// again), depth in slices of kKC; each tile of A (packed when it has kPackRows rows or more, else
+/// read in place) is swept over every B panel; the first depth slice applies the caller's epilogue,
+/// later ones accumulate.
 void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc& B, float* C, int ldc,
                    float alpha, const float* bias, bool accumulate) {
   const bool t312 = g_tile_rows == 3;  // 3 × 12 tiles over 6-row packs
   const int mr_packed = t312 ? 6 : g_tile_rows;
-  const int mcb = kMC / mr_packed * mr_packed;  // a row block is whole tiles
+  const int mcb = kMC / mr_packed * mr_packed;  // a cache tile is whole register tiles
   for (int ic = 0, mc = 0; ic < M; ic += mc) {
     mc = M - ic < mcb + 2 * mr_packed ? M - ic : mcb;
     for (int pc = 0; pc < K; pc += kKC) {

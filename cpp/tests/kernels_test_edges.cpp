@@ -66,11 +66,11 @@ void scratch_failure_suite(Rng& rng) {
 
 /// The 6 × 8 register tile (set_tile_rows(6)) gives the bits of the default 4 × 8 tile on every
 /// product: row counts around the packing threshold (32) with every remainder mod 6 and mod 4,
-/// row blocks past the cache block (126 / 128 rows; a tail of under two tiles joins the block before
-/// it: 128 and 137 rows end in one block with 2 and 5 rows below the 6-row tiles), depth splits,
-/// bias, alpha and accumulate.
+/// row blocks past the cache block (126 / 128 rows), depth splits, bias, alpha and accumulate.
 void tile_rows_suite(Rng& rng) {
   struct Shape { int M, N, K; };
+  // 128 and 137 rows: a tail of under two register tiles joins the cache tile before it (2 and 5
+  // rows below the 6-row tiles).
   const Shape shapes[] = {{31, 24, 20}, {32, 40, 33}, {33, 45, 7}, {34, 64, 64}, {35, 72, 90}, {36, 17, 300},
                           {37, 104, 16}, {41, 33, 64}, {64, 512, 64}, {64, 64, 512}, {127, 96, 200}, {128, 56, 96}, {131, 48, 1100},
                           {137, 40, 70}, {256, 40, 768}};
