@@ -1,7 +1,7 @@
 // Internal to the core: 16-bit weights. IEEE 754 binary16 (float16) and bfloat16 bit patterns,
 // widened to float32 exactly (every float16 and bfloat16 value is a float32 value), and their
 // NaN/Inf test. The SIMD kernels widen eight at a time in registers with the same bit operations
-// (kernels_simd_gemm.cpp: widen8).
+// (kernels_simd_gemm.cpp: widen8_split).
 #pragma once
 #include <cstdint>
 #include <cstring>

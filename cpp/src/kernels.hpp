@@ -13,6 +13,12 @@
 namespace mha {
 namespace kernels {
 
+/// Position of column j (0 ≤ j < kPanel) within a row of a 16-bit panel: the columns are stored in
+/// the order 0, 4, 1, 5, 2, 6, 3, 7, so that the low 16-bit halves of the four 32-bit lanes hold
+/// columns 0–3 and the high halves columns 4–7, and the SIMD kernels widen a row into two float32
+/// vectors of consecutive columns without a shuffle (kernels_simd_gemm.cpp: widen8_split).
+constexpr int half_lane(int j) { return j < 4 ? 2 * j : 2 * (j - 4) + 1; }
+
 /// A right-hand matrix B [K, N] repacked once (at layer creation) into the layout the GEMM
 /// micro-kernel streams fastest. Build it with pack_b() / pack_b_slices(), use it with
 /// gemm_packed() / gemm_packed_cols(). Its layout is the implementation's, except that column
@@ -25,7 +31,7 @@ struct PackedB {
   int k = 0, n = 0;
   int half = 0;                 // 0: float32 in data; 1: float16, 2: bfloat16 bit patterns in bits
   std::vector<float> data;      // layout chosen by the implementation
-  std::vector<uint16_t> bits;   // 16-bit panels (kPanel columns, row k at [k·kPanel])
+  std::vector<uint16_t> bits;   // 16-bit panels (kPanel columns, row k at [k·kPanel], column j at half_lane(j))
   /// Bytes the weights take.
   size_t bytes() const { return data.size() * sizeof(float) + bits.size() * sizeof(uint16_t); }
 };

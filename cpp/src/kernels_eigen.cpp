@@ -59,7 +59,7 @@ void gemm_packed_cols(int M, const float* A, int lda, const PackedB& B, int n0, 
       const int cw = std::min(kHalfCols, n - j0);
       for (int j = 0; j < cw; ++j) {
         const int col = n0 + j0 + j;
-        const uint16_t* p = B.bits.data() + static_cast<size_t>(col / kPanel) * kPanel * B.k + col % kPanel;
+        const uint16_t* p = B.bits.data() + static_cast<size_t>(col / kPanel) * kPanel * B.k + half_lane(col % kPanel);
         for (int k = 0; k < B.k; ++k) wide[static_cast<size_t>(k) * cw + j] = half_to_float(p[static_cast<size_t>(k) * kPanel], B.half);
       }
       CMap b(wide.data(), B.k, cw, Eigen::OuterStride<>(cw));

@@ -403,64 +403,11 @@ __attribute__((noinline)) void sweep_3x12(int kc, int mfull, const float* a0, co
   }
 }
 
-/// The constants of widen8 (the float16 mask 0x8FFF on 16-bit lanes, the scale 2^112), as vectors
-/// held in variables: read once per kernel call through a volatile pointer (load_half_consts), so
-/// that clang cannot turn them back into v128.const, which V8 rebuilds at every use inside a loop
-/// ("The exp's constants under V8 13", docs/performance.md).
-struct HalfConsts {
-  v128_t mask, scale;
-};
-alignas(16) const uint32_t kHalfTable[2] = {0x8FFF8FFFu, 0x77800000u};  // mask pairs; 2^112 as float32 bits
-
-/// HalfConsts from kHalfTable, once per kernel call (not per vector).
-inline HalfConsts load_half_consts() {
-  const uint32_t* volatile opaque = kHalfTable;  // a volatile read: its value is unknown to the optimizer
-  const uint32_t* t = opaque;
-  return {wasm_v128_load32_splat(t), wasm_v128_load32_splat(t + 1)};
-}
-
-/// Widens one panel row of 16-bit values (8 columns) to float32, columns 0–3 into lo and 4–7 into
-/// hi. bfloat16: each value moved into the upper half of a 32-bit lane (one interleave with zeros).
-/// float16 h = sign s, exponent and mantissa em (15 bits): the float32 bits s·2^31 + em·2^13, built
-/// as two 16-bit halves on all 8 lanes at once (upper: s, then em >> 3, by an arithmetic shift
-/// right by 3 of h and a mask; lower: the 3 low bits of em at the top, by a shift left by 13) and
-/// interleaved, then a multiply by 2^112 that rebiases the exponent from float16's 15 to float32's
-/// 127 (exact, subnormals included). Finite values only: the weights are checked when packed.
-/// f16_to_float (half.hpp) is the scalar twin.
-template <int T>
-inline void widen8(v128_t raw, const HalfConsts& k, v128_t& lo, v128_t& hi) {
-  v128_t low = wasm_i32x4_splat(0), high = raw;  // the 16-bit halves of each lane
-  if (T == kHalfF16) {
-    high = wasm_v128_and(wasm_i16x8_shr(raw, 3), k.mask);
-    low = wasm_i16x8_shl(raw, 13);
-  }
-  lo = wasm_i16x8_shuffle(low, high, 0, 8, 1, 9, 2, 10, 3, 11);  // interleave: V8 emits one punpcklwd
-  hi = wasm_i16x8_shuffle(low, high, 4, 12, 5, 13, 6, 14, 7, 15);  // punpckhwd
-  if (T == kHalfF16) {
-    lo = wasm_f32x4_mul(lo, k.scale);
-    hi = wasm_f32x4_mul(hi, k.scale);
-  }
-}
-
-/// Widens rows 0 .. kc of np 16-bit panels (panel q at src + q·sstride) into float32 panels of the
-/// same layout at dst (panel q at dst + q·kc·kNR).
-template <int T>
-void widen_panels(int kc, int np, const uint16_t* src, size_t sstride, float* dst) {
-  const HalfConsts hk = load_half_consts();
-  for (int q = 0; q < np; ++q) {
-    const uint16_t* s = src + q * sstride;
-    float* d = dst + static_cast<size_t>(q) * kc * kNR;
-    for (int k = 0; k < kc; ++k) {
-      v128_t lo, hi;
-      widen8<T>(wasm_v128_load(s + k * kNR), hk, lo, hi);
-      wasm_v128_store(d + k * kNR, lo);
-      wasm_v128_store(d + k * kNR + 4, hi);
-    }
-  }
-}
-
-/// The constants of widen8_split, loaded like HalfConsts: the pmaddwd multipliers that pick the
-/// even 16-bit value of each 32-bit lane times 2^13, the float16 mask of sign, exponent and
+/// The constants of widen8_split, as vectors held in variables: read once per kernel call through
+/// a volatile pointer (load_split_consts), so that clang cannot turn them back into v128.const,
+/// which V8 rebuilds at every use inside a loop ("The exp's constants under V8 13",
+/// docs/performance.md). The pmaddwd multipliers that pick the low 16-bit value of each 32-bit
+/// lane times 2^13, the float16 mask of sign, exponent and
 /// mantissa in float32 position (0x8FFFE000), the bfloat16 mask of the upper half, 2^112.
 struct SplitConsts {
   v128_t even, f16mask, bf16mask, scale;
@@ -474,33 +421,57 @@ inline SplitConsts load_split_consts() {
           wasm_v128_load32_splat(t + 3)};
 }
 
-/// Widens one panel row of 16-bit values (8 columns) to float32 without shuffles: columns 0, 2, 4,
-/// 6 into even and 1, 3, 5, 7 into odd (each 32-bit lane holds an even column in its low half and
-/// an odd one in its high half). float16, even: i32x4.dot_i16x8_s (one pmaddwd on x64) with the
-/// multipliers (2^13, 0) gives the sign-extended value shifted left by 13 (bits 31..28 the sign,
-/// 27..13 exponent and mantissa); odd: an arithmetic shift right by 3 of the lane gives the same
-/// layout (bits 12..0 are the even value's, cleared next); the mask 0x8FFFE000 keeps the sign in
-/// bit 31 and clears bits 30..28 and 12..0: the float32 w·2^-112, exactly, as widen8<kHalfF16, true>
-/// (without its multiply; the caller multiplies A by 2^112). The multiply and the shift run on different x64 ports, and
-/// neither uses the shuffle port of widen8's interleaves. bfloat16: a shift left by 16 (even) and
-/// the mask of the upper half (odd).
+/// Widens one panel row of 16-bit values (8 columns, stored in the order 0, 4, 1, 5, 2, 6, 3, 7:
+/// kernels.hpp, half_lane) to float32 without shuffles: columns 0–3 (the low 16-bit half of each
+/// 32-bit lane) into lo and columns 4–7 (the high halves) into hi. float16, low halves:
+/// i32x4.dot_i16x8_s (one pmaddwd on x64) with the multipliers (2^13, 0) gives the sign-extended
+/// value shifted left by 13 (bits 31..28 the sign, 27..13 exponent and mantissa); high halves: an
+/// arithmetic shift right by 3 of the lane gives the same layout (bits 12..0 are the low value's,
+/// cleared next); the mask 0x8FFFE000 keeps the sign in bit 31 and clears bits 30..28 and 12..0:
+/// the float32 w·2^-112, exactly (subnormals included; the caller multiplies A, or the widened
+/// vector, by 2^112 = 2^(127 − 15), which rebiases the exponent). The multiply and the shift run on
+/// different x64 ports, and neither on the shuffle port. bfloat16: a shift left by 16 (low) and
+/// the mask of the upper half (high). Finite values only: the weights are checked when packed.
+/// f16_to_float (half.hpp) is the scalar twin.
 template <int T>
-inline void widen8_split(v128_t raw, const SplitConsts& k, v128_t& even, v128_t& odd) {
+inline void widen8_split(v128_t raw, const SplitConsts& k, v128_t& lo, v128_t& hi) {
   if (T == kHalfF16) {
-    even = wasm_v128_and(wasm_i32x4_dot_i16x8(raw, k.even), k.f16mask);
-    odd = wasm_v128_and(wasm_i32x4_shr(raw, 3), k.f16mask);
+    lo = wasm_v128_and(wasm_i32x4_dot_i16x8(raw, k.even), k.f16mask);
+    hi = wasm_v128_and(wasm_i32x4_shr(raw, 3), k.f16mask);
   } else {
-    even = wasm_i32x4_shl(raw, 16);
-    odd = wasm_v128_and(raw, k.bf16mask);
+    lo = wasm_i32x4_shl(raw, 16);
+    hi = wasm_v128_and(raw, k.bf16mask);
+  }
+}
+
+/// Widens rows 0 .. kc of np 16-bit panels (panel q at src + q·sstride) into float32 panels of
+/// natural column order at dst (panel q at dst + q·kc·kNR): widen8_split, float16 times 2^112.
+template <int T>
+void widen_panels(int kc, int np, const uint16_t* src, size_t sstride, float* dst) {
+  const SplitConsts sk = load_split_consts();
+  for (int q = 0; q < np; ++q) {
+    const uint16_t* s = src + q * sstride;
+    float* d = dst + static_cast<size_t>(q) * kc * kNR;
+#pragma clang loop unroll_count(2)
+    for (int k = 0; k < kc; ++k) {
+      v128_t lo, hi;
+      widen8_split<T>(wasm_v128_load(s + k * kNR), sk, lo, hi);
+      if (T == kHalfF16) {
+        lo = wasm_f32x4_mul(lo, sk.scale);
+        hi = wasm_f32x4_mul(hi, sk.scale);
+      }
+      wasm_v128_store(d + k * kNR, lo);
+      wasm_v128_store(d + k * kNR + 4, hi);
+    }
   }
 }
 
 /// One row of C, NP panels: c[0 .. ncols) = a[0 .. K)·B (+ bias) for 16-bit panels bp (panel q at
 /// bp + q·pstride), widened in registers as they are read (the matrix–vector product of a
-/// generation step reads each weight once, 2 bytes instead of 4) by widen8_split: the accumulators
-/// hold the even and the odd columns of each panel, interleaved back once per depth slice.
-/// 2·NP accumulator chains. Depth slices of kKC, each chain from 0, stored through the epilogue of
-/// gemm_panelled (bias on the first slice, added to C on the later ones): every element is the
+/// generation step reads each weight once, 2 bytes instead of 4) by widen8_split: columns 0–3 and
+/// 4–7 of each panel in two accumulators. 2·NP accumulator chains. Depth slices of kKC, each chain
+/// from 0, stored through the epilogue of gemm_panelled (bias on the first slice, added to C on the
+/// later ones): every element is the
 /// chain the float32 kernels compute for it, so the bits equal those of the widened matrix.
 /// Float16 takes A·2^112 (gemv_half_rows makes sure it cannot overflow): (a·2^112)·(w·2^-112) is
 /// a·w exactly, so each multiply-add rounds the same value and the bits are the same; kScaleB
@@ -519,14 +490,14 @@ __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const
     for (int k = 0; k < kc; ++k) {
       const v128_t av = wasm_v128_load32_splat(ak + k);
       for (int q = 0; q < NP; ++q) {
-        v128_t even, odd;
-        widen8_split<T>(wasm_v128_load(b + q * pstride), sk, even, odd);
+        v128_t lo, hi;
+        widen8_split<T>(wasm_v128_load(b + q * pstride), sk, lo, hi);
         if (T == kHalfF16 && kScaleB) {
-          even = wasm_f32x4_mul(even, sk.scale);
-          odd = wasm_f32x4_mul(odd, sk.scale);
+          lo = wasm_f32x4_mul(lo, sk.scale);
+          hi = wasm_f32x4_mul(hi, sk.scale);
         }
-        acc[q][0] = madd(av, even, acc[q][0]);
-        acc[q][1] = madd(av, odd, acc[q][1]);
+        acc[q][0] = madd(av, lo, acc[q][0]);
+        acc[q][1] = madd(av, hi, acc[q][1]);
       }
       b += kNR;
     }
@@ -534,15 +505,12 @@ __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const
     e.accumulate = pc > 0;
     e.bias = (bias && pc == 0) ? bias : nullptr;
 #pragma clang loop unroll(full)
-    for (int q = 0; q < NP; ++q) {
-      const v128_t cols[2] = {wasm_i32x4_shuffle(acc[q][0], acc[q][1], 0, 4, 1, 5),
-                              wasm_i32x4_shuffle(acc[q][0], acc[q][1], 2, 6, 3, 7)};
+    for (int q = 0; q < NP; ++q)
 #pragma clang loop unroll(full)
       for (int v = 0; v < 2; ++v) {
         const int n = ncols - 8 * q - 4 * v;
-        if (n > 0) store_vec(c + 8 * q + 4 * v, cols[v], std::min(n, 4), e, 8 * q + 4 * v);
+        if (n > 0) store_vec(c + 8 * q + 4 * v, acc[q][v], std::min(n, 4), e, 8 * q + 4 * v);
       }
-    }
   }
 }
 
@@ -591,20 +559,23 @@ void gemv_half_rows(int M, int N, int K, const float* A, int lda, const PanelSrc
 }
 
 /// Panels of a 16-bit B widened at a time by gemm_panelled (a multiple of 3 for the 3 × 12 sweep):
-/// 12 panels of up to kKC rows are 384 KB of float32, reused by every register tile of a cache tile.
-constexpr int kHalfPanels = 12;
+/// 3 panels of up to kKC rows are 96 KB of float32, reused by every register tile of a cache tile;
+/// the packed cache tile of A (kMC rows × kKC) and they stay in a 512 KB L2 together.
+constexpr int kHalfPanels = 3;
 
 /// C[M, N] (=|+=) alpha·A[M, K]·B[K, N] (+ bias) with B in panels (PanelSrc).
-/// Cache tiling: rows in tiles of kMC, depth in slices of kKC; each tile of A (packed when it
-/// has kPackRows rows or more, else read in place) is swept over every B panel; the first depth
-/// slice applies the caller's epilogue, later ones accumulate.
+/// Cache tiling: rows in tiles of kMC (whole register tiles; fewer than two register tiles' rows
+/// left after a cache tile join it, so that no cache tile of a few rows reads, or widens, all of B
+/// again), depth in slices of kKC; each tile of A (packed when it has kPackRows rows or more, else
+/// read in place) is swept over every B panel; the first depth slice applies the caller's epilogue,
+/// later ones accumulate.
 void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc& B, float* C, int ldc,
                    float alpha, const float* bias, bool accumulate) {
   const bool t312 = g_tile_rows == 3;  // 3 × 12 tiles over 6-row packs
   const int mr_packed = t312 ? 6 : g_tile_rows;
   const int mcb = kMC / mr_packed * mr_packed;  // a cache tile is whole register tiles
-  for (int ic = 0; ic < M; ic += mcb) {
-    const int mc = std::min(mcb, M - ic);
+  for (int ic = 0, mc = 0; ic < M; ic += mc) {
+    mc = M - ic < mcb + 2 * mr_packed ? M - ic : mcb;
     for (int pc = 0; pc < K; pc += kKC) {
       const int kc = std::min(kKC, K - pc);
       const float* ablk = A + static_cast<size_t>(ic) * lda + pc;

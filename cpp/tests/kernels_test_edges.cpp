@@ -69,9 +69,11 @@ void scratch_failure_suite(Rng& rng) {
 /// cache tiles past the cache tile size (126 / 128 rows), depth splits, bias, alpha and accumulate.
 void tile_rows_suite(Rng& rng) {
   struct Shape { int M, N, K; };
+  // 128 and 137 rows: a tail of under two register tiles joins the cache tile before it (2 and 5
+  // rows below the 6-row tiles).
   const Shape shapes[] = {{31, 24, 20}, {32, 40, 33}, {33, 45, 7}, {34, 64, 64}, {35, 72, 90}, {36, 17, 300},
-                          {37, 104, 16}, {41, 33, 64}, {64, 512, 64}, {64, 64, 512}, {127, 96, 200}, {131, 48, 1100},
-                          {256, 40, 768}};
+                          {37, 104, 16}, {41, 33, 64}, {64, 512, 64}, {64, 64, 512}, {127, 96, 200}, {128, 56, 96}, {131, 48, 1100},
+                          {137, 40, 70}, {256, 40, 768}};
   for (const Shape& sh : shapes) {
     const int M = sh.M, N = sh.N, K = sh.K;
     auto A = random_matrix(rng, M, K);
