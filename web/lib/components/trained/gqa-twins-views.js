@@ -71,6 +71,10 @@ export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
       .head { min-width: 0; }
       .head .name { font-size: 0.68rem; }
       .badge { white-space: normal; overflow-wrap: anywhere; }
+      /* the table's rows on one line each */
+      table { font-size: 0.85rem; }
+      th, td { padding: 0.25em 0.45em 0.25em 0; }
+      td:first-child { white-space: nowrap; }
     }
   `];
 
