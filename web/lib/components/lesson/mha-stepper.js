@@ -145,7 +145,10 @@ export class MhaStepper extends LitElement {
     /* a phone: both heads' maps side by side (smaller cells) */
     @container (max-width: 480px) {
       .heads-wrap mha-heads { --mha-cell-size: 34px; --mha-heads-gap: 0.4rem; --mha-head-flex: 1 1 8rem; --mha-head-min-width: 0; }
-      .seg button { padding: 0.25em 0.55em; }
+      .seg button { padding: 0.25em 0.55em; flex: 0 0 auto; white-space: nowrap; }
+      /* each row of tabs on one line, scrolled sideways (padding: room for the focus outline) */
+      .seg { flex-wrap: nowrap; overflow-x: auto; overscroll-behavior-x: contain; scrollbar-width: thin; padding: 3px; margin: -3px; }
+      .controls { gap: 0.3rem; }
       .stepper { padding: 0.7rem; }
     }
     .loading { color: var(--_muted); font-size: 0.9em; }
