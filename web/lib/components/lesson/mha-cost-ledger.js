@@ -81,6 +81,7 @@ const ATTRS = [
  * @csspart sentence - The computed comparison sentences, read in place.
  * @csspart announcement - The visually hidden line announced once a choice settles (the largest memory item, the total FLOPs).
  * @csspart heads-details - The disclosure (closed at first) holding the table at every h and its note.
+ * @csspart counting - The disclosure (closed at first) saying how exp and the scores are counted, and the sources.
  * @csspart heads-table - The table of the same layer at every h.
  * @csspart input-error - The message of a refused typed number.
  * @csspart error - An attribute or engine error.
@@ -124,6 +125,8 @@ export class MhaCostLedger extends LitElement {
     .sentence { background: var(--_surface); border-radius: calc(var(--_radius) * 1.4); padding: 0.5em 1em; margin: 0.4rem 0 0.8rem; }
     .sentence p { margin: 0.3em 0; }
     .note { color: var(--_muted); font-size: 0.88em; }
+    details.note > summary { cursor: pointer; }
+    details.note p { margin: 0.3em 0; }
     .loading { color: var(--_muted); font-size: 0.9em; }
     details.heads > summary { cursor: pointer; font-weight: 600; font-size: 0.92rem; margin: 0.2rem 0; }
     /* a phone: the controls two to a row */
@@ -364,7 +367,8 @@ export class MhaCostLedger extends LitElement {
       <p data-k="flops-sentence">${flopsSentence(r)}</p>
     </div>
     ${!m && c.preset ? html`<p class="note">d-model ${int(c.dModel)} differs from ${c.preset.name}'s ${int(c.preset.dModel)}: its MLP and embeddings are not counted.</p>` : nothing}
-    <p class="note">Exp is counted as one FLOP (a real exp costs tens of instructions). Scores are counted at ${c.dtypeBytes} bytes per value; many kernels keep them in float32. Attention figures: the engine's <code>mha.passport()</code>${m ? html`; MLP, embeddings and norms: ${m.source}` : nothing}.</p>`;
+    <details class="note" part="counting"><summary>How exp and the scores are counted, and the sources</summary>
+      <p>Exp is counted as one FLOP (a real exp costs tens of instructions). Scores are counted at ${c.dtypeBytes} bytes per value; many kernels keep them in float32. Attention figures: the engine's <code>mha.passport()</code>${m ? html`; MLP, embeddings and norms: ${m.source}` : nothing}.</p></details>`;
   }
 
   _headsTable(r) {

@@ -145,7 +145,11 @@ export class MhaStepper extends LitElement {
     /* a phone: both heads' maps side by side (smaller cells) */
     @container (max-width: 480px) {
       .heads-wrap mha-heads { --mha-cell-size: 34px; --mha-heads-gap: 0.4rem; --mha-head-flex: 1 1 8rem; --mha-head-min-width: 0; }
-      .seg button { padding: 0.25em 0.55em; }
+      .seg button { padding: 0.25em 0.55em; flex: 0 0 auto; white-space: nowrap; }
+      /* the steps on one line, scrolled sideways (padding: room for the focus outline); the head row wraps, as its
+         buttons are disabled at steps 7 and 8 and a scrolled row needs something to focus */
+      .seg.steps { flex-wrap: nowrap; overflow-x: auto; overscroll-behavior-x: contain; scrollbar-width: thin; padding: 3px; margin: -3px; }
+      .controls { gap: 0.3rem; }
       .stepper { padding: 0.7rem; }
     }
     .loading { color: var(--_muted); font-size: 0.9em; }
@@ -371,7 +375,7 @@ export class MhaStepper extends LitElement {
                 role="radio" aria-checked=${i === hi ? 'true' : 'false'} tabindex=${i === hi ? 0 : -1} ?disabled=${s >= 6}
                 @click=${() => this._go(s, i)}>head ${i + 1} · ${h.name} (d<sub>k</sub> = ${h.wQ[0].length}, d<sub>v</sub> = ${h.wV[0].length})</button>`)}
           </div>
-          <div role="radiogroup" aria-label="step" class="seg" @keydown=${radioKeys}>
+          <div role="radiogroup" aria-label="step" class="seg steps" @keydown=${radioKeys}>
             ${STEPS.map((st, i) => html`<button type="button" part="step-tab" data-step=${i}
                 role="radio" aria-checked=${i === s ? 'true' : 'false'} tabindex=${i === s ? 0 : -1} aria-label=${`${i + 1} ${st.short} (step ${i + 1}: ${st.title})`}
                 @click=${() => this._go(i)}>${i + 1} ${st.short}</button>`)}

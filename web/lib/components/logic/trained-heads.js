@@ -133,6 +133,15 @@ export const NARROW_MAP = 150;
  * @returns {string} `--_cell-wide: …px; --_cell-narrow: …px`
  */
 export function fixedCells(side, T) {
-  const cell = (s) => Math.min(16, Math.max(2, Math.floor((s + 1) / Math.max(1, T)) - 1));
-  return `--_cell-wide: ${cell(side)}px; --_cell-narrow: ${cell(Math.min(side, NARROW_MAP))}px`;
+  return `--_cell-wide: ${cellSide(side, T)}px; --_cell-narrow: ${cellSide(Math.min(side, NARROW_MAP), T)}px`;
+}
+
+/**
+ * The cell side (CSS px, 2 to 16) of a map of T tokens at most `side` CSS px square: T · cell + T − 1 ≤ side.
+ * @param {number} side the map's side in CSS px
+ * @param {number} T tokens in the map
+ * @returns {number}
+ */
+export function cellSide(side, T) {
+  return Math.min(16, Math.max(2, Math.floor((side + 1) / Math.max(1, T)) - 1));
 }

@@ -30,7 +30,8 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
       .groups button[role='switch'] { font-size: 0.72rem; padding: 0.1rem 0.25rem; }
       .groups .scores { font-size: 0.68rem; }
     }
-    .rule summary { cursor: pointer; color: var(--_muted); font-size: 0.9em; }
+    .rule summary, .summary .more > summary { cursor: pointer; color: var(--_muted); font-size: 0.9em; }
+    .summary ul { margin: 0.3rem 0; }
     .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.6rem 0; }
     .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
     .text { font-family: var(--_mono); white-space: pre-wrap; overflow-wrap: anywhere; background: var(--_surface);
@@ -261,7 +262,9 @@ export function tableView({ config: c, measured: m, ablation: off, tokens: T, re
       attention is spread out (normalised entropy e ≥ ${BROAD_THRESHOLD}), else “mixed”. “ind” is the induction score on the
       repeated sentence${repeat?.sentence ? html`: “${repeat.sentence}”` : '.'}</p></details></div>
     <div class="summary" part="summary">
-      <ul>${lines.map((s) => html`<li>${s}</li>`)}</ul>
+      <ul>${lines.slice(0, 1).map((s) => html`<li>${s}</li>`)}</ul>
+      ${lines.length > 1 ? html`<details class="more"><summary>The strongest heads, whether any is an induction head,
+        and more (${lines.length - 1} sentences)</summary><ul>${lines.slice(1).map((s) => html`<li>${s}</li>`)}</ul></details>` : nothing}
     </div></div>
     ${copy ? html`<div class="copying" part="copying"
       data-first=${copy.first} data-second=${copy.second} data-best=${copy.best?.induction ?? ''} data-even=${copy.even ?? ''}>

@@ -30,7 +30,8 @@ export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     /* the numbers behind the verdict in two columns where the element is wide enough (each at least 24rem) */
     .verdict .cols { columns: 24rem 2; column-gap: 1.5rem; }
     .verdict p { margin: 0 0 0.5em; break-inside: avoid; }
-    .verdict summary { cursor: pointer; color: var(--_muted); margin: 0.2rem 0 0.4rem; }
+    .verdict summary, details.how > summary { cursor: pointer; color: var(--_muted); margin: 0.2rem 0 0.4rem; }
+    details.how p { margin: 0 0 0.4rem; }
     /* wide: the shown model's heads in one row, maps of about 100 px whose cells are not cut apart */
     @container (min-width: 800px) {
       .groups { flex-wrap: nowrap; gap: 0.4rem; }
@@ -71,6 +72,10 @@ export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
       .head { min-width: 0; }
       .head .name { font-size: 0.68rem; }
       .badge { white-space: normal; overflow-wrap: anywhere; }
+      /* the table's rows on one line each */
+      table { font-size: 0.85rem; }
+      th, td { padding: 0.25em 0.45em 0.25em 0; }
+      td:first-child { white-space: nowrap; }
     }
   `];
 
@@ -217,9 +222,10 @@ export function generateView({ field, prompt, temperature: t, twins, config: c, 
         ${temps.map((v) => html`<option value=${v} ?selected=${v === t}>${v === 0 ? '0 (most likely)' : v}</option>`)}
       </select></label>
     </div>
-    <p class="hint">Each model writes its own text, one character per step: the step feeds the newest character
+    <details class="hint how"><summary>How a step fills the cache</summary>
+      <p>Each model writes its own text, one character per step: the step feeds the newest character
       through the model, its keys and values are appended to every layer's cache${c ? `, and after ${c.context} characters the cache
-      is refilled with the last ${Math.floor(c.context / 2)}` : ''}.</p>
+      is refilled with the last ${Math.floor(c.context / 2)}` : ''}.</p></details>
     <div class="texts" part="texts">
       ${twins.map((x) => {
         const b = x.kvBytes;

@@ -98,7 +98,7 @@ export const MAX_STORY_TOKENS = 256;
  * @csspart switch - A head's on/off switch (role="switch").
  * @csspart heatmap - A head's `<mha-heatmap>`.
  * @csspart table - The table of every head's measured type.
- * @csspart summary - The sentences about the measured heads.
+ * @csspart summary - The sentences about the measured heads: the first shown, the others in a disclosure that starts closed.
  * @csspart copying - The induction-head search: the list test and what the heads do instead (with `data-*` numbers), in a
  *   disclosure that starts closed.
  * @csspart error - The error message.

@@ -1,10 +1,10 @@
 import { html, css, nothing } from 'lit';
 import { TYPE_THRESHOLD, BROAD_THRESHOLD, COPYING_THRESHOLD, headType, copyingScores, inductionVerdict } from '../../src/index.js';
 import {
-  AblatableModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, SCORE_OF, f2, f3,
+  AblatableModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, SCORE_OF, f2, f3, mapsLegend, mapsLegendStyles,
 } from './trained-shared.js';
 import { modelIndex, modelChoices, MODEL_INDEX_URL } from '../models.js';
-import { probeHeads, explainHeads, fixedCells, DEFAULT_MAP } from '../logic/trained-heads.js';
+import { probeHeads, explainHeads, fixedCells, cellSide, DEFAULT_MAP, NARROW_MAP } from '../logic/trained-heads.js';
 import { aboutModel } from '../logic/trained-text.js';
 import { headListAttr, intAttr, attrError } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
@@ -118,7 +118,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     _choices: { state: true },
   };
 
-  static styles = [trainedStyles, css`
+  static styles = [trainedStyles, mapsLegendStyles, css`
     .controls { display: grid; grid-template-columns: minmax(0, 3fr) minmax(11rem, 2fr); gap: 0.4rem 1.5rem; margin: 0.8rem 0; }
     .controls label { grid-column: 1 / -1; }
     .controls textarea { align-self: start; resize: vertical; }
@@ -132,7 +132,10 @@ export class MhaTrainedHeads extends AblatableModelElement {
     /* every map is about the same size whatever the text's length: the element picks the cells' side
        from the number of tokens (--_cell-wide, --_cell-narrow: a plot of about map-size px, at most 150 px under 520 px) */
     .grid { display: flex; flex-direction: column; gap: 0.6rem; --mha-cell-size: var(--_cell-wide, 8px); }
-    @container (max-width: 520px) { .grid { --mha-cell-size: var(--_cell-narrow, 6px); } }
+    /* narrow: one colour legend above the maps (trainedStyles' .maps-legend) instead of one under each */
+    @container (max-width: 520px) { .grid { --mha-cell-size: var(--_cell-narrow, 6px); } .grid mha-heatmap::part(legend) { display: none; }
+      /* cells under 6 px: no token labels (one in several would show); the readout and the values table name them */
+      .grid.tiny mha-heatmap::part(label) { display: none; } }
     .layer { display: grid; grid-template-columns: repeat(auto-fill, minmax(13.5rem, 1fr)); gap: 0.5rem; align-items: start; }
     @container (max-width: 520px) { .layer { grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); } }
     .layer-name { grid-column: 1 / -1; font-weight: 700; margin: 0.2rem 0 0; }
@@ -413,7 +416,9 @@ export class MhaTrainedHeads extends AblatableModelElement {
       ${this._layer === 'all' && c.numLayers * c.numHeads > ALL_HEADS_MAX ? (r ? html`<mha-model-view part="model-view" no-filters
         scheme=${this._scheme} head=${this._head === 'all' ? 'all' : this._head + 1} .result=${r} .reference=${reference}
         .copying=${copying} .textScores=${this.textScores} .off=${off}></mha-model-view>` : nothing) : html`
-      <div class=${heads.length === 1 && layers.length === 1 ? 'grid one' : 'grid'} part="heads"
+      ${mapsLegend(this._scheme)}
+      <div class=${`${heads.length === 1 && layers.length === 1 ? 'grid one' : 'grid'}${
+        cellSide(Math.min(this._mapSize ?? DEFAULT_MAP, NARROW_MAP), tokens.length || c.context) < 6 ? ' tiny' : ''}`} part="heads"
         style=${fixedCells(this._mapSize ?? DEFAULT_MAP, tokens.length || c.context)}>
         ${layers.map((l) => html`
           <div class="layer" role="group" aria-label=${`Layer ${l + 1}`}>

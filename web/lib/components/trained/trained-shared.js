@@ -82,8 +82,15 @@ export function mapsLegend(scheme) {
     <span class="hint">attention weight, every map (its first query sees only itself: 1)</span></p>`;
 }
 
+/** Styles of mapsLegend: shown only in a narrow container (under 520 px), where it stands for the maps' own legends. */
+export const mapsLegendStyles = css`
+  .maps-legend { display: none; align-items: center; gap: 0.3em; font-size: 0.75rem; margin: 0.3rem 0; flex-wrap: wrap; }
+  .maps-legend .bar { width: 6rem; height: 10px; border: 1px solid var(--_border); border-radius: 2px; }
+  @container (max-width: 520px) { .maps-legend { display: flex; } }
+`;
+
 /** Styles of kvGroups' frames inside a `.groups` box (cell size from --_wide). */
-export const kvGroupStyles = css`
+export const kvGroupStyles = [mapsLegendStyles, css`
   .groups { display: flex; flex-wrap: wrap; gap: 0.7rem; align-items: stretch; --mha-cell-size: var(--_wide); }
   .groups:not(.labels) mha-heatmap::part(label) { display: none; }
   .group { border: 2px solid var(--_accent); border-radius: 10px; padding: 0.3rem 0.5rem 0.5rem; margin: 0; min-width: 0;
@@ -100,16 +107,13 @@ export const kvGroupStyles = css`
   .pair .head mha-heatmap { margin-top: auto; }
   /* a switched-off head: its map in grey (the text keeps its full contrast), its switch struck through */
   .head.off mha-heatmap { filter: grayscale(1); }
-  .maps-legend { display: none; align-items: center; gap: 0.3em; font-size: 0.75rem; margin: 0.3rem 0; flex-wrap: wrap; }
-  .maps-legend .bar { width: 6rem; height: 10px; border: 1px solid var(--_border); border-radius: 2px; }
   /* narrow: four maps of about 60 px to a row, one legend for them all, cells not cut apart */
   @container (max-width: 520px) {
-    .maps-legend { display: flex; }
     .groups mha-heatmap::part(legend) { display: none; }
     .groups mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; }
     .groups .head { padding: 0.1rem; }
     .groups mha-heatmap { font-size: 10px; }
     .groups mha-heatmap::part(table), .groups mha-heatmap::part(readout) { font-size: 0.65rem; }
   }
-`;
+`];
 

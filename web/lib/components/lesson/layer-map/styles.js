@@ -91,8 +91,14 @@ export const layerMapStyles = css`
   .io button.t > svg, .io button.t > span:first-child { grid-row: span 2; }
   .io .op { display: flex; align-items: center; gap: 0.3rem; max-width: none; }
   button.t { padding: 0.2rem 0.3rem; min-width: 3.6rem; gap: 0.1rem; }
+  /* a phone: a narrower rail, step labels and frames, so that a stage's three tensors (Q, K, V) share a row */
   @container (max-width: 26rem) {
-    .op { max-width: 5rem; }
-    .row { flex-wrap: wrap; }
+    .block { grid-template-columns: 1.45rem minmax(0, 1fr); }
+    .sub { padding: 0.3rem 0.25rem 0.35rem; }
+    .block > div:not(.rail), .sub { column-gap: 0.35rem; }
+    .step { gap: 0.2rem; }
+    .op { max-width: 4.7rem; }
+    .row { flex-wrap: wrap; gap: 0.25rem; }
+    button.t { min-width: 3.3rem; padding: 0.2rem 0.25rem; }
   }
 `;
