@@ -8,7 +8,7 @@ const args = process.argv.slice(2);
 const shotsAt = args.indexOf('--shots');
 const shots = shotsAt >= 0 ? args[shotsAt + 1] : null;
 const dark = args.includes('--dark');
-const widths = args.filter((a, i) => /^\d+$/.test(a) && i !== shotsAt + 1).map(Number);
+const widths = args.filter((a, i) => /^\d+$/.test(a) && (shotsAt < 0 || i !== shotsAt + 1)).map(Number);
 const env = await setup();
 try {
   for (const width of widths.length ? widths : [1280, 390]) {
