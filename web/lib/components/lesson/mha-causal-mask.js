@@ -163,6 +163,13 @@ export class MhaCausalMask extends LitElement {
     td.sum, th.sum { border-left: 3px solid var(--_accent); font-weight: 600; }
     .explain { margin: 0.8rem 0 0; padding: 0.5em 0.9em; background: var(--_surface); border-radius: var(--_radius); }
     .explain p { margin: 0.3em 0; }
+    /* the explanation follows the tables; on a wide element it sits under the mask table, beside the maps */
+    .side { display: contents; }
+    .side .explain { order: 1; flex: 1 0 100%; margin: 0; }
+    @container (min-width: 900px) {
+      .side { display: flex; flex-direction: column; gap: 0.8rem; flex: 1 1 20rem; min-width: 0; }
+      .side .explain { order: 0; flex: none; }
+    }
     .note { font-size: 0.85em; color: var(--_muted); margin: 0.6rem 0 0; }
     .loading { color: var(--_muted); font-size: 0.9em; }
     /* a phone: both maps side by side (smaller cells) */
@@ -258,14 +265,14 @@ export class MhaCausalMask extends LitElement {
       </table></div></div>`;
   }
 
-  _details(r, lead = nothing) {
+  _details(r, lead = nothing, explain = nothing) {
     const k = this._head;
     const masked = (i, j) => r.causal && j > i;
     const S = r.scores[k], W = r.heads3[k];
     return html`<div class="tables">${lead}
-      ${this._table('mask', `Mask in use (${r.causal ? 'causal: key j > query i is masked' : 'none: every key allowed'})`, 'mask', r, (i, j) => (masked(i, j)
+      <div class="side">${this._table('mask', `Mask in use (${r.causal ? 'causal: key j > query i is masked' : 'none: every key allowed'})`, 'mask', r, (i, j) => (masked(i, j)
         ? html`<td class="masked" data-r=${i} data-c=${j} data-masked="true"><span aria-hidden="true">✕</span><span class="sr-only">masked</span></td>`
-        : html`<td class="ok" data-r=${i} data-c=${j} data-masked="false"><span aria-hidden="true">✓</span><span class="sr-only">allowed</span></td>`))}
+        : html`<td class="ok" data-r=${i} data-c=${j} data-masked="false"><span aria-hidden="true">✓</span><span class="sr-only">allowed</span></td>`))}${explain}</div>
       ${this._table('scores', html`Head ${k + 1}: scores Q·Kᵀ/√d<sub>k</sub> before the softmax${r.causal ? ', −∞ where masked' : ''}`, `head ${k + 1} scores`, r, (i, j) => (masked(i, j)
         ? html`<td class="masked" data-r=${i} data-c=${j} data-value="-Infinity">−∞</td>`
         : html`<td data-r=${i} data-c=${j} data-value=${String(S[i][j])}>${fmt(S[i][j], 2)}</td>`))}
@@ -288,8 +295,8 @@ export class MhaCausalMask extends LitElement {
       ${errorsView(this._layer.errors, this.error, r)}
       ${this._announcer.view()}
       ${r ? html`
-        ${this._details(r, html`<mha-heads part="heads" .weights=${r.weights} .tokens=${r.tokens} .dK=${r.dK} scheme=${this._layer.scheme}></mha-heads>`)}
-        <div class="explain" part="explain">${causalSentences(r.heads3[this._head], r.tokens, r.causal, this._head).map((s) => html`<p>${s}</p>`)}</div>
+        ${this._details(r, html`<mha-heads part="heads" .weights=${r.weights} .tokens=${r.tokens} .dK=${r.dK} scheme=${this._layer.scheme}></mha-heads>`,
+          html`<div class="explain" part="explain">${causalSentences(r.heads3[this._head], r.tokens, r.causal, this._head).map((s) => html`<p>${s}</p>`)}</div>`)}
         <p class="note">One self-attention layer, d<sub>model</sub> = ${r.dModel}, h = ${r.heads}, d<sub>k</sub> = ${r.dK}, computed by the wasm engine with <code>causal: ${r.causal}</code>.
           X and the weights are seeded random (seed ${r.seed}), not trained: the pattern inside the triangle is arbitrary, the triangle is the mask.</p>`
         : this._layer.errors.length || this.error ? nothing : html`<p class="loading">Loading the engine…</p>`}`;

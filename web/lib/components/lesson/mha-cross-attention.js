@@ -225,21 +225,36 @@ export class MhaCrossAttention extends LitElement {
     td.how { color: var(--_muted); font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); font-size: 0.92em; }
     td.shape { white-space: nowrap; font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); }
     .explain { margin: 0.8rem 0 0; padding: 0.5em 0.9em; background: var(--_surface); border-radius: var(--_radius); }
-    /* wide: the maps beside where head 1's target words look */
     :host { container-type: inline-size; }
-    .side { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0 1.2rem; align-items: start; }
     .maps { min-width: 0; }
     .maps .note { contain: inline-size; }   /* the column is as wide as the maps; the note wraps to it */
     mha-heads::part(scale-note) { contain: inline-size; }   /* the maps set the width; the scale's note wraps to it */
-    @container (min-width: 760px) { .side { grid-template-columns: max-content minmax(0, 1fr); } .side .explain { margin-top: 0; } }
     .explain p, .explain li { margin: 0.2em 0; }
     .explain ul { margin: 0.2em 0; padding-left: 1.2em; }
     .note { font-size: 0.88em; color: var(--_muted); margin: 0.6rem 0 0; }
     .loading { color: var(--_muted); font-size: 0.9em; }
-    /* wide: the closing note beside the shapes table */
-    .bottom { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0 1.5rem; align-items: end; }
     .shapes { min-width: 0; }
-    @container (min-width: 760px) { .bottom { grid-template-columns: max-content minmax(0, 1fr); } }
+    /* the maps, where head 1 looks, the shapes table, then the closing note, one under the other; wider: the maps beside
+       where head 1 looks and the closing note beside the table; wider still: the maps and the closing note down the left,
+       where head 1 looks and the table down the right */
+    .body { display: flex; flex-direction: column; }
+    .col { display: contents; }
+    .closing { order: 1; }
+    @container (min-width: 760px) {
+      .body { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0 1.5rem; align-items: start;
+        grid-template-areas: 'maps explain' 'shapes closing'; }
+      .maps { grid-area: maps; }
+      .explain { grid-area: explain; margin-top: 0; }
+      .shapes { grid-area: shapes; }
+      .closing { grid-area: closing; align-self: end; }
+    }
+    @container (min-width: 1000px) {
+      .body { grid-template-areas: none; }
+      .col { display: block; min-width: 0; }
+      .col:first-child { max-width: 36rem; }
+      .shapes .cap { margin-top: 0.8rem; }
+      mha-heads { --mha-cell-size: 22px; }
+    }
     /* a phone: both maps side by side (smaller cells), each shape a card (its name and shape, then how on a line of its own) */
     @container (max-width: 480px) {
       mha-heads { --mha-cell-size: 16px; --mha-heads-gap: 0.4rem; --mha-head-flex: 1 1 8rem; --mha-head-min-width: 0; }
@@ -343,20 +358,19 @@ export class MhaCrossAttention extends LitElement {
         ${r && r.heads > 1 ? 'The other heads keep seeded random weights, for contrast.' : nothing}</p>
       ${errorsView(this._layer.errors, this.error, r)}
       ${this._announcer.view()}
-      ${r ? html`
-        <div class="side">
-        <div class="maps"><mha-heads part="heads" .weights=${r.weights} .tokens=${r.target} .keyTokens=${r.source} .dK=${r.dK} .headNames=${names} scheme=${this._layer.scheme}></mha-heads>
+      ${r ? html`<div class="body">
+        <div class="col"><div class="maps"><mha-heads part="heads" .weights=${r.weights} .tokens=${r.target} .keyTokens=${r.source} .dK=${r.dK} .headNames=${names} scheme=${this._layer.scheme}></mha-heads>
         <p class="note">Rows: target (decoder) tokens, the queries. Columns: source (encoder) tokens, the keys and values. ${r.target.length} × ${r.source.length}: not square, and no mask.</p></div>
-        <div class="explain" part="explain">
+        <p class="note closing">In an encoder–decoder Transformer, this is the decoder's cross-attention: its queries come from the decoder's tokens,
+          its keys and values from the encoder's outputs over the source, and no mask is needed because the whole source is known.
+          The source attends to itself in the encoder (self-attention); the decoder's own self-attention is causal.</p></div>
+        <div class="col"><div class="explain" part="explain">
           <p>Head 1, where each target word looks:</p>
           <ul>${crossSentences(r.heads3[0], r.target, r.source).map((s) => html`<li>${s}</li>`)}</ul>
           ${r.unknown.length ? html`<p part="unknown">No meaning in the lexicon for ${r.unknown.map(q).join(', ')}: ${r.unknown.length > 1 ? 'they get' : 'it gets'} a seeded random vector, so head 1 has nothing to align.</p>` : nothing}
           ${r.dropped.length ? html`<p part="unknown">Only d<sub>k</sub> = ${r.dK} meanings fit in head 1; no dimension for ${r.dropped.map(q).join(', ')} (raise d-model or lower heads).</p>` : nothing}
-        </div></div>
-        <div class="bottom"><div class="shapes">${this._shapes(r)}</div>
-        <p class="note closing">In an encoder–decoder Transformer, this is the decoder's cross-attention: its queries come from the decoder's tokens,
-          its keys and values from the encoder's outputs over the source, and no mask is needed because the whole source is known.
-          The source attends to itself in the encoder (self-attention); the decoder's own self-attention is causal.</p></div>`
+        </div>
+        <div class="shapes">${this._shapes(r)}</div></div></div>`
         : this._layer.errors.length || this.error ? nothing : html`<p class="loading">Loading the engine…</p>`}`;
   }
 }

@@ -38,7 +38,7 @@ export class MhaModelTable extends LitElement {
   };
 
   static styles = [baseStyles, css`
-    :host { display: block; max-width: 100%; min-width: 0; }
+    :host { display: block; max-width: 100%; min-width: 0; container-type: inline-size; }
     .scroll { overflow-x: auto; max-width: 100%; }
     table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 0.92rem; margin: 0.5rem 0 1rem; }
     caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
@@ -47,6 +47,8 @@ export class MhaModelTable extends LitElement {
     thead th { color: var(--_muted); font-weight: 600; font-size: 0.85rem; }
     td.error { border: 0; text-align: left; margin: 0; }
     .loading { color: var(--_muted); font-size: 0.9em; }
+    /* a narrow column (a half page, a phone): tighter cells, so the six columns fit without scrolling */
+    @container (max-width: 520px) { th, td { padding: 0.3em 0.4em; } }
   `];
 
   constructor() {

@@ -87,6 +87,10 @@ export class MhaWidget extends LitElement {
     @container (min-width: 820px) {
       .layout { grid-template-columns: minmax(0, 25rem) minmax(0, 1fr); }
     }
+    /* wide: room for the passport's steps and counts side by side (its compact split), the maps beside them */
+    @container (min-width: 1060px) {
+      .layout { grid-template-columns: minmax(0, 42rem) minmax(0, 1fr); }
+    }
     .status { font-size: 0.8em; color: var(--_muted); margin: 0.6rem 0 0; }
     /* a phone: two maps to a row (smaller cells) */
     @container (max-width: 480px) {
