@@ -49,7 +49,7 @@ async function lessonHeight(viewport) {
 /** The heights the lesson should reach (px), by viewport width. */
 const TARGET = { 1280: 18_000, 390: 36_000 };
 /** The heights it is held to today (px), by viewport width. */
-const LIMIT = { 1280: 21_580, 390: 40_340 };
+const LIMIT = { 1280: 21_510, 390: 39_460 };
 
 for (const width of [1280, 390]) {
   const limit = LIMIT[width];
