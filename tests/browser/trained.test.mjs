@@ -157,13 +157,18 @@ test('induction on an edited phrase: the second copy is predicted better than th
 test('generation grows the KV cache one position per step and shows the newest query\'s row for every head', async () => {
   const { page, errors, context } = await openTrained();
   const prompt = await page.locator('#explorer textarea').inputValue();
-  const cache = () => page.evaluate(() => document.querySelector('#generate').cacheLength);
+  // a click's steps may still be running when it returns (a busy machine): wait for the cache to
+  // reach the length they should give (or time out), then compare
+  const cache = async (n) => {
+    await page.waitForFunction((n) => document.querySelector('#generate').cacheLength >= n, n, { timeout: 30_000 }).catch(() => {});
+    return page.evaluate(() => document.querySelector('#generate').cacheLength);
+  };
   await page.locator('#generate button.step1').click();
-  assert.equal(await cache(), prompt.length);
+  assert.equal(await cache(prompt.length), prompt.length);
   await page.locator('#generate button.step1').click();
-  assert.equal(await cache(), prompt.length + 1);
+  assert.equal(await cache(prompt.length + 1), prompt.length + 1);
   await page.locator('#generate button.step10').click();
-  assert.equal(await cache(), prompt.length + 11);
+  assert.equal(await cache(prompt.length + 11), prompt.length + 11);
   assert.match(await page.locator('#generate .cache').textContent(), new RegExp(`KV cache: ${prompt.length + 11} of ${lm.config.context}`));
   const rows = page.locator('#generate mha-heatmap');
   assert.equal(await rows.count(), lm.config.numLayers * lm.config.numHeads);
@@ -171,8 +176,9 @@ test('generation grows the KV cache one position per step and shows the newest q
   // greedy generation on the page equals the runner's
   await page.locator('#generate select').selectOption('0');
   await page.locator('#generate button.step10').click();
-  const generated = await page.locator('#generate mark').textContent();
-  assert.equal(generated, lm.generate(prompt, 10, { temperature: 0 }).text.slice(prompt.length));
+  const want = lm.generate(prompt, 10, { temperature: 0 }).text.slice(prompt.length);
+  await page.waitForFunction((w) => document.querySelector('#generate').shadowRoot.querySelector('mark')?.textContent === w, want, { timeout: 30_000 }).catch(() => {});
+  assert.equal(await page.locator('#generate mark').textContent(), want);
   assert.deepEqual(errors, []);
   await context.close();
 });
