@@ -339,7 +339,7 @@ test('the lesson, section 7: a model picked in the explorer is the generator\'s 
   const prompt = await page.evaluate(() => document.querySelector('#generate').prompt);
   const want = lms.get(kv2.file).generate(prompt, 10, { temperature: 0, seed: 7 }).text;
   // the ten steps may still be running after the click returns (a busy machine): wait for them, then compare
-  await page.waitForFunction((n) => document.querySelector('#generate').text?.length >= n, want.length, { timeout: 30_000 }).catch(() => {});
+  await page.waitForFunction((w) => document.querySelector('#generate').text === w, want, { timeout: 30_000 }).catch(() => {});
   assert.equal(await page.evaluate(() => document.querySelector('#generate').text), want);
   assert.deepEqual(errors, []);
 });
