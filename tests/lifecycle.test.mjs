@@ -12,7 +12,14 @@ import fs from 'node:fs';
 import { createMHA, MHAError, Layer, KVCache, LanguageModel } from '../web/lib/src/index.js';
 import { TokenGenerator } from '../web/lib/src/lm/generator.js';
 import { Decoder, DecoderCache } from '../web/lib/src/lm/decoder.js';
-import { WasmObject } from '../web/lib/src/engine/handle.js';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { WasmObject, initHandle } from '../web/lib/src/engine/handle.js';
+
+if (typeof globalThis.gc !== 'function') {
+  v8.setFlagsFromString('--expose-gc');
+  globalThis.gc = vm.runInNewContext('gc');
+}
 
 const mha = await createMHA();
 const core = mha._core;
@@ -138,4 +145,72 @@ test('every embind handle refuses a call before a successful init with DISPOSED 
   assert.throws(() => l.createKVCache({ maxLen: 0 }), { code: 'INVALID_ARGUMENT' });
   assert.equal(l.createKVCache({ maxLen: 2 }).step(x).output.shape.join(), '2,4');
   l.dispose();
+});
+
+test("dispose() disposes the children newest first, and a child's dispose() takes it out of its parent", () => {
+  const order = [];
+  const parent = new WasmObject(core, null, 'parent');
+  const kids = ['a', 'b', 'c'].map((name) => {
+    const k = new WasmObject(core, null, name, parent);
+    const dispose = k.dispose.bind(k);
+    k.dispose = () => { if (!k.disposed) order.push(name); dispose(); };
+    return k;
+  });
+  kids[1].dispose();
+  assert.deepEqual(order, ['b']);
+  assert.deepEqual([...parent._children], [kids[0], kids[2]], 'a disposed child is no longer held by its parent');
+  parent.dispose();
+  assert.deepEqual(order, ['b', 'c', 'a'], 'the newest child first');
+  assert.equal(parent._children.size, 0);
+  // a model's generators, disposed one by one, leave only its decoder among its children
+  const m = lm.generator(ids);
+  assert.ok(lm._children.has(m));
+  m.dispose();
+  assert.equal(lm._children.has(m), false);
+});
+
+test('initHandle deletes the handle when its init throws or fails, and returns it initialized otherwise', () => {
+  const made = [];
+  class Handle {
+    constructor() { this.deleted = false; made.push(this); }
+    delete() { this.deleted = true; }
+  }
+  const boom = new TypeError('init threw');
+  assert.throws(() => initHandle(core, Handle, () => { throw boom; }, 'createThing'), (e) => e === boom);
+  assert.equal(made[0].deleted, true, 'deleted after a throw');
+  // a failing status: the core's last error (here, a step of a cache never initialized), prefixed with the method
+  const kv = new core.KVCacheHandle();
+  assert.equal(kv.step(0), core.enums().codes.indexOf('DISPOSED'));
+  kv.delete();
+  const { message } = core.lastError();
+  assert.match(message, /is not initialized/);
+  assert.throws(() => initHandle(core, Handle, () => 1, 'createThing'),
+    (e) => e instanceof MHAError && e.code === 'DISPOSED' && e.message === `createThing: ${message}`);
+  assert.equal(made[1].deleted, true, 'deleted after a failed init');
+  const h = initHandle(core, Handle, (hd) => { assert.equal(hd, made[2]); return 0; }, 'createThing');
+  assert.equal(h, made[2]);
+  assert.equal(h.deleted, false, 'an initialized handle is the caller\'s');
+});
+
+test('a layer and a cache dropped without dispose() are freed by the FinalizationRegistry', async () => {
+  const settle = async (cond) => {
+    for (let k = 0; k < 200 && !cond(); k++) {
+      globalThis.gc();
+      await new Promise((r) => setImmediate(r));
+    }
+  };
+  const warm = mha.createLayer({ dModel: 8, numHeads: 2, seed: 3 });
+  warm.createKVCache({ maxLen: 4 }).step(x.map((r) => [...r, ...r]));
+  warm.dispose();
+  await settle(() => false);
+  const start = mha.memory().inUseBytes;
+  (() => {
+    for (let i = 0; i < 5; i++) {
+      const l = mha.createLayer({ dModel: 8, numHeads: 2, seed: i });
+      l.createKVCache({ maxLen: 4 }).step(x.map((r) => [...r, ...r]));
+    }
+  })();
+  assert.ok(mha.memory().inUseBytes > start, 'the dropped layers hold memory until collected');
+  await settle(() => mha.memory().inUseBytes === start);
+  assert.equal(mha.memory().inUseBytes, start, 'every dropped layer and cache was freed');
 });
