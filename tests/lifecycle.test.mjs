@@ -5,7 +5,8 @@
 // its children (a layer's caches; a model's decoder and generators; a generator's cache). The
 // methods are enumerated from each class's prototype, so a method added later is held to the same rule.
 // Children are disposed newest first and leave their parent's set when disposed alone; initHandle
-// deletes its handle when the init throws or fails. Below the JS API, every embind handle refuses a
+// deletes its handle when the init throws or fails; a generator whose cache fails leaves its model
+// as it was; generator prompts (null, [], text not in the vocabulary). Below the JS API, every embind handle refuses a
 // call before a successful init with DISPOSED (lastError() says so) instead of dereferencing a null
 // object.
 import { test } from 'node:test';
@@ -185,4 +186,34 @@ test('initHandle deletes the handle when its init throws or fails, and returns i
   const h = initHandle(core, Handle, (hd) => { assert.equal(hd, made[2]); return 0; }, 'createThing');
   assert.equal(h, made[2]);
   assert.equal(h.deleted, false, 'an initialized handle is the caller\'s');
+});
+
+test("a generator whose cache cannot be made throws its error naming generator, and leaves its model's children as they were", () => {
+  const m = lm;
+  const children = [...m._children];
+  const real = m._decoder.createCache;
+  m._decoder.createCache = function zeroLength(maxLen, batch, opts) { return real.call(this, 0, batch, opts); };
+  try {
+    assert.throws(() => m.generator(ids), { code: 'INVALID_ARGUMENT', message: 'generator: maxLen must be a positive integer, got 0' });
+  } finally {
+    delete m._decoder.createCache;
+  }
+  assert.deepEqual([...m._children], children);
+  const g = m.generator(ids);
+  assert.equal(g.step().cacheLength, 3, 'the model still makes generators');
+  g.dispose();
+});
+
+test('generator prompts: null and [] refused by name; a string prompt is its text as given, before and after reset()', () => {
+  for (const p of [null, []]) {
+    assert.throws(() => lm.generator(p), { code: 'INVALID_ARGUMENT', message: `generator: prompt must be a non-empty string, got ${JSON.stringify(p)}` });
+  }
+  // '☃' is not in the vocabulary: it encodes to the unknown id, whose decoded text differs
+  assert.notEqual(lm.decode(lm.encode('ab☃')), 'ab☃');
+  const g = lm.generator('ab☃');
+  assert.equal(g.text, 'ab☃');
+  g.step();
+  g.reset();
+  assert.equal(g.text, 'ab☃');
+  g.dispose();
 });
