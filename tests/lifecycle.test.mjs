@@ -6,9 +6,9 @@
 // methods are enumerated from each class's prototype, so a method added later is held to the same rule.
 // Children are disposed newest first and leave their parent's set when disposed alone; initHandle
 // deletes its handle when the init throws or fails; a generator whose cache fails leaves its model
-// as it was; generator prompts (null, [], text not in the vocabulary). Below the JS API, every embind handle refuses a
-// call before a successful init with DISPOSED (lastError() says so) instead of dereferencing a null
-// object.
+// as it was; generator prompts (null, [], text not in the vocabulary). Below the JS API, every
+// embind handle refuses a call before a successful init with DISPOSED (lastError() says so) instead
+// of dereferencing a null object.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
