@@ -4,8 +4,8 @@
 // every tier, for a forward and for KV-cache steps (one row: the kernels' matrix-vector path); a
 // float32 folder loaded with 'float16' gives, when its values are float16 values, the float32
 // model's results; the 16-bit model takes about half the wasm memory. Bad options and bad 16-bit
-// values are refused with the error they name. The JS readers of a 16-bit model (the copying score) see
-// its weights widened to float32.
+// values are refused with the error they name. The JS readers of a 16-bit model (the copying
+// score) see its weights widened to float32.
 //
 // The models are made here: a tied GPT-2 (vocabulary 50, not a multiple of the 8-column panels)
 // and an untied Llama with grouped-query attention, their weights random float16 values
