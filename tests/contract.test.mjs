@@ -2,12 +2,12 @@
 // the core (checked against the passport's formulas computed here), the resolved head geometry and
 // the forward's argument struct (cross-attention, grouped-query and per-head widths against a
 // float64 reference of the trace), option and shape errors with their exact messages, the
-// lifecycle getters. Written to kill the mutants of `npm run mutation` that the other suites let live.
+// lifecycle getters, staging's refusals (a malloc that fails, a region never laid out). Written to kill the mutants of `npm run mutation` that the other suites let live.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createMHA, MHAError } from '../web/lib/src/index.js';
-import { writeArgs } from '../web/lib/src/engine/memory.js';
+import { writeArgs, Staging, Layout } from '../web/lib/src/engine/memory.js';
 import { tierOptions } from './helpers/tier.mjs';
 import { throwsMHA } from './helpers/errors.mjs';
 
@@ -256,4 +256,19 @@ test('MHAError: name, code, and only the detail fields it was given', () => {
   assert.deepEqual([given.code, given.message, given.bytes, given.argument, given.index], ['OUT_OF_MEMORY', 'm', 12, 'query', [1, 2]]);
   assert.deepEqual(Object.keys(new MHAError('DISPOSED', 'm', { bytes: 3 })).sort(), ['bytes', 'code', 'name']);
   layer.dispose();
+});
+
+test('staging: a malloc the heap cannot give is OUT_OF_MEMORY with the bytes; a region never laid out is a plain Error naming it', () => {
+  // a module whose malloc fails although the up-front check passes (its heap is small and empty)
+  const heap = new ArrayBuffer(1024);
+  const failing = { _malloc: () => 0, _free: () => assert.fail('nothing to free'), heapInUse: () => 0,
+    HEAPF32: new Float32Array(heap), HEAP32: new Int32Array(heap), HEAPU32: new Uint32Array(heap), HEAPU8: new Uint8Array(heap) };
+  const staging = new Staging(failing);
+  assert.throws(() => staging.ensure(64, 'forward'), (e) => e instanceof MHAError && e.code === 'OUT_OF_MEMORY'
+    && e.message === 'forward needs 64 bytes, which the wasm heap cannot give' && e.bytes === 64);
+  assert.equal(staging.ptr, 0);
+  const lay = new Layout();
+  lay.add('x', 4);
+  assert.equal(lay.ptr(16, 'x'), 16);
+  assert.throws(() => lay.ptr(16, 'headmask'), (e) => !(e instanceof MHAError) && e.message === 'Layout: no region "headmask"');
 });

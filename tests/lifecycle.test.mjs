@@ -4,15 +4,18 @@
 // properties stay readable (disposed true, a cache's length 0), and a parent's dispose() disposes
 // its children (a layer's caches; a model's decoder and generators; a generator's cache). The
 // methods are enumerated from each class's prototype, so a method added later is held to the same rule.
-// Below the JS API, every embind handle refuses a call before a successful init with DISPOSED
-// (lastError() says so) instead of dereferencing a null object.
+// Children are disposed newest first and leave their parent's set when disposed alone; initHandle
+// deletes its handle when the init throws or fails; a generator whose cache fails leaves its model
+// as it was; generator prompts (null, [], text not in the vocabulary). Below the JS API, every
+// embind handle refuses a call before a successful init with DISPOSED (lastError() says so) instead
+// of dereferencing a null object.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createMHA, MHAError, Layer, KVCache, LanguageModel } from '../web/lib/src/index.js';
 import { TokenGenerator } from '../web/lib/src/lm/generator.js';
 import { Decoder, DecoderCache } from '../web/lib/src/lm/decoder.js';
-import { WasmObject } from '../web/lib/src/engine/handle.js';
+import { WasmObject, initHandle } from '../web/lib/src/engine/handle.js';
 
 const mha = await createMHA();
 const core = mha._core;
@@ -138,4 +141,79 @@ test('every embind handle refuses a call before a successful init with DISPOSED 
   assert.throws(() => l.createKVCache({ maxLen: 0 }), { code: 'INVALID_ARGUMENT' });
   assert.equal(l.createKVCache({ maxLen: 2 }).step(x).output.shape.join(), '2,4');
   l.dispose();
+});
+
+test("dispose() disposes the children newest first, and a child's dispose() takes it out of its parent", () => {
+  const order = [];
+  const parent = new WasmObject(core, null, 'parent');
+  const kids = ['a', 'b', 'c'].map((name) => {
+    const k = new WasmObject(core, null, name, parent);
+    const dispose = k.dispose.bind(k);
+    k.dispose = () => { if (!k.disposed) order.push(name); dispose(); };
+    return k;
+  });
+  kids[1].dispose();
+  assert.deepEqual(order, ['b']);
+  assert.deepEqual([...parent._children], [kids[0], kids[2]], 'a disposed child is no longer held by its parent');
+  parent.dispose();
+  assert.deepEqual(order, ['b', 'c', 'a'], 'the newest child first');
+  assert.equal(parent._children.size, 0);
+  // a model's generators, disposed one by one, leave only its decoder among its children
+  const m = lm.generator(ids);
+  assert.ok(lm._children.has(m));
+  m.dispose();
+  assert.equal(lm._children.has(m), false);
+});
+
+test('initHandle deletes the handle when its init throws or fails, and returns it initialized otherwise', () => {
+  const made = [];
+  class Handle {
+    constructor() { this.deleted = false; made.push(this); }
+    delete() { this.deleted = true; }
+  }
+  const boom = new TypeError('init threw');
+  assert.throws(() => initHandle(core, Handle, () => { throw boom; }, 'createThing'), (e) => e === boom);
+  assert.equal(made[0].deleted, true, 'deleted after a throw');
+  // a failing status: the core's last error (here, a step of a cache never initialized), prefixed with the method
+  const kv = new core.KVCacheHandle();
+  assert.equal(kv.step(0), core.enums().codes.indexOf('DISPOSED'));
+  kv.delete();
+  const { message } = core.lastError();
+  assert.match(message, /is not initialized/);
+  assert.throws(() => initHandle(core, Handle, () => 1, 'createThing'),
+    (e) => e instanceof MHAError && e.code === 'DISPOSED' && e.message === `createThing: ${message}`);
+  assert.equal(made[1].deleted, true, 'deleted after a failed init');
+  const h = initHandle(core, Handle, (hd) => { assert.equal(hd, made[2]); return 0; }, 'createThing');
+  assert.equal(h, made[2]);
+  assert.equal(h.deleted, false, 'an initialized handle is the caller\'s');
+});
+
+test("a generator whose cache cannot be made throws its error naming generator, and leaves its model's children as they were", () => {
+  const m = lm;
+  const children = [...m._children];
+  const real = m._decoder.createCache;
+  m._decoder.createCache = function zeroLength(maxLen, batch, opts) { return real.call(this, 0, batch, opts); };
+  try {
+    assert.throws(() => m.generator(ids), { code: 'INVALID_ARGUMENT', message: 'generator: maxLen must be a positive integer, got 0' });
+  } finally {
+    delete m._decoder.createCache;
+  }
+  assert.deepEqual([...m._children], children);
+  const g = m.generator(ids);
+  assert.equal(g.step().cacheLength, 3, 'the model still makes generators');
+  g.dispose();
+});
+
+test('generator prompts: null and [] refused by name; a string prompt is its text as given, before and after reset()', () => {
+  for (const p of [null, []]) {
+    assert.throws(() => lm.generator(p), { code: 'INVALID_ARGUMENT', message: `generator: prompt must be a non-empty string, got ${JSON.stringify(p)}` });
+  }
+  // '☃' is not in the vocabulary: it encodes to the unknown id, whose decoded text differs
+  assert.notEqual(lm.decode(lm.encode('ab☃')), 'ab☃');
+  const g = lm.generator('ab☃');
+  assert.equal(g.text, 'ab☃');
+  g.step();
+  g.reset();
+  assert.equal(g.text, 'ab☃');
+  g.dispose();
 });

@@ -4,7 +4,8 @@
 // every tier, for a forward and for KV-cache steps (one row: the kernels' matrix-vector path); a
 // float32 folder loaded with 'float16' gives, when its values are float16 values, the float32
 // model's results; the 16-bit model takes about half the wasm memory. Bad options and bad 16-bit
-// values are refused with the error they name.
+// values are refused with the error they name. The JS readers of a 16-bit model (the copying
+// score) see its weights widened to float32.
 //
 // The models are made here: a tied GPT-2 (vocabulary 50, not a multiple of the 8-column panels)
 // and an untied Llama with grouped-query attention, their weights random float16 values
@@ -17,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createMHA } from '../web/lib/src/index.js';
 import { mulberry32 } from '../web/lib/src/engine/weights.js';
+import { copyingScores } from '../web/lib/src/lm/copying.js';
 
 const TOL = 1e-5;   // log-probs, attention: 16-bit storage against the widened float32 model
 
@@ -190,6 +192,17 @@ for (const tier of ['relaxed-simd', 'simd', 'scalar']) {
     }
   });
 }
+
+test("a 16-bit model's JS readers see its weights widened to float32: the copying scores equal the float32 model's", async () => {
+  const mha = await createMHA({ tier: 'simd', threads: 1 });
+  const kept = await mha.loadModel(dirs.gpt2F16);
+  const wide = await mha.loadModel(dirs.gpt2F16, { weightStorage: 'float32' });
+  assert.equal(kept.weightType, 'float16');
+  assert.ok(kept._decoder.spec.weights.layers[0].wQ instanceof Float32Array, 'widened on read');
+  assert.deepEqual(copyingScores(kept), copyingScores(wide));
+  kept.dispose();
+  wide.dispose();
+});
 
 test('a 16-bit model takes about half the wasm memory of the same model as float32', async () => {
   const mha = await createMHA({ tier: 'simd', threads: 1 });
