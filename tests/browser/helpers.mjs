@@ -32,8 +32,9 @@ export function ensureBuilt() {
 }
 
 /** Playwright's waitForFunction can evaluate its predicate again in a later task, where a page's CSP
- * refuses the eval: the refusal names no script of the page (the protocol's script has no URL). */
-const harnessEval = (text, where) => /Refused to evaluate a string as JavaScript/.test(text) && !/https?:\/\//.test(where);
+ * refuses the eval (Chromium words it "Refused to evaluate …" or "Evaluating … violates …"): the
+ * refusal names no script of the page (the protocol's script has no URL). */
+const harnessEval = (text, where) => /(Refused to evaluate|Evaluating) a string as JavaScript/.test(text) && !/https?:\/\//.test(where);
 
 /**
  * Pushes the page's console errors and uncaught exceptions onto `errors` (prefixed by kind), leaving
