@@ -1,7 +1,7 @@
 // Prints the lesson's height and each lesson element's height (biggest first) at the given widths,
-// every element revealed and drawn as tests/browser/lesson-height.test.mjs does.
+// every element revealed and drawn as tests/browser/lesson-height.test.mjs does (openDrawnLesson).
 // Usage: node scripts/lesson-heights.mjs [1280 390 …] [--shots DIR] [--dark]
-import { setup, allRendered } from '../tests/browser/helpers.mjs';
+import { setup, openDrawnLesson } from '../tests/browser/helpers.mjs';
 import path from 'node:path';
 
 const args = process.argv.slice(2);
@@ -12,28 +12,7 @@ const widths = args.filter((a, i) => /^\d+$/.test(a) && (shotsAt < 0 || i !== sh
 const env = await setup();
 try {
   for (const width of widths.length ? widths : [1280, 390]) {
-    const { page, errors, context } = await env.newPage({ viewport: { width, height: width >= 1000 ? 900 : 844 }, colorScheme: dark ? 'dark' : 'light' });
-    await page.goto(env.url);
-    await page.waitForSelector('body[data-ready="true"]', { state: 'attached', timeout: 60_000 });
-    const n = await page.evaluate(() => {
-      const els = [...document.querySelectorAll('main *')].filter((e) => e.localName.startsWith('mha-'));
-      els.forEach((e, i) => { e.dataset.heightIndex = String(i); });
-      return els.length;
-    });
-    for (let i = n - 1; i >= 0; i--) {
-      const el = page.locator(`[data-height-index="${i}"]`);
-      for (let k = 0; k < 20; k++) {
-        await el.scrollIntoViewIfNeeded();
-        const ok = await page.waitForFunction((i) => {
-          const e = document.querySelector(`[data-height-index="${i}"]`);
-          return e.shadowRoot && !e.shadowRoot.querySelector('[part="placeholder"]');
-        }, i, { timeout: 5_000 }).then(() => true, () => false);
-        if (ok) break;
-      }
-    }
-    await page.evaluate(() => { const el = document.querySelector('#composition'); if (el) { el.revealed = true; return el.updateComplete; } });
-    await allRendered(page, 180_000);
-    await page.evaluate(() => document.fonts.ready);
+    const { page, errors, context } = await openDrawnLesson(env, { width, height: width >= 1000 ? 900 : 844 }, dark ? 'dark' : 'light');
     // each element's height and width, and how far its widest box inside scrolls sideways
     const rows = await page.evaluate(() => [...document.querySelectorAll('main [data-height-index]')]
       .map((e) => ({ tag: e.localName, id: e.id, h: Math.round(e.getBoundingClientRect().height), w: Math.round(e.getBoundingClientRect().width),

@@ -283,3 +283,45 @@ export const namedFolders = (folders) => (rel) => {
   const [name, ...rest] = rel.split('/');
   return Object.hasOwn(folders, name) ? path.join(folders[name], ...rest) : null;
 };
+
+/**
+ * Opens the lesson with every element drawn, as a reader scrolling through it would see it: each
+ * `mha-` element in <main> (marked `data-height-index` = its order) scrolled to, last to first,
+ * until it has drawn; then the composition experiment's results shown, every render settled and
+ * the fonts loaded.
+ * @param {{newPage: Function, url: string}} env from setup()
+ * @param {{width: number, height: number}} viewport
+ * @param {'light'|'dark'} [colorScheme]
+ * @returns {Promise<{page: object, errors: string[], context: object}>}
+ * @throws {Error} naming the element when one has not drawn in 90 s
+ */
+export async function openDrawnLesson(env, viewport, colorScheme = 'light') {
+  const { page, errors, context } = await env.newPage({ viewport, colorScheme });
+  await page.goto(env.url);
+  await page.waitForSelector('body[data-ready="true"]', { state: 'attached', timeout: 60_000 });
+  const n = await page.evaluate(() => {
+    const els = [...document.querySelectorAll('main *')].filter((e) => e.localName.startsWith('mha-'));
+    els.forEach((e, i) => { e.dataset.heightIndex = String(i); });
+    return els.length;
+  });
+  // last to first: an element above that loads meanwhile can push the one waited for out of the
+  // loading margin again (the browser keeps the anchor in view), so it is scrolled to once more
+  for (let i = n - 1; i >= 0; i--) {
+    const el = page.locator(`[data-height-index="${i}"]`);
+    const drawn = () => page.waitForFunction((i) => {
+      const e = document.querySelector(`[data-height-index="${i}"]`);
+      return e.shadowRoot && !e.shadowRoot.querySelector('[part="placeholder"]');
+    }, i, { timeout: 5_000 }).then(() => true, () => false);
+    const until = Date.now() + 90_000;
+    for (;;) {
+      await el.scrollIntoViewIfNeeded();
+      if (await drawn()) break;
+      if (Date.now() > until) throw new Error(`element ${i} (${await el.evaluate((e) => `${e.localName}#${e.id}`)}) not drawn in 90 s`);
+    }
+  }
+  // the composition experiment's results drawn too (it shows them after the reader's prediction)
+  await page.evaluate(() => { const el = document.querySelector('#composition'); if (el) { el.revealed = true; return el.updateComplete; } });
+  await allRendered(page, 180_000);
+  await page.evaluate(() => document.fonts.ready);
+  return { page, errors, context };
+}
