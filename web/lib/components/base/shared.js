@@ -3,7 +3,7 @@
 // The components talk to the engine only through the public JS API (`createMHA`), never to wasm
 // memory. One engine instance is shared by every component on a page; a page can supply its own
 // with `setEngine()` or by setting the `engine` property of a component.
-import { css } from 'lit';
+import { css, html } from 'lit';
 import { scrollCueStyles } from './scroll-cue.js';
 import { createMHA, mulberry32 } from '../../src/index.js';
 
@@ -73,6 +73,26 @@ export function errorText(err) {
   if (!err) return '';
   const msg = err.message || String(err);
   return err.code ? `${err.code}: ${msg}` : msg;
+}
+
+/**
+ * The view of a @lit/task (Task.render) that keeps the last result while a new one is computed:
+ * `view(value)` once the task has a value, a loading line before that, the error in place of the
+ * view when the computation fails.
+ * @param {import('@lit/task').Task} task
+ * @param {(value: any) => unknown} view draws a value
+ * @param {string} [loadingText] the line shown before the first value
+ * @returns {unknown} what Lit renders
+ */
+export function renderLatest(task, view, loadingText = 'Computing with the engine…') {
+  const loading = () => html`<p class="loading">${loadingText}</p>`;
+  const show = (v) => (v ? view(v) : loading());
+  return task.render({
+    initial: loading,
+    pending: () => show(task.value),
+    complete: show,
+    error: (e) => html`<p class="error" part="error" role="alert">${errorText(e)}</p>`,
+  });
 }
 
 /**

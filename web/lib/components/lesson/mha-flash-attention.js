@@ -1,6 +1,6 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
-import { baseStyles, formStyles, taskEngine, errorText, toMatrix, fmt, int } from '../base/shared.js';
+import { baseStyles, formStyles, taskEngine, renderLatest, toMatrix, fmt, int } from '../base/shared.js';
 import { AttrGuard, intAttr, rawAttr, fireError } from '../base/attr-check.js';
 import { StepperLink } from '../base/stepper-link.js';
 import { ScrollCue } from '../base/scroll-cue.js';
@@ -308,15 +308,8 @@ export class MhaFlashAttention extends LitElement {
   }
 
   render() {
-    const loading = () => html`<p class="loading">Computing with the engine…</p>`;
-    const view = (v) => (v ? this._view(this._replayOf(v)) : loading());
-    return html`${this._attrs.view()}${this._task.render({
-      initial: loading,
-      // a new X keeps the last replay until the engine's new Q, K, V arrive
-      pending: () => view(this._task.value),
-      complete: view,
-      error: (e) => html`<p class="error" part="error" role="alert">${errorText(e)}</p>`,
-    })}`;
+    // a new X keeps the last replay until the engine's new Q, K, V arrive
+    return html`${this._attrs.view()}${renderLatest(this._task, (v) => this._view(this._replayOf(v)))}`;
   }
 
   _view(r) {

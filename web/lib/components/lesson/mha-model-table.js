@@ -1,6 +1,6 @@
 import { LitElement, html, css } from 'lit';
 import { Task } from '@lit/task';
-import { baseStyles, taskEngine, errorText, int } from '../base/shared.js';
+import { baseStyles, taskEngine, errorText, renderLatest, int } from '../base/shared.js';
 import { MODELS } from '../logic/models-data.js';
 import { ScrollCue } from '../base/scroll-cue.js';
 
@@ -95,14 +95,8 @@ export class MhaModelTable extends LitElement {
   }
 
   render() {
-    const loading = () => html`<p class="loading">Computing with the engine…</p>`;
-    return this._task.render({
-      initial: loading,
-      // a new computation keeps the last table until its rows arrive
-      pending: () => (this.rows ? this._table(this.rows) : loading()),
-      complete: (rows) => this._table(rows),
-      error: (e) => html`<p class="error" part="error" role="alert">${errorText(e)}</p>`,
-    });
+    // a new computation keeps the last table until its rows arrive
+    return renderLatest(this._task, (rows) => this._table(rows));
   }
 
   _table(rows) {

@@ -1,6 +1,6 @@
 import { LitElement, html, css } from 'lit';
 import { Task } from '@lit/task';
-import { baseStyles, taskEngine, errorText, toMatrix, fmt } from '../base/shared.js';
+import { baseStyles, taskEngine, renderLatest, toMatrix, fmt } from '../base/shared.js';
 import { PEOPLE, FEATURES, X0, HEADS, restaurantLayerOptions, woOnly } from '../logic/restaurant.js';
 import { matrixTable, matrixStyles } from '../base/matrix.js';
 import { AttrGuard, intAttr, rawAttr, fireError } from '../base/attr-check.js';
@@ -124,15 +124,8 @@ export class MhaWoMix extends LitElement {
   }
 
   render() {
-    const loading = () => html`<p class="loading">Computing with the engine…</p>`;
-    const table = (v) => (v ? this._table(pick(v.rows, this._p)) : loading());
-    return html`${this._attrs.view()}${this._task.render({
-      initial: loading,
-      // a new X keeps the last table until its rows arrive
-      pending: () => table(this._task.value),
-      complete: table,
-      error: (e) => html`<p class="error" part="error" role="alert">${errorText(e)}</p>`,
-    })}`;
+    // a new X keeps the last table until its rows arrive
+    return html`${this._attrs.view()}${renderLatest(this._task, (v) => this._table(pick(v.rows, this._p)))}`;
   }
 
   _table(k) {

@@ -3,7 +3,7 @@ import { formulaMath } from '../base/formula-math.js';
 import { countFormulas } from '../logic/passport-counts.js';
 import { scrollCueStyles, watchOverflow, unwatchOverflow } from '../base/scroll-cue.js';
 import { Task } from '@lit/task';
-import { baseStyles, taskEngine, errorText, int } from '../base/shared.js';
+import { baseStyles, taskEngine, renderLatest, int } from '../base/shared.js';
 import { AttrGuard, intAttr, rawAttr, fireError } from '../base/attr-check.js';
 
 /** Render an engine shape (array of dims or a string) as "5 × 24". */
@@ -188,15 +188,8 @@ export class MhaPassport extends LitElement {
   }
 
   render() {
-    const loading = () => html`<p class="loading">Computing the shape passport…</p>`;
-    const table = (p) => (p ? this._table(p) : loading());
-    return html`${this._attrs.view()}${this._passportTask.render({
-      initial: loading,
-      // a new computation keeps the last table until its passport arrives
-      pending: () => table(this.passport),
-      complete: table,
-      error: (e) => html`<p class="error" part="error" role="alert">${errorText(e)}</p>`,
-    })}`;
+    // a new computation keeps the last table until its passport arrives
+    return html`${this._attrs.view()}${renderLatest(this._passportTask, (p) => this._table(p), 'Computing the shape passport…')}`;
   }
 
   _table(p) {
