@@ -10,7 +10,7 @@
  * @module model
  */
 import { MHAError } from '../engine/errors.js';
-import { applyWeightStorage, WEIGHT_STORAGES } from '../formats/half.js';
+import { weightTarget, convertWeights, allMatrices16, WEIGHT_STORAGES } from '../formats/half.js';
 import { MODEL_FORMAT } from '../formats/charlm.js';
 import { LanguageModel, KEEP_JS_WEIGHTS_BYTES } from './language-model.js';
 import { tokenizerOf } from './tokenizers.js';
@@ -36,13 +36,23 @@ const piecesOf = (tokenizer, vocabSize) => Array.from({ length: vocabSize }, (_,
 
 /**
  * The LanguageModel of what a reader read (formats/index.js readModel): its tokenizer built, its
- * weights held as `storage` says.
+ * weights held as `storage` says (formats/half.js), staged into the core block by block: the
+ * blocks a reader reads one at a time (`read.blocks`: hf.js), else the ones it gave in
+ * `weights.layers`.
  */
-function buildModel(mha, read, storage) {
+async function buildModel(mha, read, storage) {
   const tokenizer = tokenizerOf(read.tokenizer);
   const vocab = read.vocab ?? piecesOf(tokenizer, read.config.vocabSize);
-  const weightType = applyWeightStorage(read.weights, storage, read.fileType ?? null);
-  return new LanguageModel(mha, { ...read, tokenizer, vocab, weightType });
+  const fileType = read.fileType ?? null;
+  const weightType = weightTarget(storage, fileType, read.matrices16 ?? allMatrices16(read.weights));
+  const weights = convertWeights(read.weights, false, weightType, fileType);
+  const given = read.blocks ? null : weights.layers;
+  weights.layers = [];
+  async function* blocks() {
+    if (given) while (given.length) yield convertWeights(given.shift(), true, weightType, fileType);   // each let go of once staged
+    else for await (const lw of read.blocks) yield convertWeights(lw, true, weightType, fileType);
+  }
+  return LanguageModel.load(mha, { ...read, tokenizer, vocab, weights, weightType }, blocks());
 }
 
 /**
