@@ -227,7 +227,9 @@ export async function fetchBytes(url, file, { maxBytes = Infinity, optional = fa
  * The bytes [offset, offset + length) at an http(s) URL by a Range request (fewer at the end of the
  * file), counted by `progress`; the file's size, from Content-Range, goes to `state.sizes`. A
  * server that answers with the whole file (200: it does not honour ranges) is read once: the bytes
- * are kept in `state.wholes` and later ranges cut from them. Null when `optional` and absent (404).
+ * are kept in `state.wholes` and later ranges cut from them; so is one whose ranged request fails
+ * (a cross-origin server whose CORS preflight refuses the Range header). Null when `optional` and
+ * absent (404).
  * @throws {MHAError} INVALID_ARGUMENT: as fetchBytes; a 206 answer for another range than asked
  */
 export async function fetchRange(url, file, offset, length, { optional = false, progress, state }) {
@@ -238,8 +240,13 @@ export async function fetchRange(url, file, offset, length, { optional = false, 
   let res;
   try {
     res = await fetch(href, { headers: { Range: `bytes=${offset}-${offset + length - 1}` } });
-  } catch (e) {
-    throw invalid(`${file}: cannot fetch ${href}: ${e.message}`);
+  } catch {
+    // a cross-origin server may refuse the Range header (its CORS preflight): the whole file, once
+    const bytes = await fetchBytes(href, file, { optional, progress });
+    if (bytes === null) return null;
+    state.wholes.set(file, bytes);
+    state.sizes.set(file, bytes.length);
+    return bytes.subarray(offset, offset + length);
   }
   if (res.status === 404 && optional) {
     ABSENT.add(href);
