@@ -17,7 +17,10 @@
  *   `tie_word_embeddings`, optional `attention_bias` / `mlp_bias`; `nn.Linear` weights [out, in],
  *   transposed here.
  * Every file is untrusted: its size is checked before it is read (HF_LIMITS), every tensor's shape
- * and values before it is used, and each error is an MHAError naming the file.
+ * and values before it is used, and each error is an MHAError naming the file. The safetensors
+ * files are read by ranges (safetensors.js openSafetensors): their headers, then the weights
+ * outside the transformer blocks, then one block at a time as the model is built, so that a large
+ * model's file is never whole in memory.
  * @module hf
  */
 import { MHAError } from '../engine/errors.js';
