@@ -25,11 +25,12 @@ export function tooBig(file, size, maxBytes) {
 /**
  * Progress of a load: `loadModel`'s `progress` callback, called as the bytes of each file arrive.
  * Each event is `{file, loaded, total, fraction}`: `loaded` the bytes read so far of every file of
- * the model (never decreases); `total` the sizes of the files read so far plus the one being read
- * (known before its bytes: a file's size, a `File`'s size, an http Content-Length; it grows when
+ * the model (never decreases); `total` the sizes of the files started so far (known before their
+ * bytes: a file's size, a `File`'s size, an http Content-Length or Content-Range; it grows when
  * the next file of a folder starts, so `fraction` = loaded / total can step back then), or null
  * while a size is unknown (an http response without Content-Length, or compressed); the last
- * event has loaded === total and fraction 1.
+ * event has loaded === total and fraction 1 (a file read by ranges counts its unread bytes as read
+ * when its reader is done with it).
  * @typedef {{file: string, loaded: number, total: number|null, fraction: number|null}} LoadProgress
  */
 

@@ -75,11 +75,12 @@ async function buildModel(mha, read, storage) {
  *   total: number|null, fraction: number|null}) => void, weightStorage?: 'file'|'float16'|'float32'}} [opts] tokenizer: a llama2.c tokenizer.bin;
  *   progress: called as the bytes of each file arrive (read from disk in chunks of 8 MB, fetched
  *   over http, read from Files): `loaded` bytes of every file so far (never decreasing), `total`
- *   the sizes of the files read so far plus the one being read (its size on disk, a File's size,
- *   an http Content-Length; null while unknown: no Content-Length, or a compressed body), which
- *   grows as each next file of a folder starts (config.json, the weights, the tokenizer files), so
- *   `fraction` = loaded / total may step back then; the last event has loaded === total and
- *   fraction 1. Bytes given directly give one event.
+ *   the sizes of the files started so far (its size on disk, a File's size, an http Content-Length
+ *   or Content-Range; null while unknown: no Content-Length, or a compressed body), which grows as
+ *   each next file of a folder starts (config.json, the weights' header, the tokenizer files; the
+ *   weights then arrive block by block, and their bytes no tensor needs, such as GPT-2's mask
+ *   buffers, count as read once the last block is in), so `fraction` = loaded / total may step
+ *   back then; the last event has loaded === total and fraction 1. Bytes given directly give one event.
  *   weightStorage: how the weight matrices (embeddings, W_Q, W_K, W_V, W_O, the MLP's, lm_head)
  *   are held in wasm memory: 'file' (default) keeps a float16 or bfloat16 file's matrices 16-bit
  *   (half the memory of float32; the results are those of their values widened to float32, the
