@@ -236,8 +236,12 @@ export function parseSafetensors(source, opts = {}) {
   return { metadata, tensors, dtypes };
 }
 
-/** Gaps of up to this many bytes between the tensors of one read are read too (one range, not two). */
-const MERGE_GAP = 64 * 1024;
+/**
+ * Gaps of up to this many bytes between the tensors of one read are read too (one range, not two):
+ * padding and scalars such as GPT-2's `masked_bias`, not its 4 MB mask buffers nor a block of
+ * another part (read again with that part; only in a tiny model can one lie within the gap).
+ */
+const MERGE_GAP = 4 * 1024;
 
 /**
  * A safetensors file of a model folder, read by ranges (sources.js: a folder's
