@@ -110,7 +110,8 @@ export class LanguageModel extends WasmObject {
    * @internal loadModel (model.js) reads the source and gives its parts
    * @param {object} mha an instance from createMHA()
    * @param {{config: object, vocab: string[], tokenizer: object|null, weights: object,
-   *   metadata?: Object<string, string>, training?: object, probes?: object|null}} parts config:
+   *   metadata?: Object<string, string>, training?: object, probes?: object|null,
+   *   decoderHandle?: object|null}} parts config:
    *   the fields of `config` below; tokenizer: {encode, decode, piece} (tokenizers.js), null for a
    *   character-level model (one id per character of vocab); weights: decoder.js's spec weights;
    *   decoderHandle: the core's decoder already staged from them (LanguageModel.load), else null
