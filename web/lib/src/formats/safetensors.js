@@ -2,7 +2,9 @@
  * A reader of the safetensors format (Hugging Face): 8-byte little-endian header length N, N bytes
  * of JSON header `{name: {dtype, shape, data_offsets: [begin, end]}, __metadata__?: {str: str}}`,
  * then the tensors' raw little-endian bytes, offsets relative to the end of the header.
- * Spec: https://github.com/huggingface/safetensors ("Format").
+ * Spec: https://github.com/huggingface/safetensors ("Format"). `parseSafetensors` reads a file
+ * given whole; `openSafetensors` reads a file of a model folder by ranges (its header, then the
+ * tensors asked for), with the same checks (headerLength, parseHeader).
  *
  * A file is untrusted input: every length, offset, dtype and shape is checked before a byte is
  * read, and every failure is an MHAError (INVALID_ARGUMENT) that names the tensor or header field,
