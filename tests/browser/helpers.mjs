@@ -265,16 +265,31 @@ export async function revealUntil(page, sel, has, timeout = 90_000) {
 /**
  * Serves local model folders to `page` under `/hf/`, as a model host would: `/hf/<rel>` answers the
  * file `resolve(rel)` names (JSON as application/json, the rest as bytes), 404 when it names none,
- * when no such file exists, or when `rel` climbs out with "..".
+ * when no such file exists, or when `rel` climbs out with ".."; a Range request (`bytes=a-b`) is
+ * answered 206 with that part and its Content-Range, as the model hosts do. `served`, when given,
+ * gets [rel, status, bytes] of each answer.
  * @param {import('playwright-core').Page} page
  * @param {(rel: string) => string|null} resolve the local path of a URL path below /hf/
+ * @param {Array<[string, number, number]>} [served]
  */
-export function serveModelFolders(page, resolve) {
+export function serveModelFolders(page, resolve, served = []) {
   return page.route('**/hf/**', (route) => {
     const rel = decodeURIComponent(new URL(route.request().url()).pathname).replace(/^\/hf\//, '');
     const f = rel.includes('..') ? null : resolve(rel);
-    if (!f || !existsSync(f) || !statSync(f).isFile()) return route.fulfill({ status: 404, body: 'not found' });
-    return route.fulfill({ status: 200, contentType: rel.endsWith('.json') ? 'application/json' : 'application/octet-stream', body: readFileSync(f) });
+    if (!f || !existsSync(f) || !statSync(f).isFile()) {
+      served.push([rel, 404, 0]);
+      return route.fulfill({ status: 404, body: 'not found' });
+    }
+    const body = readFileSync(f);
+    const contentType = rel.endsWith('.json') ? 'application/json' : 'application/octet-stream';
+    const range = /^bytes=(\d+)-(\d+)$/.exec(route.request().headers().range ?? '');
+    if (range && Number(range[1]) < body.length) {
+      const a = Number(range[1]), b = Math.min(Number(range[2]), body.length - 1);
+      served.push([rel, 206, b + 1 - a]);
+      return route.fulfill({ status: 206, contentType, headers: { 'Content-Range': `bytes ${a}-${b}/${body.length}` }, body: body.subarray(a, b + 1) });
+    }
+    served.push([rel, 200, body.length]);
+    return route.fulfill({ status: 200, contentType, body });
   });
 }
 

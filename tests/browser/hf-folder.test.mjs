@@ -1,7 +1,9 @@
 // Hugging Face model folders in Chromium through the bundled JS API: a base URL ending in "/" (one
 // file and a sharded folder), and a File list (as <input type=file webkitdirectory> gives), under
 // the site's strict CSP; the log-probabilities equal the float64 reference of tests/golden-hf/ within
-// the tolerances of tests/golden-hf.test.mjs. The folders are served from tests/golden-hf/ at /hf/.
+// the tolerances of tests/golden-hf.test.mjs. The folders are served from tests/golden-hf/ at /hf/,
+// Range requests answered 206: the weights files of a URL folder are fetched by ranges only (the
+// header, then the parts of the model; tests/model-ranges.test.mjs counts the bytes).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -14,9 +16,11 @@ let env;
 before(async () => { env = await setup(); });
 after(async () => { await env?.close(); });
 
+const served = [];   // [rel, status, bytes] of every answer
+
 async function page() {
   const p = await env.newPage();
-  await serveModelFolders(p.page, (rel) => path.join(GOLDEN, rel));
+  await serveModelFolders(p.page, (rel) => path.join(GOLDEN, rel), served);
   await p.page.goto(`${env.url}examples/causal-mask.html`);   // a page of the site with its strict CSP
   return p;
 }
@@ -26,6 +30,7 @@ test('a GPT-2 folder and a sharded float16 Llama folder load from their base URL
   for (const name of ['gpt2-tied-gelu-new', 'llama-mqa-f16-sharded']) {
     const g = JSON.parse(fs.readFileSync(path.join(GOLDEN, `${name}.json`)));
     const c = g.cases[2];
+    const from = served.length;
     const got = await pg.evaluate(async ({ name, ids, files }) => {
       const { getEngine } = await import('/dist/mha-components.js');
       const mha = await getEngine();
@@ -47,6 +52,13 @@ test('a GPT-2 folder and a sharded float16 Llama folder load from their base URL
     const da = Math.max(...wa.map((v, i) => Math.abs(v - got.url.att[i])));
     assert.ok(da <= TOL.attention, `${name}: attention max |Δ| ${da}`);
     assert.deepEqual(got.files, got.url.logProbs, `${name}: the File list gives the URL's numbers`);
+    // the URL load's weights by ranges (the File list's fetches above answer 200: they have no Range)
+    for (const file of fs.readdirSync(path.join(GOLDEN, name)).filter((f) => f.endsWith('.safetensors'))) {
+      const answers = served.slice(from).filter(([rel]) => rel === `${name}/${file}`);
+      const ranged = answers.filter(([, status]) => status === 206);
+      assert.equal(answers.length - ranged.length, 1, `${name}/${file}: one whole fetch (the File list's), the rest ranges`);
+      assert.ok(ranged.length >= 3, `${name}/${file}: ${ranged.length} ranged requests`);
+    }
   }
   const csp = await pg.evaluate(() => window.__csp);
   assert.deepEqual(csp, [], 'no CSP violation');

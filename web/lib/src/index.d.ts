@@ -254,10 +254,11 @@ export interface LoadProgress {
   /** Bytes read so far, over every file of the model; never decreases. */
   loaded: number;
   /**
-   * The sizes of the files read so far plus the one being read (its size on disk, a File's size,
-   * an http Content-Length), or null while that size is unknown (no Content-Length, or a compressed
-   * body). It grows when the next file of a folder starts (config.json, the weights, the tokenizer),
-   * so `fraction` may step back then. The last event has `loaded === total`.
+   * The sizes of the files started so far (its size on disk, a File's size, an http Content-Length
+   * or Content-Range), or null while a size is unknown (no Content-Length, or a compressed body).
+   * It grows when the next file of a folder starts (config.json, the weights' header, the
+   * tokenizer; then the weights, block by block), so `fraction` may step back then. The last event
+   * has `loaded === total` (bytes of the weights file that no tensor needs count as read).
    */
   total: number | null;
   /** loaded / total (1 at the last event), or null while total is. */

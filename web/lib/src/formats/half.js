@@ -93,35 +93,48 @@ export function toFloat16(a, name) {
 /** The matrices of a decoder's weights (decoder.js spec): the ones the core may hold 16-bit. */
 const GLOBAL_MATRICES = ['tokEmb', 'lmHead'];
 const LAYER_MATRICES = ['wQ', 'wK', 'wV', 'wO', 'wFc', 'wGate', 'wUp', 'wProj'];
+/** Every field of decoder.js's spec weights that is a matrix (outside the blocks, then in a block). */
+export const MATRIX_FIELDS = Object.freeze([...GLOBAL_MATRICES, ...LAYER_MATRICES]);
 
 /** The storages loadModel's `weightStorage` takes. */
 export const WEIGHT_STORAGES = ['file', 'float16', 'float32'];
 
+/** [object, key, isMatrix] of every array of the weights outside the blocks (layer: false) or of one block. */
+function slotsOf(w, layer) {
+  if (!layer) {
+    return [...GLOBAL_MATRICES.map((k) => [w, k, true]), [w, 'posEmb', false], [w.normF, 'weight', false], [w.normF, 'bias', false], [w, 'lmHeadBias', false]];
+  }
+  return [...LAYER_MATRICES.map((k) => [w, k, true]), ...['bQ', 'bK', 'bV', 'bO', 'bFc', 'bGate', 'bUp', 'bProj'].map((k) => [w, k, false]),
+    [w.norm1, 'weight', false], [w.norm1, 'bias', false], [w.norm2, 'weight', false], [w.norm2, 'bias', false]];
+}
+
 /**
- * Sets how a decoder's matrices are held: the weights (decoder.js spec `weights`, whose arrays are
- * Float32Arrays or, straight from a 16-bit file, Uint16Arrays of `fileType`) with every matrix
- * converted to the chosen storage and every other array (norms, biases, position table) widened to
- * float32. Storage 'file': 16-bit when every matrix is 16-bit (the file's type), else float32;
- * 'float16': float16 (float32 and bfloat16 matrices rounded to nearest); 'float32': float32.
- * @param {object} weights decoder.js spec `weights`; changed in place
+ * What the core holds a decoder's matrices in, for a `weightStorage` and a file: 'file' keeps the
+ * file's 16-bit type when every matrix is of it, else float32; 'float16' and 'float32' as named.
  * @param {'file'|'float16'|'float32'} storage
  * @param {'float16'|'bfloat16'|null} fileType the type of the file's 16-bit arrays (null: none)
- * @returns {'float32'|'float16'|'bfloat16'} the storage of the matrices (decoder.js spec `weightType`)
+ * @param {boolean} matrices16 whether every matrix is stored in fileType
+ * @returns {'float32'|'float16'|'bfloat16'} decoder.js spec `weightType`
  */
-export function applyWeightStorage(weights, storage, fileType) {
-  const slots = [];   // [object, key, isMatrix]
-  for (const k of GLOBAL_MATRICES) slots.push([weights, k, true]);
-  slots.push([weights, 'posEmb', false], [weights.normF, 'weight', false], [weights.normF, 'bias', false], [weights, 'lmHeadBias', false]);
-  for (const lw of weights.layers) {
-    for (const k of LAYER_MATRICES) slots.push([lw, k, true]);
-    for (const k of ['bQ', 'bK', 'bV', 'bO', 'bFc', 'bGate', 'bUp', 'bProj']) slots.push([lw, k, false]);
-    slots.push([lw.norm1, 'weight', false], [lw.norm1, 'bias', false], [lw.norm2, 'weight', false], [lw.norm2, 'bias', false]);
-  }
-  const present = slots.filter(([o, k]) => o && o[k]);
-  const all16 = fileType !== null && present.filter(([, , m]) => m).every(([o, k]) => o[k] instanceof Uint16Array);
-  const target = storage === 'float32' ? 'float32' : storage === 'float16' ? 'float16' : all16 ? fileType : 'float32';
-  for (const [o, k, matrix] of present) {
-    const a = o[k];
+export function weightTarget(storage, fileType, matrices16) {
+  return storage === 'float32' ? 'float32' : storage === 'float16' ? 'float16' : fileType !== null && matrices16 ? fileType : 'float32';
+}
+
+/**
+ * Converts one part of a decoder's weights (the arrays outside the blocks, or one block's) to what
+ * the core holds: every matrix to `target` (float32 and bfloat16 ones rounded to float16 for
+ * 'float16'), every other array (norms, biases, position table) widened to float32.
+ * @param {object} w the weights outside the blocks (decoder.js spec `weights`) or one of its `layers`; changed in place
+ * @param {boolean} layer whether `w` is a block
+ * @param {'float32'|'float16'|'bfloat16'} target weightTarget()
+ * @param {'float16'|'bfloat16'|null} fileType the type of the 16-bit arrays (Uint16Arrays)
+ * @returns {object} w
+ * @throws {MHAError} INVALID_ARGUMENT: for 'float16', a weight beyond ±65504 (toFloat16)
+ */
+export function convertWeights(w, layer, target, fileType) {
+  for (const [o, k, matrix] of slotsOf(w, layer)) {
+    const a = o && o[k];
+    if (!a) continue;
     const is16 = a instanceof Uint16Array;
     if (!matrix || target === 'float32') {
       if (is16) o[k] = widen16(a, fileType);
@@ -129,5 +142,33 @@ export function applyWeightStorage(weights, storage, fileType) {
       o[k] = toFloat16(is16 ? widen16(a, fileType) : a, k);
     }
   }
+  return w;
+}
+
+/**
+ * Whether every matrix of a decoder's weights (all blocks given) is 16-bit: stored in the file's
+ * 16-bit type.
+ * @param {object} weights decoder.js spec `weights`
+ * @returns {boolean}
+ */
+export function allMatrices16(weights) {
+  const parts = [[weights, false], ...weights.layers.map((lw) => [lw, true])];
+  return parts.every(([w, layer]) => slotsOf(w, layer).every(([o, k, m]) => !m || !o[k] || o[k] instanceof Uint16Array));
+}
+
+/**
+ * Sets how a decoder's matrices are held: the weights (decoder.js spec `weights`, whose arrays are
+ * Float32Arrays or, straight from a 16-bit file, Uint16Arrays of `fileType`) with every matrix
+ * converted to the chosen storage (weightTarget) and every other array (norms, biases, position
+ * table) widened to float32 (convertWeights).
+ * @param {object} weights decoder.js spec `weights`; changed in place
+ * @param {'file'|'float16'|'float32'} storage
+ * @param {'float16'|'bfloat16'|null} fileType the type of the file's 16-bit arrays (null: none)
+ * @returns {'float32'|'float16'|'bfloat16'} the storage of the matrices (decoder.js spec `weightType`)
+ */
+export function applyWeightStorage(weights, storage, fileType) {
+  const target = weightTarget(storage, fileType, allMatrices16(weights));
+  convertWeights(weights, false, target, fileType);
+  for (const lw of weights.layers) convertWeights(lw, true, target, fileType);
   return target;
 }

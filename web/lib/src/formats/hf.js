@@ -17,13 +17,16 @@
  *   `tie_word_embeddings`, optional `attention_bias` / `mlp_bias`; `nn.Linear` weights [out, in],
  *   transposed here.
  * Every file is untrusted: its size is checked before it is read (HF_LIMITS), every tensor's shape
- * and values before it is used, and each error is an MHAError naming the file.
+ * and values before it is used, and each error is an MHAError naming the file. The safetensors
+ * files are read by ranges (safetensors.js openSafetensors): their headers, then the weights
+ * outside the transformer blocks, then one block at a time as the model is built, so that a large
+ * model's file is never whole in memory.
  * @module hf
  */
 import { MHAError } from '../engine/errors.js';
 import { transposed, columns } from './matrices.js';
-import { parseSafetensors } from './safetensors.js';
-import { halfToNumber, bfloat16ToNumber, widen16 } from './half.js';
+import { openSafetensors } from './safetensors.js';
+import { halfToNumber, bfloat16ToNumber, widen16, MATRIX_FIELDS } from './half.js';
 import { HF_LIMITS, parseJSONFile, hfConfig, hfShardIndex } from './hf-config.js';
 import { hfTokenizer } from './hf-tokenizer.js';
 
@@ -110,76 +113,79 @@ function tensorName(family, stored) {
   return buffers.test(name) ? null : name;
 }
 
-/** The core decoder's weights with every field empty (null): a family fills the ones it has. */
-function emptyWeights(c) {
+/** One transformer block's weights with every field empty (null): a family fills the ones it has. */
+function emptyLayer() {
   const norm = () => ({ weight: null, bias: null });
-  const layer = () => ({ norm1: norm(), norm2: norm(), wQ: null, wK: null, wV: null, bQ: null, bK: null, bV: null, wO: null, bO: null,
-    wFc: null, bFc: null, wGate: null, bGate: null, wUp: null, bUp: null, wProj: null, bProj: null });
+  return { norm1: norm(), norm2: norm(), wQ: null, wK: null, wV: null, bQ: null, bK: null, bV: null, wO: null, bO: null,
+    wFc: null, bFc: null, wGate: null, bGate: null, wUp: null, bUp: null, wProj: null, bProj: null };
+}
+
+/** The core decoder's weights outside the blocks, every field empty (null); `layers` empty (the blocks come one by one). */
+function emptyGlobals(c) {
   // the core's `bias` covers the MLP's maps and the output projection; neither family has a bias on the latter: zeros
-  return { tokEmb: null, posEmb: null, normF: norm(), lmHead: null, lmHeadBias: c.bias ? new Float32Array(c.vocabSize) : null,
-    layers: Array.from({ length: c.numLayers }, layer) };
+  return { tokEmb: null, posEmb: null, normF: { weight: null, bias: null }, lmHead: null,
+    lmHeadBias: c.bias ? new Float32Array(c.vocabSize) : null, layers: [] };
 }
 
 /**
- * The core decoder's weights (decoder.js: matrices row-major [in, out]) from a folder's tensors, as
- * TENSORS says. Each tensor is dropped from `t` once placed, so that a large model holds one copy
- * of a matrix being transposed or cut, not two of every one.
- * @param {Map} expected expectedTensors()
+ * Puts one tensor where the core decoder's weights (decoder.js: matrices row-major [in, out]) take
+ * it, as TENSORS says: 'T' transposed, 'qkv' cut into Q | K | V, else as it is.
+ * @param {object} into the globals (emptyGlobals) or one block (emptyLayer)
+ * @param {{shape: number[], to: string, how: string|null}} spec the tensor's expectedTensors() entry
+ * @param {Float32Array|Uint16Array} data its values, checked
  * @param {object} c hfConfig().config
- * @param {Object<string, Float32Array|Uint16Array>} t tensors by name, shapes checked
- * @returns {object} Decoder spec `weights`
  */
-function decoderWeights(expected, c, t) {
-  const w = emptyWeights(c);
-  for (const [name, { shape, to, how, layer }] of expected) {
-    const data = t[name];
-    delete t[name];
-    const into = layer === null ? w : w.layers[layer];
-    const set = (field, v) => { const [a, b] = field.split('.'); if (b) into[a][b] = v; else into[a] = v; };
-    if (how === 'T') set(to, transposed(data, shape[1]));
-    else if (how === 'qkv') {
-      const d = c.dModel;
-      to.split(' ').forEach((field, i) => set(field, shape.length === 2 ? columns(data, d, 3 * d, i * d, d) : data.subarray(i * d, (i + 1) * d)));
-    } else set(to, data);
-  }
-  return w;
+function place(into, { shape, to, how }, data, c) {
+  const set = (field, v) => { const [a, b] = field.split('.'); if (b) into[a][b] = v; else into[a] = v; };
+  if (how === 'T') set(to, transposed(data, shape[1]));
+  else if (how === 'qkv') {
+    const d = c.dModel;
+    to.split(' ').forEach((field, i) => set(field, shape.length === 2 ? columns(data, d, 3 * d, i * d, d) : data.subarray(i * d, (i + 1) * d)));
+  } else set(to, data);
 }
 
-/** Reads a safetensors file of the folder (16-bit tensors kept 16-bit); errors name the file. */
-function parseShard(bytes, file) {
+/** The MHAError of a safetensors file of the folder, its message naming the file. */
+function named(e, file) {
+  if (e instanceof MHAError && e.message.startsWith('safetensors: ')) return new MHAError(e.code, `loadModel: ${file}: ${e.message}`);
+  return e;
+}
+
+/** A safetensors file of the folder opened by ranges (safetensors.js openSafetensors): its header read. */
+async function openShard(folder, file, optional = false) {
   try {
-    return parseSafetensors(bytes, { keep16: true });
+    const src = await openSafetensors(folder, file, { optional });
+    return src && { ...src, file };
   } catch (e) {
-    if (e instanceof MHAError) throw new MHAError(e.code, `loadModel: ${file}: ${e.message}`);
-    throw e;
+    throw named(e, file);
   }
 }
 
 /**
- * The tensors of the folder's weights (model.safetensors, or the shards of its index) by TENSORS'
- * names, with the file each came from; each file's bytes are dropped once parsed, shard by shard.
+ * The folder's weights files (model.safetensors, or the shards of its index) opened by ranges:
+ * where each expected tensor is (its file and header entry), by TENSORS' names. No tensor's data
+ * is read yet.
+ * @returns {Promise<{where: Object<string, {src: object, e: object, stored: string}>, files: string[], opened: object[]}>}
  */
-async function readTensors(folder, family, expected) {
-  const tensors = {};
-  const files = [];
-  const take = (parsed, file, only) => {
-    for (const [stored, t] of Object.entries(parsed.tensors)) {
-      if (only && only.get(stored) !== file) continue;
+async function openTensors(folder, family, expected) {
+  const where = {};
+  const files = [], opened = [];
+  const take = (src, only) => {
+    opened.push(src);
+    for (const [stored, e] of src.entries) {
+      if (only && only.get(stored) !== src.file) continue;
       const name = tensorName(family, stored);
       if (name === null) continue;
       if (!expected.has(name)) {
-        throw invalid(`${file}: tensor "${stored}" is not part of a ${TENSORS[family].arch} of this config.json (an option the config does not declare?)`);
+        throw invalid(`${src.file}: tensor "${stored}" is not part of a ${TENSORS[family].arch} of this config.json (an option the config does not declare?)`);
       }
-      tensors[name] = { t, file, stored, dtype: parsed.dtypes[stored] };
+      where[name] = { src, e, stored };
     }
   };
-  let single = await folder.read('model.safetensors', { optional: true });
+  const single = await openShard(folder, 'model.safetensors', true);
   if (single) {
     files.push('model.safetensors');
-    const parsed = parseShard(single, 'model.safetensors');
-    single = null;
-    take(parsed, 'model.safetensors');
-    return { tensors, files };
+    take(single);
+    return { where, files, opened };
   }
   const F = 'model.safetensors.index.json';
   const ib = await folder.read(F, { maxBytes: HF_LIMITS.indexBytes, optional: true });
@@ -187,53 +193,84 @@ async function readTensors(folder, family, expected) {
   const { weightMap, shards } = hfShardIndex(parseJSONFile(ib, F, HF_LIMITS.indexBytes));
   files.push(F);
   for (const shard of shards) {
-    const parsed = parseShard(await folder.read(shard), shard);
+    const src = await openShard(folder, shard);
     files.push(shard);
     for (const [name, file] of weightMap) {
-      if (file === shard && !parsed.tensors[name]) throw invalid(`${shard}: tensor "${name}" is missing (${F} places it in this shard)`);
+      if (file === shard && !src.entries.has(name)) throw invalid(`${shard}: tensor "${name}" is missing (${F} places it in this shard)`);
     }
-    take(parsed, shard, weightMap);
+    take(src, weightMap);
   }
-  return { tensors, files };
+  return { where, files, opened };
 }
 
 /**
- * Each expected tensor's data, its shape and values checked. 16-bit tensors stay 16-bit (the core
- * keeps 16-bit matrices: loadModel's weightStorage); a folder mixing float16 and bfloat16 keeps the
- * first type met 16-bit and widens the other.
- * @returns {{t: Object<string, Float32Array|Uint16Array>, fileType: 'float16'|'bfloat16'|null}}
+ * Every expected tensor checked against the headers (present, of the config's shape) before any
+ * data is read, and the 16-bit type kept: 16-bit tensors stay 16-bit (the core keeps 16-bit
+ * matrices: loadModel's weightStorage); a folder mixing float16 and bfloat16 keeps the first type
+ * met 16-bit and widens the other.
+ * @returns {{fileType: 'float16'|'bfloat16'|null, matrices16: boolean}} matrices16: every matrix
+ *   (MATRIX_FIELDS) is stored in fileType
  */
-function checkedTensors(expected, tensors, files) {
-  const t = {};
-  let fileType = null;
-  for (const [name, { shape }] of expected) {
-    const e = tensors[name];
-    if (!e) throw invalid(`tensor "${name}" is missing from ${files.join(', ')} (expected shape [${shape.join(', ')}] for this config.json)`);
-    const s = e.t.shape;
+function checkHeaders(expected, where, files) {
+  let fileType = null, matrices16 = true;
+  for (const [name, { shape, to }] of expected) {
+    const w = where[name];
+    if (!w) throw invalid(`tensor "${name}" is missing from ${files.join(', ')} (expected shape [${shape.join(', ')}] for this config.json)`);
+    const s = w.e.shape;
     if (s.length !== shape.length || s.some((v, i) => v !== shape[i])) {
-      throw new MHAError('SHAPE_MISMATCH', `loadModel: ${e.file}: tensor "${e.stored}": expected shape [${shape.join(', ')}] for this config.json, got [${s.join(', ')}]`);
+      throw new MHAError('SHAPE_MISMATCH', `loadModel: ${w.src.file}: tensor "${w.stored}": expected shape [${shape.join(', ')}] for this config.json, got [${s.join(', ')}]`);
     }
-    let data = e.t.data;
-    if (data instanceof Uint16Array) {
-      const type = e.dtype === 'BF16' ? 'bfloat16' : 'float16';
-      const m = type === 'bfloat16' ? 0x7f80 : 0x7c00;
-      for (let i = 0; i < data.length; i++) {
-        if ((data[i] & m) === m) {
-          const v = type === 'bfloat16' ? bfloat16ToNumber(data[i]) : halfToNumber(data[i]);
-          throw new MHAError('NON_FINITE', `loadModel: ${e.file}: tensor "${e.stored}" has ${v} at flat index ${i}`);
-        }
-      }
-      fileType ??= type;
-      if (type !== fileType) data = widen16(data, type);
-    } else {
-      for (let i = 0; i < data.length; i++) {
-        if (!Number.isFinite(data[i])) throw new MHAError('NON_FINITE', `loadModel: ${e.file}: tensor "${e.stored}" has ${data[i]} at flat index ${i}`);
-      }
-    }
-    t[name] = data;
-    delete tensors[name];
+    const type = w.e.dtype === 'BF16' ? 'bfloat16' : w.e.dtype === 'F16' ? 'float16' : null;
+    if (type) fileType ??= type;
+    if (MATRIX_FIELDS.includes(to.split(' ')[0])) matrices16 &&= type !== null && type === fileType;
   }
-  return { t, fileType };
+  return { fileType, matrices16 };
+}
+
+/** A tensor's values checked finite; a 16-bit one of the other 16-bit type than fileType widened. */
+function checkedData(data, { src, e, stored }, fileType) {
+  if (data instanceof Uint16Array) {
+    const type = e.dtype === 'BF16' ? 'bfloat16' : 'float16';
+    const m = type === 'bfloat16' ? 0x7f80 : 0x7c00;
+    for (let i = 0; i < data.length; i++) {
+      if ((data[i] & m) === m) {
+        const v = type === 'bfloat16' ? bfloat16ToNumber(data[i]) : halfToNumber(data[i]);
+        throw new MHAError('NON_FINITE', `loadModel: ${src.file}: tensor "${stored}" has ${v} at flat index ${i}`);
+      }
+    }
+    return type === fileType ? data : widen16(data, type);
+  }
+  for (let i = 0; i < data.length; i++) {
+    if (!Number.isFinite(data[i])) throw new MHAError('NON_FINITE', `loadModel: ${src.file}: tensor "${stored}" has ${data[i]} at flat index ${i}`);
+  }
+  return data;
+}
+
+/**
+ * One part of the decoder's weights (the tensors outside the blocks, or one block's), read from
+ * the files by ranges (the tensors of a part that lie together in a file in one read), checked and
+ * placed into `into`.
+ * @param {Array<[string, object]>} part [name, expectedTensors() entry] of the part's tensors
+ */
+async function readPart(part, where, fileType, c, into) {
+  const bySrc = new Map();
+  for (const [name] of part) {
+    const { src } = where[name];
+    if (!bySrc.has(src)) bySrc.set(src, []);
+    bySrc.get(src).push(name);
+  }
+  const data = new Map();
+  for (const [src, names] of bySrc) {
+    let got;
+    try {
+      got = await src.read(names.map((n) => where[n].stored), true);
+    } catch (e) {
+      throw named(e, src.file);
+    }
+    for (const n of names) data.set(n, got.get(where[n].stored));
+  }
+  for (const [name, spec] of part) place(into, spec, checkedData(data.get(name), where[name], fileType), c);
+  return into;
 }
 
 /**
@@ -320,17 +357,21 @@ export async function detect(folder) {
 }
 
 /**
- * Reads a Hugging Face model folder: config.json, the weights (model.safetensors or the shards of
- * model.safetensors.index.json) checked against the config, and the tokenizer files when there.
+ * Reads a Hugging Face model folder: config.json, the headers of the weights (model.safetensors or
+ * the shards of model.safetensors.index.json) checked against the config, the weights outside the
+ * transformer blocks, and the tokenizer files when there; the blocks' weights are read one block at
+ * a time as `blocks` is iterated (each file by ranges: the bytes of one block at a time in memory).
  * @param {import('./sources.js').ModelFolder} folder
- * @returns {Promise<{config: object, tokenizer: object, weights: object, fileType: 'float16'|'bfloat16'|null,
- *   training: object}>} config: LanguageModel.config's fields with family 'gpt2' or 'llama';
- *   tokenizer `{type: 'hf', tokenizer}` (hf-tokenizer.js's) or `{type: 'none', why}`; weights: the
- *   core decoder's, float16 or bfloat16 tensors as Uint16Arrays of fileType (formats/half.js
- *   applyWeightStorage then sets what the core holds)
+ * @returns {Promise<{config: object, tokenizer: object, weights: object, blocks: AsyncIterable<object>,
+ *   fileType: 'float16'|'bfloat16'|null, matrices16: boolean, training: object}>} config:
+ *   LanguageModel.config's fields with family 'gpt2' or 'llama'; tokenizer `{type: 'hf', tokenizer}`
+ *   (hf-tokenizer.js's) or `{type: 'none', why}`; weights: the core decoder's outside the blocks
+ *   (`layers` empty); blocks: each transformer block's weights in order (decoder.js's
+ *   `weights.layers[l]`), read when asked; float16 or bfloat16 tensors as Uint16Arrays of fileType
+ *   (formats/half.js then sets what the core holds); matrices16: every matrix is of fileType
  * @throws {MHAError} INVALID_ARGUMENT (a missing or malformed file, a refused config, a missing or
  *   unexpected tensor, a tokenizer file refused), SHAPE_MISMATCH (a tensor's shape), NON_FINITE (a
- *   NaN/Inf weight): each message names the file and the key or tensor
+ *   NaN/Inf weight, from `blocks` for a block's): each message names the file and the key or tensor
  */
 export async function read(folder) {
   const cfgBytes = await folder.read('config.json', { maxBytes: HF_LIMITS.configBytes, optional: true });
@@ -340,14 +381,20 @@ export async function read(folder) {
   }
   const { family, config: c, hf } = hfConfig(parseJSONFile(cfgBytes, 'config.json', HF_LIMITS.configBytes));
   const expected = expectedTensors(family, c);
-  const { tensors, files } = await readTensors(folder, family, expected);
-  const { t, fileType } = checkedTensors(expected, tensors, files);
-  const weights = decoderWeights(expected, c, t);
+  const { where, files, opened } = await openTensors(folder, family, expected);
+  const { fileType, matrices16 } = checkHeaders(expected, where, files);
+  const parts = Array.from({ length: c.numLayers + 1 }, () => []);   // the globals, then each block
+  for (const entry of expected) parts[entry[1].layer === null ? 0 : entry[1].layer + 1].push(entry);
+  const weights = await readPart(parts[0], where, fileType, c, emptyGlobals(c));
   const tok = await readTokenizer(folder, c.vocabSize, family);
+  async function* blocks() {
+    for (let l = 1; l <= c.numLayers; l++) yield await readPart(parts[l], where, fileType, c, emptyLayer());
+    for (const src of opened) src.done();
+  }
   const config = { ...c, family, tokenizer: tok ? 'hf' : 'none', unk: null,
     bos: hf.bos_token_id ?? tok?.bos ?? null, eos: hf.eos_token_id ?? tok?.eos ?? null };
   return {
-    config, weights, fileType,
+    config, weights, blocks: blocks(), fileType, matrices16,
     tokenizer: tok ? { type: 'hf', tokenizer: tok } : { type: 'none', why: 'the model folder has no tokenizer.json (nor vocab.json + merges.txt)' },
     training: { source: `Hugging Face model folder ${folder.name}`, files: ['config.json', ...files] },
   };

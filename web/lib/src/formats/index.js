@@ -26,11 +26,14 @@ export const FORMATS = Object.freeze([hf, llama2c, charlm]);
  *   tokenizer: a llama2.c checkpoint's tokenizer.bin (any source of one file, or a file of the
  *   folder by name); progress: called as the bytes of each file arrive
  * @returns {Promise<{config: object, vocab?: string[], tokenizer: {type: 'characters'|'llama2c'|'hf'|'none'},
- *   weights: object, fileType?: 'float16'|'bfloat16'|null, metadata?: object, training: object,
- *   probes?: object|null}>} config: LanguageModel.config's fields; vocab: the tokens by id when the
- *   file stores them (else the tokenizer's pieces are); tokenizer: what to build the tokenizer from
- *   (`{type: 'llama2c', pieces, scores}`, `{type: 'hf', tokenizer}`, `{type: 'none', why}`);
- *   weights: the core decoder's (decoder.js's spec), 16-bit tensors of fileType as Uint16Arrays
+ *   weights: object, blocks?: AsyncIterable<object>, fileType?: 'float16'|'bfloat16'|null,
+ *   matrices16?: boolean, metadata?: object, training: object, probes?: object|null}>} config:
+ *   LanguageModel.config's fields; vocab: the tokens by id when the file stores them (else the
+ *   tokenizer's pieces are); tokenizer: what to build the tokenizer from (`{type: 'llama2c',
+ *   pieces, scores}`, `{type: 'hf', tokenizer}`, `{type: 'none', why}`); weights: the core
+ *   decoder's (decoder.js's spec), 16-bit tensors of fileType as Uint16Arrays; blocks (a reader
+ *   that reads by ranges: hf.js): each transformer block's weights, read as it is asked for, and
+ *   `weights.layers` empty; matrices16: whether every matrix is of fileType (else found from the arrays)
  * @throws {MHAError} INVALID_ARGUMENT, SHAPE_MISMATCH, NON_FINITE as each reader says; each message
  *   names the file and the field
  */

@@ -1,218 +1,58 @@
 /**
  * Where a model's files come from: every source `loadModel` takes, opened as one thing, a folder
- * `{name, main, files, read(file), absent(file)}` that the readers (hf.js, llama2c.js, charlm.js)
- * read files from by name:
+ * `{name, main, files, read(file), size(file), done(file), absent(file)}` that the readers (hf.js,
+ * llama2c.js, charlm.js) read files from by name, whole or by ranges:
  * - a folder: a URL ending in "/" (fetched; a `file:` URL read from disk in Node), a directory
  *   path in Node, a `FileSystemDirectoryHandle`, a `FileList` or array of `File`s (the folder
  *   picker, `<input type=file webkitdirectory>`, or files dropped on a page);
  * - one file: bytes, a URL not ending in "/", a file path in Node, one `File` (or a list of Files
  *   without config.json, holding one model file and perhaps a llama2.c tokenizer): a folder whose
  *   `main` names the model file.
- * Every read checks the file's size first (maxBytes) and counts its bytes for the `progress`
- * callback; each error is an MHAError naming the file. Pure I/O: nothing here reads a format, so a
+ * Every read (file-bytes.js) checks the file's size first (maxBytes) and counts its bytes for the
+ * `progress` callback; each error is an MHAError naming the file. Pure I/O: nothing here reads a format, so a
  * worker can open the same sources (a File or FileList can be posted to one).
  * @module sources
  */
 import { MHAError } from '../engine/errors.js';
+import { invalid, isNode, nodeImport, tooBig, NO_PROGRESS, progressCounter, blobBytes, fileBytes, fetchBytes, fetchRange } from './file-bytes.js';
+
+export { progressCounter, fileBytes, fetchBytes };
 
 /**
  * A model's files. `read(file, {maxBytes, optional})` gives a file's bytes (null when `optional`
- * and the file is absent); `absent(file)` says why an optional read found nothing ("HTTP 404 at
- * …", "not among the chosen files …"); `files` lists the names when the source knows them (File
- * lists, directories in Node), else null (a URL: optional files are found by asking); `main` names
- * the model file when the source is one file, else null; that file is read once, however often
- * `read(main)` is called (detection looks at its bytes, then its reader reads it).
+ * and the file is absent); `read(file, {offset, length, optional})` gives the bytes [offset,
+ * offset + length) of it (fewer where the file ends first): a positional read of a file on disk, a
+ * slice of a File, an http Range request (a server that answers with the whole file gives it
+ * once, and later ranges are cut from it); `size(file)` its size in bytes, null when the source
+ * cannot tell (a server that hides Content-Range from the page: read it whole then); `done(file)`
+ * says that a reader that read a file by ranges needs nothing more of it (its progress counts the
+ * bytes it skipped as read and ends); `absent(file)` says why an optional read found nothing
+ * ("HTTP 404 at …", "not among the chosen files …"); `files` lists the names when the source
+ * knows them (File lists, directories in Node), else null (a URL: optional files are found by
+ * asking); `main` names the model file when the source is one file, else null; that file is read
+ * once, however often `read(main)` is called (detection looks at its bytes, then its reader reads it).
  * @typedef {{name: string, main: string|null, files: string[]|null,
- *   read: (file: string, opts?: {maxBytes?: number, optional?: boolean}) => Promise<Uint8Array|null>,
+ *   read: (file: string, opts?: {maxBytes?: number, optional?: boolean, offset?: number, length?: number}) => Promise<Uint8Array|null>,
+ *   size: (file: string) => Promise<number|null>, done: (file: string) => void,
  *   absent: (file: string) => string}} ModelFolder
  */
 
-/** URLs that answered an optional read with 404: not asked again while the page lives. */
-const ABSENT = new Set();
-const invalid = (msg) => new MHAError('INVALID_ARGUMENT', `loadModel: ${msg}`);
-const isNode = typeof process !== 'undefined' && !!(process.versions && process.versions.node) && typeof window === 'undefined';
-const nodeImport = (name) => import(/* @vite-ignore */ /* webpackIgnore: true */ name);
-
-function tooBig(file, size, maxBytes) {
-  return invalid(`${file}: file size must be at most ${maxBytes} bytes, got ${size}`);
-}
-
-/**
- * Progress of a load: `loadModel`'s `progress` callback, called as the bytes of each file arrive.
- * Each event is `{file, loaded, total, fraction}`: `loaded` the bytes read so far of every file of
- * the model (never decreases); `total` the sizes of the files read so far plus the one being read
- * (known before its bytes: a file's size, a `File`'s size, an http Content-Length; it grows when
- * the next file of a folder starts, so `fraction` = loaded / total can step back then), or null
- * while a size is unknown (an http response without Content-Length, or compressed); the last
- * event has loaded === total and fraction 1.
- * @typedef {{file: string, loaded: number, total: number|null, fraction: number|null}} LoadProgress
- */
-
-/** Read granularity of files and File objects, and the step between progress events. */
-const CHUNK = 8 * 2 ** 20;
-
-/**
- * A progress counter over the files of one load (the `progress` option of loadModel), or a
- * no-op when `callback` is absent.
- * @param {((p: LoadProgress) => void)|undefined} callback
- * @returns {{start(file: string, size: number|null): void, add(file: string, n: number): void, end(file: string): void}}
- */
-export function progressCounter(callback) {
-  if (callback !== undefined && callback !== null && typeof callback !== 'function') {
-    throw invalid(`progress must be a function ({file, loaded, total, fraction}) => void, got ${typeof callback}`);
-  }
-  let done = 0, loaded = 0, size = 0, known = true;
-  const emit = (file) => {
-    if (!callback) return;
-    const total = known ? done + size : null;
-    callback({ file, loaded, total, fraction: total ? Math.min(1, loaded / total) : total === 0 ? 1 : null });
-  };
-  return {
-    start(file, n) { size = n ?? 0; known = known && n !== null && n !== undefined; emit(file); },
-    add(file, n) { loaded += n; emit(file); },
-    end(file) {   // the file's real length (a compressed body may differ from its Content-Length)
-      done = loaded; size = 0;
-      if (!known) { known = true; }
-      emit(file);
-    },
-  };
-}
-
-/** A no-op progress counter. */
-const NO_PROGRESS = progressCounter(undefined);
-
-/**
- * The body of an http response as bytes, at most maxBytes, counted by `pc` as it arrives. With a
- * Content-Length (and no Content-Encoding), one buffer of that size is filled in place.
- */
-async function responseBytes(res, file, maxBytes, pc) {
-  const enc = res.headers.get('content-encoding');
-  const lenHeader = res.headers.get('content-length');
-  const len = lenHeader !== null && /^\d+$/.test(lenHeader.trim()) && (!enc || enc === 'identity') ? Number(lenHeader) : null;
-  if (len !== null && len > maxBytes) { res.body?.cancel?.(); throw tooBig(file, len, maxBytes); }
-  pc.start(file, len);
-  if (!res.body || typeof res.body.getReader !== 'function') {
-    const bytes = new Uint8Array(await res.arrayBuffer());
-    if (bytes.length > maxBytes) throw tooBig(file, bytes.length, maxBytes);
-    pc.add(file, bytes.length);
-    pc.end(file);
-    return bytes;
-  }
-  const reader = res.body.getReader();
-  let out = len !== null ? new Uint8Array(len) : null;
-  const parts = [];
-  let n = 0, since = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (n + value.length > maxBytes) { reader.cancel().catch(() => {}); throw tooBig(file, n + value.length, maxBytes); }
-    if (out && n + value.length <= out.length) out.set(value, n);
-    else {
-      if (out) { parts.push(out.subarray(0, n)); out = null; }   // longer than its Content-Length
-      parts.push(value);
-    }
-    n += value.length;
-    since += value.length;
-    if (since >= CHUNK) { pc.add(file, since); since = 0; }
-  }
-  pc.add(file, since);
-  pc.end(file);
-  if (out) return n === out.length ? out : out.subarray(0, n);
-  const bytes = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) { bytes.set(p, o); o += p.length; }
-  return bytes;
-}
-
-/** The bytes of a Blob/File of known size, read in chunks (so that progress can be told). */
-async function blobBytes(f, file, pc) {
-  pc.start(file, f.size);
-  if (f.size <= CHUNK || typeof f.slice !== 'function') {
-    const bytes = new Uint8Array(await f.arrayBuffer());
-    pc.add(file, bytes.length);
-    pc.end(file);
-    return bytes;
-  }
-  const bytes = new Uint8Array(f.size);
-  for (let o = 0; o < f.size; o += CHUNK) {
-    const part = new Uint8Array(await f.slice(o, Math.min(f.size, o + CHUNK)).arrayBuffer());
-    bytes.set(part, o);
-    pc.add(file, part.length);
-  }
-  pc.end(file);
-  return bytes;
-}
-
-/**
- * Node: the bytes of a file of the file system (a path or a file: URL), read in chunks into one
- * buffer of its size (so that progress can be told); null when `optional` and absent.
- */
-export async function fileBytes(p, file, { maxBytes = Infinity, optional = false, progress = NO_PROGRESS } = {}) {
-  const fs = await nodeImport('node:fs/promises');
-  let fh;
-  try {
-    fh = await fs.open(p, 'r');
-  } catch (e) {
-    if (e.code === 'ENOENT' && optional) return null;
-    throw invalid(`${file}: cannot read ${String(p)}: ${e.code || e.message}`);
-  }
-  try {
-    const st = await fh.stat();
-    if (!st.isFile()) throw invalid(`${file}: ${String(p)} is not a file`);
-    if (st.size > maxBytes) throw tooBig(file, st.size, maxBytes);
-    progress.start(file, st.size);
-    const bytes = new Uint8Array(st.size);
-    let o = 0;
-    while (o < bytes.length) {
-      const { bytesRead } = await fh.read(bytes, o, Math.min(CHUNK, bytes.length - o), o);
-      if (bytesRead === 0) break;   // the file shrank while being read
-      o += bytesRead;
-      progress.add(file, bytesRead);
-    }
-    progress.end(file);
-    return o === bytes.length ? bytes : bytes.subarray(0, o);
-  } catch (e) {
-    if (e instanceof MHAError) throw e;
-    throw invalid(`${file}: cannot read ${String(p)}: ${e.code || e.message}`);
-  } finally {
-    await fh.close();
-  }
-}
-
-/**
- * The bytes at an http(s) URL (fetch), counted by `progress`. With `optional`, a 404 gives null
- * and the URL is remembered for the page's lifetime, so that a later optional read of it (the same
- * folder loaded again) returns null without a request.
- * @param {URL|string} url
- * @param {string} file the name used in errors
- * @returns {Promise<Uint8Array|null>}
- * @throws {MHAError} INVALID_ARGUMENT: network error, an HTTP status other than 2xx (404 when not
- *   optional), a body over maxBytes; each names the file and the URL
- */
-export async function fetchBytes(url, file, { maxBytes = Infinity, optional = false, progress = NO_PROGRESS } = {}) {
-  const href = String(url);
-  if (optional && ABSENT.has(href)) return null;   // answered 404 before: not asked again (each 404 is a console line in a browser)
-  let res;
-  try {
-    res = await fetch(href);
-  } catch (e) {
-    throw invalid(`${file}: cannot fetch ${href}: ${e.message}`);
-  }
-  if (res.status === 404 && optional) {
-    ABSENT.add(href);
-    return null;
-  }
-  if (!res.ok) throw invalid(`${file}: fetching ${href} gave HTTP ${res.status}`);
-  return responseBytes(res, file, maxBytes, progress);
-}
-
-
-/** A folder over a base URL (fetched; `file:` URLs read from disk in Node). */
+/** A folder over a base URL (fetched, files by Range requests where the server honours them; `file:` URLs read from disk in Node). */
 function urlFolder(base, progress) {
   if (base.protocol === 'file:' && isNode) return dirFolder(base, progress, null);
+  const state = { sizes: new Map(), wholes: new Map() };
   return {
     name: base.href, main: null, files: null,
-    read: (file, { maxBytes = Infinity, optional = false } = {}) => fetchBytes(new URL(file, base), file, { maxBytes, optional, progress }),
+    read(file, { maxBytes = Infinity, optional = false, offset, length } = {}) {
+      if (offset !== undefined) return fetchRange(new URL(file, base), file, offset, length, { optional, progress, state });
+      const whole = state.wholes.get(file);
+      return whole ? Promise.resolve(whole) : fetchBytes(new URL(file, base), file, { maxBytes, optional, progress });
+    },
+    size: async (file) => state.sizes.get(file) ?? null,
+    done(file) {
+      state.wholes.delete(file);
+      progress.rest(file);
+    },
     absent: (file) => `HTTP 404 at ${new URL(file, base).href}`,
   };
 }
@@ -222,7 +62,16 @@ function dirFolder(dir, progress, files) {
   const at = (file) => (dir instanceof URL ? new URL(file, dir) : `${String(dir).replace(/[\\/]+$/, '')}/${file}`);
   return {
     name: String(dir), main: null, files,
-    read: (file, { maxBytes = Infinity, optional = false } = {}) => fileBytes(at(file), file, { maxBytes, optional, progress }),
+    read: (file, { maxBytes = Infinity, optional = false, offset, length } = {}) => fileBytes(at(file), file, { maxBytes, optional, progress, offset, length }),
+    async size(file) {
+      const fs = await nodeImport('node:fs/promises');
+      try {
+        return (await fs.stat(at(file))).size;
+      } catch (e) {
+        throw invalid(`${file}: cannot read ${String(at(file))}: ${e.code || e.message}`);
+      }
+    },
+    done: (file) => progress.rest(file),
     absent: (file) => `no file ${String(at(file))}`,
   };
 }
@@ -235,31 +84,45 @@ function fileListFolder(files, progress, main = null) {
   const listed = () => `${names.slice(0, 12).join(', ')}${names.length > 12 ? ', …' : ''}`;
   return {
     name: main ?? (files.length === 1 ? files[0].name : 'the chosen files'), main, files: names,
-    async read(file, { maxBytes = Infinity, optional = false } = {}) {
+    async read(file, { maxBytes = Infinity, optional = false, offset, length } = {}) {
       const f = byName.get(file);
       if (!f) { if (optional) return null; throw invalid(`${file}: not among the chosen files (${listed()})`); }
-      if (f.size > maxBytes) throw tooBig(file, f.size, maxBytes);
-      return blobBytes(f, file, progress);
+      if (offset === undefined && f.size > maxBytes) throw tooBig(file, f.size, maxBytes);
+      return blobBytes(f, file, progress, { offset, length });
     },
+    size: async (file) => byName.get(file)?.size ?? null,
+    done: (file) => progress.rest(file),
     absent: (file) => `not among the chosen files (${listed()})`,
   };
 }
 
 /** A folder over a FileSystemDirectoryHandle (File System Access API). */
 function handleFolder(dir, progress) {
+  const opened = new Map();   // name → the File, for the ranges of a file read by ranges
+  const open = async (file, optional) => {
+    if (opened.has(file)) return opened.get(file);
+    let fh;
+    try {
+      fh = await dir.getFileHandle(file);
+    } catch (e) {
+      if (optional && e && e.name === 'NotFoundError') return null;
+      throw invalid(`${file}: cannot open it in the folder "${dir.name}": ${e && e.message}`);
+    }
+    return fh.getFile();
+  };
   return {
     name: dir.name, main: null, files: null,
-    async read(file, { maxBytes = Infinity, optional = false } = {}) {
-      let fh;
-      try {
-        fh = await dir.getFileHandle(file);
-      } catch (e) {
-        if (optional && e && e.name === 'NotFoundError') return null;
-        throw invalid(`${file}: cannot open it in the folder "${dir.name}": ${e && e.message}`);
-      }
-      const f = await fh.getFile();
-      if (f.size > maxBytes) throw tooBig(file, f.size, maxBytes);
-      return blobBytes(f, file, progress);
+    async read(file, { maxBytes = Infinity, optional = false, offset, length } = {}) {
+      const f = await open(file, optional);
+      if (f === null) return null;
+      if (offset !== undefined) opened.set(file, f);
+      else if (f.size > maxBytes) throw tooBig(file, f.size, maxBytes);
+      return blobBytes(f, file, progress, { offset, length });
+    },
+    size: async (file) => (await open(file, false)).size,
+    done(file) {
+      opened.delete(file);
+      progress.rest(file);
     },
     absent: (file) => `no file ${file} in the folder "${dir.name}"`,
   };
@@ -277,6 +140,8 @@ function oneFileFolder(name, main, bytes) {
       if (optional) return null;
       throw invalid(`${file}: not in ${name} (one file)`);
     },
+    size: async () => null,   // read it whole
+    done() {},
     absent: () => `${name} is one file`,
   };
 }
@@ -334,12 +199,23 @@ function oneFileSource(source, progress) {
   }));
 }
 
-/** A folder whose model file (`main`) is read once: later reads of it give the same bytes. */
+/**
+ * A folder whose model file (`main`) is read once: later reads of it give the same bytes (a ranged
+ * read of it, a part of them).
+ */
 function mainReadOnce(folder) {
   if (folder.main === null) return folder;
   const { read, main } = folder;
   let bytes = null;
-  return { ...folder, read: (file, opts) => (file === main ? (bytes ??= read(file, opts)) : read(file, opts)) };
+  const whole = () => (bytes ??= read(main));
+  return {
+    ...folder,
+    read(file, opts = {}) {
+      if (file !== main) return read(file, opts);
+      return opts.offset === undefined ? whole() : whole().then((b) => b.subarray(opts.offset, opts.offset + opts.length));
+    },
+    size: async (file) => (file === main ? (await whole()).length : folder.size(file)),
+  };
 }
 
 /** The folder of a source (see openSource). */

@@ -7,11 +7,11 @@
  * @module decoder
  */
 import { MHAError, coreError } from '../engine/errors.js';
-import { checkFits, stage, stageLayout, heapViews } from '../engine/memory.js';
+import { checkFits, stage, stageLayout, heapViews, Staging } from '../engine/memory.js';
 import { scoreModsOption } from '../engine/scoremods.js';
 import { argsLayout, configFields, layerWeightFields } from '../engine/args.js';
 import { enumValue } from '../engine/core-tables.js';
-import { WasmObject, initHandle, withStaging } from '../engine/handle.js';
+import { WasmObject, initHandle } from '../engine/handle.js';
 
 const F32 = 4;
 /** Bytes of a weight array: 2 per value of a Uint16Array (16-bit weights), else 4. */
@@ -89,6 +89,86 @@ function callResults(core, r) {
   };
 }
 
+/** Bytes the core's copy of these regions takes (its panel padding, under 1 %, is its own check). */
+const weightBytesOf = (regions) => regions.reduce((n, [, a]) => n + (a ? bytesOf(a) : 0), 0);
+
+/** The error of a block count other than numLayers. */
+const blockCountError = (spec, n) => new MHAError('INVALID_ARGUMENT', `loadModel: weights: ${spec.numLayers} blocks expected (numLayers), got ${n}`);
+
+/**
+ * The core's decoder staged block by block (mha::Decoder begin / add_block): the init with the
+ * weights outside the blocks when created, then each block as add() is given it, so that a
+ * reader can hand the blocks one at a time and let go of each once it is in the core. The heap
+ * (which never shrinks) holds the core's copy and at most one stage: the globals, then each block
+ * in one reused staging area.
+ * @internal Decoder._build, LanguageModel.load
+ */
+export class DecoderStaging {
+  /**
+   * Stages the init and the weights outside the blocks.
+   * @param {object} core the Emscripten module
+   * @param {object} spec Decoder's spec; `weights.layers` is not read
+   * @param {number|null} [blockBytes] when known, the bytes the blocks take: every block's weights
+   *   in the core and the largest block staged (the heap is checked for them now); null: checked at
+   *   the first block, as numLayers blocks of its size
+   * @throws {MHAError} the core's errors, OUT_OF_MEMORY, named "loadModel"
+   */
+  constructor(core, spec, blockBytes = null) {
+    this._core = core;
+    this._spec = spec;
+    this._count = 0;
+    this._checked = blockBytes !== null;
+    const init = initArgs(core, spec), globals = globalRegions(spec.weights);
+    // The core's copy of every weight (a tied head is the embedding's only copy), the staged
+    // globals and one staged block (at most the largest; all blocks have one shape here).
+    checkFits(core, stageLayout(init, []).total + stagedBytes(globals) + weightBytesOf(globals) + (blockBytes ?? 0), 'loadModel');
+    this._staging = new Staging(core);
+    try {
+      const { P } = stage(core, this._staging, init, globals, 'loadModel');
+      this._handle = initHandle(core, core.DecoderHandle, (hd) => hd.init(P('init')), 'loadModel');
+    } finally {
+      this._staging.free();  // the globals are in the core: the blocks' staging starts empty
+    }
+  }
+
+  /**
+   * Stages the next block (spec.weights.layers[l]'s shape) into the core.
+   * @param {object} lw the block's weights
+   * @throws {MHAError} the core's errors (NON_FINITE …); INVALID_ARGUMENT (more than numLayers blocks)
+   */
+  add(lw) {
+    const core = this._core, block = blockArgs(core), regions = blockRegions(lw);
+    if (this._count >= this._spec.numLayers) throw blockCountError(this._spec, this._count + 1);
+    if (!this._checked) {
+      checkFits(core, (this._spec.numLayers - this._count) * weightBytesOf(regions) + stageLayout(block, []).total + stagedBytes(regions), 'loadModel');
+      this._checked = true;
+    }
+    const { P } = stage(core, this._staging, block, regions, 'loadModel');
+    if (this._handle.addBlock(P('args')) !== 0) throw coreError(core, 'loadModel');
+    this._count++;
+  }
+
+  /**
+   * The staged decoder, every block in; the staging freed.
+   * @returns {object} the DecoderHandle (the caller owns it)
+   * @throws {MHAError} INVALID_ARGUMENT: fewer blocks than numLayers
+   */
+  finish() {
+    if (this._count !== this._spec.numLayers) throw blockCountError(this._spec, this._count);
+    this._staging.free();
+    const handle = this._handle;
+    this._handle = null;
+    return handle;
+  }
+
+  /** Frees the half-staged decoder and the staging (after an error). Idempotent. */
+  abort() {
+    this._staging.free();
+    this._handle?.delete();
+    this._handle = null;
+  }
+}
+
 /**
  * A decoder in wasm memory. Its lifecycle is WasmObject's (engine/handle.js): disposed with the
  * model that owns it; after dispose() every method throws DISPOSED ("this decoder was disposed").
@@ -110,52 +190,38 @@ export class Decoder extends WasmObject {
    *   are Uint16Arrays of 16-bit values, which the core keeps 16-bit (half the memory) and widens
    *   exactly as it computes; every other array is a Float32Array
    * @param {WasmObject|null} [parent] disposes this decoder with itself (its LanguageModel)
+   * @param {object|null} [handle] the core's decoder already staged from spec (DecoderStaging's
+   *   finish(): its blocks came one by one), owned from now on; null: staged here from spec's blocks
    * @throws {MHAError} the core's errors (INVALID_CONFIG, NON_FINITE, OUT_OF_MEMORY …), named "loadModel"
    */
-  constructor(core, spec, parent = null) {
-    super(core, Decoder._build(core, spec), 'decoder', parent);
+  constructor(core, spec, parent = null, handle = null) {
+    super(core, handle ?? Decoder._build(core, spec), 'decoder', parent);
     this.spec = spec;
   }
 
   /**
-   * Creates the core's decoder from `spec` (see the constructor): the weights outside the
-   * transformer blocks with the init, then each block (addBlock). Staged so that the heap (which
-   * never shrinks) holds the core's copy and at most one stage: the globals, then each block in
-   * one reused staging area sized for the largest.
+   * Creates the core's decoder from `spec` (see the constructor), all its blocks given: a
+   * DecoderStaging fed every block.
    * @returns {object} the initialized DecoderHandle
    * @throws {MHAError} the core's errors; INVALID_ARGUMENT (numLayers ≠ the blocks given)
    */
   static _build(core, spec) {
-    const w = spec.weights;
-    const init = initArgs(core, spec), globals = globalRegions(w), block = blockArgs(core);
-    let blockBytes = 0, weightBytes = 0;
-    for (const [, a] of globals) weightBytes += a ? bytesOf(a) : 0;
+    const w = spec.weights, block = blockArgs(core);
+    let blockBytes = 0, stageBytes = 0;
     for (const lw of w.layers) {
       const regions = blockRegions(lw);
-      blockBytes = Math.max(blockBytes, stageLayout(block, []).total + stagedBytes(regions));
-      for (const [, a] of regions) weightBytes += a ? bytesOf(a) : 0;
+      blockBytes += weightBytesOf(regions);
+      stageBytes = Math.max(stageBytes, stageLayout(block, []).total + stagedBytes(regions));
     }
-    // The core's copy of every weight (a tied head is the embedding's only copy; panel padding is
-    // under 1 %, its own check is exact), the staged globals and one staged block.
-    checkFits(core, stageLayout(init, []).total + stagedBytes(globals) + weightBytes + blockBytes, 'loadModel');
-    return withStaging(core, (staging) => {
-      const { P } = stage(core, staging, init, globals, 'loadModel');
-      const handle = initHandle(core, core.DecoderHandle, (hd) => hd.init(P('init')), 'loadModel');
-      try {
-        if (w.layers.length !== spec.numLayers)
-          throw new MHAError('INVALID_ARGUMENT', `loadModel: weights: ${spec.numLayers} blocks expected (numLayers), got ${w.layers.length}`);
-        staging.free();  // the globals are in the core: their staging area takes the blocks
-        staging.ensure(blockBytes, 'loadModel');
-        for (const lw of w.layers) {
-          const { P: p } = stage(core, staging, block, blockRegions(lw), 'loadModel');
-          if (handle.addBlock(p('args')) !== 0) throw coreError(core, 'loadModel');
-        }
-      } catch (e) {
-        handle.delete();
-        throw e;
-      }
-      return handle;
-    });
+    const building = new DecoderStaging(core, spec, blockBytes + stageBytes);
+    try {
+      if (w.layers.length !== spec.numLayers) throw blockCountError(spec, w.layers.length);
+      for (const lw of w.layers) building.add(lw);
+      return building.finish();
+    } catch (e) {
+      building.abort();
+      throw e;
+    }
   }
 
   /**

@@ -16,7 +16,7 @@
 import { MHAError } from '../engine/errors.js';
 import { Tensor } from '../engine/tensor.js';
 import { analyzeHeads, tokenProbes } from './heads.js';
-import { Decoder } from './decoder.js';
+import { Decoder, DecoderStaging } from './decoder.js';
 import { widen16 } from '../formats/half.js';
 import { TokenGenerator } from './generator.js';
 import { WasmObject } from '../engine/handle.js';
@@ -64,22 +64,39 @@ function widenedWeightsInJS(spec, weightType) {
 }
 
 /**
+ * Values of a model's matrices and position table (config: LanguageModel.config's fields): what
+ * KEEP_JS_WEIGHTS_BYTES counts, as float32.
+ */
+function matrixValues(c) {
+  const kv = c.kvHeads * c.dK;
+  const block = 2 * c.dModel * c.dModel + 2 * c.dModel * kv + (c.mlp === 'swiglu' ? 3 : 2) * c.dModel * c.dFF;
+  return c.vocabSize * c.dModel * (c.tied ? 1 : 2) + (c.positions === 'learned' ? c.context * c.dModel : 0) + c.numLayers * block;
+}
+
+/** Whether JS keeps a model's weights once they are in wasm memory (KEEP_JS_WEIGHTS_BYTES). */
+const keepsWeightsInJS = (c) => 4 * matrixValues(c) <= KEEP_JS_WEIGHTS_BYTES;
+
+/**
  * Lets go of the JS copies of a large model's weights once they are in wasm memory (see
  * KEEP_JS_WEIGHTS_BYTES): reading them afterwards throws an error that says why. Returns whether
  * it did.
  */
-function releaseLargeWeights(spec, vocabSize) {
-  const w = spec.weights;
-  const floats = [w.tokEmb, w.posEmb, w.lmHead, ...w.layers.flatMap((lw) => [lw.wQ, lw.wK, lw.wV, lw.wO, lw.wFc, lw.wGate, lw.wUp, lw.wProj])]
-    .reduce((n, a) => n + (a ? a.length : 0), 0);
-  if (4 * floats <= KEEP_JS_WEIGHTS_BYTES) return false;
-  const mb = (4 * floats / 2 ** 20).toFixed(0);
+function releaseLargeWeights(spec, c) {
+  if (keepsWeightsInJS(c)) return false;
+  const vocabSize = c.vocabSize;
+  const mb = (4 * matrixValues(c) / 2 ** 20).toFixed(0);
   Object.defineProperty(spec, 'weights', {
     get() {
       throw invalid(`copyingScores: this model's weights (${mb} MB as float32) are not kept in JS memory once loaded (models over ${KEEP_JS_WEIGHTS_BYTES / 2 ** 20} MB); the copying score reads them, and would need a ${vocabSize} × ${vocabSize} table per head`);
     },
   });
   return true;
+}
+
+/** Sets every array of the weights outside the blocks to null (they are in the core). */
+function dropArrays(w) {
+  w.tokEmb = w.posEmb = w.lmHead = w.lmHeadBias = null;
+  w.normF = { weight: null, bias: null };
 }
 
 /**
@@ -93,11 +110,13 @@ export class LanguageModel extends WasmObject {
    * @internal loadModel (model.js) reads the source and gives its parts
    * @param {object} mha an instance from createMHA()
    * @param {{config: object, vocab: string[], tokenizer: object|null, weights: object,
-   *   metadata?: Object<string, string>, training?: object, probes?: object|null}} parts config:
+   *   metadata?: Object<string, string>, training?: object, probes?: object|null,
+   *   decoderHandle?: object|null}} parts config:
    *   the fields of `config` below; tokenizer: {encode, decode, piece} (tokenizers.js), null for a
-   *   character-level model (one id per character of vocab); weights: decoder.js's spec weights
+   *   character-level model (one id per character of vocab); weights: decoder.js's spec weights;
+   *   decoderHandle: the core's decoder already staged from them (LanguageModel.load), else null
    */
-  constructor(mha, { config, vocab, tokenizer, weights, weightType = 'float32', metadata = {}, training = {}, probes = null }) {
+  constructor(mha, { config, vocab, tokenizer, weights, weightType = 'float32', metadata = {}, training = {}, probes = null, decoderHandle = null }) {
     super(mha._core, null, 'model');
     this._mha = mha;
     this._tok = tokenizer;
@@ -117,8 +136,42 @@ export class LanguageModel extends WasmObject {
     this._heads = null;
     /** How the weight matrices are held in wasm memory: 'float32', 'float16' or 'bfloat16' (loadModel's weightStorage). */
     this.weightType = weightType;
-    this._decoder = new Decoder(mha._core, decoderSpec(config, weights, weightType), this);
-    if (!releaseLargeWeights(this._decoder.spec, config.vocabSize) && weightType !== 'float32') widenedWeightsInJS(this._decoder.spec, weightType);
+    this._decoder = new Decoder(mha._core, decoderSpec(config, weights, weightType), this, decoderHandle);
+    if (!releaseLargeWeights(this._decoder.spec, config) && weightType !== 'float32') widenedWeightsInJS(this._decoder.spec, weightType);
+  }
+
+  /**
+   * A LanguageModel whose transformer blocks arrive one at a time (a reader that reads a file by
+   * ranges, formats/hf.js): the weights outside the blocks go into the core first, then each block
+   * as `blocks` gives it. A model over KEEP_JS_WEIGHTS_BYTES lets go of each array once it is in
+   * the core (the arrays of `parts.weights` are set to null), so that JS holds one block's weights
+   * at a time; a smaller one keeps them (the copying score reads them).
+   * @internal loadModel (model.js)
+   * @param {object} mha an instance from createMHA()
+   * @param {object} parts as the constructor's, `weights.layers` empty
+   * @param {AsyncIterable<object>|Iterable<object>} blocks each block's weights in order (decoder.js spec `weights.layers[l]`)
+   * @returns {Promise<LanguageModel>}
+   * @throws {MHAError} as the constructor; the errors of `blocks` (a reader's); INVALID_ARGUMENT
+   *   (a block count other than numLayers)
+   */
+  static async load(mha, parts, blocks) {
+    const { config, weights, weightType = 'float32' } = parts;
+    const keep = keepsWeightsInJS(config);
+    const building = new DecoderStaging(mha._core, decoderSpec(config, weights, weightType));
+    const layers = [];
+    let handle;
+    try {
+      if (!keep) dropArrays(weights);
+      for await (const lw of blocks) {
+        building.add(lw);
+        if (keep) layers.push(lw);
+      }
+      handle = building.finish();
+    } catch (e) {
+      building.abort();
+      throw e;
+    }
+    return new LanguageModel(mha, { ...parts, weights: { ...weights, layers }, decoderHandle: handle });
   }
 
   /**

@@ -10,7 +10,7 @@
  * @module model
  */
 import { MHAError } from '../engine/errors.js';
-import { applyWeightStorage, WEIGHT_STORAGES } from '../formats/half.js';
+import { weightTarget, convertWeights, allMatrices16, WEIGHT_STORAGES } from '../formats/half.js';
 import { MODEL_FORMAT } from '../formats/charlm.js';
 import { LanguageModel, KEEP_JS_WEIGHTS_BYTES } from './language-model.js';
 import { tokenizerOf } from './tokenizers.js';
@@ -36,13 +36,23 @@ const piecesOf = (tokenizer, vocabSize) => Array.from({ length: vocabSize }, (_,
 
 /**
  * The LanguageModel of what a reader read (formats/index.js readModel): its tokenizer built, its
- * weights held as `storage` says.
+ * weights held as `storage` says (formats/half.js), staged into the core block by block: the
+ * blocks a reader reads one at a time (`read.blocks`: hf.js), else the ones it gave in
+ * `weights.layers`.
  */
-function buildModel(mha, read, storage) {
+async function buildModel(mha, read, storage) {
   const tokenizer = tokenizerOf(read.tokenizer);
   const vocab = read.vocab ?? piecesOf(tokenizer, read.config.vocabSize);
-  const weightType = applyWeightStorage(read.weights, storage, read.fileType ?? null);
-  return new LanguageModel(mha, { ...read, tokenizer, vocab, weightType });
+  const fileType = read.fileType ?? null;
+  const weightType = weightTarget(storage, fileType, read.matrices16 ?? allMatrices16(read.weights));
+  const weights = convertWeights(read.weights, false, weightType, fileType);
+  const given = read.blocks ? null : weights.layers;
+  weights.layers = [];
+  async function* blocks() {
+    if (given) while (given.length) yield convertWeights(given.shift(), true, weightType, fileType);   // each let go of once staged
+    else for await (const lw of read.blocks) yield convertWeights(lw, true, weightType, fileType);
+  }
+  return LanguageModel.load(mha, { ...read, tokenizer, vocab, weights, weightType }, blocks());
 }
 
 /**
@@ -65,11 +75,12 @@ function buildModel(mha, read, storage) {
  *   total: number|null, fraction: number|null}) => void, weightStorage?: 'file'|'float16'|'float32'}} [opts] tokenizer: a llama2.c tokenizer.bin;
  *   progress: called as the bytes of each file arrive (read from disk in chunks of 8 MB, fetched
  *   over http, read from Files): `loaded` bytes of every file so far (never decreasing), `total`
- *   the sizes of the files read so far plus the one being read (its size on disk, a File's size,
- *   an http Content-Length; null while unknown: no Content-Length, or a compressed body), which
- *   grows as each next file of a folder starts (config.json, the weights, the tokenizer files), so
- *   `fraction` = loaded / total may step back then; the last event has loaded === total and
- *   fraction 1. Bytes given directly give one event.
+ *   the sizes of the files started so far (its size on disk, a File's size, an http Content-Length
+ *   or Content-Range; null while unknown: no Content-Length, or a compressed body), which grows as
+ *   each next file of a folder starts (config.json, the weights' header, the tokenizer files; the
+ *   weights then arrive block by block, and their bytes no tensor needs, such as GPT-2's mask
+ *   buffers, count as read once the last block is in), so `fraction` = loaded / total may step
+ *   back then; the last event has loaded === total and fraction 1. Bytes given directly give one event.
  *   weightStorage: how the weight matrices (embeddings, W_Q, W_K, W_V, W_O, the MLP's, lm_head)
  *   are held in wasm memory: 'file' (default) keeps a float16 or bfloat16 file's matrices 16-bit
  *   (half the memory of float32; the results are those of their values widened to float32, the
