@@ -1,6 +1,6 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
-import { baseStyles, formStyles, taskEngine, errorText, int } from '../base/shared.js';
+import { baseStyles, formStyles, taskEngine, renderLatest, errorText, int } from '../base/shared.js';
 import { AttrGuard, intAttr, numberAttr, enumAttr } from '../base/attr-check.js';
 import { DECODERS } from '../logic/models-data.js';
 import { costLedger, bytesText, flopsText, memorySentence, flopsSentence, LEDGER_LIMITS, headChoices, kvFor, ledgerByHeads } from '../logic/cost-ledger.js';
@@ -99,8 +99,6 @@ export class MhaCostLedger extends LitElement {
     layers: { type: String },
     dtypeBytes: { type: String, attribute: 'dtype-bytes' },
     engine: { attribute: false },
-    result: { state: true },
-    error: { state: true },
     attributeErrors: { state: true },
     _ui: { state: true },
     _inputError: { state: true },
@@ -181,8 +179,6 @@ export class MhaCostLedger extends LitElement {
     this.layers = undefined;
     this.dtypeBytes = undefined;
     this.engine = undefined;
-    this.result = null;
-    this.error = null;
     this.attributeErrors = [];
     this._ui = {};
     this._inputError = '';
@@ -193,24 +189,24 @@ export class MhaCostLedger extends LitElement {
       args: () => [this._cfg, this.engine],
       task: async ([cfg, engine], { signal }) => {
         const mha = await taskEngine(engine, signal);
-        if (!cfg) return null;
         const r = costLedger(mha, cfg);
         const { rows: byHeads, group } = ledgerByHeads(mha, cfg);
         return { ...r, config: cfg, byHeads, group };
       },
       onComplete: (r) => {
-        if (!r) return;
-        this.result = r;
-        this.error = null;
         this.dispatchEvent(new CustomEvent('mha-computed', { detail: r, bubbles: true, composed: true }));
       },
       onError: (err) => {
-        this.result = null;
-        this.error = err;
         this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: err }, bubbles: true, composed: true }));
       },
     });
   }
+
+  /** The last ledger (null before the first one and after an engine error). */
+  get result() { return this._task.value ?? null; }
+
+  /** The engine's last error (null after a ledger that succeeded). */
+  get error() { return this._task.error ?? null; }
 
   /** Parses the attributes (a bad one keeps its last good value: AttrGuard) and resolves the configuration. */
   willUpdate(changed) {
@@ -396,17 +392,12 @@ export class MhaCostLedger extends LitElement {
 
   render() {
     const c = this._cfg;
-    const r = this.result;
-    const current = r && r.config === c;
     return html`
-      ${c ? this._controls(c) : nothing}
+      ${this._controls(c)}
       <div role="status" aria-live="polite">${this._inputError ? html`<p class="error" part="input-error">${this._inputError}</p>` : nothing}</div>
       ${this._announcer.view()}
       ${this._attrs.view()}
-      ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
-      ${r && !this.error ? html`${this._ledger(r)}${this._headsTable(r)}`
-        : this.error ? nothing : html`<p class="loading">Computing with the engine…</p>`}
-      ${r && !current && !this.error ? html`<p class="loading">Updating…</p>` : nothing}`;
+      ${renderLatest(this._task, (r) => html`${this._ledger(r)}${this._headsTable(r)}${r.config === this._cfg ? nothing : html`<p class="loading">Updating…</p>`}`)}`;
   }
 }
 
