@@ -4,7 +4,7 @@ import { tex } from '../base/tex.js';
 import { rich } from '../base/rich.js';
 import { STEPS, stepView } from '../logic/stepper-steps.js';
 import { matrixTable, matrixStyles } from '../base/matrix.js';
-import { baseStyles, taskEngine, errorText, toMatrix } from '../base/shared.js';
+import { baseStyles, taskEngine, renderLatest, toMatrix } from '../base/shared.js';
 import { PEOPLE, FEATURES, X0, HEADS, restaurantLayerOptions } from '../logic/restaurant.js';
 import { AttrGuard, intAttr, rawAttr, fireError } from '../base/attr-check.js';
 import '../views/mha-heads.js';
@@ -96,8 +96,6 @@ export class MhaStepper extends LitElement {
     step: { reflect: true, converter: rawAttr },
     head: { reflect: true, converter: rawAttr },
     engine: { attribute: false },
-    trace: { state: true },
-    error: { state: true },
     _x: { state: true },
     _sel: { state: true },
     _inputError: { state: true },
@@ -121,6 +119,12 @@ export class MhaStepper extends LitElement {
       margin: 1rem 0; background: var(--_bg);
     }
     .controls { display: flex; flex-direction: column; gap: 0.5rem; }
+    /* the editable X and the head and step tabs side by side when both fit */
+    .top { display: flex; flex-wrap: wrap; gap: 0.2rem 1.2rem; align-items: flex-start; }
+    .top .x-editor { margin: 0; flex: 0 1 auto; min-width: 0; }
+    .top .controls { flex: 1 1 20rem; min-width: 0; }
+    .x-ref { font-weight: 600; white-space: nowrap; }
+    .x-ref .muted { font-weight: 400; }
     .seg { display: flex; flex-wrap: wrap; gap: 0.3rem; }
     button:disabled { opacity: 0.55; cursor: default; }
     h3 { font-size: 1.05rem; margin: 0.9rem 0 0.4rem; }
@@ -170,8 +174,6 @@ export class MhaStepper extends LitElement {
     this._s = 0;
     this._h = 0;
     this.engine = undefined;
-    this.trace = null;
-    this.error = null;
     this._x = X0.map((r) => r.slice());
     this._sel = null;           // the hovered / focused result cell {r, c}
     this._tab = { r: 0, c: 0 }; // the result cell that takes Tab (roving tabindex)
@@ -200,19 +202,19 @@ export class MhaStepper extends LitElement {
         }
       },
       onComplete: (tr) => {
-        this.trace = tr;
-        this.error = null;
         this.dispatchEvent(new CustomEvent('mha-computed', {
           detail: { x: this.x, output: tr.output.map((r) => r.slice()) }, bubbles: true, composed: true,
         }));
       },
-      onError: (err) => {
-        this.trace = null;
-        this.error = err;
-        fireError(this, err);
-      },
+      onError: (err) => fireError(this, err),
     });
   }
+
+  /** Every intermediate of the last computation (null before the first one and after an engine error). */
+  get trace() { return this._task.value ?? null; }
+
+  /** The last engine error (null after a computation that succeeded). */
+  get error() { return this._task.error ?? null; }
 
   /** The input X in use, `[3, 6]` (a copy). */
   get x() { return this._x.map((r) => r.slice()); }
@@ -301,7 +303,8 @@ export class MhaStepper extends LitElement {
     this.renderRoot.querySelector(`table.result td[data-r="${r}"][data-c="${c}"]`)?.focus();
   }
 
-  _renderEditor() {
+  /** The editable X; `hlRow`: the row that made the selected result cell (at the steps whose operand is X). */
+  _renderEditor(hlRow = -1) {
     const X = this._x;
     const cols = FEATURES.length;
     return html`<div class="x-editor">
@@ -309,14 +312,18 @@ export class MhaStepper extends LitElement {
         <table class="matrix input" part="x-table" @input=${this._onInput}>
           <caption>X: three people × six features (editable)</caption>
           <thead><tr><td class="corner"></td>${FEATURES.map((f) => html`<th scope="col">${f}</th>`)}</tr></thead>
-          <tbody>${X.map((row, r) => html`<tr><th scope="row">${PEOPLE[r] ?? r + 1}</th>${row.slice(0, cols).map((v, c) => html`<td>
+          <tbody>${X.map((row, r) => html`<tr><th scope="row">${PEOPLE[r] ?? r + 1}</th>${row.slice(0, cols).map((v, c) => html`<td class=${r === hlRow ? 'hl' : ''}>
             <input type="number" step="0.01" value=${String(v)} data-r=${r} data-c=${c}
               aria-label=${`${PEOPLE[r] ?? `row ${r + 1}`}, ${FEATURES[c]}`}></td>`)}</tr>`)}</tbody>
         </table>
       </div>
       <button type="button" part="reset" @click=${() => this.reset()}>Reset X</button>
-    </div>
-    <div role="status" aria-live="polite">${this._inputError
+    </div>`;
+  }
+
+  /** The message of a refused cell of X, and the line announced once an edit settles. */
+  _renderInputMessages() {
+    return html`<div role="status" aria-live="polite">${this._inputError
       ? html`<p class="error" part="input-error" id="x-error">${this._inputError}</p>` : nothing}</div>
     ${this._announcer.view()}`;
   }
@@ -340,12 +347,21 @@ export class MhaStepper extends LitElement {
       <p part="explanation">${view.text}</p>
       <div class="scroll" tabindex="0" role="region" aria-label="matrices of this step">
         <div class="matrices" part="matrices">
-          ${matrixTable({ ...drawn(view.left), hl: link.left })}
+          ${view.left.caption === 'X' ? html`<span class="x-ref" part="matrix" data-operand="X">X <span class="muted">(3 × 6, the table above)</span></span>`
+            : matrixTable({ ...drawn(view.left), hl: link.left })}
           <span class="op" aria-hidden="true">${view.op}</span>
           ${view.right ? html`${matrixTable({ ...drawn(view.right), hl: link.right })}<span class="op" aria-hidden="true">=</span>` : nothing}
           ${matrixTable({ ...drawn(view.result), kind: 'result', part: 'result', hl: sel ? { row: sel.r, col: sel.c } : null, tabCell: this._tab, on })}
         </div>
       </div>`;
+  }
+
+  /** The row of X that made the selected result cell, at the steps whose left operand is X (else -1). */
+  _xRow() {
+    const sel = this._sel, tr = this.trace;
+    if (!sel || !tr) return -1;
+    const view = stepView(this._s, this._h, this._x, tr);
+    return view.left.caption === 'X' ? view.link(sel.r, sel.c).left?.row ?? -1 : -1;
   }
 
   /** The formula of the hovered or focused result cell (or how to get one). */
@@ -360,15 +376,11 @@ export class MhaStepper extends LitElement {
   render() {
     const tr = this.trace;
     const s = this._s, hi = this._h;
-    const err = this.error
-      ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>`
-      : nothing;
-    const attrs = this._attrs.view();
     return html`
-      ${attrs}
-      ${this._renderEditor()}
-      ${err}
+      ${this._attrs.view()}
       <div class="stepper">
+        <div class="top">
+        ${this._renderEditor(this._xRow())}
         <div class="controls" part="controls">
           <div role="radiogroup" aria-label="head" class="seg" @keydown=${radioKeys}>
             ${HEADS.map((h, i) => html`<button type="button" part="head-tab" data-head=${i}
@@ -381,10 +393,10 @@ export class MhaStepper extends LitElement {
                 @click=${() => this._go(i)}>${i + 1} ${st.short}</button>`)}
           </div>
         </div>
-        <p class="sr-only" role="status">${tr ? `Step ${s + 1} of ${STEPS.length}: ${STEPS[s].title}${s < 6 ? `, head ${hi + 1}` : ''}` : ''}</p>
-        <div class="body">
-          ${tr ? this._renderStep(tr) : this.error ? nothing : html`<p class="loading">Computing with the engine…</p>`}
         </div>
+        ${this._renderInputMessages()}
+        <p class="sr-only" role="status">${tr ? `Step ${s + 1} of ${STEPS.length}: ${STEPS[s].title}${s < 6 ? `, head ${hi + 1}` : ''}` : ''}</p>
+        <div class="body">${renderLatest(this._task, (t) => this._renderStep(t))}</div>
         <div class="foot">
           ${tr ? this._renderCellFormula(tr) : nothing}
           <div class="nav" part="nav">
