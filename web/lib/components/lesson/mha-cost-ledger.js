@@ -126,6 +126,12 @@ export class MhaCostLedger extends LitElement {
     details.note > summary { cursor: pointer; }
     details.note p { margin: 0.3em 0; }
     .loading { color: var(--_muted); font-size: 0.9em; }
+    /* wide: the sentences and notes beside the table, its "how" column wrapped to leave them room */
+    @container (min-width: 60rem) {
+      .split { display: grid; grid-template-columns: auto minmax(17rem, 1fr); gap: 0 1.2rem; align-items: start; }
+      table[part='ledger'] td.how { white-space: normal; min-width: 12em; max-width: 25em; }
+      .side .sentence { margin-top: 2.2rem; }
+    }
     details.heads > summary { cursor: pointer; font-weight: 600; font-size: 0.92rem; margin: 0.2rem 0; }
     /* a phone: the controls two to a row */
     @container (max-width: 34rem) {
@@ -332,7 +338,7 @@ export class MhaCostLedger extends LitElement {
     const b = (x) => ({ raw: x, text: bytesText(x) });
     const f = (x) => ({ raw: x, text: flopsText(x) });
     const per = c.batch === 1 ? '' : `·${c.batch}`;
-    return html`<div class="scroll" tabindex="0" role="region" aria-label="Cost ledger table">
+    return html`<div class="split"><div class="scroll" tabindex="0" role="region" aria-label="Cost ledger table">
       <table part="ledger">
         <caption>Cost ledger: ${c.name === CUSTOM || !c.preset ? 'attention layers' : c.name}${m ? nothing : c.preset ? ' (attention layers only)' : nothing} ·
           d<sub>model</sub> = ${int(c.dModel)}, h = ${c.heads}, g = ${c.kvHeads}, d<sub>k</sub> = ${r.dK}, L = ${L}, T = ${int(c.context)}, B = ${c.batch}, ${c.dtypeBytes} bytes per value</caption>
@@ -358,13 +364,13 @@ export class MhaCostLedger extends LitElement {
         </tbody>
       </table>
     </div>
-    <div class="sentence" part="sentence">
+    <div class="side"><div class="sentence" part="sentence">
       <p data-k="memory-sentence">${memorySentence(r)}</p>
       <p data-k="flops-sentence">${flopsSentence(r)}</p>
     </div>
     ${!m && c.preset ? html`<p class="note">d-model ${int(c.dModel)} differs from ${c.preset.name}'s ${int(c.preset.dModel)}: its MLP and embeddings are not counted.</p>` : nothing}
     <details class="note" part="counting"><summary>How exp and the scores are counted, and the sources</summary>
-      <p>Exp is counted as one FLOP (a real exp costs tens of instructions). Scores are counted at ${c.dtypeBytes} bytes per value; many kernels keep them in float32. Attention figures: the engine's <code>mha.passport()</code>${m ? html`; MLP, embeddings and norms: ${m.source}` : nothing}.</p></details>`;
+      <p>Exp is counted as one FLOP (a real exp costs tens of instructions). Scores are counted at ${c.dtypeBytes} bytes per value; many kernels keep them in float32. Attention figures: the engine's <code>mha.passport()</code>${m ? html`; MLP, embeddings and norms: ${m.source}` : nothing}.</p></details></div></div>`;
   }
 
   _headsTable(r) {
