@@ -132,8 +132,9 @@ export class MhaKvCalculator extends LitElement {
     details.layer[open] > summary { margin-bottom: 0.5rem; }
     .loading { color: var(--_muted); font-size: 0.9em; }
     .context-note { border-left: 3px solid var(--_accent); padding-left: 0.6em; }
-    /* a phone: the controls two to a row */
+    /* a phone: the controls two to a row; the formula a little smaller, so that it fits */
     @container (max-width: 34rem) {
+      .tex math { font-size: 0.82em; }
       form { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); align-items: end; }
       form select, form input { width: 100%; box-sizing: border-box; }
       /* the model and the dtype, whose names are long, on a row of their own: nothing cut off */
