@@ -28,7 +28,8 @@ const clampInt = (v, lo, hi, dflt) => {
  * described by six features, two hand-made heads of different widths (taste: d_k = 2, d_v = 3;
  * budget: d_k = 2, d_v = 2) and W_O (5 × 6). It shows the editable input X (with Reset), head tabs
  * and the eight step tabs with Previous / Next, each step's title, formula (KaTeX, rendered as
- * MathML) and explanation, the operand and result matrices, the per-head attention heatmaps
+ * MathML) and explanation, the operand and result matrices (X, an operand of steps 1–3, is drawn once: the
+ * editable table, whose row lights up for a selected result cell), the per-head attention heatmaps
  * (`<mha-heads>`) and the final output. Hovering or focusing a result cell highlights the row and
  * column it came from and shows that cell's formula; in the result, arrow keys, Home and End move.
  * Every number comes from the engine (`layer.trace` of the example's layer, recomputed when X changes).
@@ -347,7 +348,7 @@ export class MhaStepper extends LitElement {
       <p part="explanation">${view.text}</p>
       <div class="scroll" tabindex="0" role="region" aria-label="matrices of this step">
         <div class="matrices" part="matrices">
-          ${view.left.caption === 'X' ? html`<span class="x-ref" part="matrix" data-operand="X">X <span class="muted">(3 × 6, the table above)</span></span>`
+          ${view.left.caption === 'X' ? html`<span class="x-ref" part="matrix" data-operand="X">X <span class="muted">(above)</span></span>`
             : matrixTable({ ...drawn(view.left), hl: link.left })}
           <span class="op" aria-hidden="true">${view.op}</span>
           ${view.right ? html`${matrixTable({ ...drawn(view.right), hl: link.right })}<span class="op" aria-hidden="true">=</span>` : nothing}
