@@ -141,6 +141,10 @@ export class MhaStepper extends LitElement {
     .nav { display: flex; align-items: center; justify-content: space-between; gap: 0.8rem; color: var(--_muted); font-size: 0.9rem; }
     /* the selected cell's formula and Previous / Next on one row when both fit */
     .foot { display: flex; flex-wrap: wrap; align-items: center; gap: 0.6rem 1rem; margin-top: 0.6rem; }
+    /* the matrices, then the cell's formula and Previous / Next: beside them when they leave room, else below */
+    .work { display: flex; flex-wrap: wrap; align-items: center; gap: 0 1.2rem; }
+    .work > .scroll { flex: 0 1 auto; min-width: 0; }
+    .work > .foot { flex: 1 1 22rem; min-width: 0; }
     .foot .cell-formula { flex: 1 1 24rem; min-width: 0; margin: 0; }
     .foot .nav { flex: 0 0 auto; margin-left: auto; }
     .title-row { display: flex; flex-wrap: wrap; align-items: center; gap: 0 1.5rem; margin: 0.7rem 0 0.2rem; }
@@ -346,6 +350,7 @@ export class MhaStepper extends LitElement {
         <div class="tex" part="formula" tabindex="0" role="region" aria-label="formula of this step">${tex(view.tex)}</div>
       </div>
       <p part="explanation">${view.text}</p>
+      <div class="work">
       <div class="scroll" tabindex="0" role="region" aria-label="matrices of this step">
         <div class="matrices" part="matrices">
           ${view.left.caption === 'X' ? html`<span class="x-ref" part="matrix" data-operand="X">X <span class="muted">(above)</span></span>`
@@ -354,7 +359,20 @@ export class MhaStepper extends LitElement {
           ${view.right ? html`${matrixTable({ ...drawn(view.right), hl: link.right })}<span class="op" aria-hidden="true">=</span>` : nothing}
           ${matrixTable({ ...drawn(view.result), kind: 'result', part: 'result', hl: sel ? { row: sel.r, col: sel.c } : null, tabCell: this._tab, on })}
         </div>
+      </div>
+      <div class="foot">${this._renderCellFormula(tr)}${this._renderNav()}</div>
       </div>`;
+  }
+
+  /** Previous / Next and where the reader is. */
+  _renderNav() {
+    const s = this._s;
+    return html`<div class="nav" part="nav">
+      <button type="button" part="prev" aria-disabled=${s === 0 ? 'true' : 'false'} @click=${() => { if (s > 0) this._go(s - 1); }}>← Previous</button>
+      <span>${s + 1} / ${STEPS.length}</span>
+      <button type="button" part="next" aria-disabled=${s === STEPS.length - 1 ? 'true' : 'false'}
+        @click=${() => { if (s < STEPS.length - 1) this._go(s + 1); }}>Next →</button>
+    </div>`;
   }
 
   /** The row of X that made the selected result cell, at the steps whose left operand is X (else -1). */
@@ -398,15 +416,6 @@ export class MhaStepper extends LitElement {
         ${this._renderInputMessages()}
         <p class="sr-only" role="status">${tr ? `Step ${s + 1} of ${STEPS.length}: ${STEPS[s].title}${s < 6 ? `, head ${hi + 1}` : ''}` : ''}</p>
         <div class="body">${renderLatest(this._task, (t) => this._renderStep(t))}</div>
-        <div class="foot">
-          ${tr ? this._renderCellFormula(tr) : nothing}
-          <div class="nav" part="nav">
-            <button type="button" part="prev" aria-disabled=${s === 0 ? 'true' : 'false'} @click=${() => { if (s > 0) this._go(s - 1); }}>← Previous</button>
-            <span>${s + 1} / ${STEPS.length}</span>
-            <button type="button" part="next" aria-disabled=${s === STEPS.length - 1 ? 'true' : 'false'}
-              @click=${() => { if (s < STEPS.length - 1) this._go(s + 1); }}>Next →</button>
-          </div>
-        </div>
       </div>
       <div class="blocks">
       <div class="block">
