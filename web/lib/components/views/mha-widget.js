@@ -86,7 +86,8 @@ export class MhaWidget extends LitElement {
     }
     .controls { display: flex; flex-wrap: wrap; align-items: center; gap: 0.4rem; margin-bottom: 0.8rem; }
     .controls .lbl { font-weight: 600; margin-right: 0.3rem; }
-    .controls .spacer { flex: 1 1 auto; }
+    /* what the maps show, between the buttons and "New weights" (its own line on a phone) */
+    .controls .status { flex: 1 1 14rem; margin: 0 0.4rem; }
     .layout { display: grid; grid-template-columns: minmax(0, 1fr); gap: 1rem; }
     @container (min-width: 820px) {
       .layout { grid-template-columns: minmax(0, 25rem) minmax(0, 1fr); }
@@ -95,7 +96,7 @@ export class MhaWidget extends LitElement {
     @container (min-width: 1060px) {
       .layout { grid-template-columns: minmax(0, 42rem) minmax(0, 1fr); }
     }
-    .status { font-size: 0.8em; color: var(--_muted); margin: 0.6rem 0 0; }
+    .status { font-size: 0.8em; color: var(--_muted); }
     details.passport > summary { cursor: pointer; font-size: 0.9rem; }
     details.passport[open] > summary { margin-bottom: 0.5rem; }
     /* wider than a phone the passport is always shown: no disclosure line */
@@ -250,7 +251,7 @@ export class MhaWidget extends LitElement {
         <span class="choices" role="radiogroup" aria-label="number of heads h" @keydown=${radioKeys}>${this.options.map((o) => html`<button
             type="button" part="head-button" data-h=${o} role="radio" aria-checked=${o === h ? 'true' : 'false'}
             tabindex=${o === h ? 0 : -1} aria-label=${`h = ${o}`} @click=${() => this._pick(o)}>${o}</button>`)}</span>
-        <span class="spacer"></span>
+        <p class="status" aria-live="polite">${this._statusText()}</p>
         ${this.noReseed ? nothing : html`<button type="button" part="reseed" @click=${() => this.reseed()}>New weights</button>`}
       </div>
       ${renderLatest(this._layerTask, (r) => this._view(r, h), 'Loading the engine…')}`;
@@ -269,8 +270,13 @@ export class MhaWidget extends LitElement {
           .engine=${this.engine} .data=${r.heads === h ? p : null} compact no-bias></mha-passport></details>`;
     const heads = html`<mha-heads part="heads" .weights=${r.weights} .tokens=${this.tokenLabels}
           .dK=${p.dK} scheme=${this._c.scheme} .scale=${this.scale ?? null}></mha-heads>`;
-    return html`<div class="layout">${this._narrow ? html`${heads}${passport}` : html`${passport}${heads}`}</div>
-      <p class="status" aria-live="polite">${r.heads} head${r.heads > 1 ? 's' : ''} of ${this._T} × ${this._T} attention weights, computed by the wasm engine</p>`;
+    return html`<div class="layout">${this._narrow ? html`${heads}${passport}` : html`${passport}${heads}`}</div>`;
+  }
+
+  /** The line beside the buttons saying what the maps show (empty before the first result and after an error). */
+  _statusText() {
+    const r = this.result;
+    return r ? `${r.heads} head${r.heads > 1 ? 's' : ''} of ${this._T} × ${this._T} attention weights, computed by the wasm engine` : '';
   }
 }
 
