@@ -110,7 +110,7 @@ export class MhaCostLedger extends LitElement {
       overflow-x: auto; max-width: 100%; padding-bottom: 0.3rem;
     }
     table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 0.88rem; margin: 0.4rem 0 0.8rem; }
-    caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
+    p.title { font-weight: 600; font-size: 0.88rem; margin: 0.4rem 0 0.2rem; }
     th, td { padding: 0.28em 0.7em; border-bottom: 1px solid var(--_border); text-align: right; vertical-align: top; }
     th[scope='row'], thead th:first-child { text-align: left; font-weight: 500; }
     thead th { color: var(--_muted); font-weight: 600; font-size: 0.85em; }
@@ -130,7 +130,7 @@ export class MhaCostLedger extends LitElement {
     @container (min-width: 60rem) {
       .split { display: grid; grid-template-columns: auto minmax(17rem, 1fr); gap: 0 1.2rem; align-items: start; }
       table[part='ledger'] td.how { white-space: normal; min-width: 12em; max-width: 25em; }
-      .side .sentence { margin-top: 2.2rem; }
+      .side .sentence { margin-top: 0.4rem; }
     }
     details.heads > summary { cursor: pointer; font-weight: 600; font-size: 0.92rem; margin: 0.2rem 0; }
     /* a phone: the controls two to a row */
@@ -145,8 +145,7 @@ export class MhaCostLedger extends LitElement {
     :host { container-type: inline-size; }
     @container (max-width: 34rem) {
       .scroll { overflow-x: visible; }
-      table, tbody, tr, caption { display: block; }
-      caption { padding: 0.2em 0; }
+      table, tbody, tr { display: block; }
       thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
       tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.8em; align-items: baseline; padding: 0.35em 0.2em; border-bottom: 1px solid var(--_border); }
       th, td { display: block; box-sizing: border-box; border: 0; padding: 0; text-align: left; white-space: normal; }
@@ -338,10 +337,11 @@ export class MhaCostLedger extends LitElement {
     const b = (x) => ({ raw: x, text: bytesText(x) });
     const f = (x) => ({ raw: x, text: flopsText(x) });
     const per = c.batch === 1 ? '' : `·${c.batch}`;
-    return html`<div class="split"><div class="scroll" tabindex="0" role="region" aria-label="Cost ledger table">
-      <table part="ledger">
-        <caption>Cost ledger: ${c.name === CUSTOM || !c.preset ? 'attention layers' : c.name}${m ? nothing : c.preset ? ' (attention layers only)' : nothing} ·
-          d<sub>model</sub> = ${int(c.dModel)}, h = ${c.heads}, g = ${c.kvHeads}, d<sub>k</sub> = ${r.dK}, L = ${L}, T = ${int(c.context)}, B = ${c.batch}, ${c.dtypeBytes} bytes per value</caption>
+    // the table's title above the table and the sentences beside it (one line on a wide page), naming the table
+    return html`<p class="title" id="ledger-title">Cost ledger: ${c.name === CUSTOM || !c.preset ? 'attention layers' : c.name}${m ? nothing : c.preset ? ' (attention layers only)' : nothing} ·
+      d<sub>model</sub> = ${int(c.dModel)}, h = ${c.heads}, g = ${c.kvHeads}, d<sub>k</sub> = ${r.dK}, L = ${L}, T = ${int(c.context)}, B = ${c.batch}, ${c.dtypeBytes} bytes per value</p>
+    <div class="split"><div class="scroll" tabindex="0" role="region" aria-label="Cost ledger table">
+      <table part="ledger" aria-labelledby="ledger-title">
         <thead><tr><th scope="col">what</th><th scope="col">size</th><th scope="col">count</th><th scope="col">how it is counted</th></tr></thead>
         <tbody class="group"><tr><th scope="rowgroup" colspan="4">Memory</th></tr>
           ${row('attnWeights', 'projection weights, one layer', c.bias ? 'W_Q, W_K, W_V, W_O + biases' : 'W_Q, W_K, W_V, W_O (no biases)', `${int(r.attention.params)} params`, b(r.attention.bytesPerLayer))}
@@ -376,11 +376,10 @@ export class MhaCostLedger extends LitElement {
   _headsTable(r) {
     const c = r.config;
     // the same layers at every h: secondary to the ledger, so behind a disclosure (its rows are in the page either way)
-    return html`<details class="heads" part="heads-details"><summary>All ${c.layers} layer${c.layers === 1 ? '' : 's'} at d<sub>model</sub> = ${int(c.dModel)},
-      T = ${int(c.context)}, as h varies: projections, softmax, scores and KV cache at every h</summary>
+    return html`<details class="heads" part="heads-details"><summary><span id="heads-title">All ${c.layers} layer${c.layers === 1 ? '' : 's'} at d<sub>model</sub> = ${int(c.dModel)},
+      T = ${int(c.context)}, as h varies</span>: projections, softmax, scores and KV cache at every h</summary>
     <div class="scroll" tabindex="0" role="region" aria-label="One layer at every h">
-      <table part="heads-table">
-        <caption class="sr-only">All ${c.layers} layer${c.layers === 1 ? '' : 's'} at d<sub>model</sub> = ${int(c.dModel)}, T = ${int(c.context)}, as h varies</caption>
+      <table part="heads-table" aria-labelledby="heads-title">
         <thead><tr><th scope="col">h</th><th scope="col">g</th><th scope="col">d<sub>k</sub></th><th scope="col">Q, K, V, O projections</th>
           <th scope="col">scaling + softmax</th><th scope="col">scores, one layer</th><th scope="col">KV cache</th></tr></thead>
         <tbody>${r.byHeads.map((x) => html`<tr data-h=${x.h} aria-current=${x.h === c.heads ? 'true' : 'false'}>
