@@ -117,7 +117,7 @@ export class MhaStepper extends LitElement {
     table.input input[aria-invalid='true'] { outline: 2px solid var(--_error); }
     .stepper {
       border: 1px solid var(--_border); border-radius: calc(var(--_radius) * 1.6); padding: 1rem;
-      margin: 1rem 0; background: var(--_bg);
+      margin: 0.4rem 0 0; background: var(--_bg);
     }
     .controls { display: flex; flex-direction: column; gap: 0.5rem; }
     /* the editable X and the head and step tabs side by side when both fit */
@@ -163,7 +163,7 @@ export class MhaStepper extends LitElement {
     }
     .loading { color: var(--_muted); font-size: 0.9em; }
     ::slotted(h3) { font-size: 1.15rem; margin: 1em 0 0.3em; }
-    .block { margin-top: 1rem; }
+    .block { margin-top: 0.2rem; }
     /* room for the heatmaps' focus outlines */
     .heads-wrap { position: relative; overflow: hidden; padding: 4px; margin: -4px; }
     @container (min-width: 481px) { .heads-wrap mha-heads { --mha-cell-size: 36px; } }
