@@ -147,7 +147,9 @@ export class MhaCostLedger extends LitElement {
       .scroll { overflow-x: visible; }
       table, tbody, tr { display: block; }
       thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
-      tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.8em; align-items: baseline; padding: 0.35em 0.2em; border-bottom: 1px solid var(--_border); }
+      tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.8em; align-items: baseline; padding: 0.25em 0.2em; border-bottom: 1px solid var(--_border); }
+      /* d_model is in the ledger's title line: the heads label stays on one line */
+      .dmodel { display: none; }
       th, td { display: block; box-sizing: border-box; border: 0; padding: 0; text-align: left; white-space: normal; }
       /* the name and the value on the first line, the count and how it is counted on the second */
       tbody tr::before { content: ''; flex: 0 0 100%; order: 1; height: 0; }
@@ -312,7 +314,7 @@ export class MhaCostLedger extends LitElement {
         ${DECODERS.map((m) => html`<option value=${m.name} ?selected=${m.name === c.name}>${m.name}</option>`)}
         <option value=${CUSTOM} ?selected=${c.name === CUSTOM}>none (attention layers only)</option>
       </select></label>
-      <label><span>heads h (d<sub>model</sub> = ${int(c.dModel)})</span> <select part="control" name="heads" @change=${this._onHeads}>
+      <label><span>heads h<span class="dmodel"> (d<sub>model</sub> = ${int(c.dModel)})</span></span> <select part="control" name="heads" @change=${this._onHeads}>
         ${heads.map((h) => html`<option value=${h} ?selected=${h === c.heads}>${h}${c.dModel % h ? ' (does not divide d_model)' : ` (d_k = ${c.dModel / h})`}</option>`)}
       </select></label>
       <label><span>K/V heads g</span> <select part="control" name="kv-heads" @change=${(e) => this._set({ kvHeads: Number(e.target.value) })}>
