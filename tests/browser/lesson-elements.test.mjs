@@ -70,6 +70,12 @@ test('<mha-stepper> under the CSP: the engine’s numbers, steps and heads by ta
   // the step's result matrix is the engine's Q of head 1
   assert.deepEqual((await st.locator('[part="result"] tbody td').allTextContents()).map((c) => c.trim()), ref.heads[0].q.flat().map((v) => v.toFixed(3)));
   assert.match(await st.locator('[part="formula"]').innerHTML(), /<math/);
+  // X is drawn once: step 1 names it (W_Q and Q are its only tables), and a result cell lights up its row of X in the editable table
+  assert.equal(await st.locator('[part="matrices"] table').count(), 2);
+  assert.equal(await st.locator('[part="matrices"] [data-operand="X"]').count(), 1);
+  await st.locator('[part="result"] td[data-r="1"][data-c="0"]').hover();
+  assert.equal(await st.locator('[part="x-table"] tbody tr').nth(1).locator('td.hl').count(), 6, 'Emma’s row of X');
+  assert.equal(await st.locator('[part="x-table"] td.hl').count(), 6, 'only that row');
   // tabs: change event with {step, head}, reflected attributes
   await page.evaluate(() => { window.__changes = []; document.querySelector('mha-stepper').addEventListener('change', (e) => window.__changes.push(e.detail)); });
   await st.locator('button[data-step="4"]').click();

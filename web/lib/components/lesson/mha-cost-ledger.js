@@ -1,6 +1,6 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
-import { baseStyles, formStyles, taskEngine, errorText, int } from '../base/shared.js';
+import { baseStyles, formStyles, taskEngine, renderLatest, errorText, int } from '../base/shared.js';
 import { AttrGuard, intAttr, numberAttr, enumAttr } from '../base/attr-check.js';
 import { DECODERS } from '../logic/models-data.js';
 import { costLedger, bytesText, flopsText, memorySentence, flopsSentence, LEDGER_LIMITS, headChoices, kvFor, ledgerByHeads } from '../logic/cost-ledger.js';
@@ -99,8 +99,6 @@ export class MhaCostLedger extends LitElement {
     layers: { type: String },
     dtypeBytes: { type: String, attribute: 'dtype-bytes' },
     engine: { attribute: false },
-    result: { state: true },
-    error: { state: true },
     attributeErrors: { state: true },
     _ui: { state: true },
     _inputError: { state: true },
@@ -112,7 +110,7 @@ export class MhaCostLedger extends LitElement {
       overflow-x: auto; max-width: 100%; padding-bottom: 0.3rem;
     }
     table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 0.88rem; margin: 0.4rem 0 0.8rem; }
-    caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
+    p.title { font-weight: 600; font-size: 0.88rem; margin: 0.4rem 0 0.2rem; }
     th, td { padding: 0.28em 0.7em; border-bottom: 1px solid var(--_border); text-align: right; vertical-align: top; }
     th[scope='row'], thead th:first-child { text-align: left; font-weight: 500; }
     thead th { color: var(--_muted); font-weight: 600; font-size: 0.85em; }
@@ -128,6 +126,12 @@ export class MhaCostLedger extends LitElement {
     details.note > summary { cursor: pointer; }
     details.note p { margin: 0.3em 0; }
     .loading { color: var(--_muted); font-size: 0.9em; }
+    /* wide: the sentences and notes beside the table, its "how" column wrapped to leave them room */
+    @container (min-width: 60rem) {
+      .split { display: grid; grid-template-columns: auto minmax(17rem, 1fr); gap: 0 1.2rem; align-items: start; }
+      table[part='ledger'] td.how { white-space: normal; min-width: 12em; max-width: 25em; }
+      .side .sentence { margin-top: 0.4rem; }
+    }
     details.heads > summary { cursor: pointer; font-weight: 600; font-size: 0.92rem; margin: 0.2rem 0; }
     /* a phone: the controls two to a row */
     @container (max-width: 34rem) {
@@ -141,10 +145,11 @@ export class MhaCostLedger extends LitElement {
     :host { container-type: inline-size; }
     @container (max-width: 34rem) {
       .scroll { overflow-x: visible; }
-      table, tbody, tr, caption { display: block; }
-      caption { padding: 0.2em 0; }
+      table, tbody, tr { display: block; }
       thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
-      tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.8em; align-items: baseline; padding: 0.35em 0.2em; border-bottom: 1px solid var(--_border); }
+      tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.8em; align-items: baseline; padding: 0.25em 0.2em; border-bottom: 1px solid var(--_border); }
+      /* d_model is in the ledger's title line: the heads label stays on one line */
+      .dmodel { display: none; }
       th, td { display: block; box-sizing: border-box; border: 0; padding: 0; text-align: left; white-space: normal; }
       /* the name and the value on the first line, the count and how it is counted on the second */
       tbody tr::before { content: ''; flex: 0 0 100%; order: 1; height: 0; }
@@ -181,8 +186,6 @@ export class MhaCostLedger extends LitElement {
     this.layers = undefined;
     this.dtypeBytes = undefined;
     this.engine = undefined;
-    this.result = null;
-    this.error = null;
     this.attributeErrors = [];
     this._ui = {};
     this._inputError = '';
@@ -193,24 +196,24 @@ export class MhaCostLedger extends LitElement {
       args: () => [this._cfg, this.engine],
       task: async ([cfg, engine], { signal }) => {
         const mha = await taskEngine(engine, signal);
-        if (!cfg) return null;
         const r = costLedger(mha, cfg);
         const { rows: byHeads, group } = ledgerByHeads(mha, cfg);
         return { ...r, config: cfg, byHeads, group };
       },
       onComplete: (r) => {
-        if (!r) return;
-        this.result = r;
-        this.error = null;
         this.dispatchEvent(new CustomEvent('mha-computed', { detail: r, bubbles: true, composed: true }));
       },
       onError: (err) => {
-        this.result = null;
-        this.error = err;
         this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: err }, bubbles: true, composed: true }));
       },
     });
   }
+
+  /** The last ledger (null before the first one and after an engine error). */
+  get result() { return this._task.value ?? null; }
+
+  /** The engine's last error (null after a ledger that succeeded). */
+  get error() { return this._task.error ?? null; }
 
   /** Parses the attributes (a bad one keeps its last good value: AttrGuard) and resolves the configuration. */
   willUpdate(changed) {
@@ -311,7 +314,7 @@ export class MhaCostLedger extends LitElement {
         ${DECODERS.map((m) => html`<option value=${m.name} ?selected=${m.name === c.name}>${m.name}</option>`)}
         <option value=${CUSTOM} ?selected=${c.name === CUSTOM}>none (attention layers only)</option>
       </select></label>
-      <label><span>heads h (d<sub>model</sub> = ${int(c.dModel)})</span> <select part="control" name="heads" @change=${this._onHeads}>
+      <label><span>heads h<span class="dmodel"> (d<sub>model</sub> = ${int(c.dModel)})</span></span> <select part="control" name="heads" @change=${this._onHeads}>
         ${heads.map((h) => html`<option value=${h} ?selected=${h === c.heads}>${h}${c.dModel % h ? ' (does not divide d_model)' : ` (d_k = ${c.dModel / h})`}</option>`)}
       </select></label>
       <label><span>K/V heads g</span> <select part="control" name="kv-heads" @change=${(e) => this._set({ kvHeads: Number(e.target.value) })}>
@@ -336,10 +339,11 @@ export class MhaCostLedger extends LitElement {
     const b = (x) => ({ raw: x, text: bytesText(x) });
     const f = (x) => ({ raw: x, text: flopsText(x) });
     const per = c.batch === 1 ? '' : `·${c.batch}`;
-    return html`<div class="scroll" tabindex="0" role="region" aria-label="Cost ledger table">
-      <table part="ledger">
-        <caption>Cost ledger: ${c.name === CUSTOM || !c.preset ? 'attention layers' : c.name}${m ? nothing : c.preset ? ' (attention layers only)' : nothing} ·
-          d<sub>model</sub> = ${int(c.dModel)}, h = ${c.heads}, g = ${c.kvHeads}, d<sub>k</sub> = ${r.dK}, L = ${L}, T = ${int(c.context)}, B = ${c.batch}, ${c.dtypeBytes} bytes per value</caption>
+    // the table's title above the table and the sentences beside it (one line on a wide page), naming the table
+    return html`<p class="title" id="ledger-title">Cost ledger: ${c.name === CUSTOM || !c.preset ? 'attention layers' : c.name}${m ? nothing : c.preset ? ' (attention layers only)' : nothing} ·
+      d<sub>model</sub> = ${int(c.dModel)}, h = ${c.heads}, g = ${c.kvHeads}, d<sub>k</sub> = ${r.dK}, L = ${L}, T = ${int(c.context)}, B = ${c.batch}, ${c.dtypeBytes} bytes per value</p>
+    <div class="split"><div class="scroll" tabindex="0" role="region" aria-label="Cost ledger table">
+      <table part="ledger" aria-labelledby="ledger-title">
         <thead><tr><th scope="col">what</th><th scope="col">size</th><th scope="col">count</th><th scope="col">how it is counted</th></tr></thead>
         <tbody class="group"><tr><th scope="rowgroup" colspan="4">Memory</th></tr>
           ${row('attnWeights', 'projection weights, one layer', c.bias ? 'W_Q, W_K, W_V, W_O + biases' : 'W_Q, W_K, W_V, W_O (no biases)', `${int(r.attention.params)} params`, b(r.attention.bytesPerLayer))}
@@ -362,23 +366,22 @@ export class MhaCostLedger extends LitElement {
         </tbody>
       </table>
     </div>
-    <div class="sentence" part="sentence">
+    <div class="side"><div class="sentence" part="sentence">
       <p data-k="memory-sentence">${memorySentence(r)}</p>
       <p data-k="flops-sentence">${flopsSentence(r)}</p>
     </div>
     ${!m && c.preset ? html`<p class="note">d-model ${int(c.dModel)} differs from ${c.preset.name}'s ${int(c.preset.dModel)}: its MLP and embeddings are not counted.</p>` : nothing}
     <details class="note" part="counting"><summary>How exp and the scores are counted, and the sources</summary>
-      <p>Exp is counted as one FLOP (a real exp costs tens of instructions). Scores are counted at ${c.dtypeBytes} bytes per value; many kernels keep them in float32. Attention figures: the engine's <code>mha.passport()</code>${m ? html`; MLP, embeddings and norms: ${m.source}` : nothing}.</p></details>`;
+      <p>Exp is counted as one FLOP (a real exp costs tens of instructions). Scores are counted at ${c.dtypeBytes} bytes per value; many kernels keep them in float32. Attention figures: the engine's <code>mha.passport()</code>${m ? html`; MLP, embeddings and norms: ${m.source}` : nothing}.</p></details></div></div>`;
   }
 
   _headsTable(r) {
     const c = r.config;
     // the same layers at every h: secondary to the ledger, so behind a disclosure (its rows are in the page either way)
-    return html`<details class="heads" part="heads-details"><summary>All ${c.layers} layer${c.layers === 1 ? '' : 's'} at d<sub>model</sub> = ${int(c.dModel)},
-      T = ${int(c.context)}, as h varies: projections, softmax, scores and KV cache at every h</summary>
+    return html`<details class="heads" part="heads-details"><summary><span id="heads-title">All ${c.layers} layer${c.layers === 1 ? '' : 's'} at d<sub>model</sub> = ${int(c.dModel)},
+      T = ${int(c.context)}, as h varies</span>: projections, softmax, scores and KV cache at every h</summary>
     <div class="scroll" tabindex="0" role="region" aria-label="One layer at every h">
-      <table part="heads-table">
-        <caption class="sr-only">All ${c.layers} layer${c.layers === 1 ? '' : 's'} at d<sub>model</sub> = ${int(c.dModel)}, T = ${int(c.context)}, as h varies</caption>
+      <table part="heads-table" aria-labelledby="heads-title">
         <thead><tr><th scope="col">h</th><th scope="col">g</th><th scope="col">d<sub>k</sub></th><th scope="col">Q, K, V, O projections</th>
           <th scope="col">scaling + softmax</th><th scope="col">scores, one layer</th><th scope="col">KV cache</th></tr></thead>
         <tbody>${r.byHeads.map((x) => html`<tr data-h=${x.h} aria-current=${x.h === c.heads ? 'true' : 'false'}>
@@ -396,17 +399,12 @@ export class MhaCostLedger extends LitElement {
 
   render() {
     const c = this._cfg;
-    const r = this.result;
-    const current = r && r.config === c;
     return html`
-      ${c ? this._controls(c) : nothing}
+      ${this._controls(c)}
       <div role="status" aria-live="polite">${this._inputError ? html`<p class="error" part="input-error">${this._inputError}</p>` : nothing}</div>
       ${this._announcer.view()}
       ${this._attrs.view()}
-      ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
-      ${r && !this.error ? html`${this._ledger(r)}${this._headsTable(r)}`
-        : this.error ? nothing : html`<p class="loading">Computing with the engine…</p>`}
-      ${r && !current && !this.error ? html`<p class="loading">Updating…</p>` : nothing}`;
+      ${renderLatest(this._task, (r) => html`${this._ledger(r)}${this._headsTable(r)}${r.config === this._cfg ? nothing : html`<p class="loading">Updating…</p>`}`)}`;
   }
 }
 

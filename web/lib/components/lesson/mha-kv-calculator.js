@@ -1,6 +1,6 @@
 import { LitElement, html, mathml, css, nothing } from 'lit';
 import { Task } from '@lit/task';
-import { baseStyles, formStyles, taskEngine, errorText, int } from '../base/shared.js';
+import { baseStyles, formStyles, taskEngine, renderLatest, int } from '../base/shared.js';
 import { AttrGuard, intAttr, enumAttr, attrError, rawAttr, fireError } from '../base/attr-check.js';
 import { DECODERS } from '../logic/models-data.js';
 import { modelParams } from '../logic/cost-ledger.js';
@@ -57,7 +57,7 @@ export function weightsSentence(r) {
  * the number g of key/value heads (the divisors of its h: g = h is standard multi-head attention,
  * g = 1 multi-query), the context T, the batch B and the bytes per value; it shows
  * `KV bytes = 2 · L · B · T · g · d_k · bytes` with d_k from the engine (`mha.passport`), how many
- * times smaller that is than with h K/V heads, and the compact passport of one layer
+ * times smaller that is than with h K/V heads, and, behind a disclosure, the compact passport of one layer
  * (`<mha-passport>`, handed the same engine result). Beside the cache it shows the whole model's
  * weights at the same bytes per value (the engine's attention parameters per layer, with the chosen
  * g, plus the MLP, embeddings and norms of the published sizes) and a sentence, computed from the
@@ -102,6 +102,7 @@ export function weightsSentence(r) {
  * @csspart weights - The model's weight bytes at the same dtype.
  * @csspart comparison - The sentence comparing the cache with the weights.
  * @csspart context-note - The note shown when T is beyond the model's trained context.
+ * @csspart passport-details - The disclosure (closed at first) holding the passport.
  * @csspart passport - The `<mha-passport>` of one layer.
  * @csspart input-error - The message shown when a typed number is refused.
  * @csspart error - An engine error.
@@ -117,21 +118,23 @@ export class MhaKvCalculator extends LitElement {
     dtypeBytes: { attribute: 'dtype-bytes', reflect: true, converter: rawAttr },
     models: { attribute: false },
     engine: { attribute: false },
-    result: { state: true },
-    error: { state: true },
     _inputError: { state: true },
   };
 
   static styles = [baseStyles, formStyles, css`
     :host { display: block; max-width: 100%; min-width: 0; container-type: inline-size; }
-    .result { background: var(--_surface); border-radius: calc(var(--_radius) * 1.4); padding: 0.5em 1em; margin-bottom: 1rem; }
+    .result { background: var(--_surface); border-radius: calc(var(--_radius) * 1.4); padding: 0.5em 1em; margin-bottom: 0.6rem; }
     .result p { margin: 0.3em 0; }
     .tex { overflow-x: auto; overflow-y: hidden; padding: 0.2em 0; }
+    .tex { width: fit-content; max-width: 100%; box-sizing: border-box; }
     .tex math { font-size: 1.05em; }
+    details.layer > summary { cursor: pointer; font-weight: 600; font-size: 0.92rem; margin: 0.2rem 0; }
+    details.layer[open] > summary { margin-bottom: 0.5rem; }
     .loading { color: var(--_muted); font-size: 0.9em; }
     .context-note { border-left: 3px solid var(--_accent); padding-left: 0.6em; }
-    /* a phone: the controls two to a row */
+    /* a phone: the controls two to a row; the formula a little smaller, so that it fits */
     @container (max-width: 34rem) {
+      .tex math { font-size: 0.82em; }
       form { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); align-items: end; }
       form select, form input { width: 100%; box-sizing: border-box; }
       /* the model and the dtype, whose names are long, on a row of their own: nothing cut off */
@@ -151,8 +154,6 @@ export class MhaKvCalculator extends LitElement {
     /** @type {number|string} */ this.dtypeBytes = 2;
     this.models = DECODERS;
     this.engine = undefined;
-    this.result = null;
-    this.error = null;
     this._inputError = '';
     this._attrs = new AttrGuard(this);
     this._c = null;
@@ -176,20 +177,20 @@ export class MhaKvCalculator extends LitElement {
         return { model: m, g, T, B, bytesPer, dK, bytes, fullBytes, weightParams, weightBytes, passport };
       },
       onComplete: (r) => {
-        this.result = r;
-        this.error = null;
         this.dispatchEvent(new CustomEvent('mha-computed', { detail: r, bubbles: true, composed: true }));
       },
-      onError: (err) => {
-        this.result = null;
-        this.error = err;
-        fireError(this, err);
-      },
+      onError: (err) => fireError(this, err),
     });
   }
 
+  /** The last computation (null before the first one and after an engine error). */
+  get result() { return this._task.value ?? null; }
+
+  /** The last engine error (null after a computation that succeeded). */
+  get error() { return this._task.error ?? null; }
+
   /** The KV-cache size in bytes of the current choice (null before the first result or on error). */
-  get bytes() { return this.result ? this.result.bytes : null; }
+  get bytes() { return this._task.value?.bytes ?? null; }
 
   get _model() { return this._c?.model ?? null; }
 
@@ -273,7 +274,6 @@ export class MhaKvCalculator extends LitElement {
     const m = c.model;
     const g = c.g;
     const dts = DTYPES.some(([b]) => b === c.bytesPer) ? DTYPES : [...DTYPES, [c.bytesPer, `${c.bytesPer} bytes`]];
-    const r = this.result;
     return html`${this._attrs.view()}
       <form part="form" @submit=${(e) => e.preventDefault()}>
         <label>model <select part="control" name="model" @change=${this._onModel}>
@@ -291,24 +291,29 @@ export class MhaKvCalculator extends LitElement {
         </select></label>
       </form>
       <div role="status" aria-live="polite">${this._inputError ? html`<p class="error" part="input-error">${this._inputError}</p>` : nothing}</div>
-      ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
       ${this._announcer.view()}
-      <div class="result" part="result" data-bytes=${r ? String(r.bytes) : ''}>
-        ${r ? html`
-          <div class="tex" part="formula" tabindex="0" role="region" aria-label="KV cache formula with the numbers">${kvFormula(r)}</div>
-          <p><strong part="bytes" class="bytes" data-bytes=${String(r.bytes)}>${formatBytes(r.bytes)}</strong> of KV cache for ${r.model.name}
-            · d<sub>k</sub> = ${r.dK} from the engine ·
-            ${r.g === r.model.heads ? 'standard multi-head attention.'
-              : `${r.model.heads / r.g}× smaller than with ${r.model.heads} K/V heads (${formatBytes(r.fullBytes)}).`}</p>
-          ${r.weightBytes === null ? nothing : html`<p data-k="weights"><strong part="weights" class="bytes" data-bytes=${String(r.weightBytes)}>${formatBytes(r.weightBytes)}</strong>
-            of weights at the same ${r.bytesPer} byte${r.bytesPer === 1 ? '' : 's'} per value (${int(r.weightParams)} parameters${r.g === r.model.kvHeads ? '' : html`, with g = ${r.g}`}).</p>
-          <p part="comparison" data-k="comparison">${weightsSentence(r)}</p>`}
-          ${this._contextNote(r)}`
-          : this.error ? nothing : html`<p class="loading">Computing with the engine…</p>`}
+      ${renderLatest(this._task, (r) => this._view(r, c))}`;
+  }
+
+  /** The result box of a computation `r` and the passport of one layer (for the choice `c` in use). */
+  _view(r, c) {
+    const m = c.model;
+    return html`<div class="result" part="result" data-bytes=${String(r.bytes)}>
+        <div class="tex" part="formula" tabindex="0" role="region" aria-label="KV cache formula with the numbers">${kvFormula(r)}</div>
+        <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
+        <p><strong part="bytes" class="bytes" data-bytes=${String(r.bytes)}>${formatBytes(r.bytes)}</strong> of KV cache for ${r.model.name}
+          · d<sub>k</sub> = ${r.dK} from the engine ·
+          ${r.g === r.model.heads ? 'standard multi-head attention.'
+            : `${r.model.heads / r.g}× smaller than with ${r.model.heads} K/V heads (${formatBytes(r.fullBytes)}).`}</p>
+        ${r.weightBytes === null ? nothing : html`<p data-k="weights"><strong part="weights" class="bytes" data-bytes=${String(r.weightBytes)}>${formatBytes(r.weightBytes)}</strong>
+          of weights at the same ${r.bytesPer} byte${r.bytesPer === 1 ? '' : 's'} per value (${int(r.weightParams)} parameters${r.g === r.model.kvHeads ? '' : html`, with g = ${r.g}`}).</p>
+        <p part="comparison" data-k="comparison">${weightsSentence(r)}</p>`}
+        ${this._contextNote(r)}
       </div>
-      ${m && !this.error ? html`<mha-passport part="passport" compact caption="Passport of one layer"
-          seq-len=${c.T} d-model=${m.dModel} heads=${m.heads} kv-heads=${g} ?no-bias=${m.bias === false}
-          .engine=${this.engine} .data=${r && r.model === m && r.g === g && r.T === c.T ? r.passport : null}></mha-passport>` : nothing}`;
+      ${m ? html`<details class="layer" part="passport-details"><summary>One layer's shapes, parameters and FLOPs (its passport)</summary>
+        <mha-passport part="passport" compact caption="Passport of one layer"
+          seq-len=${c.T} d-model=${m.dModel} heads=${m.heads} kv-heads=${c.g} ?no-bias=${m.bias === false}
+          .engine=${this.engine} .data=${r.model === m && r.g === c.g && r.T === c.T ? r.passport : null}></mha-passport></details>` : nothing}`;
   }
 }
 

@@ -4,7 +4,7 @@ import { tex } from '../base/tex.js';
 import { rich } from '../base/rich.js';
 import { STEPS, stepView } from '../logic/stepper-steps.js';
 import { matrixTable, matrixStyles } from '../base/matrix.js';
-import { baseStyles, taskEngine, errorText, toMatrix } from '../base/shared.js';
+import { baseStyles, taskEngine, renderLatest, toMatrix } from '../base/shared.js';
 import { PEOPLE, FEATURES, X0, HEADS, restaurantLayerOptions } from '../logic/restaurant.js';
 import { AttrGuard, intAttr, rawAttr, fireError } from '../base/attr-check.js';
 import '../views/mha-heads.js';
@@ -28,7 +28,8 @@ const clampInt = (v, lo, hi, dflt) => {
  * described by six features, two hand-made heads of different widths (taste: d_k = 2, d_v = 3;
  * budget: d_k = 2, d_v = 2) and W_O (5 × 6). It shows the editable input X (with Reset), head tabs
  * and the eight step tabs with Previous / Next, each step's title, formula (KaTeX, rendered as
- * MathML) and explanation, the operand and result matrices, the per-head attention heatmaps
+ * MathML) and explanation, the operand and result matrices (X, an operand of steps 1–3, is drawn once: the
+ * editable table, whose row lights up for a selected result cell), the per-head attention heatmaps
  * (`<mha-heads>`) and the final output. Hovering or focusing a result cell highlights the row and
  * column it came from and shows that cell's formula; in the result, arrow keys, Home and End move.
  * Every number comes from the engine (`layer.trace` of the example's layer, recomputed when X changes).
@@ -96,8 +97,6 @@ export class MhaStepper extends LitElement {
     step: { reflect: true, converter: rawAttr },
     head: { reflect: true, converter: rawAttr },
     engine: { attribute: false },
-    trace: { state: true },
-    error: { state: true },
     _x: { state: true },
     _sel: { state: true },
     _inputError: { state: true },
@@ -118,9 +117,15 @@ export class MhaStepper extends LitElement {
     table.input input[aria-invalid='true'] { outline: 2px solid var(--_error); }
     .stepper {
       border: 1px solid var(--_border); border-radius: calc(var(--_radius) * 1.6); padding: 1rem;
-      margin: 1rem 0; background: var(--_bg);
+      margin: 0.4rem 0 0; background: var(--_bg);
     }
     .controls { display: flex; flex-direction: column; gap: 0.5rem; }
+    /* the editable X and the head and step tabs side by side when both fit */
+    .top { display: flex; flex-wrap: wrap; gap: 0.2rem 1.2rem; align-items: flex-start; }
+    .top .x-editor { margin: 0; flex: 0 1 auto; min-width: 0; }
+    .top .controls { flex: 1 1 20rem; min-width: 0; }
+    .x-ref { font-weight: 600; white-space: nowrap; }
+    .x-ref .muted { font-weight: 400; }
     .seg { display: flex; flex-wrap: wrap; gap: 0.3rem; }
     button:disabled { opacity: 0.55; cursor: default; }
     h3 { font-size: 1.05rem; margin: 0.9rem 0 0.4rem; }
@@ -136,6 +141,10 @@ export class MhaStepper extends LitElement {
     .nav { display: flex; align-items: center; justify-content: space-between; gap: 0.8rem; color: var(--_muted); font-size: 0.9rem; }
     /* the selected cell's formula and Previous / Next on one row when both fit */
     .foot { display: flex; flex-wrap: wrap; align-items: center; gap: 0.6rem 1rem; margin-top: 0.6rem; }
+    /* the matrices, then the cell's formula and Previous / Next: beside them when they leave room, else below */
+    .work { display: flex; flex-wrap: wrap; align-items: center; gap: 0 1.2rem; }
+    .work > .scroll { flex: 0 1 auto; min-width: 0; }
+    .work > .foot { flex: 1 1 22rem; min-width: 0; }
     .foot .cell-formula { flex: 1 1 24rem; min-width: 0; margin: 0; }
     .foot .nav { flex: 0 0 auto; margin-left: auto; }
     .title-row { display: flex; flex-wrap: wrap; align-items: center; gap: 0 1.5rem; margin: 0.7rem 0 0.2rem; }
@@ -154,7 +163,7 @@ export class MhaStepper extends LitElement {
     }
     .loading { color: var(--_muted); font-size: 0.9em; }
     ::slotted(h3) { font-size: 1.15rem; margin: 1em 0 0.3em; }
-    .block { margin-top: 1rem; }
+    .block { margin-top: 0.2rem; }
     /* room for the heatmaps' focus outlines */
     .heads-wrap { position: relative; overflow: hidden; padding: 4px; margin: -4px; }
     @container (min-width: 481px) { .heads-wrap mha-heads { --mha-cell-size: 36px; } }
@@ -170,8 +179,6 @@ export class MhaStepper extends LitElement {
     this._s = 0;
     this._h = 0;
     this.engine = undefined;
-    this.trace = null;
-    this.error = null;
     this._x = X0.map((r) => r.slice());
     this._sel = null;           // the hovered / focused result cell {r, c}
     this._tab = { r: 0, c: 0 }; // the result cell that takes Tab (roving tabindex)
@@ -200,19 +207,19 @@ export class MhaStepper extends LitElement {
         }
       },
       onComplete: (tr) => {
-        this.trace = tr;
-        this.error = null;
         this.dispatchEvent(new CustomEvent('mha-computed', {
           detail: { x: this.x, output: tr.output.map((r) => r.slice()) }, bubbles: true, composed: true,
         }));
       },
-      onError: (err) => {
-        this.trace = null;
-        this.error = err;
-        fireError(this, err);
-      },
+      onError: (err) => fireError(this, err),
     });
   }
+
+  /** Every intermediate of the last computation (null before the first one and after an engine error). */
+  get trace() { return this._task.value ?? null; }
+
+  /** The last engine error (null after a computation that succeeded). */
+  get error() { return this._task.error ?? null; }
 
   /** The input X in use, `[3, 6]` (a copy). */
   get x() { return this._x.map((r) => r.slice()); }
@@ -301,7 +308,8 @@ export class MhaStepper extends LitElement {
     this.renderRoot.querySelector(`table.result td[data-r="${r}"][data-c="${c}"]`)?.focus();
   }
 
-  _renderEditor() {
+  /** The editable X; `hlRow`: the row that made the selected result cell (at the steps whose operand is X). */
+  _renderEditor(hlRow = -1) {
     const X = this._x;
     const cols = FEATURES.length;
     return html`<div class="x-editor">
@@ -309,14 +317,18 @@ export class MhaStepper extends LitElement {
         <table class="matrix input" part="x-table" @input=${this._onInput}>
           <caption>X: three people × six features (editable)</caption>
           <thead><tr><td class="corner"></td>${FEATURES.map((f) => html`<th scope="col">${f}</th>`)}</tr></thead>
-          <tbody>${X.map((row, r) => html`<tr><th scope="row">${PEOPLE[r] ?? r + 1}</th>${row.slice(0, cols).map((v, c) => html`<td>
+          <tbody>${X.map((row, r) => html`<tr><th scope="row">${PEOPLE[r] ?? r + 1}</th>${row.slice(0, cols).map((v, c) => html`<td class=${r === hlRow ? 'hl' : ''}>
             <input type="number" step="0.01" value=${String(v)} data-r=${r} data-c=${c}
               aria-label=${`${PEOPLE[r] ?? `row ${r + 1}`}, ${FEATURES[c]}`}></td>`)}</tr>`)}</tbody>
         </table>
       </div>
       <button type="button" part="reset" @click=${() => this.reset()}>Reset X</button>
-    </div>
-    <div role="status" aria-live="polite">${this._inputError
+    </div>`;
+  }
+
+  /** The message of a refused cell of X, and the line announced once an edit settles. */
+  _renderInputMessages() {
+    return html`<div role="status" aria-live="polite">${this._inputError
       ? html`<p class="error" part="input-error" id="x-error">${this._inputError}</p>` : nothing}</div>
     ${this._announcer.view()}`;
   }
@@ -338,14 +350,37 @@ export class MhaStepper extends LitElement {
         <div class="tex" part="formula" tabindex="0" role="region" aria-label="formula of this step">${tex(view.tex)}</div>
       </div>
       <p part="explanation">${view.text}</p>
+      <div class="work">
       <div class="scroll" tabindex="0" role="region" aria-label="matrices of this step">
         <div class="matrices" part="matrices">
-          ${matrixTable({ ...drawn(view.left), hl: link.left })}
+          ${view.left.caption === 'X' ? html`<span class="x-ref" part="matrix" data-operand="X">X <span class="muted">(above)</span></span>`
+            : matrixTable({ ...drawn(view.left), hl: link.left })}
           <span class="op" aria-hidden="true">${view.op}</span>
           ${view.right ? html`${matrixTable({ ...drawn(view.right), hl: link.right })}<span class="op" aria-hidden="true">=</span>` : nothing}
           ${matrixTable({ ...drawn(view.result), kind: 'result', part: 'result', hl: sel ? { row: sel.r, col: sel.c } : null, tabCell: this._tab, on })}
         </div>
+      </div>
+      <div class="foot">${this._renderCellFormula(tr)}${this._renderNav()}</div>
       </div>`;
+  }
+
+  /** Previous / Next and where the reader is. */
+  _renderNav() {
+    const s = this._s;
+    return html`<div class="nav" part="nav">
+      <button type="button" part="prev" aria-disabled=${s === 0 ? 'true' : 'false'} @click=${() => { if (s > 0) this._go(s - 1); }}>← Previous</button>
+      <span>${s + 1} / ${STEPS.length}</span>
+      <button type="button" part="next" aria-disabled=${s === STEPS.length - 1 ? 'true' : 'false'}
+        @click=${() => { if (s < STEPS.length - 1) this._go(s + 1); }}>Next →</button>
+    </div>`;
+  }
+
+  /** The row of X that made the selected result cell, at the steps whose left operand is X (else -1). */
+  _xRow() {
+    const sel = this._sel, tr = this.trace;
+    if (!sel || !tr) return -1;
+    const view = stepView(this._s, this._h, this._x, tr);
+    return view.left.caption === 'X' ? view.link(sel.r, sel.c).left?.row ?? -1 : -1;
   }
 
   /** The formula of the hovered or focused result cell (or how to get one). */
@@ -360,15 +395,11 @@ export class MhaStepper extends LitElement {
   render() {
     const tr = this.trace;
     const s = this._s, hi = this._h;
-    const err = this.error
-      ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>`
-      : nothing;
-    const attrs = this._attrs.view();
     return html`
-      ${attrs}
-      ${this._renderEditor()}
-      ${err}
+      ${this._attrs.view()}
       <div class="stepper">
+        <div class="top">
+        ${this._renderEditor(this._xRow())}
         <div class="controls" part="controls">
           <div role="radiogroup" aria-label="head" class="seg" @keydown=${radioKeys}>
             ${HEADS.map((h, i) => html`<button type="button" part="head-tab" data-head=${i}
@@ -381,19 +412,10 @@ export class MhaStepper extends LitElement {
                 @click=${() => this._go(i)}>${i + 1} ${st.short}</button>`)}
           </div>
         </div>
+        </div>
+        ${this._renderInputMessages()}
         <p class="sr-only" role="status">${tr ? `Step ${s + 1} of ${STEPS.length}: ${STEPS[s].title}${s < 6 ? `, head ${hi + 1}` : ''}` : ''}</p>
-        <div class="body">
-          ${tr ? this._renderStep(tr) : this.error ? nothing : html`<p class="loading">Computing with the engine…</p>`}
-        </div>
-        <div class="foot">
-          ${tr ? this._renderCellFormula(tr) : nothing}
-          <div class="nav" part="nav">
-            <button type="button" part="prev" aria-disabled=${s === 0 ? 'true' : 'false'} @click=${() => { if (s > 0) this._go(s - 1); }}>← Previous</button>
-            <span>${s + 1} / ${STEPS.length}</span>
-            <button type="button" part="next" aria-disabled=${s === STEPS.length - 1 ? 'true' : 'false'}
-              @click=${() => { if (s < STEPS.length - 1) this._go(s + 1); }}>Next →</button>
-          </div>
-        </div>
+        <div class="body">${renderLatest(this._task, (t) => this._renderStep(t))}</div>
       </div>
       <div class="blocks">
       <div class="block">

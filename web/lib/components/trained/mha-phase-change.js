@@ -148,7 +148,6 @@ export class MhaPhaseChange extends TrainedModelElement {
     for (const m of models) m.then((lm) => lm.dispose(), () => {});
     this._ckpt = null;
     this.shown = null;
-    this.lm = null;
   }
 
   willUpdate(changed) {

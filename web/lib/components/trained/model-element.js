@@ -3,7 +3,7 @@
 // arrives, gives the model back when the element leaves the page, and shows a bad model inline;
 // AblatableModelElement adds heads that can be switched off.
 import { LitElement, html, css, nothing } from 'lit';
-import { Task, initialState } from '@lit/task';
+import { Task, TaskStatus, initialState } from '@lit/task';
 import { baseStyles, taskEngine, errorText, getEngine } from '../base/shared.js';
 import { acquireModel, releaseModel, modelURL, DEFAULT_MODEL_URL } from '../models.js';
 import { taskModelEngine, getModelEngine, LatestRun } from '../base/worker-engine.js';
@@ -83,7 +83,6 @@ export class TrainedModelElement extends LitElement {
     loading: { type: String },
     scheme: { type: String },
     engine: { attribute: false },
-    lm: { state: true },
     error: { state: true },
     _near: { state: true },
     _downloads: { state: true },
@@ -100,7 +99,6 @@ export class TrainedModelElement extends LitElement {
     this._scheme = 'viridis';  // the last valid `scheme`, the heatmaps' colour scale
     this._schemeGuard = new AttrGuard(this);
     this.engine = undefined;
-    this.lm = null;
     this.error = null;
     this._near = false;        // false until the element has come near the viewport (or loading="eager", or load())
     this._downloads = null;    // the placeholder's files and sizes (downloadSizes), once known
@@ -112,11 +110,11 @@ export class TrainedModelElement extends LitElement {
     this._attrs = new AttrGuard(this);  // the subclass's attributes (attr-check.js): their messages lead its view
     this._held = null;
     this._connection = 0;      // counts connections: an element put back in the page acquires its model again
+    this._lmSeen = null;       // the model the last update saw (willUpdate records a change of it as 'lm')
     this._modelTask = new Task(this, {
       args: () => [this._near && this.isConnected && this.needsModel ? this._source?.key ?? 'null' : null, this.engine, this._connection],
       task: ([want, engine], { signal }) => (want === null ? initialState : this._acquire(engine, signal)),
       onComplete: (lm) => {
-        this.lm = lm;
         this._progress = null;
         this.modelChanged(lm);
       },
@@ -127,6 +125,15 @@ export class TrainedModelElement extends LitElement {
         this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
       },
     });
+  }
+
+  /**
+   * The loaded model: the model task's value while the element holds it; null while it loads,
+   * after an error, and once it has been given back.
+   * @returns {object|null}
+   */
+  get lm() {
+    return this._modelTask.status === TaskStatus.COMPLETE ? this._modelTask.value ?? null : null;
   }
 
   /**
@@ -221,10 +228,18 @@ export class TrainedModelElement extends LitElement {
     this._modelTask.abort(STALE);
     this._progress = null;
     this._release();
+    // the model is given back: the task runs with none, so its value is no longer the element's model
+    this._modelTask.run([null, this.engine, this._connection]);
   }
 
   willUpdate(changed) {
     super.willUpdate?.(changed);
+    // `lm` is derived from the model task; a change of it is recorded as a change of 'lm', so that a
+    // subclass's willUpdate asks changed.has('lm') as of a reactive property
+    if (this.lm !== this._lmSeen) {
+      changed.set('lm', this._lmSeen);
+      this._lmSeen = this.lm;
+    }
     if (changed.has('scheme') || !this.hasUpdated) {
       this._schemeGuard.begin();
       this._scheme = this._schemeGuard.take('scheme', schemeAttr(this.scheme));
@@ -253,7 +268,6 @@ export class TrainedModelElement extends LitElement {
    */
   async _acquire(engine, signal) {
     this._release();
-    this.lm = null;
     this.error = null;
     this._progress = null;
     const src = modelSource(this.model, this.tokenizer, this.constructor._defaultModel);
@@ -284,7 +298,6 @@ export class TrainedModelElement extends LitElement {
     this.modelReleasing();
     const { mha, href } = this._held;
     this._held = null;
-    this.lm = null;
     releaseModel(mha, href);
   }
 
@@ -305,8 +318,11 @@ export class TrainedModelElement extends LitElement {
     </div>`;
   }
 
-  /** Called once the model is loaded (this.lm is set). */
-  modelChanged() {}
+  /**
+   * Called once a model has loaded, with it (the update that follows draws it as `this.lm`).
+   * @param {object} lm the loaded model
+   */
+  modelChanged(lm) {}
 
   /**
    * The element's computations on its model, the newest input winning (LatestRun, at most one

@@ -1,10 +1,13 @@
 import { LitElement, html, css, nothing } from 'lit';
 import { Task } from '@lit/task';
-import { baseStyles, taskEngine, errorText, seededMatrix, defaultTokens } from '../base/shared.js';
+import { baseStyles, taskEngine, renderLatest, seededMatrix, defaultTokens, int } from '../base/shared.js';
 import { AttrGuard, intAttr, schemeAttr, attrError, rawAttr, fireError } from '../base/attr-check.js';
 import { radioKeys } from '../base/choice.js';
 import './mha-passport.js';
 import './mha-heads.js';
+
+/** Up to this content width (px) the widget lays out for a phone (as its container queries). */
+const NARROW_PX = 480;
 
 /**
  * `<mha-widget>` — the lesson widget: buttons for h = 1, 2, 4, 8 (or other divisors of d_model),
@@ -50,6 +53,8 @@ import './mha-heads.js';
  * @csspart controls - The button row.
  * @csspart head-button - Each h button (the pressed one has `aria-pressed="true"`).
  * @csspart reseed - The "New weights" button.
+ * @csspart passport-details - The disclosure holding the passport: open, its line hidden, wider than a phone; closed at
+ *   first on a phone, its line giving d_k, W_Q's parameters, the FLOPs and the scores.
  * @csspart passport - The `<mha-passport>`.
  * @csspart heads - The `<mha-heads>`.
  * @csspart error - The error message (a bad attribute: one `<p part="error" data-attr="NAME">` each).
@@ -71,8 +76,7 @@ export class MhaWidget extends LitElement {
     weights: { attribute: false },
     tokens: { attribute: false },
     engine: { attribute: false },
-    result: { state: true },
-    error: { state: true },
+    _narrow: { state: true },
   };
 
   static styles = [baseStyles, css`
@@ -82,7 +86,8 @@ export class MhaWidget extends LitElement {
     }
     .controls { display: flex; flex-wrap: wrap; align-items: center; gap: 0.4rem; margin-bottom: 0.8rem; }
     .controls .lbl { font-weight: 600; margin-right: 0.3rem; }
-    .controls .spacer { flex: 1 1 auto; }
+    /* what the maps show, between the buttons and "New weights" (its own line on a phone) */
+    .controls .status { flex: 1 1 14rem; margin: 0 0.4rem; }
     .layout { display: grid; grid-template-columns: minmax(0, 1fr); gap: 1rem; }
     @container (min-width: 820px) {
       .layout { grid-template-columns: minmax(0, 25rem) minmax(0, 1fr); }
@@ -91,7 +96,11 @@ export class MhaWidget extends LitElement {
     @container (min-width: 1060px) {
       .layout { grid-template-columns: minmax(0, 42rem) minmax(0, 1fr); }
     }
-    .status { font-size: 0.8em; color: var(--_muted); margin: 0.6rem 0 0; }
+    .status { font-size: 0.8em; color: var(--_muted); }
+    details.passport > summary { cursor: pointer; font-size: 0.9rem; }
+    details.passport[open] > summary { margin-bottom: 0.5rem; }
+    /* wider than a phone the passport is always shown: no disclosure line */
+    @container (min-width: 481px) { details.passport > summary { display: none; } }
     /* a phone: two maps to a row (smaller cells) */
     @container (max-width: 480px) {
       mha-heads { --mha-cell-size: 16px; --mha-heads-gap: 0.4rem; --mha-head-flex: 1 1 8rem; --mha-head-min-width: 0; }
@@ -112,9 +121,9 @@ export class MhaWidget extends LitElement {
     this.weights = undefined;
     this.tokens = undefined;
     this.engine = undefined;
-    this.result = null;
-    this.error = null;
     this._gen = null;
+    this._narrow = false;   // a phone's width: the maps first, the passport behind its disclosure
+    this._sizes = new ResizeObserver(([e]) => { this._narrow = e.contentRect.width <= NARROW_PX; });
     this._attrs = new AttrGuard(this);
     /** The valid configuration in use: the attributes parsed, or their last valid values. */
     this._c = { T: 5, d: 24, h: 2, seed: 7, options: [1, 2, 4, 8], scheme: 'viridis' };
@@ -134,18 +143,27 @@ export class MhaWidget extends LitElement {
           layer.dispose();
         }
       },
-      onComplete: (result) => {
-        this.result = result;
-        this.error = null;
-        const { heads, weights, output } = result;
+      onComplete: ({ heads, weights, output }) => {
         this.dispatchEvent(new CustomEvent('mha-computed', { detail: { heads, weights, output }, bubbles: true, composed: true }));
       },
-      onError: (err) => {
-        this.result = null;
-        this.error = err;
-        fireError(this, err);
-      },
+      onError: (err) => fireError(this, err),
     });
+  }
+
+  /** `{heads, weights, output, passport}` of the last run (null before the first one and after an engine error). */
+  get result() { return this._layerTask.value ?? null; }
+
+  /** The last engine error (null after a run that succeeded). */
+  get error() { return this._layerTask.error ?? null; }
+
+  connectedCallback() {
+    super.connectedCallback();
+    this._sizes.observe(this);
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    this._sizes.disconnect();
   }
 
   /** Parse the attributes once per update (attr-check.js): bad values keep the last valid ones. */
@@ -227,25 +245,38 @@ export class MhaWidget extends LitElement {
 
   render() {
     const h = this._c.h;
-    const r = this.result;
     return html`${this._attrs.view()}
       <div class="controls" part="controls">
         <span class="lbl" aria-hidden="true">heads h</span>
         <span class="choices" role="radiogroup" aria-label="number of heads h" @keydown=${radioKeys}>${this.options.map((o) => html`<button
             type="button" part="head-button" data-h=${o} role="radio" aria-checked=${o === h ? 'true' : 'false'}
             tabindex=${o === h ? 0 : -1} aria-label=${`h = ${o}`} @click=${() => this._pick(o)}>${o}</button>`)}</span>
-        <span class="spacer"></span>
+        <p class="status" aria-live="polite">${this._statusText()}</p>
         ${this.noReseed ? nothing : html`<button type="button" part="reseed" @click=${() => this.reseed()}>New weights</button>`}
       </div>
-      <div class="layout">
+      ${renderLatest(this._layerTask, (r) => this._view(r, h), 'Loading the engine…')}`;
+  }
+
+  /**
+   * The passport and the heads' maps of a result `r` (the last one while h's new run computes). On a
+   * phone the maps come first and the passport sits behind a disclosure whose line gives what stays
+   * and what grows (W_Q over all heads, the FLOPs); wider, the passport is shown beside the maps.
+   */
+  _view(r, h) {
+    const p = r.passport;
+    const passport = html`<details class="passport" part="passport-details" ?open=${!this._narrow}>
+        <summary>Shape passport: d<sub>k</sub> = ${p.dK}, W<sub>Q</sub> ${int(p.params.wQ)} parameters, ${int(p.flops.total)} FLOPs, ${int(p.memory.scores)} scores</summary>
         <mha-passport part="passport" seq-len=${this._T} d-model=${this._d} heads=${h}
-          .engine=${this.engine} .data=${this.error ? undefined : r?.heads === h ? r.passport : null} compact no-bias></mha-passport>
-        ${this.error
-          ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>`
-          : html`<mha-heads part="heads" .weights=${r?.weights} .tokens=${this.tokenLabels}
-              .dK=${r?.passport?.dK} scheme=${this._c.scheme} .scale=${this.scale ?? null}></mha-heads>`}
-      </div>
-      <p class="status" aria-live="polite">${r ? `${r.heads} head${r.heads > 1 ? 's' : ''} of ${this._T} × ${this._T} attention weights, computed by the wasm engine` : this.error ? '' : 'Loading the engine…'}</p>`;
+          .engine=${this.engine} .data=${r.heads === h ? p : null} compact no-bias></mha-passport></details>`;
+    const heads = html`<mha-heads part="heads" .weights=${r.weights} .tokens=${this.tokenLabels}
+          .dK=${p.dK} scheme=${this._c.scheme} .scale=${this.scale ?? null}></mha-heads>`;
+    return html`<div class="layout">${this._narrow ? html`${heads}${passport}` : html`${passport}${heads}`}</div>`;
+  }
+
+  /** The line beside the buttons saying what the maps show (empty before the first result and after an error). */
+  _statusText() {
+    const r = this.result;
+    return r ? `${r.heads} head${r.heads > 1 ? 's' : ''} of ${this._T} × ${this._T} attention weights, computed by the wasm engine` : '';
   }
 }
 
