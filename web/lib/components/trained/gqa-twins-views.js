@@ -46,15 +46,17 @@ export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.8rem 0 0.4rem; }
     .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
     .texts { display: grid; grid-template-columns: repeat(auto-fit, minmax(15rem, 1fr)); gap: 0.6rem; }
-    .twin { border: 1px solid var(--_border); border-radius: calc(var(--_radius) * 1.4); padding: 0.4em 0.7em; min-width: 0; }
-    .twin h4 { margin: 0.1em 0 0.3em; font-size: 0.95rem; }
+    .twin { border: 1px solid var(--_border); border-radius: calc(var(--_radius) * 1.4); padding: 0.3em 0.6em; min-width: 0; }
+    /* the model's name and its cache's bar on one line; the cache's bytes and their formula in one paragraph */
+    .twin .head-row { display: flex; align-items: center; gap: 0.6rem; }
+    .twin h4 { margin: 0.1em 0; font-size: 0.92rem; flex: none; }
     .text { font-family: var(--_mono); white-space: pre-wrap; overflow-wrap: anywhere; background: var(--_surface);
-      padding: 0.4em 0.6em; border-radius: var(--_radius); margin: 0.3rem 0; font-size: 0.9rem; }
+      padding: 0.25em 0.5em; border-radius: var(--_radius); margin: 0.25rem 0; font-size: 0.85rem; }
     mark { background: var(--_accent); color: var(--_accent-fg); border-radius: 3px; }
-    .cache { margin: 0.3em 0; font-size: 0.9rem; font-variant-numeric: tabular-nums; }
-    .bar { height: 0.55rem; background: var(--_surface); border: 1px solid var(--_border); border-radius: 999px; overflow: hidden; }
+    .cache { margin: 0.2em 0 0.1em; font-size: 0.85rem; font-variant-numeric: tabular-nums; }
+    .bar { flex: 1 1 auto; min-width: 2rem; height: 0.55rem; background: var(--_surface); border: 1px solid var(--_border); border-radius: 999px; overflow: hidden; }
     .bar span { display: block; height: 100%; background: var(--_accent); }
-    .formula { overflow-x: auto; overflow-y: hidden; font-size: 0.9rem; }
+    .formula { display: inline-block; max-width: 100%; vertical-align: bottom; overflow-x: auto; overflow-y: hidden; white-space: nowrap; }
     .pickers { display: flex; flex-wrap: wrap; gap: 0 1.5rem; }
     .picker { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; margin: 0.9rem 0 0.4rem; }
     .head .name { font-size: 0.8rem; font-weight: 600; display: block; margin-bottom: 0.2rem; }
@@ -124,11 +126,10 @@ export function scoreView({ rows, verdictRows, verdict: lines, lead, seed, bothS
       <div class="table-box">
       <div class="scroll" tabindex="0" role="region" aria-label="KV-cache bytes per token and held-out loss of the twins">
         <table part="table">
-          <caption>KV cache and held-out loss in bits per character (lower is better): on the whole held-out set, as
-            measured at training, and on this page’s text, measured here</caption>
+          <caption>Held-out loss, bits per character (lower is better)</caption>
           <thead><tr><th scope="col">K/V heads</th>${seeds.length > 1 ? html`<th scope="col">seed</th>` : nothing}
-            <th scope="col">bytes per token</th>${whole ? html`<th scope="col">whole set</th>` : nothing}
-            <th scope="col">this page</th></tr></thead>
+            <th scope="col">bytes per token</th>${whole ? html`<th scope="col">whole set <span class="hint">(training)</span></th>` : nothing}
+            <th scope="col">this page <span class="hint">(here)</span></th></tr></thead>
           <tbody>${rows.map((r) => html`<tr data-file=${r.file} data-kv-heads=${r.kvHeads} data-seed=${r.seed}
             data-per-token=${r.perToken} data-live=${r.live}>
             <td>${r.kvHeads} <span class="hint">(${kvName(r.kvHeads, r.numHeads)})</span></td>
@@ -230,13 +231,13 @@ export function generateView({ field, prompt, temperature: t, twins, config: c, 
       ${twins.map((x) => {
         const b = x.kvBytes;
         return html`<div class="twin" data-kv-heads=${b.kvHeads}>
-          <h4>${b.kvHeads} K/V head${b.kvHeads > 1 ? 's' : ''} (${kvName(b.kvHeads, b.heads)})</h4>
+          <div class="head-row"><h4>${b.kvHeads} K/V head${b.kvHeads > 1 ? 's' : ''} (${kvName(b.kvHeads, b.heads)})</h4>
+            <div class="bar" aria-hidden="true"><span style=${`width: ${(100 * b.total) / maxTotal}%`}></span></div></div>
           <p class="text"><span class="prompt-text">${prompt}</span>${x.text.length > prompt.length ? html`<mark>${x.text.slice(prompt.length)}</mark>` : nothing}</p>
           <p class="cache" part="cache" data-tokens=${b.tokens} data-per-token=${b.perToken} data-total=${b.total} data-steps=${x.steps}>
-            Step ${x.steps}: ${int(b.tokens)} characters cached × ${int(b.perToken)} bytes = <strong>${int(b.total)} bytes</strong></p>
-          <div class="bar" aria-hidden="true"><span style=${`width: ${(100 * b.total) / maxTotal}%`}></span></div>
-          <div class="formula" tabindex="0" role="region" aria-label=${`Bytes per token, ${b.kvHeads} K/V heads`}>
-            ${bytesFormula([2, b.layers, b.kvHeads, b.dK, b.bytesPerValue], b.perToken)} per token</div>
+            Step ${x.steps}: ${int(b.tokens)} characters cached × ${int(b.perToken)} bytes = <strong>${int(b.total)} bytes</strong>;
+            <span class="formula" tabindex="0" role="region" aria-label=${`Bytes per token, ${b.kvHeads} K/V heads`}>${
+              bytesFormula([2, b.layers, b.kvHeads, b.dK, b.bytesPerValue], b.perToken)} per token</span></p>
         </div>`;
       })}
     </div>`;
@@ -275,11 +276,10 @@ export function headsView({ models, shown, config: c, layer: L, tokens, attentio
         type="button" class="layer" data-layer=${i + 1} role="radio" aria-checked=${String(i === l)} tabindex=${i === l ? 0 : -1}
         @click=${() => onLayer(i + 1)}>${i + 1}</button>`)}</span>
     </div></div>
-    <p class="hint">Layer ${L} of the model with ${g} K/V head${g > 1 ? 's' : ''}, reading its text (the prompt and what it
-      wrote, ${T} characters): one map per query head (queries down, keys across), labelled with the type the engine
-      measures on the held-out probes stored in the file. ${g === c.numHeads
+    <p class="hint">Layer ${L} of the ${g}-K/V-head model over its text (prompt and output, ${T} characters): one map per
+      query head (queries down, keys across), named by the type measured on the file's held-out probes. ${g === c.numHeads
         ? 'Every query head has its own keys and values: each frame holds one.'
-        : `The frames are the ${g} K/V head${g > 1 ? 's' : ''}: the ${c.numHeads / g} query heads in a frame score their own queries against the same keys and mix the same values.`}</p>
+        : `Each frame is one K/V head: its ${c.numHeads / g} query heads score their own queries against the same keys and mix the same values.`}</p>
     ${mapsLegend(scheme)}
     <div class=${`groups ${g === c.numHeads ? 'single' : 'shared'}${cell >= 6 ? ' labels' : ''}`} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${mapCell(60, T)}px`}>
       ${kvGroups(c.numHeads, g, (j, k) => {
