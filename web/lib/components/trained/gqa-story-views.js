@@ -66,7 +66,9 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     thead th.kv { border-bottom: 2px solid var(--_accent); }
     td.first-of-group, th.first-of-group { border-left: 2px solid var(--_accent); }
     td .t { display: block; font-weight: 600; }
-    td .s { display: block; color: var(--_muted); }
+    /* a cell: the type, then its score and induction score on one line (on two in a narrow element, where the table scrolls) */
+    td .s { color: var(--_muted); }
+    @container (max-width: 520px) { td .s { display: block; } td .sep { display: none; } }
     td.off { text-decoration: line-through; }
     td.t-previous-token, td.t-induction, td.t-first-token, td.t-current-token, td.t-two-back { background: var(--_surface); }
     /* wide: the table of every head beside the sentences about them; the search for an induction head in two columns */
@@ -110,8 +112,8 @@ export function creditView(tr = {}, modelHref = null) {
   const model = String(tr.model ?? 'This model').replace(/ \((.*)\)$/, '');
   const family = /\((.*)\)$/.exec(String(tr.model ?? ''))?.[1];
   const made = [tr.trainedWith, family].filter(Boolean).join(', ');
-  return html`<p class="hint credit" part="credit">${model} by ${tr.author}${made ? ` (${made})` : ''}${corpus ? `, trained on ${corpus}` : ''}, ${
-    href ? html`<a href=${href} target="_blank" rel="noopener">${licName} licence</a>` : `${licName} licence`}.</p>`;
+  return html`<span class="credit" part="credit">${model} by ${tr.author}${made ? ` (${made})` : ''}${corpus ? `, trained on ${corpus}` : ''}, ${
+    href ? html`<a href=${href} target="_blank" rel="noopener">${licName} licence</a>` : `${licName} licence`}.</span>`;
 }
 
 /**
@@ -125,15 +127,14 @@ export function cacheView(b, context) {
     <div class="cache" part="cache" data-tokens=${b.tokens} data-per-token=${b.perToken}
       data-full-per-token=${b.fullPerToken} data-total=${b.total} data-full-total=${b.fullTotal}>
       <p>KV cache: <span class="big tokens">${int(b.tokens)}</span> token${b.tokens === 1 ? '' : 's'} cached in each of the
-        ${b.layers} layers${b.tokens ? '' : ' (the prompt goes in at the first step)'}. Each token's keys and values, in float32:</p>
+        ${b.layers} layers${b.tokens ? '' : ' (the prompt goes in at the first step)'}; per token, keys and values in float32:</p>
       <div class="formula" part="formula" tabindex="0" role="region" aria-label="Bytes per token, grouped-query and full multi-head attention">
         <p>grouped, ${b.kvHeads} K/V heads: ${bytesFormula([2, b.layers, b.kvHeads, b.dK, b.bytesPerValue], b.perToken)}</p>
         <p>full multi-head, ${b.heads} K/V heads: ${bytesFormula([2, b.layers, b.heads, b.dK, b.bytesPerValue], b.fullPerToken)}</p>
       </div>
       <p>Now: <span class="big total">${int(b.total)} bytes</span> for ${int(b.tokens)} tokens, against ${int(b.fullTotal)} bytes
         with one K/V head per query head: ${ratio === 1 ? 'the same, this model does not share K/V heads' : `${ratio}× less`}.
-        The engine reserves room for the model's whole context of ${int(context)} tokens when a story starts:
-        ${int(b.reserved)} bytes.</p>
+        Reserved when a story starts, for the whole context of ${int(context)} tokens: ${int(b.reserved)} bytes.</p>
     </div>`;
 }
 
@@ -157,9 +158,9 @@ export function layersView({ config: c, layer: L, tokens: T, promptTokens: promp
         type="button" class="layer" data-layer=${i + 1} role="radio" aria-checked=${String(i === l)} tabindex=${i === l ? 0 : -1}
         @click=${() => onLayer(i + 1)}>${i + 1}</button>`)}</span>
     </div>
-    <p class="hint">Layer ${L}: each map is one query head's attention over the ${T} cached tokens (queries down, keys
-      across). ${prompt > 1 ? `Rows 1–${Math.min(prompt, T)} come from reading the prompt, each` : 'Each'} later row from one
-      generation step's query over the cache. The frames are the ${g} K/V heads: the ${per} query heads in a frame
+    <p class="hint">Layer ${L}: one map per query head over the ${T} cached tokens (queries down, keys across); ${prompt > 1
+      ? `rows 1–${Math.min(prompt, T)} read the prompt, each` : 'each'} later row is one generation step's query. Each frame is one
+      K/V head: its ${per} query heads
       score their queries against the same keys and mix the same values.</p>`;
 }
 
@@ -208,8 +209,8 @@ export function headsView({ config: c, layer: L, attention: att, tokens, ablatio
 /** A head's main score and its induction score, for its box. */
 export function scoreLine(h) {
   const key = SCORE_OF[h.type];
-  const main = key ? `${SHORT[h.type]} ${f2(h.scores[key])}` : `entropy ${f2(h.scores.entropy)}`;
-  return `${main} · induction ${h.scores.induction === null ? '—' : f2(h.scores.induction)}`;
+  const main = key ? `${SHORT[h.type]} ${f2(h.scores[key])}` : `e ${f2(h.scores.entropy)}`;
+  return `${main} · ind ${h.scores.induction === null ? '—' : f2(h.scores.induction)}`;
 }
 
 /**
@@ -247,7 +248,7 @@ export function tableView({ config: c, measured: m, ablation: off, tokens: T, re
               return html`<td class=${`t-${h.type}${h.head % per ? '' : ' first-of-group'}${o ? ' off' : ''}`}
                 data-layer=${l} data-head=${h.head} data-type=${h.type} data-score=${v}
                 data-induction=${h.scores.induction ?? ''}>
-                <span class="t">${SHORT[h.type]}</span><span class="s">${key ? f2(v) : `e ${f2(v)}`}</span><span class="s">ind ${
+                <span class="t">${SHORT[h.type]}</span><span class="s">${key ? f2(v) : `e ${f2(v)}`}<span class="sep"> · </span></span><span class="s">ind ${
                   h.scores.induction === null ? '—' : f2(h.scores.induction)}</span>${o ? html`<span class="sr-only"> (switched off)</span>` : nothing}</td>`;
             })}
           </tr>`)}

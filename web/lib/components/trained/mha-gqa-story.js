@@ -387,8 +387,7 @@ export class MhaGqaStory extends AblatableModelElement {
     const full = this._ids.length >= this._maxTokens;
     const s = this._last;
     return html`
-      <p class="hint" part="about">${aboutView(c, lm.training ?? {})}</p>
-      ${creditView(lm.training ?? {}, this.modelHref)}
+      <p class="hint"><span part="about">${aboutView(c, lm.training ?? {})}</span> ${creditView(lm.training ?? {}, this.modelHref)}</p>
       <div class="controls" part="controls">
         <label class="prompt">Prompt <input type="text" part="prompt" maxlength="200" spellcheck="false"
           .value=${this.prompt ?? ''} @change=${this._onPrompt}></label>
