@@ -9,9 +9,10 @@ import { showPiece, SHORT, describeHeads, explainCopying } from '../logic/gqa-st
 import { int } from '../base/shared.js';
 import { scrollCueStyles } from '../base/scroll-cue.js';
 import { radioKeys } from '../base/choice.js';
+import { phoneFoldStyles } from '../base/phone-fold.js';
 
 /** Styles of <mha-gqa-story>. */
-export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
+export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, phoneFoldStyles, css`
     :host { container-type: inline-size; }
     /* wide: the story beside its KV cache; the shown layer's heads in one row, maps of about 100 px */
     @container (min-width: 800px) {
@@ -53,6 +54,7 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
       .groups button[role='switch'] { font-size: 0.68rem; padding: 0.1rem 0.2rem; }
       .groups .badge { overflow-wrap: anywhere; }
       .groups .scores { font-size: 0.62rem; }
+      .cache { font-size: 0.9rem; padding: 0.3em 0.7em; }
     }
     button[role='switch'] { display: flex; flex-wrap: wrap; gap: 0.2rem 0.5rem; align-items: baseline; font-size: 0.82rem; text-align: left; }
     button[role='switch'][aria-checked='false'] { text-decoration: line-through; }
@@ -222,14 +224,15 @@ export function scoreLine(h) {
  * @param {number} v.tokens the story's length in tokens (T of the position scores)
  * @param {object|null} v.repeat the repeated sentence and its bits per token
  * @param {object|null} v.copy the list test
+ * @param {boolean} v.open whether the table's panel is open (folded on a phone, behind its summary line)
  */
-export function tableView({ config: c, measured: m, ablation: off, tokens: T, repeat, copy }) {
+export function tableView({ config: c, measured: m, ablation: off, tokens: T, repeat, copy, open }) {
   if (!m) return nothing;
   const g = c.kvHeads ?? c.numHeads;
   const per = c.numHeads / g;
   const lines = describeHeads(m, repeat, per);
   return html`
-    <div class="measures"><div class="table-box">
+    <div class="measures"><details class="fold table-box" ?open=${open}><summary>Every head's type and scores, layer by layer (a table)</summary>
     <div class="scroll" tabindex="0" role="region" aria-label="Table of every head's measured type">
       <table part="table">
         <caption>What each head does: position scores on the story (${T} tokens), induction on a sentence of it written twice</caption>
@@ -261,7 +264,7 @@ export function tableView({ config: c, measured: m, ablation: off, tokens: T, re
       current: attention on the token one or two before the query or on the query itself; first: on the start marker
       &lt;s&gt;; induction: on the token after an earlier copy of the last ${INDUCTION_MIN_SPAN} tokens), else “broad” when its
       attention is spread out (normalised entropy e ≥ ${BROAD_THRESHOLD}), else “mixed”. “ind” is the induction score on the
-      repeated sentence${repeat?.sentence ? html`: “${repeat.sentence}”` : '.'}</p></details></div>
+      repeated sentence${repeat?.sentence ? html`: “${repeat.sentence}”` : '.'}</p></details></details>
     <div class="summary" part="summary">
       <ul>${lines.slice(0, 1).map((s) => html`<li>${s}</li>`)}</ul>
       ${lines.length > 1 ? html`<details class="more"><summary>The strongest heads, whether any is an induction head,
