@@ -183,6 +183,8 @@ export class MhaCausalMask extends LitElement {
       th { padding: 0.15em 0.25em; }
       details.fold > .cap { display: none; }   /* folded: its summary line says it */
       details.fold > summary { font-size: 0.82rem; }
+      .tbl { flex: 1 1 100%; }
+      .cap { contain: none; max-width: none; }   /* a caption as wide as the element, not its narrow table */
     }
     .loading { color: var(--_muted); font-size: 0.9em; }
     /* a phone: both maps side by side (smaller cells) */

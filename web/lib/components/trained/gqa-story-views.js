@@ -28,7 +28,8 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, phone
       .groups .head mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; }
       .groups .head mha-heatmap::part(legend) { font-size: 0.6rem; gap: 0.2em; }
       .groups .head mha-heatmap::part(table) { font-size: 0.75rem; }
-      .groups button[role='switch'] { font-size: 0.72rem; padding: 0.1rem 0.25rem; }
+      .groups button[role='switch'] { font-size: 0.7rem; padding: 0.1rem 0.2rem; gap: 0.2rem 0.3rem; }
+      .groups .badge { padding: 0 0.3em; }
       .groups .scores { font-size: 0.68rem; }
     }
     .rule summary, .summary .more > summary { cursor: pointer; color: var(--_muted); font-size: 0.9em; }
@@ -64,7 +65,7 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, phone
     mha-heatmap::part(label) { font-size: 7px; line-height: 1; }
     table { border-collapse: collapse; font-size: 0.8rem; font-variant-numeric: tabular-nums; margin: 0.8rem 0 0.3rem; }
     caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
-    th, td { border: 1px solid var(--_border); padding: 0.2em 0.45em; text-align: center; white-space: nowrap; }
+    th, td { border: 1px solid var(--_border); padding: 0.15em 0.45em; text-align: center; white-space: nowrap; }
     thead th.kv { border-bottom: 2px solid var(--_accent); }
     td.first-of-group, th.first-of-group { border-left: 2px solid var(--_accent); }
     td .t { display: block; font-weight: 600; }

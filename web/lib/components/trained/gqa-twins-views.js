@@ -18,7 +18,7 @@ export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     td.num { text-align: right; }
     .top { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; align-items: flex-start; }
     .top > * { min-width: 0; max-width: 100%; }
-    .chart { margin: 0; flex: 1 1 18rem; max-width: 28rem; }
+    .chart { margin: 0; flex: 1 1 18rem; max-width: 26rem; }
     .chart svg { width: 100%; height: auto; display: block; overflow: visible; }
     .chart .axis { stroke: var(--_muted); stroke-width: 1; }
     .chart .grid { stroke: var(--_border); stroke-width: 1; }
@@ -32,15 +32,22 @@ export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     .verdict p { margin: 0 0 0.5em; break-inside: avoid; }
     .verdict summary, details.how > summary { cursor: pointer; color: var(--_muted); margin: 0.2rem 0 0.4rem; }
     details.how p { margin: 0 0 0.4rem; }
-    /* wide: the shown model's heads in one row, maps of about 100 px whose cells are not cut apart */
+    /* wide: the pickers beside the note on the maps; the shown model's heads in one row, maps of about 100 px whose
+       cells are not cut apart */
     @container (min-width: 800px) {
+      .heads-top { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0 1.5rem; align-items: center; margin: 0.5rem 0; }
+      .heads-top .pickers { flex-direction: column; }
+      .heads-top .picker { margin: 0.2rem 0; }
+      .heads-top .heads-note { margin: 0; }
+      .chart figcaption { margin-top: 0.1rem; }
       .groups { flex-wrap: nowrap; gap: 0.4rem; }
       .groups .group { flex: 1 1 0; padding: 0.1rem 0.2rem 0.2rem; }
       .groups .pair { flex-wrap: nowrap; gap: 0.25rem; }
       .groups .head { flex: 1 1 0; min-width: 0; padding: 0.15rem; }
       .groups .head mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; }
       .groups .head mha-heatmap::part(legend) { font-size: 0.6rem; gap: 0.2em; }
-      .groups .head .name { font-size: 0.75rem; }
+      .groups .head .name { font-size: 0.72rem; }
+      .groups .head .badge { padding: 0 0.3em; }
       .twin { padding: 0.3em 0.6em; }
     }
     .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.8rem 0 0.4rem; }
@@ -265,7 +272,7 @@ export function headsView({ models, shown, config: c, layer: L, tokens, attentio
   // maps of about 100 px a side whatever the text's length (the heads in one row of a wide element)
   const cell = mapCell(100, T);
   return html`
-    <div class="pickers"><div class="picker" part="models">
+    <div class="heads-top"><div class="pickers"><div class="picker" part="models">
       <span aria-hidden="true">Heads of</span>
       <span role="radiogroup" aria-label="Model whose heads are drawn" @keydown=${radioKeys}>${models.map((gx) => html`<button type="button" class="model" data-kv-heads=${gx} role="radio"
         aria-checked=${String(gx === shown)} tabindex=${gx === shown ? 0 : -1} @click=${() => onModel(gx)}>${gx} K/V head${gx > 1 ? 's' : ''}</button>`)}</span>
@@ -276,10 +283,10 @@ export function headsView({ models, shown, config: c, layer: L, tokens, attentio
         type="button" class="layer" data-layer=${i + 1} role="radio" aria-checked=${String(i === l)} tabindex=${i === l ? 0 : -1}
         @click=${() => onLayer(i + 1)}>${i + 1}</button>`)}</span>
     </div></div>
-    <p class="hint">Layer ${L} of the ${g}-K/V-head model over its text (prompt and output, ${T} characters): one map per
+    <p class="hint heads-note">Layer ${L} of the ${g}-K/V-head model over its text (prompt and output, ${T} characters): one map per
       query head (queries down, keys across), named by the type measured on the file's held-out probes. ${g === c.numHeads
         ? 'Every query head has its own keys and values: each frame holds one.'
-        : `Each frame is one K/V head: its ${c.numHeads / g} query heads score their own queries against the same keys and mix the same values.`}</p>
+        : `Each frame is one K/V head: its ${c.numHeads / g} query heads score their own queries against the same keys and mix the same values.`}</p></div>
     ${mapsLegend(scheme)}
     <div class=${`groups ${g === c.numHeads ? 'single' : 'shared'}${cell >= 6 ? ' labels' : ''}`} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${mapCell(60, T)}px`}>
       ${kvGroups(c.numHeads, g, (j, k) => {
