@@ -49,6 +49,7 @@ export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
       .groups .head .name { font-size: 0.72rem; }
       .groups .head .badge { padding: 0 0.3em; }
       .twin { padding: 0.3em 0.6em; }
+      .twin .cache { font-size: 0.8rem; }
     }
     .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.8rem 0 0.4rem; }
     .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
