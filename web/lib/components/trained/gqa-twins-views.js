@@ -8,9 +8,10 @@ import { scrollCueStyles } from '../base/scroll-cue.js';
 import { int } from '../base/shared.js';
 import { kvName } from '../logic/gqa-twins.js';
 import { radioKeys } from '../base/choice.js';
+import { phoneFoldStyles } from '../base/phone-fold.js';
 
 /** Styles of <mha-gqa-twins>. */
-export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
+export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, phoneFoldStyles, css`
     :host { container-type: inline-size; }
     table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: 0.4rem 0; }
     caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
@@ -18,7 +19,8 @@ export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     td.num { text-align: right; }
     .top { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; align-items: flex-start; }
     .top > * { min-width: 0; max-width: 100%; }
-    .chart { margin: 0; flex: 1 1 18rem; max-width: 26rem; }
+    .chart-box { flex: 1 1 18rem; max-width: 26rem; }
+    .chart { margin: 0; }
     .chart svg { width: 100%; height: auto; display: block; overflow: visible; }
     .chart .axis { stroke: var(--_muted); stroke-width: 1; }
     .chart .grid { stroke: var(--_border); stroke-width: 1; }
@@ -125,8 +127,9 @@ export function seedsView({ seed, seeds, bothSeeds, onSeed, onBothSeeds }) {
  * @param {number} v.lead the index of the sentence that carries the judgement (shown; the others in a disclosure)
  * @param {number} v.seed the seed shown
  * @param {boolean} v.bothSeeds whether every seed is scored
+ * @param {boolean} v.open whether the chart's panel is open (folded on a phone, behind its summary line: the table holds its numbers)
  */
-export function scoreView({ rows, verdictRows, verdict: lines, lead, seed, bothSeeds }) {
+export function scoreView({ rows, verdictRows, verdict: lines, lead, seed, bothSeeds, open }) {
   const seeds = [...new Set(rows.map((r) => r.seed))];
   const whole = rows.every((r) => typeof r.heldoutBpc === 'number');
   return html`
@@ -148,7 +151,8 @@ export function scoreView({ rows, verdictRows, verdict: lines, lead, seed, bothS
       </div>
       <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
       </div>
-      ${chartView(verdictRows, rows, seed)}
+      <details class="fold chart-box" ?open=${open}><summary>The chart: loss against the KV cache’s bytes per token</summary>
+        ${chartView(verdictRows, rows, seed)}</details>
     </div>
     <div class="verdict" part="verdict">
       <p data-i=${lead}>${lines[lead]}</p>
