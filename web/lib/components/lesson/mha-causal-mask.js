@@ -7,6 +7,7 @@ import '../views/mha-heads.js';
 import { ScrollCue } from '../base/scroll-cue.js';
 import { radioKeys } from '../base/choice.js';
 import { Announcer } from '../base/announce.js';
+import { PhoneFold, phoneFoldStyles } from '../base/phone-fold.js';
 
 /** Default sentence of `<mha-causal-mask>` (6 tokens). */
 export const CAUSAL_DEFAULT_TEXT = 'the cat sat on the mat';
@@ -117,7 +118,7 @@ export function causalSentences(W, tokens, causal, head) {
  * @csspart head-button - Each "head i" button choosing the head of the tables.
  * @csspart heads - The `<mha-heads>`.
  * @csspart mask - The mask grid table.
- * @csspart scores - The scores table.
+ * @csspart scores - The scores table (on a phone, folded behind its caption).
  * @csspart weights - The weights table (with the row sums).
  * @csspart explain - The computed sentences.
  * @csspart error - An attribute or engine error.
@@ -137,7 +138,7 @@ export class MhaCausalMask extends LitElement {
     _head: { state: true },
   };
 
-  static styles = [baseStyles, css`
+  static styles = [baseStyles, phoneFoldStyles, css`
     :host {
       display: block; container-type: inline-size; background: var(--_bg); border: 1px solid var(--_border);
       border-radius: calc(var(--_radius) * 1.5); padding: 1rem; max-width: 100%; box-sizing: border-box;
@@ -161,16 +162,30 @@ export class MhaCausalMask extends LitElement {
     table.mask td { text-align: center; min-width: 1.6em; }
     table.mask td.ok { background: var(--_accent); color: var(--_accent-fg); }
     td.sum, th.sum { border-left: 3px solid var(--_accent); font-weight: 600; }
-    .explain { margin: 0.8rem 0 0; padding: 0.5em 0.9em; background: var(--_surface); border-radius: var(--_radius); }
+    .explain { margin: 0.8rem 0 0; padding: 0.5em 0.9em; background: var(--_surface); border-radius: var(--_radius); box-sizing: border-box; }
     .explain p { margin: 0.3em 0; }
-    /* the explanation follows the tables; on a wide element it sits under the mask table, beside the maps */
+    /* the explanation and the closing note follow the tables; on a wide element the explanation sits beside the mask
+       table (both beside the maps) and the note beside the weights table */
     .side { display: contents; }
     .side .explain { order: 1; flex: 1 0 100%; margin: 0; }
+    .tables > .note { order: 2; flex: 1 0 100%; }
     @container (min-width: 900px) {
-      .side { display: flex; flex-direction: column; gap: 0.8rem; flex: 1 1 20rem; min-width: 0; }
-      .side .explain { order: 0; flex: none; }
+      .side { display: flex; flex-wrap: wrap; align-items: flex-start; gap: 0.8rem 1.2rem; flex: 1 1 20rem; min-width: 0; }
+      .side .explain { order: 0; flex: 1 1 16rem; }
+      .tables > .note { order: 0; flex: 1 1 14rem; margin: 0; }
     }
     .note { font-size: 0.85em; color: var(--_muted); margin: 0.6rem 0 0; }
+    /* a phone: the column heads are the tokens' numbers (each row head keeps number and word) */
+    @container (max-width: 519.98px) {
+      th .word { display: none; }
+      table { font-size: 0.75rem; }
+      td { padding: 0.2em 0.2em; min-width: 0; }
+      th { padding: 0.15em 0.25em; }
+      details.fold > .cap { display: none; }   /* folded: its summary line says it */
+      details.fold > summary { font-size: 0.82rem; }
+      .tbl { flex: 1 1 100%; }
+      .cap { contain: none; max-width: none; }   /* a caption as wide as the element, not its narrow table */
+    }
     .loading { color: var(--_muted); font-size: 0.9em; }
     /* a phone: both maps side by side (smaller cells) */
     @container (max-width: 480px) { mha-heads { --mha-cell-size: 17px; --mha-heads-gap: 0.4rem; --mha-head-flex: 1 1 8rem; --mha-head-min-width: 0; } }
@@ -190,6 +205,7 @@ export class MhaCausalMask extends LitElement {
     this._head = 0;
     // the sentences are read in place; a change of mask or head says their first line once it settles
     this._announcer = new Announcer(this);
+    this._fold = new PhoneFold(this);   // the scores table: open on a wide element, folded behind its caption on a phone
     this._layer = new LayerConfig(this);   // the last valid configuration, the scheme, the attribute errors
     this._task = new Task(this, {
       args: () => [this._layer.key, !!this.causal, this.engine],
@@ -253,19 +269,24 @@ export class MhaCausalMask extends LitElement {
     });
   }
 
-  _table(kind, caption, label, r, cell, extra = null) {
+  _table(kind, caption, label, r, cell, extra = null, fold = false) {
     const T = r.tokens.length;
     const labels = r.tokens.map((t, i) => `${i + 1} ${t}`);
-    return html`<div class="tbl"><p class="cap" id=${`cap-${kind}`}>${caption}</p>
-      <div class="scroll" tabindex="0" role="region" aria-label=${label}>
+    // a column head is the token's number and word; on a phone the number alone (the row heads keep the words)
+    const col = (t, i) => html`<th scope="col">${i + 1}<span class="word"> ${t}</span></th>`;
+    const body = html`<div class="scroll" tabindex="0" role="region" aria-label=${label}>
       <table class=${kind} part=${kind} aria-labelledby=${`cap-${kind}`}>
-        <thead><tr><td></td>${labels.map((l) => html`<th scope="col">${l}</th>`)}${extra ? html`<th scope="col" class="sum">${extra.head}</th>` : nothing}</tr></thead>
+        <thead><tr><td></td>${r.tokens.map(col)}${extra ? html`<th scope="col" class="sum">${extra.head}</th>` : nothing}</tr></thead>
         <tbody>${Array.from({ length: T }, (_, i) => html`<tr><th scope="row">${labels[i]}</th>
           ${Array.from({ length: T }, (_, j) => cell(i, j))}${extra ? extra.cell(i) : nothing}</tr>`)}</tbody>
-      </table></div></div>`;
+      </table></div>`;
+    // a folded table (on a phone, base/phone-fold.js) shows its caption as the summary line
+    return fold
+      ? html`<details class="tbl fold" ?open=${this._fold.open}><summary>${caption}</summary><p class="cap" id=${`cap-${kind}`}>${caption}</p>${body}</details>`
+      : html`<div class="tbl"><p class="cap" id=${`cap-${kind}`}>${caption}</p>${body}</div>`;
   }
 
-  _details(r, lead = nothing, explain = nothing) {
+  _details(r, lead = nothing, explain = nothing, tail = nothing) {
     const k = this._head;
     const masked = (i, j) => r.causal && j > i;
     const S = r.scores[k], W = r.heads3[k];
@@ -275,10 +296,11 @@ export class MhaCausalMask extends LitElement {
         : html`<td class="ok" data-r=${i} data-c=${j} data-masked="false"><span aria-hidden="true">✓</span><span class="sr-only">allowed</span></td>`))}${explain}</div>
       ${this._table('scores', html`Head ${k + 1}: scores Q·Kᵀ/√d<sub>k</sub> before the softmax${r.causal ? ', −∞ where masked' : ''}`, `head ${k + 1} scores`, r, (i, j) => (masked(i, j)
         ? html`<td class="masked" data-r=${i} data-c=${j} data-value="-Infinity">−∞</td>`
-        : html`<td data-r=${i} data-c=${j} data-value=${String(S[i][j])}>${fmt(S[i][j], 2)}</td>`))}
+        : html`<td data-r=${i} data-c=${j} data-value=${String(S[i][j])}>${fmt(S[i][j], 2)}</td>`), null, true)}
       ${this._table('weights', `Head ${k + 1}: attention weights, softmax of each row (0 printed without decimals is exactly 0)`, `head ${k + 1} attention weights`, r,
         (i, j) => html`<td class=${W[i][j] === 0 ? 'masked' : ''} data-r=${i} data-c=${j} data-value=${String(W[i][j])}>${W[i][j] === 0 ? '0' : fmt(W[i][j], 3)}</td>`,
-        { head: 'row sum', cell: (i) => html`<td class="sum" data-sum=${String(r.rowSums[k][i])}>${fmt(r.rowSums[k][i], 3)}</td>` })}
+        { head: html`<span class="word">row </span>sum`, cell: (i) => html`<td class="sum" data-sum=${String(r.rowSums[k][i])}>${fmt(r.rowSums[k][i], 3)}</td>` })}
+      ${tail}
     </div>`;
   }
 
@@ -296,9 +318,9 @@ export class MhaCausalMask extends LitElement {
       ${this._announcer.view()}
       ${r ? html`
         ${this._details(r, html`<mha-heads part="heads" .weights=${r.weights} .tokens=${r.tokens} .dK=${r.dK} scheme=${this._layer.scheme}></mha-heads>`,
-          html`<div class="explain" part="explain">${causalSentences(r.heads3[this._head], r.tokens, r.causal, this._head).map((s) => html`<p>${s}</p>`)}</div>`)}
-        <p class="note">One self-attention layer, d<sub>model</sub> = ${r.dModel}, h = ${r.heads}, d<sub>k</sub> = ${r.dK}, computed by the wasm engine with <code>causal: ${r.causal}</code>.
-          X and the weights are seeded random (seed ${r.seed}), not trained: the pattern inside the triangle is arbitrary, the triangle is the mask.</p>`
+          html`<div class="explain" part="explain">${causalSentences(r.heads3[this._head], r.tokens, r.causal, this._head).map((s) => html`<p>${s}</p>`)}</div>`,
+          html`<p class="note">One self-attention layer, d<sub>model</sub> = ${r.dModel}, h = ${r.heads}, d<sub>k</sub> = ${r.dK}, computed by the wasm engine with <code>causal: ${r.causal}</code>.
+          X and the weights are seeded random (seed ${r.seed}), not trained: the pattern inside the triangle is arbitrary, the triangle is the mask.</p>`)}`
         : this._layer.errors.length || this.error ? nothing : html`<p class="loading">Loading the engine…</p>`}`;
   }
 }

@@ -7,6 +7,7 @@ import { shapeText } from '../views/mha-passport.js';
 import '../views/mha-heads.js';
 import { ScrollCue } from '../base/scroll-cue.js';
 import { Announcer } from '../base/announce.js';
+import { PhoneFold, phoneFoldStyles } from '../base/phone-fold.js';
 
 /** Default source (encoder) sentence of `<mha-cross-attention>`. */
 export const CROSS_DEFAULT_SOURCE = 'the cat sat on the mat';
@@ -192,7 +193,7 @@ export function crossSentences(W, target, source) {
  * @fires mha-error - `{detail: {error}}` for a bad attribute or an engine error (shown in place).
  *
  * @csspart heads - The `<mha-heads>`.
- * @csspart shapes - The shapes table.
+ * @csspart shapes - The shapes table (on a phone, folded behind its caption).
  * @csspart explain - The computed sentences.
  * @csspart unknown - The line naming the words without a meaning.
  * @csspart error - An attribute or engine error.
@@ -210,7 +211,7 @@ export class MhaCrossAttention extends LitElement {
     engine: { attribute: false },
   };
 
-  static styles = [baseStyles, css`
+  static styles = [baseStyles, phoneFoldStyles, css`
     :host {
       display: block; background: var(--_bg); border: 1px solid var(--_border);
       border-radius: calc(var(--_radius) * 1.5); padding: 1rem; max-width: 100%; box-sizing: border-box;
@@ -221,10 +222,11 @@ export class MhaCrossAttention extends LitElement {
     }
     table { border-collapse: collapse; font-size: 0.85rem; }
     .cap { font-weight: 600; font-size: 0.85rem; margin: 1rem 0 0.25em; }
-    th, td { text-align: left; padding: 0.25em 0.7em; border-bottom: 1px solid var(--_border); }
-    td.how { color: var(--_muted); font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); font-size: 0.92em; }
+    th, td { text-align: left; padding: 0.25em 0.5em; border-bottom: 1px solid var(--_border); }
+    tbody th { white-space: nowrap; }
+    td.how { color: var(--_muted); font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); font-size: 0.88em; }
     td.shape { white-space: nowrap; font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); }
-    .explain { margin: 0.8rem 0 0; padding: 0.5em 0.9em; background: var(--_surface); border-radius: var(--_radius); }
+    .explain { margin: 0.8rem 0 0; padding: 0.4em 0.8em; background: var(--_surface); border-radius: var(--_radius); font-size: 0.94em; }
     :host { container-type: inline-size; }
     .maps { min-width: 0; }
     .maps .note { contain: inline-size; }   /* the column is as wide as the maps; the note wraps to it */
@@ -234,6 +236,7 @@ export class MhaCrossAttention extends LitElement {
     .note { font-size: 0.88em; color: var(--_muted); margin: 0.6rem 0 0; }
     .loading { color: var(--_muted); font-size: 0.9em; }
     .shapes { min-width: 0; }
+    @container (max-width: 519.98px) { details.fold > .cap { display: none; } }   /* folded on a phone: its summary line says it */
     /* the maps, where head 1 looks, the shapes table, then the closing note, one under the other; wider: the maps beside
        where head 1 looks and the closing note beside the table; wider still: the maps and the closing note down the left,
        where head 1 looks and the table down the right */
@@ -272,6 +275,7 @@ export class MhaCrossAttention extends LitElement {
     super();
     new ScrollCue(this);   // the sideways-scroll cue of its boxes (base/scroll-cue.js)
     this._announcer = new Announcer(this);
+    this._fold = new PhoneFold(this);   // the shapes table: open on a wide element, folded on a phone
     this._shown = false;   // the first result is read with the page, not announced
     this.source = undefined;
     this.target = undefined;
@@ -333,8 +337,8 @@ export class MhaCrossAttention extends LitElement {
     const step = (name) => r.passport.steps.find((s) => s.name === name)?.shape;
     const perHead = (name) => step(name)?.slice(1);
     const rows = [
-      ['target X (queries come from it)', step('input X'), 'X_tgt, one row per target token'],
-      ['source (keys and values come from it)', [r.source.length, r.dModel], 'X_src, one row per source token'],
+      ['target X (queries)', step('input X'), 'X_tgt, a row per target token'],
+      ['source X (keys, values)', [r.source.length, r.dModel], 'X_src, a row per source token'],
       ['Q of one head', perHead('per-head Q'), 'Q_i = X_tgt·W_Q^(i)'],
       ['K of one head', perHead('per-head K'), 'K_i = X_src·W_K^(i)'],
       ['V of one head', perHead('per-head V'), 'V_i = X_src·W_V^(i)'],
@@ -342,11 +346,13 @@ export class MhaCrossAttention extends LitElement {
       ['attention weights, all heads', step('per-head attention weights'), 'A_i = softmax over the source'],
       ['output', step('output'), 'concat(A_i·V_i)·W_O'],
     ];
-    return html`<p class="cap" id="cap-shapes">Shapes (from the engine's passport): T<sub>q</sub> = ${r.target.length}, T<sub>k</sub> = ${r.source.length}, d<sub>k</sub> = ${r.dK}</p>
+    const cap = html`Shapes (from the engine's passport): T<sub>q</sub> = ${r.target.length}, T<sub>k</sub> = ${r.source.length}, d<sub>k</sub> = ${r.dK}`;
+    // on a phone the table is folded behind its caption (base/phone-fold.js)
+    return html`<details class="fold" ?open=${this._fold.open}><summary>${cap}</summary><p class="cap" id="cap-shapes">${cap}</p>
       <div class="scroll" tabindex="0" role="region" aria-label="shapes"><table part="shapes" aria-labelledby="cap-shapes">
       <thead><tr><th scope="col">tensor</th><th scope="col">shape</th><th scope="col">how</th></tr></thead>
       <tbody>${rows.map(([n, s, f]) => html`<tr><th scope="row">${n}</th><td class="shape" data-shape=${JSON.stringify(s)}>${shapeText(s)}</td><td class="how">${f}</td></tr>`)}</tbody>
-    </table></div>`;
+    </table></div></details>`;
   }
 
   render() {

@@ -9,9 +9,10 @@ import { showPiece, SHORT, describeHeads, explainCopying } from '../logic/gqa-st
 import { int } from '../base/shared.js';
 import { scrollCueStyles } from '../base/scroll-cue.js';
 import { radioKeys } from '../base/choice.js';
+import { phoneFoldStyles } from '../base/phone-fold.js';
 
 /** Styles of <mha-gqa-story>. */
-export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
+export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, phoneFoldStyles, css`
     :host { container-type: inline-size; }
     /* wide: the story beside its KV cache; the shown layer's heads in one row, maps of about 100 px */
     @container (min-width: 800px) {
@@ -27,7 +28,8 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
       .groups .head mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; }
       .groups .head mha-heatmap::part(legend) { font-size: 0.6rem; gap: 0.2em; }
       .groups .head mha-heatmap::part(table) { font-size: 0.75rem; }
-      .groups button[role='switch'] { font-size: 0.72rem; padding: 0.1rem 0.25rem; }
+      .groups button[role='switch'] { font-size: 0.7rem; padding: 0.1rem 0.2rem; gap: 0.2rem 0.3rem; }
+      .groups .badge { padding: 0 0.3em; }
       .groups .scores { font-size: 0.68rem; }
     }
     .rule summary, .summary .more > summary { cursor: pointer; color: var(--_muted); font-size: 0.9em; }
@@ -53,6 +55,7 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
       .groups button[role='switch'] { font-size: 0.68rem; padding: 0.1rem 0.2rem; }
       .groups .badge { overflow-wrap: anywhere; }
       .groups .scores { font-size: 0.62rem; }
+      .cache { font-size: 0.9rem; padding: 0.3em 0.7em; }
     }
     button[role='switch'] { display: flex; flex-wrap: wrap; gap: 0.2rem 0.5rem; align-items: baseline; font-size: 0.82rem; text-align: left; }
     button[role='switch'][aria-checked='false'] { text-decoration: line-through; }
@@ -62,11 +65,13 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     mha-heatmap::part(label) { font-size: 7px; line-height: 1; }
     table { border-collapse: collapse; font-size: 0.8rem; font-variant-numeric: tabular-nums; margin: 0.8rem 0 0.3rem; }
     caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
-    th, td { border: 1px solid var(--_border); padding: 0.2em 0.45em; text-align: center; white-space: nowrap; }
+    th, td { border: 1px solid var(--_border); padding: 0.15em 0.45em; text-align: center; white-space: nowrap; }
     thead th.kv { border-bottom: 2px solid var(--_accent); }
     td.first-of-group, th.first-of-group { border-left: 2px solid var(--_accent); }
     td .t { display: block; font-weight: 600; }
-    td .s { display: block; color: var(--_muted); }
+    /* a cell: the type, then its score and induction score on one line (on two in a narrow element, where the table scrolls) */
+    td .s { color: var(--_muted); }
+    @container (max-width: 520px) { td .s { display: block; } td .sep { display: none; } }
     td.off { text-decoration: line-through; }
     td.t-previous-token, td.t-induction, td.t-first-token, td.t-current-token, td.t-two-back { background: var(--_surface); }
     /* wide: the table of every head beside the sentences about them; the search for an induction head in two columns */
@@ -110,8 +115,8 @@ export function creditView(tr = {}, modelHref = null) {
   const model = String(tr.model ?? 'This model').replace(/ \((.*)\)$/, '');
   const family = /\((.*)\)$/.exec(String(tr.model ?? ''))?.[1];
   const made = [tr.trainedWith, family].filter(Boolean).join(', ');
-  return html`<p class="hint credit" part="credit">${model} by ${tr.author}${made ? ` (${made})` : ''}${corpus ? `, trained on ${corpus}` : ''}, ${
-    href ? html`<a href=${href} target="_blank" rel="noopener">${licName} licence</a>` : `${licName} licence`}.</p>`;
+  return html`<span class="credit" part="credit">${model} by ${tr.author}${made ? ` (${made})` : ''}${corpus ? `, trained on ${corpus}` : ''}, ${
+    href ? html`<a href=${href} target="_blank" rel="noopener">${licName} licence</a>` : `${licName} licence`}.</span>`;
 }
 
 /**
@@ -125,15 +130,14 @@ export function cacheView(b, context) {
     <div class="cache" part="cache" data-tokens=${b.tokens} data-per-token=${b.perToken}
       data-full-per-token=${b.fullPerToken} data-total=${b.total} data-full-total=${b.fullTotal}>
       <p>KV cache: <span class="big tokens">${int(b.tokens)}</span> token${b.tokens === 1 ? '' : 's'} cached in each of the
-        ${b.layers} layers${b.tokens ? '' : ' (the prompt goes in at the first step)'}. Each token's keys and values, in float32:</p>
+        ${b.layers} layers${b.tokens ? '' : ' (the prompt goes in at the first step)'}; per token, keys and values in float32:</p>
       <div class="formula" part="formula" tabindex="0" role="region" aria-label="Bytes per token, grouped-query and full multi-head attention">
         <p>grouped, ${b.kvHeads} K/V heads: ${bytesFormula([2, b.layers, b.kvHeads, b.dK, b.bytesPerValue], b.perToken)}</p>
         <p>full multi-head, ${b.heads} K/V heads: ${bytesFormula([2, b.layers, b.heads, b.dK, b.bytesPerValue], b.fullPerToken)}</p>
       </div>
       <p>Now: <span class="big total">${int(b.total)} bytes</span> for ${int(b.tokens)} tokens, against ${int(b.fullTotal)} bytes
         with one K/V head per query head: ${ratio === 1 ? 'the same, this model does not share K/V heads' : `${ratio}× less`}.
-        The engine reserves room for the model's whole context of ${int(context)} tokens when a story starts:
-        ${int(b.reserved)} bytes.</p>
+        Reserved when a story starts, for the whole context of ${int(context)} tokens: ${int(b.reserved)} bytes.</p>
     </div>`;
 }
 
@@ -157,9 +161,9 @@ export function layersView({ config: c, layer: L, tokens: T, promptTokens: promp
         type="button" class="layer" data-layer=${i + 1} role="radio" aria-checked=${String(i === l)} tabindex=${i === l ? 0 : -1}
         @click=${() => onLayer(i + 1)}>${i + 1}</button>`)}</span>
     </div>
-    <p class="hint">Layer ${L}: each map is one query head's attention over the ${T} cached tokens (queries down, keys
-      across). ${prompt > 1 ? `Rows 1–${Math.min(prompt, T)} come from reading the prompt, each` : 'Each'} later row from one
-      generation step's query over the cache. The frames are the ${g} K/V heads: the ${per} query heads in a frame
+    <p class="hint">Layer ${L}: one map per query head over the ${T} cached tokens (queries down, keys across); ${prompt > 1
+      ? `rows 1–${Math.min(prompt, T)} read the prompt, each` : 'each'} later row is one generation step's query. Each frame is one
+      K/V head: its ${per} query heads
       score their queries against the same keys and mix the same values.</p>`;
 }
 
@@ -208,8 +212,8 @@ export function headsView({ config: c, layer: L, attention: att, tokens, ablatio
 /** A head's main score and its induction score, for its box. */
 export function scoreLine(h) {
   const key = SCORE_OF[h.type];
-  const main = key ? `${SHORT[h.type]} ${f2(h.scores[key])}` : `entropy ${f2(h.scores.entropy)}`;
-  return `${main} · induction ${h.scores.induction === null ? '—' : f2(h.scores.induction)}`;
+  const main = key ? `${SHORT[h.type]} ${f2(h.scores[key])}` : `e ${f2(h.scores.entropy)}`;
+  return `${main} · ind ${h.scores.induction === null ? '—' : f2(h.scores.induction)}`;
 }
 
 /**
@@ -221,14 +225,15 @@ export function scoreLine(h) {
  * @param {number} v.tokens the story's length in tokens (T of the position scores)
  * @param {object|null} v.repeat the repeated sentence and its bits per token
  * @param {object|null} v.copy the list test
+ * @param {boolean} v.open whether the table's panel is open (folded on a phone, behind its summary line)
  */
-export function tableView({ config: c, measured: m, ablation: off, tokens: T, repeat, copy }) {
+export function tableView({ config: c, measured: m, ablation: off, tokens: T, repeat, copy, open }) {
   if (!m) return nothing;
   const g = c.kvHeads ?? c.numHeads;
   const per = c.numHeads / g;
   const lines = describeHeads(m, repeat, per);
   return html`
-    <div class="measures"><div class="table-box">
+    <div class="measures"><details class="fold table-box" ?open=${open}><summary>Every head's type and scores, layer by layer (a table)</summary>
     <div class="scroll" tabindex="0" role="region" aria-label="Table of every head's measured type">
       <table part="table">
         <caption>What each head does: position scores on the story (${T} tokens), induction on a sentence of it written twice</caption>
@@ -247,7 +252,7 @@ export function tableView({ config: c, measured: m, ablation: off, tokens: T, re
               return html`<td class=${`t-${h.type}${h.head % per ? '' : ' first-of-group'}${o ? ' off' : ''}`}
                 data-layer=${l} data-head=${h.head} data-type=${h.type} data-score=${v}
                 data-induction=${h.scores.induction ?? ''}>
-                <span class="t">${SHORT[h.type]}</span><span class="s">${key ? f2(v) : `e ${f2(v)}`}</span><span class="s">ind ${
+                <span class="t">${SHORT[h.type]}</span><span class="s">${key ? f2(v) : `e ${f2(v)}`}<span class="sep"> · </span></span><span class="s">ind ${
                   h.scores.induction === null ? '—' : f2(h.scores.induction)}</span>${o ? html`<span class="sr-only"> (switched off)</span>` : nothing}</td>`;
             })}
           </tr>`)}
@@ -260,7 +265,7 @@ export function tableView({ config: c, measured: m, ablation: off, tokens: T, re
       current: attention on the token one or two before the query or on the query itself; first: on the start marker
       &lt;s&gt;; induction: on the token after an earlier copy of the last ${INDUCTION_MIN_SPAN} tokens), else “broad” when its
       attention is spread out (normalised entropy e ≥ ${BROAD_THRESHOLD}), else “mixed”. “ind” is the induction score on the
-      repeated sentence${repeat?.sentence ? html`: “${repeat.sentence}”` : '.'}</p></details></div>
+      repeated sentence${repeat?.sentence ? html`: “${repeat.sentence}”` : '.'}</p></details></details>
     <div class="summary" part="summary">
       <ul>${lines.slice(0, 1).map((s) => html`<li>${s}</li>`)}</ul>
       ${lines.length > 1 ? html`<details class="more"><summary>The strongest heads, whether any is an induction head,

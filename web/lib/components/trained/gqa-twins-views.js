@@ -8,9 +8,10 @@ import { scrollCueStyles } from '../base/scroll-cue.js';
 import { int } from '../base/shared.js';
 import { kvName } from '../logic/gqa-twins.js';
 import { radioKeys } from '../base/choice.js';
+import { phoneFoldStyles } from '../base/phone-fold.js';
 
 /** Styles of <mha-gqa-twins>. */
-export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
+export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, phoneFoldStyles, css`
     :host { container-type: inline-size; }
     table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: 0.4rem 0; }
     caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
@@ -18,7 +19,8 @@ export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     td.num { text-align: right; }
     .top { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; align-items: flex-start; }
     .top > * { min-width: 0; max-width: 100%; }
-    .chart { margin: 0; flex: 1 1 18rem; max-width: 28rem; }
+    .chart-box { flex: 1 1 18rem; max-width: 26rem; }
+    .chart { margin: 0; }
     .chart svg { width: 100%; height: auto; display: block; overflow: visible; }
     .chart .axis { stroke: var(--_muted); stroke-width: 1; }
     .chart .grid { stroke: var(--_border); stroke-width: 1; }
@@ -32,29 +34,39 @@ export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, css`
     .verdict p { margin: 0 0 0.5em; break-inside: avoid; }
     .verdict summary, details.how > summary { cursor: pointer; color: var(--_muted); margin: 0.2rem 0 0.4rem; }
     details.how p { margin: 0 0 0.4rem; }
-    /* wide: the shown model's heads in one row, maps of about 100 px whose cells are not cut apart */
+    /* wide: the pickers beside the note on the maps; the shown model's heads in one row, maps of about 100 px whose
+       cells are not cut apart */
     @container (min-width: 800px) {
+      .heads-top { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0 1.5rem; align-items: center; margin: 0.5rem 0; }
+      .heads-top .pickers { flex-direction: column; }
+      .heads-top .picker { margin: 0.2rem 0; }
+      .heads-top .heads-note { margin: 0; }
+      .chart figcaption { margin-top: 0.1rem; }
       .groups { flex-wrap: nowrap; gap: 0.4rem; }
       .groups .group { flex: 1 1 0; padding: 0.1rem 0.2rem 0.2rem; }
       .groups .pair { flex-wrap: nowrap; gap: 0.25rem; }
       .groups .head { flex: 1 1 0; min-width: 0; padding: 0.15rem; }
       .groups .head mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; }
       .groups .head mha-heatmap::part(legend) { font-size: 0.6rem; gap: 0.2em; }
-      .groups .head .name { font-size: 0.75rem; }
+      .groups .head .name { font-size: 0.72rem; }
+      .groups .head .badge { padding: 0 0.3em; }
       .twin { padding: 0.3em 0.6em; }
+      .twin .cache { font-size: 0.8rem; }
     }
     .controls { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: end; margin: 0.8rem 0 0.4rem; }
     .controls .prompt { flex: 1 1 14rem; display: flex; flex-direction: column; gap: 0.2em; }
     .texts { display: grid; grid-template-columns: repeat(auto-fit, minmax(15rem, 1fr)); gap: 0.6rem; }
-    .twin { border: 1px solid var(--_border); border-radius: calc(var(--_radius) * 1.4); padding: 0.4em 0.7em; min-width: 0; }
-    .twin h4 { margin: 0.1em 0 0.3em; font-size: 0.95rem; }
+    .twin { border: 1px solid var(--_border); border-radius: calc(var(--_radius) * 1.4); padding: 0.3em 0.6em; min-width: 0; }
+    /* the model's name and its cache's bar on one line; the cache's bytes and their formula in one paragraph */
+    .twin .head-row { display: flex; align-items: center; gap: 0.6rem; }
+    .twin h4 { margin: 0.1em 0; font-size: 0.92rem; flex: none; }
     .text { font-family: var(--_mono); white-space: pre-wrap; overflow-wrap: anywhere; background: var(--_surface);
-      padding: 0.4em 0.6em; border-radius: var(--_radius); margin: 0.3rem 0; font-size: 0.9rem; }
+      padding: 0.25em 0.5em; border-radius: var(--_radius); margin: 0.25rem 0; font-size: 0.85rem; }
     mark { background: var(--_accent); color: var(--_accent-fg); border-radius: 3px; }
-    .cache { margin: 0.3em 0; font-size: 0.9rem; font-variant-numeric: tabular-nums; }
-    .bar { height: 0.55rem; background: var(--_surface); border: 1px solid var(--_border); border-radius: 999px; overflow: hidden; }
+    .cache { margin: 0.2em 0 0.1em; font-size: 0.85rem; font-variant-numeric: tabular-nums; }
+    .bar { flex: 1 1 auto; min-width: 2rem; height: 0.55rem; background: var(--_surface); border: 1px solid var(--_border); border-radius: 999px; overflow: hidden; }
     .bar span { display: block; height: 100%; background: var(--_accent); }
-    .formula { overflow-x: auto; overflow-y: hidden; font-size: 0.9rem; }
+    .formula { display: inline-block; max-width: 100%; vertical-align: bottom; overflow-x: auto; overflow-y: hidden; white-space: nowrap; }
     .pickers { display: flex; flex-wrap: wrap; gap: 0 1.5rem; }
     .picker { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; margin: 0.9rem 0 0.4rem; }
     .head .name { font-size: 0.8rem; font-weight: 600; display: block; margin-bottom: 0.2rem; }
@@ -115,8 +127,9 @@ export function seedsView({ seed, seeds, bothSeeds, onSeed, onBothSeeds }) {
  * @param {number} v.lead the index of the sentence that carries the judgement (shown; the others in a disclosure)
  * @param {number} v.seed the seed shown
  * @param {boolean} v.bothSeeds whether every seed is scored
+ * @param {boolean} v.open whether the chart's panel is open (folded on a phone, behind its summary line: the table holds its numbers)
  */
-export function scoreView({ rows, verdictRows, verdict: lines, lead, seed, bothSeeds }) {
+export function scoreView({ rows, verdictRows, verdict: lines, lead, seed, bothSeeds, open }) {
   const seeds = [...new Set(rows.map((r) => r.seed))];
   const whole = rows.every((r) => typeof r.heldoutBpc === 'number');
   return html`
@@ -124,11 +137,10 @@ export function scoreView({ rows, verdictRows, verdict: lines, lead, seed, bothS
       <div class="table-box">
       <div class="scroll" tabindex="0" role="region" aria-label="KV-cache bytes per token and held-out loss of the twins">
         <table part="table">
-          <caption>KV cache and held-out loss in bits per character (lower is better): on the whole held-out set, as
-            measured at training, and on this page’s text, measured here</caption>
+          <caption>Held-out loss, bits per character (lower is better)</caption>
           <thead><tr><th scope="col">K/V heads</th>${seeds.length > 1 ? html`<th scope="col">seed</th>` : nothing}
-            <th scope="col">bytes per token</th>${whole ? html`<th scope="col">whole set</th>` : nothing}
-            <th scope="col">this page</th></tr></thead>
+            <th scope="col">bytes per token</th>${whole ? html`<th scope="col">whole set <span class="hint">(training)</span></th>` : nothing}
+            <th scope="col">this page <span class="hint">(here)</span></th></tr></thead>
           <tbody>${rows.map((r) => html`<tr data-file=${r.file} data-kv-heads=${r.kvHeads} data-seed=${r.seed}
             data-per-token=${r.perToken} data-live=${r.live}>
             <td>${r.kvHeads} <span class="hint">(${kvName(r.kvHeads, r.numHeads)})</span></td>
@@ -139,7 +151,8 @@ export function scoreView({ rows, verdictRows, verdict: lines, lead, seed, bothS
       </div>
       <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
       </div>
-      ${chartView(verdictRows, rows, seed)}
+      <details class="fold chart-box" ?open=${open}><summary>The chart: loss against the KV cache’s bytes per token</summary>
+        ${chartView(verdictRows, rows, seed)}</details>
     </div>
     <div class="verdict" part="verdict">
       <p data-i=${lead}>${lines[lead]}</p>
@@ -230,13 +243,13 @@ export function generateView({ field, prompt, temperature: t, twins, config: c, 
       ${twins.map((x) => {
         const b = x.kvBytes;
         return html`<div class="twin" data-kv-heads=${b.kvHeads}>
-          <h4>${b.kvHeads} K/V head${b.kvHeads > 1 ? 's' : ''} (${kvName(b.kvHeads, b.heads)})</h4>
+          <div class="head-row"><h4>${b.kvHeads} K/V head${b.kvHeads > 1 ? 's' : ''} (${kvName(b.kvHeads, b.heads)})</h4>
+            <div class="bar" aria-hidden="true"><span style=${`width: ${(100 * b.total) / maxTotal}%`}></span></div></div>
           <p class="text"><span class="prompt-text">${prompt}</span>${x.text.length > prompt.length ? html`<mark>${x.text.slice(prompt.length)}</mark>` : nothing}</p>
           <p class="cache" part="cache" data-tokens=${b.tokens} data-per-token=${b.perToken} data-total=${b.total} data-steps=${x.steps}>
-            Step ${x.steps}: ${int(b.tokens)} characters cached × ${int(b.perToken)} bytes = <strong>${int(b.total)} bytes</strong></p>
-          <div class="bar" aria-hidden="true"><span style=${`width: ${(100 * b.total) / maxTotal}%`}></span></div>
-          <div class="formula" tabindex="0" role="region" aria-label=${`Bytes per token, ${b.kvHeads} K/V heads`}>
-            ${bytesFormula([2, b.layers, b.kvHeads, b.dK, b.bytesPerValue], b.perToken)} per token</div>
+            Step ${x.steps}: ${int(b.tokens)} characters cached × ${int(b.perToken)} bytes = <strong>${int(b.total)} bytes</strong>;
+            <span class="formula" tabindex="0" role="region" aria-label=${`Bytes per token, ${b.kvHeads} K/V heads`}>${
+              bytesFormula([2, b.layers, b.kvHeads, b.dK, b.bytesPerValue], b.perToken)} per token</span></p>
         </div>`;
       })}
     </div>`;
@@ -264,7 +277,7 @@ export function headsView({ models, shown, config: c, layer: L, tokens, attentio
   // maps of about 100 px a side whatever the text's length (the heads in one row of a wide element)
   const cell = mapCell(100, T);
   return html`
-    <div class="pickers"><div class="picker" part="models">
+    <div class="heads-top"><div class="pickers"><div class="picker" part="models">
       <span aria-hidden="true">Heads of</span>
       <span role="radiogroup" aria-label="Model whose heads are drawn" @keydown=${radioKeys}>${models.map((gx) => html`<button type="button" class="model" data-kv-heads=${gx} role="radio"
         aria-checked=${String(gx === shown)} tabindex=${gx === shown ? 0 : -1} @click=${() => onModel(gx)}>${gx} K/V head${gx > 1 ? 's' : ''}</button>`)}</span>
@@ -275,11 +288,10 @@ export function headsView({ models, shown, config: c, layer: L, tokens, attentio
         type="button" class="layer" data-layer=${i + 1} role="radio" aria-checked=${String(i === l)} tabindex=${i === l ? 0 : -1}
         @click=${() => onLayer(i + 1)}>${i + 1}</button>`)}</span>
     </div></div>
-    <p class="hint">Layer ${L} of the model with ${g} K/V head${g > 1 ? 's' : ''}, reading its text (the prompt and what it
-      wrote, ${T} characters): one map per query head (queries down, keys across), labelled with the type the engine
-      measures on the held-out probes stored in the file. ${g === c.numHeads
+    <p class="hint heads-note">Layer ${L} of the ${g}-K/V-head model over its text (prompt and output, ${T} characters): one map per
+      query head (queries down, keys across), named by the type measured on the file's held-out probes. ${g === c.numHeads
         ? 'Every query head has its own keys and values: each frame holds one.'
-        : `The frames are the ${g} K/V head${g > 1 ? 's' : ''}: the ${c.numHeads / g} query heads in a frame score their own queries against the same keys and mix the same values.`}</p>
+        : `Each frame is one K/V head: its ${c.numHeads / g} query heads score their own queries against the same keys and mix the same values.`}</p></div>
     ${mapsLegend(scheme)}
     <div class=${`groups ${g === c.numHeads ? 'single' : 'shared'}${cell >= 6 ? ' labels' : ''}`} part="groups" style=${`--_wide: ${cell}px; --_narrow: ${mapCell(60, T)}px`}>
       ${kvGroups(c.numHeads, g, (j, k) => {

@@ -8,6 +8,7 @@ import { storyStyles, cacheView, layersView, headsView, tableView, aboutView, cr
 import { DEFAULT_STORIES_URL } from '../models.js';
 import { numberAttr, intAttr, headListAttr, rawAttr } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
+import { PhoneFold } from '../base/phone-fold.js';
 import { int } from '../base/shared.js';
 import '../views/mha-heatmap.js';
 
@@ -138,6 +139,7 @@ export class MhaGqaStory extends AblatableModelElement {
     this._copyKey = '';
     this._version = 0;
     this._announcer = new Announcer(this);   // the layer and heads shown, said once a choice settles
+    this._fold = new PhoneFold(this);   // the table of every head: open on a wide element, behind its summary line on a phone
     this._gen = null;
     this._genKey = '';
     this._ids = [];
@@ -387,8 +389,7 @@ export class MhaGqaStory extends AblatableModelElement {
     const full = this._ids.length >= this._maxTokens;
     const s = this._last;
     return html`
-      <p class="hint" part="about">${aboutView(c, lm.training ?? {})}</p>
-      ${creditView(lm.training ?? {}, this.modelHref)}
+      <p class="hint"><span part="about">${aboutView(c, lm.training ?? {})}</span> ${creditView(lm.training ?? {}, this.modelHref)}</p>
       <div class="controls" part="controls">
         <label class="prompt">Prompt <input type="text" part="prompt" maxlength="200" spellcheck="false"
           .value=${this.prompt ?? ''} @change=${this._onPrompt}></label>
@@ -416,7 +417,7 @@ export class MhaGqaStory extends AblatableModelElement {
       })}
       ${tableView({
         config: c, measured: this.measured, ablation: this.ablation, tokens: this._att?.[0].shape[1] ?? 0,
-        repeat: this.repeat, copy: this.copy,
+        repeat: this.repeat, copy: this.copy, open: this._fold.open,
       })}
       ${this._announcer.view()}`;
   }

@@ -10,6 +10,7 @@ import { twinsStyles, seedsView, scoreView, generateView, headsView } from './gq
 import { ScrollCue } from '../base/scroll-cue.js';
 import { AttrGuard, numberAttr, intAttr, enumAttr, schemeAttr, rawAttr } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
+import { PhoneFold } from '../base/phone-fold.js';
 import '../views/mha-heatmap.js';
 
 const DEFAULT_PROMPT = 'The cat sat on the mat. ';
@@ -73,7 +74,8 @@ export { gqaVerdict, gqaFigures, kvName };
  *
  * @csspart load - The button that loads the models before the element is scrolled to.
  * @csspart table - The table of bytes per token and loss (on the whole held-out set, from index.json, and on the page's passages).
- * @csspart chart - The chart of loss against bytes per token (the whole held-out set's, when index.json lists it).
+ * @csspart chart - The chart of loss against bytes per token (the whole held-out set's, when index.json lists it); on a phone,
+ *   folded behind its summary line.
  * @csspart verdict - The computed sentences: the judgement, then the numbers behind it in a disclosure that starts closed.
  * @csspart seeds - The seed switch and the "score both seeds" button.
  * @csspart controls - The prompt field and the generation buttons.
@@ -115,6 +117,7 @@ export class MhaGqaTwins extends LitElement {
     new ScrollCue(this);   // the sideways-scroll cue of the table (base/scroll-cue.js)
     // the verdict and the texts are read in place; a choice or a step says one short line once it settles
     this._announcer = new Announcer(this);
+    this._fold = new PhoneFold(this);   // the chart: open on a wide element, folded behind its summary line on a phone
     this.index = null;
     /** @type {number|string} */ this.seed = 0;
     this.bothSeeds = false;
@@ -429,7 +432,7 @@ export class MhaGqaTwins extends LitElement {
       ${this._announcer.view()}
       ${this._twinsTask.render({ initial: loading, pending: loading, error: loading, complete: ({ rows }) => html`
       ${scoreView({ rows, verdictRows: this._verdictRowsOf(rows), verdict: this._verdictOf(rows), lead: verdictLead(this._verdictRowsOf(rows)),
-        seed: this._c.seed, bothSeeds: !!this.bothSeeds })}
+        seed: this._c.seed, bothSeeds: !!this.bothSeeds, open: this._fold.open })}
       ${this.error ? html`<p class="error" part="error" role="alert">${errorText(this.error)}</p>` : nothing}
       ${generateView({
         field: this.prompt ?? '', prompt: this._prompt(), temperature: this._c.temperature, twins: this.twins,
