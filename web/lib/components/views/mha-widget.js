@@ -3,6 +3,7 @@ import { Task } from '@lit/task';
 import { baseStyles, taskEngine, renderLatest, seededMatrix, defaultTokens, int } from '../base/shared.js';
 import { AttrGuard, intAttr, schemeAttr, attrError, rawAttr, fireError } from '../base/attr-check.js';
 import { radioKeys } from '../base/choice.js';
+import { PhoneFold } from '../base/phone-fold.js';
 import './mha-passport.js';
 import './mha-heads.js';
 
@@ -76,7 +77,6 @@ export class MhaWidget extends LitElement {
     weights: { attribute: false },
     tokens: { attribute: false },
     engine: { attribute: false },
-    _narrow: { state: true },
   };
 
   static styles = [baseStyles, css`
@@ -122,8 +122,8 @@ export class MhaWidget extends LitElement {
     this.tokens = undefined;
     this.engine = undefined;
     this._gen = null;
-    this._narrow = false;   // a phone's width: the maps first, the passport behind its disclosure
-    this._sizes = new ResizeObserver(([e]) => { this._narrow = e.contentRect.width <= NARROW_PX; });
+    /** Open wider than a phone; on a phone the maps come first, the passport behind its disclosure. */
+    this._fold = new PhoneFold(this, NARROW_PX + 1);
     this._attrs = new AttrGuard(this);
     /** The valid configuration in use: the attributes parsed, or their last valid values. */
     this._c = { T: 5, d: 24, h: 2, seed: 7, options: [1, 2, 4, 8], scheme: 'viridis' };
@@ -155,16 +155,6 @@ export class MhaWidget extends LitElement {
 
   /** The last engine error (null after a run that succeeded). */
   get error() { return this._layerTask.error ?? null; }
-
-  connectedCallback() {
-    super.connectedCallback();
-    this._sizes.observe(this);
-  }
-
-  disconnectedCallback() {
-    super.disconnectedCallback();
-    this._sizes.disconnect();
-  }
 
   /** Parse the attributes once per update (attr-check.js): bad values keep the last valid ones. */
   willUpdate() {
@@ -264,13 +254,13 @@ export class MhaWidget extends LitElement {
    */
   _view(r, h) {
     const p = r.passport;
-    const passport = html`<details class="passport" part="passport-details" ?open=${!this._narrow}>
+    const passport = html`<details class="passport" part="passport-details" ?open=${this._fold.open}>
         <summary>Shape passport: d<sub>k</sub> = ${p.dK}, W<sub>Q</sub> ${int(p.params.wQ)} parameters, ${int(p.flops.total)} FLOPs, ${int(p.memory.scores)} scores</summary>
         <mha-passport part="passport" seq-len=${this._T} d-model=${this._d} heads=${h}
           .engine=${this.engine} .data=${r.heads === h ? p : null} compact no-bias></mha-passport></details>`;
     const heads = html`<mha-heads part="heads" .weights=${r.weights} .tokens=${this.tokenLabels}
           .dK=${p.dK} scheme=${this._c.scheme} .scale=${this.scale ?? null}></mha-heads>`;
-    return html`<div class="layout">${this._narrow ? html`${heads}${passport}` : html`${passport}${heads}`}</div>`;
+    return html`<div class="layout">${!this._fold.open ? html`${heads}${passport}` : html`${passport}${heads}`}</div>`;
   }
 
   /** The line beside the buttons saying what the maps show (empty before the first result and after an error). */
