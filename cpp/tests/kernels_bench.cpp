@@ -10,10 +10,14 @@
 //   gemm_packed [128×768]·[768×768] + b and [512×768]·[768×2304] + b,
 //   gemm_abt Q·Kᵀ at T = 512, d_k = 64 (per-head slices of [T, 768] tensors, ld = 768),
 //   gemm_ab  A·V  at T = 512, d_v = 64 (V a per-head slice, ld = 768),
+// the matrix–vector products of a generation step ([1×768]·W, W float32, float16 and bfloat16; the
+// output head's also in GB/s), a streaming-read roof (plain v128 loads over the 16-bit head's 77 MB
+// as 1, 2, 4 and 8 streams side by side, GB/s),
 // the time of softmax_rows over 512×512 scores, and two measured peaks, each in independent chains:
 // f32x4 mul + add (the best any wasm kernel without FMA can do) and, in the relaxed build,
 // f32x4.relaxed_madd (one fused multiply-add), with each GEMM's fraction of both.
-// With "tsv" as the second argument every line is `name<TAB>GFLOP/s<TAB>ms` (peaks: ms = 0); "gemv"
+// With "tsv" as the second argument every line is `name<TAB>GFLOP/s<TAB>ms` (peaks: ms = 0; lines
+// named "… (GB/s)": GB/s in place of GFLOP/s); "gemv"
 // as the third (e.g. `0.5 - gemv`) times the matrix–vector products of the first tile alone.
 // Times are process CPU time (see now()). Each figure is the best of 11 timed runs after warm-up
 // calls (V8 tiers wasm up from Liftoff to TurboFan only for later calls, so the first call of a
