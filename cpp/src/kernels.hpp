@@ -98,8 +98,10 @@ inline void gemm_packed(int M, const float* A, int lda, const PackedB& B, const 
 }
 
 /// gemm_packed_cols split over the threads of the pool (parallel.hpp) when the product is large
-/// enough to pay for waking them (M·n·K ≥ kParallelMacs): by splits of kRowSplit rows when there
-/// are at least two, else by groups of column panels. Every micro-kernel computes an element of C
+/// enough to pay for waking them (M·n·K ≥ kParallelMacs): up to kColSplitRows rows with at least
+/// kColGroup panels per thread by groups of kColGroup panels (every thread reads its part of B once;
+/// a row split would have each thread read, and widen, all of B for its rows), else by splits of
+/// kRowSplit rows when there are at least two, else by groups of column panels. Every micro-kernel computes an element of C
 /// as one multiply-add chain over k, depth slice after depth slice, whatever rows and panels it is
 /// given, so each element is computed exactly as by gemm_packed_cols on one thread: the result is
 /// bit-identical for any thread count. Same arguments and contract as gemm_packed_cols.
@@ -111,10 +113,14 @@ inline void gemm_packed_mt(int M, const float* A, int lda, const PackedB& B, con
   gemm_packed_cols_mt(M, A, lda, B, 0, B.n, bias, C, ldc);
 }
 
-/// Rows per row split (a multiple of the register tile's rows). Row splits scale better
-/// than column splits (no A tile packed twice); 64 lets the 128-row runs of attention's query
-/// rows and of the lesson-sized fused projections split in two.
+/// Rows per row split of gemm_packed_cols_mt past kColSplitRows rows (a multiple of the register
+/// tile's rows): no A block packed by more than one thread.
 constexpr int kRowSplit = 64;
+/// Rows up to which gemm_packed_cols_mt splits by column panels (two cache tiles of rows).
+constexpr int kColSplitRows = 256;
+/// Panels per column group of gemm_packed_cols_mt: whole panel triples of the 3 × 12 tile and
+/// pairs of the 2 × 16 one.
+constexpr int kColGroup = 6;
 /// Multiply-adds below which a product stays on the calling thread.
 constexpr long kParallelMacs = 1L << 18;
 

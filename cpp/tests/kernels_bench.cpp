@@ -10,10 +10,14 @@
 //   gemm_packed [128×768]·[768×768] + b and [512×768]·[768×2304] + b,
 //   gemm_abt Q·Kᵀ at T = 512, d_k = 64 (per-head slices of [T, 768] tensors, ld = 768),
 //   gemm_ab  A·V  at T = 512, d_v = 64 (V a per-head slice, ld = 768),
+// the matrix–vector products of a generation step ([1×768]·W, W float32, float16 and bfloat16; the
+// output head's also in GB/s), a streaming-read roof (plain v128 loads over the 16-bit head's 77 MB
+// as 1, 2, 4 and 8 streams side by side, GB/s),
 // the time of softmax_rows over 512×512 scores, and two measured peaks, each in independent chains:
 // f32x4 mul + add (the best any wasm kernel without FMA can do) and, in the relaxed build,
 // f32x4.relaxed_madd (one fused multiply-add), with each GEMM's fraction of both.
-// With "tsv" as the second argument every line is `name<TAB>GFLOP/s<TAB>ms` (peaks: ms = 0); "gemv"
+// With "tsv" as the second argument every line is `name<TAB>GFLOP/s<TAB>ms` (peaks: ms = 0; lines
+// named "… (GB/s)": GB/s in place of GFLOP/s); "gemv"
 // as the third (e.g. `0.5 - gemv`) times the matrix–vector products of the first tile alone.
 // Times are process CPU time (see now()). Each figure is the best of 11 timed runs after warm-up
 // calls (V8 tiers wasm up from Liftoff to TurboFan only for later calls, so the first call of a
@@ -24,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #ifdef __wasm_simd128__
@@ -118,6 +123,28 @@ __attribute__((noinline)) float fma_chains(int iters, const float* ma) {
   v128_t s = c[0];
   for (int i = 1; i < 12; ++i) s = wasm_f32x4_add(s, c[i]);
   return wasm_f32x4_extract_lane(s, 0);
+}
+#endif
+
+#ifdef __wasm_simd128__
+/// Reads n bytes (a multiple of S·128) at p with plain v128 loads and one i32x4 add each, as S
+/// streams over S equal parts read side by side (the matrix–vector kernels read 3 or 4 panels side
+/// by side), 8 loads per iteration into 8 independent sums: a streaming-read roof of one core in
+/// this engine for the matrix–vector products of a generation step (every weight read once a token).
+template <int S>
+__attribute__((noinline)) int stream_read(const uint8_t* p, size_t n) {
+  v128_t s[8];
+  for (int i = 0; i < 8; ++i) s[i] = wasm_i32x4_splat(0);
+  const size_t part = n / S;
+  constexpr int L = 8 / S;  // loads per stream and iteration
+  for (size_t off = 0; off < part; off += 16 * L) {
+#pragma clang loop unroll(full)
+    for (int q = 0; q < S; ++q)
+#pragma clang loop unroll(full)
+      for (int i = 0; i < L; ++i) s[q * L + i] = wasm_i32x4_add(s[q * L + i], wasm_v128_load(p + q * part + off + 16 * i));
+  }
+  for (int i = 1; i < 8; ++i) s[0] = wasm_i32x4_add(s[0], s[i]);
+  return wasm_i32x4_extract_lane(s[0], 0);
 }
 #endif
 
@@ -259,8 +286,28 @@ int main() {
   // Matrix-vector products of a generation step, [1x768]·W + b, W float32 and 16-bit (float16,
   // bfloat16 widened in the kernel): an MLP matrix (768x3072) and an output head over a
   // 50,257-token vocabulary (768x50257, past every cache).
+  // The head's weights come from memory on every call (77 MB of 16-bit, 154 MB of float32: past
+  // every cache): its lines also give GB/s, against the streaming-read roof measured here over
+  // the 16-bit head's bytes (stream_read: plain v128 loads and one add each).
   struct Gemv { int K, N; const char* name; };
   const Gemv gemvs[] = {{768, 3072, "gemv [1x768]·[768x3072]+b"}, {768, 50257, "gemv [1x768]·[768x50257]+b"}};
+#ifdef __wasm_simd128__
+  if (tile == tiles[0]) {
+    const size_t bytes = size_t(768) * 50264 * 2;  // the 16-bit head's panels (50,257 columns padded to 8)
+    std::vector<uint8_t> buf(bytes);
+    for (size_t i = 0; i < bytes; i += 4096) buf[i] = uint8_t(i >> 12);  // every page touched
+    using Fn = int (*)(const uint8_t*, size_t);
+    const std::pair<int, Fn> streams[] = {{1, stream_read<1>}, {2, stream_read<2>}, {4, stream_read<4>}, {8, stream_read<8>}};
+    for (const auto& [S, f] : streams) {
+      Fn volatile fn = f;
+      const size_t n = bytes / (128 * S) * (128 * S);
+      const double t = time_call([&] { g_sink = static_cast<float>(fn(buf.data(), n)); });
+      const std::string name = "stream read 77 MB, " + std::to_string(S) + " streams";
+      if (tsv) std::printf("%s (GB/s)\t%.4f\t%.6f\n", name.c_str(), n / t * 1e-9, t * 1e3);
+      else std::printf("%-44s %8.2f GB/s    %6.3f ms\n", name.c_str(), n / t * 1e-9, t * 1e3);
+    }
+  }
+#endif
   for (const auto& p : gemvs) {
     auto A = random_vec(p.K, 1);
     auto W = random_vec(static_cast<size_t>(p.K) * p.N, 2);
@@ -280,6 +327,11 @@ int main() {
       g_sink = C[7];
       const std::string name = std::string(p.name) + (type == 0 ? " f32" : type == 1 ? " f16" : " bf16");
       report(name + suffix, 2.0 * p.N * p.K, t);
+      if (p.N > 10000) {  // the head: bytes of its panels per second
+        const double bytes = double(p.K) * ((p.N + 7) / 8 * 8) * (type == 0 ? 4 : 2);
+        if (tsv) std::printf("%s (GB/s)\t%.4f\t%.6f\n", (name + suffix).c_str(), bytes / t * 1e-9, t * 1e3);
+        else std::printf("%-44s %8.2f GB/s\n", (name + suffix).c_str(), bytes / t * 1e-9);
+      }
     }
   }
 

@@ -3,7 +3,8 @@
  * The kernel benchmark of both SIMD tiers in one table: runs build-wasm/kernel-tests/kernels_bench.js
  * (mul + add) and kernels_bench_relaxed.js (f32x4.relaxed_madd) alternately, in both orders, and
  * prints each kernel's best GFLOP/s per tier, the relaxed/simd ratio, and each as a fraction of the
- * two peaks measured in the same processes (f32x4 mul + add chains; relaxed_madd chains).
+ * two peaks measured in the same processes (f32x4 mul + add chains; relaxed_madd chains), then
+ * the streaming-read roof and the output head's matrix–vector products in GB/s against it.
  *
  *   node scripts/bench/kernels.mjs [--rounds 2] [--seconds 0.5]
  *
@@ -66,13 +67,29 @@ L.push(`Peaks: f32x4 mul + add ${f1(peakMA)} GFLOP/s; f32x4.relaxed_madd (FMA) $
 L.push('');
 L.push('| kernel | simd GFLOP/s | relaxed GFLOP/s | relaxed / simd | simd of mul+add peak | relaxed of FMA peak | relaxed of mul+add peak |');
 L.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+const isGBs = (name) => name.endsWith('(GB/s)');
 for (const [name, s] of S) {
-  if (name.startsWith('peak')) continue;
+  if (name.startsWith('peak') || isGBs(name)) continue;
   const r = R.get(name);
   if (name.startsWith('softmax')) {
     L.push(`| ${name} (ms) | ${s.ms.toFixed(3)} ms | ${r.ms.toFixed(3)} ms | ${(s.ms / r.ms).toFixed(2)}× | | | |`);
     continue;
   }
   L.push(`| ${name} | ${f1(s.gflops)} | ${f1(r.gflops)} | ${(r.gflops / s.gflops).toFixed(2)}× | ${pc(s.gflops / peakMA)} | ${pc(r.gflops / peakF)} | ${pc(r.gflops / peakMA)} |`);
+}
+// Reading memory: the streaming-read roof (plain v128 loads over the 16-bit head's bytes, 1–8
+// streams side by side) and the output head's matrix–vector products in GB/s of their weights,
+// each as a fraction of the best roof of its tier.
+const roof = (M) => Math.max(...[...M].filter(([n]) => n.startsWith('stream read')).map(([, v]) => v.gflops));
+const roofS = roof(S), roofR = roof(R);
+L.push('');
+L.push(`Reading memory (GB/s; roof = the best stream read of the tier: simd ${f1(roofS)}, relaxed ${f1(roofR)}):`);
+L.push('');
+L.push('| reading | simd GB/s | relaxed GB/s | simd of roof | relaxed of roof |');
+L.push('| --- | ---: | ---: | ---: | ---: |');
+for (const [name, s] of S) {
+  if (!isGBs(name)) continue;
+  const r = R.get(name);
+  L.push(`| ${name.replace(' (GB/s)', '')} | ${f1(s.gflops)} | ${f1(r?.gflops)} | ${pc(s.gflops / roofS)} | ${pc(r?.gflops / roofR)} |`);
 }
 process.stdout.write(`${L.join('\n')}\n`);
