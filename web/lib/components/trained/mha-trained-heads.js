@@ -4,7 +4,7 @@ import {
   AblatableModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, SCORE_OF, f2, f3, mapsLegend, mapsLegendStyles,
 } from './trained-shared.js';
 import { modelIndex, modelChoices, MODEL_INDEX_URL } from '../models.js';
-import { probeHeads, explainHeads, fixedCells, cellSide, DEFAULT_MAP, NARROW_MAP } from '../logic/trained-heads.js';
+import { probeHeads, explainHeads, fixedCells, cellSide, solidCells, DEFAULT_MAP, NARROW_MAP } from '../logic/trained-heads.js';
 import { aboutModel } from '../logic/trained-text.js';
 import { headListAttr, intAttr, attrError } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
@@ -58,7 +58,7 @@ export const ALL_HEADS_MAX = 16;
  *   `<select>` (part `head`) picks it. A bad `layer` or `head` keeps the last valid pick, shows one
  *   message and fires `mha-error`.
  * @attr {number} map-size - Every head's map at most this many CSS pixels square whatever the text length
- *   (fixedCells; 150 px at most in a container under 520 px; cells of 2 to 16 px), the heads of a layer in a
+ *   (fixedCells; 100 px at most in a container under 520 px, where 1 px cells are drawn without gaps; else cells of 2 to 16 px), the heads of a layer in a
  *   grid of equal cards (switch, scores and map). 48 to 512; default 200. A bad
  *   value keeps the last valid one, with one message and `mha-error`.
  * @attr {boolean} no-picker - Hide the model picker (a select over the shipped models of `index.json`, its
@@ -130,12 +130,15 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .next li { white-space: nowrap; max-width: 100%; overflow: hidden; text-overflow: ellipsis; }
     .next code { background: var(--_surface); padding: 0 0.3em; border-radius: 4px; font-family: var(--_mono); }
     /* every map is about the same size whatever the text's length: the element picks the cells' side
-       from the number of tokens (--_cell-wide, --_cell-narrow: a plot of about map-size px, at most 150 px under 520 px) */
+       from the number of tokens (--_cell-wide, --_cell-narrow: a plot of about map-size px, at most NARROW_MAP px under 520 px) */
     .grid { display: flex; flex-direction: column; gap: 0.6rem; --mha-cell-size: var(--_cell-wide, 8px); }
     /* narrow: one colour legend above the maps (trainedStyles' .maps-legend) instead of one under each */
     @container (max-width: 520px) { .grid { --mha-cell-size: var(--_cell-narrow, 6px); } .grid mha-heatmap::part(legend) { display: none; }
       /* cells under 6 px: no token labels (one in several would show); the readout and the values table name them */
-      .grid.tiny mha-heatmap::part(label) { display: none; } }
+      .grid.tiny mha-heatmap::part(label) { display: none; }
+      .grid.tiny mha-heatmap::part(corner) { font-size: 0; padding: 0; }
+      /* 1 px cells: drawn without the gaps that would be half the map */
+      .grid.solid mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; } }
     .layer { display: grid; grid-template-columns: repeat(auto-fill, minmax(13.5rem, 1fr)); gap: 0.5rem; align-items: start; }
     @container (max-width: 520px) { .layer { grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); } }
     .layer-name { grid-column: 1 / -1; font-weight: 700; margin: 0.2rem 0 0; }
@@ -169,6 +172,18 @@ export class MhaTrainedHeads extends AblatableModelElement {
     /* a card's name and type on one line, its map's disclosure on one line */
     .badge { font-size: 0.88em; padding: 0 0.35em; }
     button[role='switch'] { column-gap: 0.4rem; padding-left: 0.5em; padding-right: 0.5em; }
+    /* wide: a card's lines beside its map, under its switch, and one colour legend above every map
+       instead of one under each (a layer's cards stay one row, half as tall) */
+    @container (min-width: 521px) {
+      .maps-legend { display: flex; }
+      .grid mha-heatmap::part(legend) { display: none; }
+      .layer { grid-template-columns: repeat(auto-fill, minmax(17.5rem, 1fr)); }
+      .head { display: grid; grid-template-columns: max-content minmax(0, 1fr); grid-template-areas: 'switch switch' 'map lines';
+        gap: 0 0.5rem; align-items: start; }
+      .head > button[role='switch'] { grid-area: switch; }
+      .head > .lines { grid-area: lines; }
+      .head > mha-heatmap { grid-area: map; }
+    }
   `];
 
   constructor() {
@@ -418,7 +433,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
         .copying=${copying} .textScores=${this.textScores} .off=${off}></mha-model-view>` : nothing) : html`
       ${mapsLegend(this._scheme)}
       <div class=${`${heads.length === 1 && layers.length === 1 ? 'grid one' : 'grid'}${
-        cellSide(Math.min(this._mapSize ?? DEFAULT_MAP, NARROW_MAP), tokens.length || c.context) < 6 ? ' tiny' : ''}`} part="heads"
+        cellSide(Math.min(this._mapSize ?? DEFAULT_MAP, NARROW_MAP), tokens.length || c.context) < 6 ? ' tiny' : ''}${
+        solidCells(this._mapSize ?? DEFAULT_MAP, tokens.length || c.context) ? ' solid' : ''}`} part="heads"
         style=${fixedCells(this._mapSize ?? DEFAULT_MAP, tokens.length || c.context)}>
         ${layers.map((l) => html`
           <div class="layer" role="group" aria-label=${`Layer ${l + 1}`}>
@@ -468,7 +484,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
           <span class="name">L${l + 1} · head ${j + 1}</span>
           <span class=${`badge t-${type}`} part="badge">${type}</span>
         </button>
-        ${body}
+        <div class="lines">${body}</div>
         <mha-heatmap part="heatmap" compact scheme=${this._scheme} data-layer=${l} data-head=${j}
           label=${`Layer ${l + 1}, head ${j + 1} (${what})`}
           .tokens=${tokens} .weights=${r?.attention[l] ? headView(r.attention[l], j) : null}></mha-heatmap>
