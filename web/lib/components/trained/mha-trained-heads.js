@@ -132,8 +132,9 @@ export class MhaTrainedHeads extends AblatableModelElement {
     /* every map is about the same size whatever the text's length: the element picks the cells' side
        from the number of tokens (--_cell-wide, --_cell-narrow: a plot of about map-size px, at most NARROW_MAP px under 520 px) */
     .grid { display: flex; flex-direction: column; gap: 0.6rem; --mha-cell-size: var(--_cell-wide, 8px); }
-    /* narrow: one colour legend above the maps (trainedStyles' .maps-legend) instead of one under each */
-    @container (max-width: 520px) { .grid { --mha-cell-size: var(--_cell-narrow, 6px); } .grid mha-heatmap::part(legend) { display: none; }
+    /* one colour legend above the maps (.maps-legend) instead of one under each */
+    .maps-legend { display: flex; } .grid mha-heatmap::part(legend) { display: none; }
+    @container (max-width: 520px) { .grid { --mha-cell-size: var(--_cell-narrow, 6px); }
       /* cells under 6 px: no token labels (one in several would show); the readout and the values table name them */
       .grid.tiny mha-heatmap::part(label) { display: none; }
       .grid.tiny mha-heatmap::part(corner) { font-size: 0; padding: 0; }
@@ -151,38 +152,29 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .name { font-weight: 600; }
     .badge { padding: 0 0.4em; border-radius: 999px; background: var(--_bg); border: 1px solid var(--_border); }
     .badge.t-induction, .badge.t-previous-token { border-color: var(--_accent); font-weight: 600; }
-    .scores { margin: 0.15rem 0; font-size: 0.75rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
-    .copying { margin: 0.15rem 0; font-size: 0.75rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
+    .scores, .copying { margin: 0.15rem 0; font-size: 0.75rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
     details.how, details.lines { margin: 0.4rem 0; }
     .how-row { display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 1rem; margin: 0.4rem 0; }
     .how-row details.how { margin: 0; }
     .how-row details.how[open] { flex-basis: 100%; }
-    details.how > summary, details.lines > summary { cursor: pointer; }
+    details.how > summary, details.lines > summary, details.about > summary { cursor: pointer; }
     details.how > summary { color: var(--_muted); font-size: 0.9em; }
     .how p { margin: 0.3rem 0; }
     .copying.v-induction { color: var(--_fg); font-weight: 600; }
-    .explanation ul { padding-left: 1.2em; margin: 0.3em 0; }
-    .explanation li { margin: 0.15em 0; }
+    .explanation ul { padding-left: 1.2em; margin: 0.3em 0; } .explanation li { margin: 0.15em 0; }
     .picker { margin: 0.3rem 0; }
     .pick { display: flex; flex-wrap: wrap; gap: 0.4rem 1.2rem; align-items: center; margin: 0.4rem 0; }
     .grid.one { --mha-cell-size: 12px; }
     .picker select { max-width: 100%; }
     details.about { margin: 0.4rem 0; }
-    details.about > summary { cursor: pointer; }
     /* a card's name and type on one line, its map's disclosure on one line */
     .badge { font-size: 0.88em; padding: 0 0.35em; }
     button[role='switch'] { column-gap: 0.4rem; padding-left: 0.5em; padding-right: 0.5em; }
-    /* wide: a card's lines beside its map, under its switch, and one colour legend above every map
-       instead of one under each (a layer's cards stay one row, half as tall) */
+    /* wide: a card's lines beside its map, under its switch (a layer's cards stay one row, half as tall) */
     @container (min-width: 521px) {
-      .maps-legend { display: flex; }
-      .grid mha-heatmap::part(legend) { display: none; }
       .layer { grid-template-columns: repeat(auto-fill, minmax(17.5rem, 1fr)); }
-      .head { display: grid; grid-template-columns: max-content minmax(0, 1fr); grid-template-areas: 'switch switch' 'map lines';
-        gap: 0 0.5rem; align-items: start; }
-      .head > button[role='switch'] { grid-area: switch; }
-      .head > .lines { grid-area: lines; }
-      .head > mha-heatmap { grid-area: map; }
+      .head { display: grid; grid-template-columns: max-content minmax(0, 1fr); grid-template-areas: 'switch switch' 'map lines'; gap: 0 0.5rem; align-items: start; }
+      .head > button[role='switch'] { grid-area: switch; } .head > .lines { grid-area: lines; } .head > mha-heatmap { grid-area: map; }
     }
   `];
 
@@ -190,8 +182,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     super();
     this.text = DEFAULT_TEXT;
     this.ablate = '';
-    this.result = null;
-    this.textScores = null;
+    this._clear();
     this.noPicker = false;
     this.mapSize = null;
     this._mapSize = null;
@@ -199,7 +190,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this._abl = [];
     this.layer = null;
     this.head = null;
-    this._layer = 0;
+    this._layer = 0;   // the picks drawn: the last valid layer and head ('all' or 0-based)
     this._head = 'all';
     this._announcer = new Announcer(this);   // the loss, said once typing or switching settles
     // the model runs in the engine worker: the newest text and ablation win, at most one run waits
@@ -248,7 +239,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     }
     g.end();
     // another model: the last one's result is not drawn over it while the new run is under way
-    if (changed.has('lm')) { this.result = null; this.textScores = null; }
+    if (changed.has('lm')) this._clear();
     // a layer picked whose maps the last run did not bring (the worker sends only the layer drawn)
     const missing = this._askedLayer !== this._layer && this.result &&
       (this._layer === 'all' ? this.result.attention.some((a) => !a) : !this.result.attention[this._layer]);
@@ -263,35 +254,25 @@ export class MhaTrainedHeads extends AblatableModelElement {
       // text is encoded (and cut to the context) in the worker
       text = unitOf(lm.config) === 'token' && lm.config.tokenizer !== 'none' ? String(this.text ?? '') : modelInput(lm, this.text);
     } catch (e) {
-      this._runs.cancel();
-      this.result = null;
-      this.textScores = null;
-      this._fail(e);
-      return;
+      this._clear(true);
+      return this._fail(e);
     }
-    if (text.length < 1) {
-      this._runs.cancel();
-      this.result = null;
-      this.textScores = null;
-      return;
-    }
+    if (text.length < 1) return this._clear(true);
     this._askedLayer = this._layer;
     this._runs.push({ lm, text, ablate: this.ablation, layers: this._layer === 'all' ? null : [this._layer] });
   }
 
+  /** No result shown (and, with `cancel`, no run waiting). */
+  _clear(cancel = false) {
+    if (cancel) this._runs.cancel();
+    this.result = null;
+    this.textScores = null;
+  }
+
   /** A run's result (or error) arrives: shown when it is the newest and its model is still the one held. */
   _computed(e, r, lm, ablate) {
-    if (e) {
-      this.result = null;
-      this.textScores = null;
-      this._fail(e);
-      return;
-    }
-    if (r.ids.length < 1) {
-      this.result = null;
-      this.textScores = null;
-      return;
-    }
+    if (e) return this._fail(e, true);
+    if (r.ids.length < 1) return this._clear();
     this.result = r;
     this.textScores = r.textScores;
     this.error = null;
@@ -302,8 +283,9 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this.dispatchEvent(new CustomEvent('mha-computed', { detail: { text: r.text, loss, next, ablate }, bubbles: true, composed: true }));
   }
 
-  /** A text the model cannot read: shown in place, and one `mha-error` per new message. */
-  _fail(e) {
+  /** A text the model cannot read: shown in place (`clear`: no result either), and one `mha-error` per new message. */
+  _fail(e, clear = false) {
+    if (clear) this._clear();
     const again = this.error?.message === e.message;
     this.error = e;
     if (!again) this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
