@@ -122,6 +122,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .controls { display: grid; grid-template-columns: minmax(0, 3fr) minmax(11rem, 2fr); gap: 0.4rem 1.5rem; margin: 0.8rem 0; }
     .controls label { grid-column: 1 / -1; }
     .controls textarea { align-self: start; resize: vertical; }
+    /* wide: the labelling note and the all-on switch under the text field, beside the loss */
+    .controls .pred { grid-row: span 2; } .controls .how-row { grid-column: 1; align-self: start; margin: 0; }
     @container (max-width: 640px) { .controls { grid-template-columns: minmax(0, 1fr); } }
     :host { container-type: inline-size; }
     .pred p { margin: 0.2em 0; }
@@ -394,21 +396,21 @@ export class MhaTrainedHeads extends AblatableModelElement {
             html`<li><code>${unit === 'token' ? showToken(n.token) : showChar(n.token)}</code> ${(100 * n.p).toFixed(1)} %</li>`)}</ol>
           <p class="hint off-count">${off.length ? `${off.length} head${off.length > 1 ? 's' : ''} switched off.` : 'All heads on.'}</p>
         </div>
+        ${!reference ? nothing : html`<div class="how-row"><details class="how"><summary>How each head is labelled, and what its copying score measures</summary>
+          <p class="hint">Each head carries the type measured on held-out probes stored with the model: its strongest
+          pattern when that score reaches ${TYPE_THRESHOLD}, else "broad" when its attention is spread out (normalised
+          entropy ≥ ${BROAD_THRESHOLD}), else "mixed". Beside it, the same score measured on the text above. That label
+          says only where a head looks. Its copying score (Olsson et al. 2022) asks what its output does: let the head attend
+          to one character alone, and see whether that same character's logit comes out highest; the score is the share of
+          the ${c.vocabSize} characters for which it does (chance: 1 in ${c.vocabSize}). A head is called an induction head
+          only when its attention is labelled induction and its copying score reaches ${COPYING_THRESHOLD}.</p></details>
+          <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></div>`}
       </div>
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
       ${reference ? nothing : html`<p class="hint">This model carries no probe texts, so each head is labelled by its strongest
         pattern on the text above (${TYPE_THRESHOLD} or more of its attention on one kind of position), else "broad" or "mixed";
         the copying score is not computed for it.
         <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></p>`}
-      ${!reference ? nothing : html`<div class="how-row"><details class="how"><summary>How each head is labelled, and what its copying score measures</summary>
-        <p class="hint">Each head carries the type measured on held-out probes stored with the model: its strongest
-        pattern when that score reaches ${TYPE_THRESHOLD}, else "broad" when its attention is spread out (normalised
-        entropy ≥ ${BROAD_THRESHOLD}), else "mixed". Beside it, the same score measured on the text above. That label
-        says only where a head looks. Its copying score (Olsson et al. 2022) asks what its output does: let the head attend
-        to one character alone, and see whether that same character's logit comes out highest; the score is the share of
-        the ${c.vocabSize} characters for which it does (chance: 1 in ${c.vocabSize}). A head is called an induction head
-        only when its attention is labelled induction and its copying score reaches ${COPYING_THRESHOLD}.</p></details>
-        <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></div>`}
       ${this._layerPicker(c)}
       ${this._layer === 'all' && c.numLayers * c.numHeads > ALL_HEADS_MAX ? (r ? html`<mha-model-view part="model-view" no-filters
         scheme=${this._scheme} head=${this._head === 'all' ? 'all' : this._head + 1} .result=${r} .reference=${reference}
