@@ -12,7 +12,7 @@ import {
 } from '../web/lib/components/logic/trained-text.js';
 import { kvName, pickTwins, storedProbes, twinRow } from '../web/lib/components/logic/gqa-twins.js';
 import { findRepeat, surprisalBits, parseAblateStrict, measureSurprisal, copyPart } from '../web/lib/components/logic/surprisal.js';
-import { probeHeads, explainHeads, fixedCells, NARROW_MAP, DEFAULT_MAP } from '../web/lib/components/logic/trained-heads.js';
+import { probeHeads, explainHeads, fixedCells, solidCells, NARROW_MAP, DEFAULT_MAP } from '../web/lib/components/logic/trained-heads.js';
 import { scoreText } from '../web/lib/src/lm/heads.js';
 
 const MODELS = new URL('../web/lib/models/', import.meta.url);
@@ -149,24 +149,26 @@ test('copiesSentence: the ratio is the quotient of the two numbers it prints', a
   assert.match(copiesSentence(2, 0.001, 'character'), /Second copy: 0\.00 bits per character — under 0\.005 bits/);
 });
 
-test('fixedCells: the largest whole cell from 2 to 16 px whose map (T cells and T − 1 gaps of 1 px) fits the side; narrow at most NARROW_MAP', () => {
+test('fixedCells: the largest whole cell from 2 (narrow: 1) to 16 px whose map (T cells and T − 1 gaps of 1 px) fits the side; narrow at most NARROW_MAP', () => {
   const parse = (str) => Object.fromEntries(str.split('; ').map((kv) => kv.split(': ')).map(([k, v]) => [k, Number(v.replace('px', ''))]));
   for (const side of [48, 112, 176, DEFAULT_MAP, 512]) {
     for (let T = 1; T <= 128; T++) {
       const c = parse(fixedCells(side, T));
-      for (const [key, s] of [['--_cell-wide', side], ['--_cell-narrow', Math.min(side, NARROW_MAP)]]) {
+      for (const [key, s, least] of [['--_cell-wide', side, 2], ['--_cell-narrow', Math.min(side, NARROW_MAP), 1]]) {
         const cell = c[key];
-        assert.ok(Number.isInteger(cell) && cell >= 2 && cell <= 16, `${side}/${T}: ${cell}`);
+        assert.ok(Number.isInteger(cell) && cell >= least && cell <= 16, `${side}/${T}: ${cell}`);
         const px = (k) => T * k + T - 1;
-        // fits, and one more pixel a cell would not (unless a bound holds it: the 2 px floor overflows, the 16 px cap)
-        if (px(2) > s) assert.equal(cell, 2, `${key} ${side}/${T}`);
+        // fits, and one more pixel a cell would not (unless a bound holds it: the floor overflows, the 16 px cap)
+        if (px(least) > s) assert.equal(cell, least, `${key} ${side}/${T}`);
         else if (cell < 16) assert.ok(px(cell) <= s && px(cell + 1) > s, `${key} ${side}/${T}: ${cell}`);
         else assert.ok(px(16) <= s, `${key} ${side}/${T}`);
       }
+      assert.equal(solidCells(side, T), c['--_cell-narrow'] === 1);
     }
   }
-  assert.equal(fixedCells(176, 49), '--_cell-wide: 2px; --_cell-narrow: 2px');
-  assert.equal(fixedCells(DEFAULT_MAP, 47), '--_cell-wide: 3px; --_cell-narrow: 2px');   // 47 · 4 − 1 = 187 px; 47 · 3 − 1 = 140 px
+  assert.equal(fixedCells(176, 49), '--_cell-wide: 2px; --_cell-narrow: 1px');   // 49 · 2 − 1 = 97 px narrow
+  assert.equal(fixedCells(DEFAULT_MAP, 47), '--_cell-wide: 3px; --_cell-narrow: 1px');   // 47 · 4 − 1 = 187 px; 47 · 3 − 1 = 140 px > 100
+  assert.equal(fixedCells(DEFAULT_MAP, 20), '--_cell-wide: 9px; --_cell-narrow: 4px');   // 20 · 5 − 1 = 99 px narrow
   assert.equal(fixedCells(DEFAULT_MAP, 5), '--_cell-wide: 16px; --_cell-narrow: 16px');  // a short text: cells capped at 16 px
 });
 

@@ -1,5 +1,5 @@
 import { LitElement, html, svg, nothing } from 'lit';
-import { Task } from '@lit/task';
+import { Task, TaskStatus } from '@lit/task';
 import { baseStyles, taskEngine, errorText } from '../base/shared.js';
 import { AttrGuard, attrError, fireError } from '../base/attr-check.js';
 import { rich } from '../base/rich.js';
@@ -88,9 +88,6 @@ export class MhaLayerMap extends LitElement {
     causal: { type: Boolean },
     selected: { type: String, reflect: true },
     engine: { attribute: false },
-    passport: { state: true },
-    error: { state: true },
-    _drawn: { state: true },
     _wide: { state: true },
   };
 
@@ -113,13 +110,11 @@ export class MhaLayerMap extends LitElement {
     /** @type {string|null} */
     this.selected = null;
     this.engine = undefined;
-    this.passport = null;
-    this.error = null;
-    /** @type {{cfg: object, causal: boolean, passport: object, tensors: ReturnType<typeof layerMapTensors>}|null}
-     * the map drawn, of the last good configuration */
-    this._drawn = null;
     this._attrs = new AttrGuard(this);
     this._cfg = null;           // the last valid configuration (the task's input)
+    // the map of the last good configuration is the task's value ({cfg, causal, passport, tensors}),
+    // drawn through Task.render: kept while a new one is computed, while a bad attribute is shown, and
+    // when the engine refuses a configuration (the value is then that map with `refused`, the engine's error)
     this._task = new Task(this, {
       args: () => [this._cfg, this.causal, this.engine],
       task: async ([cfg, causal, engine], { signal }) => {
@@ -129,21 +124,15 @@ export class MhaLayerMap extends LitElement {
         try {
           passport = mha.passport(cfg);
         } catch (e) {
-          if (e && e.code) e.message = `${this._asWritten()}: the engine refused: ${e.message}`;
-          throw e;
+          if (!e?.code) throw e;
+          e.message = `${this._asWritten()}: the engine refused: ${e.message}`;
+          fireError(this, e);
+          const last = this._task.value;
+          return { ...(last?.tensors ? last : {}), refused: e };
         }
         return { cfg, causal: !!causal, passport, tensors: layerMapTensors(passport, cfg, !!causal) };
       },
-      onComplete: (drawn) => {
-        if (!drawn) return;
-        this._drawn = drawn;
-        this.passport = drawn.passport;
-        this.error = this._attrs.errors[0] ?? null;
-      },
-      onError: (err) => {
-        this.error = err;
-        fireError(this, err);
-      },
+      onError: (err) => fireError(this, err),
     });
     this._lastSelected = null;
     this._selectedProblem = '';
@@ -165,7 +154,21 @@ export class MhaLayerMap extends LitElement {
   }
 
   /** Every tensor drawn, in forward order (empty before the first passport). */
-  get tensors() { return this._drawn ? this._drawn.tensors : []; }
+  get tensors() { return this._task.value?.tensors ?? []; }
+
+  /**
+   * The engine's passport of the map drawn (the last good one; null before the first).
+   * @returns {object|null}
+   */
+  get passport() { return this._task.value?.passport ?? null; }
+
+  /**
+   * The first bad attribute's error, else the engine's refusal of the map, else null (the map is current).
+   * @returns {Error|null}
+   */
+  get error() {
+    return this._attrs.errors[0] ?? this._task.value?.refused ?? (this._task.status === TaskStatus.ERROR ? this._task.error : null) ?? null;
+  }
 
   /** The element's tag with its size attributes as written, e.g. `<mha-layer-map seq-len="5" …>`. */
   _asWritten() {
@@ -182,13 +185,7 @@ export class MhaLayerMap extends LitElement {
       g.begin();
       errors.forEach((e) => g.add(e));
       g.end();
-      if (cfg) {
-        const same = this._cfg && JSON.stringify(this._cfg) === JSON.stringify(cfg);
-        if (!same) this._cfg = cfg;
-        this.error = null;
-      } else {
-        this.error = errors[0];
-      }
+      if (cfg && !(this._cfg && JSON.stringify(this._cfg) === JSON.stringify(cfg))) this._cfg = cfg;
     }
     if (changed.has('selected')) this._checkSelected();
   }
@@ -220,7 +217,7 @@ export class MhaLayerMap extends LitElement {
     const derived = !!t.source.derived;
     const pressed = this._lastSelected === t.name;
     return html`<button type="button" class=${`t ${extra}`} part="tensor" data-tensor=${t.name} data-shape=${t.shape.join(',')}
-      aria-pressed=${pressed ? 'true' : 'false'} aria-label=${`${t.label.replace(/_/g, '')} ${bracket(t.shape)}: ${TENSOR_WHAT[t.name]}${t.row === 'scores' || t.row === 'weights' ? `, ${t.n} maps of ${t.shape.at(-2)} × ${t.shape.at(-1)}${this._drawn.causal ? ', future keys masked' : ''}` : ''}, shape ${derived ? 'derived' : 'from the engine'}`}
+      aria-pressed=${pressed ? 'true' : 'false'} aria-label=${`${t.label.replace(/_/g, '')} ${bracket(t.shape)}: ${TENSOR_WHAT[t.name]}${t.row === 'scores' || t.row === 'weights' ? `, ${t.n} maps of ${t.shape.at(-2)} × ${t.shape.at(-1)}${this._task.value?.causal ? ', future keys masked' : ''}` : ''}, shape ${derived ? 'derived' : 'from the engine'}`}
       @click=${() => this._select(t)}>
       ${glyph}
       <span class="name">${rich(t.label)}</span>
@@ -260,7 +257,7 @@ export class MhaLayerMap extends LitElement {
   _reshape(t) {
     const r = t.reshape;
     const n = r.n;
-    const h = this._drawn.tensors.find((x) => x.name === 'q').n;
+    const h = this.tensors.find((x) => x.name === 'q').n;
     const c = (i) => headColor(i * (h / n), h);   // K and V head j: the colour of its first query head
     const w = 84, hh = 34;
     const gap = n <= 16 ? 3 : 1;
@@ -321,7 +318,19 @@ export class MhaLayerMap extends LitElement {
   }
 
   render() {
-    const dr = this._drawn;
+    const t = this._task;
+    // the last good map while a new one is computed, and under the engine's refusal of a configuration
+    const map = (v) => (v?.tensors ? v : null);
+    return t.render({
+      initial: () => this._view(null),
+      pending: () => this._view(map(t.value)),
+      complete: (v) => this._view(map(v)),
+      error: () => this._view(null),
+    });
+  }
+
+  /** The messages, and the map `dr` (the task's value) or, before any, the loading line. */
+  _view(dr) {
     const err = this._errors(dr);
     const selErr = this._selectedProblem ? html`<p class="error" part="selected-error" role="alert">${this._selectedProblem}</p>` : nothing;
     if (!dr) return html`${err}${selErr}${this.error ? nothing : html`<p class="loading">Asking the engine for the layer’s shapes…</p>`}`;

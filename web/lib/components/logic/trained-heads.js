@@ -121,27 +121,39 @@ export function explainHeads(reference, onText, copying = null, off = []) {
 /** The side (CSS px) of a head's map when `map-size` is not given. */
 export const DEFAULT_MAP = 200;
 /** The largest map side (CSS px) in a narrow container (under 520 px), whatever map-size asks. */
-export const NARROW_MAP = 150;
+export const NARROW_MAP = 100;
 
 /**
  * The cell sides that draw a map of T tokens at most `side` CSS px square (T cells and T − 1 gaps of
- * 1 px: T · cell + T − 1 ≤ side), 2 to 16 px a cell (below 2 px a map is mostly gaps: a text too long
- * for the side then draws 3T − 1 px, and its card scrolls), in a wide container and in a narrow one
- * (at most NARROW_MAP px), as the custom properties the explorer sets on its grid of heads.
+ * 1 px: T · cell + T − 1 ≤ side), as the custom properties the explorer sets on its grid of heads: in a
+ * wide container 2 to 16 px a cell (below 2 px a map with gaps is mostly gaps: a text too long for the
+ * side then draws 3T − 1 px, and its card scrolls); in a narrow one at most NARROW_MAP px and 1 to 16 px
+ * a cell, a 1 px cell drawn without the gaps (solidCells: the gaps are filled, so it reads as 2 px).
  * @param {number} side the map's side in CSS px (map-size, or DEFAULT_MAP)
  * @param {number} T tokens in the map
  * @returns {string} `--_cell-wide: …px; --_cell-narrow: …px`
  */
 export function fixedCells(side, T) {
-  return `--_cell-wide: ${cellSide(side, T)}px; --_cell-narrow: ${cellSide(Math.min(side, NARROW_MAP), T)}px`;
+  return `--_cell-wide: ${cellSide(side, T)}px; --_cell-narrow: ${cellSide(Math.min(side, NARROW_MAP), T, 1)}px`;
 }
 
 /**
- * The cell side (CSS px, 2 to 16) of a map of T tokens at most `side` CSS px square: T · cell + T − 1 ≤ side.
+ * Whether the narrow maps of T tokens have cells of 1 px, drawn without the gaps between cells.
+ * @param {number} side the map's side in CSS px (map-size, or DEFAULT_MAP)
+ * @param {number} T tokens in the map
+ * @returns {boolean}
+ */
+export function solidCells(side, T) {
+  return cellSide(Math.min(side, NARROW_MAP), T, 1) < 2;
+}
+
+/**
+ * The cell side (CSS px, `least` to 16) of a map of T tokens at most `side` CSS px square: T · cell + T − 1 ≤ side.
  * @param {number} side the map's side in CSS px
  * @param {number} T tokens in the map
+ * @param {number} [least] the smallest cell (2; 1 where the gaps are not drawn)
  * @returns {number}
  */
-export function cellSide(side, T) {
-  return Math.min(16, Math.max(2, Math.floor((side + 1) / Math.max(1, T)) - 1));
+export function cellSide(side, T, least = 2) {
+  return Math.min(16, Math.max(least, Math.floor((side + 1) / Math.max(1, T)) - 1));
 }

@@ -78,7 +78,7 @@ export class MhaSurprisal extends TrainedModelElement {
     .strip-name { font-size: 0.88rem; font-weight: 600; margin: 0.5rem 0 0.2rem; }
     .strip { display: flex; flex-wrap: wrap; gap: 2px; font-family: var(--_mono); }
     .cell { display: inline-flex; flex-direction: column; align-items: center; justify-content: center;
-      width: 2.1rem; min-height: 2.3rem; border-radius: 3px; box-sizing: border-box; border-bottom: 4px solid transparent;
+      width: 2.1rem; min-height: 2.1rem; border-radius: 3px; box-sizing: border-box; border-bottom: 4px solid transparent;
       font-variant-numeric: tabular-nums; cursor: default; }
     .cell .ch { font-size: 1rem; line-height: 1.1; }
     .tokens .cell { width: auto; min-width: 2.1rem; padding: 0 0.2rem; }
@@ -95,8 +95,8 @@ export class MhaSurprisal extends TrainedModelElement {
     .key i { display: inline-block; width: 1.2rem; border-bottom: 4px solid var(--_accent); }
     .key i.c2 { border-bottom-color: var(--_focus); border-bottom-style: dashed; }
     table { border-collapse: collapse; font-size: 0.9rem; font-variant-numeric: tabular-nums; margin: 0.6rem 0; }
-    th, td { padding: 0.25em 0.6em; border-bottom: 1px solid var(--_border); text-align: right; vertical-align: top; }
-    th[scope='row'] { text-align: left; font-weight: 400; max-width: 17rem; }
+    th, td { padding: 0.15em 0.6em; border-bottom: 1px solid var(--_border); text-align: right; vertical-align: top; }
+    th[scope='row'] { text-align: left; font-weight: 400; max-width: 24rem; }
     thead th { font-weight: 600; }
     tr.model th, tr.model td { font-weight: 700; }
     .scroll { overflow-x: auto; max-width: 100%; }
@@ -106,13 +106,13 @@ export class MhaSurprisal extends TrainedModelElement {
     .result > * { min-width: 0; }
     @container (min-width: 800px) { .result { grid-template-columns: max-content minmax(0, 1fr); } }
     details.unigram > summary { cursor: pointer; }
-    /* a phone: narrower cells (more to a row), and each row of the table a card (its name, then its values named) */
+    /* a phone: narrower cells (14 to a row at 390 px), and each row of the table a card (its name, then its values named) */
     @container (max-width: 480px) {
-      .cell { width: 1.85rem; }
-      .tokens .cell { min-width: 1.85rem; }
+      .cell { width: 1.6rem; }
+      .tokens .cell { min-width: 1.6rem; }
       table, tbody, tr { display: block; }
       thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
-      tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.9em; padding: 0.3em 0.2em; border-bottom: 1px solid var(--_border); }
+      tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.9em; padding: 0.15em 0.2em; border-bottom: 1px solid var(--_border); }
       th, td { display: block; border: 0; padding: 0; text-align: left; }
       th[scope='row'] { flex: 1 0 100%; max-width: none; }
       td::before { color: var(--_muted); font-weight: 400; }

@@ -4,7 +4,7 @@ import {
   AblatableModelElement, trainedStyles, showChar, showToken, unitOf, modelInput, headView, SCORE_OF, f2, f3, mapsLegend, mapsLegendStyles,
 } from './trained-shared.js';
 import { modelIndex, modelChoices, MODEL_INDEX_URL } from '../models.js';
-import { probeHeads, explainHeads, fixedCells, cellSide, DEFAULT_MAP, NARROW_MAP } from '../logic/trained-heads.js';
+import { probeHeads, explainHeads, fixedCells, cellSide, solidCells, DEFAULT_MAP, NARROW_MAP } from '../logic/trained-heads.js';
 import { aboutModel } from '../logic/trained-text.js';
 import { headListAttr, intAttr, attrError } from '../base/attr-check.js';
 import { Announcer } from '../base/announce.js';
@@ -58,7 +58,7 @@ export const ALL_HEADS_MAX = 16;
  *   `<select>` (part `head`) picks it. A bad `layer` or `head` keeps the last valid pick, shows one
  *   message and fires `mha-error`.
  * @attr {number} map-size - Every head's map at most this many CSS pixels square whatever the text length
- *   (fixedCells; 150 px at most in a container under 520 px; cells of 2 to 16 px), the heads of a layer in a
+ *   (fixedCells; 100 px at most in a container under 520 px, where 1 px cells are drawn without gaps; else cells of 2 to 16 px), the heads of a layer in a
  *   grid of equal cards (switch, scores and map). 48 to 512; default 200. A bad
  *   value keeps the last valid one, with one message and `mha-error`.
  * @attr {boolean} no-picker - Hide the model picker (a select over the shipped models of `index.json`, its
@@ -122,6 +122,8 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .controls { display: grid; grid-template-columns: minmax(0, 3fr) minmax(11rem, 2fr); gap: 0.4rem 1.5rem; margin: 0.8rem 0; }
     .controls label { grid-column: 1 / -1; }
     .controls textarea { align-self: start; resize: vertical; }
+    /* wide: the labelling note and the all-on switch under the text field, beside the loss */
+    .controls .pred { grid-row: span 2; } .controls .how-row { grid-column: 1; align-self: start; margin: 0; }
     @container (max-width: 640px) { .controls { grid-template-columns: minmax(0, 1fr); } }
     :host { container-type: inline-size; }
     .pred p { margin: 0.2em 0; }
@@ -130,12 +132,16 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .next li { white-space: nowrap; max-width: 100%; overflow: hidden; text-overflow: ellipsis; }
     .next code { background: var(--_surface); padding: 0 0.3em; border-radius: 4px; font-family: var(--_mono); }
     /* every map is about the same size whatever the text's length: the element picks the cells' side
-       from the number of tokens (--_cell-wide, --_cell-narrow: a plot of about map-size px, at most 150 px under 520 px) */
+       from the number of tokens (--_cell-wide, --_cell-narrow: a plot of about map-size px, at most NARROW_MAP px under 520 px) */
     .grid { display: flex; flex-direction: column; gap: 0.6rem; --mha-cell-size: var(--_cell-wide, 8px); }
-    /* narrow: one colour legend above the maps (trainedStyles' .maps-legend) instead of one under each */
-    @container (max-width: 520px) { .grid { --mha-cell-size: var(--_cell-narrow, 6px); } .grid mha-heatmap::part(legend) { display: none; }
+    /* one colour legend above the maps (.maps-legend) instead of one under each */
+    .maps-legend { display: flex; } .grid mha-heatmap::part(legend) { display: none; }
+    @container (max-width: 520px) { .grid { --mha-cell-size: var(--_cell-narrow, 6px); }
       /* cells under 6 px: no token labels (one in several would show); the readout and the values table name them */
-      .grid.tiny mha-heatmap::part(label) { display: none; } }
+      .grid.tiny mha-heatmap::part(label) { display: none; }
+      .grid.tiny mha-heatmap::part(corner) { font-size: 0; padding: 0; }
+      /* 1 px cells: drawn without the gaps that would be half the map */
+      .grid.solid mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; } }
     .layer { display: grid; grid-template-columns: repeat(auto-fill, minmax(13.5rem, 1fr)); gap: 0.5rem; align-items: start; }
     @container (max-width: 520px) { .layer { grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); } }
     .layer-name { grid-column: 1 / -1; font-weight: 700; margin: 0.2rem 0 0; }
@@ -148,35 +154,37 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .name { font-weight: 600; }
     .badge { padding: 0 0.4em; border-radius: 999px; background: var(--_bg); border: 1px solid var(--_border); }
     .badge.t-induction, .badge.t-previous-token { border-color: var(--_accent); font-weight: 600; }
-    .scores { margin: 0.15rem 0; font-size: 0.75rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
-    .copying { margin: 0.15rem 0; font-size: 0.75rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
+    .scores, .copying { margin: 0.15rem 0; font-size: 0.75rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
     details.how, details.lines { margin: 0.4rem 0; }
     .how-row { display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 1rem; margin: 0.4rem 0; }
     .how-row details.how { margin: 0; }
     .how-row details.how[open] { flex-basis: 100%; }
-    details.how > summary, details.lines > summary { cursor: pointer; }
+    details.how > summary, details.lines > summary, details.about > summary { cursor: pointer; }
     details.how > summary { color: var(--_muted); font-size: 0.9em; }
     .how p { margin: 0.3rem 0; }
     .copying.v-induction { color: var(--_fg); font-weight: 600; }
-    .explanation ul { padding-left: 1.2em; margin: 0.3em 0; }
-    .explanation li { margin: 0.15em 0; }
+    .explanation ul { padding-left: 1.2em; margin: 0.3em 0; } .explanation li { margin: 0.15em 0; }
     .picker { margin: 0.3rem 0; }
     .pick { display: flex; flex-wrap: wrap; gap: 0.4rem 1.2rem; align-items: center; margin: 0.4rem 0; }
     .grid.one { --mha-cell-size: 12px; }
     .picker select { max-width: 100%; }
     details.about { margin: 0.4rem 0; }
-    details.about > summary { cursor: pointer; }
     /* a card's name and type on one line, its map's disclosure on one line */
     .badge { font-size: 0.88em; padding: 0 0.35em; }
     button[role='switch'] { column-gap: 0.4rem; padding-left: 0.5em; padding-right: 0.5em; }
+    /* wide: a card's lines beside its map, under its switch (a layer's cards stay one row, half as tall) */
+    @container (min-width: 521px) {
+      .layer { grid-template-columns: repeat(auto-fill, minmax(17.5rem, 1fr)); }
+      .head { display: grid; grid-template-columns: max-content minmax(0, 1fr); grid-template-areas: 'switch switch' 'map lines'; gap: 0 0.5rem; align-items: start; }
+      .head > button[role='switch'] { grid-area: switch; } .head > .lines { grid-area: lines; } .head > mha-heatmap { grid-area: map; }
+    }
   `];
 
   constructor() {
     super();
     this.text = DEFAULT_TEXT;
     this.ablate = '';
-    this.result = null;
-    this.textScores = null;
+    this._clear();
     this.noPicker = false;
     this.mapSize = null;
     this._mapSize = null;
@@ -184,7 +192,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this._abl = [];
     this.layer = null;
     this.head = null;
-    this._layer = 0;
+    this._layer = 0;   // the picks drawn: the last valid layer and head ('all' or 0-based)
     this._head = 'all';
     this._announcer = new Announcer(this);   // the loss, said once typing or switching settles
     // the model runs in the engine worker: the newest text and ablation win, at most one run waits
@@ -233,7 +241,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     }
     g.end();
     // another model: the last one's result is not drawn over it while the new run is under way
-    if (changed.has('lm')) { this.result = null; this.textScores = null; }
+    if (changed.has('lm')) this._clear();
     // a layer picked whose maps the last run did not bring (the worker sends only the layer drawn)
     const missing = this._askedLayer !== this._layer && this.result &&
       (this._layer === 'all' ? this.result.attention.some((a) => !a) : !this.result.attention[this._layer]);
@@ -248,35 +256,25 @@ export class MhaTrainedHeads extends AblatableModelElement {
       // text is encoded (and cut to the context) in the worker
       text = unitOf(lm.config) === 'token' && lm.config.tokenizer !== 'none' ? String(this.text ?? '') : modelInput(lm, this.text);
     } catch (e) {
-      this._runs.cancel();
-      this.result = null;
-      this.textScores = null;
-      this._fail(e);
-      return;
+      this._clear(true);
+      return this._fail(e);
     }
-    if (text.length < 1) {
-      this._runs.cancel();
-      this.result = null;
-      this.textScores = null;
-      return;
-    }
+    if (text.length < 1) return this._clear(true);
     this._askedLayer = this._layer;
     this._runs.push({ lm, text, ablate: this.ablation, layers: this._layer === 'all' ? null : [this._layer] });
   }
 
+  /** No result shown (and, with `cancel`, no run waiting). */
+  _clear(cancel = false) {
+    if (cancel) this._runs.cancel();
+    this.result = null;
+    this.textScores = null;
+  }
+
   /** A run's result (or error) arrives: shown when it is the newest and its model is still the one held. */
   _computed(e, r, lm, ablate) {
-    if (e) {
-      this.result = null;
-      this.textScores = null;
-      this._fail(e);
-      return;
-    }
-    if (r.ids.length < 1) {
-      this.result = null;
-      this.textScores = null;
-      return;
-    }
+    if (e) return this._fail(e, true);
+    if (r.ids.length < 1) return this._clear();
     this.result = r;
     this.textScores = r.textScores;
     this.error = null;
@@ -287,8 +285,9 @@ export class MhaTrainedHeads extends AblatableModelElement {
     this.dispatchEvent(new CustomEvent('mha-computed', { detail: { text: r.text, loss, next, ablate }, bubbles: true, composed: true }));
   }
 
-  /** A text the model cannot read: shown in place, and one `mha-error` per new message. */
-  _fail(e) {
+  /** A text the model cannot read: shown in place (`clear`: no result either), and one `mha-error` per new message. */
+  _fail(e, clear = false) {
+    if (clear) this._clear();
     const again = this.error?.message === e.message;
     this.error = e;
     if (!again) this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
@@ -397,28 +396,29 @@ export class MhaTrainedHeads extends AblatableModelElement {
             html`<li><code>${unit === 'token' ? showToken(n.token) : showChar(n.token)}</code> ${(100 * n.p).toFixed(1)} %</li>`)}</ol>
           <p class="hint off-count">${off.length ? `${off.length} head${off.length > 1 ? 's' : ''} switched off.` : 'All heads on.'}</p>
         </div>
+        ${!reference ? nothing : html`<div class="how-row"><details class="how"><summary>How each head is labelled, and what its copying score measures</summary>
+          <p class="hint">Each head carries the type measured on held-out probes stored with the model: its strongest
+          pattern when that score reaches ${TYPE_THRESHOLD}, else "broad" when its attention is spread out (normalised
+          entropy ≥ ${BROAD_THRESHOLD}), else "mixed". Beside it, the same score measured on the text above. That label
+          says only where a head looks. Its copying score (Olsson et al. 2022) asks what its output does: let the head attend
+          to one character alone, and see whether that same character's logit comes out highest; the score is the share of
+          the ${c.vocabSize} characters for which it does (chance: 1 in ${c.vocabSize}). A head is called an induction head
+          only when its attention is labelled induction and its copying score reaches ${COPYING_THRESHOLD}.</p></details>
+          <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></div>`}
       </div>
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
       ${reference ? nothing : html`<p class="hint">This model carries no probe texts, so each head is labelled by its strongest
         pattern on the text above (${TYPE_THRESHOLD} or more of its attention on one kind of position), else "broad" or "mixed";
         the copying score is not computed for it.
         <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></p>`}
-      ${!reference ? nothing : html`<div class="how-row"><details class="how"><summary>How each head is labelled, and what its copying score measures</summary>
-        <p class="hint">Each head carries the type measured on held-out probes stored with the model: its strongest
-        pattern when that score reaches ${TYPE_THRESHOLD}, else "broad" when its attention is spread out (normalised
-        entropy ≥ ${BROAD_THRESHOLD}), else "mixed". Beside it, the same score measured on the text above. That label
-        says only where a head looks. Its copying score (Olsson et al. 2022) asks what its output does: let the head attend
-        to one character alone, and see whether that same character's logit comes out highest; the score is the share of
-        the ${c.vocabSize} characters for which it does (chance: 1 in ${c.vocabSize}). A head is called an induction head
-        only when its attention is labelled induction and its copying score reaches ${COPYING_THRESHOLD}.</p></details>
-        <button type="button" part="all-on" class="all-on" @click=${this._allOn}>Switch every head on</button></div>`}
       ${this._layerPicker(c)}
       ${this._layer === 'all' && c.numLayers * c.numHeads > ALL_HEADS_MAX ? (r ? html`<mha-model-view part="model-view" no-filters
         scheme=${this._scheme} head=${this._head === 'all' ? 'all' : this._head + 1} .result=${r} .reference=${reference}
         .copying=${copying} .textScores=${this.textScores} .off=${off}></mha-model-view>` : nothing) : html`
       ${mapsLegend(this._scheme)}
       <div class=${`${heads.length === 1 && layers.length === 1 ? 'grid one' : 'grid'}${
-        cellSide(Math.min(this._mapSize ?? DEFAULT_MAP, NARROW_MAP), tokens.length || c.context) < 6 ? ' tiny' : ''}`} part="heads"
+        cellSide(Math.min(this._mapSize ?? DEFAULT_MAP, NARROW_MAP), tokens.length || c.context) < 6 ? ' tiny' : ''}${
+        solidCells(this._mapSize ?? DEFAULT_MAP, tokens.length || c.context) ? ' solid' : ''}`} part="heads"
         style=${fixedCells(this._mapSize ?? DEFAULT_MAP, tokens.length || c.context)}>
         ${layers.map((l) => html`
           <div class="layer" role="group" aria-label=${`Layer ${l + 1}`}>
@@ -468,7 +468,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
           <span class="name">L${l + 1} · head ${j + 1}</span>
           <span class=${`badge t-${type}`} part="badge">${type}</span>
         </button>
-        ${body}
+        <div class="lines">${body}</div>
         <mha-heatmap part="heatmap" compact scheme=${this._scheme} data-layer=${l} data-head=${j}
           label=${`Layer ${l + 1}, head ${j + 1} (${what})`}
           .tokens=${tokens} .weights=${r?.attention[l] ? headView(r.attention[l], j) : null}></mha-heatmap>

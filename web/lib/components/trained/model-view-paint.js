@@ -56,11 +56,11 @@ export function paintThumb(canvas, layer, j, table, scratch) {
 /** The styles of <mha-model-view> (on top of trainedStyles). */
 export const modelViewStyles = css`
   :host { --_thumb: var(--mha-thumb-size, 64px); container-type: inline-size; }
-  .controls { display: flex; flex-wrap: wrap; gap: 0.4rem 1.2rem; align-items: end; margin: 0.5rem 0; }
+  .controls { display: flex; flex-wrap: wrap; gap: 0.4rem 1rem; align-items: end; margin: 0.5rem 0; }
   .controls .text { flex: 1 1 100%; display: grid; gap: 0.2rem; }
   .controls textarea { resize: vertical; }
   .legend { display: flex; align-items: center; gap: 0.4rem; font-size: 0.85rem; }
-  .legend .bar { width: 8rem; height: 0.8rem; border: 1px solid var(--_border); border-radius: 3px; }
+  .legend .bar { width: 6rem; height: 0.8rem; border: 1px solid var(--_border); border-radius: 3px; }
   .key { font-size: 0.85rem; margin: 0.2rem 0 0.5rem; }
   [role='grid'] { display: grid; gap: 4px; width: max-content; max-width: 100%; }
   [role='row'] { display: grid; grid-template-columns: 2.6rem repeat(var(--_cols), minmax(0, var(--_thumb))); gap: 4px; }

@@ -77,6 +77,7 @@ export { SCALES, SHARED_DOMAIN, CANVAS_ABOVE, parseScale } from './heatmap/scale
  * @csspart table - The "Table of values" disclosure, with the save buttons (canvas mode only).
  * @csspart downloads - The disclosure of the save buttons (DOM mode, unless `no-save`).
  * @csspart label - Row and column token labels.
+ * @csspart corner - The "q / k" corner above the row labels (canvas mode only).
  * @csspart readout - The "query → key: value" line.
  * @csspart legend - The color legend.
  * @csspart save - The "Save PNG" button.

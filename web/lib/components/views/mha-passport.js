@@ -74,7 +74,7 @@ export class MhaPassport extends LitElement {
     .scroll { overflow-x: auto; max-width: 100%; }
     table { border-collapse: collapse; width: 100%; font-size: 0.88em; font-variant-numeric: tabular-nums; }
     caption { text-align: left; font-weight: 600; padding: 0.2em 0 0.4em; }
-    th, td { text-align: left; padding: 0.28em 0.6em; border-bottom: 1px solid var(--_border); vertical-align: top; }
+    th, td { text-align: left; padding: 0.12em 0.5em; line-height: 1.3; border-bottom: 1px solid var(--_border); vertical-align: top; }
     thead th { font-size: 0.85em; color: var(--_muted); font-weight: 600; }
     tbody th { font-weight: 500; }
     td.shape { white-space: nowrap; font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); }
@@ -95,7 +95,7 @@ export class MhaPassport extends LitElement {
       table, tbody, tr, caption { display: block; }
       thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
       tbody tr { display: flex; flex-wrap: wrap; gap: 0.1em 0.8em; align-items: baseline; justify-content: space-between;
-        padding: 0.3em 0.2em; border-bottom: 1px solid var(--_border); }
+        padding: 0.15em 0.2em; border-bottom: 1px solid var(--_border); }
       th, td { display: block; box-sizing: border-box; border: 0; padding: 0; min-width: 0; }
       tbody th { flex: 1 1 7em; }
       td.shape, td.num { white-space: normal; overflow-wrap: anywhere; text-align: right; flex: 0 1 auto; }

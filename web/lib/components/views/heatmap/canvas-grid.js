@@ -37,7 +37,7 @@ export function renderCanvasGrid(v) {
     <figure part="figure">
       <div class="cgrid" part="grid" style=${`--_tq:${q.length};--_tk:${k.length};` +
         `--_rlw:calc(${longest(q)}ch * 1.2 + 1em);--_clh:calc(${longest(k)}ch * 1.2 + 1em)`}>
-        <span class="corner" aria-hidden="true">q / k</span>
+        <span class="corner" part="corner" aria-hidden="true">q / k</span>
         <div class="cols" aria-hidden="true">${guard([k, step], () => k.map(colLabel))}</div>
         <div class="rows" aria-hidden="true">${guard([q, hl, step], () => q.map(rowLabel))}</div>
         <div class="plot" tabindex="0" role="application" aria-roledescription="heatmap"

@@ -14,7 +14,7 @@ export const heatmapStyles = css`
     font-size: 0.75em; line-height: 1;
   }
   .row { display: contents; }
-  .corner { font-size: 0.85em; color: var(--_muted); align-self: end; padding: 0 4px 2px 0; }
+  .corner { font-size: 0.85em; color: var(--_muted); align-self: end; padding: 0 4px 2px 0; white-space: nowrap; }
   .rl {
     color: var(--_fg); text-align: right; padding-right: 4px; white-space: nowrap;
     align-self: center; max-width: 7em; overflow: hidden; text-overflow: ellipsis;
