@@ -93,8 +93,17 @@ export class TokenGenerator extends WasmObject {
     }
     this._pending = pending;   // ids not yet in the caches
     this._ids = Array.from(this._pending);   // every id of the text (byte-pair models decode them together)
-    /** The prompt and the text of every token generated so far (a prompt of ids: their decoded text). */
-    this.text = typeof prompt === 'string' ? prompt : model.decode(this._ids);
+    this._text = typeof prompt === 'string' ? prompt : null;   // null: decoded from _ids when read
+  }
+
+  /**
+   * The prompt and the text of every token generated so far (a prompt of ids: their decoded text).
+   * Byte-pair models decode every id together (a character can span tokens), so it is decoded when
+   * read, once per step at most, not on every step.
+   * @type {string}
+   */
+  get text() {
+    return (this._text ??= this._m.decode(this._ids));
   }
 
   /** Tokens in each layer's KV cache. */
@@ -125,7 +134,7 @@ export class TokenGenerator extends WasmObject {
     const id = sampleToken(out.logProbs, this._temperature, this._topP, this._rand);
     const token = m._piece(id);
     this._ids.push(id);
-    this.text = m._tok ? m.decode(this._ids) : this.text + token;
+    this._text = m._tok ? null : this.text + token;
     this._pending = Int32Array.of(id);
     return { token, id, p: Math.exp(out.logProbs[id]), cacheLength: this.cacheLength, attention, char: token };
   }
@@ -136,7 +145,7 @@ export class TokenGenerator extends WasmObject {
     this._cache.reset();
     this._pending = this._m._input(this._prompt, 'reset');
     this._ids = Array.from(this._pending);
-    this.text = typeof this._prompt === 'string' ? this._prompt : this._m.decode(this._ids);
+    this._text = typeof this._prompt === 'string' ? this._prompt : null;
     this._rand = mulberry32(this._seed);
   }
 }
