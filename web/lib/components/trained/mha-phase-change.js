@@ -93,12 +93,18 @@ export class MhaPhaseChange extends TrainedModelElement {
     .maps .kind { display: block; color: var(--_muted); font-weight: 400; }
     .map { overflow-x: auto; max-width: 100%; }
     input[type='text'] { max-width: 36rem; }
-    /* wide: the two charts beside the shaded band's note, the step's values and the text box */
+    /* wide: the band note, the step's values and the text box in one band over the two charts (stacked)
+       beside the heads' maps */
     @container (min-width: 1000px) {
-      .view { display: grid; grid-template-columns: minmax(0, 42rem) minmax(0, 1fr); column-gap: 1.5rem; align-items: start; }
-      .view > .controls, .view > .maps, .view > .hint { grid-column: 1 / -1; }
-      .view > .side { padding-top: 0.5rem; }
-      .side input[type='text'] { display: block; width: 100%; box-sizing: border-box; margin-top: 0.2rem; }
+      .view { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 45rem); column-gap: 1.5rem; align-items: start;
+        grid-template-areas: 'controls controls' 'side side' 'charts maps'; }
+      .view > .controls { grid-area: controls; }
+      .view > .side { grid-area: side; margin: 0.3rem 0 0.4rem; }
+      .view > .charts { grid-area: charts; grid-template-columns: minmax(0, 1fr); margin-top: 0; }
+      .view > .maps, .view > .hint { grid-area: maps; }
+      .side .values { margin: 0.1rem 0 0.3rem; }
+      .side label { margin-right: 0.6rem; }
+      .side input[type='text'] { width: 36rem; box-sizing: border-box; }
     }
   `];
 
