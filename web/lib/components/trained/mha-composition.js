@@ -70,6 +70,7 @@ export class MhaComposition extends TrainedModelElement {
     .maps { display: flex; flex-wrap: wrap; gap: 1rem; }
     .maps figure { margin: 0; }
     .maps figcaption { font-size: 0.9em; color: var(--_muted); max-width: 16rem; }
+    @container (min-width: 1000px) { .maps figcaption { max-width: none; } }
     :host { container-type: inline-size; }
     .maps .scroll { --mha-cell-size: var(--_cell-wide); }
     /* wide: the table beside the two maps; a phone: the two maps side by side (smaller cells) */
