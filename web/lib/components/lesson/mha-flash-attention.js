@@ -96,7 +96,8 @@ export class MhaFlashAttention extends LitElement {
       .bar { display: flex; flex-wrap: wrap; align-items: flex-end; gap: 0 1rem; }
       .bar form { margin: 0.3rem 0; }
       .bar .steps { margin: 0.3rem 0; }
-      .steps input[type='range'] { width: 8rem; }
+      .steps input[type='range'] { width: 6.5rem; }
+      .layout:not(.done) .notes { font-size: 0.92rem; }
       .layout:not(.done) { display: grid; grid-template-columns: minmax(0, 44rem) minmax(16rem, 1fr); gap: 0 1.2rem; align-items: start; }
       .layout:not(.done) .notes > :first-child { margin-top: 0.3rem; }
     }
