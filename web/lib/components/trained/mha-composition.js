@@ -81,10 +81,11 @@ export class MhaComposition extends TrainedModelElement {
     /* wider still: the phrase and the run button beside the prediction; the verdict above the table, both
        beside the two maps */
     @container (min-width: 1000px) {
-      .setup { display: grid; grid-template-columns: minmax(0, 22rem) minmax(0, 1fr); column-gap: 1.2rem; align-items: start;
+      .setup { display: grid; grid-template-columns: minmax(0, 18rem) minmax(0, 1fr); column-gap: 1.2rem; align-items: start;
         grid-template-rows: auto auto auto 1fr; }
       .setup > :not(fieldset) { grid-column: 1; }
       .setup > fieldset { grid-column: 2; grid-row: 1 / span 4; }
+      .setup fieldset label { margin: 0.15rem 0; }
       .setup > button { justify-self: start; }
       .setup input[type='text'] { max-width: none; width: 100%; box-sizing: border-box; }
       .outcome { display: grid; grid-template-columns: minmax(0, 1fr) max-content; column-gap: 1.2rem; align-items: start;
