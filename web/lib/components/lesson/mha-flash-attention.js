@@ -91,6 +91,16 @@ export class MhaFlashAttention extends LitElement {
     .check p, .memory p { margin: 0.3em 0; }
     .loading { color: var(--_muted); font-size: 0.9em; }
     @media (prefers-reduced-motion: no-preference) { td.changed { transition: background-color 0.3s; } }
+    :host { container-type: inline-size; }
+    @container (min-width: 900px) {
+      .bar { display: flex; flex-wrap: wrap; align-items: flex-end; gap: 0 1rem; }
+      .bar form { margin: 0.3rem 0; }
+      .bar .steps { margin: 0.3rem 0; }
+      .steps input[type='range'] { width: 6.5rem; }
+      .layout:not(.done) .notes { font-size: 0.92rem; }
+      .layout:not(.done) { display: grid; grid-template-columns: minmax(0, 44rem) minmax(16rem, 1fr); gap: 0 1.2rem; align-items: start; }
+      .layout:not(.done) .notes > :first-child { margin-top: 0.3rem; }
+    }
   `];
 
   constructor() {
@@ -313,12 +323,17 @@ export class MhaFlashAttention extends LitElement {
   }
 
   _view(r) {
-    return html`
-      ${this._controls(r.tiles.length)}
-      <p class="status" part="status" role="status" aria-live="polite">${this._status(r)}</p>
-      ${this._table(r)}
-      ${this._check(r)}
-      ${this._memory(r)}`;
+    // wide and before the last tile: the replay (controls, sentence, table) beside the two notes; the
+    // last tile's table gains the output columns and takes the full width again
+    const done = this.step === r.tiles.length;
+    return html`<div class=${done ? 'layout done' : 'layout'}>
+      <div class="replay">
+        <div class="bar">${this._controls(r.tiles.length)}</div>
+        <p class="status" part="status" role="status" aria-live="polite">${this._status(r)}</p>
+        ${this._table(r)}
+      </div>
+      <div class="notes">${this._check(r)}${this._memory(r)}</div>
+    </div>`;
   }
 }
 

@@ -70,12 +70,30 @@ export class MhaComposition extends TrainedModelElement {
     .maps { display: flex; flex-wrap: wrap; gap: 1rem; }
     .maps figure { margin: 0; }
     .maps figcaption { font-size: 0.9em; color: var(--_muted); max-width: 16rem; }
+    @container (min-width: 1000px) { .maps figcaption { max-width: none; } }
     :host { container-type: inline-size; }
     .maps .scroll { --mha-cell-size: var(--_cell-wide); }
     /* wide: the table beside the two maps; a phone: the two maps side by side (smaller cells) */
     @container (min-width: 760px) {
       [part='result'] { display: grid; grid-template-columns: minmax(0, 1fr) max-content; gap: 0 1.2rem; align-items: start; }
       [part='result'] table { width: 100%; }
+    }
+    /* wider still: the phrase and the run button beside the prediction; the verdict above the table, both
+       beside the two maps */
+    @container (min-width: 1000px) {
+      .setup { display: grid; grid-template-columns: minmax(0, 18rem) minmax(0, 1fr); column-gap: 1.2rem; align-items: start;
+        grid-template-rows: auto auto auto 1fr; }
+      .setup > :not(fieldset) { grid-column: 1; }
+      .setup > fieldset { grid-column: 2; grid-row: 1 / span 4; }
+      .setup fieldset label { margin: 0.15rem 0; }
+      .setup > button { justify-self: start; }
+      .setup input[type='text'] { max-width: none; width: 100%; box-sizing: border-box; }
+      .outcome { display: grid; grid-template-columns: minmax(0, 1fr) max-content; column-gap: 1.2rem; align-items: start;
+        grid-template-rows: auto 1fr; }
+      .outcome > [part='verdict'] { grid-column: 1; grid-row: 1; margin-top: 0.2rem; }
+      .outcome > [part='result'] { display: contents; }
+      .outcome table { grid-column: 1; grid-row: 2; width: 100%; margin-top: 0; }
+      .outcome .maps { grid-column: 2; grid-row: 1 / span 2; }
     }
     @container (max-width: 480px) {
       /* each row of the table a card: the model, then its two numbers named */
@@ -177,7 +195,7 @@ export class MhaComposition extends TrainedModelElement {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     if (!this.lm) return this.loadingView();
     const m = this.measured;
-    return html`
+    return html`<div class="setup">
       <label for="phrase">Phrase (written twice)</label>
       <input id="phrase" part="phrase" type="text" spellcheck="false" .value=${this.phrase ?? ''} @input=${this._onInput}>
       ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
@@ -186,8 +204,9 @@ export class MhaComposition extends TrainedModelElement {
           @change=${() => { this.prediction = k; }}> ${text}</label>`)}
       </fieldset>
       <button part="run" type="button" @click=${() => { this.revealed = true; }}>Run the experiment</button>` : nothing}
+      </div><div class="outcome">
       <p part="verdict" role="status">${this._status(m)}</p>
-      ${m?.heads.readers.length && this.revealed ? html`<div part="result">${this._table(m)}${this._maps(m)}</div>` : nothing}`;
+      ${m?.heads.readers.length && this.revealed ? html`<div part="result">${this._table(m)}${this._maps(m)}</div>` : nothing}</div>`;
   }
 }
 

@@ -75,6 +75,16 @@ export class MhaOvCircuit extends TrainedModelElement {
     .side p { max-width: 20rem; margin-top: 0.4rem; }
     .map { --mha-cell-size: 2px; overflow-x: auto; max-width: 100%; }
     .map mha-heatmap::part(label) { font-size: 3px; }
+    /* wide: the sentence under the table, the map beside both */
+    :host { container-type: inline-size; }
+    @container (min-width: 900px) {
+      .side { display: grid; grid-template-columns: max-content minmax(0, max-content); column-gap: 1.5rem;
+        grid-template-rows: auto 1fr; align-items: start; }
+      .side > div { display: contents; }
+      .side > .scroll { grid-column: 1; grid-row: 1; }
+      .side [part='summary'] { grid-column: 1; grid-row: 2; max-width: 32rem; margin: 0; }
+      .side .map { grid-column: 2; grid-row: 1 / span 2; margin-top: 0.4rem; }
+    }
   `];
 
   constructor() {

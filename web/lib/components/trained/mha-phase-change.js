@@ -85,7 +85,7 @@ export class MhaPhaseChange extends TrainedModelElement {
     .band { fill: color-mix(in srgb, var(--_accent) 14%, transparent); }
     .key-a { color: var(--_accent); font-weight: 600; }
     .values { margin: 0.2rem 0 0.4rem; font-variant-numeric: tabular-nums; }
-    .charts + .hint { margin: 0; font-size: 0.85em; }
+    .hint.band { margin: 0; font-size: 0.85em; }
     .maps { display: grid; grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); gap: 0.3rem 0.8rem; --mha-cell-size: 3px; }
     @container (max-width: 520px) { svg { max-height: 6rem; } .charts { gap: 0.2rem 0.6rem; grid-template-columns: repeat(2, minmax(0, 1fr)); } }
     @container (max-width: 520px) { .maps { grid-template-columns: repeat(2, minmax(0, 1fr)); --mha-cell-size: 2px; } }
@@ -93,6 +93,21 @@ export class MhaPhaseChange extends TrainedModelElement {
     .maps .kind { display: block; color: var(--_muted); font-weight: 400; }
     .map { overflow-x: auto; max-width: 100%; }
     input[type='text'] { max-width: 36rem; }
+    /* wide: the step's values and the text box in one band over the two charts (stacked, the shaded band's
+       note under them) beside the heads' maps */
+    @container (min-width: 1000px) {
+      .view { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 45rem); column-gap: 1.5rem; align-items: start;
+        grid-template-areas: 'controls controls' 'side side' 'charts maps' 'band maps'; grid-template-rows: auto auto auto 1fr; }
+      .view > .controls { grid-area: controls; }
+      .view > .side { grid-area: side; margin: 0.2rem 0 0.4rem; }
+      .view > .charts { grid-area: charts; grid-template-columns: minmax(0, 1fr); margin: 0; }
+      .view > .hint.band { grid-area: band; }
+      .view > .maps, .view > .hint:not(.band) { grid-area: maps; }
+      svg { max-height: 7rem; }
+      .side .values { margin: 0 0 0.3rem; }
+      .side label { margin-right: 0.6rem; }
+      .side input[type='text'] { width: 36rem; box-sizing: border-box; }
+    }
   `];
 
   constructor() {
@@ -264,7 +279,7 @@ export class MhaPhaseChange extends TrainedModelElement {
     const kind = (l, j) => heads.find((x) => x.layer === l && x.head === j);
     const values = `Step ${stepText(c.step)} of ${stepText(ck.steps[ck.steps.length - 1])}: copy 1 ${f2(c.firstCopyBpc)}, copy 2 ${f2(c.secondCopyBpc)} bits per character; `
       + `best previous-token score ${f2(c.previous)}, best induction score ${f2(c.induction)}.`;
-    return html`
+    return html`<div class="view">
       <div class="controls">
         <button part="play" type="button" aria-pressed=${this.playing ? 'true' : 'false'} @click=${this._togglePlay}>${this.playing ? 'Pause' : 'Play'}</button>
         <label for="step">Training step</label>
@@ -280,11 +295,13 @@ export class MhaPhaseChange extends TrainedModelElement {
           t.map((r) => r.induction), t.map((r) => r.previous), 0, 1, [0, 0.5, 1], i)}
           <figcaption>Best head score: <span class="key-a">induction</span>, previous-token (dashed)</figcaption></figure>
       </div>
-      <p class="hint">Shaded: steps ${stepText(band.from.step)}–${stepText(band.to.step)}, 10 % to 90 % of the induction score's rise.</p>
+      <p class="hint band">Shaded: steps ${stepText(band.from.step)}–${stepText(band.to.step)}, 10 % to 90 % of the induction score's rise.</p>
+      <div class="side">
       <p class="values" part="values" aria-live=${this.playing ? 'off' : 'polite'}>${values}</p>
       <label for="text">Text the heads read</label>
       <input id="text" part="text" type="text" spellcheck="false" .value=${this.text ?? ''} @input=${this._onText}>
       ${this.error ? html`<p class="error" part="error" role="alert">${errorLine(this.error)}</p>` : nothing}
+      </div>
       ${s ? html`<div class="maps">${Array.from({ length: L * h }, (_, k) => {
         const l = Math.floor(k / h), j = k % h;
         const hd = kind(l, j);
@@ -293,7 +310,7 @@ export class MhaPhaseChange extends TrainedModelElement {
           <div class="map"><mha-heatmap part="heatmap" compact no-save scheme=${this._scheme}
             label=${`${name} at step ${stepText(s.step)}${hd ? ` (${hd.type}; induction ${f2(hd.scores.induction)}, previous-token ${f2(hd.scores.previous)})` : ''}`}
             .tokens=${s.tokens} .weights=${headView(s.attention[l], j)}></mha-heatmap></div></div>`;
-      })}</div>` : Array.from(this.text ?? '').length === 0 ? html`<p class="hint">Type a text for the heads to read.</p>` : nothing}`;
+      })}</div>` : Array.from(this.text ?? '').length === 0 ? html`<p class="hint">Type a text for the heads to read.</p>` : nothing}</div>`;
   }
 }
 
