@@ -49,6 +49,10 @@ export class MhaModelTable extends LitElement {
     .loading { color: var(--_muted); font-size: 0.9em; }
     /* a narrow column (a half page, a phone): tighter cells, so the six columns fit without scrolling */
     @container (max-width: 520px) { th, td { padding: 0.3em 0.4em; } }
+    /* a half page: smaller type and cells, the K/V heads on one line, so that each model takes one line where the names fit */
+    @container (min-width: 420px) and (max-width: 520px) {
+      table { font-size: 0.84rem; } th, td { padding: 0.3em 0.28em; } td.kv { white-space: nowrap; }
+    }
   `];
 
   constructor() {
@@ -107,7 +111,7 @@ export class MhaModelTable extends LitElement {
           <th scope="col">K/V heads</th><th scope="col">d<sub>k</sub></th><th scope="col">W<sub>Q,K,V,O</sub> parameters</th></tr></thead>
         <tbody>${rows.map((r) => html`<tr data-model=${r.name}>
           <th scope="row">${r.name}</th><td>${int(r.dModel)}</td><td>${r.heads}</td>
-          <td>${r.kvHeads === r.heads ? `${r.kvHeads} (MHA)` : `${r.kvHeads} (GQA)`}</td>
+          <td class="kv">${r.kvHeads === r.heads ? `${r.kvHeads} (MHA)` : `${r.kvHeads} (GQA)`}</td>
           ${r.error
             ? html`<td colspan="2" class="error" part="error">${errorText(r.error)}</td>`
             : html`<td class="dk">${r.dK}</td><td class="params" data-params=${String(r.params)}>${int(r.params)}</td>`}

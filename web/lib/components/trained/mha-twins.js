@@ -48,6 +48,12 @@ export class MhaTwins extends TrainedModelElement {
     caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
     th, td { border-bottom: 1px solid var(--_border); padding: 0.3em 0.8em 0.3em 0; text-align: left; }
     td.num { text-align: right; }
+    :host { container-type: inline-size; }
+    /* a wide element: the verdict beside the table, not under it */
+    @container (min-width: 760px) {
+      .layout { display: grid; grid-template-columns: auto minmax(0, 1fr); gap: 0 2rem; align-items: start; }
+      .layout > .verdict { margin-top: 0; }
+    }
   `];
 
   constructor() {
@@ -137,7 +143,7 @@ export class MhaTwins extends TrainedModelElement {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
     const waiting = () => html`<tr><td colspan="4">${this.error ? '—' : 'Computing…'}</td></tr>`;
     const scored = (f) => this._scoreTask.render({ initial: waiting, pending: waiting, error: waiting, complete: f });
-    return html`
+    return html`<div class="layout"><div>
       <div class="scroll" tabindex="0" role="region" aria-label="Held-out loss of the twins">
         <table part="table">
           <caption>Held-out loss in bits per character (lower is better)</caption>
@@ -148,8 +154,8 @@ export class MhaTwins extends TrainedModelElement {
         </table>
       </div>
       <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
-      ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}
-      <p class="verdict" part="verdict">${this._scoreTask.status === TaskStatus.COMPLETE ? this._verdict(this._scoreTask.value) : ''}</p>
+      ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}</div>
+      <p class="verdict" part="verdict">${this._scoreTask.status === TaskStatus.COMPLETE ? this._verdict(this._scoreTask.value) : ''}</p></div>
       ${this._announcer.view()}`;
   }
 }

@@ -77,6 +77,8 @@ export class MhaPassport extends LitElement {
     th, td { text-align: left; padding: 0.12em 0.5em; line-height: 1.3; border-bottom: 1px solid var(--_border); vertical-align: top; }
     thead th { font-size: 0.85em; color: var(--_muted); font-weight: 600; }
     tbody th { font-weight: 500; }
+    /* one table wide enough for every step's name on one line: the "how" column wraps instead (fewer lines in all) */
+    @container (min-width: 36rem) { .whole tbody th { white-space: nowrap; } }
     td.shape { white-space: nowrap; font-family: var(--mha-mono, ui-monospace, SFMono-Regular, Menlo, monospace); }
     /* the "how" column: MathML that does not break inside a formula (the table scrolls sideways, with a cue, when it is wider than the element) */
     td.formula { color: var(--_muted); font-size: 0.92em; min-width: 8em; }
@@ -241,7 +243,7 @@ export class MhaPassport extends LitElement {
           <caption class="sr-only">Counts</caption>${summary}</table></div>${hint}</div>
       </div>`;
     }
-    return html`<div class="scroll" part="scroll" tabindex="0" role="region" aria-label=${this.caption}><table part="table">
+    return html`<div class="scroll whole" part="scroll" tabindex="0" role="region" aria-label=${this.caption}><table part="table">
       ${caption}${steps}${summary}
     </table></div><p class="scroll-hint" aria-hidden="true">scroll sideways →</p>`;
   }
