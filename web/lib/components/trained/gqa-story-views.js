@@ -25,7 +25,7 @@ export const storyStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, phone
       .groups .pair { flex-wrap: nowrap; gap: 0.25rem; }
       .groups .head { flex: 1 1 0; min-width: 0; padding: 0.1rem; }
       /* cells of a pixel or two read as one picture: the gaps between them are not cut out */
-      .groups .head mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; }
+      .groups .head mha-heatmap { --mha-cell-gaps: none; }
       .groups .head mha-heatmap::part(legend) { font-size: 0.6rem; gap: 0.2em; }
       .groups .head mha-heatmap::part(table) { font-size: 0.75rem; }
       .groups button[role='switch'] { font-size: 0.7rem; padding: 0.1rem 0.2rem; gap: 0.2rem 0.3rem; }

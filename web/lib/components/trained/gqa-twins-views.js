@@ -46,7 +46,7 @@ export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, phone
       .groups .group { flex: 1 1 0; padding: 0.1rem 0.2rem 0.2rem; }
       .groups .pair { flex-wrap: nowrap; gap: 0.25rem; }
       .groups .head { flex: 1 1 0; min-width: 0; padding: 0.15rem; }
-      .groups .head mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; }
+      .groups .head mha-heatmap { --mha-cell-gaps: none; }
       .groups .head mha-heatmap::part(legend) { font-size: 0.6rem; gap: 0.2em; }
       .groups .head .name { font-size: 0.72rem; }
       .groups .head .badge { padding: 0 0.3em; }

@@ -141,7 +141,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
       .grid.tiny mha-heatmap::part(label) { display: none; }
       .grid.tiny mha-heatmap::part(corner) { font-size: 0; padding: 0; }
       /* 1 px cells: drawn without the gaps that would be half the map */
-      .grid.solid mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; } }
+      .grid.solid mha-heatmap { --mha-cell-gaps: none; } }
     .layer { display: grid; grid-template-columns: repeat(auto-fill, minmax(13.5rem, 1fr)); gap: 0.5rem; align-items: start; }
     @container (max-width: 520px) { .layer { grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); } }
     .layer-name { grid-column: 1 / -1; font-weight: 700; margin: 0.2rem 0 0; }

@@ -110,7 +110,7 @@ export const kvGroupStyles = [mapsLegendStyles, css`
   /* narrow: four maps of about 60 px to a row, one legend for them all, cells not cut apart */
   @container (max-width: 520px) {
     .groups mha-heatmap::part(legend) { display: none; }
-    .groups mha-heatmap::part(canvas) { -webkit-mask: none; mask: none; }
+    .groups mha-heatmap { --mha-cell-gaps: none; }
     .groups .head { padding: 0.1rem; }
     .groups mha-heatmap { font-size: 10px; }
     .groups mha-heatmap::part(table), .groups mha-heatmap::part(readout) { font-size: 0.65rem; }

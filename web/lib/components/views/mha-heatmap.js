@@ -84,6 +84,8 @@ export { SCALES, SHARED_DOMAIN, CANVAS_ABOVE, parseScale } from './heatmap/scale
  * @csspart error - The message of a bad attribute.
  *
  * @cssprop --mha-cell-size - Side of one cell (default 28px; 20px when compact).
+ * @cssprop --mha-cell-gaps - `none`: canvas mode draws each cell over the 1px gap after it (for cells
+ *   so small that the gaps would be half the map); read when the cell size is.
  * @cssprop --mha-fg, --mha-bg, --mha-muted, --mha-border, --mha-focus, --mha-font - Theme.
  */
 export class MhaHeatmap extends LitElement {
@@ -388,17 +390,18 @@ export class MhaHeatmap extends LitElement {
     // draw, compact / show-values, a resize the ResizeObserver saw, a new plot element).
     if (this._cellPx === undefined || changed.has('compact') || changed.has('showValues') || this._drawn?.plot !== plot) {
       this._cellPx = this._cellSize(plot, tk);
+      this._solid = getComputedStyle(this).getPropertyValue('--mha-cell-gaps').trim() === 'none';
       this._fitLabels(this._cellPx);
     }
     const cell = this._cellPx;
     const dpr = window.devicePixelRatio || 1;
-    const key = `${tq}x${tk}@${cell}@${dpr}`;
+    const key = `${tq}x${tk}@${cell}@${dpr}${this._solid ? '/solid' : ''}`;
     const d = this._drawn;
     if (!d || d.canvas !== canvas || d.key !== key || d.m !== m || changed.has('domain') || changed.has('scheme') || changed.has('scale') ||
         changed.has('showValues') || changed.has('digits') || changed.has('compact')) {
       const [lo, hi] = this._domain(m);
       const digits = this._digits >= 3 && this.compact ? 2 : this._digits;
-      this._drawn = drawBase(this._bitmap, canvas, m, { cell, dpr, key, lo, hi, scheme: this._scheme, showValues: this.showValues, digits });
+      this._drawn = drawBase(this._bitmap, canvas, m, { cell, dpr, key, lo, hi, scheme: this._scheme, showValues: this.showValues, digits, solid: this._solid });
       this._watchDpr(dpr);
     }
     this._drawOverlay();

@@ -45,7 +45,7 @@ export function renderCanvasGrid(v) {
              aria-describedby="readout keys-hint"
              @keydown=${on.key} @focus=${on.plotFocus} @blur=${on.plotBlur}
              @pointermove=${on.plotMove} @pointerleave=${on.plotLeave} @click=${on.plotClick}>
-          <canvas part="canvas" class=${v.showValues ? 'hires' : 'lores'} aria-hidden="true"></canvas>
+          <canvas part="canvas" aria-hidden="true"></canvas>
           <canvas class="overlay" aria-hidden="true" hidden></canvas>
         </div>
       </div>

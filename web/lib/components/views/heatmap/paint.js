@@ -4,32 +4,42 @@ import { fmt } from '../../base/shared.js';
 import { colorFor, textOn, packRGBA } from '../../base/color.js';
 
 /**
- * Paint every cell. Without printed values the bitmap has one pixel per cell, scaled up by CSS
- * with `image-rendering: pixelated` (crisp at any devicePixelRatio) and a CSS mask that cuts the
- * 1px gaps between cells: a 96 × 96 map is a 36 KB bitmap, cheap to fill, upload and composite.
- * With printed values (show-values) it is drawn at device resolution, text included.
+ * Device pixels (width × height) up to which a map without printed values is drawn at device
+ * resolution, gaps included: no CSS mask, which costs the compositor on every frame of a page of maps.
+ */
+export const DEVICE_PIXELS_MAX = 1 << 19;
+
+/**
+ * Paint every cell. A map of up to DEVICE_PIXELS_MAX device pixels, and every map with printed
+ * values (show-values, text included), is drawn at device resolution with transparent 1px gaps. A
+ * larger one has one pixel per cell, scaled up by CSS with `image-rendering: pixelated` (crisp at any
+ * devicePixelRatio) and a CSS mask that cuts the gaps: a 512 × 512 map is a 1 MB bitmap, not 37 MB.
+ * `solid`: each cell also covers the gap after it (the canvas's class `solid`), for cells so small
+ * that gaps would be half the map.
  * @param {{img?: ImageData, imgKey?: string}} cache the element's last bitmap, reused while its size holds (updated here)
  * @param {HTMLCanvasElement} canvas the base canvas
  * @param {number[][]} m the `[Tq][Tk]` weights
  * @param {{cell: number, dpr: number, key: string, lo: number, hi: number, scheme: 'viridis'|'cividis',
- *   showValues: boolean, digits: number}} o side of one cell (CSS px), device pixels per CSS pixel, the
- *   geometry's key (`TqxTk@cell@dpr`), the colour range and scale, and the printed values' decimals
+ *   showValues: boolean, digits: number, solid?: boolean}} o side of one cell (CSS px), device pixels
+ *   per CSS pixel, the geometry's key (`TqxTk@cell@dpr`), the colour range and scale, the printed
+ *   values' decimals, and whether each cell covers the gap after it
  * @returns {{key: string, canvas: HTMLCanvasElement, plot: Element, m: number[][], cell: number, pitch: number,
  *   cssW: number, cssH: number, dpr: number}} what was drawn (drawOverlay's `d`)
  */
-export function drawBase(cache, canvas, m, { cell, dpr, key, lo, hi, scheme, showValues, digits }) {
+export function drawBase(cache, canvas, m, { cell, dpr, key, lo, hi, scheme, showValues, digits, solid = false }) {
   const tq = m.length, tk = m[0].length;
   const pitch = cell + 1;
   const cssW = tk * pitch - 1, cssH = tq * pitch - 1;
-  const lores = !showValues;
+  const lores = !showValues && cssW * dpr * cssH * dpr > DEVICE_PIXELS_MAX;
+  canvas.className = `${lores ? 'lores' : 'hires'}${solid ? ' solid' : ''}`;
   const W = lores ? tk : Math.max(1, Math.round(cssW * dpr)), H = lores ? tq : Math.max(1, Math.round(cssH * dpr));
   if (canvas.width !== W) canvas.width = W;
   if (canvas.height !== H) canvas.height = H;
   const g = canvas.getContext('2d');
   let img = cache.img;
-  const fresh = !img || img.width !== W || img.height !== H || cache.imgKey !== `${key}/${lores}`;
+  const fresh = !img || img.width !== W || img.height !== H || cache.imgKey !== `${key}/${lores}/${solid}`;
   if (!img || img.width !== W || img.height !== H) img = cache.img = g.createImageData(W, H);
-  cache.imgKey = `${key}/${lores}`;
+  cache.imgKey = `${key}/${lores}/${solid}`;
   const px = new Uint32Array(img.data.buffer);
   const color = colorFor(scheme, lo, hi);
   if (lores) {
@@ -38,10 +48,10 @@ export function drawBase(cache, canvas, m, { cell, dpr, key, lo, hi, scheme, sho
       for (let c = 0; c < tk; c++, i++) px[i] = packRGBA(color(row[c]));
     }
   } else {
-    paintCells(px, m, { W, H, cell, pitch, dpr, fresh, color });
+    paintCells(px, m, { W, H, cell: solid ? pitch : cell, pitch, dpr, fresh, color });
   }
   g.putImageData(img, 0, 0);
-  if (!lores) printValues(g, m, { cell, pitch, dpr, color, digits });
+  if (showValues) printValues(g, m, { cell, pitch, dpr, color, digits });
   return { key, canvas, plot: canvas.parentElement, m, cell, pitch, cssW, cssH, dpr };
 }
 

@@ -85,6 +85,7 @@ export const heatmapStyles = css`
       linear-gradient(to bottom, #000 var(--_cell), transparent 0) 0 0 / 100% calc(var(--_cell) + 1px) repeat-y;
     mask-composite: intersect;
   }
+  .plot canvas.lores.solid { -webkit-mask: none; mask: none; }
   .plot canvas.overlay { left: -4px; top: -4px; width: calc(100% + 8px); height: calc(100% + 8px); }
   .values { font-size: 0.8em; color: var(--_fg); }
   .values summary { cursor: pointer; color: var(--_muted); }
