@@ -5,7 +5,7 @@
  *
  *   node --experimental-wasm-relaxed-simd scripts/bench/gpt2-peer.mjs [--dir DIR] [--threads 1,2]
  *        [--rounds 2] [--tokens 32] [--styles torch,mha,attn] [--only ours|ort] [--busy]
- *        [--node 24] [--lib path/to/web/lib] [--browser] [--json out.json]
+ *        [--storage float32,float16] [--node 24] [--lib path/to/web/lib] [--browser] [--json out.json]
  *
  * - The model: gpt2-model.mjs's seeded random weights of GPT-2 small's shape (DIR, default
  *   $TMPDIR/mha-gpt2-small/, float32 file); the ONNX graphs (onnx-gpt2.mjs, one per attention style)
@@ -23,6 +23,10 @@
  * - Checked before any figure counts: every ORT graph's greedy tokens must equal ours, and its
  *   log-probs after the prompt and after the last step must equal ours' `run()` of the same text
  *   (max |Δ| ≤ 1e-3; the figure is printed). A graph that fails or does not run is left out.
+ * - `--storage`: ours' weight storage (loadModel's `weightStorage`), one run of ours per storage
+ *   and thread count; default float32 (the file's). The ORT graphs are checked against ours with
+ *   float32 storage; ours with float16 storage is compared with it too (max |Δ| printed, not a
+ *   condition: float16 rounds the weights) and gets its own ratios against ORT's best graph.
  * - `--busy`: a second process spins (`for(;;){}`) for the whole benchmark, holding one core.
  * - `--node 24`: the children run on the npm package node@24's binary (node-bin.mjs).
  * - `--browser`: each run in a fresh context of headless Chromium instead (a cross-origin isolated
@@ -63,8 +67,8 @@ const onnxPath = (style) => path.join(DIR, 'onnx', `gpt2-${style}.onnx`);
 
 // ---- children ---------------------------------------------------------------------------------
 if (argv[0] === '--child') {
-  // --child build STYLE | --child ours THREADS [LIB] | --child ort THREADS STYLE
-  const [, what, threads, extra] = argv;
+  // --child build STYLE | --child ours THREADS LIB STORAGE | --child ort THREADS STYLE
+  const [, what, threads, extra, storage] = argv;
   let r;
   if (what === 'build') {
     const style = threads;
@@ -76,7 +80,7 @@ if (argv[0] === '--child') {
     const common = { threads: Number(threads), tokens: TOKENS, hooks: HOOKS };
     if (what === 'ours') {
       const { createMHA } = await import(extra ? pathToFileURL(path.join(extra, 'src', 'index.js')).href : '../../web/lib/src/index.js');
-      r = await runOurs({ ...common, createMHA, source: path.join(DIR, 'f32'), V: CONFIG.vocab_size });
+      r = await runOurs({ ...common, createMHA, source: path.join(DIR, 'f32'), V: CONFIG.vocab_size, weightStorage: storage || undefined });
     } else {
       r = await runOrt({ ...common, ort: await import('onnxruntime-web'), modelBytes: async () => fs.readFileSync(onnxPath(extra)), style: extra, config: CONFIG });
     }
@@ -93,6 +97,8 @@ const ROUNDS = Number(opt('--rounds', 2));
 const ONLY = opt('--only', null);
 let STYLES = ONLY === 'ours' ? [] : opt('--styles', GPT2_STYLES.join(',')).split(',');
 const LIB = opt('--lib', null) && path.resolve(opt('--lib'));
+const STORAGES = opt('--storage', 'float32').split(',');
+for (const s of STORAGES) if (s !== 'float32' && s !== 'float16') throw new Error(`--storage: float32 or float16, not ${s}`);
 const NODE = nodeBinary(opt('--node', null), root);
 const FLAGS = [...relaxedSimdFlags(NODE), '--expose-gc', '--max-old-space-size=8192'];
 const nodeVersion = spawnSync(NODE, ['-p', 'process.version + " (V8 " + process.versions.v8 + ")"'], { encoding: 'utf8' }).stdout.trim();
@@ -129,23 +135,23 @@ async function openBrowser() {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-timer-throttling', '--disable-renderer-backgrounding'] });
   return {
     version: b.version(),
-    async run(impl, threads, extra) {
+    async run(impl, threads, extra, storage) {
       const context = await b.newContext();
       try {
         const page = await context.newPage();
         await page.goto(url);
-        return await page.evaluate(async ({ impl, threads, style, tokens, config }) => {
+        return await page.evaluate(async ({ impl, threads, style, storage, tokens, config }) => {
           const runs = await import('/scripts/bench/gpt2-runs.mjs');
           const hooks = { cpuMs: () => NaN, afterLoad: async () => ({}), afterTiming: () => ({}) };
           if (impl === 'ours') {
             const { createMHA } = await import('/web/site/dist/mha-components.js');   // the site's bundle (the API with its dependencies)
-            return runs.runOurs({ createMHA, source: new URL('/model/f32/', location.href).href, threads, tokens, V: config.vocab_size, hooks });
+            return runs.runOurs({ createMHA, source: new URL('/model/f32/', location.href).href, threads, tokens, V: config.vocab_size, hooks, weightStorage: storage || undefined });
           }
           const ort = await import('/node_modules/onnxruntime-web/dist/ort.min.mjs');
           ort.env.wasm.wasmPaths = '/node_modules/onnxruntime-web/dist/';
           const modelBytes = async () => new Uint8Array(await (await fetch(`/model/onnx/gpt2-${style}.onnx`)).arrayBuffer());
           return runs.runOrt({ ort, modelBytes, style, threads, tokens, config, hooks });
-        }, { impl, threads: Number(threads), style: extra, tokens: TOKENS, config: CONFIG });
+        }, { impl, threads: Number(threads), style: extra, storage, tokens: TOKENS, config: CONFIG });
       } catch (e) {
         return { fatal: String(e.message).split('\n')[0] };
       } finally {
@@ -158,6 +164,7 @@ async function openBrowser() {
 
 console.log(`machine: ${os.cpus().length} cores, ${lscpu || os.cpus()[0]?.model}; children: Node ${nodeVersion}${opt('--busy', null) !== null || argv.includes('--busy') ? '; a busy process holds one core' : ''}`);
 makeModel(DIR);
+const loadStart = os.loadavg();
 for (const style of STYLES) {
   if (fs.existsSync(onnxPath(style))) continue;
   const r = child('build', style);
@@ -171,18 +178,22 @@ const rows = [];
 const checks = {};
 let reference = null;   // ours' greedy tokens and log-probs (from the first ours run)
 const maxAbs = (a, b) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0);
+const rank = (job) => (job[0] !== 'ours' ? 2 : job[3] === 'float32' ? 0 : 1);
 try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const th of round % 2 === 1 ? [...THREADS].reverse() : THREADS) {
-      const jobs = [...(ONLY === 'ort' ? [] : [['ours', th, LIB || '']]), ...STYLES.map((s) => ['ort', th, s])];
+      const jobs = [...(ONLY === 'ort' ? [] : STORAGES.map((s) => ['ours', th, LIB || '', s])), ...STYLES.map((s) => ['ort', th, s])];
       if (round % 2 === 1) jobs.reverse();
-      // ours first in the first round: its tokens and log-probs are the reference
-      if (!reference && ONLY !== 'ort') jobs.sort((a) => (a[0] === 'ours' ? -1 : 1));
+      // ours first in the first round (float32 storage first): its tokens and log-probs are the reference
+      if (!reference && ONLY !== 'ort') jobs.sort((a, b) => rank(a) - rank(b));
       for (const job of jobs) {
         const r = await runJob(...job);
-        const name = job[0] === 'ours' ? 'ours' : `ORT ${job[2]}`;
+        const name = job[0] === 'ours' ? (job[3] === 'float32' ? 'ours' : `ours (${job[3]} storage)`) : `ORT ${job[2]}`;
         if (r.fatal) { console.log(`round ${round + 1}, ${th} thread(s), ${name}: failed: ${r.fatal}`); continue; }
-        if (r.impl === 'ours' && !reference) reference = { gen: r.gen, lpPrompt: r.lpPrompt, lpLast: r.lpLast };
+        if (r.impl === 'ours' && !reference && r.storage === 'float32') reference = { gen: r.gen, lpPrompt: r.lpPrompt, lpLast: r.lpLast };
+        if (r.impl === 'ours' && reference && r.storage !== 'float32') {
+          checks[`ours-${r.storage}/${th}`] = { tokensEqual: r.gen.every((x, i) => x === reference.gen[i]), prompt: maxAbs(r.lpPrompt, reference.lpPrompt), last: maxAbs(r.lpLast, reference.lpLast) };
+        }
         if (r.impl === 'ort' && reference) {
           const c = { tokensEqual: r.gen.every((x, i) => x === reference.gen[i]), prompt: maxAbs(r.lpPrompt, reference.lpPrompt), last: maxAbs(r.lpLast, reference.lpLast) };
           c.ok = c.tokensEqual && c.prompt <= TOL && c.last <= TOL;
@@ -204,16 +215,17 @@ try {
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b), m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 const summary = {};
 for (const th of THREADS) {
-  const of = (impl, style) => rows.filter((r) => r.threads === th && r.impl === impl && (style === undefined || r.style === style));
+  const of = (impl, style, storage = 'float32') => rows.filter((r) => r.threads === th && r.impl === impl && (style === undefined || r.style === style) && (impl !== 'ours' || r.storage === storage));
   const stat = (rs) => (rs.length ? { runs: rs.length, promptMs: median(rs.map((r) => r.promptMs)), promptCpuMs: median(rs.map((r) => r.promptCpuMs)), tokPerS: median(rs.map((r) => r.tokPerS)),
     tokPerCpuS: median(rs.map((r) => r.tokPerCpuS)), maxRSS: Math.max(...rs.map((r) => r.maxRSS)), rssAfterLoad: median(rs.map((r) => r.rssAfterLoad)), loadMs: median(rs.map((r) => r.loadMs)),
     ...(rs[0].heapPeak ? { heapPeak: Math.max(...rs.map((r) => r.heapPeak)) } : {}) } : null);
   const ort = Object.fromEntries(STYLES.map((s) => [s, stat(of('ort', s))]).filter(([, v]) => v));
   const bestPrompt = Object.entries(ort).sort((a, b) => a[1].promptMs - b[1].promptMs)[0];
   const bestGen = Object.entries(ort).sort((a, b) => b[1].tokPerS - a[1].tokPerS)[0];
-  const ours = stat(of('ours'));
-  summary[th] = { ours, ort, bestPromptStyle: bestPrompt?.[0], bestGenStyle: bestGen?.[0],
-    ratios: ours && bestPrompt ? { prompt: bestPrompt[1].promptMs / ours.promptMs, generation: ours.tokPerS / bestGen[1].tokPerS, peakRss: ours.maxRSS / Math.min(...Object.values(ort).map((o) => o.maxRSS)) } : null };
+  const ratios = (o) => (o && bestPrompt ? { prompt: bestPrompt[1].promptMs / o.promptMs, generation: o.tokPerS / bestGen[1].tokPerS, peakRss: o.maxRSS / Math.min(...Object.values(ort).map((x) => x.maxRSS)) } : null);
+  const ours = stat(of('ours')), oursFloat16 = stat(of('ours', undefined, 'float16'));
+  summary[th] = { ours, ort, bestPromptStyle: bestPrompt?.[0], bestGenStyle: bestGen?.[0], ratios: ratios(ours),
+    ...(oursFloat16 ? { oursFloat16, ratiosFloat16: ratios(oursFloat16) } : {}) };
 }
 
 const MiB = (b) => (Number.isFinite(b) ? (b / 2 ** 20).toFixed(0) : '–');
@@ -223,13 +235,16 @@ console.log('|---|---|---:|---:|---:|---:|');
 for (const th of THREADS) {
   const s = summary[th];
   const line = (name, x) => x && console.log(`| ${th} | ${name} | ${(x.promptMs / 1000).toFixed(3)} s | ${x.tokPerS.toFixed(1)}${Number.isFinite(x.tokPerCpuS) ? ` [${x.tokPerCpuS.toFixed(1)}]` : ''} | ${MiB(x.maxRSS)} / ${MiB(x.rssAfterLoad)} MiB | ${x.heapPeak ? `${MiB(x.heapPeak)} MiB` : '–'} |`);
+  const ratioLine = (name, q) => q && console.log(`| ${th} | **${name} / ORT's best** | ${q.prompt.toFixed(2)}× (${s.bestPromptStyle}) | ${q.generation.toFixed(2)}× (${s.bestGenStyle}) | ${Number.isFinite(q.peakRss) ? `${q.peakRss.toFixed(2)}×` : '–'} | |`);
   line('ours', s.ours);
+  line('ours, float16 storage', s.oursFloat16);
   for (const [style, x] of Object.entries(s.ort)) line(`onnxruntime-web (${style})`, x);
-  if (s.ratios) console.log(`| ${th} | **ours / ORT's best** | ${s.ratios.prompt.toFixed(2)}× (${s.bestPromptStyle}) | ${s.ratios.generation.toFixed(2)}× (${s.bestGenStyle}) | ${Number.isFinite(s.ratios.peakRss) ? `${s.ratios.peakRss.toFixed(2)}×` : '–'} | |`);
+  ratioLine('ours', s.ratios);
+  ratioLine('ours, float16 storage', s.ratiosFloat16);
 }
 if (Object.keys(checks).length) console.log(`checks (max |Δ log-prob| after the prompt / after the last step; greedy tokens equal): ${Object.entries(checks).map(([k, c]) => `${k} ${c.prompt.toExponential(1)} / ${c.last.toExponential(1)} ${c.tokensEqual}`).join('; ')}`);
 const jsonOut = opt('--json', null);
 if (jsonOut) {
-  fs.writeFileSync(jsonOut, JSON.stringify({ machine: { cores: os.cpus().length, cpu: lscpu, node: nodeVersion }, busy: !!busy, prompt: PROMPT, tokens: TOKENS, rounds: ROUNDS, checks, summary, rows }, null, 1));
+  fs.writeFileSync(jsonOut, JSON.stringify({ machine: { cores: os.cpus().length, cpu: lscpu, node: browser ? `Chromium ${browser.version}` : nodeVersion }, date: new Date().toISOString(), loadAverage: { start: loadStart, end: os.loadavg() }, busy: !!busy, storages: STORAGES, prompt: PROMPT, tokens: TOKENS, rounds: ROUNDS, checks, summary, rows }, null, 1));
   console.log(`wrote ${jsonOut}`);
 }

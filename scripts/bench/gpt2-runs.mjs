@@ -60,14 +60,16 @@ async function timeWork(prompt, step, tokens, hooks) {
 /**
  * Ours: `generator(ids).step()` for the prompt, `step()` after; then, untimed, `run()` of the
  * prompt and of the whole text for the log-probs the check compares.
- * @param {{createMHA: Function, source: string, threads: number, tokens: number, V: number, hooks: Hooks}} o
+ * @param {{createMHA: Function, source: string, threads: number, tokens: number, V: number, hooks: Hooks,
+ *   weightStorage?: 'float32'|'float16'}} o weightStorage: loadModel's (absent: the file's precision,
+ *   float32 for this file)
  */
-export async function runOurs({ createMHA, source, threads, tokens, V, hooks }) {
+export async function runOurs({ createMHA, source, threads, tokens, V, hooks, weightStorage }) {
   const t0 = performance.now();
   const mha = await createMHA({ threads });
   const createMs = performance.now() - t0;
   const t1 = performance.now();
-  const lm = await mha.loadModel(source);
+  const lm = await mha.loadModel(source, weightStorage ? { weightStorage } : {});
   const loadMs = performance.now() - t1;
   const loaded = await hooks.afterLoad();
   const ids = promptIds(V);
@@ -81,7 +83,7 @@ export async function runOurs({ createMHA, source, threads, tokens, V, hooks }) 
   const lpLast = lm.run(all).logProbs.data.slice((all.length - 1) * V);
   lm.dispose();
   mha.dispose();
-  return { impl: 'ours', threads: actualThreads, tier, createMs, loadMs, ...loaded, ...timed, heapPeak, ...r, lpPrompt: Array.from(lpPrompt), lpLast: Array.from(lpLast) };
+  return { impl: 'ours', storage: weightStorage || 'float32', threads: actualThreads, tier, createMs, loadMs, ...loaded, ...timed, heapPeak, ...r, lpPrompt: Array.from(lpPrompt), lpLast: Array.from(lpLast) };
 }
 
 /**
