@@ -13,7 +13,8 @@ import { createMHA } from '../web/lib/src/index.js';
 const MODELS = new URL('../web/lib/models/', import.meta.url);
 const manifest = JSON.parse(readFileSync(new URL('index.json', MODELS), 'utf8'));
 const f3 = (v) => v.toFixed(3);
-const sgn = (d) => `${d >= 0 ? '+' : '−'}${f3(Math.abs(d))}`;
+/** A signed gap as the sentence prints it: no sign on one that rounds to zero. */
+const sgn = (d) => (Math.round(Math.abs(d) * 1000) === 0 ? '0.000' : `${d > 0 ? '+' : '−'}${f3(Math.abs(d))}`);
 
 test('the shipped twins: held-out size, both means, each seed\'s gap, the seed spread, "suggestive, not a test"', async () => {
   const mha = await createMHA();
@@ -54,6 +55,19 @@ test('made-up rows: within the noise, worse, one seed, five seeds, one variant',
   const five = [0, 1, 2, 3, 4].flatMap((s) => [row(1, s, 2.6 + 0.001 * s, 2.6 + 0.001 * s), row(4, s, 2.5, 2.5)]);
   assert.doesNotMatch(twinsVerdict(five, 3, 1200), /suggestive/);
   assert.equal(twinsVerdict([row(4, 0, 2.5)], 3, 1200), 'Only models with h = 4 are listed: nothing to compare.');
+});
+
+test('a gap that rounds to zero at three decimals prints as 0.000, never −0.000, and is called no gap', () => {
+  const row = (numHeads, seed, live, heldoutBpc) => ({ numHeads, seed, live, heldoutBpc });
+  // seed 0's gap −0.0002, seed 1's +0.0201: the mean gap +0.00995 is a gap; seed 0's prints unsigned
+  const tiny = twinsVerdict([row(1, 0, 2.6000), row(1, 1, 2.6401), row(4, 0, 2.6002), row(4, 1, 2.6200)], 3, 1200);
+  assert.match(tiny, /4 heads are better by 0\.010 bits \(seed 0: 0\.000, seed 1: \+0\.020\)/);
+  assert.doesNotMatch(tiny, /−0\.000|\+0\.000/);
+  // both gaps tiny, of opposite signs, on the page and on the whole set: "the same to three decimals", not "0.000 bits worse"
+  const same = twinsVerdict([row(1, 0, 2.6000, 2.5000), row(1, 1, 2.6100, 2.5100), row(4, 0, 2.6003, 2.5002), row(4, 1, 2.6099, 2.5099)], 3, 1200);
+  assert.match(same, /: h = 1 and h = 4 score the same to three decimals \(seed 0: 0\.000, seed 1: 0\.000\); seeds differ by up to 0\.010\. On the whole/);
+  assert.match(same, /h = 4 2\.505; h = 1 and h = 4 score the same to three decimals \(seed 0: 0\.000, seed 1: 0\.000\); seeds differ by up to 0\.010\./);
+  assert.doesNotMatch(same, /−0\.000|bits worse|better by 0\.000/);
 });
 
 test('seedCaveat: below TEST_SEEDS a sentence, from it on nothing', () => {

@@ -2,9 +2,7 @@
 // models' numbers (no DOM, no engine): importable in Node and tested there (tests/twins-verdict.test.mjs).
 import { f3, mean, range } from './trained-text.js';
 import { seedCaveat } from './gqa-verdict.js';
-
-const int = (v) => Number(v).toLocaleString('en-US');
-const signed = (d) => `${d >= 0 ? '+' : '−'}${f3(Math.abs(d))}`;
+import { signed, int } from './format.js';
 
 /**
  * How h = lo and h = hi compare on one figure of the rows (`live`: the page's passages; `heldoutBpc`:
@@ -32,9 +30,13 @@ function compare(rows, lo, hi, key) {
 /** " (seed 0: +0.088, seed 1: +0.083)" when two or more seeds pair up. */
 const pairedText = ({ paired }) => (paired.length > 1 ? ` (${paired.map(([s, d]) => `seed ${s}: ${signed(d)}`).join(', ')})` : '');
 
-/** The judgement of one comparison: a gap smaller than the seed spread is called noise. */
-function judge(c, hi) {
+/** The judgement of one comparison: a gap smaller than the seed spread is called noise; one that
+ * rounds to zero at the shown precision is called no gap. */
+function judge(c, lo, hi) {
   const { gap, spread } = c;
+  if (Number(f3(Math.abs(gap))) === 0) {
+    return `h = ${lo} and h = ${hi} score the same to three decimals${pairedText(c)}; seeds differ by up to ${f3(spread)}.`;
+  }
   return gap > spread
     ? `${hi} heads are better by ${f3(gap)} bits${pairedText(c)}, more than the ${f3(spread)} bits that separate two seeds of the same model.`
     : gap > 0
@@ -61,13 +63,13 @@ export function twinsVerdict(rows, passages, chars, heldoutChars = null) {
   const [lo, hi] = [hs[0], hs[hs.length - 1]];
   const page = compare(rows, lo, hi, 'live');
   let text = `On these ${passages} held-out passages (${int(chars)} characters), h = ${lo} scores ${f3(page.one)} and h = ${hi} ` +
-    `scores ${f3(page.many)} bits per character (mean of ${page.seeds}): ${judge(page, hi)}`;
+    `scores ${f3(page.many)} bits per character (mean of ${page.seeds}): ${judge(page, lo, hi)}`;
   let n = page.n;
   if (rows.every((m) => typeof m.heldoutBpc === 'number')) {
     const whole = compare(rows, lo, hi, 'heldoutBpc');
     const size = Number.isFinite(heldoutChars) ? ` (${int(heldoutChars)} characters)` : '';
     text += ` On the whole held-out set${size}, measured at training: h = ${lo} ${f3(whole.one)}, h = ${hi} ${f3(whole.many)}; ` +
-      judge(whole, hi);
+      judge(whole, lo, hi);
     n = whole.n;
   }
   const caveat = seedCaveat(n);

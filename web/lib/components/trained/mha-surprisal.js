@@ -4,6 +4,7 @@ import { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal, measure
 
 export { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal, copyPart };
 import { interpolatorFor, colorFor, textOn, fmt } from '../base/shared.js';
+import { signed } from '../logic/format.js';
 import { Announcer } from '../base/announce.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
@@ -224,7 +225,7 @@ export class MhaSurprisal extends TrainedModelElement {
     const m = this.measured;
     const copies = !!m.copies;
     const row = (cls, label, whole, first, second, sign = false) => {
-      const f = (v) => (v === null ? '—' : `${sign && v > 0 ? '+' : ''}${fmt(v, 2)}`);
+      const f = (v) => (v === null ? '—' : sign ? signed(v, 2) : fmt(v, 2));
       return html`<tr class=${cls}><th scope="row">${label}</th><td>${f(whole)}</td>${copies
         ? html`<td>${f(first)}</td><td>${f(second)}</td>` : nothing}</tr>`;
     };
@@ -258,8 +259,8 @@ export class MhaSurprisal extends TrainedModelElement {
         (second < first ? ': having read the phrase once, it predicts the repeat from it.' : ': the repeat is no easier for it.'));
       if (m.ablated) {
         const d1 = m.ablated.first - first, d2 = m.ablated.second - second;
-        parts.push(`Switching off heads ${formatAblate(m.ablate)} changes the first copy by ${d1 > 0 ? '+' : ''}${fmt(d1, 2)} ` +
-          `and the second by ${d2 > 0 ? '+' : ''}${fmt(d2, 2)} bits per ${m.unit ?? 'character'}.`);
+        parts.push(`Switching off heads ${formatAblate(m.ablate)} changes the first copy by ${signed(d1, 2)} ` +
+          `and the second by ${signed(d2, 2)} bits per ${m.unit ?? 'character'}.`);
       }
     } else {
       parts.push('This text is not a phrase written twice, so there is no per-copy split (write a phrase twice, or set repeat).');
