@@ -86,7 +86,9 @@ export class MhaPhaseChange extends TrainedModelElement {
     .key-a { color: var(--_accent); font-weight: 600; }
     .values { margin: 0.2rem 0 0.4rem; font-variant-numeric: tabular-nums; }
     .hint.band { margin: 0; font-size: 0.85em; }
-    .maps { display: grid; grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); gap: 0.3rem 0.8rem; --mha-cell-size: 3px; }
+    /* a column at least as wide as a map of the default text (45 characters: 45 cells of 3 px and their
+       1 px gaps, and the row labels), so that no map and no legend's right end is cut off by its column */
+    .maps { display: grid; grid-template-columns: repeat(auto-fill, minmax(13rem, 1fr)); gap: 0.3rem 0.8rem; --mha-cell-size: 3px; }
     @container (max-width: 520px) { svg { max-height: 6rem; } .charts { gap: 0.2rem 0.6rem; grid-template-columns: repeat(2, minmax(0, 1fr)); } }
     @container (max-width: 520px) { .maps { grid-template-columns: repeat(2, minmax(0, 1fr)); --mha-cell-size: 2px; } }
     .maps h4 { margin: 0; font-size: 0.85em; font-weight: 600; }
@@ -103,6 +105,8 @@ export class MhaPhaseChange extends TrainedModelElement {
       .view > .charts { grid-area: charts; grid-template-columns: minmax(0, 1fr); margin: 0; }
       .view > .hint.band { grid-area: band; }
       .view > .maps, .view > .hint:not(.band) { grid-area: maps; }
+      /* the four maps in one row of the 45rem column: cells of 2 px (a map of 45 characters is 161 px wide) */
+      .maps { grid-template-columns: repeat(auto-fill, minmax(10.5rem, 1fr)); --mha-cell-size: 2px; }
       svg { max-height: 7rem; }
       .side .values { margin: 0 0 0.3rem; }
       .side label { margin-right: 0.6rem; }
