@@ -75,6 +75,7 @@ export class MhaSurprisal extends TrainedModelElement {
     :host { container-type: inline-size; }
     .definition { margin: 0.4rem 0; }
     dfn { font-style: normal; font-weight: 700; }
+    .nowrap { white-space: nowrap; }
     .strips { margin: 0.6rem 0; border-radius: 8px; }
     .strip-name { font-size: 0.88rem; font-weight: 600; margin: 0.5rem 0 0.2rem; }
     .strip { display: flex; flex-wrap: wrap; gap: 2px; font-family: var(--_mono); }
@@ -242,7 +243,7 @@ export class MhaSurprisal extends TrainedModelElement {
           ${a ? row('model ablated', `the model, ${offName}`, a.mean, a.first, a.second) : nothing}
           ${a ? row('delta', 'change from switching them off', a.mean - m.mean,
             copies ? a.first - m.copies.first : null, copies ? a.second - m.copies.second : null, true) : nothing}
-          ${row('uniform', html`uniform guess (all ${m.vocabSize.toLocaleString('en-US')} ${u}s equally likely): log₂ ${m.vocabSize}`,
+          ${row('uniform', html`uniform guess (all ${m.vocabSize.toLocaleString('en-US')} ${u}s equally likely): <span class="nowrap">log₂ ${m.vocabSize}</span>`,
             m.uniform, copies ? m.uniform : null, copies ? m.uniform : null)}
           ${row('unigram', `unigram guess (this text's ${u} frequencies)`,
             m.unigram.whole, m.unigram.first, m.unigram.second)}
