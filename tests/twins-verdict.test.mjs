@@ -26,7 +26,8 @@ test('the shipped twins: held-out size, both means, each seed\'s gap, the seed s
   const rows = manifest.models.map((m, i) => ({ ...m, live: 2.7 + 0.01 * i }));
   const s = twinsVerdict(rows, 8, 768, size);
   console.log(`# ${s}`);
-  const v = (h, seed) => manifest.models.find((m) => m.numHeads === h && m.seed === seed).heldoutBpc;
+  // the sentence computes from the losses as the table prints them (three decimals)
+  const v = (h, seed) => Math.round(manifest.models.find((m) => m.numHeads === h && m.seed === seed).heldoutBpc * 1000) / 1000;
   const seeds = [...new Set(manifest.models.map((m) => m.seed))].sort();
   assert.deepEqual(seeds, [0, 1]);
   const one = (v(1, 0) + v(1, 1)) / 2, four = (v(4, 0) + v(4, 1)) / 2;
@@ -55,6 +56,14 @@ test('made-up rows: within the noise, worse, one seed, five seeds, one variant',
   const five = [0, 1, 2, 3, 4].flatMap((s) => [row(1, s, 2.6 + 0.001 * s, 2.6 + 0.001 * s), row(4, s, 2.5, 2.5)]);
   assert.doesNotMatch(twinsVerdict(five, 3, 1200), /suggestive/);
   assert.equal(twinsVerdict([row(4, 0, 2.5)], 3, 1200), 'Only models with h = 4 are listed: nothing to compare.');
+});
+
+test('the sentence computes from the printed losses: a reader\'s subtraction of two of them gives its gap', () => {
+  const row = (numHeads, seed, live) => ({ numHeads, seed, live });
+  // 2.5574 and 2.5576 print as 2.557 and 2.558: seed 1's gap is −0.001, not the measured −0.0002 printed as 0.000
+  const s = twinsVerdict([row(1, 0, 2.6080), row(1, 1, 2.5574), row(4, 0, 2.4980), row(4, 1, 2.5576)], 3, 1200);
+  assert.match(s, /\(seed 0: \+0\.110, seed 1: −0\.001\)/);
+  assert.match(s, /differ by up to 0\.060/);   // 2.558 − 2.498, not 2.5576 − 2.4980 = 0.0596
 });
 
 test('a gap that rounds to zero at three decimals prints as 0.000, never −0.000, and is called no gap', () => {

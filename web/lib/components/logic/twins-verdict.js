@@ -50,7 +50,9 @@ function judge(c, lo, hi) {
  * seed by seed too, and below TEST_SEEDS seeds per model the comparison is called suggestive, not a
  * test. First on the passages scored in the page; then, when every row has it, on the whole held-out
  * set as measured at training (`heldoutBpc` of the manifest), which has far more characters
- * (`heldoutChars`, when known) and so less noise.
+ * (`heldoutChars`, when known) and so less noise. Every number is computed from the losses as the
+ * table prints them (three decimals), so that a reader who subtracts two printed losses gets the
+ * sentence's gap.
  * @param {Array<{numHeads: number, seed: number, live: number, heldoutBpc?: number}>} rows
  * @param {number} passages how many texts were scored, and `chars` their characters
  * @param {number} chars
@@ -58,6 +60,8 @@ function judge(c, lo, hi) {
  * @returns {string}
  */
 export function twinsVerdict(rows, passages, chars, heldoutChars = null) {
+  const printed = (v) => (typeof v === 'number' ? Math.round(v * 1000) / 1000 : v);
+  rows = rows.map((m) => ({ ...m, live: printed(m.live), heldoutBpc: printed(m.heldoutBpc) }));
   const hs = [...new Set(rows.map((r) => r.numHeads))].sort((a, b) => a - b);
   if (hs.length < 2) return `Only models with h = ${hs.join(', ')} are listed: nothing to compare.`;
   const [lo, hi] = [hs[0], hs[hs.length - 1]];
