@@ -95,6 +95,7 @@ export class MhaPhaseChange extends TrainedModelElement {
     .maps .kind { display: block; color: var(--_muted); font-weight: 400; }
     .map { overflow-x: auto; max-width: 100%; }
     input[type='text'] { max-width: 36rem; }
+    .side label { margin-right: 0.6rem; }
     /* wide: the step's values and the text box in one band over the two charts (stacked, the shaded band's
        note under them) beside the heads' maps */
     @container (min-width: 1000px) {
@@ -109,7 +110,6 @@ export class MhaPhaseChange extends TrainedModelElement {
       .maps { grid-template-columns: repeat(auto-fill, minmax(10.5rem, 1fr)); --mha-cell-size: 2px; }
       svg { max-height: 7rem; }
       .side .values { margin: 0 0 0.3rem; }
-      .side label { margin-right: 0.6rem; }
       .side input[type='text'] { width: 36rem; box-sizing: border-box; }
     }
   `];
