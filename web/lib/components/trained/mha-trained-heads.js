@@ -143,7 +143,13 @@ export class MhaTrainedHeads extends AblatableModelElement {
       /* 1 px cells: drawn without the gaps that would be half the map */
       .grid.solid mha-heatmap { --mha-cell-gaps: none; } }
     .layer { display: grid; grid-template-columns: repeat(auto-fill, minmax(13.5rem, 1fr)); gap: 0.5rem; align-items: start; }
-    @container (max-width: 520px) { .layer { grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); } }
+    /* narrow: two cards to a row, their maps lined up whatever the lines above them (cards stretched to the row,
+       each map and its disclosure at the card's bottom) */
+    @container (max-width: 520px) {
+      .layer { grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); align-items: stretch; }
+      .head { display: flex; flex-direction: column; align-items: flex-start; }
+      .head > mha-heatmap { margin-top: auto; }
+    }
     .layer-name { grid-column: 1 / -1; font-weight: 700; margin: 0.2rem 0 0; }
     .head { position: relative; border: 1px solid var(--_border); border-radius: 8px; padding: 0.3rem; overflow-x: auto; max-width: 100%; min-width: 0; box-sizing: border-box; }
     .head.off { border-style: dashed; }
