@@ -4,11 +4,16 @@ import { f3, mean, range } from './trained-text.js';
 import { seedCaveat } from './gqa-verdict.js';
 import { signed, int } from './format.js';
 
+/** A loss in thousandths of a bit, as the table prints it (three decimals). */
+const milli = (v) => Math.round(v * 1000);
+
 /**
  * How h = lo and h = hi compare on one figure of the rows (`live`: the page's passages; `heldoutBpc`:
  * the whole held-out set at training): the mean of each over its seeds, the gap (h = lo minus h = hi,
  * positive when more heads are better), the gap seed by seed (twins of one seed saw the same
- * training batches) and the largest difference between two seeds of one model.
+ * training batches) and the largest difference between two seeds of one model. Computed in whole
+ * thousandths from the losses as printed, each mean rounded as printed (half up) before the gap is
+ * taken: a reader's arithmetic on the printed numbers gives the sentence's.
  * @param {Array<object>} rows
  * @param {number} lo
  * @param {number} hi
@@ -16,13 +21,14 @@ import { signed, int } from './format.js';
  */
 function compare(rows, lo, hi, key) {
   const of = (h) => rows.filter((m) => m.numHeads === h);
-  const one = of(lo).map((m) => m[key]);
-  const many = of(hi).map((m) => m[key]);
+  const one = of(lo).map((m) => milli(m[key]));
+  const many = of(hi).map((m) => milli(m[key]));
   const paired = of(lo).flatMap((a) => {
     const b = of(hi).find((m) => m.seed === a.seed);
-    return b ? [[a.seed, a[key] - b[key]]] : [];
+    return b ? [[a.seed, (milli(a[key]) - milli(b[key])) / 1000]] : [];
   }).sort((x, y) => x[0] - y[0]);
-  return { one: mean(one), many: mean(many), gap: mean(one) - mean(many), spread: Math.max(range(one), range(many)), paired,
+  const [m1, m2] = [Math.round(mean(one)), Math.round(mean(many))];
+  return { one: m1 / 1000, many: m2 / 1000, gap: (m1 - m2) / 1000, spread: Math.max(range(one), range(many)) / 1000, paired,
     n: Math.min(one.length, many.length),
     seeds: one.length === many.length ? `${one.length} seed${one.length > 1 ? 's' : ''} each` : `${one.length} and ${many.length} seeds` };
 }
@@ -60,8 +66,6 @@ function judge(c, lo, hi) {
  * @returns {string}
  */
 export function twinsVerdict(rows, passages, chars, heldoutChars = null) {
-  const printed = (v) => (typeof v === 'number' ? Math.round(v * 1000) / 1000 : v);
-  rows = rows.map((m) => ({ ...m, live: printed(m.live), heldoutBpc: printed(m.heldoutBpc) }));
   const hs = [...new Set(rows.map((r) => r.numHeads))].sort((a, b) => a - b);
   if (hs.length < 2) return `Only models with h = ${hs.join(', ')} are listed: nothing to compare.`;
   const [lo, hi] = [hs[0], hs[hs.length - 1]];
