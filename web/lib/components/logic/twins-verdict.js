@@ -4,8 +4,8 @@ import { f3, mean, range } from './trained-text.js';
 import { seedCaveat } from './gqa-verdict.js';
 import { signed, int } from './format.js';
 
-/** A loss in thousandths of a bit, as the table prints it (three decimals). */
-const milli = (v) => Math.round(v * 1000);
+/** A loss in whole thousandths of a bit, rounded as the table prints it (f3: toFixed(3)). */
+const milli = (v) => Math.round(Number(f3(v)) * 1000);
 
 /**
  * How h = lo and h = hi compare on one figure of the rows (`live`: the page's passages; `heldoutBpc`:
