@@ -2,7 +2,7 @@
 // (logic/tex-text.js) and the colour range of <mha-heatmap> / <mha-heads> (views/heatmap/scale.js).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fmt, int } from '../web/lib/components/logic/format.js';
+import { fmt, signed, int } from '../web/lib/components/logic/format.js';
 import { texText } from '../web/lib/components/logic/tex-text.js';
 import { SCALES, SHARED_DOMAIN, CANVAS_ABOVE, parseScale, perMapDomain } from '../web/lib/components/views/heatmap/scale.js';
 import { MHAError } from '../web/lib/src/index.js';
@@ -17,6 +17,19 @@ test('fmt: fixed decimals, a real minus sign, no sign on a value that rounds to 
   assert.equal(fmt(NaN), 'NaN');
   assert.equal(fmt(-Infinity), '-Infinity');
   assert.equal(fmt(7, 0), '7');
+});
+
+test('signed: "+" or a real minus sign before the magnitude; a difference that rounds to zero has neither', () => {
+  assert.equal(signed(0.0883), '+0.088');
+  assert.equal(signed(-0.0104), '\u22120.010');
+  assert.equal(signed(-0.0002), '0.000');
+  assert.equal(signed(0.0004), '0.000');
+  assert.equal(signed(-0), '0.000');
+  assert.equal(signed(0), '0.000');
+  assert.equal(signed(-0.0006), '\u22120.001');
+  assert.equal(signed(-0.004, 2), '0.00');
+  assert.equal(signed(0.5, 1), '+0.5');
+  assert.equal(signed(NaN), 'NaN');
 });
 
 test('int: thousands separators', () => {

@@ -12,8 +12,6 @@ import { createMHA } from '../web/lib/src/index.js';
 
 const MODELS = new URL('../web/lib/models/', import.meta.url);
 const manifest = JSON.parse(readFileSync(new URL('index.json', MODELS), 'utf8'));
-const f3 = (v) => v.toFixed(3);
-const sgn = (d) => `${d >= 0 ? '+' : '−'}${f3(Math.abs(d))}`;
 
 test('the shipped twins: held-out size, both means, each seed\'s gap, the seed spread, "suggestive, not a test"', async () => {
   const mha = await createMHA();
@@ -25,11 +23,15 @@ test('the shipped twins: held-out size, both means, each seed\'s gap, the seed s
   const rows = manifest.models.map((m, i) => ({ ...m, live: 2.7 + 0.01 * i }));
   const s = twinsVerdict(rows, 8, 768, size);
   console.log(`# ${s}`);
-  const v = (h, seed) => manifest.models.find((m) => m.numHeads === h && m.seed === seed).heldoutBpc;
+  // the sentence computes from the losses as the table prints them, in whole thousandths of a bit; each
+  // mean rounded half up as printed before the gap is taken
+  const v = (h, seed) => Math.round(manifest.models.find((m) => m.numHeads === h && m.seed === seed).heldoutBpc * 1000);
   const seeds = [...new Set(manifest.models.map((m) => m.seed))].sort();
   assert.deepEqual(seeds, [0, 1]);
-  const one = (v(1, 0) + v(1, 1)) / 2, four = (v(4, 0) + v(4, 1)) / 2;
+  const one = Math.round((v(1, 0) + v(1, 1)) / 2), four = Math.round((v(4, 0) + v(4, 1)) / 2);
   const spread = Math.max(Math.abs(v(1, 0) - v(1, 1)), Math.abs(v(4, 0) - v(4, 1)));
+  const f3 = (x) => (x / 1000).toFixed(3);
+  const sgn = (d) => (d === 0 ? '0.000' : `${d > 0 ? '+' : '−'}${f3(Math.abs(d))}`);
   assert.ok(one - four > spread, 'the shipped gap exceeds the seed spread');
   assert.ok(s.includes(`On the whole held-out set (${size.toLocaleString('en-US')} characters), measured at training: h = 1 ${f3(one)}, h = 4 ${f3(four)}; ` +
     `4 heads are better by ${f3(one - four)} bits (seed 0: ${sgn(v(1, 0) - v(4, 0))}, seed 1: ${sgn(v(1, 1) - v(4, 1))}), ` +
@@ -54,6 +56,29 @@ test('made-up rows: within the noise, worse, one seed, five seeds, one variant',
   const five = [0, 1, 2, 3, 4].flatMap((s) => [row(1, s, 2.6 + 0.001 * s, 2.6 + 0.001 * s), row(4, s, 2.5, 2.5)]);
   assert.doesNotMatch(twinsVerdict(five, 3, 1200), /suggestive/);
   assert.equal(twinsVerdict([row(4, 0, 2.5)], 3, 1200), 'Only models with h = 4 are listed: nothing to compare.');
+});
+
+test('the sentence computes from the printed losses: a reader\'s subtraction of two of them gives its gap', () => {
+  const row = (numHeads, seed, live) => ({ numHeads, seed, live });
+  // 2.5574 and 2.5576 print as 2.557 and 2.558: seed 1's gap is −0.001, not the measured −0.0002 printed as 0.000
+  const s = twinsVerdict([row(1, 0, 2.6080), row(1, 1, 2.5574), row(4, 0, 2.4980), row(4, 1, 2.5576)], 3, 1200);
+  assert.match(s, /\(seed 0: \+0\.110, seed 1: −0\.001\)/);
+  assert.match(s, /differ by up to 0\.060/);   // 2.558 − 2.498, not 2.5576 − 2.4980 = 0.0596
+  // the means as printed, (2.608 + 2.557) / 2 = 2.5825 up to 2.583, and their difference: 2.583 − 2.528
+  assert.match(s, /h = 1 scores 2\.583 and h = 4 scores 2\.528 bits per character \(mean of 2 seeds each\): 4 heads are better by 0\.055 bits/);
+});
+
+test('a gap that rounds to zero at three decimals prints as 0.000, never −0.000, and is called no gap', () => {
+  const row = (numHeads, seed, live, heldoutBpc) => ({ numHeads, seed, live, heldoutBpc });
+  // seed 0's gap −0.0002, seed 1's +0.0201: the mean gap +0.00995 is a gap; seed 0's prints unsigned
+  const tiny = twinsVerdict([row(1, 0, 2.6000), row(1, 1, 2.6401), row(4, 0, 2.6002), row(4, 1, 2.6200)], 3, 1200);
+  assert.match(tiny, /4 heads are better by 0\.010 bits \(seed 0: 0\.000, seed 1: \+0\.020\)/);
+  assert.doesNotMatch(tiny, /−0\.000|\+0\.000/);
+  // both gaps tiny, of opposite signs, on the page and on the whole set: "the same to three decimals", not "0.000 bits worse"
+  const same = twinsVerdict([row(1, 0, 2.6000, 2.5000), row(1, 1, 2.6100, 2.5100), row(4, 0, 2.6003, 2.5002), row(4, 1, 2.6099, 2.5099)], 3, 1200);
+  assert.match(same, /: h = 1 and h = 4 score the same to three decimals \(seed 0: 0\.000, seed 1: 0\.000\); seeds differ by up to 0\.010\. On the whole/);
+  assert.match(same, /h = 4 2\.505; h = 1 and h = 4 score the same to three decimals \(seed 0: 0\.000, seed 1: 0\.000\); seeds differ by up to 0\.010\./);
+  assert.doesNotMatch(same, /−0\.000|bits worse|better by 0\.000/);
 });
 
 test('seedCaveat: below TEST_SEEDS a sentence, from it on nothing', () => {

@@ -5,7 +5,7 @@
 // and the cache's bytes after each step, the heatmaps' weights and their K/V frames; the sentences
 // judge on the whole held-out set (index.json) as multiples of the seed spread, then report the page's
 // passages (the wording itself is tested in Node, tests/gqa-verdict.test.mjs); the models load only when the element comes into view;
-// a bad manifest is an inline error; keyboard, 390 px, axe-core light and dark; the explorer's
+// a bad manifest is an inline error; keyboard, 390 px (every map whole in its frame), axe-core light and dark; the explorer's
 // model picker loads any shipped model, and in the lesson the generator follows it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -255,6 +255,25 @@ test('keyboard: seed 1 alone, scored and written as Node does; the sentences sta
 
 test('390 px wide: no page overflow; axe-core finds no serious or critical violation, light and dark', { timeout: 400_000 }, async () => {
   await checkNarrowPage(env, { page: 'examples/gqa-twins.html', tag: 'mha-gqa-twins', ready: (page) => ready(page, 'mha-gqa-twins') });
+});
+
+test('390 px wide, after the default steps: every head\'s map whole in its frame (four to a row, no token labels, no corner)', { timeout: 300_000 }, async () => {
+  const { page, errors, context } = await env.newPage({ viewport: { width: 390, height: 800 } });
+  await page.goto(`${env.url}examples/gqa-twins.html`);
+  await ready(page, 'mha-gqa-twins');
+  for (const kv of [8, 2, 1]) {
+    await page.locator(`mha-gqa-twins button.model[data-kv-heads="${kv}"]`).click();
+    await page.waitForFunction((g) => document.querySelector('mha-gqa-twins').shadowRoot.querySelector(`button.model[data-kv-heads="${g}"]`).getAttribute('aria-checked') === 'true', kv);
+    await page.evaluate(() => document.querySelector('mha-gqa-twins').updateComplete);
+    const cut = await page.evaluate(() => [...document.querySelector('mha-gqa-twins').shadowRoot.querySelectorAll('.head')].map((h) => {
+      const plot = h.querySelector('mha-heatmap').shadowRoot.querySelector('.plot').getBoundingClientRect();
+      return { scroll: h.scrollWidth - h.clientWidth, right: Math.round(plot.right - h.getBoundingClientRect().right), width: Math.round(plot.width) };
+    }));
+    assert.equal(cut.length, 8);
+    for (const c of cut) assert.ok(c.scroll <= 0 && c.right <= 0 && c.width > 40, `${kv} K/V heads: a map of ${c.width} px cut by ${c.right} px (frame scrolls ${c.scroll} px)`);
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
 });
 
 test('a manifest that cannot be read: an inline error naming it, and mha-error; nothing thrown', async () => {

@@ -88,6 +88,19 @@ test('fetched only when near; slider and keyboard pick checkpoints whose maps ar
   assert.ok(c.values.endsWith(c.want), c.values);
   assert.ok(c.height <= 700, `${c.height} px tall at 1280 px`);
   const last = c.first;
+  // every map whole in its column, its legend's "1.00" inside it, at the widths of the element's three layouts
+  for (const width of [1280, 1024, 800, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const cut = await page.evaluate(() => [...document.querySelector('mha-phase-change').shadowRoot.querySelectorAll('.map')].map((box) => {
+      const hi = box.querySelector('mha-heatmap').shadowRoot.querySelector('.legend .hi');
+      return { scroll: box.scrollWidth - box.clientWidth, hi: Math.round(hi.getBoundingClientRect().right - box.getBoundingClientRect().right), text: hi.textContent };
+    }));
+    for (const m of cut) {
+      assert.ok(m.scroll <= 0 && m.hi <= 0 && m.text === '1.00', `${width} px: a map cut off by ${m.scroll} px, its legend's ${m.text} by ${m.hi} px`);
+    }
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
 
   // keyboard: Home, then ArrowRight
   await page.evaluate(() => document.querySelector('mha-phase-change').shadowRoot.querySelector('[part="slider"]').focus());

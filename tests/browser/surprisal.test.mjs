@@ -100,8 +100,9 @@ test('alone under the strict CSP at 390 px: the means, the copies and the baseli
   assert.ok(c.ablated.second > c.copies.second + 1, `switching the heads off: copy 2 ${c.copies.second} → ${c.ablated.second}`);
   c.ablatedCells.forEach((b, t) => (t === 0 ? assert.equal(b, '') : near(Number(b), c.apiAblatedBits[t], `ablated cell ${t}`, 1e-6)));
   // the table shows those numbers, rounded
-  const f = (v) => v.toFixed(2).replace('-', '−');
-  const sf = (v) => `${v > 0 ? '+' : ''}${f(v)}`;
+  // a real minus sign; a value that rounds to zero at two decimals has no sign
+  const f = (v) => (Number(v.toFixed(2)) === 0 ? Math.abs(v).toFixed(2) : v.toFixed(2).replace('-', '−'));
+  const sf = (v) => `${Number(v.toFixed(2)) > 0 ? '+' : ''}${f(v)}`;
   assert.deepEqual(c.rows, [
     ['the model, all heads on', f(c.apiLoss), f(c.copyBits.first), f(c.copyBits.second)],
     ['the model, heads 2:1 2:2 switched off', f(c.apiAblated), f(c.copyBitsAblated.first), f(c.copyBitsAblated.second)],

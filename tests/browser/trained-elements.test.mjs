@@ -1,7 +1,8 @@
 // The trained-model elements (<mha-trained-heads>, <mha-induction>, <mha-generate>, <mha-twins>)
 // each alone on a plain page under the strict CSP (web/site/examples/), as a course author embeds
 // them: rendered, operable by keyboard, the numbers of the JS API, one engine and one fetch per
-// model, released when removed, a clear inline error for a bad model, axe-clean, 390 px wide.
+// model, released when removed, a clear inline error for a bad model, axe-clean, 390 px wide; the
+// twins' failure to score (a missing manifest or listed model) shown in place, apart from `error`.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -270,6 +271,57 @@ test('removed and re-added: the model is released (wasm heap back), comes back w
   const msgs = await page.locator('mha-trained-heads.bad .error').allTextContents();
   assert.match(msgs[0], /models\/none\.safetensors could not be loaded.*HTTP 404/);
   assert.match(msgs[1], /models\/index\.json could not be loaded.*INVALID_ARGUMENT/);
+  assert.ok(errors.every((e) => /404/.test(e)), errors.join(' | '));
+  await context.close();
+});
+
+test('mha-twins: a manifest or a listed model that cannot be loaded is the score task\'s failure: one message under the table, one mha-error each, `error` stays null; a good manifest recovers', async () => {
+  const { page, errors, context } = await env.newPage({ viewport: { width: 1280, height: 900 } });
+  // a manifest that lists a model file that is not there
+  await page.route('**/examples/listing-a-missing-model.json', (r) => r.fulfill({
+    contentType: 'application/json', body: JSON.stringify({ models: [{ file: 'missing-model.safetensors', numHeads: 1, seed: 0 }] }),
+  }));
+  await page.goto(`${env.url}examples/twins.html`);
+  await ready(page, 'mha-twins');
+  await page.evaluate(() => {
+    window.__events = [];
+    document.querySelector('mha-twins').addEventListener('mha-error', (e) => window.__events.push(e.detail.error.message));
+  });
+  const state = () => page.evaluate(() => {
+    const el = document.querySelector('mha-twins');
+    return { error: el.error, rows: el.rows, messages: [...el.shadowRoot.querySelectorAll('[part="error"]')].map((p) => p.textContent.trim()),
+      table: !!el.shadowRoot.querySelector('table'), cell: el.shadowRoot.querySelector('tbody td')?.textContent, verdict: el.shadowRoot.querySelector('.verdict').textContent.trim(),
+      events: window.__events };
+  });
+  const failed = async (index) => {
+    const seen = await page.evaluate(() => window.__events.length);
+    await page.evaluate((i) => document.querySelector('mha-twins').setAttribute('index', i), index);
+    await page.waitForFunction((n) => window.__events.length > n, seen);
+    await page.evaluate(() => document.querySelector('mha-twins').updateComplete);
+    return state();
+  };
+  let s = await failed('missing-index.json');
+  assert.equal(s.error, null, 'the model loaded: `error` is not the score task\'s failure');
+  assert.equal(s.rows, null);
+  assert.equal(s.table, true, 'the table stays, its body a dash');
+  assert.equal(s.cell, '—');
+  assert.equal(s.verdict, '');
+  assert.equal(s.messages.length, 1, s.messages.join(' | '));
+  assert.match(s.messages[0], /^The twins could not be scored\. .*missing-index\.json.*404/);
+  assert.equal(s.events.length, 1);
+  s = await failed('listing-a-missing-model.json');
+  assert.equal(s.error, null);
+  assert.equal(s.messages.length, 1, s.messages.join(' | '));
+  assert.match(s.messages[0], /^The twins could not be scored\. .*missing-model\.safetensors.*404/);
+  assert.equal(s.events.length, 2, 'one mha-error per failure');
+  // back to the shipped manifest: scored again, the message gone, no further event
+  await page.evaluate(() => document.querySelector('mha-twins').removeAttribute('index'));
+  await page.waitForFunction(() => document.querySelector('mha-twins').rows?.length === 4, null, { timeout: 150_000 });
+  await page.evaluate(() => document.querySelector('mha-twins').updateComplete);
+  s = await state();
+  assert.deepEqual(s.messages, []);
+  assert.equal(s.events.length, 2);
+  assert.match(s.verdict, /^On these \d+ held-out passages/);
   assert.ok(errors.every((e) => /404/.test(e)), errors.join(' | '));
   await context.close();
 });

@@ -12,6 +12,18 @@ export function fmt(v, digits = 3) {
   return s.startsWith('-') && Number(s) !== 0 ? '\u2212' + s.slice(1) : s.replace(/^-/, '');
 }
 
+/**
+ * A signed difference: "+" or a real minus sign (U+2212) before the fixed-point magnitude; a value
+ * that rounds to zero at `digits` decimals has no sign ("0.000", never "−0.000" or "+0.000").
+ * @param {number} v
+ * @param {number} [digits] decimals (default 3)
+ * @returns {string} e.g. signed(0.0883) = "+0.088", signed(-0.0104) = "−0.010", signed(-0.0002) = "0.000"
+ */
+export function signed(v, digits = 3) {
+  const s = fmt(v, digits);
+  return v > 0 && Number(s) !== 0 ? `+${s}` : s;
+}
+
 /** Integer with thousands separators (en-US), e.g. 1234567 → "1,234,567". */
 export function int(v) {
   return Number(v).toLocaleString('en-US');

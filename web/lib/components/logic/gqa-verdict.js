@@ -2,14 +2,13 @@
 // of the models' numbers (no DOM, no engine): importable in Node and tested there
 // (tests/gqa-verdict.test.mjs) on the shipped manifest's figures.
 
+import { signed, int } from './format.js';
+
 const f3 = (v) => v.toFixed(3);
 const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
-const int = (v) => Number(v).toLocaleString('en-US');
 /** "1.5 times", "14 times": one decimal under 10. */
 const times = (m) => `${m < 9.95 ? m.toFixed(1) : Math.round(m)} times`;
 const ratioText = (r) => (Number.isInteger(r) ? `${r}` : r.toFixed(1));
-/** A signed gap in bits: "+0.023", "−0.004". */
-const signed = (d) => `${d >= 0 ? '+' : '−'}${f3(Math.abs(d))}`;
 
 /**
  * Seeds per model from which a gap could be tested (a spread estimated from fewer is too rough to
@@ -213,7 +212,7 @@ function pageSentence(page, whole, passages, chars, where) {
   const ref = page.by.get(page.gs[0]).mean;
   const gaps = page.gs.slice(1).map((g) => {
     const d = page.by.get(g).mean - ref;
-    return `${d >= 0 ? '+' : '−'}${f3(Math.abs(d))} with ${g} K/V head${g > 1 ? 's' : ''}`;
+    return `${signed(d)} with ${g} K/V head${g > 1 ? 's' : ''}`;
   });
   let s = `On this page’s text, the ${passages} held-out passages stored ${where} (${int(chars)} characters) scored here ` +
     `(${page.seeds.length > 1 ? `mean of seeds ${page.seeds.join(' and ')}` : `seed ${page.seeds[0]} only`}): ` +

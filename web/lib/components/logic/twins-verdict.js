@@ -2,15 +2,18 @@
 // models' numbers (no DOM, no engine): importable in Node and tested there (tests/twins-verdict.test.mjs).
 import { f3, mean, range } from './trained-text.js';
 import { seedCaveat } from './gqa-verdict.js';
+import { signed, int } from './format.js';
 
-const int = (v) => Number(v).toLocaleString('en-US');
-const signed = (d) => `${d >= 0 ? '+' : '−'}${f3(Math.abs(d))}`;
+/** A loss in whole thousandths of a bit, rounded as the table prints it (f3: toFixed(3)). */
+const milli = (v) => Math.round(Number(f3(v)) * 1000);
 
 /**
  * How h = lo and h = hi compare on one figure of the rows (`live`: the page's passages; `heldoutBpc`:
  * the whole held-out set at training): the mean of each over its seeds, the gap (h = lo minus h = hi,
  * positive when more heads are better), the gap seed by seed (twins of one seed saw the same
- * training batches) and the largest difference between two seeds of one model.
+ * training batches) and the largest difference between two seeds of one model. Computed in whole
+ * thousandths from the losses as printed, each mean rounded as printed (half up) before the gap is
+ * taken: a reader's arithmetic on the printed numbers gives the sentence's.
  * @param {Array<object>} rows
  * @param {number} lo
  * @param {number} hi
@@ -18,13 +21,14 @@ const signed = (d) => `${d >= 0 ? '+' : '−'}${f3(Math.abs(d))}`;
  */
 function compare(rows, lo, hi, key) {
   const of = (h) => rows.filter((m) => m.numHeads === h);
-  const one = of(lo).map((m) => m[key]);
-  const many = of(hi).map((m) => m[key]);
+  const one = of(lo).map((m) => milli(m[key]));
+  const many = of(hi).map((m) => milli(m[key]));
   const paired = of(lo).flatMap((a) => {
     const b = of(hi).find((m) => m.seed === a.seed);
-    return b ? [[a.seed, a[key] - b[key]]] : [];
+    return b ? [[a.seed, (milli(a[key]) - milli(b[key])) / 1000]] : [];
   }).sort((x, y) => x[0] - y[0]);
-  return { one: mean(one), many: mean(many), gap: mean(one) - mean(many), spread: Math.max(range(one), range(many)), paired,
+  const [m1, m2] = [Math.round(mean(one)), Math.round(mean(many))];
+  return { one: m1 / 1000, many: m2 / 1000, gap: (m1 - m2) / 1000, spread: Math.max(range(one), range(many)) / 1000, paired,
     n: Math.min(one.length, many.length),
     seeds: one.length === many.length ? `${one.length} seed${one.length > 1 ? 's' : ''} each` : `${one.length} and ${many.length} seeds` };
 }
@@ -32,9 +36,13 @@ function compare(rows, lo, hi, key) {
 /** " (seed 0: +0.088, seed 1: +0.083)" when two or more seeds pair up. */
 const pairedText = ({ paired }) => (paired.length > 1 ? ` (${paired.map(([s, d]) => `seed ${s}: ${signed(d)}`).join(', ')})` : '');
 
-/** The judgement of one comparison: a gap smaller than the seed spread is called noise. */
-function judge(c, hi) {
+/** The judgement of one comparison: a gap smaller than the seed spread is called noise; one that
+ * rounds to zero at the shown precision is called no gap. */
+function judge(c, lo, hi) {
   const { gap, spread } = c;
+  if (Number(f3(Math.abs(gap))) === 0) {
+    return `h = ${lo} and h = ${hi} score the same to three decimals${pairedText(c)}; seeds differ by up to ${f3(spread)}.`;
+  }
   return gap > spread
     ? `${hi} heads are better by ${f3(gap)} bits${pairedText(c)}, more than the ${f3(spread)} bits that separate two seeds of the same model.`
     : gap > 0
@@ -48,7 +56,9 @@ function judge(c, hi) {
  * seed by seed too, and below TEST_SEEDS seeds per model the comparison is called suggestive, not a
  * test. First on the passages scored in the page; then, when every row has it, on the whole held-out
  * set as measured at training (`heldoutBpc` of the manifest), which has far more characters
- * (`heldoutChars`, when known) and so less noise.
+ * (`heldoutChars`, when known) and so less noise. Every number is computed from the losses as the
+ * table prints them (three decimals), so that a reader who subtracts two printed losses gets the
+ * sentence's gap.
  * @param {Array<{numHeads: number, seed: number, live: number, heldoutBpc?: number}>} rows
  * @param {number} passages how many texts were scored, and `chars` their characters
  * @param {number} chars
@@ -61,13 +71,13 @@ export function twinsVerdict(rows, passages, chars, heldoutChars = null) {
   const [lo, hi] = [hs[0], hs[hs.length - 1]];
   const page = compare(rows, lo, hi, 'live');
   let text = `On these ${passages} held-out passages (${int(chars)} characters), h = ${lo} scores ${f3(page.one)} and h = ${hi} ` +
-    `scores ${f3(page.many)} bits per character (mean of ${page.seeds}): ${judge(page, hi)}`;
+    `scores ${f3(page.many)} bits per character (mean of ${page.seeds}): ${judge(page, lo, hi)}`;
   let n = page.n;
   if (rows.every((m) => typeof m.heldoutBpc === 'number')) {
     const whole = compare(rows, lo, hi, 'heldoutBpc');
     const size = Number.isFinite(heldoutChars) ? ` (${int(heldoutChars)} characters)` : '';
     text += ` On the whole held-out set${size}, measured at training: h = ${lo} ${f3(whole.one)}, h = ${hi} ${f3(whole.many)}; ` +
-      judge(whole, hi);
+      judge(whole, lo, hi);
     n = whole.n;
   }
   const caveat = seedCaveat(n);

@@ -77,6 +77,7 @@ export const twinsStyles = [trainedStyles, kvGroupStyles, scrollCueStyles, phone
     @container (max-width: 520px) {
       .groups { --mha-cell-size: var(--_narrow); gap: 0.3rem; }
       .groups mha-heatmap::part(label) { display: none; }
+      .groups mha-heatmap::part(corner) { font-size: 0; padding: 0; }
       .group { padding: 0.1rem 0.1rem 0.2rem; }
       .groups.single .group { flex: 1 1 calc(25% - 0.3rem); }
       .groups.shared .group { flex: 1 1 100%; }

@@ -1,10 +1,11 @@
 import { html, css, nothing } from 'lit';
 import { copyingOf } from '../../src/index.js';
 import { TrainedModelElement, trainedStyles, showChar, f2 } from './trained-shared.js';
+import { fmt } from '../logic/format.js';
 import '../views/mha-heatmap.js';
 
-/** Two decimals with a true minus sign (−0.20), as the lesson's prose writes them. */
-const signed = (v) => f2(v).replace('-', '−');
+/** Two decimals with a true minus sign (−0.20), as the lesson's prose writes them; none on a value that rounds to zero. */
+const signed = (v) => fmt(v, 2);
 
 /** Width in CSS pixels of the heatmap's grid, whatever the vocabulary size. */
 const MAP_PX = 200;

@@ -86,13 +86,16 @@ export class MhaPhaseChange extends TrainedModelElement {
     .key-a { color: var(--_accent); font-weight: 600; }
     .values { margin: 0.2rem 0 0.4rem; font-variant-numeric: tabular-nums; }
     .hint.band { margin: 0; font-size: 0.85em; }
-    .maps { display: grid; grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); gap: 0.3rem 0.8rem; --mha-cell-size: 3px; }
+    /* a column at least as wide as a map of the default text (45 characters: 45 cells of 3 px and their
+       1 px gaps, and the row labels), so that no map and no legend's right end is cut off by its column */
+    .maps { display: grid; grid-template-columns: repeat(auto-fill, minmax(13rem, 1fr)); gap: 0.3rem 0.8rem; --mha-cell-size: 3px; }
     @container (max-width: 520px) { svg { max-height: 6rem; } .charts { gap: 0.2rem 0.6rem; grid-template-columns: repeat(2, minmax(0, 1fr)); } }
     @container (max-width: 520px) { .maps { grid-template-columns: repeat(2, minmax(0, 1fr)); --mha-cell-size: 2px; } }
     .maps h4 { margin: 0; font-size: 0.85em; font-weight: 600; }
     .maps .kind { display: block; color: var(--_muted); font-weight: 400; }
     .map { overflow-x: auto; max-width: 100%; }
     input[type='text'] { max-width: 36rem; }
+    .side label { margin-right: 0.6rem; }
     /* wide: the step's values and the text box in one band over the two charts (stacked, the shaded band's
        note under them) beside the heads' maps */
     @container (min-width: 1000px) {
@@ -103,9 +106,10 @@ export class MhaPhaseChange extends TrainedModelElement {
       .view > .charts { grid-area: charts; grid-template-columns: minmax(0, 1fr); margin: 0; }
       .view > .hint.band { grid-area: band; }
       .view > .maps, .view > .hint:not(.band) { grid-area: maps; }
+      /* the four maps in one row of the 45rem column: cells of 2 px (a map of 45 characters is 161 px wide) */
+      .maps { grid-template-columns: repeat(auto-fill, minmax(10.5rem, 1fr)); --mha-cell-size: 2px; }
       svg { max-height: 7rem; }
       .side .values { margin: 0 0 0.3rem; }
-      .side label { margin-right: 0.6rem; }
       .side input[type='text'] { width: 36rem; box-sizing: border-box; }
     }
   `];

@@ -4,6 +4,7 @@ import { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal, measure
 
 export { parseAblateStrict, findRepeat, surprisalBits, measureSurprisal, copyPart };
 import { interpolatorFor, colorFor, textOn, fmt } from '../base/shared.js';
+import { signed } from '../logic/format.js';
 import { Announcer } from '../base/announce.js';
 
 const DEFAULT_TEXT = 'The cat sat on the mat. The cat sat on the mat.';
@@ -74,6 +75,7 @@ export class MhaSurprisal extends TrainedModelElement {
     :host { container-type: inline-size; }
     .definition { margin: 0.4rem 0; }
     dfn { font-style: normal; font-weight: 700; }
+    .nowrap { white-space: nowrap; }
     .strips { margin: 0.6rem 0; border-radius: 8px; }
     .strip-name { font-size: 0.88rem; font-weight: 600; margin: 0.5rem 0 0.2rem; }
     .strip { display: flex; flex-wrap: wrap; gap: 2px; font-family: var(--_mono); }
@@ -224,7 +226,7 @@ export class MhaSurprisal extends TrainedModelElement {
     const m = this.measured;
     const copies = !!m.copies;
     const row = (cls, label, whole, first, second, sign = false) => {
-      const f = (v) => (v === null ? '—' : `${sign && v > 0 ? '+' : ''}${fmt(v, 2)}`);
+      const f = (v) => (v === null ? '—' : sign ? signed(v, 2) : fmt(v, 2));
       return html`<tr class=${cls}><th scope="row">${label}</th><td>${f(whole)}</td>${copies
         ? html`<td>${f(first)}</td><td>${f(second)}</td>` : nothing}</tr>`;
     };
@@ -241,7 +243,7 @@ export class MhaSurprisal extends TrainedModelElement {
           ${a ? row('model ablated', `the model, ${offName}`, a.mean, a.first, a.second) : nothing}
           ${a ? row('delta', 'change from switching them off', a.mean - m.mean,
             copies ? a.first - m.copies.first : null, copies ? a.second - m.copies.second : null, true) : nothing}
-          ${row('uniform', html`uniform guess (all ${m.vocabSize.toLocaleString('en-US')} ${u}s equally likely): log₂ ${m.vocabSize}`,
+          ${row('uniform', html`uniform guess (all ${m.vocabSize.toLocaleString('en-US')} ${u}s equally likely): <span class="nowrap">log₂ ${m.vocabSize}</span>`,
             m.uniform, copies ? m.uniform : null, copies ? m.uniform : null)}
           ${row('unigram', `unigram guess (this text's ${u} frequencies)`,
             m.unigram.whole, m.unigram.first, m.unigram.second)}
@@ -258,8 +260,8 @@ export class MhaSurprisal extends TrainedModelElement {
         (second < first ? ': having read the phrase once, it predicts the repeat from it.' : ': the repeat is no easier for it.'));
       if (m.ablated) {
         const d1 = m.ablated.first - first, d2 = m.ablated.second - second;
-        parts.push(`Switching off heads ${formatAblate(m.ablate)} changes the first copy by ${d1 > 0 ? '+' : ''}${fmt(d1, 2)} ` +
-          `and the second by ${d2 > 0 ? '+' : ''}${fmt(d2, 2)} bits per ${m.unit ?? 'character'}.`);
+        parts.push(`Switching off heads ${formatAblate(m.ablate)} changes the first copy by ${signed(d1, 2)} ` +
+          `and the second by ${signed(d2, 2)} bits per ${m.unit ?? 'character'}.`);
       }
     } else {
       parts.push('This text is not a phrase written twice, so there is no per-copy split (write a phrase twice, or set repeat).');

@@ -143,7 +143,9 @@ export class MhaTrainedHeads extends AblatableModelElement {
       /* 1 px cells: drawn without the gaps that would be half the map */
       .grid.solid mha-heatmap { --mha-cell-gaps: none; } }
     .layer { display: grid; grid-template-columns: repeat(auto-fill, minmax(13.5rem, 1fr)); gap: 0.5rem; align-items: start; }
-    @container (max-width: 520px) { .layer { grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); } }
+    /* narrow: two cards to a row, stretched to the row with each map at its card's bottom, so the maps line up */
+    @container (max-width: 520px) { .layer { grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); align-items: stretch; }
+      .head { display: flex; flex-direction: column; align-items: flex-start; } .head > mha-heatmap { margin-top: auto; } }
     .layer-name { grid-column: 1 / -1; font-weight: 700; margin: 0.2rem 0 0; }
     .head { position: relative; border: 1px solid var(--_border); border-radius: 8px; padding: 0.3rem; overflow-x: auto; max-width: 100%; min-width: 0; box-sizing: border-box; }
     .head.off { border-style: dashed; }
@@ -157,8 +159,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .scores, .copying { margin: 0.15rem 0; font-size: 0.75rem; color: var(--_muted); font-variant-numeric: tabular-nums; }
     details.how, details.lines { margin: 0.4rem 0; }
     .how-row { display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 1rem; margin: 0.4rem 0; }
-    .how-row details.how { margin: 0; }
-    .how-row details.how[open] { flex-basis: 100%; }
+    .how-row details.how { margin: 0; } .how-row details.how[open] { flex-basis: 100%; }
     details.how > summary, details.lines > summary, details.about > summary { cursor: pointer; }
     details.how > summary { color: var(--_muted); font-size: 0.9em; }
     .how p { margin: 0.3rem 0; }
@@ -166,8 +167,7 @@ export class MhaTrainedHeads extends AblatableModelElement {
     .explanation ul { padding-left: 1.2em; margin: 0.3em 0; } .explanation li { margin: 0.15em 0; }
     .picker { margin: 0.3rem 0; }
     .pick { display: flex; flex-wrap: wrap; gap: 0.4rem 1.2rem; align-items: center; margin: 0.4rem 0; }
-    .grid.one { --mha-cell-size: 12px; }
-    .picker select { max-width: 100%; }
+    .grid.one { --mha-cell-size: 12px; } .picker select { max-width: 100%; }
     details.about { margin: 0.4rem 0; }
     /* a card's name and type on one line, its map's disclosure on one line */
     .badge { font-size: 0.88em; padding: 0 0.35em; }

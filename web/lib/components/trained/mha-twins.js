@@ -1,6 +1,7 @@
 import { html, css, nothing } from 'lit';
 import { Task, TaskStatus, initialState } from '@lit/task';
 import { STALE } from './model-element.js';
+import { errorText } from '../base/shared.js';
 import { TrainedModelElement, trainedStyles, f3, heldoutLoss, heldoutLossAsync, downloadSizes } from './trained-shared.js';
 import { twinsVerdict } from '../logic/twins-verdict.js';
 import { acquireModel, releaseModel, modelIndex, modelFileURL, MODEL_INDEX_URL } from '../models.js';
@@ -27,9 +28,12 @@ export { heldoutLoss, twinsVerdict };
  * @prop {object} engine - An engine from `createMHA()`; by default the page's shared one.
  * @prop {Array<{file: string, numHeads: number, seed: number, heldoutBpc: number, live: number}>|null} rows -
  *   Read-only: every model with its loss measured here (`live`).
+ * @prop {Error|null} error - Read-only: why this element's model (`model`) could not be loaded; a failure to
+ *   score the manifest's models is shown in place and fired as `mha-error`, not kept here.
  *
  * @fires mha-computed - `{detail: {rows}}` when every model has been scored.
- * @fires mha-error - `{detail: {error}}` when a model or the manifest cannot be loaded.
+ * @fires mha-error - `{detail: {error}}` once per failure: this element's model cannot be loaded (then it is
+ *   `error` too), or the manifest or one of its models cannot be loaded or scored (shown under the table).
  *
  * @csspart table - The results table.
  * @csspart verdict - The computed comparison.
@@ -69,9 +73,9 @@ export class MhaTwins extends TrainedModelElement {
         this._announcer.say(`${rows.length} models scored on the held-out passages; the verdict follows the table.`);
         this.dispatchEvent(new CustomEvent('mha-computed', { detail: { rows }, bubbles: true, composed: true }));
       },
+      // the failure is the task's (drawn by Task.render under the table), not the element's `error`
       onError: (e) => {
         if (e === STALE || !this.isConnected) return;
-        this.error = e;
         this.dispatchEvent(new CustomEvent('mha-error', { detail: { error: e }, bubbles: true, composed: true }));
       },
     });
@@ -138,24 +142,34 @@ export class MhaTwins extends TrainedModelElement {
     return twinsVerdict(rows, probes.length, chars, this.lm?.training?.heldout_chars ?? null);
   }
 
-
+  /**
+   * The table and the verdict drawn from the score task (Task.render); a failure to score is the
+   * task's, shown in place under the table, while `error` (the model not loaded) replaces the view.
+   */
   renderView() {
     if (this.error && !this.lm) return html`<p class="error" part="error" role="alert">${this.errorMessage()}</p>`;
-    const waiting = () => html`<tr><td colspan="4">${this.error ? '—' : 'Computing…'}</td></tr>`;
-    const scored = (f) => this._scoreTask.render({ initial: waiting, pending: waiting, error: waiting, complete: f });
+    const line = (text) => html`<tr><td colspan="4">${text}</td></tr>`;
+    // a run made stale (the model given back) is no failure: the next run follows it
+    const failed = (e) => e !== STALE;
+    const body = this._scoreTask.render({
+      initial: () => line('Computing…'), pending: () => line('Computing…'), error: (e) => line(failed(e) ? '—' : 'Computing…'),
+      complete: ({ rows }) => rows.map((m) => html`<tr>
+        <td>h = ${m.numHeads}</td><td>${m.seed}</td><td class="num">${f3(m.live)}</td><td class="num">${f3(m.heldoutBpc)}</td></tr>`),
+    });
     return html`<div class="layout"><div>
       <div class="scroll" tabindex="0" role="region" aria-label="Held-out loss of the twins">
         <table part="table">
           <caption>Held-out loss in bits per character (lower is better)</caption>
           <thead><tr><th scope="col">heads</th><th scope="col">seed</th><th scope="col">on this page</th>
             <th scope="col">whole held-out set, at training</th></tr></thead>
-          <tbody>${scored(({ rows }) => rows.map((m) => html`<tr>
-            <td>h = ${m.numHeads}</td><td>${m.seed}</td><td class="num">${f3(m.live)}</td><td class="num">${f3(m.heldoutBpc)}</td></tr>`))}</tbody>
+          <tbody>${body}</tbody>
         </table>
       </div>
       <p class="scroll-hint" aria-hidden="true">scroll sideways →</p>
-      ${this.error ? html`<p class="error" part="error" role="alert">${this.error.message}</p>` : nothing}</div>
-      <p class="verdict" part="verdict">${this._scoreTask.status === TaskStatus.COMPLETE ? this._verdict(this._scoreTask.value) : ''}</p></div>
+      ${this._scoreTask.render({
+        error: (e) => (failed(e) ? html`<p class="error" part="error" role="alert">The twins could not be scored. ${errorText(e)}</p>` : nothing),
+      })}</div>
+      <p class="verdict" part="verdict">${this._scoreTask.render({ complete: (v) => this._verdict(v) })}</p></div>
       ${this._announcer.view()}`;
   }
 }

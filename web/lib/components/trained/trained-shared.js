@@ -110,6 +110,8 @@ export const kvGroupStyles = [mapsLegendStyles, css`
   /* narrow: four maps of about 60 px to a row, one legend for them all, cells not cut apart */
   @container (max-width: 520px) {
     .groups mha-heatmap::part(legend) { display: none; }
+    /* maps without token labels: no "q / k" corner either, so that a map of about 60 px fits its frame */
+    .groups:not(.labels) mha-heatmap::part(corner) { font-size: 0; padding: 0; }
     .groups mha-heatmap { --mha-cell-gaps: none; }
     .groups .head { padding: 0.1rem; }
     .groups mha-heatmap { font-size: 10px; }

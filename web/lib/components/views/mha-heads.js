@@ -75,11 +75,14 @@ export class MhaHeads extends LitElement {
 
   static styles = [baseStyles, css`
     :host { display: block; }
-    .heads { display: flex; flex-wrap: wrap; gap: var(--mha-heads-gap, 1rem); align-items: flex-start; }
+    /* the maps of a row line up whatever the lines of their captions (heads stretched to the row, maps at the bottom) */
+    .heads { display: flex; flex-wrap: wrap; gap: var(--mha-heads-gap, 1rem); align-items: stretch; }
     .head {
       border: 1px solid var(--_border); border-radius: var(--_radius); padding: 0.4em 0.5em;
       background: var(--_bg); flex: var(--mha-head-flex, 0 1 auto); min-width: var(--mha-head-min-width, auto);
+      display: flex; flex-direction: column; align-items: flex-start;
     }
+    .head > mha-heatmap { margin-top: auto; }
     .head.big { flex-basis: 100%; }
     /* an enlarged head shows its values at the heatmap's own cell size, whatever size the small ones are given */
     .head.big mha-heatmap { --mha-cell-size: initial; }
