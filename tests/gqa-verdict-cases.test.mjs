@@ -3,7 +3,8 @@
 // same, one seed only, no held-out figures (the page alone), one variant within noise, a single
 // variant (scored on both figures, or only on the held-out set), no scores at all; rows given out
 // of order (the figures sort K/V heads and seeds themselves). The expected sentences were checked
-// number by number against the rows (means, gaps, the largest seed spread, multiples, cache ratios
+// number by number against the rows as a table prints them (each loss to three decimals, each mean
+// of two rounded half up): means, gaps, the largest seed spread, multiples, cache ratios
 // 1,536 / 768 / 384 / 192 bytes per token). tests/gqa-verdict.test.mjs covers the shipped manifest's
 // numbers. Each gap is also given seed by seed (the twins of one seed saw the same batches), and
 // two seeds end the summary with "suggestive, not a test". Mutation testing (StrykerJS) measures gqa-verdict.js with both.
@@ -37,7 +38,7 @@ const EXPECTED = {
     "Grouped-query attention (2 K/V heads, 4 query heads each) cuts the KV cache 4× (1,536 → 384 bytes per token) and costs 0.038 bits per character more than multi-head attention (seed 0: +0.040, seed 1: +0.036), 3.8 times the 0.010 bits by which two seeds of one model differ at most, so a cost beyond seed noise.",
     "Multi-query attention (1 K/V head for all 8 query heads) cuts the KV cache 8× (1,536 → 192 bytes per token) and costs 0.097 bits per character more than multi-head attention (seed 0: +0.100, seed 1: +0.094), 9.7 times the 0.010 bits by which two seeds of one model differ at most, so a cost beyond seed noise.",
     "On the whole held-out set, both sharing schemes cost more than seed noise: grouped-query attention 0.038 bits per character (3.8 times the seed spread) for a cache 4× smaller and multi-query attention 0.097 bits per character (9.7 times) for a cache 8× smaller. Multi-query attention costs 2.6 times what grouped-query attention costs. With 2 seeds per model, this is suggestive, not a test.",
-    "On this page’s text, the 8 held-out passages stored in the files (768 characters) scored here (mean of seeds 0 and 1): 2.702, 2.720, 2.800 bits per character for 8, 2, 1 K/V heads, a difference from multi-head attention of +0.018 with 2 K/V heads and +0.098 with 1 K/V head. On these characters two seeds of one model differ by up to 0.004 bits (40 % of the whole set’s 0.010), so those differences are 4.6 times and 24 times the seed spread here; the judgement above is made on the whole set.",
+    "On this page’s text, the 8 held-out passages stored in the files (768 characters) scored here (mean of seeds 0 and 1): 2.702, 2.720, 2.800 bits per character for 8, 2, 1 K/V heads, a difference from multi-head attention of +0.018 with 2 K/V heads and +0.098 with 1 K/V head. On these characters two seeds of one model differ by up to 0.004 bits (40 % of the whole set’s 0.010), so those differences are 4.5 times and 25 times the seed spread here; the judgement above is made on the whole set.",
   ],
   mixed: [
     "On the whole held-out set, measured at training (mean of seeds 0 and 1, the seeds’ range in brackets; lower is better): 8 K/V heads 2.505 (2.500–2.510), 4 K/V heads 2.505 (2.500–2.510), 2 K/V heads 2.473 (2.470–2.476), 1 K/V head 2.532 (2.530–2.534) bits per character.",
@@ -54,11 +55,11 @@ const EXPECTED = {
   ],
   pageOnly: [
     "On the 8 held-out passages stored in the files (768 characters), measured here (mean of seeds 0 and 1, the seeds’ range in brackets; lower is better): 8 K/V heads 2.705 (2.700–2.710), 2 K/V heads 2.755 (2.750–2.760) bits per character.",
-    "Grouped-query attention (2 K/V heads, 4 query heads each) cuts the KV cache 4× (1,536 → 384 bytes per token) and costs 0.050 bits per character more than multi-head attention (seed 0: +0.050, seed 1: +0.050), 4.8 times the 0.010 bits by which two seeds of one model differ at most, so a cost beyond seed noise.",
-    "On these passages, grouped-query attention cost more than seed noise: grouped-query attention 0.050 bits per character (4.8 times the seed spread) for a cache 4× smaller. With 2 seeds per model, this is suggestive, not a test.",
+    "Grouped-query attention (2 K/V heads, 4 query heads each) cuts the KV cache 4× (1,536 → 384 bytes per token) and costs 0.050 bits per character more than multi-head attention (seed 0: +0.050, seed 1: +0.050), 5.0 times the 0.010 bits by which two seeds of one model differ at most, so a cost beyond seed noise.",
+    "On these passages, grouped-query attention cost more than seed noise: grouped-query attention 0.050 bits per character (5.0 times the seed spread) for a cache 4× smaller. With 2 seeds per model, this is suggestive, not a test.",
   ],
   oneFree: [
-    "On the whole held-out set, measured at training (mean of seeds 0 and 1, the seeds’ range in brackets; lower is better): 8 K/V heads 2.505 (2.500–2.510), 2 K/V heads 2.530 (2.530–2.531), 1 K/V head 2.506 (2.505–2.508) bits per character.",
+    "On the whole held-out set, measured at training (mean of seeds 0 and 1, the seeds’ range in brackets; lower is better): 8 K/V heads 2.505 (2.500–2.510), 2 K/V heads 2.531 (2.530–2.531), 1 K/V head 2.507 (2.505–2.508) bits per character.",
     "Grouped-query attention (2 K/V heads, 4 query heads each) cuts the KV cache 4× (1,536 → 384 bytes per token) and costs 0.026 bits per character more than multi-head attention (seed 0: +0.030, seed 1: +0.021), 2.6 times the 0.010 bits by which two seeds of one model differ at most, so a cost beyond seed noise.",
     "Multi-query attention (1 K/V head for all 8 query heads) cuts the KV cache 8× (1,536 → 192 bytes per token) and costs 0.002 bits per character more than multi-head attention (seed 0: +0.005, seed 1: −0.002), within the 0.010 bits by which two seeds of one model differ at most: no cost this experiment can tell from seed noise.",
     "On the whole held-out set, grouped-query attention cost more than seed noise: grouped-query attention 0.026 bits per character (2.6 times the seed spread) for a cache 4× smaller. Multi-query attention stayed within seed noise. With 2 seeds per model, this is suggestive, not a test.",

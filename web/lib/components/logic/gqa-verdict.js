@@ -6,6 +6,8 @@ import { signed, int } from './format.js';
 
 const f3 = (v) => v.toFixed(3);
 const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
+/** A loss in whole thousandths of a bit, rounded as the table prints it (f3). */
+const milli = (v) => Math.round(Number(f3(v)) * 1000);
 /** "1.5 times", "14 times": one decimal under 10. */
 const times = (m) => `${m < 9.95 ? m.toFixed(1) : Math.round(m)} times`;
 const ratioText = (r) => (Number.isInteger(r) ? `${r}` : r.toFixed(1));
@@ -53,16 +55,21 @@ export function gqaFigures(rows, key) {
   const have = rows.filter((r) => Number.isFinite(r[key]));
   const gs = [...new Set(have.map((r) => r.kvHeads))].sort((a, b) => b - a);
   const seeds = [...new Set(have.map((r) => r.seed))].sort((a, b) => a - b);
+  // in thousandths as printed, each mean rounded as printed (half up): every gap, spread and multiple
+  // in the sentences is then the arithmetic a reader does on the table's numbers
   const by = new Map(gs.map((g) => {
     const of = have.filter((r) => r.kvHeads === g);
-    const v = of.map((r) => r[key]);
-    return [g, { mean: mean(v), lo: Math.min(...v), hi: Math.max(...v), n: v.length, perToken: of[0].perToken,
-      bySeed: new Map(of.map((r) => [r.seed, r[key]])) }];
+    const v = of.map((r) => milli(r[key]));
+    return [g, { mean: Math.round(mean(v)) / 1000, lo: Math.min(...v) / 1000, hi: Math.max(...v) / 1000, n: v.length,
+      perToken: of[0].perToken, bySeed: new Map(of.map((r) => [r.seed, milli(r[key]) / 1000])) }];
   }));
   const both = seeds.length > 1 && gs.every((g) => by.get(g).n === seeds.length);
-  const spread = both ? Math.max(...gs.map((g) => by.get(g).hi - by.get(g).lo)) : null;
+  const spread = both ? Math.max(...gs.map((g) => Math.round((by.get(g).hi - by.get(g).lo) * 1000))) / 1000 : null;
   return { gs, h: have[0]?.numHeads ?? null, seeds, both, by, spread };
 }
+
+/** A variant's mean minus the multi-head mean, in whole thousandths (both means as printed). */
+const gapOf = (fig, g) => Math.round((fig.by.get(g).mean - fig.by.get(fig.gs[0]).mean) * 1000) / 1000;
 
 /**
  * The judgement of one variant against multi-head attention on one figure: the gap d (its mean
@@ -74,11 +81,11 @@ export function gqaFigures(rows, key) {
 function judge(fig, g) {
   const ref = fig.by.get(fig.gs[0]);
   const it = fig.by.get(g);
-  const d = it.mean - ref.mean;
+  const d = gapOf(fig, g);
   const multiple = fig.spread ? Math.abs(d) / fig.spread : fig.spread === 0 ? Infinity : null;
   // the gap seed by seed: twins of one seed saw the same training batches (the seed draws the data too)
   const paired = [...it.bySeed.keys()].filter((s) => ref.bySeed.has(s)).sort((a, b) => a - b)
-    .map((s) => [s, it.bySeed.get(s) - ref.bySeed.get(s)]);
+    .map((s) => [s, Math.round((it.bySeed.get(s) - ref.bySeed.get(s)) * 1000) / 1000]);
   return { g, d, multiple, cost: fig.spread !== null && d > fig.spread, ratio: ref.perToken / it.perToken, paired };
 }
 
@@ -209,9 +216,8 @@ function summary(js, fig, onWhole) {
 /** The page's passages as the smaller sample they are: means, gaps, their seed spread against the whole set's. */
 function pageSentence(page, whole, passages, chars, where) {
   if (page.gs.length < 2) return null;
-  const ref = page.by.get(page.gs[0]).mean;
   const gaps = page.gs.slice(1).map((g) => {
-    const d = page.by.get(g).mean - ref;
+    const d = gapOf(page, g);
     return `${signed(d)} with ${g} K/V head${g > 1 ? 's' : ''}`;
   });
   let s = `On this page’s text, the ${passages} held-out passages stored ${where} (${int(chars)} characters) scored here ` +
@@ -220,7 +226,7 @@ function pageSentence(page, whole, passages, chars, where) {
     `a difference from multi-head attention of ${gaps.join(' and ')}.`;
   if (page.spread !== null && whole.spread) {
     const r = page.spread / whole.spread;
-    const ms = page.gs.slice(1).map((g) => times(Math.abs(page.by.get(g).mean - ref) / page.spread));
+    const ms = page.gs.slice(1).map((g) => times(Math.abs(gapOf(page, g)) / page.spread));
     s += ` On these characters two seeds of one model differ by up to ${f3(page.spread)} bits (${r >= 1 ? `${r.toFixed(1)} times` : `${(100 * r).toFixed(0)} % of`} ` +
       `the whole set’s ${f3(whole.spread)}), so those differences are ${ms.join(' and ')} the seed spread here; the judgement above is made on the whole set.`;
   } else if (page.spread === null) {
