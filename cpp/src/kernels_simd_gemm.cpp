@@ -466,10 +466,11 @@ void widen_panels(int kc, int np, const uint16_t* src, size_t sstride, float* ds
   }
 }
 
-/// One row of C, NP panels: c[0 .. ncols) = a[0 .. K)·B (+ bias) for 16-bit panels bp (panel q at
-/// bp + q·pstride), widened in registers as they are read (the matrix–vector product of a
-/// generation step reads each weight once, 2 bytes instead of 4) by widen8_split: columns 0–3 and
-/// 4–7 of each panel in two accumulators. 2·NP accumulator chains. Depth slices of kKC, each chain
+/// One row of C, NP panels: panel q (at bp + q·pstride) gives c[q·cstep .. q·cstep + 8) (+ bias
+/// from bias + q·cstep), of which the first ncols − 8q exist, for a[0 .. K)·B with 16-bit panels
+/// widened in registers as they are read (the matrix–vector product of a generation step reads each
+/// weight once, 2 bytes instead of 4) by widen8_split: columns 0–3 and 4–7 of each panel in two
+/// accumulators. 2·NP accumulator chains. Depth slices of kKC, each chain
 /// from 0, stored through the epilogue of gemm_panelled (bias on the first slice, added to C on the
 /// later ones): every element is the
 /// chain the float32 kernels compute for it, so the bits equal those of the widened matrix.
@@ -478,7 +479,7 @@ void widen_panels(int kc, int np, const uint16_t* src, size_t sstride, float* ds
 /// instead multiplies each widened vector by 2^112 (for rows of A that could overflow).
 template <int NP, int T, bool kScaleB = false>
 __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const uint16_t* __restrict bp, size_t pstride,
-                                         float* __restrict c, int ncols, const float* bias) {
+                                         float* __restrict c, size_t cstep, int ncols, const float* bias) {
   const SplitConsts sk = load_split_consts();
   for (int pc = 0; pc < K; pc += kKC) {
     const int kc = std::min(kKC, K - pc);
@@ -489,6 +490,7 @@ __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const
 #pragma clang loop unroll(disable)
     for (int k = 0; k < kc; ++k) {
       const v128_t av = wasm_v128_load32_splat(ak + k);
+#pragma clang loop unroll(full)
       for (int q = 0; q < NP; ++q) {
         v128_t lo, hi;
         widen8_split<T>(wasm_v128_load(b + q * pstride), sk, lo, hi);
@@ -509,27 +511,38 @@ __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const
 #pragma clang loop unroll(full)
       for (int v = 0; v < 2; ++v) {
         const int n = ncols - 8 * q - 4 * v;
-        if (n > 0) store_vec(c + 8 * q + 4 * v, acc[q][v], std::min(n, 4), e, 8 * q + 4 * v);
+        const size_t col = q * cstep + 4 * v;
+        if (n > 0) store_vec(c + col, acc[q][v], std::min(n, 4), e, static_cast<int>(col));
       }
   }
 }
 
-/// C[M, N] = A·B (+ bias) for a 16-bit B (PanelSrc::half), row by row through gemv_half: groups of
-/// kGemvPanels panels, then one group of the panels left.
+/// C[M, N] = A·B (+ bias) for a 16-bit B (PanelSrc::half), row by row through gemv_half, G panels
+/// per call read side by side. The full panels are cut into G equal runs of L consecutive panels,
+/// and call p takes panel p of every run: each of the G streams of weights is one run read front
+/// to back across the calls, which the hardware prefetcher follows (G adjacent panels per call
+/// instead start G short streams of K·16 bytes at every call and read the head at about half the
+/// rate; docs/performance.md, "Kernels"). The panels past the G runs (at most G − 1 full and the
+/// partial last one) in adjacent groups. The order of the calls changes no element's chain.
 template <int T, bool kScaledA = false>
 void gemv_half_row(int N, int K, const float* a, const PanelSrc& B, float* c, const float* bias) {
   constexpr bool S = T == kHalfF16 && !kScaledA;  // float16 with A as it is: B times 2^112
   constexpr int G = T == kHalfF16 ? 3 : 4;  // panels per call (float16 widening needs more registers)
-  const int P = (N + kNR - 1) / kNR;
-  int p = 0;
+  const int P = (N + kNR - 1) / kNR, L = N / kNR / G;
+  const size_t run = static_cast<size_t>(L) * kNR;  // columns (and bias entries) from one run to the next
+  for (int p = 0; p < L; ++p)
+    gemv_half<G, T, S>(K, a, B.half + p * B.stride, L * B.stride, c + p * kNR, run, G * kNR,
+                       bias ? bias + p * kNR : nullptr);
+  int p = G * L;
   for (; p + G <= P; p += G)
-    gemv_half<G, T, S>(K, a, B.half + p * B.stride, B.stride, c + p * kNR, std::min(G * kNR, N - p * kNR),
-                              bias ? bias + p * kNR : nullptr);
+    gemv_half<G, T, S>(K, a, B.half + p * B.stride, B.stride, c + p * kNR, kNR, std::min(G * kNR, N - p * kNR),
+                       bias ? bias + p * kNR : nullptr);
   const int left = P - p, n0 = p * kNR;
   const float* b0 = bias ? bias + n0 : nullptr;
-  if (left == 3) gemv_half<3, T, S>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
-  else if (left == 2) gemv_half<2, T, S>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
-  else if (left == 1) gemv_half<1, T, S>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
+  const uint16_t* h = B.half + p * B.stride;
+  if (left == 3) gemv_half<3, T, S>(K, a, h, B.stride, c + n0, kNR, N - n0, b0);
+  else if (left == 2) gemv_half<2, T, S>(K, a, h, B.stride, c + n0, kNR, N - n0, b0);
+  else if (left == 1) gemv_half<1, T, S>(K, a, h, B.stride, c + n0, kNR, N - n0, b0);
 }
 
 /// float16 rows whose every |a| < 2^15 run with a·2^112 (gemv_half without kScaleB: no overflow, a
