@@ -159,10 +159,12 @@ void micro_kernel(int K, const float* __restrict ap, int lda, const float* __res
 /// latency; taking MR·NP = 2..4 panel rows at once gives 4–8 independent chains.
 /// With kAS > 0, A is a pack_a tile instead (A[i, k] at ap[k·kAS + i]): the 3 × 12 sweep runs two
 /// panels left after its triples as 2 × 16 tiles over a third of a 6-row tile (8 chains; a 3 × 8
-/// tile has 6, too few to hide the FMA latency).
+/// tile has 6, too few to hide the FMA latency). Panel q's columns go to c + q·cstep (and take the
+/// bias at e.bias + q·cstep): kNR for adjacent panels, more for panels far apart (gemm_panelled's
+/// one-row sweep).
 template <int MR, int NP, int kAS = 0>
 void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* __restrict bp, int ldb, size_t pstride,
-                       float* __restrict c, int ldc, const Epilogue& e) {
+                       float* __restrict c, int ldc, const Epilogue& e, size_t cstep = kNR) {
   v128_t acc[MR][NP][2];
   for (int i = 0; i < MR; ++i)
     for (int q = 0; q < NP; ++q) acc[i][q][0] = acc[i][q][1] = wasm_f32x4_splat(0.f);
@@ -186,8 +188,10 @@ void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* 
 #pragma clang loop unroll(full)
     for (int q = 0; q < NP; ++q)
 #pragma clang loop unroll(full)
-      for (int v = 0; v < 2; ++v)
-        store_vec(c + static_cast<size_t>(i) * ldc + 8 * q + 4 * v, acc[i][q][v], 4, e, 8 * q + 4 * v);
+      for (int v = 0; v < 2; ++v) {
+        const size_t col = q * cstep + 4 * v;
+        store_vec(c + static_cast<size_t>(i) * ldc + col, acc[i][q][v], 4, e, static_cast<int>(col));
+      }
 }
 
 /// 3 × 12 micro-kernel for engines that spill the 6 × 8 tile (V8 ≤ 12 hoists every broadcast of an
@@ -634,16 +638,26 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
         float* cr = Cb + static_cast<size_t>(mfull) * ldc;
         int p = 0;
         // One group of np full panels from panel p on.
-        auto wide = [&](int np, void (*kernel)(int, const float*, int, const float*, int, size_t, float*, int, const Epilogue&)) {
+        auto wide = [&](int np, void (*kernel)(int, const float*, int, const float*, int, size_t, float*, int, const Epilogue&,
+                                               size_t)) {
           e.bias = (bb && !e.accumulate) ? bb + p * kNR : nullptr;
           kernel(kc, ar, lda, Bs.panel(p) + static_cast<size_t>(pcs) * Bs.width(), Bs.width(), Bs.panel_step(), cr + p * kNR,
-                 ldc, e);
+                 ldc, e, kNR);
           p += np;
         };
         const int full = N / kNR;  // full panels
         if (rem == 1) {
-          // Groups of 4, 3 and 2 panels, so that no full panel runs alone (2 chains) unless it is the
-          // only one.
+          // Four runs of L consecutive panels read side by side, call r taking panel r of each run:
+          // each stream of weights is read front to back across the calls, which the hardware
+          // prefetcher follows (as gemv_half_row does). Then groups of 4, 3 and 2 adjacent panels,
+          // so that no full panel runs alone (2 chains) unless it is the only one.
+          const int L = full / 4 - (full % 4 == 1 && full > 4);
+          for (int r = 0; r < L && L > 1; ++r) {
+            e.bias = (bb && !e.accumulate) ? bb + r * kNR : nullptr;
+            micro_kernel_wide<1, 4>(kc, ar, lda, Bs.panel(r) + static_cast<size_t>(pcs) * Bs.width(), Bs.width(),
+                                    L * Bs.panel_step(), cr + r * kNR, ldc, e, static_cast<size_t>(L) * kNR);
+          }
+          if (L > 1) p = 4 * L;
           while (full - p >= 4 && full - p != 5) wide(4, micro_kernel_wide<1, 4>);
           if (full - p >= 3) wide(3, micro_kernel_wide<1, 3>);
           if (full - p >= 2) wide(2, micro_kernel_wide<1, 2>);
