@@ -35,7 +35,8 @@
 // B panel layout (pack_b, the K/V packs of attention and on-the-fly packing for gemm_abt / gemm_ab:
 // pack_panels / pack_panels_t of kernels.hpp): columns are grouped into panels of NR = 8; panel p
 // stores B[k, 8p .. 8p+8) for k = 0..K-1 contiguously (K×8 floats, row k at offset 8k); columns
-// past N in the last panel are zero. Edges: 1 remainder row runs micro_kernel_wide over 2–4 panels at once, 2
+// past N in the last panel are zero. Edges: 1 remainder row runs micro_kernel_wide over 2–4 panels at once
+// (4 panels from far-apart runs of panels first, so that each stream of B is read front to back), 2
 // rows over 2 (4–8 accumulator chains instead of 2), 3 rows and the last panels a micro-kernel
 // instantiated with 1..3 rows; N remainders the 1-vector-wide kernel and/or 1..3-lane partial
 // loads/stores of C (v128.load32/64_zero, v128.store32/64_lane); K needs no tile edge (one k per
