@@ -526,9 +526,10 @@ __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const
 /// per call read side by side. The full panels are cut into G equal runs of L consecutive panels,
 /// and call p takes panel p of every run: each of the G streams of weights is one run read front
 /// to back across the calls, which the hardware prefetcher follows (G adjacent panels per call
-/// instead start G short streams of K·16 bytes at every call and read the head at about half the
-/// rate; docs/performance.md, "Kernels"). The panels past the G runs (at most G − 1 full and the
-/// partial last one) in adjacent groups. The order of the calls changes no element's chain.
+/// would start G short streams of K·16 bytes at every call, which it does not keep ahead of:
+/// docs/performance.md, "Is a generation step at the memory's limit?"). The panels past the G runs
+/// (at most G − 1 full and the partial last one) in adjacent groups. The order of the calls changes
+/// no element's chain.
 template <int T, bool kScaledA = false>
 void gemv_half_row(int N, int K, const float* a, const PanelSrc& B, float* c, const float* bias) {
   constexpr bool S = T == kHalfF16 && !kScaledA;  // float16 with A as it is: B times 2^112
