@@ -35,7 +35,8 @@
 // B panel layout (pack_b, the K/V packs of attention and on-the-fly packing for gemm_abt / gemm_ab:
 // pack_panels / pack_panels_t of kernels.hpp): columns are grouped into panels of NR = 8; panel p
 // stores B[k, 8p .. 8p+8) for k = 0..K-1 contiguously (K×8 floats, row k at offset 8k); columns
-// past N in the last panel are zero. Edges: 1 remainder row runs micro_kernel_wide over 2–4 panels at once, 2
+// past N in the last panel are zero. Edges: 1 remainder row runs micro_kernel_wide over 2–4 panels at once
+// (4 panels from far-apart runs of panels first, so that each stream of B is read front to back), 2
 // rows over 2 (4–8 accumulator chains instead of 2), 3 rows and the last panels a micro-kernel
 // instantiated with 1..3 rows; N remainders the 1-vector-wide kernel and/or 1..3-lane partial
 // loads/stores of C (v128.load32/64_zero, v128.store32/64_lane); K needs no tile edge (one k per
@@ -159,10 +160,12 @@ void micro_kernel(int K, const float* __restrict ap, int lda, const float* __res
 /// latency; taking MR·NP = 2..4 panel rows at once gives 4–8 independent chains.
 /// With kAS > 0, A is a pack_a tile instead (A[i, k] at ap[k·kAS + i]): the 3 × 12 sweep runs two
 /// panels left after its triples as 2 × 16 tiles over a third of a 6-row tile (8 chains; a 3 × 8
-/// tile has 6, too few to hide the FMA latency).
+/// tile has 6, too few to hide the FMA latency). Panel q's columns go to c + q·cstep (and take the
+/// bias at e.bias + q·cstep): kNR for adjacent panels, more for panels far apart (gemm_panelled's
+/// one-row sweep).
 template <int MR, int NP, int kAS = 0>
 void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* __restrict bp, int ldb, size_t pstride,
-                       float* __restrict c, int ldc, const Epilogue& e) {
+                       float* __restrict c, int ldc, const Epilogue& e, size_t cstep = kNR) {
   v128_t acc[MR][NP][2];
   for (int i = 0; i < MR; ++i)
     for (int q = 0; q < NP; ++q) acc[i][q][0] = acc[i][q][1] = wasm_f32x4_splat(0.f);
@@ -186,8 +189,10 @@ void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* 
 #pragma clang loop unroll(full)
     for (int q = 0; q < NP; ++q)
 #pragma clang loop unroll(full)
-      for (int v = 0; v < 2; ++v)
-        store_vec(c + static_cast<size_t>(i) * ldc + 8 * q + 4 * v, acc[i][q][v], 4, e, 8 * q + 4 * v);
+      for (int v = 0; v < 2; ++v) {
+        const size_t col = q * cstep + 4 * v;
+        store_vec(c + static_cast<size_t>(i) * ldc + col, acc[i][q][v], 4, e, static_cast<int>(col));
+      }
 }
 
 /// 3 × 12 micro-kernel for engines that spill the 6 × 8 tile (V8 ≤ 12 hoists every broadcast of an
@@ -466,10 +471,11 @@ void widen_panels(int kc, int np, const uint16_t* src, size_t sstride, float* ds
   }
 }
 
-/// One row of C, NP panels: c[0 .. ncols) = a[0 .. K)·B (+ bias) for 16-bit panels bp (panel q at
-/// bp + q·pstride), widened in registers as they are read (the matrix–vector product of a
-/// generation step reads each weight once, 2 bytes instead of 4) by widen8_split: columns 0–3 and
-/// 4–7 of each panel in two accumulators. 2·NP accumulator chains. Depth slices of kKC, each chain
+/// One row of C, NP panels: panel q (at bp + q·pstride) gives c[q·cstep .. q·cstep + 8) (+ bias
+/// from bias + q·cstep), of which the first ncols − 8q exist, for a[0 .. K)·B with 16-bit panels
+/// widened in registers as they are read (the matrix–vector product of a generation step reads each
+/// weight once, 2 bytes instead of 4) by widen8_split: columns 0–3 and 4–7 of each panel in two
+/// accumulators. 2·NP accumulator chains. Depth slices of kKC, each chain
 /// from 0, stored through the epilogue of gemm_panelled (bias on the first slice, added to C on the
 /// later ones): every element is the
 /// chain the float32 kernels compute for it, so the bits equal those of the widened matrix.
@@ -478,7 +484,7 @@ void widen_panels(int kc, int np, const uint16_t* src, size_t sstride, float* ds
 /// instead multiplies each widened vector by 2^112 (for rows of A that could overflow).
 template <int NP, int T, bool kScaleB = false>
 __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const uint16_t* __restrict bp, size_t pstride,
-                                         float* __restrict c, int ncols, const float* bias) {
+                                         float* __restrict c, size_t cstep, int ncols, const float* bias) {
   const SplitConsts sk = load_split_consts();
   for (int pc = 0; pc < K; pc += kKC) {
     const int kc = std::min(kKC, K - pc);
@@ -489,6 +495,7 @@ __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const
 #pragma clang loop unroll(disable)
     for (int k = 0; k < kc; ++k) {
       const v128_t av = wasm_v128_load32_splat(ak + k);
+#pragma clang loop unroll(full)
       for (int q = 0; q < NP; ++q) {
         v128_t lo, hi;
         widen8_split<T>(wasm_v128_load(b + q * pstride), sk, lo, hi);
@@ -509,27 +516,39 @@ __attribute__((noinline)) void gemv_half(int K, const float* __restrict a, const
 #pragma clang loop unroll(full)
       for (int v = 0; v < 2; ++v) {
         const int n = ncols - 8 * q - 4 * v;
-        if (n > 0) store_vec(c + 8 * q + 4 * v, acc[q][v], std::min(n, 4), e, 8 * q + 4 * v);
+        const size_t col = q * cstep + 4 * v;
+        if (n > 0) store_vec(c + col, acc[q][v], std::min(n, 4), e, static_cast<int>(col));
       }
   }
 }
 
-/// C[M, N] = A·B (+ bias) for a 16-bit B (PanelSrc::half), row by row through gemv_half: groups of
-/// kGemvPanels panels, then one group of the panels left.
+/// C[M, N] = A·B (+ bias) for a 16-bit B (PanelSrc::half), row by row through gemv_half, G panels
+/// per call read side by side. The full panels are cut into G equal runs of L consecutive panels,
+/// and call p takes panel p of every run: each of the G streams of weights is one run read front
+/// to back across the calls, which the hardware prefetcher follows (G adjacent panels per call
+/// would start G short streams of K·16 bytes at every call, which it does not keep ahead of:
+/// docs/performance.md, "Is a generation step at the memory's limit?"). The panels past the G runs
+/// (at most G − 1 full and the partial last one) in adjacent groups. The order of the calls changes
+/// no element's chain.
 template <int T, bool kScaledA = false>
 void gemv_half_row(int N, int K, const float* a, const PanelSrc& B, float* c, const float* bias) {
   constexpr bool S = T == kHalfF16 && !kScaledA;  // float16 with A as it is: B times 2^112
   constexpr int G = T == kHalfF16 ? 3 : 4;  // panels per call (float16 widening needs more registers)
-  const int P = (N + kNR - 1) / kNR;
-  int p = 0;
+  const int P = (N + kNR - 1) / kNR, L = N / kNR / G;
+  const size_t run = static_cast<size_t>(L) * kNR;  // columns (and bias entries) from one run to the next
+  for (int p = 0; p < L; ++p)
+    gemv_half<G, T, S>(K, a, B.half + p * B.stride, L * B.stride, c + p * kNR, run, G * kNR,
+                       bias ? bias + p * kNR : nullptr);
+  int p = G * L;
   for (; p + G <= P; p += G)
-    gemv_half<G, T, S>(K, a, B.half + p * B.stride, B.stride, c + p * kNR, std::min(G * kNR, N - p * kNR),
-                              bias ? bias + p * kNR : nullptr);
+    gemv_half<G, T, S>(K, a, B.half + p * B.stride, B.stride, c + p * kNR, kNR, std::min(G * kNR, N - p * kNR),
+                       bias ? bias + p * kNR : nullptr);
   const int left = P - p, n0 = p * kNR;
   const float* b0 = bias ? bias + n0 : nullptr;
-  if (left == 3) gemv_half<3, T, S>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
-  else if (left == 2) gemv_half<2, T, S>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
-  else if (left == 1) gemv_half<1, T, S>(K, a, B.half + p * B.stride, B.stride, c + n0, N - n0, b0);
+  const uint16_t* h = B.half + p * B.stride;
+  if (left == 3) gemv_half<3, T, S>(K, a, h, B.stride, c + n0, kNR, N - n0, b0);
+  else if (left == 2) gemv_half<2, T, S>(K, a, h, B.stride, c + n0, kNR, N - n0, b0);
+  else if (left == 1) gemv_half<1, T, S>(K, a, h, B.stride, c + n0, kNR, N - n0, b0);
 }
 
 /// float16 rows whose every |a| < 2^15 run with a·2^112 (gemv_half without kScaleB: no overflow, a
@@ -621,16 +640,26 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
         float* cr = Cb + static_cast<size_t>(mfull) * ldc;
         int p = 0;
         // One group of np full panels from panel p on.
-        auto wide = [&](int np, void (*kernel)(int, const float*, int, const float*, int, size_t, float*, int, const Epilogue&)) {
+        auto wide = [&](int np, void (*kernel)(int, const float*, int, const float*, int, size_t, float*, int, const Epilogue&,
+                                               size_t)) {
           e.bias = (bb && !e.accumulate) ? bb + p * kNR : nullptr;
           kernel(kc, ar, lda, Bs.panel(p) + static_cast<size_t>(pcs) * Bs.width(), Bs.width(), Bs.panel_step(), cr + p * kNR,
-                 ldc, e);
+                 ldc, e, kNR);
           p += np;
         };
         const int full = N / kNR;  // full panels
         if (rem == 1) {
-          // Groups of 4, 3 and 2 panels, so that no full panel runs alone (2 chains) unless it is the
-          // only one.
+          // Four runs of L consecutive panels read side by side, call r taking panel r of each run:
+          // each stream of weights is read front to back across the calls, which the hardware
+          // prefetcher follows (as gemv_half_row does). Then groups of 4, 3 and 2 adjacent panels,
+          // so that no full panel runs alone (2 chains) unless it is the only one.
+          const int L = full / 4 - (full % 4 == 1 && full > 4);
+          for (int r = 0; r < L && L > 1; ++r) {
+            e.bias = (bb && !e.accumulate) ? bb + r * kNR : nullptr;
+            micro_kernel_wide<1, 4>(kc, ar, lda, Bs.panel(r) + static_cast<size_t>(pcs) * Bs.width(), Bs.width(),
+                                    L * Bs.panel_step(), cr + r * kNR, ldc, e, static_cast<size_t>(L) * kNR);
+          }
+          if (L > 1) p = 4 * L;
           while (full - p >= 4 && full - p != 5) wide(4, micro_kernel_wide<1, 4>);
           if (full - p >= 3) wide(3, micro_kernel_wide<1, 3>);
           if (full - p >= 2) wide(2, micro_kernel_wide<1, 2>);

@@ -97,7 +97,9 @@ void test_gemm_half(Rng& rng, int type, int M, int N, int K, int how, bool with_
 void half_suite(Rng& rng, bool quick) {
   struct S { int M, N, K; };
   const S shapes[] = {{1, 1, 1}, {1, 9, 5}, {1, 40, 33}, {1, 200, 70}, {2, 17, 16}, {3, 23, 9}, {5, 64, 40}, {7, 100, 3},
-                      {33, 57, 65}, {40, 104, 17}, {130, 30, 50}, {1, 50, 1100}, {37, 45, 1030}};
+                      {33, 57, 65}, {40, 104, 17}, {130, 30, 50}, {1, 50, 1100}, {37, 45, 1030},
+                      // one row: the runs of panels read side by side, then adjacent groups and the last panel
+                      {1, 47, 20}, {1, 203, 1030}};
   for (int type : {1, 2})
     for (const S& s : shapes)
       for (int how = 0; how < 3; ++how) test_gemm_half(rng, type, s.M, s.N, s.K, how, (s.M + how) & 1);
