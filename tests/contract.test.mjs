@@ -143,8 +143,7 @@ test('trace: head geometry from the core (grouped-query, cross-attention, per-he
 });
 
 test("layer.config is the core's resolved configuration: each head's own scale (per-head d_k 4 and 16)", () => {
-  // Regression: layer.config.scale used to report 1/√d_k of head 0 (0.5) for every head, while the
-  // core scales head 1 (d_k = 16) by 1/4.
+  // each head's own: head 0's 1/√d_k (0.5) is not head 1's, which the core scales (d_k = 16) by 1/4
   const m = (r, c, s) => ({ data: Float32Array.from({ length: r * c }, (_, i) => Math.sin(s * i + 0.2)), shape: [r, c] });
   const weights = { heads: [{ wQ: m(8, 4, 0.3), wK: m(8, 4, 0.5), wV: m(8, 3, 0.7) }, { wQ: m(8, 16, 0.9), wK: m(8, 16, 1.1), wV: m(8, 2, 1.3) }], wO: m(5, 8, 1.7) };
   const l = mha.createLayer({ weights });

@@ -1,6 +1,6 @@
 // head_mask: a multiplier of each head's output before W_O, on Layer.forward,
 // Layer.trace and KVCache.step. Reference: its definition — switching head j off equals zeroing
-// rows j·d_v … (j+1)·d_v of W_O (the ablation the runner used to build as a separate layer) —
+// rows j·d_v … (j+1)·d_v of W_O (built here as a separate layer) —
 // and a factor of 0.5 halves the head's contribution (output − b_O is linear in each head's output).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

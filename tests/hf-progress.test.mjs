@@ -16,7 +16,8 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createMHA, MHAError } from '../web/lib/src/index.js';
 import { KEEP_JS_WEIGHTS_BYTES } from '../web/lib/src/lm/model.js';
-import { encodeSafetensors } from '../scripts/safetensors-write.mjs';
+import { encodeSafetensors } from './helpers/safetensors.mjs';
+import { gpt2Folder, lcgValues } from './helpers/gpt2-folder.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -28,20 +29,7 @@ let dir, mha, server, base;
 
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mha-progress-'));
-  const d = CONFIG.n_embd, V = CONFIG.vocab_size, f = 4 * d;
-  let s = 12345;
-  const rnd = (n, scale = 0.05) => Float32Array.from({ length: n }, () => { s = (s * 1103515245 + 12345) >>> 0; return (s / 2 ** 32 - 0.5) * scale; });
-  const ones = (n) => new Float32Array(n).fill(1);
-  const t = {
-    'wte.weight': { data: rnd(V * d), shape: [V, d] }, 'wpe.weight': { data: rnd(CONFIG.n_positions * d), shape: [CONFIG.n_positions, d] },
-    'h.0.ln_1.weight': { data: ones(d), shape: [d] }, 'h.0.ln_1.bias': { data: rnd(d), shape: [d] },
-    'h.0.attn.c_attn.weight': { data: rnd(d * 3 * d), shape: [d, 3 * d] }, 'h.0.attn.c_attn.bias': { data: rnd(3 * d), shape: [3 * d] },
-    'h.0.attn.c_proj.weight': { data: rnd(d * d), shape: [d, d] }, 'h.0.attn.c_proj.bias': { data: rnd(d), shape: [d] },
-    'h.0.ln_2.weight': { data: ones(d), shape: [d] }, 'h.0.ln_2.bias': { data: rnd(d), shape: [d] },
-    'h.0.mlp.c_fc.weight': { data: rnd(d * f), shape: [d, f] }, 'h.0.mlp.c_fc.bias': { data: rnd(f), shape: [f] },
-    'h.0.mlp.c_proj.weight': { data: rnd(f * d), shape: [f, d] }, 'h.0.mlp.c_proj.bias': { data: rnd(d), shape: [d] },
-    'ln_f.weight': { data: ones(d), shape: [d] }, 'ln_f.bias': { data: rnd(d), shape: [d] },
-  };
+  const { tensors: t } = gpt2Folder({ dModel: CONFIG.n_embd, layers: 1, context: CONFIG.n_positions, vocab: CONFIG.vocab_size, values: lcgValues(12345, 0.05) });
   fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(CONFIG));
   fs.writeFileSync(path.join(dir, 'model.safetensors'), encodeSafetensors({ format: 'pt' }, t));
   fs.copyFileSync(path.join(gpt3, 'encoder.json'), path.join(dir, 'vocab.json'));
@@ -156,20 +144,10 @@ test('one model file: a path, a file: URL, bytes; a progress that is not a funct
 test('a model over 64 MB keeps no JS copy of its weights once in wasm memory (what copyingScores reads refuses with an MHAError); a small one keeps them', async () => {
   const big = fs.mkdtempSync(path.join(os.tmpdir(), 'mha-big-'));
   try {
-    const d = 384, V = CONFIG.vocab_size, f = 4 * d;
-    const z = (n) => new Float32Array(n), ones = (n) => new Float32Array(n).fill(1);
-    const wte = z(V * d);
+    const d = 384, V = CONFIG.vocab_size;
+    const { tensors: t } = gpt2Folder({ dModel: d, layers: 1, context: 8, vocab: V, values: (n) => new Float32Array(n) });
+    const wte = t['wte.weight'].data;
     for (let i = 0; i < wte.length; i++) wte[i] = ((i * 2654435761) % 1000) / 1e4 - 0.05;
-    const t = {
-      'wte.weight': { data: wte, shape: [V, d] }, 'wpe.weight': { data: z(8 * d), shape: [8, d] },
-      'h.0.ln_1.weight': { data: ones(d), shape: [d] }, 'h.0.ln_1.bias': { data: z(d), shape: [d] },
-      'h.0.attn.c_attn.weight': { data: z(d * 3 * d), shape: [d, 3 * d] }, 'h.0.attn.c_attn.bias': { data: z(3 * d), shape: [3 * d] },
-      'h.0.attn.c_proj.weight': { data: z(d * d), shape: [d, d] }, 'h.0.attn.c_proj.bias': { data: z(d), shape: [d] },
-      'h.0.ln_2.weight': { data: ones(d), shape: [d] }, 'h.0.ln_2.bias': { data: z(d), shape: [d] },
-      'h.0.mlp.c_fc.weight': { data: z(d * f), shape: [d, f] }, 'h.0.mlp.c_fc.bias': { data: z(f), shape: [f] },
-      'h.0.mlp.c_proj.weight': { data: z(f * d), shape: [f, d] }, 'h.0.mlp.c_proj.bias': { data: z(d), shape: [d] },
-      'ln_f.weight': { data: ones(d), shape: [d] }, 'ln_f.bias': { data: z(d), shape: [d] },
-    };
     fs.writeFileSync(path.join(big, 'config.json'), JSON.stringify({ ...CONFIG, n_embd: d, n_positions: 8 }));
     fs.writeFileSync(path.join(big, 'model.safetensors'), encodeSafetensors({}, t));
     assert.ok(V * d * 4 > KEEP_JS_WEIGHTS_BYTES);

@@ -15,10 +15,10 @@ import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 import { createMHA } from '../web/lib/src/index.js';
-import { encodeSafetensors } from '../scripts/safetensors-write.mjs';
+import { encodeSafetensors } from './helpers/safetensors.mjs';
+import { gpt2Folder, lcgValues } from './helpers/gpt2-folder.mjs';
 
-const C = 256, d = 64, V = 96, L = 2, f = 4 * d;
-const CONFIG = { architectures: ['GPT2LMHeadModel'], model_type: 'gpt2', n_embd: d, n_head: 4, n_layer: L, n_positions: C, vocab_size: V };
+const C = 256, d = 64, V = 96, L = 2;
 const IDS = [3, 14, 15, 92, 65, 35, 89, 79];
 
 let dir, mha, server, base, size, skipped, reference;
@@ -26,24 +26,8 @@ const served = [];   // [mode, file, range header or null, status, bytes sent]
 
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mha-ranges-'));
-  let s = 4242;
-  const rnd = (n, scale = 0.1) => Float32Array.from({ length: n }, () => { s = (s * 1103515245 + 12345) >>> 0; return (s / 2 ** 32 - 0.5) * scale; });
-  const ones = (n) => new Float32Array(n).fill(1);
-  const t = { 'wte.weight': { data: rnd(V * d), shape: [V, d] }, 'wpe.weight': { data: rnd(C * d), shape: [C, d] } };
-  for (let l = 0; l < L; l++) {
-    const p = `h.${l}.`;
-    Object.assign(t, {
-      [`${p}attn.bias`]: { data: new Float32Array(C * C).fill(1), shape: [1, 1, C, C] },   // a buffer, not a weight
-      [`${p}ln_1.weight`]: { data: ones(d), shape: [d] }, [`${p}ln_1.bias`]: { data: rnd(d), shape: [d] },
-      [`${p}attn.c_attn.weight`]: { data: rnd(d * 3 * d), shape: [d, 3 * d] }, [`${p}attn.c_attn.bias`]: { data: rnd(3 * d), shape: [3 * d] },
-      [`${p}attn.c_proj.weight`]: { data: rnd(d * d), shape: [d, d] }, [`${p}attn.c_proj.bias`]: { data: rnd(d), shape: [d] },
-      [`${p}ln_2.weight`]: { data: ones(d), shape: [d] }, [`${p}ln_2.bias`]: { data: rnd(d), shape: [d] },
-      [`${p}mlp.c_fc.weight`]: { data: rnd(d * f), shape: [d, f] }, [`${p}mlp.c_fc.bias`]: { data: rnd(f), shape: [f] },
-      [`${p}mlp.c_proj.weight`]: { data: rnd(f * d), shape: [f, d] }, [`${p}mlp.c_proj.bias`]: { data: rnd(d), shape: [d] },
-    });
-  }
-  Object.assign(t, { 'ln_f.weight': { data: ones(d), shape: [d] }, 'ln_f.bias': { data: rnd(d), shape: [d] } });
-  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(CONFIG));
+  const { tensors: t, config } = gpt2Folder({ dModel: d, layers: L, context: C, vocab: V, values: lcgValues(4242, 0.1), maskBuffers: true });
+  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
   fs.writeFileSync(path.join(dir, 'model.safetensors'), encodeSafetensors({ format: 'pt' }, t));
   size = fs.statSync(path.join(dir, 'model.safetensors')).size;
   skipped = L * C * C * 4;

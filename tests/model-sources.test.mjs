@@ -18,7 +18,8 @@ import { createMHA, MHAError } from '../web/lib/src/index.js';
 import { openSource, modelFileOf } from '../web/lib/src/formats/sources.js';
 import { tokenProbes } from '../web/lib/src/lm/heads.js';
 import { mulberry32 } from '../web/lib/src/engine/weights.js';
-import { encodeSafetensors } from '../scripts/safetensors-write.mjs';
+import { encodeSafetensors } from './helpers/safetensors.mjs';
+import { gpt2Folder } from './helpers/gpt2-folder.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const STORIES = path.join(ROOT, 'tests', 'fixtures', 'stories260K');
@@ -228,25 +229,9 @@ test('lm.heads of a folder: measured on seeded random tokens; each previous-toke
 test('memory: a model loaded after another was disposed reuses the wasm heap (heapBytes does not grow; inUseBytes returns)', async () => {
   // a GPT-2-shaped folder of ≈ 13 MB float32 (d_model 64, vocabulary 50,257), random weights, as a File list
   const folder = (seed) => {
-    const d = 64, V = 50257, ctx = 64, f = 4 * d, rand = mulberry32(seed);
-    const w = (n) => Float32Array.from({ length: n }, () => (rand() - 0.5) * 0.1);
-    const ones = (n) => new Float32Array(n).fill(1);
-    const t = {
-      'wte.weight': { data: w(V * d), shape: [V, d] }, 'wpe.weight': { data: w(ctx * d), shape: [ctx, d] },
-      'ln_f.weight': { data: ones(d), shape: [d] }, 'ln_f.bias': { data: w(d), shape: [d] },
-    };
-    for (let l = 0; l < 2; l++) {
-      const p = `h.${l}.`;
-      Object.assign(t, {
-        [`${p}ln_1.weight`]: { data: ones(d), shape: [d] }, [`${p}ln_1.bias`]: { data: w(d), shape: [d] },
-        [`${p}attn.c_attn.weight`]: { data: w(d * 3 * d), shape: [d, 3 * d] }, [`${p}attn.c_attn.bias`]: { data: w(3 * d), shape: [3 * d] },
-        [`${p}attn.c_proj.weight`]: { data: w(d * d), shape: [d, d] }, [`${p}attn.c_proj.bias`]: { data: w(d), shape: [d] },
-        [`${p}ln_2.weight`]: { data: ones(d), shape: [d] }, [`${p}ln_2.bias`]: { data: w(d), shape: [d] },
-        [`${p}mlp.c_fc.weight`]: { data: w(d * f), shape: [d, f] }, [`${p}mlp.c_fc.bias`]: { data: w(f), shape: [f] },
-        [`${p}mlp.c_proj.weight`]: { data: w(f * d), shape: [f, d] }, [`${p}mlp.c_proj.bias`]: { data: w(d), shape: [d] },
-      });
-    }
-    const config = { architectures: ['GPT2LMHeadModel'], model_type: 'gpt2', n_embd: d, n_head: 4, n_layer: 2, n_positions: ctx, vocab_size: V };
+    const rand = mulberry32(seed);
+    const values = (n) => Float32Array.from({ length: n }, () => (rand() - 0.5) * 0.1);
+    const { tensors: t, config } = gpt2Folder({ dModel: 64, layers: 2, context: 64, vocab: 50257, values });
     return [new File([enc(config)], 'config.json'), new File([encodeSafetensors({ format: 'pt' }, t)], 'model.safetensors')];
   };
   const m = await createMHA({ threads: 1 });   // an engine of its own: its heap holds only these models

@@ -13,8 +13,8 @@ const probe = stillWorksProbe(mha);
 const throwsOOM = (fn, minBytes) => throwsMHA(fn, 'OUT_OF_MEMORY', /needs \d+ bytes/, { minBytes });
 
 test('seeded weights larger than the heap are refused before the JS init builds them', () => {
-  // Regression: createLayer({dModel: 30000}) used to fill 4 × 9·10^8 Float32Array values (14 GB,
-  // minutes) before saying OUT_OF_MEMORY. Now the passport's parameter count is checked first.
+  // createLayer({dModel: 30000}) would fill 4 × 9·10^8 Float32Array values (14 GB, minutes) before
+  // saying OUT_OF_MEMORY if the passport's parameter count were not checked first.
   const rss0 = process.memoryUsage().rss;
   const mem0 = mha.memory();
   for (const [opts, params] of [
@@ -32,7 +32,7 @@ test('seeded weights larger than the heap are refused before the JS init builds 
   assert.ok(grown < 256 * 2 ** 20, `the JS side allocated ${grown} bytes`);
 });
 
-test('a layer of a third of the heap is created (it used to abort the instance), a second one is refused', () => {
+test('a layer of a third of the heap is created (without aborting the instance), a second one is refused', () => {
   // Regression: createLayer staged 2× the weights in wasm memory, so with the core's packed copy a
   // 718 MB layer needed 2.15 GB and the core's std::vector allocation aborted the instance
   // (RuntimeError: Aborted()). Now 1× is staged (2× is checked) and the core probes the heap.

@@ -163,7 +163,7 @@ const invalidArb = fc.oneof(
       } finally { l.dispose(); }
     } })),
   fc.integer({ min: 2 ** 25, max: 2 ** 31 - 1 }).map((m) => ({ name: `createKVCache maxLen ${m}`, code: 'OUT_OF_MEMORY', bytes: true, run: () => probeLayer.createKVCache({ maxLen: m }) })),
-  // float32 overflow of finite values (bug found by this file: it used to give a silent NaN)
+  // float32 overflow of finite values: NON_FINITE, never a silent NaN
   fc.record({ wv: fc.constantFrom(1e20, 3e38, -1e30), xv: fc.constantFrom(1e20, -3e38, 1e25), T: fc.integer({ min: 1, max: 4 }), cache: fc.boolean() })
     .map(({ wv, xv, T, cache }) => ({ name: `overflow w ${wv} x ${xv}${cache ? ' (cache)' : ''}`, code: 'NON_FINITE', pattern: /float32 overflow/, run: () => {
       const l = mha.createLayer({ dModel: 4, numHeads: 2, bias: false, weights: { wQ: { data: new Float32Array(16).fill(wv), shape: [4, 4] }, wK: { data: new Float32Array(16).fill(wv), shape: [4, 4] }, wV: { data: new Float32Array(16).fill(wv), shape: [4, 4] }, wO: { data: new Float32Array(16).fill(wv), shape: [4, 4] } } });

@@ -1,6 +1,8 @@
 // The folders of web/lib/src/ import one way (web/lib/src/README.md): engine/ imports only engine/;
 // formats/ imports formats/ and, from engine/, errors.js and tensor.js; lm/ imports lm/, engine/ and
-// formats/; no folder imports an entry (index.js, single.js, loader.js, version.js).
+// formats/; no folder imports an entry (index.js, single.js, loader.js, version.js). And the one map
+// of the repository's folders (docs/architecture.md, "What each folder holds") names only paths that
+// exist (or that a build writes, as .gitignore lists them), and every folder that has a README.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -90,4 +92,63 @@ test('the model readers load lazily: no entry imports them statically; lm/model.
   assert.deepEqual(dynamic, ['lm/model.js → formats/index.js']);
   // the check can fail: index.js's closure holds lm/model.js and formats/charlm.js (MODEL_FORMAT)
   assert.ok(staticClosure('index.js').has('formats/charlm.js'));
+});
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * The paths docs/architecture.md's folder map names that are neither in the tree nor generated, and
+ * the folders with a README.md it does not name.
+ * @param {string} doc the page's Markdown
+ * @param {(p: string) => boolean} exists whether a repository path (folders end with '/') exists
+ * @param {string[]} readmeFolders folders holding a README.md, e.g. 'cpp/src/'
+ */
+export function folderMapProblems(doc, exists, readmeFolders) {
+  const start = doc.indexOf('## What each folder holds');
+  const section = doc.slice(start, doc.indexOf('\n## ', start + 1));
+  const rows = section.split('\n').filter((l) => l.startsWith('| `'));
+  const named = new Set();
+  const missing = [];
+  for (const row of rows) {
+    const folder = /^\| `([^`]+\/)`/.exec(row)?.[1] ?? '';
+    for (const [, p] of row.matchAll(/`([\w.\-/]+)`/g)) {
+      if (p.startsWith('.') && !p.startsWith('../')) continue;   // an extension, not a path
+      if (!p.endsWith('/') && !/\.[a-z]+$/.test(p)) continue;      // a name, not a path
+      const candidates = [path.posix.normalize(folder + p), p];
+      const found = candidates.find(exists);
+      if (found) named.add(found); else missing.push(`${folder || '(root)'}: ${p}`);
+    }
+  }
+  return { missing, unnamed: readmeFolders.filter((f) => !named.has(f)) };
+}
+
+const GITIGNORE = fs.readFileSync(path.join(ROOT, '.gitignore'), 'utf8').split('\n')
+  .map((l) => l.trim().replace(/^\//, '')).filter((l) => l && !l.includes('*'));
+/** Whether a repository path is a build's output that .gitignore lists (folders end with '/'). */
+const generated = (p) => GITIGNORE.some((g) => p === g || p.startsWith(g.endsWith('/') ? g : `${g}/`));
+/** Whether a repository path exists, or is a build's output. */
+const inTreeOrGenerated = (p) => fs.existsSync(path.join(ROOT, p)) || generated(p);
+
+/** Folders (relative, ending in '/') that hold a README.md, outside dependencies, builds and outputs. */
+function readmeFolders(dir = '') {
+  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) => {
+    const sub = `${dir}${d.name}/`;
+    if (!d.isDirectory() || /^(\.|node_modules$|build)/.test(d.name) || generated(sub)) return [];
+    return [...(fs.existsSync(path.join(ROOT, sub, 'README.md')) ? [sub] : []), ...readmeFolders(sub)];
+  });
+}
+
+test('docs/architecture.md: the folder map names only paths that exist, and every folder with a README', () => {
+  const doc = fs.readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
+  const { missing, unnamed } = folderMapProblems(doc, inTreeOrGenerated, readmeFolders());
+  assert.deepEqual(missing, [], 'paths in the map that are not in the tree');
+  assert.deepEqual(unnamed, [], 'folders with a README that the map does not name');
+});
+
+test('the folder map check fails on a missing path and an unnamed folder', () => {
+  const doc = '## What each folder holds\n\n| folder | holds |\n| --- | --- |\n| `a/` | `x.js`, `b/`, `LatestRun`, `npm run docs`, `.safetensors`, `../c.mjs` |\n\n## Next\n';
+  const tree = new Set(['a/', 'a/x.js', 'a/b/', 'c.mjs']);
+  assert.deepEqual(folderMapProblems(doc, (p) => tree.has(p), ['a/', 'a/b/']), { missing: [], unnamed: [] });
+  assert.deepEqual(folderMapProblems(doc, (p) => tree.has(p) && p !== 'a/x.js', ['a/', 'a/b/', 'd/']),
+    { missing: ['a/: x.js'], unnamed: ['d/'] });
 });

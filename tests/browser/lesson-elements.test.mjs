@@ -89,7 +89,7 @@ test('<mha-stepper> under the CSP: the engine’s numbers, steps and heads by ta
   await page.evaluate(() => { const s = document.querySelector('mha-stepper'); s.setAttribute('step', '3'); s.setAttribute('head', '0'); });
   await page.waitForFunction(() => document.querySelector('mha-stepper').shadowRoot.querySelector('[part="title"]')?.textContent.includes('Step 4 of 8'));
   assert.deepEqual((await st.locator('[part="result"] tbody td').allTextContents()).map((c) => c.trim()), ref.heads[0].scores.flat().map((v) => v.toFixed(3)));
-  // a step out of range: one message naming it, the last valid step stays, the attribute as written (it used to become 7)
+  // a step out of range: one message naming it, the last valid step stays, the attribute as written (never clamped to 7)
   const stepErrors = page.evaluate(() => new Promise((res) => {
     const got = [];
     document.querySelector('mha-stepper').addEventListener('mha-error', (e) => got.push([Object.keys(e.detail), e.detail.error.code, e.detail.error.argument]));
@@ -279,7 +279,7 @@ test('<mha-kv-calculator> under the CSP: bytes from the engine’s d_k, controls
   assert.equal(await kv.locator('[part="error"]').textContent(), 'kv-heads: expected a divisor of LLaMA-2 70B\'s h = 64, got "5"');
   assert.equal(await kv.getAttribute('kv-heads'), '5');
   assert.equal(await bytes(), 2 * 80 * 2048 * 8 * 128 * 2);
-  // words and out-of-range numbers: the same (they used to become 4096, or NaN)
+  // words and out-of-range numbers: the same (never turned into 4096 or NaN)
   for (const [k, v] of [['context', 'lots'], ['model', 'GPT-5'], ['batch', '-1']]) {
     await page.evaluate(([a, x]) => document.querySelector('mha-kv-calculator').setAttribute(a, x), [k, v]);
     await kv.locator(`[part="error"][data-attr="${k}"]`).waitFor();

@@ -40,8 +40,21 @@ export const FORMATS = Object.freeze([hf, llama2c, charlm]);
 export async function readModel(source, { tokenizer, progress } = {}) {
   const counter = progressCounter(progress);
   const folder = await openSource(source, counter);
+  const tokenizerSource = await openTokenizer(tokenizer, folder, counter);
   const format = await findFormat(folder);
-  return format.read(folder, { tokenizer, progress: counter });
+  return format.read(folder, { tokenizer: tokenizerSource, progress: counter });
+}
+
+/**
+ * The `tokenizer` option opened with the model's source, so that every source is opened in the
+ * open step (nothing is read until a reader asks): a folder of its own, or as given when it names a
+ * file of the model's folder (a string among `folder.files`) or is absent. Only llama2.c's reader
+ * reads it.
+ */
+async function openTokenizer(tokenizer, folder, counter) {
+  if (tokenizer === undefined || tokenizer === null) return null;
+  if (typeof tokenizer === 'string' && folder.files?.includes(tokenizer)) return tokenizer;
+  return openSource(tokenizer, counter);
 }
 
 /** The first format of FORMATS that reads the folder (charlm, the last, takes any one file). */

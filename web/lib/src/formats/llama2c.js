@@ -13,7 +13,7 @@
 import { MHAError } from '../engine/errors.js';
 import { asBytes } from './safetensors.js';
 import { charlmConfig, charlmDecoderWeights } from './charlm.js';
-import { openSource, LLAMA2C_TOKENIZER_NAME } from './sources.js';
+import { LLAMA2C_TOKENIZER_NAME } from './sources.js';
 
 /** The seven int32 fields of a version-0 checkpoint header, in file order. */
 export const HEADER_FIELDS = Object.freeze(['dim', 'hidden_dim', 'n_layers', 'n_heads', 'n_kv_heads', 'vocab_size', 'seq_len']);
@@ -238,36 +238,36 @@ export async function detect(folder) {
 const BOS = 1, EOS = 2;
 
 /**
- * The bytes of a llama2.c tokenizer given as loadModel's `tokenizer` option: any source that names
- * one file (bytes, a URL, a Node path, a File), or a file of the model's own folder by name.
+ * The bytes of a llama2.c tokenizer: a file of the model's own folder by name, or loadModel's
+ * `tokenizer` option as readModel opened it (any source that names one file: bytes, a URL, a Node
+ * path, a File).
  */
-async function tokenizerBytes(tokenizer, folder, progress) {
-  if (typeof tokenizer === 'string' && folder.files?.includes(tokenizer)) return folder.read(tokenizer);
-  const src = await openSource(tokenizer, progress);
-  if (src.main === null) throw bad(`loadModel: tokenizer must name one file (a llama2.c tokenizer.bin), got the folder ${src.name}`);
-  return src.read(src.main);
+async function tokenizerBytes(tokenizer, folder) {
+  if (typeof tokenizer === 'string') return folder.read(tokenizer);
+  if (tokenizer.main === null) throw bad(`loadModel: tokenizer must name one file (a llama2.c tokenizer.bin), got the folder ${tokenizer.name}`);
+  return tokenizer.read(tokenizer.main);
 }
 
 /**
  * Reads a llama2.c checkpoint and its tokenizer: `tokenizer` when given, else the one llama2.c
  * tokenizer among the files of its folder (a File list holding both; tokenizer.bin, tok512.bin …).
  * @param {import('./sources.js').ModelFolder} folder a folder of one model file (`main`)
- * @param {{tokenizer?: *, progress?: object}} [options] tokenizer: loadModel's option (a source of
- *   one file, or a file of the folder by name); progress: sources.js progressCounter
+ * @param {{tokenizer?: import('./sources.js').ModelFolder|string|null}} [options] tokenizer:
+ *   loadModel's option as readModel opened it (a folder of one file), or a file of the folder by name
  * @returns {Promise<{config: object, tokenizer: object, weights: object, training: object}>} config:
  *   LanguageModel.config's fields, family 'llama2c'; tokenizer `{type: 'llama2c', pieces, scores}`
  *   or `{type: 'none', why}`; weights: the core decoder's
  * @throws {MHAError} INVALID_ARGUMENT as readLlama2cCheckpoint, charlmConfig (a size beyond the
  *   runner's), readLlama2cTokenizer and sources.js; a tokenizer that names a folder
  */
-export async function read(folder, { tokenizer: given, progress } = {}) {
+export async function read(folder, { tokenizer: given = null } = {}) {
   const { config: lc, tensors } = readLlama2cCheckpoint(await folder.read(folder.main));
   const config = { ...charlmConfig({ ...lc, unk: 0 }), family: 'llama2c' };
   const beside = (folder.files ?? []).filter((n) => n !== folder.main && LLAMA2C_TOKENIZER_NAME.test(n));
   const source = given ?? (beside.length === 1 ? beside[0] : null);
   let tokenizer;
   if (source !== null) {
-    const { pieces, scores } = readLlama2cTokenizer(await tokenizerBytes(source, folder, progress), { vocabSize: config.vocabSize });
+    const { pieces, scores } = readLlama2cTokenizer(await tokenizerBytes(source, folder), { vocabSize: config.vocabSize });
     tokenizer = { type: 'llama2c', pieces, scores };
     Object.assign(config, { tokenizer: 'llama2c', bos: BOS, eos: EOS });
   } else {
