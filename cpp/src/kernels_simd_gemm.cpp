@@ -211,8 +211,11 @@ __attribute__((noinline)) void micro_kernel_3x12(int K, const float* __restrict 
   for (int i = 0; i < 3; ++i)
     for (int v = 0; v < 3; ++v) acc[i][v] = wasm_f32x4_splat(0.f);
   if (kHi) b0 += 4;
+  // The loop runs on A's pointer against its end, not on a counter: one instruction fewer per k
+  // beside the 9 multiply-adds.
+  const float* const aend = ap + static_cast<size_t>(K) * 6;
 #pragma clang loop unroll(disable)
-  for (int k = 0; k < K; ++k) {
+  while (ap != aend) {
     v128_t b[3];
     if (kHi) {
       b[0] = wasm_v128_load(b0);
