@@ -297,10 +297,8 @@ inline void transpose4x4(const float* s, size_t ld, float* d, size_t dstride) {
 /// Packs the full mr-row tiles (mr = 4 or 6) of A[mc, kc] (leading dimension lda): tile t (rows
 /// t·mr ..) at out + t·mr·kc holds A[t·mr + i, k] at [k·mr + i], so micro_kernel<mr, …, true>
 /// reads it sequentially. Rows past the last full tile are not packed (the remainder kernels read
-/// A in place), except that with half3 three rows left after the last 6-row tile are packed as the
-/// first half of one more (rows 0–2 of its layout; the 3 × 12 tile reads no other), so that out
-/// must hold (mc + 3)·kc floats.
-void pack_a(int mc, int kc, const float* A, int lda, float* out, int mr, bool half3 = false) {
+/// A in place).
+void pack_a(int mc, int kc, const float* A, int lda, float* out, int mr) {
   for (int ir = 0; ir + mr <= mc; ir += mr) {
     const float* src = A + static_cast<size_t>(ir) * lda;
     float* dst = out + static_cast<size_t>(ir) * kc;
@@ -317,13 +315,6 @@ void pack_a(int mc, int kc, const float* A, int lda, float* out, int mr, bool ha
       }
     for (; k < kc; ++k)
       for (int i = 0; i < mr; ++i) dst[k * mr + i] = src[static_cast<size_t>(i) * lda + k];
-  }
-  if (half3 && mr == 6 && mc % 6 >= 3) {
-    const int ir = mc - mc % 6;
-    const float* src = A + static_cast<size_t>(ir) * lda;
-    float* dst = out + static_cast<size_t>(ir) * kc;
-    for (int i = 0; i < 3; ++i)
-      for (int k = 0; k < kc; ++k) dst[6 * k + i] = src[static_cast<size_t>(i) * lda + k];
   }
 }
 
@@ -379,8 +370,8 @@ struct PanelSrc {
   size_t panel_step() const { return ld ? kNR : stride; }
 };
 
-/// One depth slice of gemm_panelled with the 3 × 12 tile: the mfull rows (a multiple of 3) of a
-/// cache tile packed in 6-row tiles, the last possibly only its first 3 rows (a0, kc floats per row; pack_a), times every panel of B from depth pc on, into C (the
+/// One depth slice of gemm_panelled with the 3 × 12 tile: the mfull rows of a cache tile packed in
+/// 6-row tiles (a0, kc floats per row), times every panel of B from depth pc on, into C (the
 /// cache tile's first row; bias and epilogue as in gemm_panelled). Each triple of full panels is two
 /// 12-column tiles per half of a 6-row tile; two full panels after the last triple run 2 × 16
 /// tiles, any other panels after it 3 × 8 tiles.
@@ -413,12 +404,9 @@ __attribute__((noinline)) void sweep_3x12(int kc, int mfull, const float* a0, co
   if (N / kNR - p == 2) {  // two full panels left: 2 × 16 tiles
     Epilogue e2 = e;
     e2.bias = (bias && !e.accumulate) ? bias + p * kNR : nullptr;
-    const float* bp = B.panel(p) + static_cast<size_t>(pc) * w;
-    int ir = 0;
-    for (; ir + 2 <= mfull; ir += 2)
-      micro_kernel_wide<2, 2, 6>(kc, rows(ir), 0, bp, w, B.panel_step(), C + static_cast<size_t>(ir) * ldc + p * kNR, ldc, e2);
-    if (ir < mfull)  // the last row of a pack ending in a 3-row half
-      micro_kernel_wide<1, 2, 6>(kc, rows(ir), 0, bp, w, B.panel_step(), C + static_cast<size_t>(ir) * ldc + p * kNR, ldc, e2);
+    for (int ir = 0; ir < mfull; ir += 2)
+      micro_kernel_wide<2, 2, 6>(kc, rows(ir), 0, B.panel(p) + static_cast<size_t>(pc) * w, w, B.panel_step(),
+                                 C + static_cast<size_t>(ir) * ldc + p * kNR, ldc, e2);
     p += 2;
   }
   for (; p < P; ++p) {
@@ -621,18 +609,17 @@ void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc&
     for (int pc = 0; pc < K; pc += kKC) {
       const int kc = std::min(kKC, K - pc);
       const float* ablk = A + static_cast<size_t>(ic) * lda + pc;
-      // 3 rows past the pack's last 6-row tile are packed too (pack_a's half3): the 3 × 12 tile takes them
-      float* apack = mc >= kPackRows ? scratch(kScratchA, static_cast<size_t>(mc + (t312 ? 3 : 0)) * kc) : nullptr;
+      float* apack = mc >= kPackRows ? scratch(kScratchA, static_cast<size_t>(mc) * kc) : nullptr;
       const bool packed = apack != nullptr;  // no scratch: A read in place (the same operations)
       const int mr = packed ? mr_packed : kMR;
-      if (packed) pack_a(mc, kc, ablk, lda, apack, mr, t312);
+      if (packed) pack_a(mc, kc, ablk, lda, apack, mr);
       const float* a0 = packed ? apack : ablk;      // row tile ir at a0 + ir·arow
       const size_t arow = packed ? kc : lda;
       Epilogue e0;
       e0.alpha = alpha;
       e0.scale = alpha != 1.f;
       e0.accumulate = accumulate || pc > 0;
-      const int mfull = packed && t312 ? mc - mc % 3 : mc - mc % mr, rem = mc - mfull;
+      const int mfull = mc - mc % mr, rem = mc - mfull;
       // The cache tile times the N columns of panels Bs from depth pcs on, into Cb (the tile's first
       // row) with bias bb.
       auto sweep = [&](const PanelSrc& Bs, int pcs, int N, float* Cb, const float* bb) {
