@@ -171,8 +171,9 @@ void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* 
     for (int q = 0; q < NP; ++q) acc[i][q][0] = acc[i][q][1] = wasm_f32x4_splat(0.f);
   const float* a[MR];
   for (int i = 0; i < MR; ++i) a[i] = ap + static_cast<size_t>(i) * lda;
-#pragma clang loop unroll(disable)
-  for (int k = 0; k < K; ++k) {
+  // Over a pack (kAS > 0) the loop runs on A's pointer against its end (no counter beside the
+  // pointer bumps, as in micro_kernel_3x12); rows in place are indexed by k.
+  auto step = [&](int k) {
     for (int q = 0; q < NP; ++q) {
       const v128_t b0 = wasm_v128_load(bp + q * pstride), b1 = wasm_v128_load(bp + q * pstride + 4);
       for (int i = 0; i < MR; ++i) {
@@ -181,8 +182,15 @@ void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* 
         acc[i][q][1] = madd(av, b1, acc[i][q][1]);
       }
     }
-    if (kAS) ap += kAS;
     bp += ldb;
+  };
+  if (kAS) {
+    const float* const aend = ap + static_cast<size_t>(K) * kAS;
+#pragma clang loop unroll(disable)
+    for (; ap != aend; ap += kAS) step(0);
+  } else {
+#pragma clang loop unroll(disable)
+    for (int k = 0; k < K; ++k) step(k);
   }
 #pragma clang loop unroll(full)
   for (int i = 0; i < MR; ++i)
@@ -211,8 +219,11 @@ __attribute__((noinline)) void micro_kernel_3x12(int K, const float* __restrict 
   for (int i = 0; i < 3; ++i)
     for (int v = 0; v < 3; ++v) acc[i][v] = wasm_f32x4_splat(0.f);
   if (kHi) b0 += 4;
+  // The loop runs on A's pointer against its end, with no counter of its own: under V8 11 each k
+  // is 25 x64 instructions around the 9 multiply-adds, where a counter adds one.
+  const float* const aend = ap + static_cast<size_t>(K) * 6;
 #pragma clang loop unroll(disable)
-  for (int k = 0; k < K; ++k) {
+  while (ap != aend) {
     v128_t b[3];
     if (kHi) {
       b[0] = wasm_v128_load(b0);
