@@ -2,7 +2,7 @@
 // (logic/tex-text.js) and the colour range of <mha-heatmap> / <mha-heads> (views/heatmap/scale.js).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fmt, signed, int } from '../web/lib/components/logic/format.js';
+import { fmt, signed, int, thousandths } from '../web/lib/components/logic/format.js';
 import { texText } from '../web/lib/components/logic/tex-text.js';
 import { SCALES, SHARED_DOMAIN, CANVAS_ABOVE, parseScale, perMapDomain } from '../web/lib/components/views/heatmap/scale.js';
 import { MHAError } from '../web/lib/src/index.js';
@@ -17,6 +17,15 @@ test('fmt: fixed decimals, a real minus sign, no sign on a value that rounds to 
   assert.equal(fmt(NaN), 'NaN');
   assert.equal(fmt(-Infinity), '-Infinity');
   assert.equal(fmt(7, 0), '7');
+});
+
+test('thousandths: a value as it prints to three decimals, in whole thousandths', () => {
+  assert.equal(thousandths(2.5186), 2519);
+  assert.equal(thousandths(2.5185), 2518);   // the double is just below 2.5185, and toFixed(3) prints 2.518
+  assert.equal(thousandths(2.5184), 2518);
+  assert.equal(thousandths(0.0005), 1);
+  assert.equal(thousandths(-0.0104), -10);
+  assert.equal(thousandths(2.604) - thousandths(2.519), 85);
 });
 
 test('signed: "+" or a real minus sign before the magnitude; a difference that rounds to zero has neither', () => {

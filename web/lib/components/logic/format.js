@@ -24,6 +24,16 @@ export function signed(v, digits = 3) {
   return v > 0 && Number(s) !== 0 ? `+${s}` : s;
 }
 
+/**
+ * A value in whole thousandths as it prints to three decimals (toFixed(3)), so that sums, means and
+ * gaps of shown numbers are the arithmetic a reader does on them: thousandths(2.5186) = 2519 (as toFixed(3) prints it: thousandths(2.5185) = 2518, the double being just below).
+ * @param {number} v
+ * @returns {number} an integer
+ */
+export function thousandths(v) {
+  return Math.round(Number(v.toFixed(3)) * 1000);
+}
+
 /** Integer with thousands separators (en-US), e.g. 1234567 → "1,234,567". */
 export function int(v) {
   return Number(v).toLocaleString('en-US');

@@ -2,12 +2,10 @@
 // of the models' numbers (no DOM, no engine): importable in Node and tested there
 // (tests/gqa-verdict.test.mjs) on the shipped manifest's figures.
 
-import { signed, int } from './format.js';
+import { signed, int, thousandths } from './format.js';
 
 const f3 = (v) => v.toFixed(3);
 const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
-/** A loss in whole thousandths of a bit, rounded as the table prints it (f3). */
-const milli = (v) => Math.round(Number(f3(v)) * 1000);
 /** "1.5 times", "14 times": one decimal under 10. */
 const times = (m) => `${m < 9.95 ? m.toFixed(1) : Math.round(m)} times`;
 const ratioText = (r) => (Number.isInteger(r) ? `${r}` : r.toFixed(1));
@@ -59,9 +57,9 @@ export function gqaFigures(rows, key) {
   // in the sentences is then the arithmetic a reader does on the table's numbers
   const by = new Map(gs.map((g) => {
     const of = have.filter((r) => r.kvHeads === g);
-    const v = of.map((r) => milli(r[key]));
+    const v = of.map((r) => thousandths(r[key]));
     return [g, { mean: Math.round(mean(v)) / 1000, lo: Math.min(...v) / 1000, hi: Math.max(...v) / 1000, n: v.length,
-      perToken: of[0].perToken, bySeed: new Map(of.map((r) => [r.seed, milli(r[key]) / 1000])) }];
+      perToken: of[0].perToken, bySeed: new Map(of.map((r) => [r.seed, thousandths(r[key]) / 1000])) }];
   }));
   const both = seeds.length > 1 && gs.every((g) => by.get(g).n === seeds.length);
   const spread = both ? Math.max(...gs.map((g) => Math.round((by.get(g).hi - by.get(g).lo) * 1000))) / 1000 : null;

@@ -2,10 +2,7 @@
 // models' numbers (no DOM, no engine): importable in Node and tested there (tests/twins-verdict.test.mjs).
 import { f3, mean, range } from './trained-text.js';
 import { seedCaveat } from './gqa-verdict.js';
-import { signed, int } from './format.js';
-
-/** A loss in whole thousandths of a bit, rounded as the table prints it (f3: toFixed(3)). */
-const milli = (v) => Math.round(Number(f3(v)) * 1000);
+import { signed, int, thousandths } from './format.js';
 
 /**
  * How h = lo and h = hi compare on one figure of the rows (`live`: the page's passages; `heldoutBpc`:
@@ -21,11 +18,11 @@ const milli = (v) => Math.round(Number(f3(v)) * 1000);
  */
 function compare(rows, lo, hi, key) {
   const of = (h) => rows.filter((m) => m.numHeads === h);
-  const one = of(lo).map((m) => milli(m[key]));
-  const many = of(hi).map((m) => milli(m[key]));
+  const one = of(lo).map((m) => thousandths(m[key]));
+  const many = of(hi).map((m) => thousandths(m[key]));
   const paired = of(lo).flatMap((a) => {
     const b = of(hi).find((m) => m.seed === a.seed);
-    return b ? [[a.seed, (milli(a[key]) - milli(b[key])) / 1000]] : [];
+    return b ? [[a.seed, (thousandths(a[key]) - thousandths(b[key])) / 1000]] : [];
   }).sort((x, y) => x[0] - y[0]);
   const [m1, m2] = [Math.round(mean(one)), Math.round(mean(many))];
   return { one: m1 / 1000, many: m2 / 1000, gap: (m1 - m2) / 1000, spread: Math.max(range(one), range(many)) / 1000, paired,
