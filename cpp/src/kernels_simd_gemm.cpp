@@ -448,7 +448,12 @@ inline SplitConsts load_split_consts() {
 /// vector, by 2^112 = 2^(127 − 15), which rebiases the exponent). The multiply and the shift run on
 /// different x64 ports, and neither on the shuffle port. bfloat16: a shift left by 16 (low) and
 /// the mask of the upper half (high). Finite values only: the weights are checked when packed.
-/// f16_to_float (half.hpp) is the scalar twin.
+/// A float16 subnormal widens to a float32 subnormal (w·2^-112): the relaxed tier's FMA takes it at
+/// full speed, but the simd tier's f32x4.mul with a subnormal lane can take a slow microcoded path
+/// on x64 (AMD Zen 3 among them), so that tier's speed depends on how many weights are float16
+/// subnormals. Normalizing them in registers would about double the operations per weight, more
+/// than the slow path costs while they are a few per thousand weights (a normal(0, 0.02)
+/// initialization rounded to float16: 0.2 %). f16_to_float (half.hpp) is the scalar twin.
 template <int T>
 inline void widen8_split(v128_t raw, const SplitConsts& k, v128_t& lo, v128_t& hi) {
   if (T == kHalfF16) {

@@ -10,8 +10,8 @@
 //   gemm_packed [128×768]·[768×768] + b and [512×768]·[768×2304] + b,
 //   gemm_abt Q·Kᵀ at T = 512, d_k = 64 (per-head slices of [T, 768] tensors, ld = 768),
 //   gemm_ab  A·V  at T = 512, d_v = 64 (V a per-head slice, ld = 768),
-// the matrix–vector products of a generation step ([1×768]·W, W float32, float16 and bfloat16; the
-// output head's also in GB/s), a streaming-read roof (plain v128 loads over the 16-bit head's 77 MB
+// the matrix–vector products of a generation step ([1×768]·W, W float32, float16 and bfloat16, and
+// float16 drawn as a model's weights, "f16 std 0.02", subnormals included; the output head's also in GB/s), a streaming-read roof (plain v128 loads over the 16-bit head's 77 MB
 // as 1, 2, 4 and 8 streams side by side, GB/s),
 // the time of softmax_rows over 512×512 scores, and two measured peaks, each in independent chains:
 // f32x4 mul + add (the best any wasm kernel without FMA can do) and, in the relaxed build,
@@ -24,6 +24,7 @@
 // long kernel runs baseline code).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -79,6 +80,36 @@ double time_call(F&& fn) {
     best = std::min(best, (now() - t0) / reps);
   }
   return best;
+}
+
+/// The float16 bits nearest to f (ties to even); |f| below 65504. Subnormals for |f| < 2^-14.
+uint16_t float_to_f16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
+  const uint32_t a = u & 0x7FFFFFFFu;
+  if (a < 0x38800000u)  // below 2^-14: a multiple of 2^-24, rounded by the float rounding of |f|·2^24
+    return sign | static_cast<uint16_t>(std::nearbyint(std::fabs(f) * 0x1p24f));
+  uint32_t h = ((a >> 23) - 112) << 10 | ((a >> 13) & 0x3FFu);
+  const uint32_t rest = a & 0x1FFFu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) ++h;  // a carry out of the mantissa steps the exponent
+  return sign | static_cast<uint16_t>(h);
+}
+
+/// n float16 bit patterns of normal(0, std) samples (Box–Muller over a seeded LCG): weights as a
+/// model's are, about 0.2 % of them float16 subnormals at std 0.02.
+std::vector<uint16_t> normal_f16(size_t n, float std_dev, unsigned seed) {
+  std::vector<uint16_t> v(n);
+  unsigned s = seed * 747796405u + 2891336453u;
+  auto uniform = [&s] {  // in (0, 1)
+    s = s * 1664525u + 1013904223u;
+    return (static_cast<double>(s >> 8) + 0.5) / 16777216.0;
+  };
+  for (auto& x : v) {
+    const double r = std::sqrt(-2.0 * std::log(uniform())), t = 6.283185307179586 * uniform();
+    x = float_to_f16(static_cast<float>(std_dev * r * std::cos(t)));
+  }
+  return v;
 }
 
 std::vector<float> random_vec(size_t n, unsigned seed) {
@@ -331,6 +362,23 @@ int main() {
         const double bytes = double(p.K) * ((p.N + 7) / 8 * 8) * (type == 0 ? 4 : 2);
         if (tsv) std::printf("%s (GB/s)\t%.4f\t%.6f\n", (name + suffix).c_str(), bytes / t * 1e-9, t * 1e3);
         else std::printf("%-44s %8.2f GB/s\n", (name + suffix).c_str(), bytes / t * 1e-9);
+      }
+    }
+    {
+      // float16 weights as a model's (normal, std 0.02: GPT-2's initialization), float16
+      // subnormals included: the lines above hold none (the upper halves of floats in (-1, 1)),
+      // and in the simd tier an f32x4.mul with a subnormal lane can take a slow path.
+      const std::vector<uint16_t> Wn = normal_f16(W.size(), 0.02f, 4);
+      PackedB pb;
+      pack_b16(p.K, p.N, 1, Wn.data(), p.N, pb);
+      const double t = time_call([&] { gemm_packed(1, A.data(), p.K, pb, b.data(), C.data(), p.N); });
+      g_sink = C[7];
+      const std::string name = std::string(p.name) + " f16 std 0.02" + suffix;
+      report(name, 2.0 * p.N * p.K, t);
+      if (p.N > 10000) {
+        const double bytes = double(p.K) * ((p.N + 7) / 8 * 8) * 2;
+        if (tsv) std::printf("%s (GB/s)\t%.4f\t%.6f\n", name.c_str(), bytes / t * 1e-9, t * 1e3);
+        else std::printf("%-44s %8.2f GB/s\n", name.c_str(), bytes / t * 1e-9);
       }
     }
   }
