@@ -3,9 +3,11 @@
 // kernels_eigen.cpp is the portable implementation of the same interface (kernels.hpp).
 //
 // Softmax: vector max pass, vector exp (Cephes expf: x = n·ln2 + r with ln2 in two parts, degree-5
-// polynomial for e^r by Estrin's scheme, 2^n built in the exponent bits), vector sum and scale
-// passes; rows of up to 8 go four at a time with one horizontal reduction per pass. After max
-// subtraction, inputs below about -87.7 (including -inf) give exactly 0.
+// polynomial for e^r by Estrin's scheme, 2^n built in the exponent bits; four vectors in lock step
+// in the rows of a softmax), vector sum and scale passes (the scale pass can be left to the
+// packing of P for P·V: softmax_rows_unnormalized); rows of up to 8 go four at a time with one
+// horizontal reduction per pass. After max subtraction, inputs below about -87.7 (including -inf)
+// give exactly 0.
 #ifdef MHA_SIMD128
 
 #include <wasm_simd128.h>
@@ -331,8 +333,6 @@ void scale_rows(int rows, int cols, float* X, int ldx, const float* f) {
   }
 }
 
-/// Row-wise stable softmax of S[rows, n] (leading dimension lds) in place: rows of up to 8 four at
-/// a time (softmax_short_rows), longer ones one at a time (softmax_row_simd). See kernels.hpp.
 void gelu_tanh(size_t n, float* x) {
   const ExpConsts k = load_exp_consts();
   alignas(16) static const float kGelu[4] = {0.79788456080286536f, 0.044715f, -2.f, 0.f};
@@ -350,6 +350,8 @@ void gelu_tanh(size_t n, float* x) {
   }
 }
 
+/// Row-wise stable softmax of S[rows, n] (leading dimension lds) in place: rows of up to 8 four at
+/// a time (softmax_short_rows), longer ones four rows at a time (softmax_rows4). See kernels.hpp.
 void softmax_rows(int rows, int n, float* S, int lds) {
   if (n <= 0) return;
   if (n <= 4) return softmax_short_rows<1>(rows, n, S, lds);
