@@ -129,6 +129,11 @@ struct Head {
     if (direct) kernels::gemm_ab(rows, dv, n, P, ldp, vd + size_t(k0) * ldv, ldv, O, ldo, accumulate);
     else kernels::gemm_panels(rows, dv, n, 1.f, P, ldp, vp + size_t(k0) * kernels::kPanel, vstride, O, ldo, accumulate);
   }
+  /// O[rows, d_v] = diag(inv)·E[rows, n]·V_g over keys k0 .. k0+n, from packed V (E's rows may be
+  /// overwritten by their scaled values).
+  void weigh_scaled(int rows, int k0, int n, const float* inv, float* E, int lde, float* O, int ldo) const {
+    kernels::gemm_panels_scaled(rows, dv, n, inv, E, lde, vp + size_t(k0) * kernels::kPanel, vstride, O, ldo, false);
+  }
 };
 
 /// One tile of query rows r0 .. r0+rows of a head: Q_i rows at q (leading dimension ldq), head
@@ -151,6 +156,14 @@ void attend_tile(const Head& hd, const QueryTile& blk, int tk, float* S, float* 
     for (int rr = 0; rr < rows; ++rr)
       std::memcpy(hd.trace + size_t(blk.r0 + rr) * tk, S + size_t(rr) * lds, sizeof(float) * tk);
   if (hd.masks.any()) apply_masks(hd.masks, blk.r0, rows, kbeg, n, Sb, lds);  // S += M
+  if (!hd.weights && !avg && !hd.direct) {
+    // P is not returned: the scale of each row by 1/sum happens as P·V packs P (the same products,
+    // one pass over the scores fewer).
+    float inv[kQueryTile];
+    kernels::softmax_rows_unnormalized(rows, n, Sb, lds, inv);                // P = diag(inv)·exp(S − max)
+    hd.weigh_scaled(rows, kbeg, n, inv, Sb, lds, blk.o, blk.ldo);            // head_i = P·V_g [rows, d_v]
+    return;
+  }
   kernels::softmax_rows(rows, n, Sb, lds);                                    // P = softmax(S) by row
   if ((kbeg > 0 || kend < tk) && hd.weights)                                  // keys outside the causal limit / window
     for (int rr = 0; rr < rows; ++rr) {

@@ -178,6 +178,19 @@ void gelu_tanh(size_t n, float* x);
 /// ONNX Attention), never NaN.
 void softmax_rows(int rows, int n, float* S, int lds);
 
+/// softmax_rows without its last step: row r of S is left as e^(S[r, j] − max_j S[r, j]) (or
+/// already normalized: inv[r] = 1) and inv[r] is the factor that normalizes it (1 / its sum; 0 for
+/// a row of only -infinity, which is left as zeros). P = diag(inv)·S, element by element the
+/// floats softmax_rows gives. With gemm_panels_scaled this saves a pass over the scores.
+void softmax_rows_unnormalized(int rows, int n, float* S, int lds, float* inv);
+
+/// gemm_panels (alpha = 1) of diag(ascale)·A: row i of A times ascale[i], each product rounded to
+/// float as in a scaled copy of A, so C is bit for bit gemm_panels of that copy. The products are
+/// formed as A is packed; rows the kernels read in place are scaled in place (A is overwritten
+/// there). For O = P·V with P from softmax_rows_unnormalized.
+void gemm_panels_scaled(int M, int N, int K, const float* ascale, float* A, int lda, const float* Bp, size_t stride,
+                        float* C, int ldc, bool accumulate);
+
 /// One step of the online softmax (Milakov & Gimelshein 2018, "Online normalizer calculation
 /// for softmax"; FlashAttention, Dao et al. 2022) over a tile S [rows, n] of one query tile's
 /// scores, given the running row maxima m[rows] and sums l[rows] of the tiles before it:

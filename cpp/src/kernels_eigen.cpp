@@ -139,6 +139,17 @@ void softmax_rows(int rows, int n, float* S, int lds) {
   for (int r = 0; r < rows; ++r) softmax_row_scalar(n, S + static_cast<size_t>(r) * lds);
 }
 
+void softmax_rows_unnormalized(int rows, int n, float* S, int lds, float* inv) {
+  softmax_rows(rows, n, S, lds);
+  std::fill(inv, inv + rows, 1.f);
+}
+
+void gemm_panels_scaled(int M, int N, int K, const float* ascale, float* A, int lda, const float* Bp, size_t stride,
+                        float* C, int ldc, bool accumulate) {
+  scale_rows(M, K, A, lda, ascale);
+  gemm_panels(M, N, K, 1.f, A, lda, Bp, stride, C, ldc, accumulate);
+}
+
 void softmax_online_tile(int rows, int n, float* S, int lds, float* m, float* l, float* alpha) {
   for (int r = 0; r < rows; ++r) softmax_online_row_scalar(n, S + static_cast<size_t>(r) * lds, m[r], l[r], alpha[r]);
 }

@@ -294,28 +294,67 @@ inline void transpose4x4(const float* s, size_t ld, float* d, size_t dstride) {
   wasm_v128_store(d + 3 * dstride, wasm_i64x2_shuffle(t2, t3, 1, 3));
 }
 
+/// Loads the 4×4 tile at s (rows s + r·ld), row r times f[r] when kScale, and transposes it into d
+/// (rows d + r·dstride), as transpose4x4.
+template <bool kScale>
+inline void transpose4x4_scaled(const float* s, size_t ld, const float* f, float* d, size_t dstride) {
+  v128_t r[4];
+  for (int i = 0; i < 4; ++i) {
+    r[i] = wasm_v128_load(s + i * ld);
+    if (kScale) r[i] = wasm_f32x4_mul(r[i], wasm_v128_load32_splat(f + i));
+  }
+  const v128_t t0 = wasm_i32x4_shuffle(r[0], r[1], 0, 4, 1, 5);
+  const v128_t t1 = wasm_i32x4_shuffle(r[2], r[3], 0, 4, 1, 5);
+  const v128_t t2 = wasm_i32x4_shuffle(r[0], r[1], 2, 6, 3, 7);
+  const v128_t t3 = wasm_i32x4_shuffle(r[2], r[3], 2, 6, 3, 7);
+  wasm_v128_store(d, wasm_i64x2_shuffle(t0, t1, 0, 2));
+  wasm_v128_store(d + dstride, wasm_i64x2_shuffle(t0, t1, 1, 3));
+  wasm_v128_store(d + 2 * dstride, wasm_i64x2_shuffle(t2, t3, 0, 2));
+  wasm_v128_store(d + 3 * dstride, wasm_i64x2_shuffle(t2, t3, 1, 3));
+}
+
 /// Packs the full mr-row tiles (mr = 4 or 6) of A[mc, kc] (leading dimension lda): tile t (rows
 /// t·mr ..) at out + t·mr·kc holds A[t·mr + i, k] at [k·mr + i], so micro_kernel<mr, …, true>
 /// reads it sequentially. Rows past the last full tile are not packed (the remainder kernels read
-/// A in place).
-void pack_a(int mc, int kc, const float* A, int lda, float* out, int mr) {
+/// A in place). kScale: row i times f[i] as it is packed (one float multiply per element, the
+/// product a scaled copy of A would hold).
+template <bool kScale>
+void pack_a_rows(int mc, int kc, const float* A, int lda, float* out, int mr, const float* f) {
   for (int ir = 0; ir + mr <= mc; ir += mr) {
     const float* src = A + static_cast<size_t>(ir) * lda;
+    const float* fr = kScale ? f + ir : nullptr;
     float* dst = out + static_cast<size_t>(ir) * kc;
     int k = 0;
     if (mr == 4)
-      for (; k + 4 <= kc; k += 4) transpose4x4(src + k, lda, dst + 4 * k, 4);
-    if (mr == 6)  // rows 0..3 as 4×4 transposes, rows 4..5 as pairs
+      for (; k + 4 <= kc; k += 4) transpose4x4_scaled<kScale>(src + k, lda, fr, dst + 4 * k, 4);
+    if (mr == 6)  // rows 0..3 as 4×4 transposes, rows 4..5 interleaved into pairs (one 64-bit store per k)
       for (; k + 4 <= kc; k += 4) {
-        transpose4x4(src + k, lda, dst + 6 * k, 6);
-        for (int j = 0; j < 4; ++j) {
-          dst[6 * (k + j) + 4] = src[static_cast<size_t>(4) * lda + k + j];
-          dst[6 * (k + j) + 5] = src[static_cast<size_t>(5) * lda + k + j];
+        transpose4x4_scaled<kScale>(src + k, lda, fr, dst + 6 * k, 6);
+        v128_t r4 = wasm_v128_load(src + static_cast<size_t>(4) * lda + k);
+        v128_t r5 = wasm_v128_load(src + static_cast<size_t>(5) * lda + k);
+        if (kScale) {
+          r4 = wasm_f32x4_mul(r4, wasm_v128_load32_splat(fr + 4));
+          r5 = wasm_f32x4_mul(r5, wasm_v128_load32_splat(fr + 5));
         }
+        const v128_t lo = wasm_i32x4_shuffle(r4, r5, 0, 4, 1, 5);  // A[4, k] A[5, k] A[4, k+1] A[5, k+1]
+        const v128_t hi = wasm_i32x4_shuffle(r4, r5, 2, 6, 3, 7);
+        wasm_v128_store64_lane(dst + 6 * k + 4, lo, 0);
+        wasm_v128_store64_lane(dst + 6 * k + 10, lo, 1);
+        wasm_v128_store64_lane(dst + 6 * k + 16, hi, 0);
+        wasm_v128_store64_lane(dst + 6 * k + 22, hi, 1);
       }
     for (; k < kc; ++k)
-      for (int i = 0; i < mr; ++i) dst[k * mr + i] = src[static_cast<size_t>(i) * lda + k];
+      for (int i = 0; i < mr; ++i) {
+        const float a = src[static_cast<size_t>(i) * lda + k];
+        dst[k * mr + i] = kScale ? a * fr[i] : a;
+      }
   }
+}
+
+/// pack_a_rows, row i times f[i] when f is not null.
+void pack_a(int mc, int kc, const float* A, int lda, float* out, int mr, const float* f = nullptr) {
+  if (f) pack_a_rows<true>(mc, kc, A, lda, out, mr, f);
+  else pack_a_rows<false>(mc, kc, A, lda, out, mr, nullptr);
 }
 
 int g_tile_rows = kMR;  // rows of the register tile over packed A (set_tile_rows): 4, 6, or 3 (3 × 12 over 6-row packs)
@@ -605,19 +644,27 @@ constexpr int kHalfPanels = 3;
 /// read in place) is swept over every B panel; the first depth slice applies the caller's epilogue,
 /// later ones accumulate.
 void gemm_panelled(int M, int N, int K, const float* A, int lda, const PanelSrc& B, float* C, int ldc,
-                   float alpha, const float* bias, bool accumulate) {
+                   float alpha, const float* bias, bool accumulate, const float* ascale = nullptr) {
   const bool t312 = g_tile_rows == 3;  // 3 × 12 tiles over 6-row packs
   const int mr_packed = t312 ? 6 : g_tile_rows;
   const int mcb = kMC / mr_packed * mr_packed;  // a cache tile is whole register tiles
   for (int ic = 0, mc = 0; ic < M; ic += mc) {
     mc = M - ic < mcb + 2 * mr_packed ? M - ic : mcb;
+    int scaled = 0;  // with ascale: rows scaled in place (from 0 or from the first row not packed) up to mc
     for (int pc = 0; pc < K; pc += kKC) {
       const int kc = std::min(kKC, K - pc);
       const float* ablk = A + static_cast<size_t>(ic) * lda + pc;
       float* apack = mc >= kPackRows ? scratch(kScratchA, static_cast<size_t>(mc) * kc) : nullptr;
       const bool packed = apack != nullptr;  // no scratch: A read in place (the same operations)
       const int mr = packed ? mr_packed : kMR;
-      if (packed) pack_a(mc, kc, ablk, lda, apack, mr);
+      if (ascale && scaled == 0) {
+        // Rows read in place are scaled there once, before their first depth slice: all of them
+        // without a pack, else the rows below the last full tile (the tiles are scaled as packed).
+        const int r0 = packed ? mc - mc % mr : 0;
+        scale_rows(mc - r0, K, const_cast<float*>(A) + static_cast<size_t>(ic + r0) * lda, lda, ascale + ic + r0);
+        scaled = packed ? 1 : 2;
+      }
+      if (packed) pack_a(mc, kc, ablk, lda, apack, mr, scaled == 1 ? ascale + ic : nullptr);
       const float* a0 = packed ? apack : ablk;      // row tile ir at a0 + ir·arow
       const size_t arow = packed ? kc : lda;
       Epilogue e0;
@@ -866,6 +913,18 @@ void gemm_panels(int M, int N, int K, float alpha, const float* A, int lda, cons
   }
   PanelSrc src{Bp, stride};
   gemm_panelled(M, N, K, A, lda, src, C, ldc, alpha, nullptr, accumulate);
+}
+
+/// gemm_panels of diag(ascale)·A (see kernels.hpp): the scale folded into the packing of A.
+void gemm_panels_scaled(int M, int N, int K, const float* ascale, float* A, int lda, const float* Bp, size_t stride,
+                        float* C, int ldc, bool accumulate) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    if (!accumulate) fill_rows(M, N, nullptr, C, ldc);
+    return;
+  }
+  PanelSrc src{Bp, stride};
+  gemm_panelled(M, N, K, A, lda, src, C, ldc, 1.f, nullptr, accumulate, ascale);
 }
 
 /// C[M, N] (=|+=) alpha·A[M, K]·B[K, N] with B read through b(k, j), one element at a time: what

@@ -3,9 +3,11 @@
 // kernels_eigen.cpp is the portable implementation of the same interface (kernels.hpp).
 //
 // Softmax: vector max pass, vector exp (Cephes expf: x = n·ln2 + r with ln2 in two parts, degree-5
-// polynomial for e^r by Estrin's scheme, 2^n built in the exponent bits), vector sum and scale
-// passes; rows of up to 8 go four at a time with one horizontal reduction per pass. After max
-// subtraction, inputs below about -87.7 (including -inf) give exactly 0.
+// polynomial for e^r by Estrin's scheme, 2^n built in the exponent bits; four vectors in lock step
+// in the rows of a softmax), vector sum and scale passes (the scale pass can be left to the
+// packing of P for P·V: softmax_rows_unnormalized); rows of up to 8 go four at a time with one
+// horizontal reduction per pass. After max subtraction, inputs below about -87.7 (including -inf)
+// give exactly 0.
 #ifdef MHA_SIMD128
 
 #include <wasm_simd128.h>
@@ -80,6 +82,33 @@ inline v128_t exp_nonpositive(v128_t x, const ExpConsts& k) {
   // 2^n = bits((bits(t) + 127) << 23): the magic number's bits vanish in the shift; n ≥ -127.
   const v128_t pow2n = wasm_i32x4_shl(wasm_i32x4_add(t, k.bias), 23);
   return wasm_f32x4_mul(p, pow2n);
+}
+
+/// exp_nonpositive of V vectors in lock step: each step of the exp for all V vectors before the
+/// next step, so that the wasm code (and V8's machine code, which keeps that order) interleaves V
+/// independent chains. One exp is a chain of about a dozen dependent steps; emitted one after
+/// another, the exps of consecutive vectors overlap only as far as the CPU's out-of-order window
+/// reaches, and the exp is bound by its latency instead of the FMA ports. The same operations on
+/// each vector as exp_nonpositive, so the same bits.
+template <int V>
+inline void exp_nonpositive_n(v128_t (&x)[V], const ExpConsts& k) {
+  v128_t t[V], n[V], r[V], r2[V], q01[V], q23[V], q45[V], q[V];
+  for (int v = 0; v < V; ++v) x[v] = wasm_f32x4_pmax(x[v], k.lo);
+  for (int v = 0; v < V; ++v) t[v] = madd(x[v], k.log2e, k.magic);
+  for (int v = 0; v < V; ++v) n[v] = wasm_f32x4_sub(t[v], k.magic);
+  for (int v = 0; v < V; ++v) r[v] = madd(n[v], k.ln2_hi, x[v]);
+  for (int v = 0; v < V; ++v) r[v] = madd(n[v], k.ln2_lo, r[v]);
+  for (int v = 0; v < V; ++v) r2[v] = wasm_f32x4_mul(r[v], r[v]);
+  for (int v = 0; v < V; ++v) q01[v] = madd(r[v], k.q1, k.q0);
+  for (int v = 0; v < V; ++v) q23[v] = madd(r[v], k.q3, k.q2);
+  for (int v = 0; v < V; ++v) q45[v] = madd(r[v], k.q5, k.q4);
+  for (int v = 0; v < V; ++v) q[v] = madd(r2[v], q45[v], q23[v]);
+  for (int v = 0; v < V; ++v) q[v] = madd(r2[v], q[v], q01[v]);
+  for (int v = 0; v < V; ++v) q[v] = madd(q[v], r2[v], r[v]);
+  for (int v = 0; v < V; ++v) q[v] = wasm_f32x4_add(q[v], k.one);
+  // 2^n as in exp_nonpositive, with 127 << 23 added after the shift: the bits of 1.f, a
+  // constant already held (one register fewer; the same integer modulo 2^32).
+  for (int v = 0; v < V; ++v) x[v] = wasm_f32x4_mul(q[v], wasm_i32x4_add(wasm_i32x4_shl(t[v], 23), k.one));
 }
 
 /// GELU (tanh approximation) of 4 lanes as x·σ(2u): e = e^(-2|u|) ≤ 1, then x / (1 + e) where
@@ -195,19 +224,80 @@ float exp_sum(int n, float* x, float m) {
   return wasm_f32x4_extract_lane(s0, 0);
 }
 
-/// Softmax of one row x[0..n) in place: max pass (row_max), exp-and-sum pass (exp_sum), scale pass
-/// by 1/sum. A row of only -inf becomes zeros.
-void softmax_row_simd(int n, float* x) {
-  const float m = row_max(n, x, -std::numeric_limits<float>::infinity());
-  if (!(m > -std::numeric_limits<float>::infinity())) {  // all -inf: zeros by convention
-    std::memset(x, 0, sizeof(float) * n);
-    return;
-  }
-  // The maximum contributes e^0 = 1, so the sum is ≥ 1.
-  const v128_t inv = wasm_f32x4_splat(1.f / exp_sum(n, x, m));
+/// x[j] <- e^(x[j] - m) for j < n (m ≥ every x[j], finite), the exps of exp_sum without their sum:
+/// with no chain from one iteration to the next, the exps of a row overlap freely. (exp_sum's sum
+/// is such a chain, and under V8 11 it lives in a stack slot, so each iteration waits for a store
+/// and a reload.)
+void exp_row(int n, float* x, float m) {
+  const ExpConsts k = load_exp_consts();
   const int n4 = n & ~3;
-  for (int j = 0; j < n4; j += 4) wasm_v128_store(x + j, wasm_f32x4_mul(wasm_v128_load(x + j), inv));
-  if (n4 < n) store_partial(x + n4, wasm_f32x4_mul(load_partial(x + n4, n - n4), inv), n - n4);
+  const v128_t mv = wasm_f32x4_splat(m);
+  int j = 0;
+  constexpr int V = 4;  // vectors per iteration, in lock step (exp_nonpositive_n)
+  for (; j + 4 * V <= n4; j += 4 * V) {
+    v128_t e[V];
+    for (int v = 0; v < V; ++v) e[v] = wasm_f32x4_sub(wasm_v128_load(x + j + 4 * v), mv);
+    exp_nonpositive_n<V>(e, k);
+    for (int v = 0; v < V; ++v) wasm_v128_store(x + j + 4 * v, e[v]);
+  }
+  for (; j < n4; j += 4) wasm_v128_store(x + j, exp_nonpositive(wasm_f32x4_sub(wasm_v128_load(x + j), mv), k));
+  if (n4 < n) store_partial(x + n4, exp_nonpositive(wasm_f32x4_sub(load_or_ninf(x + n4, n - n4), mv), k), n - n4);
+}
+
+/// The sums of 4 rows x[0..3][0..n) side by side, as one vector: each row's vectors added in order,
+/// then its lanes as (0 + 2) + (1 + 3) (hsum4): the bits of exp_sum's sum, in four independent
+/// chains (one add latency per 4 vectors instead of per vector).
+v128_t row_sums4(int n, float* const* x) {
+  const int n4 = n & ~3;
+  v128_t s[4];
+  for (int i = 0; i < 4; ++i) s[i] = wasm_f32x4_splat(0.f);
+  for (int j = 0; j < n4; j += 4)
+    for (int i = 0; i < 4; ++i) s[i] = wasm_f32x4_add(s[i], wasm_v128_load(x[i] + j));
+  if (n4 < n)  // the tail's missing lanes add +0, as exp_sum's padding does
+    for (int i = 0; i < 4; ++i) s[i] = wasm_f32x4_add(s[i], load_partial(x[i] + n4, n - n4));
+  return hsum4(s[0], s[1], s[2], s[3]);
+}
+
+/// Softmax of rows r .. r + nr (nr ≤ 4) of S, each of n > 8 entries, in place: per row a max pass
+/// (row_max) and an exp pass (exp_row), then the four sums at once (row_sums4; the rows, 4·n
+/// floats, are still in L1), then a scale pass per row by 1/sum, or, with inv_out, no scale pass:
+/// inv_out[i] = 1/sum (0 for a row of only -inf). A row of only -inf becomes zeros. The same
+/// operations per element as a row at a time, so the same bits.
+void softmax_rows4(int nr, int n, float* S, int lds, float* inv_out) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  float* x[4];
+  bool live[4] = {false, false, false, false};
+  int first = -1;
+  for (int i = 0; i < nr; ++i) {
+    x[i] = S + static_cast<size_t>(i) * lds;
+    const float m = row_max(n, x[i], ninf);
+    if (!(m > ninf)) {  // all -inf: zeros by convention
+      std::memset(x[i], 0, sizeof(float) * n);
+      continue;
+    }
+    exp_row(n, x[i], m);
+    live[i] = true;
+    if (first < 0) first = i;
+  }
+  if (inv_out)
+    for (int i = 0; i < nr; ++i) inv_out[i] = 0.f;  // rows of only -inf: zeros times 0
+  if (first < 0) return;
+  for (int i = 0; i < 4; ++i)
+    if (i >= nr || !live[i]) x[i] = x[first];  // a missing or all -inf row: sum another, unused
+  alignas(16) float sums[4];
+  wasm_v128_store(sums, row_sums4(n, x));
+  const int n4 = n & ~3;
+  for (int i = 0; i < nr; ++i) {
+    if (!live[i]) continue;
+    // The maximum contributes e^0 = 1, so the sum is ≥ 1.
+    if (inv_out) {
+      inv_out[i] = 1.f / sums[i];
+      continue;
+    }
+    const v128_t inv = wasm_f32x4_splat(1.f / sums[i]);
+    for (int j = 0; j < n4; j += 4) wasm_v128_store(x[i] + j, wasm_f32x4_mul(wasm_v128_load(x[i] + j), inv));
+    if (n4 < n) store_partial(x[i] + n4, wasm_f32x4_mul(load_partial(x[i] + n4, n - n4), inv), n - n4);
+  }
 }
 
 }  // namespace
@@ -243,8 +333,6 @@ void scale_rows(int rows, int cols, float* X, int ldx, const float* f) {
   }
 }
 
-/// Row-wise stable softmax of S[rows, n] (leading dimension lds) in place: rows of up to 8 four at
-/// a time (softmax_short_rows), longer ones one at a time (softmax_row_simd). See kernels.hpp.
 void gelu_tanh(size_t n, float* x) {
   const ExpConsts k = load_exp_consts();
   alignas(16) static const float kGelu[4] = {0.79788456080286536f, 0.044715f, -2.f, 0.f};
@@ -262,11 +350,25 @@ void gelu_tanh(size_t n, float* x) {
   }
 }
 
+/// Row-wise stable softmax of S[rows, n] (leading dimension lds) in place: rows of up to 8 four at
+/// a time (softmax_short_rows), longer ones four rows at a time (softmax_rows4). See kernels.hpp.
 void softmax_rows(int rows, int n, float* S, int lds) {
   if (n <= 0) return;
   if (n <= 4) return softmax_short_rows<1>(rows, n, S, lds);
   if (n <= 8) return softmax_short_rows<2>(rows, n, S, lds);
-  for (int r = 0; r < rows; ++r) softmax_row_simd(n, S + static_cast<size_t>(r) * lds);
+  for (int r = 0; r < rows; r += 4) softmax_rows4(std::min(4, rows - r), n, S + static_cast<size_t>(r) * lds, lds, nullptr);
+}
+
+/// softmax_rows without its scale pass (see kernels.hpp): rows of up to 8 are normalized as
+/// softmax_rows does them (inv = 1), longer ones keep their exps and give 1/sum.
+void softmax_rows_unnormalized(int rows, int n, float* S, int lds, float* inv) {
+  if (n <= 8) {
+    softmax_rows(rows, n, S, lds);
+    std::fill(inv, inv + rows, 1.f);
+    return;
+  }
+  for (int r = 0; r < rows; r += 4)
+    softmax_rows4(std::min(4, rows - r), n, S + static_cast<size_t>(r) * lds, lds, inv + r);
 }
 
 }  // namespace kernels

@@ -75,6 +75,10 @@ int main(int argc, char** argv) {
       }
   for (int rows = 1; rows <= 5; ++rows)
     for (int cols = 0; cols <= 13; ++cols) test_scale_rows(rng, rows, cols);
+  for (int M : {1, 2, 5, 31, 32, 38, 64, 67, 140})
+    for (int K : {1, 4, 7, 64, 130}) test_gemm_panels_scaled(rng, M, 3 + (M * K) % 70, K);
+  test_gemm_panels_scaled(rng, 64, 64, 512);  // P·V of the attention tile
+  test_gemm_panels_scaled(rng, 67, 61, 1100);  // depth split
   for (int n1 = 1; n1 <= 17; n1 += 2)
     for (int n3 = 1; n3 <= 13; n3 += 3) test_pack_b_slices(rng, 1 + n1 % 6, 1 + (n1 + n3) % 7, n1, n1 % 5 + 3, n3);
   for (int K : {1, 3, 4, 7, 8, 13, 64})
@@ -122,9 +126,15 @@ int main(int argc, char** argv) {
       test_gemm_abt(rng, s.M, s.N, s.K % 130, true);
       test_gemm_ab(rng, s.M, s.N, s.K, false, false);
       test_gemm_panels(rng, s.M, s.N, s.K, false, true);
+      test_gemm_panels_scaled(rng, s.M, s.N, s.K);
     }
   }
   set_tile_rows(4);
+  // Without the packing scratch every row of A is scaled in place (the same bits).
+  set_scratch_limit(1);
+  test_gemm_panels_scaled(rng, 64, 64, 512);
+  test_gemm_panels_scaled(rng, 37, 45, 2100);
+  set_scratch_limit(0);
 #endif
 
   std::printf("kernels_test (%s): %ld checks (%ld small GEMM shapes), %ld failures, %ld elements compared\n",

@@ -104,6 +104,30 @@ void test_gemm_panels(Rng& rng, int M, int N, int K, bool transposed, bool accum
           M, N, K, C, ldc, orig, ref, bound);
 }
 
+/// gemm_panels_scaled: bit for bit gemm_panels of a copy of A whose row i was multiplied by
+/// scale[i] (factors of 1, 0 and random ones), over a panelled B as in test_gemm_panels.
+void test_gemm_panels_scaled(Rng& rng, int M, int N, int K) {
+  const size_t stride = size_t(K) * kPanel;
+  const int lda = K + rng.range(0, 4), ldc = N + rng.range(0, 4);
+  auto A = random_matrix(rng, M, lda);
+  auto B = random_matrix(rng, K, N);
+  std::vector<float> packed(stride * ((N + kPanel - 1) / kPanel));
+  pack_panels(K, N, B.data(), N, packed.data(), stride);
+  std::vector<float> f(M);
+  for (int i = 0; i < M; ++i) f[i] = i % 5 == 1 ? 1.f : i % 7 == 3 ? 0.f : static_cast<float>(rng.uniform(0, 1));
+  auto As = A;
+  for (int i = 0; i < M; ++i)
+    for (int k = 0; k < K; ++k) As[size_t(i) * lda + k] = A[size_t(i) * lda + k] * f[i];
+  std::vector<float> want(static_cast<size_t>(M) * ldc, 0.f), got(want.size(), 0.f);
+  gemm_panels(M, N, K, 1.f, As.data(), lda, packed.data(), stride, want.data(), ldc, false);
+  gemm_panels_scaled(M, N, K, f.data(), A.data(), lda, packed.data(), stride, got.data(), ldc, false);
+  int bad = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) bad += !same_bits(got[size_t(i) * ldc + j], want[size_t(i) * ldc + j]);
+  ++g_checks;
+  KT_CHECK(bad == 0, "gemm_panels_scaled M=%d N=%d K=%d: %d elements differ from gemm_panels of the scaled copy", M, N, K, bad);
+}
+
 /// pack_b_slices of three column slices (each starting on a panel, zero columns between them: the
 /// fused W_Q | W_K | W_V layout): gemm_packed with it equals the reference product with the
 /// assembled matrix (so the check does not go through pack_b, which shares pack_b_slices' code).

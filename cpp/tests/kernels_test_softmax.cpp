@@ -6,6 +6,24 @@
 
 namespace kt {
 
+/// softmax_rows_unnormalized on the same rows: every element times its row's factor has the bits
+/// softmax_rows gives (S holds softmax_rows' result), padding untouched.
+void test_softmax_unnormalized(const char* what, int n, int R, int lds, const std::vector<float>& orig,
+                               const std::vector<float>& S) {
+  auto U = orig;
+  std::vector<float> inv(R + 1, kSentinel);
+  softmax_rows_unnormalized(R, n, U.data(), lds, inv.data());
+  int bad = 0;
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < lds; ++j) {
+      const size_t idx = static_cast<size_t>(r) * lds + j;
+      bad += j < n ? !same_bits(U[idx] * inv[r], S[idx]) : !same_bits(U[idx], orig[idx]);
+    }
+  bad += !same_bits(inv[R], kSentinel);
+  for (size_t idx = static_cast<size_t>(R) * lds; idx < U.size(); ++idx) bad += !same_bits(U[idx], orig[idx]);
+  KT_CHECK(bad == 0, "softmax_rows_unnormalized %s n=%d lds=%d: %d elements differ from softmax_rows", what, n, lds, bad);
+}
+
 /// softmax_rows on the given rows (each of length n) stored with leading dimension lds.
 void test_softmax(const char* what, int n, const std::vector<std::vector<float>>& rows, int pad) {
   const int R = static_cast<int>(rows.size());
@@ -15,6 +33,7 @@ void test_softmax(const char* what, int n, const std::vector<std::vector<float>>
     for (int j = 0; j < n; ++j) S[static_cast<size_t>(r) * lds + j] = rows[r][j];
   const auto orig = S;
   softmax_rows(R, n, S.data(), lds);
+  test_softmax_unnormalized(what, n, R, lds, orig, S);
   int bad = 0, br = -1, bj = -1;
   double got = 0, want = 0;
   for (int r = 0; r < R; ++r) {

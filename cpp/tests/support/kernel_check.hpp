@@ -123,6 +123,7 @@ void half_suite(Rng& rng, bool quick);
 void test_gemm_abt(Rng& rng, int M, int N, int K, bool strided);
 void test_gemm_ab(Rng& rng, int M, int N, int K, bool strided, bool accumulate);
 void test_gemm_panels(Rng& rng, int M, int N, int K, bool transposed, bool accumulate);
+void test_gemm_panels_scaled(Rng& rng, int M, int N, int K);
 void test_pack_b_slices(Rng& rng, int M, int K, int n1, int n2, int n3);
 void test_pack_b_t(Rng& rng, int K, int N);
 void test_gemm_packed_cols(Rng& rng, int M, int Nt, int K, bool with_bias);
