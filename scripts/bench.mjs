@@ -141,7 +141,7 @@ function targets(results, { peak, useFMA, browser, threads = 1 }) {
     const sp = speedup(id, false);
     line(sp == null ? null : sp >= 1.8, `${id} needWeights=false ≥ 1.8× onnxruntime-web: ${sp == null ? '—' : `${fmt(sp)}×`}`);
     const of = f && w ? flops(w) / med(f, 'ours') / 1e6 / (f.roundPeak ? f.roundPeak.gflops * threads : peak) : null;
-    line(of == null || !useFMA ? null : of >= 0.75, `${id} needWeights=false ≥ 75 % of the FMA peak: ${of == null ? '—' : pct(of)}${useFMA ? '' : ' (ours does not run the relaxed-simd tier here)'}`);
+    line(of == null || !useFMA ? null : of >= 0.85, `${id} needWeights=false ≥ 85 % of the FMA peak: ${of == null ? '—' : pct(of)}${useFMA ? '' : ' (ours does not run the relaxed-simd tier here)'}`);
     const rt = f && t ? med(t, 'ours') / med(f, 'ours') : null;
     line(rt == null ? null : rt <= 1.1, `${id} needWeights=true within 10 % of needWeights=false: ${rt == null ? '—' : `${fmt(rt)}×`}`);
   }
