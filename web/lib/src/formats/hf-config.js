@@ -89,6 +89,8 @@ const REFUSED_TYPES = {
   opt: 'OPT\'s learned positions are offset by 2 and it has a projection around the decoder, not mapped here',
   bert: 'BERT is an encoder (bidirectional attention), not a causal language model',
 };
+/** Why a model_type is refused, or undefined (own keys only: "toString" is not a family). */
+const refusedWhy = (type) => (Object.hasOwn(REFUSED_TYPES, type) ? REFUSED_TYPES[type] : undefined);
 
 /**
  * The family and the decoder configuration a Hugging Face config.json means, checked.
@@ -114,12 +116,12 @@ export function hfConfig(json) {
     else if (archs[0] === 'LlamaForCausalLM') family = 'llama';
   } else if (type === 'gpt2' || type === 'llama') family = type;
   if (!family) {
-    const why = REFUSED_TYPES[type] ?? 'the families read are GPT2LMHeadModel and LlamaForCausalLM';
+    const why = refusedWhy(type) ?? 'the families read are GPT2LMHeadModel and LlamaForCausalLM';
     if (archs && archs.length) throw invalid(`config.json: architectures = ${short(archs)} is not supported: ${why}`);
     throw invalid(`config.json: model_type = ${short(type)} is not supported: ${why}`);
   }
   if (type !== undefined && type !== family) {
-    throw invalid(`config.json: model_type = ${short(type)} is not supported with architectures ${short(archs)}: ${REFUSED_TYPES[type] ?? `expected "${family}"`}`);
+    throw invalid(`config.json: model_type = ${short(type)} is not supported with architectures ${short(archs)}: ${refusedWhy(type) ?? `expected "${family}"`}`);
   }
   const L = HF_LIMITS;
   let cfg;
