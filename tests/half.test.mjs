@@ -52,7 +52,7 @@ test('bfloat16 bits → number: the upper half of a float32', () => {
 test('number → float16 bits: hand-computed values, overflow to ±Infinity, underflow to ±0, NaN', () => {
   const cases = [
     [0, 0x0000], [1, 0x3c00], [-2, 0xc000], [0.1, 0x2e66], [1 / 3, 0x3555], [65504, 0x7bff], [-65504, 0xfbff],
-    [65519, 0x7bff], [65520, 0x7c00], [1e6, 0x7c00], [-1e6, 0xfc00], [Infinity, 0x7c00], [-Infinity, 0xfc00],
+    [65519, 0x7bff], [65520, 0x7c00], [65536, 0x7c00], [70000, 0x7c00], [-98304, 0xfc00], [131071, 0x7c00], [1e6, 0x7c00], [-1e6, 0xfc00], [Infinity, 0x7c00], [-Infinity, 0xfc00],
     [2 ** -14, 0x0400], [2 ** -24, 0x0001], [1023 * 2 ** -24, 0x03ff],
     // ties to even: 1 + 2^-11 lies halfway between 0x3c00 and 0x3c01 → 0x3c00 (even); 1 + 3·2^-11 → 0x3c02
     [1 + 2 ** -11, 0x3c00], [1 + 3 * 2 ** -11, 0x3c02], [2049, 0x6800], [2051, 0x6802],
@@ -125,8 +125,9 @@ test('weightTarget: each storage with each file type', () => {
 /** Weights of a decoder with every field set: matrices and the other arrays as given. */
 function weights(matrix, other) {
   const layer = () => ({
-    wQ: matrix(), wK: matrix(), wV: matrix(), wO: matrix(), wFc: matrix(), wGate: null, wUp: null, wProj: matrix(),
-    bQ: other(), bK: other(), bV: other(), bO: other(), bFc: other(), bGate: null, bUp: null, bProj: other(),
+    // every field set (a block has wFc or wGate and wUp, not both: each is converted the same)
+    wQ: matrix(), wK: matrix(), wV: matrix(), wO: matrix(), wFc: matrix(), wGate: matrix(), wUp: matrix(), wProj: matrix(),
+    bQ: other(), bK: other(), bV: other(), bO: other(), bFc: other(), bGate: other(), bUp: other(), bProj: other(),
     norm1: { weight: other(), bias: other() }, norm2: { weight: other(), bias: null },
   });
   return { tokEmb: matrix(), lmHead: null, posEmb: other(), normF: { weight: other(), bias: other() }, lmHeadBias: other(), layers: [layer(), layer()] };
@@ -170,7 +171,7 @@ test('applyWeightStorage: matrices to the storage, every other array widened to 
     if (isMatrix(p)) assert.equal(a, before.get(p), `${p} kept as it was`);
     else assert.deepEqual(a, Float32Array.of(1, -2), p);
   }
-  assert.equal(arrays(w).length, 5 + 2 * 15);
+  assert.equal(arrays(w).length, 5 + 2 * 19);
   // the same file as float32: every array widened
   const w32 = weights(H, H);
   assert.equal(applyWeightStorage(w32, 'float32', 'float16'), 'float32');

@@ -99,6 +99,10 @@ test('sizes: the last accepted value of each limit and the first refused, each m
     }
   }
   refused(() => hfConfig({ ...LLAMA, vocab_size: 2 ** 53 }), 'loadModel: config.json: vocab_size must be an integer in [1, 262144], got 9007199254740992');
+  // null is absent: the default
+  assert.deepEqual([ok({ rms_norm_eps: null, rope_theta: null, tie_word_embeddings: null, attention_bias: null, max_position_embeddings: null }).normEps,
+    ok({ rope_theta: null }).ropeBase, ok({ tie_word_embeddings: null }).tied, ok({ max_position_embeddings: null }).context], [1e-6, 10000, false, 2048]);
+  assert.equal(hfConfig({ ...GPT2, layer_norm_epsilon: null }).config.normEps, 1e-5);
   for (const [key, hi] of [['rms_norm_eps', 1], ['rope_theta', 1e12]]) {
     for (const bad of [0, -1e-9, hi, NaN, Infinity, '1e-6', null]) {
       if (bad === null) continue;   // null takes the default
@@ -155,6 +159,34 @@ test('families: architectures and model_type, each refusal exact', () => {
   refused(() => hfConfig({ ...LLAMA, attn_logit_softcapping: 50 }), 'loadModel: config.json: attn_logit_softcapping = 50 is not supported: logit soft-capping is not in the core');
   refused(() => hfConfig({ ...LLAMA, final_logit_softcapping: 30 }), 'loadModel: config.json: final_logit_softcapping = 30 is not supported: logit soft-capping is not in the core');
   refused(() => hfConfig({ ...LLAMA, hidden_act: 'x'.repeat(100) }), `loadModel: config.json: hidden_act = "${'x'.repeat(76)}... is not supported: the core's gated MLP is SwiGLU (silu)`);
+  // a value whose JSON is 80 characters is shown whole, 81 cut to 77 and "..."
+  refused(() => hfConfig({ ...LLAMA, hidden_act: 'x'.repeat(78) }), `loadModel: config.json: hidden_act = "${'x'.repeat(78)}" is not supported: the core's gated MLP is SwiGLU (silu)`);
+  refused(() => hfConfig({ ...LLAMA, hidden_act: 'x'.repeat(79) }), `loadModel: config.json: hidden_act = "${'x'.repeat(76)}... is not supported: the core's gated MLP is SwiGLU (silu)`);
+  refused(() => hfConfig({ ...GPT2, activation_function: ['relu'] }), 'loadModel: config.json: activation_function = ["relu"] is not supported: one of gelu_new, gelu_pytorch_tanh, gelu, relu');
+  for (const [key, value, why] of [
+    ['scale_attn_weights', false, 'the core scales scores by 1/sqrt(d_k)'],
+    ['scale_attn_by_inverse_layer_idx', true, 'the core has no per-layer score scaling'],
+    ['add_cross_attention', true, 'cross-attention layers are not part of the decoder'],
+  ]) refused(() => hfConfig({ ...GPT2, [key]: value }), `loadModel: config.json: ${key} = ${value} is not supported: ${why}`);
+  refused(() => hfConfig({ ...LLAMA, partial_rotary_factor: 0.5 }), 'loadModel: config.json: partial_rotary_factor = 0.5 is not supported: the core rotates the whole head');
+  refused(() => hfConfig({ ...LLAMA, rope_scaling: { type: 'linear' } }), 'loadModel: config.json: rope_scaling = {"type":"linear"} is not supported: the core\'s RoPE has no scaling (linear, dynamic, yarn, llama3 …); a model that needs it would give wrong answers past its trained positions');
+  refused(() => hfConfig({ ...LLAMA, sliding_window: 4096 }), 'loadModel: config.json: sliding_window = 4096 is not supported: sliding-window attention is not in the core');
+  // every refused family by model_type alone, with its reason
+  for (const [type, why] of Object.entries({
+    mistral: 'Mistral\'s sliding-window attention is not in the core (a Mistral without it is a LlamaForCausalLM)',
+    mixtral: 'mixture-of-experts MLPs are not in the core',
+    qwen2: 'Qwen2 has biases on Q, K and V but not on the output projection; the core\'s attention bias covers all four',
+    qwen3: 'Qwen3 normalizes Q and K per head (q_norm, k_norm), which the core does not',
+    gemma: 'Gemma scales the embeddings and uses GELU-gated MLPs and (1 + w) RMSNorm weights, which the core does not',
+    gemma2: 'Gemma 2 soft-caps logits and alternates sliding windows, which the core does not',
+    phi: 'Phi runs attention and MLP in parallel with partial rotary embeddings, which the core does not',
+    phi3: 'Phi-3 packs qkv and gate_up and may use sliding windows and rope_scaling, not mapped here',
+    gpt_neox: 'GPT-NeoX runs attention and MLP in parallel with partial rotary embeddings, which the core does not',
+    gptj: 'GPT-J runs attention and MLP in parallel, which the core does not',
+    falcon: 'Falcon runs attention and MLP in parallel, which the core does not',
+    opt: 'OPT\'s learned positions are offset by 2 and it has a projection around the decoder, not mapped here',
+    bert: 'BERT is an encoder (bidirectional attention), not a causal language model',
+  })) refused(() => hfConfig({ model_type: type }), `loadModel: config.json: model_type = "${type}" is not supported: ${why}`);
   // a value JSON cannot write is named as String() names it
   refused(() => hfConfig({ ...LLAMA, vocab_size: 10n }), 'loadModel: config.json: vocab_size must be an integer in [1, 262144], got 10');
 });
@@ -180,6 +212,7 @@ test('hfShardIndex: tensor → shard, shards in order of first appearance, each 
   refused(() => hfShardIndex({ weight_map: 's' }), `loadModel: ${F}: weight_map must be an object {tensor name: shard file}, got "s"`);
   refused(() => hfShardIndex({ weight_map: {} }), `loadModel: ${F}: weight_map must name at least one tensor`);
   refused(() => hfShardIndex({ weight_map: { ['n'.repeat(90)]: null } }), `loadModel: ${F}: weight_map["${'n'.repeat(80)}"] must be a file name, got null`);
+  refused(() => hfShardIndex({ weight_map: { ['n'.repeat(90)]: 'a/b.safetensors' } }), `loadModel: ${F}: weight_map["${'n'.repeat(80)}"] must be a .safetensors file name in the folder (letters, digits, _ . -), got "a/b.safetensors"`);
   const name = (file) => `loadModel: ${F}: weight_map["t"] must be a .safetensors file name in the folder (letters, digits, _ . -), got ${JSON.stringify(file)}`;
   for (const bad of ['.safetensors', '.hidden.safetensors', 'a/b.safetensors', '../a.safetensors', 'a.safetensors.bak', 'x.safetensors\n', 'a b.safetensors', `${'a'.repeat(201)}.safetensors`]) {
     refused(() => hfShardIndex({ weight_map: { t: bad } }), name(bad).replace(JSON.stringify(bad), JSON.stringify(bad).length > 80 ? `${JSON.stringify(bad).slice(0, 77)}...` : JSON.stringify(bad)));

@@ -65,11 +65,9 @@ class Keys {
     if (typeof v !== 'boolean') throw this.err(k, 'true or false');
     return v;
   }
-  /** A key whose only supported value is `ok` (absent = `dflt`): anything else refused with `why`. */
-  only(k, ok, why, dflt = ok) {
-    const v = this.c[k] === undefined ? dflt : this.c[k];
-    const same = Array.isArray(ok) ? ok.some((o) => o === v) : v === ok;
-    if (!same) throw invalid(`${this.file}: ${k} = ${short(this.c[k])} is not supported: ${why}`);
+  /** A key whose only supported value is `ok` (absent = ok): anything else refused with `why`. */
+  only(k, ok, why) {
+    if (this.c[k] !== undefined && this.c[k] !== ok) throw invalid(`${this.file}: ${k} = ${short(this.c[k])} is not supported: ${why}`);
   }
 }
 
