@@ -213,6 +213,9 @@ test('headers: a missing tensor names every weights file, a misshapen one both s
   const flat = llamaTensors();
   flat['model.embed_tokens.weight'] = { dtype: 'F32', shape: [20], data: seq(20) };
   await refused(llamaFolder(flat), 'loadModel: model.safetensors: tensor "model.embed_tokens.weight": expected shape [5, 4] for this config.json, got [20]', 'SHAPE_MISMATCH');
+  const short = llamaTensors();   // a shape whose first sizes agree, one size fewer
+  short['model.embed_tokens.weight'] = { dtype: 'F32', shape: [5], data: seq(5) };
+  await refused(llamaFolder(short), 'loadModel: model.safetensors: tensor "model.embed_tokens.weight": expected shape [5, 4] for this config.json, got [5]', 'SHAPE_MISMATCH');
   const wide = llamaTensors();
   wide['model.layers.0.self_attn.k_proj.weight'] = { dtype: 'F32', shape: [4, 4], data: seq(16) };
   await refused(llamaFolder(wide), 'loadModel: model.safetensors: tensor "model.layers.0.self_attn.k_proj.weight": expected shape [2, 4] for this config.json, got [4, 4]', 'SHAPE_MISMATCH');
@@ -289,6 +292,10 @@ test('tokenizer files: which are asked for, listed or not, per family; one of GP
   const tj = gpt2Folder(undefined, { 'tokenizer.json': TOKENIZER_JSON }, { listed: false });
   assert.equal((await read(tj)).tokenizer.type, 'hf');
   assert.deepEqual(asked(tj), ['vocab.json', 'tokenizer.json', 'tokenizer_config.json']);
+  // GPT-2 not listed and without tokenizer files: vocab.json, then tokenizer.json, each asked once
+  const bare = gpt2Folder(undefined, {}, { listed: false });
+  assert.equal((await read(bare)).tokenizer.type, 'none');
+  assert.deepEqual(asked(bare), ['vocab.json', 'tokenizer.json']);
   // Llama not listed and without tokenizer files: tokenizer.json, then vocab.json; no tokenizer
   const none = llamaFolder(undefined, {}, { listed: false });
   assert.equal((await read(none)).tokenizer.type, 'none');
