@@ -5,6 +5,10 @@
 //
 //   node scripts/mutation-table.mjs [report.json]
 //
+// A file that is not JSON, or a report not shaped as Stryker writes it (no `files`, a mutant without
+// a known status, a mutator name or a start line and column), prints what is wrong and where, and
+// exits with code 1. tests/mutation-table.test.mjs runs it on a hand-written report.
+//
 // Score = detected (killed or timed out) over valid mutants (detected, survived, or reached by no
 // suite); mutants that do not compile or that break the suites' start are not counted, as Stryker
 // counts them. Paths are written as the table writes them: relative to web/lib/src/, or to
