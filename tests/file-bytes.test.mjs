@@ -265,3 +265,113 @@ test('fetchRange: 206 with Content-Range, 416 past the end, a server that ignore
     await refused(fetchRange('http://h/gone4', 'g', 0, 2, { progress: NO_PROGRESS, state: state() }), 'loadModel: g: fetching http://h/gone4 gave HTTP 404');
   });
 });
+
+test('progress: an unknown size keeps total unknown whatever starts after it; rest() never takes bytes back', () => {
+  const { events, pc } = recorder();
+  pc.start('u', null);
+  pc.start('k', 10);
+  assert.deepEqual(events.at(-1), { file: 'k', loaded: 0, total: null, fraction: null });
+  const r = recorder();
+  r.pc.start('x', 2);
+  r.pc.add('x', 3);
+  r.pc.rest('x');
+  assert.deepEqual(r.events, [
+    { file: 'x', loaded: 0, total: 2, fraction: 0 }, { file: 'x', loaded: 3, total: 2, fraction: 1 }, { file: 'x', loaded: 3, total: 3, fraction: 1 },
+  ]);
+  const full = recorder();
+  full.pc.start('f', 4);
+  full.pc.add('f', 4);
+  full.pc.rest('f');
+  assert.equal(full.events.length, 3, 'a file read to its size: rest() adds nothing, then ends');
+});
+
+test('ranged reads leave their file open for progress; a read over 8 MB from an offset; an open error other than ENOENT is not "absent"; no file handle leaks', async () => {
+  const data = bytesOf(100);
+  const p = path.join(dir, 'r.bin');
+  fs.writeFileSync(p, data);
+  const { events, pc } = recorder();
+  await fileBytes(p, 'r.bin', { progress: pc, offset: 10, length: 20 });
+  assert.deepEqual(events.at(-1), { file: 'r.bin', loaded: 20, total: 100, fraction: 0.2 });
+  const b = recorder();
+  await blobBytes(new Blob([data]), 'b', b.pc, { offset: 0, length: 30 });
+  assert.deepEqual(b.events.at(-1), { file: 'b', loaded: 30, total: 100, fraction: 0.3 });
+  const bp = path.join(dir, 'big2.bin');
+  const big = bytesOf(CHUNK + 9, 5);
+  fs.writeFileSync(bp, big);
+  const got = await fileBytes(bp, 'big2.bin', { offset: 3, length: CHUNK + 2 });
+  assert.equal(got.length, CHUNK + 2);
+  assert.ok(got.every((v, i) => v === big[i + 3]), 'the second 8 MB read continues at offset + 8 MB');
+  const c = recorder();
+  await blobBytes(new Blob([big]), 'c', c.pc, { offset: 1, length: CHUNK });
+  assert.deepEqual(c.events.map((e) => e.loaded), [0, CHUNK], 'a range of exactly 8 MB: one slice');
+  const notDir = path.join(p, 'x.bin');   // a path through a file: ENOTDIR, not absent
+  await refused(fileBytes(notDir, 'x.bin', { optional: true }), `loadModel: x.bin: cannot read ${notDir}: ENOTDIR`);
+  if (fs.existsSync('/proc/self/fd')) {
+    const open = () => fs.readdirSync('/proc/self/fd').length;
+    const before = open();
+    for (let i = 0; i < 20; i++) await fileBytes(p, 'r.bin', { offset: i, length: 1 });
+    await assert.rejects(fileBytes(p, 'r.bin', { maxBytes: 1 }));
+    assert.equal(open(), before, 'every file handle closed');
+  }
+});
+
+test('http bodies: Content-Length parsed strictly (digits, trimmed, identity encoding) and refused before the body when over the limit; 8 MB progress steps', async () => {
+  const data = bytesOf(50);
+  await withFetch((url) => {
+    const len = decodeURIComponent(url.split('/').pop());
+    const enc = url.includes('/identity/') ? { 'content-encoding': 'identity' } : {};
+    if (url.includes('/lies/')) return streamed([data], 200, { 'content-length': '100' });
+    if (url.includes('/plainbody/')) return { status: 200, ok: true, headers: new Headers(), body: {}, arrayBuffer: async () => data.slice().buffer };
+    return streamed([data], 200, { 'content-length': len, ...enc });
+  }, async () => {
+    const totalFor = async (url) => { const r = recorder(); await fetchBytes(url, 'f', { progress: r.pc }); return r.events[0].total; };
+    assert.equal(await totalFor('http://h/len/50'), 50);
+    assert.equal(await totalFor(`http://h/len/${encodeURIComponent(' 50 ')}`), 50);
+    assert.equal(await totalFor('http://h/identity/50'), 50);
+    assert.equal(await totalFor('http://h/len/x50'), null);
+    assert.equal(await totalFor('http://h/len/50x'), null);
+    // a Content-Length over the limit is refused before the body (which here is shorter) is read
+    await refused(fetchBytes('http://h/lies/', 'l', { maxBytes: 60 }), 'loadModel: l: file size must be at most 60 bytes, got 100');
+    // a body without a stream reader: read whole
+    assert.deepEqual(await fetchBytes('http://h/plainbody/', 'p'), data);
+  });
+  const parts = [bytesOf(CHUNK - 1), bytesOf(1), bytesOf(3)];
+  await withFetch(() => streamed(parts), async () => {
+    const r = recorder();
+    const got = await fetchBytes('http://h/big', 'big', { progress: r.pc });
+    assert.equal(got.length, CHUNK + 3);
+    assert.deepEqual(r.events.map((e) => e.loaded), [0, CHUNK, CHUNK + 3, CHUNK + 3]);
+  });
+});
+
+test('fetchRange: Content-Range trimmed and anchored, an unknown total, a longer answer cut, the CORS fallback counted and optional', async () => {
+  const data = bytesOf(100, 9);
+  await withFetch((url, init) => {
+    const range = init?.headers?.Range;
+    if (url.endsWith('/spaces')) return streamed([data.subarray(0, 5)], 206, { 'content-range': '  bytes 0-4/100 ' });
+    if (url.endsWith('/junk')) return streamed([data.subarray(0, 5)], 206, { 'content-range': 'bytes 0-4/100junk' });
+    if (url.endsWith('/star')) return streamed([data.subarray(0, 5)], 206, { 'content-range': 'bytes 0-4/*' });
+    if (url.endsWith('/more')) return streamed([data.subarray(0, 9)], 206, { 'content-range': 'bytes 0-8/100' });
+    if (url.endsWith('/cors')) { if (range) throw new TypeError('preflight refused'); return streamed([data], 200, { 'content-length': '100' }); }
+    if (url.endsWith('/cors404')) { if (range) throw new TypeError('preflight refused'); return new Response('', { status: 404 }); }
+    return new Response('', { status: 500 });
+  }, async () => {
+    const state = () => ({ sizes: new Map(), wholes: new Map() });
+    const s = state();
+    assert.deepEqual(await fetchRange('http://h/spaces', 's', 0, 5, { progress: NO_PROGRESS, state: s }), data.subarray(0, 5));
+    assert.equal(s.sizes.get('s'), 100);
+    const j = state();
+    await fetchRange('http://h/junk', 'j', 0, 5, { progress: NO_PROGRESS, state: j });
+    assert.equal(j.sizes.has('j'), false);
+    const st = state();
+    await fetchRange('http://h/star', 'st', 0, 5, { progress: NO_PROGRESS, state: st });
+    assert.equal(st.sizes.has('st'), false);
+    assert.deepEqual(await fetchRange('http://h/more', 'm', 0, 5, { progress: NO_PROGRESS, state: state() }), data.subarray(0, 5));
+    const r = recorder();
+    assert.deepEqual(await fetchRange('http://h/cors', 'c', 10, 5, { progress: r.pc, state: state() }), data.subarray(10, 15));
+    assert.deepEqual(r.events.at(-1), { file: 'c', loaded: 100, total: 100, fraction: 1 });
+    const o = state();
+    assert.equal(await fetchRange('http://h/cors404', 'o', 0, 5, { optional: true, progress: NO_PROGRESS, state: o }), null);
+    assert.equal(o.wholes.size, 0);
+  });
+});
