@@ -194,3 +194,62 @@ test('http: a URL ending in "/" is a folder (files asked by URL, ranges by Range
     globalThis.fetch = real;
   }
 });
+
+test('reads without `optional` refuse an absent file; sizes of other files than the one; progress of one-file sources; done() ends a ranged file', async () => {
+  const { progressCounter } = await import('../web/lib/src/formats/sources.js');
+  fs.writeFileSync(path.join(dir, 'p.bin'), bytesOf(30));
+  await refused((await openSource(`${dir}//`)).read('missing.json'), `loadModel: missing.json: cannot read ${dir}/missing.json: ENOENT`);
+  assert.equal((await openSource(`${dir}//`)).absent('x'), `no file ${dir}/x`);
+  await refused((await openSource(handle({}))).size('missing'), 'loadModel: missing: cannot open it in the folder "picked": missing not found');
+  const one = await openSource(bytesOf(4));
+  assert.equal(await one.size('other'), null);
+  // the progress of a file read by ranges ends when its reader is done with it
+  for (const make of [async (pc) => openSource(`${dir}/`, pc), async (pc) => openSource([new File([bytesOf(30)], 'p.bin'), new File([bytesOf(2)], 'config.json')], pc)]) {
+    const events = [];
+    const f = await make(progressCounter((p) => events.push(p)));
+    await f.read('p.bin', { offset: 0, length: 10 });
+    f.done('p.bin');
+    assert.deepEqual(events.at(-1), { file: 'p.bin', loaded: 30, total: 30, fraction: 1 });
+  }
+  // one file by path and by file: URL: counted
+  for (const source of [path.join(dir, 'p.bin'), pathToFileURL(path.join(dir, 'p.bin')).href]) {
+    const events = [];
+    const f = await openSource(source, progressCounter((p) => events.push(p)));
+    await f.read('p.bin');
+    assert.deepEqual(events.at(-1), { file: 'p.bin', loaded: 30, total: 30, fraction: 1 }, source);
+  }
+  // a path with a colon inside is a path; a Windows drive letter is not a URL scheme
+  fs.writeFileSync(path.join(dir, 'a:b.bin'), bytesOf(3));
+  assert.deepEqual(await (await openSource(`${dir}/a:b.bin`)).read('a:b.bin'), bytesOf(3));
+  const drive = await openSource('C:/no/such/m.bin');
+  assert.equal(drive.main, 'm.bin');
+  await refused(drive.read('m.bin'), 'loadModel: cannot read C:/no/such/m.bin: ENOENT');
+  if (fs.existsSync('/dev/null')) await refused((await openSource('/dev/null')).read('null'), 'loadModel: cannot read /dev/null: null: /dev/null is not a file');
+});
+
+test('what is not a File, a File list or a directory handle is refused as a source; lists and names', async () => {
+  const msg = 'loadModel: source must be bytes (ArrayBuffer, Uint8Array) or a URL, got object';
+  for (const bad of [{ name: 'm.bin', size: 3 }, { name: 3, size: 3, arrayBuffer() {} }, { name: 'm.bin', size: '3', arrayBuffer() {} },
+    [new File([bytesOf(1)], 'm.bin'), 5], { kind: 'file', name: 'x', getFileHandle() {} }, { kind: 'directory', name: 'x', getFileHandle: 1 }]) {
+    await refused(openSource(bad), msg);
+  }
+  const folderish = await openSource([new File([bytesOf(1)], 'config.json'), new File([bytesOf(1)], 'model.safetensors'), new File([bytesOf(1)], 'README.md')]);
+  assert.equal(folderish.main, null);
+  const names = Array.from({ length: 13 }, (_, i) => new File([bytesOf(1)], `x${i}.bin`));
+  await refused(openSource(names), `loadModel: source: the chosen files (${names.slice(0, 12).map((f) => f.name).join(', ')}) must be a Hugging Face model folder (config.json, model.safetensors, the tokenizer) or hold one model file (.safetensors, or a llama2.c .bin with its tokenizer.bin)`);
+  assert.equal(modelFileOf(['m.bin', 'a.json.bak']), 'm.bin');
+  assert.equal(modelFileOf(['x.bin', 'model.safetensorsX']), 'x.bin');
+  assert.equal(modelFileOf(['m.bin.bak']), null);
+});
+
+test('readModel: a tokenizer named as a file of the folder, or null; a tokenizer string beside a folder without a listing', async () => {
+  const { readModel } = await import('../web/lib/src/formats/index.js');
+  const d = new URL('./fixtures/stories260K/', import.meta.url);
+  const bin = fs.readFileSync(new URL('stories260K.bin', d)), tok = fs.readFileSync(new URL('tok512.bin', d));
+  const r = await readModel([new File([bin], 'stories260K.bin'), new File([tok], 'tok512.bin')], { tokenizer: 'tok512.bin' });
+  assert.equal(r.tokenizer.type, 'llama2c');
+  assert.equal(r.tokenizer.pieces.length, 512);
+  const hfDir = new URL('./golden-hf/llama-gqa-tied/', import.meta.url);
+  assert.equal((await readModel(hfDir, { tokenizer: null })).config.family, 'llama');
+  assert.equal((await readModel(hfDir, { tokenizer: 'tok512.bin' })).config.family, 'llama', 'a folder without a listing: the string opened as a source of its own');
+});
