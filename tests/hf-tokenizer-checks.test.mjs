@@ -177,3 +177,25 @@ test('refusals of tokenizer.json, each message exact', async () => {
   await assert.rejects(hfTokenizer(llama((t) => { t.pre_tokenizer = { type: 'Split', pattern: { Regex: '(' }, behavior: 'Isolated', invert: false }; })),
     (e) => e instanceof MHAError && e.message.startsWith(`${F}: Tokenizers.js could not build the tokenizer: `));
 });
+
+test('survivors of the mutation run: optional keys absent, the largest id wherever it stands, the limits\' last accepted values, quoting at 40 characters', async () => {
+  const size = async (files) => (await hfTokenizer(files)).vocabSize;
+  assert.equal(await size({ vocabJson: { a: 0 }, mergesTxt: '' }), 1);
+  assert.equal(await size({ vocabJson: { b: 3, a: 0, c: 1 }, mergesTxt: '' }), 4, 'the largest id, not the last');
+  assert.equal(await size(llama((t) => {
+    for (const k of ['unk_token', 'continuing_subword_prefix', 'end_of_word_suffix', 'dropout', 'fuse_unk', 'ignore_merges']) delete t.model[k];
+    delete t.added_tokens;
+  })), 512, 'absent optional keys are accepted');
+  assert.equal(await size(llama((t) => { t.model.unk_token = 'u'.repeat(MAX_PIECE_CHARS); })), 512);
+  assert.equal(await size({ vocabJson: { a: 0, b: 1 }, mergesTxt: `${'a'.repeat(MAX_PIECE_CHARS)} ${'b'.repeat(MAX_PIECE_CHARS - 1)}\n` }), 2);
+  await refused(llama((t) => { t.model.merges = ['a b c']; }), 'tokenizer.json: model.merges[0] must be two tokens separated by one space, got "a b c"');
+  await refused(llama((t) => { t.model.merges = ['x'.repeat(40)]; }), `tokenizer.json: model.merges[0] must be two tokens separated by one space, got "${'x'.repeat(40)}"`);
+  await refused(llama((t) => { t.added_tokens[0].lstrip = 1; }), 'tokenizer.json: added_tokens[0].lstrip must be a boolean, got number 1');
+  await refused(llama((t) => { t.added_tokens[0].normalized = 'no'; }), 'tokenizer.json: added_tokens[0].normalized must be a boolean, got a string of 2 characters');
+  await refused({ vocabJson: null, mergesTxt: 'a b\n' }, 'hfTokenizer: give tokenizerJson (tokenizer.json) or vocabJson and mergesTxt (GPT-2\'s vocab.json and merges.txt)');
+  await refused({ vocabJson: { a: 0 } }, 'hfTokenizer: give tokenizerJson (tokenizer.json) or vocabJson and mergesTxt (GPT-2\'s vocab.json and merges.txt)');
+  assert.equal(await size({ tokenizerJson: LLAMA, tokenizerConfig: null }), 512);
+  await assert.rejects(hfTokenizer({ tokenizerJson: LLAMA, tokenizerConfig: '{' }), (e) => e instanceof MHAError && /^tokenizer_config\.json: not valid JSON \(.+\); truncated\?$/.test(e.message));
+  const tok = await hfTokenizer({ tokenizerJson: LLAMA });
+  assert.throws(() => tok.encode(BigInt('1'.repeat(50))), { message: `encode: text must be a string, got bigint ${'1'.repeat(40)}` });
+});
