@@ -179,6 +179,7 @@ test('http: a URL ending in "/" is a folder (files asked by URL, ranges by Range
       assert.equal(await f.size('model.bin'), 40);
       assert.equal(await f.read('vocab.json', { optional: true }), null);
       assert.equal(f.absent('vocab.json'), 'HTTP 404 at http://h/models/x/vocab.json');
+      await refused(f.read('vocab.json'), 'loadModel: vocab.json: fetching http://h/models/x/vocab.json gave HTTP 404');
       f.done('model.bin');
     }
     const one = await openSource('http://h/models/x/model.bin?download=1#top');
