@@ -42,7 +42,9 @@ export default {
       'tests/errors-unit.test.mjs', 'tests/safetensors-start.test.mjs', 'tests/safetensors-not-a-model.test.mjs', 'tests/llama2c-unaligned.test.mjs',
       'tests/cost-ledger-units.test.mjs', 'tests/gqa-verdict-cases.test.mjs', 'tests/logic-data.test.mjs', 'tests/kv-cache.test.mjs',
       'tests/stepper-steps.test.mjs', 'tests/trained-logic.test.mjs', 'tests/layer-map-logic.test.mjs', 'tests/component-helpers.test.mjs',
-      // the loading paths of lm/model.js and lm/tokenizers.js: Hugging Face folders, tokenizer files, progress
+      // the loading paths of lm/model.js and lm/tokenizers.js: Hugging Face folders, tokenizer files, progress;
+      // the format modules' checks value by value first (a second each)
+      'tests/half.test.mjs', 'tests/hf-config.test.mjs', 'tests/hf-read.test.mjs', 'tests/hf-tokenizer-checks.test.mjs', 'tests/tokenizers.test.mjs', 'tests/file-bytes.test.mjs', 'tests/sources.test.mjs',
       'tests/generator.test.mjs', 'tests/hf-progress.test.mjs', 'tests/hf-tokenizer.test.mjs', 'tests/hf-untrusted.test.mjs',
       'tests/golden-hf.test.mjs', 'tests/hf-stories260k.test.mjs', 'tests/color.test.mjs',
       // the engine's lifecycle base, the core's tables and the forward options

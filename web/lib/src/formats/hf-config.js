@@ -65,11 +65,9 @@ class Keys {
     if (typeof v !== 'boolean') throw this.err(k, 'true or false');
     return v;
   }
-  /** A key whose only supported value is `ok` (absent = `dflt`): anything else refused with `why`. */
-  only(k, ok, why, dflt = ok) {
-    const v = this.c[k] === undefined ? dflt : this.c[k];
-    const same = Array.isArray(ok) ? ok.some((o) => o === v) : v === ok;
-    if (!same) throw invalid(`${this.file}: ${k} = ${short(this.c[k])} is not supported: ${why}`);
+  /** A key whose only supported value is `ok` (absent = ok): anything else refused with `why`. */
+  only(k, ok, why) {
+    if (this.c[k] !== undefined && this.c[k] !== ok) throw invalid(`${this.file}: ${k} = ${short(this.c[k])} is not supported: ${why}`);
   }
 }
 
@@ -89,6 +87,8 @@ const REFUSED_TYPES = {
   opt: 'OPT\'s learned positions are offset by 2 and it has a projection around the decoder, not mapped here',
   bert: 'BERT is an encoder (bidirectional attention), not a causal language model',
 };
+/** Why a model_type is refused, or undefined (own keys only: "toString" is not a family). */
+const refusedWhy = (type) => (Object.hasOwn(REFUSED_TYPES, type) ? REFUSED_TYPES[type] : undefined);
 
 /**
  * The family and the decoder configuration a Hugging Face config.json means, checked.
@@ -114,12 +114,12 @@ export function hfConfig(json) {
     else if (archs[0] === 'LlamaForCausalLM') family = 'llama';
   } else if (type === 'gpt2' || type === 'llama') family = type;
   if (!family) {
-    const why = REFUSED_TYPES[type] ?? 'the families read are GPT2LMHeadModel and LlamaForCausalLM';
+    const why = refusedWhy(type) ?? 'the families read are GPT2LMHeadModel and LlamaForCausalLM';
     if (archs && archs.length) throw invalid(`config.json: architectures = ${short(archs)} is not supported: ${why}`);
     throw invalid(`config.json: model_type = ${short(type)} is not supported: ${why}`);
   }
   if (type !== undefined && type !== family) {
-    throw invalid(`config.json: model_type = ${short(type)} is not supported with architectures ${short(archs)}: ${REFUSED_TYPES[type] ?? `expected "${family}"`}`);
+    throw invalid(`config.json: model_type = ${short(type)} is not supported with architectures ${short(archs)}: ${refusedWhy(type) ?? `expected "${family}"`}`);
   }
   const L = HF_LIMITS;
   let cfg;

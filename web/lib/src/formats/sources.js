@@ -188,8 +188,11 @@ function oneFileSource(source, progress) {
   const href = String(source);
   if (isNode && typeof source === 'string' && !hasScheme(source)) {
     const name = source.split(/[\\/]/).pop();
+    // the path is named once: its reason alone (a path may hold colons: C:\\…, C:/…)
+    const prefix = `loadModel: ${name}: cannot read ${source}: `;
     return oneFileFolder(source, name, () => fileBytes(source, name, { progress }).catch((e) => {
-      throw invalid(`cannot read ${source}: ${String(e.message).replace(/^loadModel: [^:]*: cannot read [^:]*: /, '')}`);
+      const why = String(e.message);
+      throw invalid(`cannot read ${source}: ${why.startsWith(prefix) ? why.slice(prefix.length) : why.replace(/^loadModel: /, '')}`);
     }));
   }
   const name = decodeURIComponent(href.split(/[?#]/)[0].split('/').pop() || href);
