@@ -903,28 +903,32 @@ void pack_panels_t(int K, int N, const float* Bt, int ldbt, float* out, size_t s
   }
 }
 
-/// C (=|+=) alpha·A·B with B in fixed 8-wide panels (see kernels.hpp).
-void gemm_panels(int M, int N, int K, float alpha, const float* A, int lda, const float* Bp, size_t stride,
-                 float* C, int ldc, bool accumulate) {
+namespace {
+
+/// gemm_panels of diag(ascale)·A when ascale is not null (gemm_panelled scales A as it packs it).
+void gemm_panels_of(int M, int N, int K, float alpha, const float* A, int lda, const float* Bp, size_t stride,
+                    float* C, int ldc, bool accumulate, const float* ascale) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
     if (!accumulate) fill_rows(M, N, nullptr, C, ldc);
     return;
   }
   PanelSrc src{Bp, stride};
-  gemm_panelled(M, N, K, A, lda, src, C, ldc, alpha, nullptr, accumulate);
+  gemm_panelled(M, N, K, A, lda, src, C, ldc, alpha, nullptr, accumulate, ascale);
+}
+
+}  // namespace
+
+/// C (=|+=) alpha·A·B with B in fixed 8-wide panels (see kernels.hpp).
+void gemm_panels(int M, int N, int K, float alpha, const float* A, int lda, const float* Bp, size_t stride,
+                 float* C, int ldc, bool accumulate) {
+  gemm_panels_of(M, N, K, alpha, A, lda, Bp, stride, C, ldc, accumulate, nullptr);
 }
 
 /// gemm_panels of diag(ascale)·A (see kernels.hpp): the scale folded into the packing of A.
 void gemm_panels_scaled(int M, int N, int K, const float* ascale, float* A, int lda, const float* Bp, size_t stride,
                         float* C, int ldc, bool accumulate) {
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0) {
-    if (!accumulate) fill_rows(M, N, nullptr, C, ldc);
-    return;
-  }
-  PanelSrc src{Bp, stride};
-  gemm_panelled(M, N, K, A, lda, src, C, ldc, 1.f, nullptr, accumulate, ascale);
+  gemm_panels_of(M, N, K, 1.f, A, lda, Bp, stride, C, ldc, accumulate, ascale);
 }
 
 /// C[M, N] (=|+=) alpha·A[M, K]·B[K, N] with B read through b(k, j), one element at a time: what
