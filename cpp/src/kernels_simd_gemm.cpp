@@ -171,9 +171,11 @@ void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* 
     for (int q = 0; q < NP; ++q) acc[i][q][0] = acc[i][q][1] = wasm_f32x4_splat(0.f);
   const float* a[MR];
   for (int i = 0; i < MR; ++i) a[i] = ap + static_cast<size_t>(i) * lda;
-  // Over a pack (kAS > 0) the loop runs on A's pointer against its end (no counter beside the
-  // pointer bumps, as in micro_kernel_3x12); rows in place are indexed by k.
-  auto step = [&](int k) {
+  // One loop over k for A in place and A packed alike: with the body in a lambda called from a
+  // pointer loop (packs) and a counter loop (rows in place), the one-row products compiled to
+  // much slower code.
+#pragma clang loop unroll(disable)
+  for (int k = 0; k < K; ++k) {
     for (int q = 0; q < NP; ++q) {
       const v128_t b0 = wasm_v128_load(bp + q * pstride), b1 = wasm_v128_load(bp + q * pstride + 4);
       for (int i = 0; i < MR; ++i) {
@@ -182,15 +184,8 @@ void micro_kernel_wide(int K, const float* __restrict ap, int lda, const float* 
         acc[i][q][1] = madd(av, b1, acc[i][q][1]);
       }
     }
+    if (kAS) ap += kAS;
     bp += ldb;
-  };
-  if (kAS) {
-    const float* const aend = ap + static_cast<size_t>(K) * kAS;
-#pragma clang loop unroll(disable)
-    for (; ap != aend; ap += kAS) step(0);
-  } else {
-#pragma clang loop unroll(disable)
-    for (int k = 0; k < K; ++k) step(k);
   }
 #pragma clang loop unroll(full)
   for (int i = 0; i < MR; ++i)
